@@ -1,0 +1,41 @@
+// The README's library example: open a database, write, batch, scan a prefix both ways,
+// read through a snapshot. Run it with `swift run kvdocs-example [PATH]`.
+import Foundation
+import KVDocs
+
+let path = CommandLine.arguments.dropFirst().first
+    ?? FileManager.default.temporaryDirectory.appendingPathComponent("kvdocs-example.db").path
+
+do {
+    var options = Options()
+    options.bloomFilterBitsPerKey = 10          // fewer disk reads for missing keys
+    let db = try Database(path: path, options: options)
+    defer { db.close() }
+
+    // Keys and values: String (UTF-8), [UInt8] or Data.
+    try db.put("station:perth", "Perth, zone 1")
+    try db.put("station:fremantle", "Fremantle, zone 2")
+
+    // Several writes, atomically.
+    try db.write { batch in
+        batch.put("station:armadale", "Armadale, zone 3")
+        batch.put("station:midland", "Midland, zone 2")
+        batch.delete("station:closed")
+    }
+
+    print("perth:", try db.get("station:perth", as: String.self) ?? "missing")
+
+    // A snapshot keeps seeing the database as it was.
+    let snapshot = try db.snapshot()
+    try db.put("station:perth", "Perth (renamed)")
+
+    // A prefix, starting at a key, in reverse, with a limit.
+    for entry in try db.entries(.prefix("station:").ending(at: "station:m"), order: .reverse, limit: 3) {
+        print(String(decoding: entry.key, as: UTF8.self), "=>", String(decoding: entry.value, as: UTF8.self))
+    }
+    print("through the snapshot:", try snapshot.get("station:perth", as: String.self) ?? "missing")
+    print("on disk (approx.):", try db.approximateSize(), "bytes; LevelDB", Database.levelDBVersion)
+} catch {
+    FileHandle.standardError.write(Data("kvdocs-example: \(error)\n".utf8))
+    exit(1)
+}

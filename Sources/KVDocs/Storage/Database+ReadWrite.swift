@@ -1,0 +1,116 @@
+import CLevelDB
+
+extension Database {
+    /// Returns the value stored under `key`, or `nil` when the key is missing.
+    ///
+    /// An empty value is returned as an empty array, never as `nil`.
+    /// - Throws: ``KVDocsError`` (`.closed`, `.corruption`, `.ioError`).
+    public func get<Key: ByteRepresentable>(_ key: Key, options: ReadOptions = ReadOptions()) throws -> [UInt8]? {
+        try withValue(forKey: key, options: options) { $0.map { Array($0) } }
+    }
+
+    /// Returns the value stored under `key` decoded as `type`, or `nil` when the key is missing.
+    ///
+    /// ```swift
+    /// let name = try db.get("user:1:name", as: String.self)
+    /// ```
+    /// - Throws: ``KVDocsError``; `.decoding` when the bytes are not a `type` (invalid UTF-8 for `String`).
+    public func get<Key: ByteRepresentable, Value: ByteDecodable>(
+        _ key: Key, as type: Value.Type, options: ReadOptions = ReadOptions()
+    ) throws -> Value? {
+        try withValue(forKey: key, options: options) { bytes in
+            try bytes.map { try Value(storedBytes: $0) }
+        }
+    }
+
+    /// Whether a value is stored under `key`.
+    public func contains<Key: ByteRepresentable>(_ key: Key, options: ReadOptions = ReadOptions()) throws -> Bool {
+        try withValue(forKey: key, options: options) { $0 != nil }
+    }
+
+    /// Lends the value stored under `key` to `body` without copying it into Swift memory:
+    /// `body` gets `nil` for a missing key. For hot paths that parse or compare the value in place.
+    ///
+    /// The buffer is valid only during `body`; do not let it escape.
+    /// - Throws: ``KVDocsError``, or what `body` throws.
+    public func withValue<Key: ByteRepresentable, R>(
+        forKey key: Key,
+        options: ReadOptions = ReadOptions(),
+        _ body: (UnsafeRawBufferPointer?) throws -> R
+    ) throws -> R {
+        try withHandle { db in
+            try withReadOptions(options) { readOptions in
+                var length = 0
+                let value = try key.withBytes { k in
+                    try withLevelDBError(path: path) {
+                        leveldb_get(db, readOptions, k.cChars, k.count, &length, $0)
+                    }
+                }
+                guard let value else { return try body(nil) }
+                // leveldb_get returns a malloc'd copy (empty values are non-NULL, length 0).
+                defer { leveldb_free(value) }
+                return try body(UnsafeRawBufferPointer(start: value, count: length))
+            }
+        }
+    }
+
+    /// Stores `value` under `key`, replacing any value there.
+    /// - Parameter sync: wait until the write reaches the disk; without it a write survives a
+    ///   process crash but not a machine crash.
+    /// - Throws: ``KVDocsError`` (`.closed`, `.ioError`).
+    public func put<Key: ByteRepresentable, Value: ByteRepresentable>(_ key: Key, _ value: Value, sync: Bool = false) throws {
+        try withHandle { db in
+            let writeOptions = sync ? syncWriteOptions : asyncWriteOptions
+            try key.withBytes { k in
+                try value.withBytes { v in
+                    try withLevelDBError(path: path) {
+                        leveldb_put(db, writeOptions, k.cChars, k.count, v.cChars, v.count, $0)
+                    }
+                }
+            }
+        }
+    }
+
+    /// Removes `key`. Removing a missing key is not an error.
+    /// - Throws: ``KVDocsError`` (`.closed`, `.ioError`).
+    public func delete<Key: ByteRepresentable>(_ key: Key, sync: Bool = false) throws {
+        try withHandle { db in
+            let writeOptions = sync ? syncWriteOptions : asyncWriteOptions
+            try key.withBytes { k in
+                try withLevelDBError(path: path) { leveldb_delete(db, writeOptions, k.cChars, k.count, $0) }
+            }
+        }
+    }
+
+    /// Applies every operation of `batch` atomically: readers see all of them or none,
+    /// and after a crash either all or none are in the database.
+    /// - Throws: ``KVDocsError``; on error nothing of the batch is applied.
+    public func write(_ batch: WriteBatch, sync: Bool = false) throws {
+        try withHandle { db in
+            let writeOptions = sync ? syncWriteOptions : asyncWriteOptions
+            try withLevelDBError(path: path) { leveldb_write(db, writeOptions, batch.handle, $0) }
+        }
+    }
+
+    /// Fills a new batch with `body` and applies it atomically. If `body` throws, nothing is written.
+    ///
+    /// ```swift
+    /// try db.write { batch in
+    ///     batch.put("a", "1")
+    ///     batch.delete("b")
+    /// }
+    /// ```
+    public func write(sync: Bool = false, _ body: (WriteBatch) throws -> Void) throws {
+        let batch = WriteBatch()
+        try body(batch)
+        try write(batch, sync: sync)
+    }
+
+    /// Runs `body` with C read options for `options`; the shared default when possible.
+    /// REQUIRES: called inside `withHandle`.
+    func withReadOptions<R>(_ options: ReadOptions, _ body: (OpaquePointer) throws -> R) throws -> R {
+        if options.isDefault { return try body(defaultReadOptions) }
+        let snapshot = try options.snapshot?.cHandle(for: self)
+        return try withCReadOptions(options, snapshot: snapshot, body)
+    }
+}

@@ -1,0 +1,171 @@
+import CLevelDB
+import Foundation
+import Synchronization
+
+/// An open LevelDB database.
+///
+/// ```swift
+/// let db = try Database(path: "/tmp/example.db")
+/// try db.put("greeting", "hello")
+/// let value = try db.get("greeting", as: String.self)   // "hello"
+/// for entry in try db.entries(.prefix("user:"), order: .reverse, limit: 10) { ... }
+/// db.close()
+/// ```
+///
+/// A `Database` is safe to use from many threads at once without external
+/// synchronization: LevelDB's `DB` is ("A DB is safe for concurrent access from multiple
+/// threads without any external synchronization", `include/leveldb/db.h`), and KVDocs
+/// guards its own state with a readers-writer lock so that ``close()`` waits for
+/// operations in flight.
+///
+/// Cursors, entry sequences and snapshots hold a strong reference to their database, so
+/// they keep it open while they live. After ``close()`` every use of the database or of
+/// anything made from it throws a `.closed` error; none of them crashes.
+///
+/// Only one `Database` (in any process) can have a given directory open at a time;
+/// a second open fails with a `.locked` error naming the path.
+///
+/// ## Topics
+/// - ``get(_:options:)``, ``withValue(forKey:options:_:)``, ``put(_:_:sync:)``, ``delete(_:sync:)``
+/// - ``write(_:sync:)``
+/// - ``entries(_:order:limit:options:)``, ``forEach(in:order:limit:options:_:)``, ``makeCursor(options:)``
+/// - ``snapshot()``
+/// - ``property(_:)``, ``approximateSize(of:)``, ``compact(_:)``, ``destroy(path:options:)``, ``repair(path:options:)``
+public final class Database: @unchecked Sendable {
+    // @unchecked Sendable: LevelDB's DB handle is thread-safe; `handle` is read under
+    // `lock` for reading and set to nil only under `lock` for writing; `resources` is a Mutex.
+
+    /// The directory of the database.
+    public let path: String
+    /// The options the database was opened with.
+    public let options: Options
+
+    private var handle: OpaquePointer?
+    private let lock = ReadWriteLock()
+    private var cOptions: COptions?
+    /// Iterators and snapshots not yet freed, so `close()` can free them first:
+    /// LevelDB requires both to be gone before `leveldb_close`.
+    /// The registry owns the C handles (not the Swift objects), so a cursor that is being
+    /// deinitialized on one thread while another thread closes can never be skipped.
+    private let resources = Mutex<[ObjectIdentifier: OwnedHandle]>([:])
+
+    // Read and write options shared by the common calls; immutable after init.
+    let defaultReadOptions: OpaquePointer
+    let asyncWriteOptions: OpaquePointer
+    let syncWriteOptions: OpaquePointer
+    let comparator: Comparator?
+
+    /// Opens (and by default creates) the database at `path`.
+    ///
+    /// - Throws: ``KVDocsError``: `.invalidArgument` for an out-of-range option, a missing
+    ///   database without `createIfMissing`, or a comparator that differs from the stored one;
+    ///   `.locked` when another process or handle has the database open; `.corruption` when the
+    ///   files are damaged, including a directory of LevelDB files whose `CURRENT` file is
+    ///   missing (LevelDB would otherwise start an empty database over it: use ``repair(path:options:)``).
+    public init(path: String, options: Options = Options()) throws {
+        self.path = path
+        self.options = options
+        self.comparator = options.comparator
+        let cOptions = try COptions(options)
+        if options.createIfMissing { try Self.refuseOrphanedTables(at: path) }
+        handle = try withLevelDBError(path: path) { leveldb_open(cOptions.options, path, $0) }
+        self.cOptions = cOptions
+        defaultReadOptions = leveldb_readoptions_create()
+        asyncWriteOptions = leveldb_writeoptions_create()
+        syncWriteOptions = leveldb_writeoptions_create()
+        leveldb_writeoptions_set_sync(syncWriteOptions, 1)
+    }
+
+    deinit {
+        close()
+        leveldb_readoptions_destroy(defaultReadOptions)
+        leveldb_writeoptions_destroy(asyncWriteOptions)
+        leveldb_writeoptions_destroy(syncWriteOptions)
+    }
+
+    /// Whether ``close()`` has been called.
+    public var isClosed: Bool { lock.withReadLock { handle == nil } }
+
+    /// Closes the database: frees every live iterator and snapshot made from it, then
+    /// LevelDB's handle and the options' cache, filter policy and comparator.
+    ///
+    /// Waits for operations running on other threads. Calling it again does nothing.
+    /// - Important: REQUIRES: not called from inside a closure that KVDocs is running for this
+    ///   database (``withValue(forKey:options:_:)``, ``forEach(in:order:limit:options:_:)``), which would wait for itself.
+    public func close() {
+        lock.withWriteLock {
+            guard let handle else { return }
+            let live = resources.withLock { table in
+                defer { table.removeAll() }
+                return Array(table.values)
+            }
+            // Iterators first: they may pin a snapshot's state.
+            for case .iterator(let it) in live { leveldb_iter_destroy(it) }
+            for case .snapshot(let snapshot) in live { leveldb_release_snapshot(handle, snapshot) }
+            leveldb_close(handle)
+            self.handle = nil
+            cOptions = nil
+        }
+    }
+
+    /// Runs `body` with the open handle, holding the lock for reading.
+    /// - Throws: `.closed` after ``close()``.
+    @inline(__always)
+    func withHandle<R>(_ body: (OpaquePointer) throws -> R) throws -> R {
+        try lock.withReadLock {
+            guard let handle else { throw KVDocsError.closed(path) }
+            return try body(handle)
+        }
+    }
+
+    /// Records a C iterator or snapshot owned by `owner`, to be freed by ``close()`` if
+    /// `owner` has not freed it first. REQUIRES: called inside ``withHandle(_:)``.
+    func register(_ handle: OwnedHandle, owner: AnyObject) {
+        resources.withLock { $0[ObjectIdentifier(owner)] = handle }
+    }
+
+    /// Frees the C object registered for `owner`, if ``close()`` has not already freed it.
+    /// Safe to call from `deinit` and more than once.
+    func free(ownedBy owner: AnyObject) {
+        lock.withReadLock {
+            guard let handle,
+                  let owned = resources.withLock({ $0.removeValue(forKey: ObjectIdentifier(owner)) })
+            else { return }
+            switch owned {
+            case .iterator(let it): leveldb_iter_destroy(it)
+            case .snapshot(let snapshot): leveldb_release_snapshot(handle, snapshot)
+            }
+        }
+    }
+
+    /// Compares keys in the database's order.
+    @inline(__always)
+    func compareKeys(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
+        if let comparator { return comparator.compare(a, b) }
+        return Comparator.bytewise(a, b)
+    }
+
+    /// LevelDB starts a new, empty database over a directory whose CURRENT file is gone when
+    /// create-if-missing is set, and then deletes the old tables as obsolete. Refuse instead.
+    private static func refuseOrphanedTables(at path: String) throws {
+        let fm = FileManager.default
+        guard let names = try? fm.contentsOfDirectory(atPath: path),
+              !names.contains("CURRENT") else { return }
+        let levelDBFile = names.contains { $0.hasPrefix("MANIFEST-") || $0.hasSuffix(".ldb") || $0.hasSuffix(".sst") || $0.hasSuffix(".log") }
+        if levelDBFile {
+            throw KVDocsError(
+                .corruption,
+                "\(path) holds LevelDB files but no CURRENT file; opening would discard them. Run Database.repair(path:) to recover the data",
+                path: path)
+        }
+    }
+}
+
+/// A LevelDB object that must be freed before its database closes.
+///
+/// @unchecked Sendable: the pointers move between threads only inside the registry's Mutex,
+/// and are freed only under the database's lock (see `close()` and `free(ownedBy:)`).
+enum OwnedHandle: @unchecked Sendable {
+    case iterator(OpaquePointer)
+    case snapshot(OpaquePointer)
+}

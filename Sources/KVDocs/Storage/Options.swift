@@ -1,0 +1,100 @@
+/// How a database is opened and tuned.
+///
+/// Every field has LevelDB's documented default except ``createIfMissing``,
+/// which is `true` here because that is what almost every caller wants.
+/// Values that LevelDB would silently clamp are rejected by ``Database/init(path:options:)``
+/// with a `.invalidArgument` error naming the option, the value and the allowed range.
+///
+/// ```swift
+/// var options = Options()
+/// options.bloomFilterBitsPerKey = 10
+/// options.blockCacheCapacity = 64 << 20
+/// let db = try Database(path: path, options: options)
+/// ```
+public struct Options: Sendable {
+    /// Create the database if it does not exist. Default `true`.
+    public var createIfMissing: Bool = true
+    /// Fail if the database already exists. Default `false`.
+    public var errorIfExists: Bool = false
+    /// Check stored data aggressively and stop at the first sign of corruption. Default `false`.
+    public var paranoidChecks: Bool = false
+    /// Bytes buffered in memory (and in the log) before they are sorted into a table file.
+    /// Larger values speed up bulk loads and lengthen recovery. Default 4 MiB; 64 KiB–1 GiB.
+    public var writeBufferSize: Int = 4 << 20
+    /// Table files LevelDB may keep open. Default 1000; 74–50,000.
+    public var maxOpenFiles: Int = 1000
+    /// Approximate uncompressed size of a table block. Default 4 KiB; 1 KiB–4 MiB.
+    public var blockSize: Int = 4096
+    /// Keys between restart points of the key delta encoding. Default 16; at least 1.
+    public var blockRestartInterval: Int = 16
+    /// Bytes written to one table file before a new one is started. Default 2 MiB; 1 MiB–1 GiB.
+    public var maxFileSize: Int = 2 << 20
+    /// Block compression. Default `.snappy`.
+    public var compression: Compression = .snappy
+    /// Bits per key of a Bloom filter kept with each table, which saves disk reads for
+    /// missing keys; `nil` (the default) keeps no filter. 10 gives about 1% false positives.
+    /// The filter must stay the same across opens to be useful; a changed one is ignored for old tables.
+    public var bloomFilterBitsPerKey: Int? = nil
+    /// Capacity in bytes of an LRU cache of uncompressed blocks; `nil` (the default) lets
+    /// LevelDB use its internal 8 MiB cache.
+    public var blockCacheCapacity: Int? = nil
+    /// The key order; `nil` (the default) is LevelDB's bytewise order.
+    /// A database must always be opened with the comparator it was created with.
+    public var comparator: Comparator? = nil
+
+    /// Block compression algorithms.
+    public enum Compression: Sendable, Hashable {
+        /// No compression.
+        case none
+        /// Snappy, LevelDB's default: fast, and skipped for blocks it cannot shrink by 12.5%.
+        case snappy
+    }
+
+    public init() {}
+
+    /// The ranges LevelDB clamps options to (`db/db_impl.cc`, `SanitizeOptions`).
+    static let writeBufferSizeRange = (64 << 10)...(1 << 30)
+    static let maxOpenFilesRange = 74...50_000
+    static let blockSizeRange = (1 << 10)...(4 << 20)
+    static let maxFileSizeRange = (1 << 20)...(1 << 30)
+
+    /// Checks every value LevelDB would otherwise clamp or misread.
+    /// - Throws: ``KVDocsError`` of kind `.invalidArgument` naming the option and its allowed range.
+    public func validate() throws {
+        func check(_ name: String, _ value: Int, _ range: ClosedRange<Int>) throws {
+            guard range.contains(value) else {
+                throw KVDocsError(
+                    .invalidArgument,
+                    "option \(name) = \(value) is outside the range LevelDB accepts (\(range.lowerBound)...\(range.upperBound))")
+            }
+        }
+        try check("writeBufferSize", writeBufferSize, Self.writeBufferSizeRange)
+        try check("maxOpenFiles", maxOpenFiles, Self.maxOpenFilesRange)
+        try check("blockSize", blockSize, Self.blockSizeRange)
+        try check("maxFileSize", maxFileSize, Self.maxFileSizeRange)
+        try check("blockRestartInterval", blockRestartInterval, 1...Int(Int32.max))
+        if let bits = bloomFilterBitsPerKey { try check("bloomFilterBitsPerKey", bits, 1...1000) }
+        if let capacity = blockCacheCapacity { try check("blockCacheCapacity", capacity, 0...Int.max) }
+    }
+}
+
+/// Options of one read.
+///
+/// Not `Sendable` when it carries a snapshot, because a ``Snapshot`` belongs to one thread.
+public struct ReadOptions {
+    /// Verify the checksum of every block read from disk. Default `false`.
+    public var verifyChecksums: Bool = false
+    /// Keep blocks read for this call in the block cache; turn off for bulk scans
+    /// that should not evict the working set. Default `true`.
+    public var fillCache: Bool = true
+    /// Read the database as it was when this snapshot was taken; `nil` reads the latest state.
+    public var snapshot: Snapshot? = nil
+
+    public init(verifyChecksums: Bool = false, fillCache: Bool = true, snapshot: Snapshot? = nil) {
+        self.verifyChecksums = verifyChecksums
+        self.fillCache = fillCache
+        self.snapshot = snapshot
+    }
+
+    var isDefault: Bool { !verifyChecksums && fillCache && snapshot == nil }
+}

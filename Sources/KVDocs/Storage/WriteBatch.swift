@@ -1,0 +1,81 @@
+import CLevelDB
+
+/// Operations to apply to a database atomically with ``Database/write(_:sync:)``.
+///
+/// ```swift
+/// let batch = WriteBatch()
+/// batch.put("balance:alice", "90")
+/// batch.put("balance:bob", "110")
+/// try db.write(batch)
+/// ```
+///
+/// Operations apply in the order they were added, so a later put of the same key wins.
+/// A batch can be written several times and to several databases.
+public final class WriteBatch {
+    let handle: OpaquePointer
+    /// The number of operations (puts and deletes) added since creation or the last ``clear()``.
+    public private(set) var count = 0
+
+    public init() { handle = leveldb_writebatch_create() }
+
+    deinit { leveldb_writebatch_destroy(handle) }
+
+    /// Adds a put of `value` under `key`.
+    public func put<Key: ByteRepresentable, Value: ByteRepresentable>(_ key: Key, _ value: Value) {
+        key.withBytes { k in
+            value.withBytes { v in leveldb_writebatch_put(handle, k.cChars, k.count, v.cChars, v.count) }
+        }
+        count += 1
+    }
+
+    /// Adds a delete of `key`.
+    public func delete<Key: ByteRepresentable>(_ key: Key) {
+        key.withBytes { k in leveldb_writebatch_delete(handle, k.cChars, k.count) }
+        count += 1
+    }
+
+    /// Removes every operation.
+    public func clear() {
+        leveldb_writebatch_clear(handle)
+        count = 0
+    }
+
+    /// Adds every operation of `other`, after this batch's own.
+    public func append(_ other: WriteBatch) {
+        leveldb_writebatch_append(handle, other.handle)
+        count += other.count
+    }
+
+    /// One operation of a batch.
+    public enum Operation: Hashable, Sendable {
+        case put(key: [UInt8], value: [UInt8])
+        case delete(key: [UInt8])
+    }
+
+    /// The operations in the order they will apply.
+    public var operations: [Operation] {
+        final class Collector { var operations: [Operation] = [] }
+        let collector = Collector()
+        withExtendedLifetime(collector) {
+            leveldb_writebatch_iterate(
+                handle, Unmanaged.passUnretained(collector).toOpaque(),
+                { state, k, klen, v, vlen in
+                    guard let state else { return }
+                    let c = Unmanaged<Collector>.fromOpaque(state).takeUnretainedValue()
+                    c.operations.append(.put(
+                        key: Array(UnsafeRawBufferPointer(start: k, count: klen)),
+                        value: Array(UnsafeRawBufferPointer(start: v, count: vlen))))
+                },
+                { state, k, klen in
+                    guard let state else { return }
+                    let c = Unmanaged<Collector>.fromOpaque(state).takeUnretainedValue()
+                    c.operations.append(.delete(key: Array(UnsafeRawBufferPointer(start: k, count: klen))))
+                })
+        }
+        return collector.operations
+    }
+}
+
+// A batch is a mutable buffer with no internal locking: fill it on one thread.
+@available(*, unavailable)
+extension WriteBatch: Sendable {}
