@@ -67,7 +67,12 @@ public final class Database: @unchecked Sendable {
         self.options = options
         self.comparator = options.comparator
         let cOptions = try COptions(options)
-        if options.createIfMissing { try Self.refuseOrphanedTables(at: path) }
+        try Self.refuseOrphanedTables(at: path)
+        // LevelDB creates the directory and its LOCK file before it notices that the database
+        // is missing; refuse first so that a failed open leaves the file system untouched.
+        if !options.createIfMissing && !FileManager.default.fileExists(atPath: path + "/CURRENT") {
+            throw KVDocsError(.invalidArgument, "\(path): does not exist (create_if_missing is false)", path: path)
+        }
         handle = try withLevelDBError(path: path) { leveldb_open(cOptions.options, path, $0) }
         self.cOptions = cOptions
         defaultReadOptions = leveldb_readoptions_create()

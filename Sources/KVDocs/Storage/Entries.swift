@@ -95,7 +95,7 @@ public final class Entries: Sequence, IteratorProtocol {
         let found: Bool
         if !started {
             started = true
-            found = range.isEmpty ? false : try cursor.position(in: range, order: order)
+            found = range.isEmpty(compare: cursor.database.compareKeys) ? false : try cursor.position(in: range, order: order)
         } else {
             found = try cursor.step(in: range, order: order)
         }

@@ -111,10 +111,14 @@ public struct KeyRange: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Whether the range holds no key at all (bytewise).
-    public var isEmpty: Bool {
+    public var isEmpty: Bool { isEmpty(compare: Comparator.bytewise) }
+
+    /// Whether the range holds no key at all under `compare`.
+    func isEmpty(compare: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Int) -> Bool {
         guard let lower, let upper else { return false }
-        if lower.key == upper.key { return !(lower.isIncluded && upper.isIncluded) }
-        return !lower.key.lexicographicallyPrecedes(upper.key)
+        let c = lower.key.withUnsafeBytes { l in upper.key.withUnsafeBytes { u in compare(l, u) } }
+        if c == 0 { return !(lower.isIncluded && upper.isIncluded) }
+        return c > 0
     }
 
     /// Whether `key` satisfies the lower bound under `compare`.

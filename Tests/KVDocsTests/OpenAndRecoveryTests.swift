@@ -1,0 +1,143 @@
+import Foundation
+import Testing
+@testable import KVDocs
+
+@Suite struct OpenAndRecoveryTests {
+    @Test func openingAMissingDatabaseWithoutCreateIfMissingFailsClearly() throws {
+        let dir = TemporaryDirectory()
+        var options = Options()
+        options.createIfMissing = false
+        do {
+            _ = try Database(path: dir.child("nothing-here"), options: options)
+            Issue.record("opened a missing database")
+        } catch let error as KVDocsError {
+            #expect(error.kind == .invalidArgument)
+            #expect(error.message.contains(dir.child("nothing-here")))
+            #expect(error.message.contains("does not exist"))
+        }
+        #expect(!FileManager.default.fileExists(atPath: dir.child("nothing-here")))
+    }
+
+    @Test func secondHandleInTheSameProcessGetsLockedError() throws {
+        try withTemporaryDatabase { _, path throws in
+            do {
+                _ = try Database(path: path)
+                Issue.record("a second handle opened the database")
+            } catch let error as KVDocsError {
+                #expect(error.kind == .locked)
+                #expect(error.path == path)
+                #expect(error.description.contains(path))
+            }
+        }
+    }
+
+    /// Another process (Python's plyvel, a different LevelDB client) holds the database.
+    @Test func databaseHeldByAnotherProcessGivesLockedErrorNamingThePath() throws {
+        let dir = TemporaryDirectory()
+        let path = dir.child("db")
+        try Database(path: path).close()
+        let ready = dir.child("ready")
+        let script = """
+        import plyvel, sys, pathlib
+        db = plyvel.DB(\(pythonString(path)))
+        pathlib.Path(\(pythonString(ready))).touch()
+        sys.stdin.read()
+        """
+        let holder = Process()
+        holder.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        holder.arguments = ["-c", script]
+        let stdin = Pipe()
+        holder.standardInput = stdin
+        try holder.run()
+        // Closing its standard input ends the holder.
+        defer { try? stdin.fileHandleForWriting.close(); holder.waitUntilExit() }
+        let deadline = Date().addingTimeInterval(30)
+        while !FileManager.default.fileExists(atPath: ready) && holder.isRunning && Date() < deadline {
+            usleep(20_000)
+        }
+        try #require(FileManager.default.fileExists(atPath: ready), "python3-plyvel could not open the database")
+        do {
+            _ = try Database(path: path)
+            Issue.record("opened a database held by another process")
+        } catch let error as KVDocsError {
+            #expect(error.kind == .locked)
+            #expect(error.description.contains(path))
+        }
+    }
+
+    @Test func deletedCurrentFileIsReportedAndRepairRestoresTheData() throws {
+        let dir = TemporaryDirectory()
+        let path = dir.child("db")
+        do {
+            let db = try Database(path: path)
+            for i in 0..<500 { try db.put("key\(i)", "value\(i)") }
+            try db.compact()
+            db.close()
+        }
+        try FileManager.default.removeItem(atPath: path + "/CURRENT")
+        for createIfMissing in [true, false] {
+            var options = Options()
+            options.createIfMissing = createIfMissing
+            do {
+                _ = try Database(path: path, options: options)
+                Issue.record("opened a database with no CURRENT file")
+            } catch let error as KVDocsError {
+                #expect(error.kind == .corruption)
+                #expect(error.message.contains("CURRENT"))
+                #expect(error.message.contains(path))
+            }
+        }
+        try Database.repair(path: path)
+        let db = try Database(path: path)
+        defer { db.close() }
+        #expect(try db.entries().collect().count == 500)
+        #expect(try db.get("key42", as: String.self) == "value42")
+    }
+
+    @Test func corruptedTableFileReadWithVerifyChecksumsGivesCorruption() throws {
+        let dir = TemporaryDirectory()
+        let path = dir.child("db")
+        var options = Options()
+        options.compression = .none
+        do {
+            let db = try Database(path: path, options: options)
+            for i in 0..<2000 { try db.put(String(format: "key%05d", i), String(repeating: "x", count: 100)) }
+            try db.compact()
+            db.close()
+        }
+        let tables = try FileManager.default.contentsOfDirectory(atPath: path).filter { $0.hasSuffix(".ldb") }
+        try #require(!tables.isEmpty)
+        for table in tables {
+            let handle = try #require(FileHandle(forUpdatingAtPath: path + "/" + table))
+            try handle.seek(toOffset: 2000)
+            handle.write(Data(repeating: 0x5A, count: 64))
+            try handle.close()
+        }
+        let db = try Database(path: path, options: options)
+        defer { db.close() }
+        do {
+            _ = try db.entries(options: ReadOptions(verifyChecksums: true)).collect()
+            Issue.record("read a corrupted table without an error")
+        } catch let error as KVDocsError {
+            #expect(error.kind == .corruption)
+            #expect(error.message.contains("checksum"))
+        }
+    }
+
+    @Test func destroyRemovesTheDatabase() throws {
+        let dir = TemporaryDirectory()
+        let path = dir.child("db")
+        let db = try Database(path: path)
+        try db.put("k", "v")
+        #expect(throws: KVDocsError.self) { try Database.destroy(path: path) }  // still open: locked
+        db.close()
+        try Database.destroy(path: path)
+        var options = Options()
+        options.createIfMissing = false
+        #expect(throws: KVDocsError.self) { _ = try Database(path: path, options: options) }
+    }
+}
+
+func pythonString(_ s: String) -> String {
+    "'" + s.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'") + "'"
+}
