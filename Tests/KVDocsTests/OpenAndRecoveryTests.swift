@@ -18,6 +18,23 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: dir.child("nothing-here")))
     }
 
+    @Test func createIfMissingMakesMissingParentDirectories() throws {
+        let dir = TemporaryDirectory()
+        let path = dir.child("a/b/c/db")
+        let db = try Database(path: path)
+        try db.put("k", "v")
+        db.close()
+        #expect(FileManager.default.fileExists(atPath: path + "/CURRENT"))
+    }
+
+    @Test func aFileInTheWayGivesAnIOError() throws {
+        let dir = TemporaryDirectory()
+        let path = dir.child("file")
+        FileManager.default.createFile(atPath: path, contents: Data("not a database".utf8))
+        #expect(throws: KVDocsError.self) { _ = try Database(path: path) }
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == "not a database")
+    }
+
     @Test func secondHandleInTheSameProcessGetsLockedError() throws {
         try withTemporaryDatabase { _, path throws in
             do {

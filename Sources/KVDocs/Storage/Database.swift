@@ -73,6 +73,14 @@ public final class Database: @unchecked Sendable {
         if !options.createIfMissing && !FileManager.default.fileExists(atPath: path + "/CURRENT") {
             throw KVDocsError(.invalidArgument, "\(path): does not exist (create_if_missing is false)", path: path)
         }
+        if options.createIfMissing {
+            // LevelDB makes only the last directory of the path; make the missing parents too.
+            do {
+                try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+            } catch {
+                throw KVDocsError(.ioError, "cannot create the directory \(path): \(error.localizedDescription)", path: path)
+            }
+        }
         handle = try withLevelDBError(path: path) { leveldb_open(cOptions.options, path, $0) }
         self.cOptions = cOptions
         defaultReadOptions = leveldb_readoptions_create()
