@@ -30,7 +30,7 @@ import Testing
     @Test func aFileInTheWayGivesAnIOError() throws {
         let dir = TemporaryDirectory()
         let path = dir.child("file")
-        FileManager.default.createFile(atPath: path, contents: Data("not a database".utf8))
+        _ = FileManager.default.createFile(atPath: path, contents: Data("not a database".utf8))
         #expect(throws: KVDocsError.self) { _ = try Database(path: path) }
         #expect(try String(contentsOfFile: path, encoding: .utf8) == "not a database")
     }

@@ -19,6 +19,7 @@ final class TemporaryDirectory {
 }
 
 /// Opens a fresh database in a temporary directory, runs `body`, closes and removes it.
+@discardableResult
 func withTemporaryDatabase<R>(
     options: Options = Options(),
     _ body: (Database, String) throws -> R
