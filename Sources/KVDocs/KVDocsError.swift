@@ -36,8 +36,12 @@ public struct KVDocsError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let locked = Kind("locked")
         /// The database was closed, or the snapshot released, before this use.
         public static let closed = Kind("closed")
-        /// Bytes could not be decoded as the requested type.
+        /// Bytes could not be decoded as the requested type (a value, a tuple, a key).
         public static let decoding = Kind("decoding")
+        /// A value has a different type than the one asked for or declared.
+        public static let typeMismatch = Kind("type mismatch")
+        /// A schema or keyspace declaration is malformed, or a key does not fit it.
+        public static let schema = Kind("schema")
     }
 
     /// What went wrong.
