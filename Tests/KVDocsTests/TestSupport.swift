@@ -49,11 +49,21 @@ extension Array where Element == UInt8 {
 }
 
 /// Runs a command and returns its exit status, standard output and standard error.
+/// `input` is fed to its standard input from a file, so large inputs cannot deadlock.
 @discardableResult
-func runProcess(_ executable: String, _ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
+func runProcess(_ executable: String, _ arguments: [String], input: String? = nil) throws -> (status: Int32, stdout: String, stderr: String) {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments
+    var inputDirectory: TemporaryDirectory?
+    if let input {
+        let dir = TemporaryDirectory("stdin")
+        let file = dir.child("input")
+        try Data(input.utf8).write(to: URL(fileURLWithPath: file))
+        process.standardInput = FileHandle(forReadingAtPath: file)
+        inputDirectory = dir
+    }
+    defer { withExtendedLifetime(inputDirectory) {} }
     let out = Pipe(), err = Pipe()
     process.standardOutput = out
     process.standardError = err
@@ -62,4 +72,25 @@ func runProcess(_ executable: String, _ arguments: [String]) throws -> (status: 
     let errData = err.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
     return (process.terminationStatus, String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self))
+}
+
+/// The repository's root directory.
+let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+/// The Python with the reference packages (plyvel, foundationdb), set up by scripts/install-deps.
+func referencePython() throws -> String {
+    let python = packageRoot.appendingPathComponent(".venv/bin/python3").path
+    guard FileManager.default.isExecutableFile(atPath: python) else {
+        throw KVDocsError(.notFound, "\(python) is missing: run scripts/install-deps")
+    }
+    return python
+}
+
+/// Runs a Python script of the repository with the reference Python; fails on a non-zero exit.
+func runPython(_ script: String, _ arguments: [String] = [], input: String? = nil) throws -> String {
+    let result = try runProcess(try referencePython(), [packageRoot.appendingPathComponent(script).path] + arguments, input: input)
+    guard result.status == 0 else {
+        throw KVDocsError(.ioError, "\(script) exited with \(result.status): \(result.stderr)")
+    }
+    return result.stdout
 }
