@@ -42,6 +42,8 @@ public final class Database: @unchecked Sendable {
 
     private var handle: OpaquePointer?
     private let lock = ReadWriteLock()
+    /// Serializes the read-modify-write sequences of higher layers (see `withExclusiveWriter`).
+    private let writerLock = NSRecursiveLock()
     private var cOptions: COptions?
     /// Iterators and snapshots not yet freed, so `close()` can free them first:
     /// LevelDB requires both to be gone before `leveldb_close`.
@@ -149,6 +151,17 @@ public final class Database: @unchecked Sendable {
             case .snapshot(let snapshot): leveldb_release_snapshot(handle, snapshot)
             }
         }
+    }
+
+    /// Runs `body` while no other exclusive writer of this database runs.
+    ///
+    /// Layers that read before they write (split records, documents and their indexes)
+    /// use it so that two writers cannot interleave between the read and the batch. Plain
+    /// ``put(_:_:sync:)``, ``delete(_:sync:)`` and reads are never blocked by it. Reentrant.
+    public func withExclusiveWriter<R>(_ body: () throws -> R) rethrows -> R {
+        writerLock.lock()
+        defer { writerLock.unlock() }
+        return try body()
     }
 
     /// Compares keys in the database's order.
