@@ -34,6 +34,16 @@ do {
         print(String(decoding: entry.key, as: UTF8.self), "=>", String(decoding: entry.value, as: UTF8.self))
     }
     print("through the snapshot:", try snapshot.get("station:perth", as: String.self) ?? "missing")
+
+    // Tuple keys (the FoundationDB encoding) through a declared keyspace: by station, then time.
+    let departure = try Keyspace(name: "departure", prefix: ["dep"], components: [
+        .init(name: "station", type: .string), .init(name: "time", type: .int),
+    ])
+    try db.put(departure.key("Perth", 1700000000), "to Fremantle")
+    try db.put(departure.key("Perth", 1699999000), "to Midland")
+    for entry in try db.entries(departure.range(["station": "Perth"])) {
+        print(try departure.decode(entry.key), "=>", String(decoding: entry.value, as: UTF8.self))
+    }
     print("on disk (approx.):", try db.approximateSize(), "bytes; LevelDB", Database.levelDBVersion)
 } catch {
     FileHandle.standardError.write(Data("kvdocs-example: \(error)\n".utf8))
