@@ -1,0 +1,98 @@
+import Foundation
+
+/// A collection of untyped JSON documents in a ``DocumentStore``.
+///
+/// Each read is one snapshot; use ``DocumentStore/read(_:)`` for several reads that must agree.
+public struct DocumentCollection: Sendable {
+    public let store: DocumentStore
+    public let name: String
+
+    /// Adds a document. - Throws: `.conflict` when its id exists, `.uniqueViolation`.
+    @discardableResult
+    public func insert(_ document: JSONValue) throws -> Change {
+        try write(.insert, document)
+    }
+
+    /// Adds or replaces a document.
+    @discardableResult
+    public func upsert(_ document: JSONValue) throws -> Change {
+        try write(.upsert, document)
+    }
+
+    /// Replaces an existing document. - Throws: `.conflict` when there is none.
+    @discardableResult
+    public func update(_ document: JSONValue) throws -> Change {
+        try write(.update, document)
+    }
+
+    /// Removes the document with primary key `id`; returns whether there was one.
+    @discardableResult
+    public func delete(id: JSONValue) throws -> Bool {
+        try store.performWrites { try $0.write(name, .delete, document: nil, id: id) } != nil
+    }
+
+    /// The document with primary key `id`, or `nil`.
+    public func get(id: JSONValue) throws -> JSONValue? {
+        try store.read { try $0.get(name, id: id) }
+    }
+
+    /// The documents matching `query`.
+    public func find(_ query: Query = Query()) throws -> [JSONValue] {
+        try store.read { try $0.find(name, query) }
+    }
+
+    /// The number of documents matching `query`'s conditions.
+    public func count(_ query: Query = Query()) throws -> Int {
+        try store.read { try $0.count(name, query) }
+    }
+
+    /// How ``find(_:)`` would answer `query`.
+    public func explain(_ query: Query) throws -> QueryPlan {
+        try store.plan(name, query)
+    }
+
+    private func write(_ mode: DocumentStore.WriteMode, _ document: JSONValue) throws -> Change {
+        try store.performWrites { context in
+            guard let change = try context.write(name, mode, document: document, id: nil) else {
+                throw KVDocsError(.invalidArgument, "nothing was written")
+            }
+            return change
+        }
+    }
+}
+
+/// A collection read and written as `Codable` values (stored as JSON).
+///
+/// ```swift
+/// struct Person: Codable { var id: String; var name: String; var age: Int }
+/// let people = try store.collection("people", of: Person.self)
+/// try people.insert(Person(id: "p1", name: "Ada", age: 36))
+/// let found: [Person] = try people.find(Query().where("age", .greater(30)))
+/// ```
+public struct TypedCollection<T: Codable>: Sendable {
+    public let base: DocumentCollection
+
+    @discardableResult public func insert(_ value: T) throws -> Change { try base.insert(try Self.json(value)) }
+    @discardableResult public func upsert(_ value: T) throws -> Change { try base.upsert(try Self.json(value)) }
+    @discardableResult public func update(_ value: T) throws -> Change { try base.update(try Self.json(value)) }
+    @discardableResult public func delete(id: JSONValue) throws -> Bool { try base.delete(id: id) }
+    public func get(id: JSONValue) throws -> T? { try base.get(id: id).map { try Self.value($0) } }
+    public func find(_ query: Query = Query()) throws -> [T] { try base.find(query).map { try Self.value($0) } }
+    public func count(_ query: Query = Query()) throws -> Int { try base.count(query) }
+
+    static func json(_ value: T) throws -> JSONValue {
+        do {
+            return try JSONValue(parsing: JSONEncoder().encode(value))
+        } catch {
+            throw KVDocsError(.invalidArgument, "cannot encode \(T.self) as JSON: \(error)")
+        }
+    }
+
+    static func value(_ json: JSONValue) throws -> T {
+        do {
+            return try JSONDecoder().decode(T.self, from: try json.canonicalData())
+        } catch {
+            throw KVDocsError(.decoding, "stored document does not decode as \(T.self): \(error)")
+        }
+    }
+}

@@ -1,0 +1,43 @@
+extension DocumentStore {
+    /// The changes after `sequence`, in order, at most `limit` of them.
+    public func changes(since sequence: Int64 = 0, limit: Int? = nil) throws -> [Change] {
+        let layout = self.layout
+        let range = layout.changes.range.starting(at: layout.change(sequence + 1))
+        return try database.entries(range, limit: limit).collect().map { entry in
+            let seq = try layout.changes.unpack(entry.key).int64(at: 0)
+            let t = try Tuple(decoding: entry.value)
+            guard let op = Change.Operation(rawValue: try t.string(at: 2)) else {
+                throw KVDocsError(.corruption, "change \(seq) has an unknown operation", path: database.path)
+            }
+            return Change(sequence: seq, collection: try t.string(at: 0), id: Self.idValue(try t.element(at: 1)), operation: op)
+        }
+    }
+
+    /// New changes as they are committed, for in-process observers. The stream starts with
+    /// the next write and ends when the caller stops iterating.
+    ///
+    /// ```swift
+    /// for await change in store.changeStream() { refresh(change.collection, change.id) }
+    /// ```
+    public func changeStream() -> AsyncStream<Change> {
+        let (stream, continuation) = AsyncStream<Change>.makeStream(bufferingPolicy: .unbounded)
+        let token = UUID()
+        state.withLock { $0.observers[token] = continuation }
+        continuation.onTermination = { [weak self] _ in
+            self?.state.withLock { _ = $0.observers.removeValue(forKey: token) }
+        }
+        return stream
+    }
+
+    /// Records a committed batch and delivers its changes in order.
+    /// REQUIRES: the exclusive writer lock is held (so deliveries are ordered).
+    func published(_ changes: [Change], lastSequence: Int64) {
+        let observers = state.withLock { s -> [AsyncStream<Change>.Continuation] in
+            s.lastSequence = lastSequence
+            return Array(s.observers.values)
+        }
+        for o in observers { for c in changes { o.yield(c) } }
+    }
+}
+
+import Foundation

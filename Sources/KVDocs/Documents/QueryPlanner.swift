@@ -1,0 +1,207 @@
+/// How a query is answered: which index and key ranges, or a full scan.
+public struct QueryPlan: Sendable, CustomStringConvertible {
+    public let collection: String
+    /// The index scanned, or `nil` for a scan of every document.
+    public let index: String?
+    /// The key ranges scanned, in scan order.
+    public let ranges: [KeyRange]
+    /// The conditions the ranges encode.
+    public let rangeConditions: [Condition]
+    /// The conditions checked on each fetched document (all of them are re-checked).
+    public let filter: [Condition]
+    /// Whether the scan yields documents already in the requested order, so the scan
+    /// stops after `offset + limit` matches; otherwise matches are sorted in memory.
+    public let orderedByScan: Bool
+    let reverse: Bool
+    let mayRepeat: Bool
+
+    public var description: String {
+        var lines: [String] = []
+        if let index {
+            lines.append("collection \(collection): index \(index), \(ranges.count) key range\(ranges.count == 1 ? "" : "s")")
+            lines.append("  range: " + (rangeConditions.isEmpty ? "the whole index" : rangeConditions.map(\.description).joined(separator: " and ")))
+            for r in ranges.prefix(5) { lines.append("  keys: " + Self.describe(r)) }
+            if ranges.count > 5 { lines.append("  keys: … \(ranges.count - 5) more") }
+        } else {
+            lines.append("collection \(collection): full scan of every document (no usable index)")
+        }
+        let residual = filter.filter { !rangeConditions.contains($0) }
+        lines.append("  filter: " + (residual.isEmpty ? "none" : residual.map(\.description).joined(separator: " and ")))
+        lines.append("  order: " + (orderedByScan ? "from the scan\(reverse ? " (reverse)" : "")" : "sorted in memory"))
+        return lines.joined(separator: "\n")
+    }
+
+    static func describe(_ range: KeyRange) -> String {
+        func key(_ b: KeyRange.Bound) -> String {
+            if let t = try? Tuple(decoding: b.key) { return t.description }
+            if b.key.last == 0xFF, let t = try? Tuple(decoding: b.key.dropLast()) { return t.description + "+0xff" }
+            return "0x" + b.key.map { String($0, radix: 16).leftPadded(to: 2) }.joined()
+        }
+        let l = range.lower.map { ($0.isIncluded ? "[" : "(") + key($0) } ?? "(-inf"
+        let u = range.upper.map { key($0) + ($0.isIncluded ? "]" : ")") } ?? "+inf)"
+        return "\(l) … \(u)"
+    }
+}
+
+extension DocumentStore {
+    /// The most key ranges a plan expands `in` lists into.
+    static let maximumRanges = 1000
+
+    /// Chooses how to answer `query` on `collection`.
+    func plan(_ collectionName: String, _ query: Query) throws -> QueryPlan {
+        try query.validate()
+        let collection = try schema.collection(collectionName)
+        var best: (score: Int, plan: QueryPlan)?
+        for index in collection.indexes where isReady(collectionName, index.name) {
+            guard let (score, plan) = candidate(collectionName, index, query) else { continue }
+            if let current = best, current.score >= score { continue }
+            best = (score, plan)
+        }
+        if let best { return best.plan }
+        let docs = layout.documents(collectionName)
+        return QueryPlan(collection: collectionName, index: nil, ranges: [docs.range], rangeConditions: [],
+                         filter: query.conditions, orderedByScan: query.order == nil, reverse: false, mayRepeat: false)
+    }
+
+    /// A plan using `index`, with a score, or `nil` when the index cannot answer the query:
+    /// every field of the index needs a condition, since documents missing a field are not indexed.
+    private func candidate(_ collectionName: String, _ index: IndexDefinition, _ query: Query) -> (Int, QueryPlan)? {
+        let byField = Dictionary(grouping: query.conditions, by: \.field)
+        guard index.fields.allSatisfy({ byField[$0] != nil }) else { return nil }
+
+        // Leading fields with equality (or in) conditions.
+        var equalities: [[JSONValue]] = []
+        var used: [Condition] = []
+        var combinations = 1
+        for field in index.fields {
+            guard let condition = byField[field]?.first(where: {
+                if case .equal = $0.op { return true }
+                if case .in(let list) = $0.op { return !list.isEmpty }
+                return false
+            }) else { break }
+            var values: [JSONValue]
+            switch condition.op {
+            case .equal(let v): values = [v]
+            case .in(let list):
+                var unique: [[UInt8]: JSONValue] = [:]
+                for v in list { unique[ValueOrder.key(v)] = v }
+                values = unique.sorted { $0.key.lexicographicallyPrecedes($1.key) }.map(\.value)
+            default: values = []
+            }
+            guard combinations * values.count <= Self.maximumRanges else { break }
+            combinations *= values.count
+            equalities.append(values)
+            used.append(condition)
+        }
+        let k = equalities.count
+        let singleValued = equalities.allSatisfy { $0.count == 1 }
+
+        // At most one range condition on the next field.
+        var rangeField: FieldPath?
+        var lower: (JSONValue, Bool)?   // value, inclusive
+        var upper: (JSONValue, Bool)?
+        var prefix: String?
+        if k < index.fields.count {
+            let field = index.fields[k]
+            // On a multi-valued field, two conditions may hold for different elements,
+            // so only one of them can bound the scan.
+            for condition in byField[field] ?? [] where Self.isRange(condition.op) {
+                if field.isMultiValued && rangeField != nil { break }
+                let before = (lower, upper, prefix)
+                switch condition.op {
+                case .greater(let v): lower = Self.tighter(lower, (v, false), lower: true)
+                case .greaterOrEqual(let v): lower = Self.tighter(lower, (v, true), lower: true)
+                case .less(let v): upper = Self.tighter(upper, (v, false), lower: false)
+                case .lessOrEqual(let v): upper = Self.tighter(upper, (v, true), lower: false)
+                case .between(let lo, let hi):
+                    lower = Self.tighter(lower, (lo, true), lower: true)
+                    upper = Self.tighter(upper, (hi, true), lower: false)
+                case .prefix(let p): if prefix == nil { prefix = p }
+                default: break
+                }
+                // Bounds of different types (e.g. > 5 and < "x") cannot share one range; keep the first.
+                if let l = lower, let u = upper, ValueOrder.tag(of: l.0) != ValueOrder.tag(of: u.0) {
+                    (lower, upper, prefix) = before
+                    continue
+                }
+                if prefix != nil, (lower.map { ValueOrder.tag(of: $0.0) != .string } ?? false) || (upper.map { ValueOrder.tag(of: $0.0) != .string } ?? false) {
+                    (lower, upper, prefix) = before
+                    continue
+                }
+                rangeField = field
+                used.append(condition)
+            }
+        }
+
+        // Order.
+        let lastField = index.fields.count - 1
+        var ordered = false
+        if singleValued {
+            if let order = query.order {
+                if k == lastField, rangeField == nil || rangeField == order.field, order.field == index.fields[lastField], !order.field.isMultiValued {
+                    ordered = true
+                } else if k == index.fields.count, index.fields.contains(order.field) {
+                    ordered = true
+                }
+            } else if k == index.fields.count {
+                ordered = true
+            }
+        }
+        let score = 4 * k + (rangeField != nil ? 2 : 0) + (ordered ? 1 : 0)
+        guard score > 0 else { return nil }
+
+        // Key ranges: one per combination of equality values.
+        let subspace = layout.index(collectionName, index.name)
+        var prefixes: [[TupleElement]] = [[]]
+        for values in equalities { prefixes = prefixes.flatMap { p in values.map { p + ValueOrder.encode($0) } } }
+        var ranges: [KeyRange] = prefixes.map { elements in
+            let base = subspace.pack(Tuple(elements))
+            if let prefix {
+                let encoded = Tuple([.int(ValueOrder.Tag.string.rawValue), .string(prefix)]).encoded
+                var range = KeyRange.prefix(base + encoded.dropLast())  // without the string's terminator
+                if let lower { range = range.intersection(Self.bound(base, lower, isLower: true)) }
+                if let upper { range = range.intersection(Self.bound(base, upper, isLower: false)) }
+                return range
+            }
+            if lower == nil && upper == nil { return KeyRange.prefix(base) }
+            let tagValue = lower?.0 ?? upper?.0 ?? .null
+            let bracket = base + Tuple([.int(ValueOrder.tag(of: tagValue).rawValue)]).encoded
+            var range = KeyRange(lower: .included(bracket), upper: .excluded(bracket + [0xFF]))
+            if let lower { range = range.intersection(Self.bound(base, lower, isLower: true)) }
+            if let upper { range = range.intersection(Self.bound(base, upper, isLower: false)) }
+            return range
+        }
+        let reverse = ordered && (query.order?.descending ?? false)
+        if reverse { ranges.reverse() }
+        let plan = QueryPlan(collection: collectionName, index: index.name, ranges: ranges, rangeConditions: used,
+                             filter: query.conditions, orderedByScan: ordered, reverse: reverse,
+                             mayRepeat: index.fields.contains(where: \.isMultiValued))
+        return (score, plan)
+    }
+
+    static func isRange(_ op: Operator) -> Bool {
+        switch op {
+        case .less, .lessOrEqual, .greater, .greaterOrEqual, .between, .prefix: return true
+        default: return false
+        }
+    }
+
+    /// The tighter of two bounds of the same side.
+    static func tighter(_ a: (JSONValue, Bool)?, _ b: (JSONValue, Bool), lower: Bool) -> (JSONValue, Bool) {
+        guard let a else { return b }
+        guard ValueOrder.tag(of: a.0) == ValueOrder.tag(of: b.0) else { return a }
+        let c = ValueOrder.compare(a.0, b.0)
+        if c == 0 { return a.1 ? b : a }
+        return (c > 0) == lower ? a : b
+    }
+
+    /// The key range of index entries whose value (after `base`) is beyond a bound.
+    /// Entries of a value are `base + value + id`, and an id never starts with 0xFF.
+    static func bound(_ base: [UInt8], _ b: (JSONValue, Bool), isLower: Bool) -> KeyRange {
+        let key = base + Tuple(ValueOrder.encode(b.0)).encoded
+        if isLower {
+            return KeyRange(lower: .included(b.1 ? key : key + [0xFF]), upper: nil)
+        }
+        return KeyRange(lower: nil, upper: .excluded(b.1 ? key + [0xFF] : key))
+    }
+}

@@ -1,0 +1,123 @@
+import Foundation
+
+/// Reads of a document store against one snapshot: every query, lookup and count made
+/// through the transaction sees the same state of the database, whatever writers do.
+///
+/// ```swift
+/// try store.read { tx in
+///     let person = try tx.get("people", id: "p1")
+///     let trips = try tx.find("trips", Query().where("person", .equal("p1")))
+/// }
+/// ```
+public final class ReadTransaction {
+    public let store: DocumentStore
+    /// The snapshot all reads go through.
+    public let snapshot: Snapshot
+
+    init(store: DocumentStore) throws {
+        self.store = store
+        self.snapshot = try store.database.snapshot()
+    }
+
+    /// The document with primary key `id`, or `nil`.
+    public func get(_ collection: String, id: JSONValue) throws -> JSONValue? {
+        let schema = try store.schema.collection(collection)
+        let element = try DocumentStore.idElement(id, collection: collection, primaryKey: schema.primaryKey)
+        guard let bytes = try snapshot.get(store.layout.document(collection, element)) else { return nil }
+        return try store.documentValue(bytes, collection: collection, id: element)
+    }
+
+    /// The documents matching `query`, in its order, after its offset, up to its limit.
+    public func find(_ collection: String, _ query: Query = Query()) throws -> [JSONValue] {
+        try execute(collection, query).map(\.document)
+    }
+
+    /// The number of documents matching `query`'s conditions (its limit and offset ignored).
+    public func count(_ collection: String, _ query: Query = Query()) throws -> Int {
+        var q = query
+        q.limit = nil
+        q.offset = 0
+        q.order = nil
+        if q.conditions.isEmpty {
+            return try store.database.forEach(in: store.layout.documents(collection).range, options: snapshot.readOptions()) { _, _ in }
+        }
+        return try execute(collection, q).count
+    }
+
+    /// The plan ``find(_:_:)`` would use.
+    public func explain(_ collection: String, _ query: Query) throws -> QueryPlan {
+        try store.plan(collection, query)
+    }
+
+    /// Runs a plan: scans its ranges, fetches and filters documents, orders and slices them.
+    func execute(_ collection: String, _ query: Query) throws -> [(id: TupleElement, document: JSONValue)] {
+        let plan = try store.plan(collection, query)
+        let layout = store.layout
+        let readOptions = snapshot.readOptions()
+        let wanted = query.limit.map { query.offset + $0 }
+        var results: [(id: TupleElement, document: JSONValue)] = []
+        var seen = Set<TupleElement>()
+
+        if plan.index == nil {
+            let docs = layout.documents(collection)
+            let entries = try store.database.entries(docs.range, options: readOptions)
+            while let entry = try entries.next({ k, v in (try docs.unpack(k), Array(v)) }) {
+                guard entry.0.count == 1 else { continue }
+                let document = try store.documentValue(entry.1, collection: collection, id: entry.0[0])
+                guard query.matches(document) else { continue }
+                results.append((entry.0[0], document))
+                if plan.orderedByScan, let wanted, results.count >= wanted { break }
+            }
+        } else {
+            scan: for range in plan.ranges {
+                let entries = try store.database.entries(range, order: plan.reverse ? .reverse : .forward, options: readOptions)
+                while let key = try entries.next({ k, _ in Array(k) }) {
+                    // The id is the last element of the entry's key.
+                    guard let id = try? Tuple(decoding: key).elements.last else { continue }
+                    if plan.mayRepeat { guard seen.insert(id).inserted else { continue } }
+                    guard let bytes = try store.database.get(layout.document(collection, id), options: readOptions) else { continue }
+                    let document = try store.documentValue(bytes, collection: collection, id: id)
+                    guard query.matches(document) else { continue }
+                    results.append((id, document))
+                    if plan.orderedByScan, let wanted, results.count >= wanted { break scan }
+                }
+            }
+        }
+
+        if !plan.orderedByScan {
+            results = Self.sorted(results, query.order)
+        }
+        let start = min(query.offset, results.count)
+        let end = query.limit.map { min(start + $0, results.count) } ?? results.count
+        return Array(results[start..<end])
+    }
+
+    /// Sorts by the order field (missing first), ties by primary key; or by primary key.
+    static func sorted(_ results: [(id: TupleElement, document: JSONValue)], _ order: Query.Order?) -> [(id: TupleElement, document: JSONValue)] {
+        let keyed = results.map { r -> (sortKey: [UInt8], idKey: [UInt8], r: (id: TupleElement, document: JSONValue)) in
+            let sortKey = order.flatMap { $0.field.values(in: r.document).first.map(ValueOrder.key) } ?? []
+            return (sortKey, Tuple([r.id]).encoded, r)
+        }
+        let descending = order?.descending ?? false
+        func compare(_ x: [UInt8], _ y: [UInt8]) -> Int { x == y ? 0 : (x.lexicographicallyPrecedes(y) ? -1 : 1) }
+        return keyed.sorted { a, b in
+            var c = compare(a.sortKey, b.sortKey)
+            if c == 0 { c = compare(a.idKey, b.idKey) }
+            return descending ? c > 0 : c < 0
+        }.map(\.r)
+    }
+}
+
+// A transaction wraps a snapshot, which belongs to one thread.
+@available(*, unavailable)
+extension ReadTransaction: Sendable {}
+
+extension DocumentStore {
+    /// Runs `body` with reads against one snapshot; several queries across collections
+    /// see one consistent state.
+    public func read<R>(_ body: (ReadTransaction) throws -> R) throws -> R {
+        let transaction = try ReadTransaction(store: self)
+        defer { transaction.snapshot.release() }
+        return try body(transaction)
+    }
+}

@@ -1,0 +1,129 @@
+import Foundation
+
+extension Schema {
+    /// Loads a schema from JSON text (the format in ``Schema``). `file` names the source in errors.
+    /// - Throws: `.schema` naming the file, the collection, the index and the problem.
+    public init(json data: Data, file: String = "<schema>") throws {
+        func fail(_ m: String) -> KVDocsError { KVDocsError(.schema, "\(file): \(m)") }
+        let root: JSONValue
+        do { root = try JSONValue(parsing: data) } catch let e as KVDocsError { throw fail(e.message) }
+        guard case .object(let top) = root else { throw fail("the top level must be an object with a \"collections\" member, not \(article(root.typeName))") }
+        if let extra = Set(top.keys).subtracting(["collections"]).sorted().first { throw fail("unknown member \"\(extra)\" (expected \"collections\")") }
+        guard let c = top["collections"] else { throw fail("missing the \"collections\" member") }
+        guard case .object(let entries) = c else { throw fail("\"collections\" must be an object, not \(article(c.typeName))") }
+        var collections: [String: CollectionSchema] = [:]
+        for (name, body) in entries {
+            func failIn(_ m: String) -> KVDocsError { fail("collection \"\(name)\": \(m)") }
+            guard case .object(let fields) = body else { throw failIn("must be an object, not \(article(body.typeName))") }
+            if let extra = Set(fields.keys).subtracting(["primaryKey", "indexes", "text"]).sorted().first {
+                throw failIn("unknown member \"\(extra)\" (expected \"primaryKey\", \"indexes\", \"text\")")
+            }
+            var collection = CollectionSchema()
+            if let pk = fields["primaryKey"] {
+                guard case .string(let s) = pk else { throw failIn("\"primaryKey\" must be a string, not \(article(pk.typeName))") }
+                collection.primaryKey = s
+            }
+            for (i, value) in try Self.array(fields["indexes"], "indexes", failIn).enumerated() {
+                guard case .object(let o) = value else { throw failIn("indexes[\(i)] must be an object") }
+                guard case .string(let indexName)? = o["name"] else { throw failIn("indexes[\(i)] needs a string \"name\"") }
+                func failIndex(_ m: String) -> KVDocsError { failIn("index \"\(indexName)\": \(m)") }
+                if let extra = Set(o.keys).subtracting(["name", "fields", "unique"]).sorted().first {
+                    throw failIndex("unknown member \"\(extra)\" (expected \"name\", \"fields\", \"unique\")")
+                }
+                let paths = try Self.fieldPaths(o["fields"], failIndex)
+                var unique = false
+                if let u = o["unique"] {
+                    guard case .bool(let b) = u else { throw failIndex("\"unique\" must be true or false") }
+                    unique = b
+                }
+                collection.indexes.append(IndexDefinition(name: indexName, fields: paths, unique: unique))
+            }
+            for (i, value) in try Self.array(fields["text"], "text", failIn).enumerated() {
+                guard case .object(let o) = value else { throw failIn("text[\(i)] must be an object") }
+                guard case .string(let indexName)? = o["name"] else { throw failIn("text[\(i)] needs a string \"name\"") }
+                func failIndex(_ m: String) -> KVDocsError { failIn("text index \"\(indexName)\": \(m)") }
+                if let extra = Set(o.keys).subtracting(["name", "fields", "tokenizer"]).sorted().first {
+                    throw failIndex("unknown member \"\(extra)\" (expected \"name\", \"fields\", \"tokenizer\")")
+                }
+                let paths = try Self.fieldPaths(o["fields"], failIndex)
+                var tokenizer = TextIndexDefinition.Tokenizer.unicode61
+                if let t = o["tokenizer"] {
+                    guard case .string(let s) = t, let parsed = TextIndexDefinition.Tokenizer(rawValue: s) else {
+                        throw failIndex("\"tokenizer\" must be one of \(TextIndexDefinition.Tokenizer.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", "))")
+                    }
+                    tokenizer = parsed
+                }
+                collection.text.append(TextIndexDefinition(name: indexName, fields: paths, tokenizer: tokenizer))
+            }
+            collections[name] = collection
+        }
+        do {
+            try self.init(collections: collections)
+        } catch let e as KVDocsError {
+            throw fail(e.message)
+        }
+    }
+
+    /// Loads a schema from a JSON file.
+    /// - Throws: `.ioError` when it cannot be read, `.schema` as ``init(json:file:)``.
+    public init(contentsOfFile path: String) throws {
+        let data: Data
+        do {
+            data = try Data(contentsOf: URL(fileURLWithPath: path))
+        } catch {
+            throw KVDocsError(.ioError, "cannot read schema file \(path): \(error.localizedDescription)")
+        }
+        try self.init(json: data, file: path)
+    }
+
+    /// The schema as JSON (the same format), with sorted keys.
+    public func jsonData() -> Data {
+        var top: [String: JSONValue] = [:]
+        for (name, c) in collections {
+            var o: [String: JSONValue] = ["primaryKey": .string(c.primaryKey)]
+            o["indexes"] = .array(c.indexes.map { $0.json })
+            o["text"] = .array(c.text.map {
+                .object(["name": .string($0.name), "fields": .array($0.fields.map { .string($0.description) }),
+                         "tokenizer": .string($0.tokenizer.rawValue)])
+            })
+            top[name] = .object(o)
+        }
+        // A schema holds only strings, booleans, arrays and objects: always encodable.
+        return (try? JSONValue.object(["collections": .object(top)]).canonicalData()) ?? Data()
+    }
+
+    private static func array(_ value: JSONValue?, _ name: String, _ fail: (String) -> KVDocsError) throws -> [JSONValue] {
+        guard let value else { return [] }
+        guard case .array(let a) = value else { throw fail("\"\(name)\" must be an array, not \(article(value.typeName))") }
+        return a
+    }
+
+    private static func fieldPaths(_ value: JSONValue?, _ fail: (String) -> KVDocsError) throws -> [FieldPath] {
+        guard let value else { throw fail("missing \"fields\"") }
+        guard case .array(let a) = value, !a.isEmpty else { throw fail("\"fields\" must be a non-empty array of field paths") }
+        return try a.map {
+            guard case .string(let s) = $0 else { throw fail("\"fields\" must contain strings, not \(article($0.typeName))") }
+            do { return try FieldPath(s) } catch let e as KVDocsError { throw fail(e.message) }
+        }
+    }
+}
+
+extension IndexDefinition {
+    var json: JSONValue {
+        .object(["name": .string(name), "fields": .array(fields.map { .string($0.description) }), "unique": .bool(unique)])
+    }
+}
+
+extension JSONValue {
+    /// Compact JSON with object keys sorted: the stored form of documents and catalog records.
+    /// - Throws: `.invalidArgument` for a NaN or infinite number, which JSON cannot represent.
+    public func canonicalData() throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        do {
+            return try encoder.encode(self)
+        } catch {
+            throw KVDocsError(.invalidArgument, "value cannot be written as JSON: \(error)")
+        }
+    }
+}

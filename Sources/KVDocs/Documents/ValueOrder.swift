@@ -1,0 +1,127 @@
+import Foundation
+
+/// The total order of JSON values used by indexes, queries and sorting, and its
+/// order-preserving encoding as tuple elements.
+///
+/// Across types: missing < `null` < `false` < `true` < numbers < strings < arrays < objects.
+/// Numbers compare numerically whatever their spelling (`30 == 30.0`, `29.5 < 30`), with
+/// 64-bit integers exact beyond 2^53; strings compare by UTF-8 bytes; arrays element by
+/// element (a prefix first); objects by their canonical JSON text.
+///
+/// A value encodes as a type tag followed by its payload (`null` → `0`; booleans →
+/// `1, b`; numbers → `2, d, r` where `d` is the nearest double and `r` the exact integer
+/// remainder; strings → `3, s`; arrays → `4, (elements…)`; objects → `5, json`), so
+/// comparing encodings compares values.
+public enum ValueOrder {
+    enum Tag: Int64 {
+        case null = 0, bool = 1, number = 2, string = 3, array = 4, object = 5
+    }
+
+    /// Appends the encoding of `value` to `elements`.
+    static func append(_ value: JSONValue, to elements: inout [TupleElement]) {
+        switch value {
+        case .null:
+            elements.append(.int(Tag.null.rawValue))
+        case .bool(let b):
+            elements.append(.int(Tag.bool.rawValue)); elements.append(.bool(b))
+        case .int, .uint, .double:
+            let (d, r) = numberKey(value)
+            elements.append(.int(Tag.number.rawValue)); elements.append(.double(d)); elements.append(.int(r))
+        case .string(let s):
+            elements.append(.int(Tag.string.rawValue)); elements.append(.string(s))
+        case .array(let a):
+            var inner: [TupleElement] = []
+            for v in a { append(v, to: &inner) }
+            elements.append(.int(Tag.array.rawValue)); elements.append(.tuple(Tuple(inner)))
+        case .object:
+            let text = (try? value.canonicalData()).map { String(decoding: $0, as: UTF8.self) } ?? ""
+            elements.append(.int(Tag.object.rawValue)); elements.append(.string(text))
+        }
+    }
+
+    /// The encoding of one value.
+    public static func encode(_ value: JSONValue) -> [TupleElement] {
+        var e: [TupleElement] = []
+        append(value, to: &e)
+        return e
+    }
+
+    /// The encoded bytes of one value (for comparisons).
+    public static func key(_ value: JSONValue) -> [UInt8] { Tuple(encode(value)).encoded }
+
+    /// Compares two values in the total order: negative, zero or positive.
+    public static func compare(_ a: JSONValue, _ b: JSONValue) -> Int {
+        let ka = key(a), kb = key(b)
+        return ka == kb ? 0 : (ka.lexicographicallyPrecedes(kb) ? -1 : 1)
+    }
+
+    /// A number as (nearest double, exact remainder): ordering pairs orders the numbers.
+    /// -0.0 is 0.
+    static func numberKey(_ value: JSONValue) -> (Double, Int64) {
+        switch value {
+        case .int(let i):
+            let d = Double(i)
+            return (d, Int64(Int128(i) - Int128(d)))
+        case .uint(let u):
+            let d = Double(u)
+            return (d, Int64(Int128(u) - Int128(d)))
+        case .double(let d):
+            return (d == 0 ? 0 : d, 0)
+        default:
+            return (0, 0)
+        }
+    }
+
+    /// The first encoded element of values of `value`'s type (its tag).
+    static func tag(of value: JSONValue) -> Tag {
+        switch value {
+        case .null: .null
+        case .bool: .bool
+        case .int, .uint, .double: .number
+        case .string: .string
+        case .array: .array
+        case .object: .object
+        }
+    }
+
+    /// Decodes one value from `elements` starting at `index`, advancing it; `nil` when the
+    /// elements are not a value encoding.
+    static func decode(_ elements: [TupleElement], at index: inout Int) -> JSONValue? {
+        guard index < elements.count, case .int(let raw) = elements[index], let tag = Tag(rawValue: raw) else { return nil }
+        index += 1
+        func next() -> TupleElement? {
+            guard index < elements.count else { return nil }
+            defer { index += 1 }
+            return elements[index]
+        }
+        switch tag {
+        case .null: return .null
+        case .bool:
+            guard case .bool(let b)? = next() else { return nil }
+            return .bool(b)
+        case .number:
+            guard case .double(let d)? = next(), case .int(let r)? = next() else { return nil }
+            if r == 0 && d.rounded() != d { return .double(d) }
+            if r == 0, let i = Int64(exactly: d) { return .int(i) }
+            let exact = Int128(d) + Int128(r)
+            if let i = Int64(exactly: exact) { return .int(i) }
+            if let u = UInt64(exactly: exact) { return .uint(u) }
+            return .double(d)
+        case .string:
+            guard case .string(let s)? = next() else { return nil }
+            return .string(s)
+        case .array:
+            guard case .tuple(let t)? = next() else { return nil }
+            var values: [JSONValue] = []
+            var i = 0
+            while i < t.elements.count {
+                guard let v = decode(t.elements, at: &i) else { return nil }
+                values.append(v)
+            }
+            return .array(values)
+        case .object:
+            guard case .string(let s)? = next() else { return nil }
+            return try? JSONValue(parsing: Data(s.utf8))
+        }
+    }
+}
