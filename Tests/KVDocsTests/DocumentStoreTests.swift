@@ -1,0 +1,184 @@
+import Foundation
+import Testing
+@testable import KVDocs
+
+let peopleSchemaJSON = #"""
+{"collections": {
+  "people": {
+    "primaryKey": "id",
+    "indexes": [
+      {"name": "by_age",        "fields": ["age"]},
+      {"name": "by_last_first", "fields": ["last", "first"]},
+      {"name": "by_email",      "fields": ["email"], "unique": true},
+      {"name": "by_tag",        "fields": ["tags[]"]},
+      {"name": "by_city",       "fields": ["address.city"]},
+      {"name": "by_city_age",   "fields": ["address.city", "age"]}
+    ],
+    "text": [{"name": "bio_text", "fields": ["bio", "title"]}]
+  }}}
+"""#
+
+func peopleSchema() throws -> Schema { try Schema(json: Data(peopleSchemaJSON.utf8), file: "people.json") }
+
+/// Opens a document store with the people schema on a temporary database.
+func withPeopleStore<R>(_ body: (DocumentStore, DocumentCollection) throws -> R) throws -> R {
+    try withTemporaryDatabase { db, _ throws in
+        let store = try DocumentStore(database: db, schema: try peopleSchema())
+        return try body(store, try store.collection("people"))
+    }
+}
+
+@Suite struct DocumentStoreTests {
+    @Test func insertGetUpsertUpdateDeleteAndCount() throws {
+        try withPeopleStore { store, people throws in
+            try people.insert(["id": "p1", "name": "Ada", "age": 36])
+            #expect(try people.get(id: "p1") == ["id": "p1", "name": "Ada", "age": 36])
+            #expect(try people.get(id: "nobody") == nil)
+            #expect(throws: KVDocsError.self) { try people.insert(["id": "p1"]) }
+            try people.upsert(["id": "p1", "name": "Ada L."])
+            #expect(try people.get(id: "p1")?["age"] == nil)
+            #expect(throws: KVDocsError.self) { try people.update(["id": "p2"]) }
+            try people.update(["id": "p1", "age": 37])
+            try people.insert(["id": 7, "age": 1])
+            #expect(try people.count() == 2)
+            #expect(try people.find().map { $0["id"] } == ["p1", 7])   // ids: strings before integers
+            #expect(try people.delete(id: "p1"))
+            #expect(try people.delete(id: "p1") == false)
+            #expect(try people.count() == 1)
+            #expect(store.lastSequence == 5)
+            #expect(try store.verify().isClean)
+        }
+    }
+
+    @Test func badDocumentsAreRejectedWithClearErrors() throws {
+        try withPeopleStore { store, people throws in
+            let cases: [(JSONValue, String)] = [
+                (["name": "x"], #"document has no primary key field "id" (collection "people")"#),
+                (["id": 1.5], #"primary key "id" of collection "people" must be a string or an integer, not 1.5"#),
+                (["id": ["a"]], #"primary key "id" of collection "people" must be a string or an integer, not ["a"]"#),
+                ([1, 2], "a document must be a JSON object, not an array"),
+            ]
+            for (doc, message) in cases {
+                do {
+                    try people.insert(doc)
+                    Issue.record("accepted \(doc)")
+                } catch let error as KVDocsError {
+                    #expect(error.message == message)
+                }
+            }
+            #expect(throws: KVDocsError.self) { _ = try store.collection("nope") }
+            #expect(store.lastSequence == 0)
+        }
+    }
+
+    @Test func uniqueViolationNamesIndexAndValueAndWritesNothing() throws {
+        try withPeopleStore { store, people throws in
+            try people.insert(["id": "a", "email": "x@y.org", "age": 1])
+            let before = store.lastSequence
+            do {
+                try people.insert(["id": "b", "email": "x@y.org", "age": 2])
+                Issue.record("duplicate accepted")
+            } catch let error as KVDocsError {
+                #expect(error.kind == .uniqueViolation)
+                #expect(error.message == #"unique index "by_email" of "people" already has "x@y.org" (document "a"); document "b" cannot have it too"#)
+            }
+            #expect(try people.get(id: "b") == nil)
+            #expect(try people.count(Query().where("age", .equal(2))) == 0)
+            #expect(store.lastSequence == before)
+            // The owner may rewrite its own value; after a delete the value is free again.
+            try people.upsert(["id": "a", "email": "x@y.org", "age": 5])
+            try people.delete(id: "a")
+            try people.insert(["id": "b", "email": "x@y.org"])
+            #expect(try store.verify().isClean)
+        }
+    }
+
+    @Test func typedCollectionsStoreCodableValues() throws {
+        struct Person: Codable, Equatable {
+            var id: String
+            var name: String
+            var age: Int
+            var tags: [String]
+        }
+        try withPeopleStore { store, _ throws in
+            let people = try store.collection("people", of: Person.self)
+            try people.insert(Person(id: "p1", name: "Ada", age: 36, tags: ["math"]))
+            try people.insert(Person(id: "p2", name: "Alan", age: 41, tags: ["math", "code"]))
+            #expect(try people.get(id: "p1") == Person(id: "p1", name: "Ada", age: 36, tags: ["math"]))
+            #expect(try people.find(Query().where("tags[]", .equal("code"))).map(\.name) == ["Alan"])
+            #expect(try people.find(Query().where("age", .greater(30)).orderBy("age", descending: true)).map(\.id) == ["p2", "p1"])
+        }
+    }
+
+    @Test func numbersCompareByValueWhateverTheirSpelling() throws {
+        try withPeopleStore { _, people throws in
+            try people.insert(["id": "a", "age": 30])
+            try people.insert(["id": "b", "age": 30.0])
+            try people.insert(["id": "c", "age": 29.5])
+            try people.insert(["id": "d", "age": .int(9007199254740993)])
+            try people.insert(["id": "e", "age": .int(9007199254740992)])
+            try people.insert(["id": "f", "age": "30"])
+            func ids(_ q: Query) throws -> [String] { try people.find(q).compactMap { if case .string(let s)? = $0["id"] { s } else { nil } } }
+            #expect(try ids(Query().where("age", .equal(30))) == ["a", "b"])
+            #expect(try ids(Query().where("age", .less(30))) == ["c"])
+            #expect(try ids(Query().where("age", .greater(.int(9007199254740992)))) == ["d"])
+            #expect(try ids(Query().where("age", .equal(.double(9007199254740992)))) == ["e"])
+            #expect(try ids(Query().where("age", .greaterOrEqual(0)).orderBy("age")) == ["c", "a", "b", "e", "d"])
+            #expect(try ids(Query().where("age", .equal("30"))) == ["f"])     // a string is not a number
+            #expect(try ids(Query().where("age", .greater(1000))) == ["d", "e"])  // and ranges stay within a type
+        }
+    }
+
+    @Test func queriesMatchABruteForceModel() throws {
+        try withPeopleStore { store, people throws in
+            var rng = SeededGenerator(seed: 31)
+            var model: [JSONValue: JSONValue] = [:]
+            let ids: [JSONValue] = (0..<70).map { $0 % 7 == 0 ? .int(Int64($0)) : .string(String(format: "p%03d", $0)) }
+            for _ in 0..<400 {
+                let id = ids.randomElement(using: &rng)!
+                let doc = DocumentGenerator.document(id: id, &rng)
+                let op = Int.random(in: 0..<10, using: &rng)
+                let emailTaken = doc["email"].map { email in model.contains { $0.key != id && $0.value["email"] == email } } ?? false
+                do {
+                    switch op {
+                    case 0..<4:
+                        try people.insert(doc)
+                        #expect(model[id] == nil && !emailTaken)
+                        model[id] = doc
+                    case 4..<7:
+                        try people.upsert(doc)
+                        #expect(!emailTaken)
+                        model[id] = doc
+                    case 7:
+                        try people.update(doc)
+                        #expect(model[id] != nil && !emailTaken)
+                        model[id] = doc
+                    default:
+                        #expect(try people.delete(id: id) == (model[id] != nil))
+                        model[id] = nil
+                    }
+                } catch let error as KVDocsError {
+                    // Only the expected failures: an existing/missing id or a taken email.
+                    let expected = (op < 4 && model[id] != nil) || (op == 7 && model[id] == nil) || emailTaken
+                    #expect(expected, "\(error)")
+                    #expect(error.kind == .conflict || error.kind == .uniqueViolation)
+                }
+            }
+            #expect(try store.verify().isClean)
+            var usedIndex = 0
+            for _ in 0..<600 {
+                let query = DocumentGenerator.query(&rng)
+                let expected = ReferenceSemantics.answer(model, query)
+                let actual = try people.find(query).map { $0["id"] ?? .null }
+                let plan = try people.explain(query)
+                #expect(actual == expected, "\(query.conditions) order \(String(describing: query.order)) limit \(String(describing: query.limit)) offset \(query.offset)\n\(plan)")
+                var unlimited = query
+                unlimited.limit = nil
+                unlimited.offset = 0
+                #expect(try people.count(query) == ReferenceSemantics.answer(model, unlimited).count)
+                if plan.index != nil { usedIndex += 1 }
+            }
+            #expect(usedIndex > 200)  // the planner's index paths were exercised
+        }
+    }
+}
