@@ -1,0 +1,296 @@
+import Foundation
+import Testing
+@testable import KVDocs
+
+@Suite struct DocumentSchemaTests {
+    static func populate(_ people: DocumentCollection, count: Int = 300) throws {
+        var rng = SeededGenerator(seed: 41)
+        for i in 0..<count {
+            var doc = DocumentGenerator.document(id: .string(String(format: "p%04d", i)), &rng)
+            if case .object(var o) = doc { o["email"] = .string("e\(i)@x.org"); doc = .object(o) }
+            try people.insert(doc)
+        }
+    }
+
+    @Test func addingDroppingAndChangingIndexesOnAPopulatedDatabase() throws {
+        try withTemporaryDatabase { db, _ throws in
+            var schema = try Schema(collections: ["people": CollectionSchema(indexes: [IndexDefinition(name: "by_age", fields: ["age"])])])
+            var store = try DocumentStore(database: db, schema: schema)
+            try Self.populate(try store.collection("people"))
+            let query = Query().where("last", .equal("Smith")).orderBy("age")
+            let before = try store.collection("people").find(query)
+            // A compound index [last, age] only serves queries that constrain both fields
+            // (documents missing age are not in it).
+            let both = Query().where("last", .equal("Smith")).where("age", .greaterOrEqual(0)).orderBy("age")
+            let beforeBoth = try store.collection("people").find(both)
+            #expect(!beforeBoth.isEmpty)
+            #expect(try store.collection("people").explain(query).index == nil)
+
+            // Add an index: built with progress, then used.
+            schema.collections["people"]?.indexes.append(IndexDefinition(name: "by_last", fields: ["last"]))
+            var reports: [DocumentStore.IndexBuildProgress] = []
+            store = try DocumentStore(database: db, schema: schema) { reports.append($0) }
+            #expect(reports.first?.index == "by_last" && reports.last?.done == 300 && reports.last?.total == 300)
+            #expect(try store.collection("people").explain(query).index == "by_last")
+            #expect(try store.collection("people").find(query) == before)
+            #expect(try store.verify().isClean)
+
+            // Change it (now compound) and drop by_age.
+            schema.collections["people"]?.indexes = [IndexDefinition(name: "by_last", fields: ["last", "age"])]
+            store = try DocumentStore(database: db, schema: schema)
+            #expect(try store.collection("people").explain(query).index == nil)
+            #expect(try store.collection("people").find(query) == before)
+            let plan = try store.collection("people").explain(both)
+            #expect(plan.index == "by_last" && plan.orderedByScan)
+            #expect(try store.collection("people").find(both) == beforeBoth)
+            #expect(try db.entries(store.layout.index("people", "by_age").range).collect().isEmpty)
+            #expect(try store.verify().isClean)
+
+            // Reopening without a schema keeps the stored one.
+            store = try DocumentStore(database: db)
+            #expect(store.schema == schema)
+            #expect(try store.collection("people").explain(both).index == "by_last")
+        }
+    }
+
+    @Test func aUniqueIndexOverDuplicatesFailsAndLeavesTheSchemaAsItWas() throws {
+        try withTemporaryDatabase { db, _ throws in
+            let schema = try Schema(collections: ["people": CollectionSchema()])
+            let store = try DocumentStore(database: db, schema: schema)
+            try store.collection("people").insert(["id": "a", "email": "same"])
+            try store.collection("people").insert(["id": "b", "email": "same"])
+            var unique = schema
+            unique.collections["people"]?.indexes = [IndexDefinition(name: "by_email", fields: ["email"], unique: true)]
+            do {
+                _ = try DocumentStore(database: db, schema: unique)
+                Issue.record("built a unique index over duplicates")
+            } catch let error as KVDocsError {
+                #expect(error.kind == .uniqueViolation)
+                #expect(error.message.contains(#"unique index "by_email" of "people" already has "same""#))
+            }
+            let reopened = try DocumentStore(database: db)
+            #expect(reopened.schema == schema)
+            #expect(try db.entries(reopened.layout.index("people", "by_email").range).collect().isEmpty)
+        }
+    }
+
+    @Test func malformedSchemaFilesNameTheFileAndTheProblem() throws {
+        let cases: [(String, String)] = [
+            (#"{"collections": {"p": {"indexes": [{"name": "x"}]}}}"#, #"s.json: collection "p": index "x": missing "fields""#),
+            (#"{"collections": {"p": {"indexes": [{"name": "x", "fields": ["a..b"]}]}}}"#, #"s.json: collection "p": index "x": invalid field path "a..b": each segment is a field name, optionally followed by []"#),
+            (#"{"collections": {"p": {"indexes": [{"name": "x", "fields": ["a[]", "b[]"]}]}}}"#, #"s.json: collection "p": index "x": at most one field may be multi-valued ([])"#),
+            (#"{"collections": {"p": {"indexes": [{"name": "x", "fields": ["a"]}, {"name": "x", "fields": ["b"]}]}}}"#, #"s.json: collection "p": index "x" is declared twice"#),
+            (#"{"collections": {"p": {"indexes": [{"name": "x", "fields": ["a"], "unique": "yes"}]}}}"#, #"s.json: collection "p": index "x": "unique" must be true or false"#),
+            (#"{"collections": {"p": {"primaryKey": "a.b"}}}"#, #"s.json: collection "p": primaryKey "a.b" must be a top-level field name"#),
+            (#"{"collections": {"p": {"text": [{"name": "t", "fields": ["bio"], "tokenizer": "icu"}]}}}"#, #"s.json: collection "p": text index "t": "tokenizer" must be one of "unicode61", "porter""#),
+            (#"{"collections": {"p": {"index": []}}}"#, #"s.json: collection "p": unknown member "index" (expected "primaryKey", "indexes", "text")"#),
+            (#"{"collection": {}}"#, #"s.json: unknown member "collection" (expected "collections")"#),
+            ("{\"collections\": {\n\"p\": {,}}}", "s.json: invalid JSON at line 2, column 7"),
+        ]
+        for (json, message) in cases {
+            do {
+                _ = try Schema(json: Data(json.utf8), file: "s.json")
+                Issue.record("accepted \(json)")
+            } catch let error as KVDocsError {
+                #expect(error.kind == .schema)
+                #expect(error.message.hasPrefix(message), "\(error.message)")
+            }
+        }
+        // Text indexes are accepted and kept.
+        let schema = try peopleSchema()
+        #expect(schema.collections["people"]?.text == [TextIndexDefinition(name: "bio_text", fields: ["bio", "title"])])
+        #expect(try Schema(json: schema.jsonData()) == schema)
+    }
+
+    @Test func explainNamesTheIndexAndKeyRange() throws {
+        try withPeopleStore { _, people throws in
+            let plan = try people.explain(Query().where("address.city", .equal("Perth")).where("age", .greater(30)).where("last", .notEqual("x")).orderBy("age").limit(5))
+            #expect(plan.index == "by_city_age")
+            #expect(plan.orderedByScan)
+            #expect(plan.description.contains("collection people: index by_city_age, 1 key range"))
+            #expect(plan.description.contains(#"range: address.city = "Perth" and age > 30"#))
+            #expect(plan.description.contains(#"keys: [("i", "people", "by_city_age", 3, "Perth", 2, 30.0, 0)+0xff"#))
+            #expect(plan.description.contains(#"filter: last != "x""#))
+            let scan = try people.explain(Query().where("nickname", .equal("x")))
+            #expect(scan.index == nil)
+            #expect(scan.description.contains("full scan"))
+            let tags = try people.explain(Query().where("tags[]", .in(["a", "b"])))
+            #expect(tags.index == "by_tag" && tags.ranges.count == 2)
+        }
+    }
+}
+
+@Suite struct DocumentIntegrityTests {
+    @Test func verifyFindsInjectedInconsistenciesAndReindexRepairsThem() throws {
+        try withPeopleStore { store, people throws in
+            try DocumentSchemaTests.populate(people, count: 100)
+            #expect(try store.verify().isClean)
+            let layout = store.layout
+            // Remove an entry, add a dangling one, and change a document behind the index's back.
+            let ageIndex = layout.index("people", "by_age")
+            let victim = try #require(try store.database.entries(ageIndex.range, limit: 1).collect().first)
+            try store.database.delete(victim.key)
+            try store.database.put(ageIndex.pack(Tuple(ValueOrder.encode(12345) + [.string("ghost")])), "")
+            try store.database.put(layout.document("people", "p0001"), #"{"id":"p0001","age":77,"tags":["zzz"]}"#)
+            let report = try store.verify(collection: "people")
+            #expect(!report.isClean)
+            #expect(report.missingEntries >= 2)     // the deleted entry; p0001's new age and tag
+            #expect(report.danglingEntries >= 2)    // the ghost; p0001's old entries
+            #expect(report.problems.contains { $0.contains("\"ghost\"") && $0.contains("belongs to no document") })
+            #expect(report.description.contains("missing entries"))
+            try store.reindex(collection: "people", index: "by_age")
+            #expect(try store.verify().danglingEntries > 0)   // other indexes still stale
+            try store.reindex(collection: "people")
+            #expect(try store.verify().isClean)
+            #expect(try people.find(Query().where("tags[]", .equal("zzz"))).map { $0["id"] } == ["p0001"])
+        }
+    }
+
+    @Test func aQuerySeesOneSnapshotWhileWritersRun() throws {
+        try withPeopleStore { store, people throws in
+            for i in 0..<50 { try people.insert(["id": .string("p\(i)"), "age": .int(Int64(i)), "address": ["city": "Perth"]]) }
+            try store.read { tx throws in
+                let before = try tx.find("people", Query().where("age", .greaterOrEqual(0)))
+                try people.insert(["id": "new", "age": 5])
+                try people.delete(id: "p3")
+                try people.upsert(["id": "p4", "age": 1000])
+                #expect(try tx.find("people", Query().where("age", .greaterOrEqual(0))) == before)
+                #expect(try tx.count("people") == 50)
+                #expect(try tx.get("people", id: "p3") != nil)
+            }
+            #expect(try people.count() == 50)
+            #expect(try people.find(Query().where("age", .equal(1000))).count == 1)
+        }
+    }
+
+    @Test func manyThreadsWriteAndReadWithVerifyCleanAtTheEnd() throws {
+        try withPeopleStore { store, people throws in
+            let failures = ManagedAtomicFlag()
+            DispatchQueue.concurrentPerform(iterations: 6) { worker in
+                var rng = SeededGenerator(seed: UInt64(worker))
+                for i in 0..<150 {
+                    let id = JSONValue.string("w\(worker)-\(i % 40)")
+                    do {
+                        switch i % 5 {
+                        case 0, 1, 2: try people.upsert(DocumentGenerator.document(id: id, &rng))
+                        case 3: try people.delete(id: id)
+                        default: _ = try people.find(DocumentGenerator.query(&rng))
+                        }
+                    } catch let error as KVDocsError where error.kind == .uniqueViolation {
+                        // Random emails collide across threads: expected, and nothing is written.
+                    } catch {
+                        failures.set()
+                    }
+                }
+            }
+            #expect(!failures.isSet)
+            #expect(try store.verify().isClean)
+            let changes = try store.changes()
+            #expect(changes.map(\.sequence) == Array(1...Int64(changes.count)))
+            #expect(store.lastSequence == Int64(changes.count))
+        }
+    }
+}
+
+@Suite struct ChangeFeedTests {
+    @Test func everyWriteGetsTheNextSequenceNumberWithoutGaps() throws {
+        try withPeopleStore { store, people throws in
+            try people.insert(["id": "a"])
+            try people.upsert(["id": "a", "age": 1])
+            try people.insert(["id": 2])
+            try? people.insert(["id": "a"])   // fails: no sequence number used
+            try people.delete(id: "a")
+            try people.delete(id: "a")         // nothing to delete: no change
+            #expect(try store.changes().map(\.description) == ["1 insert people \"a\"", "2 update people \"a\"", "3 insert people 2", "4 delete people \"a\""])
+            #expect(try store.changes(since: 2).map(\.sequence) == [3, 4])
+            #expect(try store.changes(since: 1, limit: 2).map(\.sequence) == [2, 3])
+            // The sequence survives reopening.
+            let reopened = try DocumentStore(database: store.database)
+            #expect(reopened.lastSequence == 4)
+            try reopened.collection("people").insert(["id": "z"])
+            #expect(try reopened.changes(since: 4).map(\.sequence) == [5])
+        }
+    }
+
+    @Test func observersReceiveNewChangesInOrder() async throws {
+        let dir = TemporaryDirectory()
+        let db = try Database(path: dir.child("db"))
+        defer { db.close() }
+        let store = try DocumentStore(database: db, schema: try peopleSchema())
+        let people = try store.collection("people")
+        let stream = store.changeStream()
+        let reader = Task { () -> [Int64] in
+            var seen: [Int64] = []
+            for await change in stream {
+                seen.append(change.sequence)
+                if seen.count == 20 { break }
+            }
+            return seen
+        }
+        for i in 0..<20 { try people.upsert(["id": .int(Int64(i % 7))]) }
+        #expect(await reader.value == Array(1...20))
+    }
+}
+
+@Suite struct ImportTests {
+    static func write(_ lines: [String], _ dir: TemporaryDirectory) throws -> String {
+        let path = dir.child("import.jsonl")
+        try Data(lines.joined(separator: "\n").utf8).write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    @Test func importsJSONLinesInBatchesMaintainingIndexes() throws {
+        try withPeopleStore { store, people throws in
+            let dir = TemporaryDirectory()
+            let lines = (0..<2500).map { #"{"id": "i\#($0)", "age": \#($0 % 90), "email": "m\#($0)@x", "tags": ["t\#($0 % 3)"]}"# } + ["", "  "]
+            var progress: [DocumentStore.ImportProgress] = []
+            let count = try store.importJSONLines(into: "people", path: try Self.write(lines, dir), batchSize: 1000) { progress.append($0) }
+            #expect(count == 2500)
+            #expect(progress.filter { !$0.validating }.map(\.documents) == [1000, 2000, 2500])
+            #expect(try people.count() == 2500)
+            #expect(try people.count(Query().where("tags[]", .equal("t1"))) == 833)
+            #expect(try store.verify().isClean)
+            #expect(store.lastSequence == 2500)
+        }
+    }
+
+    @Test func aMalformedLineIsReportedWithItsNumberAndNothingIsImported() throws {
+        try withPeopleStore { store, people throws in
+            let dir = TemporaryDirectory()
+            for (bad, reason) in [(#"{"id": "x", "age": }"#, "invalid JSON at line 1, column 20"), (#"[1]"#, "expected a JSON object, found an array"),
+                                  (#"{"age": 1}"#, #"no primary key field "id""#), (#"{"id": true}"#, "must be a string or an integer")] {
+                let path = try Self.write([#"{"id": "ok1"}"#, bad], dir)
+                do {
+                    try store.importJSONLines(into: "people", path: path)
+                    Issue.record("imported \(bad)")
+                } catch let error as KVDocsError {
+                    #expect(error.message.hasPrefix("\(path):2: "), "\(error.message)")
+                    #expect(error.message.contains(reason), "\(error.message)")
+                    #expect(error.message.hasSuffix("nothing was imported"))
+                }
+            }
+            #expect(try people.count() == 0)
+            #expect(store.lastSequence == 0)
+        }
+    }
+
+    @Test func aFailingWriteKeepsEarlierBatchesAndDropsItsOwn() throws {
+        try withPeopleStore { store, people throws in
+            let dir = TemporaryDirectory()
+            var lines = (0..<25).map { #"{"id": "i\#($0)", "email": "m\#($0)@x"}"# }
+            lines[17] = #"{"id": "dup", "email": "m3@x"}"#
+            do {
+                try store.importJSONLines(into: "people", path: try Self.write(lines, dir), batchSize: 10)
+                Issue.record("imported a duplicate email")
+            } catch let error as KVDocsError {
+                #expect(error.kind == .uniqueViolation)
+                #expect(error.message.contains(":18: "))
+                #expect(error.message.contains("10 documents before this batch were imported"))
+            }
+            #expect(try people.count() == 10)
+            #expect(try store.verify().isClean)
+        }
+    }
+
+    static func write(_ lines: String..., dir: TemporaryDirectory) throws -> String { try write(lines, dir) }
+}
