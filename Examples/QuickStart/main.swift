@@ -6,6 +6,22 @@ import KVDocs
 let path = CommandLine.arguments.dropFirst().first
     ?? FileManager.default.temporaryDirectory.appendingPathComponent("kvdocs-example.db").path
 
+/// The README's documents example: a Codable type, a schema, an insert and an indexed query.
+func documentsExample(_ db: Database) throws {
+    struct Station: Codable { var id: String; var name: String; var zone: Int; var lines: [String] }
+    let schema = try Schema(json: Data(#"""
+        {"collections": {"stations": {"primaryKey": "id", "indexes": [
+          {"name": "by_zone", "fields": ["zone"]}, {"name": "by_line", "fields": ["lines[]"]}]}}}
+        """#.utf8))
+    let store = try DocumentStore(database: db, schema: schema)
+    let stations = try store.collection("stations", of: Station.self)
+    try stations.upsert(Station(id: "PER", name: "Perth", zone: 1, lines: ["Fremantle", "Midland"]))
+    try stations.upsert(Station(id: "FRE", name: "Fremantle", zone: 2, lines: ["Fremantle"]))
+    let query = Query().where("lines[]", .equal("Fremantle")).where("zone", .lessOrEqual(2)).orderBy("zone")
+    print(try stations.find(query).map(\.name))                 // ["Perth", "Fremantle"]
+    print(try store.collection("stations").explain(query))     // index by_line, then filter zone <= 2
+}
+
 do {
     var options = Options()
     options.bloomFilterBitsPerKey = 10          // fewer disk reads for missing keys
@@ -44,6 +60,7 @@ do {
     for entry in try db.entries(departure.range(["station": "Perth"])) {
         print(try departure.decode(entry.key), "=>", String(decoding: entry.value, as: UTF8.self))
     }
+    try documentsExample(db)
     print("on disk (approx.):", try db.approximateSize(), "bytes; LevelDB", Database.levelDBVersion)
 } catch {
     FileHandle.standardError.write(Data("kvdocs-example: \(error)\n".utf8))

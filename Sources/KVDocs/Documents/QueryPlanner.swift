@@ -32,6 +32,10 @@ public struct QueryPlan: Sendable, CustomStringConvertible {
     }
 
     static func describe(_ range: KeyRange) -> String {
+        if let lower = range.lower, lower.isIncluded, let upper = range.upper, !upper.isIncluded,
+           KeyRange.prefixSuccessor(lower.key) == upper.key {
+            if let t = try? Tuple(decoding: lower.key) { return "every key starting with \(t)" }
+        }
         func key(_ b: KeyRange.Bound) -> String {
             if let t = try? Tuple(decoding: b.key) { return t.description }
             if b.key.last == 0xFF, let t = try? Tuple(decoding: b.key.dropLast()) { return t.description + "+0xff" }
