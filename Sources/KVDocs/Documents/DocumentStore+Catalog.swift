@@ -27,6 +27,16 @@ extension DocumentStore {
                   o["definition"] == def.json else { continue }
             ready.insert("\(collection)/\(index)")
         }
+        let textStates = layout.root.subspace(["m", "text"])
+        for entry in try db.entries(textStates.range).collect() {
+            let t = try textStates.unpack(entry.key)
+            guard t.count == 2, let state = try? JSONValue(parsing: Data(entry.value)),
+                  case .object(let o) = state, o["state"] == .string("ready"),
+                  let collection = try? t.string(at: 0), let index = try? t.string(at: 1),
+                  let def = schema.collections[collection]?.text.first(where: { $0.name == index }),
+                  o["definition"] == def.json else { continue }
+            ready.insert(DocumentStore.textReadyKey(collection, index))
+        }
         var last: Int64 = 0
         if let t = try db.get(layout.sequenceKey, as: Tuple.self) { last = try t.int64(at: 0) }
         return StoredCatalog(schema: schema, ready: ready, lastSequence: last)
@@ -47,6 +57,12 @@ extension DocumentStore {
                         try dropIndex(name, index.name)
                     }
                 }
+                for text in collection.text {
+                    let kept = newSchema.collections[name]?.text.first { $0.name == text.name }
+                    if kept != text || !isTextReady(name, text.name) {
+                        try dropTextIndex(name, text.name)
+                    }
+                }
             }
             // The schema now in force; indexes still to build are not ready yet.
             state.withLock { $0.schema = newSchema }
@@ -56,6 +72,15 @@ extension DocumentStore {
                         try buildIndex(name, collection, index, progress: progress)
                     } catch {
                         try? dropIndex(name, index.name)
+                        state.withLock { $0.schema = old }
+                        throw error
+                    }
+                }
+                for text in collection.text where !isTextReady(name, text.name) {
+                    do {
+                        try buildTextIndex(name, text, progress: progress)
+                    } catch {
+                        try? dropTextIndex(name, text.name)
                         state.withLock { $0.schema = old }
                         throw error
                     }

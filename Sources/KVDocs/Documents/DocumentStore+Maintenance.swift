@@ -88,6 +88,9 @@ extension DocumentStore {
                         report.note("\(name).\(index.name): entry \(Self.describeEntry(key)) is missing")
                     }
                 }
+                for text in collectionSchema.text {
+                    try verifyText(name, text, options: options, into: &report)
+                }
             }
         }
         return report
@@ -97,15 +100,26 @@ extension DocumentStore {
         (try? Tuple(decoding: key).description) ?? "0x" + key.map { String($0, radix: 16).leftPadded(to: 2) }.joined()
     }
 
-    /// Rebuilds one index, or every index of the collection, from its documents. Writers
-    /// wait while it runs; queries meanwhile scan documents instead of the index.
+    /// Rebuilds one index (secondary or text), or every index of the collection, from its
+    /// documents. Writers wait while it runs; queries meanwhile scan documents instead of
+    /// the index, and searches of a text index being rebuilt fail.
     public func reindex(collection: String, index: String? = nil, progress: ((IndexBuildProgress) -> Void)? = nil) throws {
         let collectionSchema = try schema.collection(collection)
-        let indexes = try index.map { [try collectionSchema.index($0, collection: collection)] } ?? collectionSchema.indexes
+        var indexes = collectionSchema.indexes
+        var texts = collectionSchema.text
+        if let index {
+            indexes = indexes.filter { $0.name == index }
+            texts = texts.filter { $0.name == index }
+            if indexes.isEmpty && texts.isEmpty { _ = try collectionSchema.index(index, collection: collection) }
+        }
         try database.withExclusiveWriter {
             for definition in indexes {
                 try dropIndex(collection, definition.name)
                 try buildIndex(collection, collectionSchema, definition, progress: progress)
+            }
+            for definition in texts {
+                try dropTextIndex(collection, definition.name)
+                try buildTextIndex(collection, definition, progress: progress)
             }
         }
     }

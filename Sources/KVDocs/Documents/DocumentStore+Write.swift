@@ -19,6 +19,8 @@ extension DocumentStore {
         var removed: Set<[UInt8]> = []
         var changes: [Change] = []
         var sequence: Int64
+        /// Text index statistics changed by this batch, by statistics key.
+        var textStatistics: [[UInt8]: (documents: Int, tokens: Int)] = [:]
 
         init(store: DocumentStore) {
             self.store = store
@@ -90,6 +92,17 @@ extension DocumentStore {
                 }
             }
 
+            for text in schema.text {
+                let textLayout = store.textLayout(collectionName, text.name)
+                let delta = DocumentStore.updateText(textLayout, text, id: id, old: old, new: document, batch: batch)
+                if delta != (0, 0) || textStatistics[textLayout.statistics] == nil {
+                    var stats = try textStatistics[textLayout.statistics] ?? store.textStatistics(textLayout)
+                    stats.documents += delta.documents
+                    stats.tokens += delta.tokens
+                    textStatistics[textLayout.statistics] = stats
+                }
+            }
+
             if let stored {
                 batch.put(key, stored)
             } else {
@@ -123,6 +136,7 @@ extension DocumentStore {
         func commit(sync: Bool = false) throws {
             guard !changes.isEmpty else { return }
             batch.put(store.layout.sequenceKey, Tuple([.int(sequence)]))
+            for (key, stats) in textStatistics { batch.put(key, Tuple([.int(Int64(stats.documents)), .int(Int64(stats.tokens))])) }
             try store.database.write(batch, sync: sync)
             store.published(changes, lastSequence: sequence)
         }

@@ -68,7 +68,7 @@ public final class DocumentStore: @unchecked Sendable {
         state = Mutex(State(schema: stored.schema, readyIndexes: stored.ready, lastSequence: stored.lastSequence))
         if let schema {
             try apply(schema, progress: progress)
-        } else if stored.ready.count < stored.schema.collections.values.reduce(0, { $0 + $1.indexes.count }) {
+        } else if stored.ready.count < stored.schema.collections.values.reduce(0, { $0 + $1.indexes.count + $1.text.count }) {
             // An index build was interrupted: finish it.
             try apply(stored.schema, progress: progress)
         }

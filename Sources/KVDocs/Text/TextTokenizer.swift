@@ -1,0 +1,117 @@
+/// A token of text: its folded form, its position among the column's tokens, and the
+/// UTF-8 byte range it came from (for highlights and snippets).
+public struct TextToken: Sendable, Hashable {
+    public let term: String
+    public let position: Int
+    public let start: Int
+    public let end: Int
+}
+
+/// Splits text into terms the way SQLite FTS5's tokenizers do.
+///
+/// - `unicode61` (the default): tokens are maximal runs of token characters (Unicode
+///   letters, numbers and private-use characters as of SQLite's Unicode 6.1 tables, and
+///   code points those tables lack); combining diacritics continue a token but cannot start
+///   one; tokens are case-folded and diacritics are removed from letters that carry one.
+/// - `porter`: `unicode61`, then the Porter stemmer on each token of 3 to 64 bytes.
+///
+/// The character tables are derived from SQLite's own tokenizer
+/// (`scripts/generate-unicode61-tables.py`).
+public struct TextTokenizer: Sendable {
+    public let kind: TextIndexDefinition.Tokenizer
+
+    public init(_ kind: TextIndexDefinition.Tokenizer = .unicode61) { self.kind = kind }
+
+    /// The tokens of `text`.
+    public func tokens(_ text: String) -> [TextToken] {
+        var result: [TextToken] = []
+        var term: [UInt8] = []
+        var start = -1
+        var end = 0
+        var offset = 0
+        func finish() {
+            guard start >= 0 else { return }
+            let bytes = kind == .porter ? PorterStemmer.stem(term) : term
+            result.append(TextToken(term: String(decoding: bytes, as: UTF8.self), position: result.count, start: start, end: end))
+            term.removeAll(keepingCapacity: true)
+            start = -1
+        }
+        for scalar in text.unicodeScalars {
+            let width = UTF8.width(scalar)
+            let value = scalar.value
+            let cls: UInt8
+            if value < 0x80 {
+                cls = Self.isASCIITokenChar(value) ? 1 : 0
+            } else {
+                cls = Unicode61.shared.characterClass(value)
+            }
+            if cls == 1 || (cls == 2 && start >= 0) {
+                if start < 0 { start = offset }
+                if value < 0x80 {
+                    term.append(UInt8(value >= 0x41 && value <= 0x5A ? value + 32 : value))
+                } else {
+                    let folded = Unicode61.shared.fold(value)
+                    if folded != 0, let s = Unicode.Scalar(folded) { term.append(contentsOf: String(s).utf8) }
+                }
+                end = offset + width
+            } else {
+                finish()
+            }
+            offset += width
+        }
+        finish()
+        return result
+    }
+
+    /// The terms of `text`, folded (and stemmed with `porter`).
+    public func terms(_ text: String) -> [String] { tokens(text).map(\.term) }
+
+    @inline(__always)
+    static func isASCIITokenChar(_ v: UInt32) -> Bool {
+        (v >= 0x30 && v <= 0x39) || (v >= 0x41 && v <= 0x5A) || (v >= 0x61 && v <= 0x7A)
+    }
+}
+
+/// The parsed character tables (see `Unicode61Tables`).
+final class Unicode61: Sendable {
+    static let shared = Unicode61()
+
+    private let runStarts: [UInt32]
+    private let runClasses: [UInt8]
+    private let foldMap: [UInt32: UInt32]
+
+    private init() {
+        var starts: [UInt32] = []
+        var classes: [UInt8] = []
+        for item in Unicode61Tables.classRuns.split(whereSeparator: { $0 == " " || $0 == "\n" }) {
+            let parts = item.split(separator: ":")
+            guard parts.count == 2, let cp = UInt32(parts[0], radix: 16), let c = UInt8(parts[1]) else { continue }
+            starts.append(cp)
+            classes.append(c)
+        }
+        var folds: [UInt32: UInt32] = [:]
+        for item in Unicode61Tables.folds.split(whereSeparator: { $0 == " " || $0 == "\n" }) {
+            let parts = item.split(separator: ":")
+            guard parts.count == 2, let from = UInt32(parts[0], radix: 16), let to = UInt32(parts[1], radix: 16) else { continue }
+            folds[from] = to
+        }
+        runStarts = starts
+        runClasses = classes
+        foldMap = folds
+    }
+
+    /// 0: separator, 1: token character, 2: continues a token only.
+    func characterClass(_ cp: UInt32) -> UInt8 {
+        // The last run starting at or before cp.
+        var lo = 0, hi = runStarts.count - 1
+        guard hi >= 0, cp >= runStarts[0] else { return 0 }
+        while lo < hi {
+            let mid = (lo + hi + 1) / 2
+            if runStarts[mid] <= cp { lo = mid } else { hi = mid - 1 }
+        }
+        return runClasses[lo]
+    }
+
+    /// The folded code point; 0 when the character is dropped.
+    func fold(_ cp: UInt32) -> UInt32 { foldMap[cp] ?? cp }
+}
