@@ -10,6 +10,9 @@ public struct SearchOptions: Sendable {
     public var highlight: Markers?
     /// A snippet of the best-matching field, like FTS5's `snippet()`.
     public var snippet: SnippetOptions?
+    /// Whether hits carry their documents (`false` returns ids and scores only, which is
+    /// faster for large result sets). Highlights and snippets always read the documents.
+    public var includeDocuments = true
 
     public struct Markers: Sendable, Hashable {
         public var open: String
@@ -32,7 +35,9 @@ public struct SearchOptions: Sendable {
         }
     }
 
-    public init(index: String? = nil, limit: Int? = nil, offset: Int = 0, highlight: Markers? = nil, snippet: SnippetOptions? = nil) {
+    public init(index: String? = nil, limit: Int? = nil, offset: Int = 0, highlight: Markers? = nil, snippet: SnippetOptions? = nil,
+                includeDocuments: Bool = true) {
+        self.includeDocuments = includeDocuments
         self.index = index
         self.limit = limit
         self.offset = offset
@@ -46,6 +51,7 @@ public struct SearchHit: Sendable {
     public let id: JSONValue
     /// The score as FTS5's `bm25()` returns it: negative, lower is better. Hits come best first.
     public let score: Double
+    /// The document (`null` when ``SearchOptions/includeDocuments`` is false).
     public let document: JSONValue
     /// Each indexed field's text with matches wrapped in the requested markers.
     public let highlights: [String: String]
@@ -159,6 +165,37 @@ struct TextSearcher {
         }
     }
 
+    /// Whether `query` matches document `id`, and the phrases (by index in evaluation
+    /// order) of the sub-expressions that match it. As in FTS5, a phrase in a sub-expression
+    /// that does not match the row (the failing side of an OR, the right side of a NOT)
+    /// contributes no instances to ranking or highlighting.
+    static func activePhrases(_ query: TextQuery, _ id: TupleElement, _ matches: [[TupleElement: [PhraseInstance]]],
+                              _ next: inout Int) -> (matched: Bool, phrases: [Int]) {
+        switch query {
+        case .phrase:
+            let i = next
+            next += 1
+            let matched = matches[i][id] != nil
+            return (matched, matched ? [i] : [])
+        case .near(let phrases, _, _):
+            let range = next..<(next + phrases.count)
+            next += phrases.count
+            let matched = range.allSatisfy { matches[$0][id] != nil }
+            return (matched, matched ? Array(range) : [])
+        case .and(let a, let b):
+            let ra = activePhrases(a, id, matches, &next), rb = activePhrases(b, id, matches, &next)
+            let matched = ra.matched && rb.matched
+            return (matched, matched ? ra.phrases + rb.phrases : [])
+        case .or(let a, let b):
+            let ra = activePhrases(a, id, matches, &next), rb = activePhrases(b, id, matches, &next)
+            return (ra.matched || rb.matched, (ra.matched ? ra.phrases : []) + (rb.matched ? rb.phrases : []))
+        case .not(let a, let b):
+            let ra = activePhrases(a, id, matches, &next), rb = activePhrases(b, id, matches, &next)
+            let matched = ra.matched && !rb.matched
+            return (matched, matched ? ra.phrases : [])
+        }
+    }
+
     /// Instances of each phrase that take part in a NEAR match: in one column, one instance
     /// of every phrase, with at most `distance` tokens between the end of the first and the
     /// start of the last. Empty lists when there is no match.
@@ -218,11 +255,13 @@ extension ReadTransaction {
         let k1 = 1.2, b = 0.75
         var scored: [(id: TupleElement, score: Double, idKey: [UInt8])] = []
         for id in ids {
+            var next = 0
+            let active = Set(TextSearcher.activePhrases(parsed, id, phraseMatches, &next).phrases)
             let lengths = try store.database.get(searcher.layout.lengths(id), as: Tuple.self, options: readOptions)
             let d = Double(lengths?.elements.reduce(0) { total, e in if case .int(let v) = e { total + Int(v) } else { total } } ?? 0)
             var score = 0.0
             for (i, matches) in phraseMatches.enumerated() {
-                let f = Double(matches[id]?.count ?? 0)
+                let f = active.contains(i) ? Double(matches[id]?.count ?? 0) : 0
                 score += idf[i] * ((f * (k1 + 1.0)) / (f + k1 * (1.0 - b + b * d / avgdl)))
             }
             scored.append((id, -1.0 * score, Tuple([id]).encoded))
@@ -233,9 +272,15 @@ extension ReadTransaction {
 
         var hits: [SearchHit] = []
         for entry in scored[start..<end] {
+            guard options.includeDocuments || options.highlight != nil || options.snippet != nil else {
+                hits.append(SearchHit(id: DocumentStore.idValue(entry.id), score: entry.score, document: .null, highlights: [:], snippet: nil))
+                continue
+            }
             guard let bytes = try store.database.get(store.layout.document(collection, entry.id), options: readOptions) else { continue }
             let document = try store.documentValue(bytes, collection: collection, id: entry.id)
-            let instances = phraseMatches.flatMap { $0[entry.id] ?? [] }
+            var next = 0
+            let active = TextSearcher.activePhrases(parsed, entry.id, phraseMatches, &next).phrases
+            let instances = active.flatMap { phraseMatches[$0][entry.id] ?? [] }
             let texts = TextDocument.columnTexts(definition, document)
             var highlights: [String: String] = [:]
             if let markers = options.highlight {
@@ -243,16 +288,16 @@ extension ReadTransaction {
                     highlights[definition.fields[column].description] = Highlighter.highlight(text, tokenizer: tokenizer, instances: instances.filter { $0.column == column }, markers: markers)
                 }
             }
-            let snippet = options.snippet.map { Highlighter.snippet(texts, tokenizer: tokenizer, instances: instances, phraseOf: Self.phraseIndex(phraseMatches, entry.id), options: $0) }
+            let snippet = options.snippet.map { Highlighter.snippet(texts, tokenizer: tokenizer, instances: instances, phraseOf: Self.phraseIndex(phraseMatches, active, entry.id), options: $0) }
             hits.append(SearchHit(id: DocumentStore.idValue(entry.id), score: entry.score, document: document, highlights: highlights, snippet: snippet))
         }
         return hits
     }
 
     /// Which phrase each instance of a document belongs to (for the snippet's scoring).
-    static func phraseIndex(_ matches: [[TupleElement: [PhraseInstance]]], _ id: TupleElement) -> [PhraseInstance: Int] {
+    static func phraseIndex(_ matches: [[TupleElement: [PhraseInstance]]], _ active: [Int], _ id: TupleElement) -> [PhraseInstance: Int] {
         var result: [PhraseInstance: Int] = [:]
-        for (i, m) in matches.enumerated() { for inst in m[id] ?? [] where result[inst] == nil { result[inst] = i } }
+        for i in active { for inst in matches[i][id] ?? [] where result[inst] == nil { result[inst] = i } }
         return result
     }
 }
