@@ -22,6 +22,23 @@ func documentsExample(_ db: Database) throws {
     print(try store.collection("stations").explain(query))     // index by_line, then filter zone <= 2
 }
 
+/// The README's search example: a text index declared in the schema, BM25 ranking, highlights.
+func searchExample(_ db: Database) throws {
+    let schema = try Schema(json: Data(#"""
+        {"collections": {"notes": {"primaryKey": "id",
+          "text": [{"name": "body", "fields": ["title", "text"], "tokenizer": "porter"}]}}}
+        """#.utf8))
+    let notes = try DocumentStore(database: db, schema: schema).collection("notes")
+    try notes.upsert(["id": 1, "title": "Night trains", "text": "The night express leaves Perth at ten."])
+    try notes.upsert(["id": 2, "title": "Platforms", "text": "Trains to Fremantle leave from platform 7."])
+    let options = SearchOptions(limit: 10, highlight: .init(open: "**", close: "**"))
+    for query in ["train* NOT fremantle", "\"night express\" OR title: platforms"] {
+        for hit in try notes.search(query, options: options) {
+            print(query, "=>", hit.id, hit.highlights["title"] ?? "", "|", hit.highlights["text"] ?? "")
+        }
+    }
+}
+
 do {
     var options = Options()
     options.bloomFilterBitsPerKey = 10          // fewer disk reads for missing keys
@@ -61,6 +78,7 @@ do {
         print(try departure.decode(entry.key), "=>", String(decoding: entry.value, as: UTF8.self))
     }
     try documentsExample(db)
+    try searchExample(db)
     print("on disk (approx.):", try db.approximateSize(), "bytes; LevelDB", Database.levelDBVersion)
 } catch {
     FileHandle.standardError.write(Data("kvdocs-example: \(error)\n".utf8))

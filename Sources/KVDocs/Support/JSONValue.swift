@@ -116,3 +116,8 @@ extension JSONValue {
         return nil
     }
 }
+
+extension JSONValue: CustomStringConvertible {
+    /// Compact JSON text.
+    public var description: String { compactDescription }
+}
