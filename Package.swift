@@ -5,6 +5,10 @@ let package = Package(
     name: "KVDocs",
     products: [
         .library(name: "KVDocs", targets: ["KVDocs"]),
+        .executable(name: "kvrepl", targets: ["kvrepl"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
     ],
     targets: [
         // MARK: - C library
@@ -24,6 +28,27 @@ let package = Package(
         .target(
             name: "KVDocs",
             dependencies: ["CLevelDB"]
+        ),
+
+        // MARK: - kvrepl
+
+        // libedit (Debian's libedit-dev): line editing, history and completion for kvrepl.
+        .systemLibrary(
+            name: "CEditLine",
+            providers: [.apt(["libedit-dev"]), .brew(["libedit"])]
+        ),
+        // The shell's command language, literals, display and sample database: a library so
+        // that it is unit-tested; the executable only reads lines and prints.
+        .target(
+            name: "KVReplCore",
+            dependencies: ["KVDocs"]
+        ),
+        .executableTarget(
+            name: "kvrepl",
+            dependencies: [
+                "KVReplCore", "CEditLine",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
         ),
 
         // MARK: - Examples and tools
@@ -46,6 +71,10 @@ let package = Package(
         .testTarget(
             name: "KVDocsTests",
             dependencies: ["KVDocs"]
+        ),
+        .testTarget(
+            name: "KVReplTests",
+            dependencies: ["KVReplCore", "KVDocs"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -31,7 +31,8 @@ public struct QueryPlan: Sendable, CustomStringConvertible {
         return lines.joined(separator: "\n")
     }
 
-    static func describe(_ range: KeyRange) -> String {
+    /// A key range with its bounds decoded as tuples where they are.
+    public static func describe(_ range: KeyRange) -> String {
         if let lower = range.lower, lower.isIncluded, let upper = range.upper, !upper.isIncluded,
            KeyRange.prefixSuccessor(lower.key) == upper.key {
             if let t = try? Tuple(decoding: lower.key) { return "every key starting with \(t)" }

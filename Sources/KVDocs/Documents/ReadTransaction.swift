@@ -14,9 +14,9 @@ public final class ReadTransaction {
     /// The snapshot all reads go through.
     public let snapshot: Snapshot
 
-    init(store: DocumentStore) throws {
+    init(store: DocumentStore, snapshot: Snapshot? = nil) throws {
         self.store = store
-        self.snapshot = try store.database.snapshot()
+        self.snapshot = try snapshot ?? store.database.snapshot()
     }
 
     /// The document with primary key `id`, or `nil`.
@@ -119,5 +119,11 @@ extension DocumentStore {
         let transaction = try ReadTransaction(store: self)
         defer { transaction.snapshot.release() }
         return try body(transaction)
+    }
+
+    /// Runs `body` with reads through an existing snapshot of the store's database (which
+    /// stays the caller's to release).
+    public func read<R>(using snapshot: Snapshot, _ body: (ReadTransaction) throws -> R) throws -> R {
+        try body(ReadTransaction(store: self, snapshot: snapshot))
     }
 }

@@ -2,14 +2,15 @@ import Foundation
 
 /// Reads a file line by line in fixed-size chunks, so memory stays bounded whatever the
 /// file's size (a single line is held whole).
-struct LineReader {
+public struct LineReader {
     private let handle: FileHandle
     private var buffer = Data()
     private var atEnd = false
     /// The number of the line last returned, from 1.
-    private(set) var lineNumber = 0
+    public private(set) var lineNumber = 0
 
-    init(path: String) throws {
+    /// - Throws: `.ioError` when the file cannot be opened.
+    public init(path: String) throws {
         guard let handle = FileHandle(forReadingAtPath: path) else {
             throw KVDocsError(.ioError, "cannot open \(path) for reading")
         }
@@ -17,7 +18,7 @@ struct LineReader {
     }
 
     /// The next line without its newline (and without a trailing `\r`), or `nil` at the end.
-    mutating func next() throws -> Data? {
+    public mutating func next() throws -> Data? {
         while true {
             if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
                 var line = buffer[buffer.startIndex..<newline]
@@ -38,5 +39,5 @@ struct LineReader {
         }
     }
 
-    func close() { try? handle.close() }
+    public func close() { try? handle.close() }
 }

@@ -1,0 +1,314 @@
+import KVDocs
+
+/// One kvrepl command, parsed.
+public enum Command: Equatable, Sendable {
+    // Raw layer
+    case get([UInt8])
+    case put([UInt8], [UInt8])
+    case del([UInt8])
+    case scan(ScanOptions)
+    case delrange(ScanOptions)
+    case stats
+    case property(String)
+    case size(from: [UInt8]?, to: [UInt8]?)
+    case compact(from: [UInt8]?, to: [UInt8]?)
+    case snapshot
+    case release
+    case dump(String)
+    case load(String)
+    case keyspaces
+    case keyspacesLoad(String)
+    case help(String?)
+    case quit
+    // Document layer
+    case schema
+    case schemaLoad(String)
+    case collections
+    case indexes(String)
+    case insert(String, JSONValue)
+    case upsert(String, JSONValue)
+    case doc(String, JSONValue)
+    case remove(String, JSONValue)
+    case importFile(String, String)
+    case exportFile(String, String)
+    case find(String, Query)
+    case count(String, Query)
+    case explain(String, Query)
+    case search(String, String, limit: Int?, highlight: Bool)
+    case verify(String?)
+    case reindex(String, String?)
+    case changes(since: Int64, limit: Int?)
+
+    /// `scan` and `delrange` options.
+    public struct ScanOptions: Equatable, Sendable {
+        public var prefix: [UInt8]?
+        public var from: [UInt8]?
+        public var to: [UInt8]?
+        public var reverse = false
+        public var limit: Int?
+        public var keysOnly = false
+        public var count = false
+        public init() {}
+
+        /// The key range: the prefix, from `from` (inclusive), to `to` (exclusive).
+        public var range: KeyRange {
+            var r = prefix.map { KeyRange.prefix($0) } ?? .all
+            if let from { r = r.starting(at: from) }
+            if let to { r = r.ending(before: to) }
+            return r
+        }
+    }
+
+    /// Whether the command changes the database (refused with `--read-only`).
+    public var isWrite: Bool {
+        switch self {
+        case .put, .del, .delrange, .compact, .load, .keyspacesLoad, .schemaLoad, .insert, .upsert, .remove, .importFile, .reindex:
+            return true
+        default:
+            return false
+        }
+    }
+
+    /// The command names, for help and completion.
+    public static let names = [
+        "get", "put", "del", "scan", "delrange", "stats", "property", "size", "compact", "snapshot", "release",
+        "dump", "load", "keyspaces", "help", "quit", "schema", "collections", "indexes", "insert", "upsert", "doc",
+        "remove", "import", "export", "find", "count", "explain", "search", "verify", "reindex", "changes",
+    ]
+}
+
+extension Command {
+    /// Parses one line; `nil` for an empty line or a `#` comment.
+    /// - Throws: ``CommandError`` naming what was expected and where.
+    public static func parse(_ line: String) throws -> Command? {
+        var s = LineScanner(line)
+        guard let name = s.word() else { return nil }
+        if name.hasPrefix("#") { return nil }
+        let command = try parse(name.lowercased(), &s)
+        guard s.atEnd else {
+            throw CommandError(message: "unexpected \"\(s.rest())\" after \(name) (see: help \(name.lowercased()))", column: nil)
+        }
+        return command
+    }
+
+    static func parse(_ name: String, _ s: inout LineScanner) throws -> Command {
+        switch name {
+        case "get": return .get(try s.keyLiteral())
+        case "put":
+            let key = try s.keyLiteral()
+            s.skipSpaces()
+            guard !s.atEnd else { throw s.fail("expected a value after the key") }
+            if let c = s.current, c == UInt8(ascii: "\"") || c == UInt8(ascii: "(") || s.peekWord()?.lowercased().hasPrefix("0x") == true {
+                return .put(key, try s.keyLiteral("a value"))
+            }
+            return .put(key, Array(s.rest().utf8))   // the rest of the line, as text
+        case "del": return .del(try s.keyLiteral())
+        case "scan": return .scan(try scanOptions(&s, allowPrefix: true))
+        case "delrange": return .delrange(try scanOptions(&s, allowPrefix: true))
+        case "stats": return .stats
+        case "property": return .property(try s.expectWord("a property name, such as leveldb.stats"))
+        case "size", "compact":
+            let o = try scanOptions(&s, allowPrefix: false, only: ["--from", "--to"])
+            return name == "size" ? .size(from: o.from, to: o.to) : .compact(from: o.from, to: o.to)
+        case "snapshot": return .snapshot
+        case "release": return .release
+        case "dump": return .dump(try path(&s))
+        case "load": return .load(try path(&s))
+        case "keyspaces":
+            if s.accept("load") { return .keyspacesLoad(try path(&s)) }
+            return .keyspaces
+        case "help": return .help(s.word()?.lowercased())
+        case "quit", "exit": return .quit
+        case "schema":
+            if s.accept("load") { return .schemaLoad(try path(&s)) }
+            return .schema
+        case "collections": return .collections
+        case "indexes": return .indexes(try s.expectWord("a collection name"))
+        case "insert", "upsert":
+            let collection = try s.expectWord("a collection name")
+            let document = try s.jsonValue("a JSON document")
+            return name == "insert" ? .insert(collection, document) : .upsert(collection, document)
+        case "doc", "remove":
+            let collection = try s.expectWord("a collection name")
+            let id = try s.jsonValue("an id (a JSON string or number)")
+            return name == "doc" ? .doc(collection, id) : .remove(collection, id)
+        case "import", "export":
+            let collection = try s.expectWord("a collection name")
+            let file = try path(&s)
+            return name == "import" ? .importFile(collection, file) : .exportFile(collection, file)
+        case "find":
+            let (c, q) = try query(&s)
+            return .find(c, q)
+        case "count":
+            let (c, q) = try query(&s)
+            return .count(c, q)
+        case "explain":
+            guard s.accept("find") else { throw s.fail("expected \"find\" after explain (explain find COLLECTION …)") }
+            let (c, q) = try query(&s)
+            return .explain(c, q)
+        case "search":
+            let collection = try s.expectWord("a collection name")
+            s.skipSpaces()
+            let text: String
+            switch s.current {
+            case UInt8(ascii: "\"")?:
+                text = String(decoding: try s.quoted(), as: UTF8.self)
+            case UInt8(ascii: "'")?:
+                text = try s.singleQuoted()
+            case nil:
+                throw s.fail("expected a search query (quoted)")
+            default:
+                text = try s.expectWord("a search query")
+            }
+            var limit: Int?
+            var highlight = false
+            while !s.atEnd {
+                if s.accept("limit") { limit = try s.expectCount("the limit") } else if s.accept("highlight") { highlight = true } else {
+                    throw s.fail("expected \"limit N\" or \"highlight\"")
+                }
+            }
+            return .search(collection, text, limit: limit, highlight: highlight)
+        case "verify": return .verify(s.word())
+        case "reindex":
+            let collection = try s.expectWord("a collection name")
+            return .reindex(collection, s.word())
+        case "changes":
+            var since: Int64 = 0
+            var limit: Int?
+            while !s.atEnd {
+                if s.accept("since") {
+                    since = Int64(try s.expectCount("a sequence number"))
+                } else if s.accept("limit") {
+                    limit = try s.expectCount("the limit")
+                } else {
+                    throw s.fail("expected \"since SEQ\" or \"limit N\"")
+                }
+            }
+            return .changes(since: since, limit: limit)
+        default:
+            throw CommandError(message: "unknown command \"\(name)\"; try: help", column: 1)
+        }
+    }
+
+    static func path(_ s: inout LineScanner) throws -> String {
+        s.skipSpaces()
+        if s.current == UInt8(ascii: "\"") {
+            return String(decoding: try s.quoted(), as: UTF8.self)
+        }
+        return try s.expectWord("a file path")
+    }
+
+    static func scanOptions(_ s: inout LineScanner, allowPrefix: Bool, only: Set<String>? = nil) throws -> ScanOptions {
+        var o = ScanOptions()
+        while !s.atEnd {
+            let option = s.peekWord() ?? ""
+            if !option.hasPrefix("--") {
+                guard allowPrefix, o.prefix == nil, o.from == nil, o.to == nil, !o.reverse, o.limit == nil else {
+                    throw s.fail("unexpected \"\(option)\": expected an option such as --from KEY")
+                }
+                o.prefix = try s.keyLiteral("a prefix")
+                continue
+            }
+            _ = s.word()
+            if let only, !only.contains(option) {
+                throw s.fail("unknown option \(option); expected \(only.sorted().joined(separator: " or "))")
+            }
+            switch option {
+            case "--from": o.from = try s.keyLiteral("a key after --from")
+            case "--to": o.to = try s.keyLiteral("a key after --to")
+            case "--reverse": o.reverse = true
+            case "--limit": o.limit = try s.expectCount("a number after --limit")
+            case "--keys-only": o.keysOnly = true
+            case "--count": o.count = true
+            default:
+                throw s.fail("unknown option \(option); expected --from, --to, --reverse, --limit, --keys-only or --count")
+            }
+        }
+        return o
+    }
+
+    /// `COLLECTION [where COND [and COND]...] [order by FIELD [asc|desc]] [limit N] [offset N]`
+    static func query(_ s: inout LineScanner) throws -> (String, Query) {
+        let collection = try s.expectWord("a collection name")
+        var q = Query()
+        if s.accept("where") {
+            repeat {
+                q.conditions.append(try condition(&s))
+            } while s.accept("and")
+        }
+        if s.accept("order") {
+            guard s.accept("by") else { throw s.fail("expected \"by\" after order") }
+            let field = try fieldPath(&s)
+            var descending = false
+            if s.accept("desc") { descending = true } else { _ = s.accept("asc") }
+            q.order = Query.Order(field: field, descending: descending)
+        }
+        if s.accept("limit") { q.limit = try s.expectCount("the limit") }
+        if s.accept("offset") { q.offset = try s.expectCount("the offset") }
+        if !s.atEnd, let w = s.peekWord() {
+            throw s.fail("unexpected \"\(w)\": expected where, and, order by, limit or offset")
+        }
+        return (collection, q)
+    }
+
+    static func fieldPath(_ s: inout LineScanner) throws -> FieldPath {
+        let start = s.position
+        let text = try s.expectWord("a field name")
+        do { return try FieldPath(text) } catch { throw s.fail("invalid field \"\(text)\"", at: start) }
+    }
+
+    static func condition(_ s: inout LineScanner) throws -> Condition {
+        s.skipSpaces()
+        // FIELD OP VALUE; the operator may touch the field (age>30).
+        let start = s.position
+        var fieldText = ""
+        var op = ""
+        var rest = LineScanner("")
+        if let w = s.peekWord(), let r = w.range(of: #"(!=|<=|>=|=|<|>)"#, options: .regularExpression), r.lowerBound != w.startIndex {
+            _ = s.word()
+            fieldText = String(w[..<r.lowerBound])
+            op = String(w[r])
+            let after = String(w[r.upperBound...])
+            if !after.isEmpty { rest = LineScanner(after) }
+        } else {
+            fieldText = try s.expectWord("a field name after where")
+            op = try s.expectWord("an operator (= != < <= > >= prefix in)").lowercased()
+        }
+        guard let field = try? FieldPath(fieldText) else { throw s.fail("invalid field \"\(fieldText)\"", at: start) }
+        func value() throws -> JSONValue {
+            if !rest.atEnd { return try rest.jsonValue() }
+            return try s.jsonValue("a JSON value after \(op)")
+        }
+        switch op {
+        case "=", "==": return Condition(field: field, op: .equal(try value()))
+        case "!=": return Condition(field: field, op: .notEqual(try value()))
+        case "<": return Condition(field: field, op: .less(try value()))
+        case "<=": return Condition(field: field, op: .lessOrEqual(try value()))
+        case ">": return Condition(field: field, op: .greater(try value()))
+        case ">=": return Condition(field: field, op: .greaterOrEqual(try value()))
+        case "prefix":
+            guard case .string(let p) = try value() else { throw s.fail("prefix takes a JSON string") }
+            return Condition(field: field, op: .prefix(p))
+        case "in":
+            s.skipSpaces()
+            guard s.current == UInt8(ascii: "(") else { throw s.fail("expected \"(\" after in: in (v1, v2)") }
+            var values: [JSONValue] = []
+            // Consume "(" then values separated by ",".
+            var inner = s
+            inner.position += 1
+            while true {
+                inner.skipSpaces()
+                if inner.current == UInt8(ascii: ")") { inner.position += 1; break }
+                values.append(try inner.jsonValue("a JSON value in the list"))
+                inner.skipSpaces()
+                if inner.current == UInt8(ascii: ",") { inner.position += 1; continue }
+                guard inner.current == UInt8(ascii: ")") else { throw inner.fail("expected \",\" or \")\" in the list") }
+            }
+            s = inner
+            return Condition(field: field, op: .in(values))
+        default:
+            throw s.fail("unknown operator \"\(op)\"; expected = != < <= > >= prefix in")
+        }
+    }
+}
+

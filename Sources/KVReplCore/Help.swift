@@ -1,0 +1,55 @@
+import KVDocs
+
+/// The help text of kvrepl's commands.
+enum Help {
+    static let commands: [(name: String, usage: String, summary: String)] = [
+        ("get", "get KEY", "the value stored under KEY"),
+        ("put", "put KEY VALUE", "store VALUE (a literal, or the rest of the line as text) under KEY"),
+        ("del", "del KEY", "remove KEY"),
+        ("scan", "scan [PREFIX] [--from KEY] [--to KEY] [--reverse] [--limit N] [--keys-only] [--count]", "list entries (--to is exclusive)"),
+        ("delrange", "delrange [PREFIX] [--from KEY] [--to KEY] [--reverse] [--limit N]", "remove the entries a scan would list (asks first, interactively)"),
+        ("stats", "stats", "files per level, size, memory and LevelDB's compaction statistics"),
+        ("property", "property NAME", "a LevelDB property (leveldb.stats, leveldb.sstables, leveldb.num-files-at-levelN, leveldb.approximate-memory-usage)"),
+        ("size", "size [--from KEY] [--to KEY]", "approximate bytes on disk of a key range"),
+        ("compact", "compact [--from KEY] [--to KEY]", "compact a key range (everything by default)"),
+        ("snapshot", "snapshot", "make later reads see the database as it is now"),
+        ("release", "release", "release the snapshot"),
+        ("dump", "dump FILE", "write every entry as JSON lines {\"key_hex\", \"value_hex\"}"),
+        ("load", "load FILE", "put the entries of a dump file"),
+        ("keyspaces", "keyspaces | keyspaces load FILE", "list the declared keyspaces, or store them from a JSON file"),
+        ("schema", "schema | schema load FILE", "show the document schema, or apply and store one"),
+        ("collections", "collections", "the collections with their document counts"),
+        ("indexes", "indexes COLLECTION", "a collection's secondary and text indexes"),
+        ("insert", "insert COLLECTION JSON", "add a document (fails if its id exists)"),
+        ("upsert", "upsert COLLECTION JSON", "add or replace a document"),
+        ("doc", "doc COLLECTION ID", "a document by primary key"),
+        ("remove", "remove COLLECTION ID", "delete a document"),
+        ("import", "import COLLECTION FILE", "import JSON lines"),
+        ("export", "export COLLECTION FILE", "export JSON lines"),
+        ("find", "find COLLECTION [where FIELD OP VALUE [and …]] [order by FIELD [asc|desc]] [limit N] [offset N]", "query documents; OP is = != < <= > >= prefix in, VALUE a JSON literal, in (v1, v2)"),
+        ("count", "count COLLECTION [where …]", "count matching documents"),
+        ("explain", "explain find …", "the index and key ranges a find would use"),
+        ("search", "search COLLECTION \"QUERY\" [limit N] [highlight]", "full-text search (FTS5 syntax), best first"),
+        ("verify", "verify [COLLECTION]", "check that indexes match documents"),
+        ("reindex", "reindex COLLECTION [INDEX]", "rebuild indexes"),
+        ("changes", "changes [since SEQ] [limit N]", "the change feed"),
+        ("help", "help [COMMAND]", "this help"),
+        ("quit", "quit", "leave"),
+    ]
+
+    static func text(_ topic: String?) throws -> String {
+        if let topic {
+            guard let c = commands.first(where: { $0.name == topic }) else {
+                throw CommandError(message: "no command \"\(topic)\"; commands: \(commands.map(\.name).joined(separator: ", "))", column: nil)
+            }
+            return "\(c.usage)\n  \(c.summary)"
+        }
+        let width = commands.map(\.usage.count).filter { $0 < 40 }.max() ?? 20
+        var lines = commands.map { c in
+            c.usage.count < 40 ? c.usage.padding(toLength: width + 2, withPad: " ", startingAt: 0) + c.summary : c.usage + "\n" + String(repeating: " ", count: width + 2) + c.summary
+        }
+        lines.append("")
+        lines.append("KEY: word | \"text\" (\\n \\t \\\" \\\\ \\xHH) | 0x68656c6c6f | (\"dep\", \"Perth\", 1700000000)")
+        return lines.joined(separator: "\n")
+    }
+}

@@ -1,0 +1,137 @@
+import Foundation
+import KVDocs
+
+extension Session {
+    func executeDocument(_ command: Command) throws {
+        switch command {
+        case .schema:
+            let schema = try documents().schema
+            let value = try JSONValue(parsing: schema.jsonData())
+            emit(value, Display.prettyJSON(value))
+        case .schemaLoad(let file):
+            let schema = try Schema(contentsOfFile: file)
+            if let store {
+                try store.apply(schema) { [progress] p in progress?("building \(p.collection).\(p.index): \(p.done)/\(p.total)") }
+            } else {
+                store = try DocumentStore(database: database, schema: schema)
+            }
+            emit(["ok": true, "collections": .array(schema.collections.keys.sorted().map { .string($0) })],
+                 "schema stored: \(schema.collections.keys.sorted().joined(separator: ", "))")
+        case .collections:
+            let store = try documents()
+            for (name, c) in store.schema.collections.sorted(by: { $0.key < $1.key }) {
+                let count = try reading { try $0.count(name) }
+                emit(["name": .string(name), "primary_key": .string(c.primaryKey), "documents": .int(Int64(count))],
+                     "\(name) (primary key \(c.primaryKey), \(count) documents)")
+            }
+        case .indexes(let collection):
+            let c = try documents().schema.collection(collection)
+            for index in c.indexes {
+                emit(["name": .string(index.name), "fields": .array(index.fields.map { .string($0.description) }), "unique": .bool(index.unique), "kind": "secondary"],
+                     "\(index.name): \(index.fields.map(\.description).joined(separator: ", "))\(index.unique ? " (unique)" : "")")
+            }
+            for text in c.text {
+                emit(["name": .string(text.name), "fields": .array(text.fields.map { .string($0.description) }), "tokenizer": .string(text.tokenizer.rawValue), "kind": "text"],
+                     "\(text.name): text(\(text.fields.map(\.description).joined(separator: ", ")); \(text.tokenizer.rawValue))")
+            }
+        case .insert(let collection, let document), .upsert(let collection, let document):
+            let c = try documents().collection(collection)
+            let change: Change
+            if case .insert = command { change = try c.insert(document) } else { change = try c.upsert(document) }
+            emit(["ok": true, "id": change.id, "sequence": .int(change.sequence), "operation": .string(change.operation.rawValue)],
+                 "\(change.operation.rawValue) \(change.id) (sequence \(change.sequence))")
+        case .doc(let collection, let id):
+            guard let document = try reading({ try $0.get(collection, id: id) }) else {
+                throw KVDocsError(.notFound, "collection \"\(collection)\" has no document \(id)")
+            }
+            emit(document, interactive ? Display.prettyJSON(document) : document.compactDescription)
+        case .remove(let collection, let id):
+            guard try documents().collection(collection).delete(id: id) else {
+                throw KVDocsError(.notFound, "collection \"\(collection)\" has no document \(id)")
+            }
+            emit(["ok": true, "id": id], "removed \(id)")
+        case .importFile(let collection, let file):
+            let count = try documents().importJSONLines(into: collection, path: file) { [progress] p in
+                progress?(p.validating ? "checking \(file): \(p.lines) lines" : "importing \(file): \(p.documents) documents")
+            }
+            emit(["ok": true, "documents": .int(Int64(count))], "imported \(count) documents into \(collection)")
+        case .exportFile(let collection, let file):
+            let documents = try reading { try $0.find(collection) }
+            var data = Data()
+            for d in documents { data.append(try d.canonicalData()); data.append(0x0A) }
+            do { try data.write(to: URL(fileURLWithPath: file)) } catch { throw KVDocsError(.ioError, "cannot write \(file): \(error.localizedDescription)") }
+            emit(["ok": true, "documents": .int(Int64(documents.count)), "file": .string(file)], "exported \(documents.count) documents to \(file)")
+        case .find(let collection, let query):
+            for document in try reading({ try $0.find(collection, query) }) {
+                emit(document, interactive ? Display.prettyJSON(document) : document.compactDescription)
+            }
+        case .count(let collection, let query):
+            let n = try reading { try $0.count(collection, query) }
+            emit(["count": .int(Int64(n))], "\(n)")
+        case .explain(let collection, let query):
+            let plan = try documents().collection(collection).explain(query)
+            emit(["collection": .string(collection), "index": plan.index.map { .string($0) } ?? .null,
+                  "ranges": .array(plan.ranges.map { .string(QueryPlan.describe($0)) }),
+                  "range_conditions": .array(plan.rangeConditions.map { .string($0.description) }),
+                  "filter": .array(plan.filter.map { .string($0.description) }),
+                  "ordered_by_scan": .bool(plan.orderedByScan), "plan": .string(plan.description)],
+                 plan.description)
+        case .search(let collection, let text, let limit, let highlight):
+            let options = SearchOptions(limit: limit, highlight: highlight ? .init(open: interactive && !json ? "\u{1B}[1m" : "[", close: interactive && !json ? "\u{1B}[0m" : "]") : nil,
+                                        includeDocuments: false)
+            for hit in try reading({ try $0.search(collection, text, options: options) }) {
+                var o: [String: JSONValue] = ["id": hit.id, "score": .double(hit.score)]
+                if highlight { o["highlights"] = .object(hit.highlights.mapValues { .string($0) }) }
+                let fields = hit.highlights.sorted { $0.key < $1.key }.filter { !$0.value.isEmpty }.map { "  \($0.key): \($0.value)" }
+                emit(.object(o), (["\(hit.id)  \(String(format: "%.6f", hit.score))"] + fields).joined(separator: "\n"))
+            }
+        case .verify(let collection):
+            let report = try documents().verify(collection: collection)
+            emit(["ok": .bool(report.isClean), "documents": .int(Int64(report.documents)), "index_entries": .int(Int64(report.indexEntries)),
+                  "missing_entries": .int(Int64(report.missingEntries)), "dangling_entries": .int(Int64(report.danglingEntries)),
+                  "bad_documents": .int(Int64(report.badDocuments)), "problems": .array(report.problems.map { .string($0) })],
+                 report.description)
+            if !report.isClean { throw KVDocsError(.corruption, "verify found problems") }
+        case .reindex(let collection, let index):
+            try documents().reindex(collection: collection, index: index) { [progress] p in progress?("building \(p.collection).\(p.index): \(p.done)/\(p.total)") }
+            emit(["ok": true], "reindexed \(collection)\(index.map { "." + $0 } ?? "")")
+        case .changes(let since, let limit):
+            for c in try documents().changes(since: since, limit: limit) {
+                emit(["sequence": .int(c.sequence), "collection": .string(c.collection), "id": c.id, "operation": .string(c.operation.rawValue)], c.description)
+            }
+        default:
+            break
+        }
+    }
+
+    /// Completion candidates for the word being typed (`text`) given the line so far.
+    public func completions(for text: String, line: String) -> [String] {
+        let words = line.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
+        let index = line.hasSuffix(" ") || words.isEmpty ? words.count : words.count - 1
+        var candidates: [String] = []
+        if index == 0 {
+            candidates = Command.names
+        } else {
+            let command = words[0].lowercased()
+            let collections = store?.schema.collections.keys.sorted() ?? []
+            switch (command, index) {
+            case ("find", 1), ("count", 1), ("insert", 1), ("upsert", 1), ("doc", 1), ("remove", 1), ("indexes", 1),
+                 ("import", 1), ("export", 1), ("search", 1), ("verify", 1), ("reindex", 1):
+                candidates = collections
+            case ("explain", 1): candidates = ["find"]
+            case ("explain", 2): candidates = collections
+            case ("reindex", 2), ("indexes", 2):
+                if let c = store?.schema.collections[words[1]] { candidates = c.indexes.map(\.name) + c.text.map(\.name) }
+            case ("get", _), ("del", _), ("scan", _), ("put", 1), ("delrange", _):
+                candidates = (try? database.entries(.prefix(text), limit: 50, options: readOptions).collect()
+                    .compactMap { Display.printable($0.key) }.filter { !$0.contains(" ") }) ?? []
+                if command == "scan" || command == "delrange" { candidates += ["--from", "--to", "--reverse", "--limit", "--keys-only", "--count"] }
+            case ("help", 1): candidates = Command.names
+            case ("find", _), ("count", _):
+                candidates = ["where", "and", "order", "by", "asc", "desc", "limit", "offset", "prefix", "in"]
+            default: break
+            }
+        }
+        return candidates.filter { $0.hasPrefix(text) }
+    }
+}

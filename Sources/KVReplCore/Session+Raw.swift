@@ -1,0 +1,172 @@
+import Foundation
+import KVDocs
+
+extension Session {
+    /// Runs a command; returns true for `quit`.
+    func execute(_ command: Command) throws -> Bool {
+        if readOnly && command.isWrite {
+            throw KVDocsError(.invalidArgument, "read-only session: \(Command.name(of: command)) would modify the database")
+        }
+        switch command {
+        case .quit: return true
+        case .get(let key):
+            guard let value = try database.get(key, options: readOptions) else {
+                throw KVDocsError(.notFound, "key not found: \(Display.key(key, keyspaces: keyspaces))")
+            }
+            emit(Display.entryJSON(key: key, value: value, keyspaces: keyspaces),
+                 Display.value(value, pretty: interactive))
+        case .put(let key, let value):
+            try database.put(key, value)
+            emit(["ok": true], "OK")
+        case .del(let key):
+            try database.delete(key)
+            emit(["ok": true], "OK")
+        case .scan(let o): try scan(o)
+        case .delrange(let o): try deleteRange(o)
+        case .stats:
+            let files = try (0...6).map { try database.numberOfFiles(atLevel: $0) ?? 0 }
+            let memory = try database.approximateMemoryUsage() ?? 0
+            let size = try database.approximateSize()
+            let stats = try database.property("leveldb.stats") ?? ""
+            emit(["path": .string(path), "files_per_level": .array(files.map { .int(Int64($0)) }),
+                  "approximate_memory_usage": .int(Int64(memory)), "approximate_size": .uint(size), "stats": .string(stats)],
+                 "path: \(path)\nfiles per level: \(files.map(String.init).joined(separator: " "))\napproximate size: \(size) bytes\nmemory: \(memory) bytes\n\(stats)")
+        case .property(let name):
+            guard let value = try database.property(name) else {
+                throw KVDocsError(.notFound, "unknown property \"\(name)\" (try leveldb.stats, leveldb.sstables, leveldb.num-files-at-level0, leveldb.approximate-memory-usage)")
+            }
+            emit(["name": .string(name), "value": .string(value)], value)
+        case .size(let from, let to):
+            let size = try database.approximateSize(of: KeyRange(lower: from.map { .included($0) }, upper: to.map { .excluded($0) }))
+            emit(["size": .uint(size)], "\(size) bytes")
+        case .compact(let from, let to):
+            try database.compact(KeyRange(lower: from.map { .included($0) }, upper: to.map { .excluded($0) }))
+            emit(["ok": true], "compacted")
+        case .snapshot:
+            snapshot?.release()
+            snapshot = try database.snapshot()
+            emit(["ok": true, "snapshot": true], "snapshot taken: reads now see the database as it is now (release to end)")
+        case .release:
+            guard let current = snapshot else { throw KVDocsError(.invalidArgument, "there is no snapshot to release") }
+            current.release()
+            snapshot = nil
+            emit(["ok": true, "snapshot": false], "snapshot released")
+        case .dump(let file): try dump(file)
+        case .load(let file): try load(file)
+        case .keyspaces:
+            for (name, k) in keyspaces.keyspaces.sorted(by: { $0.key < $1.key }) {
+                emit(["name": .string(name), "prefix": .string(k.prefix.description),
+                      "components": .array(k.components.map { ["name": .string($0.name), "type": .string($0.type.rawValue)] })],
+                     k.description)
+            }
+            if keyspaces.keyspaces.isEmpty && !json { out("no keyspaces declared (keyspaces load FILE declares them)") }
+        case .keyspacesLoad(let file):
+            let loaded = try KeySchema(contentsOfFile: file)
+            try loaded.store(in: database)
+            keyspaces = loaded
+            emit(["ok": true, "keyspaces": .int(Int64(loaded.keyspaces.count))], "stored \(loaded.keyspaces.count) keyspaces")
+        case .help(let topic):
+            let text = try Help.text(topic)
+            emit(["help": .string(text)], text)
+        default:
+            try executeDocument(command)
+        }
+        return false
+    }
+
+    func scan(_ o: Command.ScanOptions) throws {
+        let entries = try database.entries(o.range, order: o.reverse ? .reverse : .forward, limit: o.limit, options: readOptions)
+        if o.count {
+            var n = 0
+            while try entries.next({ _, _ in }) != nil { n += 1 }
+            emit(["count": .int(Int64(n))], "\(n)")
+            return
+        }
+        while let entry = try entries.next({ k, v in (Array(k), o.keysOnly ? [] : Array(v)) }) {
+            let (key, value) = entry
+            if o.keysOnly {
+                emit(Display.entryJSON(key: key, value: nil, keyspaces: keyspaces), Display.key(key, keyspaces: keyspaces))
+            } else {
+                emit(Display.entryJSON(key: key, value: value, keyspaces: keyspaces),
+                     Display.key(key, keyspaces: keyspaces) + " = " + Display.value(value, pretty: interactive))
+            }
+        }
+    }
+
+    func deleteRange(_ o: Command.ScanOptions) throws {
+        let keys = try database.entries(o.range, order: o.reverse ? .reverse : .forward, limit: o.limit).collect().map(\.key)
+        if interactive, let confirm, !keys.isEmpty, !confirm("delete \(keys.count) key\(keys.count == 1 ? "" : "s")? [y/N] ") {
+            emit(["ok": false, "deleted": 0], "nothing deleted")
+            return
+        }
+        for chunk in stride(from: 0, to: keys.count, by: 10_000) {
+            let batch = WriteBatch()
+            for key in keys[chunk..<min(chunk + 10_000, keys.count)] { batch.delete(key) }
+            try database.write(batch)
+        }
+        emit(["ok": true, "deleted": .int(Int64(keys.count))], "deleted \(keys.count) key\(keys.count == 1 ? "" : "s")")
+    }
+
+    /// Every entry as JSON lines {"key_hex", "value_hex"}: restores exactly with `load`.
+    func dump(_ file: String) throws {
+        guard FileManager.default.createFile(atPath: file, contents: nil), let handle = FileHandle(forWritingAtPath: file) else {
+            throw KVDocsError(.ioError, "cannot write \(file)")
+        }
+        defer { try? handle.close() }
+        let entries = try database.entries(options: readOptions)
+        var count = 0
+        var buffer = Data()
+        while let line = try entries.next({ k, v in
+            "{\"key_hex\":\"" + Display.hex(Array(k)).dropFirst(2) + "\",\"value_hex\":\"" + Display.hex(Array(v)).dropFirst(2) + "\"}\n"
+        }) {
+            buffer.append(Data(line.utf8))
+            count += 1
+            if buffer.count > 1 << 20 { try handle.write(contentsOf: buffer); buffer.removeAll() }
+        }
+        try handle.write(contentsOf: buffer)
+        emit(["ok": true, "entries": .int(Int64(count)), "file": .string(file)], "dumped \(count) entries to \(file)")
+    }
+
+    /// Puts the entries of a dump file; checks every line first, so a bad file changes nothing.
+    func load(_ file: String) throws {
+        func entry(_ line: Data, _ number: Int) throws -> ([UInt8], [UInt8])? {
+            if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { return nil }
+            guard let o = try? JSONValue(parsing: line), case .object(let fields) = o,
+                  case .string(let k)? = fields["key_hex"] ?? fields["key"], case .string(let v)? = fields["value_hex"] ?? fields["value"],
+                  let key = LineScanner.hex(k), let value = LineScanner.hex(v) else {
+                throw KVDocsError(.invalidArgument, "\(file):\(number): expected {\"key_hex\": HEX, \"value_hex\": HEX}; nothing was loaded")
+            }
+            return (key, value)
+        }
+        var check = try LineReader(path: file)
+        while let line = try check.next() { _ = try entry(line, check.lineNumber) }
+        check.close()
+        var reader = try LineReader(path: file)
+        defer { reader.close() }
+        let batch = WriteBatch()
+        var count = 0
+        while let line = try reader.next() {
+            guard let (key, value) = try entry(line, reader.lineNumber) else { continue }
+            batch.put(key, value)
+            count += 1
+            if batch.count >= 10_000 { try database.write(batch); batch.clear() }
+        }
+        try database.write(batch)
+        emit(["ok": true, "entries": .int(Int64(count))], "loaded \(count) entries from \(file)")
+    }
+}
+
+extension Command {
+    /// The command's name, for messages.
+    static func name(of command: Command) -> String {
+        let text = "\(command)"
+        let base = text.prefix { $0.isLetter }
+        switch base {
+        case "keyspacesLoad": return "keyspaces load"
+        case "schemaLoad": return "schema load"
+        case "importFile": return "import"
+        case "exportFile": return "export"
+        default: return String(base)
+        }
+    }
+}

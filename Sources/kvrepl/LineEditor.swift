@@ -1,0 +1,53 @@
+import CEditLine
+import Foundation
+import KVReplCore
+
+/// The interactive loop on libedit: prompt, line editing, persistent history
+/// (~/.kvrepl_history) and tab completion of commands, collections, indexes and keys.
+enum LineEditor {
+    // libedit calls back through C function pointers without context, and the loop runs
+    // on the main thread only: these globals hold the completion state for that thread.
+    nonisolated(unsafe) static var session: Session?
+    nonisolated(unsafe) static var candidates: [String] = []
+    nonisolated(unsafe) static var next = 0
+
+    static func run(_ session: Session) {
+        self.session = session
+        let history = (ProcessInfo.processInfo.environment["KVREPL_HISTORY"]
+            ?? ((ProcessInfo.processInfo.environment["HOME"] ?? ".") + "/.kvrepl_history"))
+        kv_set_readline_name("kvrepl")
+        kv_disable_filename_completion()
+        kv_set_completer { text, _, _ in
+            let typed = text.map { String(cString: $0) } ?? ""
+            let line = kv_line_buffer().map { String(cString: $0) } ?? ""
+            LineEditor.candidates = LineEditor.session?.completions(for: typed, line: line) ?? []
+            LineEditor.next = 0
+            guard let text else { return nil }
+            return rl_completion_matches(text, { _, state in
+                if state == 0 { LineEditor.next = 0 }
+                guard LineEditor.next < LineEditor.candidates.count else { return nil }
+                defer { LineEditor.next += 1 }
+                return strdup(LineEditor.candidates[LineEditor.next])
+            })
+        }
+        read_history(history)
+        session.progress = { line in FileHandle.standardError.write(Data(("\r" + line + "\u{1B}[K").utf8)) }
+        session.confirm = { question in
+            guard let answer = readline(question) else { return false }
+            defer { free(answer) }
+            return String(cString: answer).lowercased().hasPrefix("y")
+        }
+        print("kvrepl on \(session.path)\(session.readOnly ? " (read-only)" : "") — type help for the commands, quit to leave")
+        while let raw = readline(session.prompt) {
+            let line = String(cString: raw)
+            free(raw)
+            if !line.trimmingCharacters(in: .whitespaces).isEmpty {
+                add_history(line)
+                write_history(history)
+            }
+            let outcome = session.run(line)
+            FileHandle.standardError.write(Data())
+            if outcome == .quit { break }
+        }
+    }
+}

@@ -1,0 +1,103 @@
+// kvrepl: an interactive and scriptable shell for LevelDB databases. This file only reads
+// lines and prints; the command language lives in KVReplCore.
+import ArgumentParser
+import CEditLine
+import Foundation
+import KVDocs
+import KVReplCore
+
+struct KVRepl: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "kvrepl",
+        abstract: "Inspect and query a LevelDB database: raw keys, documents, indexes and full-text search.",
+        discussion: """
+        Interactive when standard input is a terminal and no -c is given; otherwise each -c \
+        command, or each line of standard input, runs in order. Exit status: 0 when every \
+        command succeeded, 1 when any failed, 2 for a usage error. Type `help` for the commands.
+        """)
+
+    @Argument(help: "The database directory (with --demo: where to build the sample database, default ./kvrepl-demo).")
+    var path: String?
+
+    @Flag(help: "Create the database if it does not exist.")
+    var create = false
+
+    @Flag(name: .customLong("read-only"), help: "Refuse every write; the directory is never modified.")
+    var readOnly = false
+
+    @Flag(help: "Print each result as one JSON object per line; errors as {\"error\": …} on standard error.")
+    var json = false
+
+    @Option(help: "A schema file (JSON) to apply and store before running commands.")
+    var schema: String?
+
+    @Option(name: .customShort("c"), help: "A command to run (repeatable); then exit.")
+    var command: [String] = []
+
+    @Flag(help: "Create (or reuse) the sample database of train stations and departures, and open it.")
+    var demo = false
+
+    func validate() throws {
+        if path == nil && !demo { throw ValidationError("missing the database PATH (or use --demo)") }
+        if demo && readOnly && !FileManager.default.fileExists(atPath: (path ?? "kvrepl-demo") + "/CURRENT") {
+            throw ValidationError("--demo --read-only needs an existing sample database")
+        }
+    }
+}
+
+func standardError(_ text: String) { FileHandle.standardError.write(Data((text + "\n").utf8)) }
+
+let options: KVRepl
+do {
+    options = try KVRepl.parse(Array(CommandLine.arguments.dropFirst()))
+} catch {
+    if KVRepl.exitCode(for: error) == .success {
+        print(KVRepl.fullMessage(for: error))
+        exit(0)
+    }
+    standardError(KVRepl.fullMessage(for: error))
+    standardError(KVRepl.usageString())
+    exit(2)
+}
+
+let path = options.path ?? "kvrepl-demo"
+let interactive = options.command.isEmpty && isatty(STDIN_FILENO) == 1
+let session: Session
+do {
+    if options.demo && !options.readOnly {
+        if interactive { standardError("building the sample database at \(path)…") }
+        try Demo.build(at: path)
+    }
+    session = try Session.open(path: path, create: options.create || options.demo, readOnly: options.readOnly, json: options.json,
+                               schemaFile: options.schema, progress: interactive ? { standardError($0) } : nil)
+} catch let e as KVDocsError {
+    if options.json {
+        standardError(String(decoding: (try? JSONValue.object(["error": .string(e.message)]).canonicalData()) ?? Data(), as: UTF8.self))
+    } else {
+        standardError("kvrepl: \(e.message)")
+    }
+    exit(1)
+} catch {
+    standardError("kvrepl: \(error)")
+    exit(1)
+}
+
+var failed = false
+if !options.command.isEmpty {
+    for line in options.command {
+        let outcome = session.run(line)
+        if outcome == .failed { failed = true }
+        if outcome == .quit { break }
+    }
+} else if interactive {
+    session.interactive = true
+    LineEditor.run(session)
+} else {
+    while let line = readLine(strippingNewline: true) {
+        let outcome = session.run(line)
+        if outcome == .failed { failed = true }
+        if outcome == .quit { break }
+    }
+}
+session.close()
+exit(failed ? 1 : 0)
