@@ -264,6 +264,7 @@ extension Command {
         var fieldText = ""
         var op = ""
         var rest = LineScanner("")
+        var opStart = start
         if let w = s.peekWord(), let r = w.range(of: #"(!=|<=|>=|=|<|>)"#, options: .regularExpression), r.lowerBound != w.startIndex {
             _ = s.word()
             fieldText = String(w[..<r.lowerBound])
@@ -272,6 +273,8 @@ extension Command {
             if !after.isEmpty { rest = LineScanner(after) }
         } else {
             fieldText = try s.expectWord("a field name after where")
+            s.skipSpaces()
+            opStart = s.position
             op = try s.expectWord("an operator (= != < <= > >= prefix in)").lowercased()
         }
         guard let field = try? FieldPath(fieldText) else { throw s.fail("invalid field \"\(fieldText)\"", at: start) }
@@ -307,7 +310,7 @@ extension Command {
             s = inner
             return Condition(field: field, op: .in(values))
         default:
-            throw s.fail("unknown operator \"\(op)\"; expected = != < <= > >= prefix in")
+            throw s.fail("unknown operator \"\(op)\"; expected = != < <= > >= prefix in", at: opStart)
         }
     }
 }

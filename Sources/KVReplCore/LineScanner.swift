@@ -20,8 +20,11 @@ public struct LineScanner {
 
     public init(_ line: String) { bytes = Array(line.utf8) }
 
+    /// An error at `at`, or at the next non-blank character.
     func fail(_ message: String, at: Int? = nil) -> CommandError {
-        CommandError(message: message, column: (at ?? position) + 1)
+        var p = position
+        while p < bytes.count, bytes[p] == 0x20 || bytes[p] == 0x09 { p += 1 }
+        return CommandError(message: message, column: (at ?? p) + 1)
     }
 
     public mutating func skipSpaces() {
@@ -173,6 +176,7 @@ public struct LineScanner {
             elements.append(try tupleElement())
             skipSpaces()
             if current == UInt8(ascii: ",") { position += 1; continue }
+            if current == nil { throw fail("unterminated tuple (missing \")\")", at: start) }
             guard current == UInt8(ascii: ")") else { throw fail("expected \",\" or \")\" in a tuple") }
         }
     }

@@ -1,0 +1,145 @@
+import Foundation
+import KVDocs
+import Testing
+@testable import KVReplCore
+
+@Suite struct LiteralTests {
+    func key(_ text: String) throws -> [UInt8] {
+        var s = LineScanner(text)
+        return try s.keyLiteral()
+    }
+
+    @Test func keyLiteralsOfEveryForm() throws {
+        #expect(try key("hello") == Array("hello".utf8))
+        #expect(try key("\"quoted text\"") == Array("quoted text".utf8))
+        #expect(try key(#""a\nb\tc\"d\\e\x00\xff""#) == [0x61, 0x0A, 0x62, 0x09, 0x63, 0x22, 0x64, 0x5C, 0x65, 0x00, 0xFF])
+        #expect(try key("0x68656c6c6f") == Array("hello".utf8))
+        #expect(try key("0x") == [])
+        #expect(try key("\"\"") == [])
+        #expect(try key(#"("dep", "Perth", 1700000000)"#) == Tuple(["dep", "Perth", 1700000000]).encoded)
+        #expect(try key(#"("a", -1.5, true, false, null, 0x00ff, ("nested", 1), 18446744073709551615)"#)
+                == Tuple(["a", -1.5, true, false, nil, .bytes([0, 0xFF]), .tuple(["nested", 1]), .uint(.max)]).encoded)
+        #expect(try key("()") == [])
+        #expect(try key("(\"x\",)") == Tuple(["x"]).encoded)
+    }
+
+    @Test(arguments: [
+        ("\"unterminated", "column 1: unterminated string (missing closing \")"),
+        ("0x123", "column 1: invalid hex bytes \"0x123\": expected 0x followed by pairs of hex digits"),
+        ("0xzz", "column 1: invalid hex bytes \"0xzz\": expected 0x followed by pairs of hex digits"),
+        (#""\q""#, #"column 2: unknown escape \q (use \n, \t, \r, \0, \", \\ or \xHH)"#),
+        (#""\x4""#, #"column 2: \x needs two hex digits"#),
+        ("(1, 2", "column 1: unterminated tuple (missing \")\")"),
+        ("(1 2)", "column 4: expected \",\" or \")\" in a tuple"),
+        ("(perth)", "column 2: unexpected \"perth\" in a tuple: expected a string, an integer, a decimal, true, false, null, 0x… bytes or a nested tuple"),
+        (#"("\xff")"#, "column 2: a tuple string must be UTF-8; use 0x… for bytes"),
+        ("", "column 1: expected a key"),
+    ])
+    func malformedLiteralsNameWhatWasExpected(text: String, message: String) {
+        do {
+            _ = try key(text)
+            Issue.record("accepted \(text)")
+        } catch let e as CommandError {
+            #expect(e.description == message)
+        } catch {
+            Issue.record("\(error)")
+        }
+    }
+}
+
+@Suite struct CommandParserTests {
+    @Test func rawCommands() throws {
+        #expect(try Command.parse("get k") == .get(Array("k".utf8)))
+        #expect(try Command.parse("GET 0x00") == .get([0]))
+        #expect(try Command.parse("put k hello world") == .put(Array("k".utf8), Array("hello world".utf8)))
+        #expect(try Command.parse(#"put k {"a": 1}"#) == .put(Array("k".utf8), Array(#"{"a": 1}"#.utf8)))
+        #expect(try Command.parse(#"put ("t", 1) "v w""#) == .put(Tuple(["t", 1]).encoded, Array("v w".utf8)))
+        #expect(try Command.parse("put k 0x0001") == .put(Array("k".utf8), [0, 1]))
+        #expect(try Command.parse("del \"a b\"") == .del(Array("a b".utf8)))
+        var o = Command.ScanOptions()
+        o.prefix = Array("user:".utf8); o.from = Array("user:5".utf8); o.to = Array("user:9".utf8)
+        o.reverse = true; o.limit = 10; o.keysOnly = true; o.count = true
+        #expect(try Command.parse("scan user: --from user:5 --to user:9 --reverse --limit 10 --keys-only --count") == .scan(o))
+        #expect(try Command.parse("scan") == .scan(Command.ScanOptions()))
+        #expect(try Command.parse("delrange --from a --to b") == .delrange({ var d = Command.ScanOptions(); d.from = [0x61]; d.to = [0x62]; return d }()))
+        #expect(try Command.parse("stats") == .stats)
+        #expect(try Command.parse("property leveldb.stats") == .property("leveldb.stats"))
+        #expect(try Command.parse("size --from a") == .size(from: [0x61], to: nil))
+        #expect(try Command.parse("compact") == .compact(from: nil, to: nil))
+        #expect(try Command.parse("snapshot") == .snapshot)
+        #expect(try Command.parse("release") == .release)
+        #expect(try Command.parse("dump /tmp/x.jsonl") == .dump("/tmp/x.jsonl"))
+        #expect(try Command.parse("load \"/tmp/a b.jsonl\"") == .load("/tmp/a b.jsonl"))
+        #expect(try Command.parse("keyspaces") == .keyspaces)
+        #expect(try Command.parse("keyspaces load k.json") == .keyspacesLoad("k.json"))
+        #expect(try Command.parse("help") == .help(nil))
+        #expect(try Command.parse("help scan") == .help("scan"))
+        #expect(try Command.parse("quit") == .quit)
+        #expect(try Command.parse("") == nil)
+        #expect(try Command.parse("   # a comment") == nil)
+    }
+
+    @Test func documentCommands() throws {
+        #expect(try Command.parse("schema") == .schema)
+        #expect(try Command.parse("schema load s.json") == .schemaLoad("s.json"))
+        #expect(try Command.parse("collections") == .collections)
+        #expect(try Command.parse("indexes people") == .indexes("people"))
+        #expect(try Command.parse(#"insert people {"id": "p1", "tags": ["a b", "c"]}"#) == .insert("people", ["id": "p1", "tags": ["a b", "c"]]))
+        #expect(try Command.parse(#"upsert people {"id": 2}"#) == .upsert("people", ["id": 2]))
+        #expect(try Command.parse(#"doc people "p1""#) == .doc("people", "p1"))
+        #expect(try Command.parse("remove people 7") == .remove("people", 7))
+        #expect(try Command.parse("import people in.jsonl") == .importFile("people", "in.jsonl"))
+        #expect(try Command.parse("export people out.jsonl") == .exportFile("people", "out.jsonl"))
+        let q = Query()
+            .where("age", .greaterOrEqual(30)).where("address.city", .equal("Perth")).where("tags[]", .in(["a", 2, nil]))
+            .where("name", .prefix("Jo")).where("x", .notEqual(1.5)).where("y", .less(-1)).where("z", .lessOrEqual(true)).where("w", .greater([1]))
+            .orderBy("age", descending: true).limit(10).offset(5)
+        #expect(try Command.parse(#"find people where age >= 30 and address.city = "Perth" and tags[] in ("a", 2, null) and name prefix "Jo" and x != 1.5 and y < -1 and z <= true and w > [1] order by age desc limit 10 offset 5"#)
+                == .find("people", q))
+        #expect(try Command.parse("find people where age>30") == .find("people", Query().where("age", .greater(30))))
+        #expect(try Command.parse("find people order by name asc") == .find("people", Query().orderBy("name")))
+        #expect(try Command.parse("count people where zone = 1") == .count("people", Query().where("zone", .equal(1))))
+        #expect(try Command.parse("explain find people where age = 3") == .explain("people", Query().where("age", .equal(3))))
+        #expect(try Command.parse(#"search notes "\"night express\" OR perth" limit 5 highlight"#) == .search("notes", #""night express" OR perth"#, limit: 5, highlight: true))
+        #expect(try Command.parse(#"search notes 'say "hi"' limit 2"#) == .search("notes", #"say "hi""#, limit: 2, highlight: false))
+        #expect(try Command.parse("search notes perth") == .search("notes", "perth", limit: nil, highlight: false))
+        #expect(try Command.parse("verify") == .verify(nil))
+        #expect(try Command.parse("verify people") == .verify("people"))
+        #expect(try Command.parse("reindex people by_age") == .reindex("people", "by_age"))
+        #expect(try Command.parse("changes since 5 limit 3") == .changes(since: 5, limit: 3))
+    }
+
+    @Test(arguments: [
+        ("frobnicate", "column 1: unknown command \"frobnicate\"; try: help"),
+        ("get", "column 4: expected a key"),
+        ("put k", "column 6: expected a value after the key"),
+        ("scan --limit x", "column 14: expected a number after --limit (a non-negative integer)"),
+        ("scan --bogus", "column 13: unknown option --bogus; expected --from, --to, --reverse, --limit, --keys-only or --count"),
+        ("size --reverse", "column 15: unknown option --reverse; expected --from or --to"),
+        ("insert people", "column 14: expected a JSON document"),
+        ("insert people {\"id\": ", "column 15: expected a JSON document, found {\"id\": "),
+        ("find people where age ~ 3", "column 23: unknown operator \"~\"; expected = != < <= > >= prefix in"),
+        ("find people where age in 1", "column 26: expected \"(\" after in: in (v1, v2)"),
+        ("find people where age = ", "column 25: expected a JSON value after ="),
+        ("find people order age", "column 19: expected \"by\" after order"),
+        ("find people limit -1", "column 19: expected the limit (a non-negative integer)"),
+        ("find people sideways", "column 13: unexpected \"sideways\": expected where, and, order by, limit or offset"),
+        ("explain people", "column 9: expected \"find\" after explain (explain find COLLECTION …)"),
+        ("search notes", "column 13: expected a search query (quoted)"),
+        ("search notes \"x\" sometimes", "column 18: expected \"limit N\" or \"highlight\""),
+        ("changes until 3", "column 9: expected \"since SEQ\" or \"limit N\""),
+        ("get a b", "unexpected \"b\" after get (see: help get)"),
+        ("stats now", "unexpected \"now\" after stats (see: help stats)"),
+    ])
+    func malformedCommandsGiveOneLineErrors(line: String, message: String) {
+        do {
+            _ = try Command.parse(line)
+            Issue.record("accepted \(line)")
+        } catch let e as CommandError {
+            #expect(e.description == message)
+            #expect(!e.description.contains("\n"))
+        } catch {
+            Issue.record("\(error)")
+        }
+    }
+}
