@@ -10,6 +10,14 @@ enum LineEditor {
     nonisolated(unsafe) static var session: Session?
     nonisolated(unsafe) static var candidates: [String] = []
     nonisolated(unsafe) static var next = 0
+    nonisolated(unsafe) static var progressShown = false
+
+    /// Erases a progress line left on the terminal, before the next output.
+    static func clearProgress() {
+        guard progressShown else { return }
+        progressShown = false
+        FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
+    }
 
     static func run(_ session: Session) {
         self.session = session
@@ -31,12 +39,18 @@ enum LineEditor {
             })
         }
         read_history(history)
-        session.progress = { line in FileHandle.standardError.write(Data(("\r" + line + "\u{1B}[K").utf8)) }
+        session.progress = { line in
+            LineEditor.progressShown = true
+            FileHandle.standardError.write(Data(("\r" + line + "\u{1B}[K").utf8))
+        }
         session.confirm = { question in
             guard let answer = readline(question) else { return false }
             defer { free(answer) }
             return String(cString: answer).lowercased().hasPrefix("y")
         }
+        let write = session.out, warn = session.err
+        session.out = { clearProgress(); write($0) }
+        session.err = { clearProgress(); warn($0) }
         print("kvrepl on \(session.path)\(session.readOnly ? " (read-only)" : "") — type help for the commands, quit to leave")
         while let raw = readline(session.prompt) {
             let line = String(cString: raw)
@@ -46,7 +60,7 @@ enum LineEditor {
                 write_history(history)
             }
             let outcome = session.run(line)
-            FileHandle.standardError.write(Data())
+            clearProgress()
             if outcome == .quit { break }
         }
     }
