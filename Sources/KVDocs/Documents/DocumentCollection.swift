@@ -80,19 +80,25 @@ public struct TypedCollection<T: Codable>: Sendable {
     public func find(_ query: Query = Query()) throws -> [T] { try base.find(query).map { try Self.value($0) } }
     public func count(_ query: Query = Query()) throws -> Int { try base.count(query) }
 
-    static func json(_ value: T) throws -> JSONValue {
-        do {
-            return try JSONValue(parsing: JSONEncoder().encode(value))
-        } catch {
-            throw KVDocsError(.invalidArgument, "cannot encode \(T.self) as JSON: \(error)")
-        }
-    }
+    static func json(_ value: T) throws -> JSONValue { try JSONValue(encoding: value) }
 
     static func value(_ json: JSONValue) throws -> T {
         do {
             return try JSONDecoder().decode(T.self, from: try json.canonicalData())
         } catch {
             throw KVDocsError(.decoding, "stored document does not decode as \(T.self): \(error)")
+        }
+    }
+}
+
+extension JSONValue {
+    /// The JSON of an `Encodable` value (through `JSONEncoder`).
+    /// - Throws: `.invalidArgument` when the value cannot be encoded.
+    public init<T: Encodable>(encoding value: T) throws {
+        do {
+            self = try JSONValue(parsing: JSONEncoder().encode(value))
+        } catch {
+            throw KVDocsError(.invalidArgument, "cannot encode \(T.self) as JSON: \(error)")
         }
     }
 }

@@ -1,0 +1,36 @@
+// swift-tools-version:6.0
+// kvbench: LevelDB tuning benchmarks, the Swift wrapper against the raw C API, and the
+// document and text layers against SQLite (GRDB, FTS5). Its own package so the main build
+// and tests stay light: `swift run -c release kvbench [--quick]` from this folder.
+import Foundation
+import PackageDescription
+
+// A path dependency's identity is its directory's name, which depends on the checkout.
+let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+let rootIdentity = root.lastPathComponent.lowercased()
+
+let package = Package(
+    name: "KVDocsBenchmarks",
+    dependencies: [
+        .package(path: ".."),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.0.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+    ],
+    targets: [
+        // The same workloads written straight on LevelDB's C API: the baseline.
+        .target(
+            name: "CBench",
+            linkerSettings: [.linkedLibrary("leveldb")]
+        ),
+        .executableTarget(
+            name: "kvbench",
+            dependencies: [
+                "CBench",
+                .product(name: "KVDocs", package: rootIdentity),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

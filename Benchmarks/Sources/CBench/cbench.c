@@ -1,0 +1,155 @@
+#include "cbench.h"
+#include <leveldb/c.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct cb_db {
+    leveldb_t *db;
+    leveldb_options_t *options;
+    leveldb_cache_t *cache;
+    leveldb_filterpolicy_t *policy;
+    leveldb_readoptions_t *read;
+    leveldb_writeoptions_t *write;
+    leveldb_writeoptions_t *write_sync;
+};
+
+static double now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+cb_db *cb_open(const char *path, cb_options o, char **error) {
+    cb_db *d = calloc(1, sizeof(cb_db));
+    if (!d) return NULL;
+    d->options = leveldb_options_create();
+    leveldb_options_set_create_if_missing(d->options, 1);
+    if (o.write_buffer_size) leveldb_options_set_write_buffer_size(d->options, o.write_buffer_size);
+    if (o.block_size) leveldb_options_set_block_size(d->options, o.block_size);
+    if (o.cache_capacity) {
+        d->cache = leveldb_cache_create_lru(o.cache_capacity);
+        leveldb_options_set_cache(d->options, d->cache);
+    }
+    if (o.bloom_bits) {
+        d->policy = leveldb_filterpolicy_create_bloom(o.bloom_bits);
+        leveldb_options_set_filter_policy(d->options, d->policy);
+    }
+    leveldb_options_set_compression(d->options, o.compression ? leveldb_snappy_compression : leveldb_no_compression);
+    *error = NULL;
+    d->db = leveldb_open(d->options, path, error);
+    d->read = leveldb_readoptions_create();
+    d->write = leveldb_writeoptions_create();
+    d->write_sync = leveldb_writeoptions_create();
+    leveldb_writeoptions_set_sync(d->write_sync, 1);
+    if (*error) {
+        cb_close(d);
+        return NULL;
+    }
+    return d;
+}
+
+void cb_close(cb_db *d) {
+    if (!d) return;
+    if (d->db) leveldb_close(d->db);
+    leveldb_options_destroy(d->options);
+    if (d->cache) leveldb_cache_destroy(d->cache);
+    if (d->policy) leveldb_filterpolicy_destroy(d->policy);
+    leveldb_readoptions_destroy(d->read);
+    leveldb_writeoptions_destroy(d->write);
+    leveldb_writeoptions_destroy(d->write_sync);
+    free(d);
+}
+
+double cb_fill(cb_db *d, const char *keys, const int32_t *order, int n, const char *values, size_t values_len,
+               int vsize, int batch, int sync, char **error) {
+    *error = NULL;
+    leveldb_writeoptions_t *wo = sync ? d->write_sync : d->write;
+    size_t span = values_len - (size_t)vsize;
+    double start = now();
+    if (batch <= 1) {
+        for (int i = 0; i < n; i++) {
+            int k = order ? order[i] : i;
+            leveldb_put(d->db, wo, keys + (size_t)k * 16, 16, values + ((size_t)i * 97) % span, (size_t)vsize, error);
+            if (*error) return -1;
+        }
+    } else {
+        leveldb_writebatch_t *b = leveldb_writebatch_create();
+        for (int i = 0; i < n; i++) {
+            int k = order ? order[i] : i;
+            leveldb_writebatch_put(b, keys + (size_t)k * 16, 16, values + ((size_t)i * 97) % span, (size_t)vsize);
+            if ((i + 1) % batch == 0 || i == n - 1) {
+                leveldb_write(d->db, wo, b, error);
+                leveldb_writebatch_clear(b);
+                if (*error) { leveldb_writebatch_destroy(b); return -1; }
+            }
+        }
+        leveldb_writebatch_destroy(b);
+    }
+    return now() - start;
+}
+
+double cb_read_random(cb_db *d, const char *keys, const int32_t *order, int n, int *found, char **error) {
+    *error = NULL;
+    int hits = 0;
+    double start = now();
+    for (int i = 0; i < n; i++) {
+        size_t len = 0;
+        char *v = leveldb_get(d->db, d->read, keys + (size_t)order[i] * 16, 16, &len, error);
+        if (*error) return -1;
+        if (v) { hits++; leveldb_free(v); }
+    }
+    double elapsed = now() - start;
+    *found = hits;
+    return elapsed;
+}
+
+double cb_read_seq(cb_db *d, int reverse, int *count, char **error) {
+    *error = NULL;
+    int c = 0;
+    size_t bytes = 0;
+    double start = now();
+    leveldb_iterator_t *it = leveldb_create_iterator(d->db, d->read);
+    if (reverse) leveldb_iter_seek_to_last(it); else leveldb_iter_seek_to_first(it);
+    while (leveldb_iter_valid(it)) {
+        size_t kl, vl;
+        const char *k = leveldb_iter_key(it, &kl);
+        const char *v = leveldb_iter_value(it, &vl);
+        bytes += kl + vl + (size_t)(k[0] + v[0] > 1000);
+        c++;
+        if (reverse) leveldb_iter_prev(it); else leveldb_iter_next(it);
+    }
+    leveldb_iter_get_error(it, error);
+    leveldb_iter_destroy(it);
+    double elapsed = now() - start;
+    *count = c + (int)(bytes == 0);
+    return *error ? -1 : elapsed;
+}
+
+double cb_seek_random(cb_db *d, const char *keys, const int32_t *order, int n, int *found, char **error) {
+    *error = NULL;
+    int hits = 0;
+    double start = now();
+    leveldb_iterator_t *it = leveldb_create_iterator(d->db, d->read);
+    for (int i = 0; i < n; i++) {
+        const char *key = keys + (size_t)order[i] * 16;
+        leveldb_iter_seek(it, key, 16);
+        if (leveldb_iter_valid(it)) {
+            size_t kl, vl;
+            const char *k = leveldb_iter_key(it, &kl);
+            (void)leveldb_iter_value(it, &vl);
+            if (kl == 16 && memcmp(k, key, 16) == 0) hits++;
+        }
+    }
+    leveldb_iter_get_error(it, error);
+    leveldb_iter_destroy(it);
+    double elapsed = now() - start;
+    *found = hits;
+    return *error ? -1 : elapsed;
+}
+
+double cb_compact(cb_db *d) {
+    double start = now();
+    leveldb_compact_range(d->db, NULL, 0, NULL, 0);
+    return now() - start;
+}

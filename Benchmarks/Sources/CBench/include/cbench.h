@@ -1,0 +1,34 @@
+#ifndef KVDOCS_CBENCH_H
+#define KVDOCS_CBENCH_H
+// The raw-C baseline of kvbench: each function times one workload on LevelDB's C API,
+// using key, value and order buffers prepared by the Swift side so both sides do the
+// same work. Returns elapsed seconds, or -1 with *error set (free with free()).
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct cb_db cb_db;
+
+typedef struct {
+    size_t write_buffer_size;   // 0: LevelDB's default
+    size_t block_size;          // 0: default
+    size_t cache_capacity;      // 0: LevelDB's internal 8 MB cache
+    int bloom_bits;             // 0: no filter
+    int compression;            // 0 none, 1 snappy
+} cb_options;
+
+cb_db *cb_open(const char *path, cb_options options, char **error);
+void cb_close(cb_db *db);
+
+// Puts keys[order[i]] (16 bytes each) with values from `values` (vsize bytes at offset
+// (i * 97) % (values_len - vsize)), in batches of `batch` (1: single puts).
+double cb_fill(cb_db *db, const char *keys, const int32_t *order, int n, const char *values, size_t values_len,
+               int vsize, int batch, int sync, char **error);
+// Gets keys[order[i]]; *found counts hits.
+double cb_read_random(cb_db *db, const char *keys, const int32_t *order, int n, int *found, char **error);
+// Iterates every entry forward or backward, touching each key and value; *count entries.
+double cb_read_seq(cb_db *db, int reverse, int *count, char **error);
+// Seeks to keys[order[i]] and reads the entry there.
+double cb_seek_random(cb_db *db, const char *keys, const int32_t *order, int n, int *found, char **error);
+double cb_compact(cb_db *db);
+
+#endif

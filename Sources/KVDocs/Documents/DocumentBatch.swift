@@ -1,0 +1,59 @@
+/// Several document writes applied in one LevelDB write batch: all of them or none.
+///
+/// ```swift
+/// try store.write { batch in
+///     try batch.insert("people", ["id": "p1", "age": 30])
+///     try batch.delete("people", id: "p0")
+/// }
+/// ```
+///
+/// Later writes in the batch see earlier ones (ids, unique values). If the body throws, or
+/// any write fails, nothing is written.
+public struct DocumentBatch: ~Copyable {
+    let context: DocumentStore.WriteContext
+
+    @discardableResult
+    public func insert(_ collection: String, _ document: JSONValue) throws -> Change {
+        try required(context.write(collection, .insert, document: document, id: nil))
+    }
+
+    @discardableResult
+    public func upsert(_ collection: String, _ document: JSONValue) throws -> Change {
+        try required(context.write(collection, .upsert, document: document, id: nil))
+    }
+
+    @discardableResult
+    public func update(_ collection: String, _ document: JSONValue) throws -> Change {
+        try required(context.write(collection, .update, document: document, id: nil))
+    }
+
+    /// Deletes the document with primary key `id`; returns whether there was one.
+    @discardableResult
+    public func delete(_ collection: String, id: JSONValue) throws -> Bool {
+        try context.write(collection, .delete, document: nil, id: id) != nil
+    }
+
+    /// Inserts an `Encodable` value (stored as its JSON).
+    @discardableResult
+    public func insert<T: Encodable>(_ collection: String, encoding value: T) throws -> Change {
+        try insert(collection, try JSONValue(encoding: value))
+    }
+
+    /// Adds or replaces an `Encodable` value.
+    @discardableResult
+    public func upsert<T: Encodable>(_ collection: String, encoding value: T) throws -> Change {
+        try upsert(collection, try JSONValue(encoding: value))
+    }
+
+    private func required(_ change: Change?) throws -> Change {
+        guard let change else { throw KVDocsError(.invalidArgument, "nothing was written") }
+        return change
+    }
+}
+
+extension DocumentStore {
+    /// Runs `body` and applies all its writes in one atomic batch (one fsync with `sync`).
+    public func write<R>(sync: Bool = false, _ body: (borrowing DocumentBatch) throws -> R) throws -> R {
+        try performWrites(sync: sync) { context in try body(DocumentBatch(context: context)) }
+    }
+}
