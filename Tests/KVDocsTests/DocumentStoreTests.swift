@@ -182,3 +182,27 @@ func withPeopleStore<R>(_ body: (DocumentStore, DocumentCollection) throws -> R)
         }
     }
 }
+
+@Suite struct DocumentBatchTests {
+    @Test func aBatchAppliesAllItsWritesOrNone() throws {
+        try withPeopleStore { store, people throws in
+            try store.write { batch in
+                try batch.insert("people", ["id": "a", "email": "a@x"])
+                try batch.insert("people", encoding: ["id": "b", "email": "b@x"] as [String: String])
+                try batch.delete("people", id: "a")
+            }
+            #expect(try people.find().map { $0["id"] } == ["b"])
+            #expect(store.lastSequence == 3)
+            // A unique violation in the middle: nothing of the batch is written.
+            #expect(throws: KVDocsError.self) {
+                try store.write { batch in
+                    try batch.insert("people", ["id": "c", "email": "c@x"])
+                    try batch.insert("people", ["id": "d", "email": "b@x"])
+                }
+            }
+            #expect(try people.get(id: "c") == nil)
+            #expect(store.lastSequence == 3)
+            #expect(try store.verify().isClean)
+        }
+    }
+}

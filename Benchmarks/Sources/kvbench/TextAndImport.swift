@@ -5,7 +5,7 @@ import KVDocs
 extension Bench {
     /// A corpus of notes whose words follow a Zipf-like distribution.
     func corpus() -> [(id: Int, title: String, body: String)] {
-        let count = quick ? 2_000 : 50_000
+        let count = quick ? 2_000 : 20_000
         var rng = BenchRandom(seed: 21)
         let syllables = ["ka", "lo", "mi", "ra", "te", "su", "no", "vi", "pe", "da", "ri", "zo", "fu", "ne", "ba"]
         let vocabulary = (0..<5000).map { i -> String in
@@ -59,7 +59,7 @@ extension Bench {
         // Queries from the corpus itself.
         var rng = BenchRandom(seed: 22)
         func pick() -> [String] { notes[Int(rng.next() % UInt64(notes.count))].body.split(separator: " ").map(String.init) }
-        let count = quick ? 100 : 500
+        let count = quick ? 100 : 200
         let kinds: [(String, () -> String)] = [
             ("term", { pick()[3] }),
             ("AND (two terms)", { let w = pick(); return "\(w[1]) \(w[7])" }),

@@ -29,15 +29,19 @@ struct KVBench: ParsableCommand {
         let bench = try Bench(n: n ?? (quick ? 20_000 : 1_000_000), repeats: max(1, repeats), quick: quick)
         let wanted = Set(sections.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
         let started = Date()
-        if wanted.contains("raw") { try bench.section("raw") { try bench.runRaw() } }
-        if wanted.contains("tuning") { try bench.section("tuning") { try bench.runTuning() } }
-        if wanted.contains("documents") { try bench.section("documents") { try bench.runDocuments() } }
-        if wanted.contains("text") { try bench.section("text") { try bench.runText() } }
-        if wanted.contains("import") { try bench.section("import") { try bench.runImport() } }
-        let report = Report(bench: bench, seconds: Date().timeIntervalSince(started))
-        print(report.markdown())
         try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true)
         let json = output + "/results.json"
+        let runs: [(String, () throws -> Void)] = [
+            ("raw", bench.runRaw), ("tuning", bench.runTuning), ("documents", bench.runDocuments),
+            ("text", bench.runText), ("import", bench.runImport),
+        ]
+        for (name, body) in runs where wanted.contains(name) {
+            try bench.section(name, body)
+            // Written after each section, so a long run keeps what it measured.
+            try Report(bench: bench, seconds: Date().timeIntervalSince(started)).json().write(to: URL(fileURLWithPath: json))
+        }
+        let report = Report(bench: bench, seconds: Date().timeIntervalSince(started))
+        print(report.markdown())
         try report.json().write(to: URL(fileURLWithPath: json))
         FileHandle.standardError.write(Data("wrote \(json)\n".utf8))
         if !noCharts { Report.drawCharts(json: json, output: output) }
