@@ -62,9 +62,10 @@ final class Bench {
 
     /// Runs `body` `repeats` times (each returns seconds and operations) and records the median.
     @discardableResult
-    func measure(_ section: String, _ name: String, _ variant: String, _ body: () throws -> (seconds: Double, operations: Int, extra: [String: Double])) rethrows -> Measurement {
+    func measure(_ section: String, _ name: String, _ variant: String, repeats: Int? = nil,
+                 _ body: () throws -> (seconds: Double, operations: Int, extra: [String: Double])) rethrows -> Measurement {
         var runs: [(Double, Int, [String: Double])] = []
-        for _ in 0..<repeats { runs.append(try body()) }
+        for _ in 0..<(repeats ?? self.repeats) { runs.append(try body()) }
         runs.sort { $0.0 < $1.0 }
         let median = runs[runs.count / 2]
         let m = Measurement(section: section, name: name, variant: variant, operations: median.1, seconds: median.0, extra: median.2)

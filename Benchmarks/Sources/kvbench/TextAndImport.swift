@@ -108,7 +108,9 @@ extension Bench {
         }
         try text.write(toFile: file, atomically: true, encoding: .utf8)
         let schema = try Schema(json: Data(#"{"collections": {"athletes": {"primaryKey": "id", "indexes": [{"name": "by_country", "fields": ["country"]}, {"name": "by_sport", "fields": ["sport"]}]}}}"#.utf8))
-        try measure("import", "18,000 athletes (JSON lines, 2 indexes)", "kvdocs") {
+        // The import has a fixed size; --quick runs it once to stay within a minute.
+        let importRepeats = quick ? 1 : repeats
+        try measure("import", "18,000 athletes (JSON lines, 2 indexes)", "kvdocs", repeats: importRepeats) {
             let db = try KVDocs.Database(path: freshPath("import"))
             defer { db.close() }
             let store = try DocumentStore(database: db, schema: schema)
@@ -116,7 +118,7 @@ extension Bench {
             let imported = try store.importJSONLines(into: "athletes", path: file)
             return (now() - start, imported, [:])
         }
-        try measure("import", "18,000 athletes (JSON lines, 2 indexes)", "sqlite") {
+        try measure("import", "18,000 athletes (JSON lines, 2 indexes)", "sqlite", repeats: importRepeats) {
             let queue = try openSQLite(freshPath("import") + ".sqlite")
             try queue.write { db in
                 try db.create(table: "athlete") { t in
