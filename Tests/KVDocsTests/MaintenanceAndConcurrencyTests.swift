@@ -32,6 +32,7 @@ import Testing
             #expect(none == 0)
             let sizes = try db.approximateSizes(of: [.prefix("key00"), .prefix("key01")])
             #expect(sizes.count == 2 && sizes.allSatisfy { $0 > 0 })
+            #expect(try db.approximateSizes(of: []) == [])
 
             for i in 0..<20_000 { try db.delete(String(format: "key%06d", i)) }
             try db.compact(KeyRange(from: "key", to: "kez"))

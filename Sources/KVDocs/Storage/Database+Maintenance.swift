@@ -37,6 +37,7 @@ extension Database {
 
     /// ``approximateSize(of:)`` for several ranges in one call.
     public func approximateSizes(of ranges: [KeyRange]) throws -> [UInt64] {
+        guard !ranges.isEmpty else { return try withHandle { _ in [] } }
         // An unbounded upper end: a key above every key of bytewise order that is not absurdly long.
         let top = [UInt8](repeating: 0xFF, count: 256)
         let starts = ranges.map { $0.lower?.key ?? [] }
@@ -98,12 +99,14 @@ private func withCStringArrays<R>(
 ) rethrows -> R {
     // Copy every string into one buffer that stays put for the call.
     let all = a + b
+    // REQUIRES: a and b are not empty (approximateSizes checks), so every buffer has a base address.
     let storage = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, all.reduce(0) { $0 + $1.count }), alignment: 1)
     defer { storage.deallocate() }
     var pointers: [UnsafePointer<CChar>?] = []
     var offset = 0
+    guard let base = storage.baseAddress else { preconditionFailure("allocate returned no memory") }
     for bytes in all {
-        let start = storage.baseAddress! + offset
+        let start = base + offset
         bytes.withUnsafeBytes { src in
             if let base = src.baseAddress { start.copyMemory(from: base, byteCount: src.count) }
         }
