@@ -56,14 +56,12 @@ public enum Display {
     }
 
     public static func prettyJSON(_ value: JSONValue) -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        return (try? encoder.encode(value)).map { String(decoding: $0, as: UTF8.self) } ?? value.compactDescription
+        (try? value.prettyText()) ?? value.compactDescription
     }
 
     /// A raw entry in `--json` mode.
     public static func entryJSON(key: [UInt8], value: [UInt8]?, keyspaces: KeySchema?) -> JSONValue {
-        var o: [String: JSONValue] = ["key": keyJSON(key, keyspaces: keyspaces), "key_hex": .string(String(hex(key).dropFirst(2)))]
+        var o: JSONObject = ["key": keyJSON(key, keyspaces: keyspaces), "key_hex": .string(String(hex(key).dropFirst(2)))]
         if let value {
             o["value"] = valueJSON(value)
             o["value_hex"] = .string(String(hex(value).dropFirst(2)))

@@ -245,6 +245,8 @@ public struct LineScanner {
             let value = try JSONValue(parsing: text)
             position = end
             return value
+        } catch let e as KVDocsError where !text.isEmpty {
+            throw fail("expected \(what), found \(text) (\(e.message))", at: start)
         } catch {
             throw fail("expected \(what), found \(text.isEmpty ? "nothing" : text)", at: start)
         }

@@ -80,8 +80,8 @@ extension Session {
             let options = SearchOptions(limit: limit, highlight: highlight ? .init(open: interactive && !json ? "\u{1B}[1m" : "[", close: interactive && !json ? "\u{1B}[0m" : "]") : nil,
                                         includeDocuments: false)
             for hit in try reading({ try $0.search(collection, text, options: options) }) {
-                var o: [String: JSONValue] = ["id": hit.id, "score": .double(hit.score)]
-                if highlight { o["highlights"] = .object(hit.highlights.mapValues { .string($0) }) }
+                var o: JSONObject = ["id": hit.id, "score": .double(hit.score)]
+                if highlight { o["highlights"] = .object(JSONObject(hit.highlights.mapValues { .string($0) })) }
                 let fields = hit.highlights.sorted { $0.key < $1.key }.filter { !$0.value.isEmpty }.map { "  \($0.key): \($0.value)" }
                 emit(.object(o), (["\(hit.id)  \(String(format: "%.6f", hit.score))"] + fields).joined(separator: "\n"))
             }

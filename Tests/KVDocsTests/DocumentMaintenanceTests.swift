@@ -198,7 +198,7 @@ import Testing
             try people.insert(["id": "a"])
             try people.upsert(["id": "a", "age": 1])
             try people.insert(["id": 2])
-            try? people.insert(["id": "a"])   // fails: no sequence number used
+            #expect(throws: KVDocsError.self) { try people.insert(["id": "a"]) }   // fails: no sequence number used
             try people.delete(id: "a")
             try people.delete(id: "a")         // nothing to delete: no change
             #expect(try store.changes().map(\.description) == ["1 insert people \"a\"", "2 update people \"a\"", "3 insert people 2", "4 delete people \"a\""])

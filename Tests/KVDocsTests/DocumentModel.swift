@@ -129,7 +129,7 @@ enum DocumentGenerator {
     static func pick(_ values: [JSONValue], _ rng: inout SeededGenerator) -> JSONValue { values.randomElement(using: &rng)! }
 
     static func document(id: JSONValue, _ rng: inout SeededGenerator) -> JSONValue {
-        var o: [String: JSONValue] = ["id": id]
+        var o: JSONObject = ["id": id]
         if Int.random(in: 0..<6, using: &rng) > 0 {
             o["age"] = Bool.random(using: &rng) ? pick(ages, &rng) : .int(Int64.random(in: 0...100, using: &rng))
         }

@@ -26,7 +26,7 @@ enum TextCorpus {
     static func documents(_ count: Int, seed: UInt64) -> [JSONValue] {
         var rng = SeededGenerator(seed: seed)
         return (0..<count).map { i in
-            var o: [String: JSONValue] = ["id": .string(String(format: "d%05d", i)), "year": .int(Int64(2000 + i % 25))]
+            var o: JSONObject = ["id": .string(String(format: "d%05d", i)), "year": .int(Int64(2000 + i % 25))]
             if Int.random(in: 0..<10, using: &rng) > 0 { o["bio"] = .string(text(&rng, words: 3...40)) }
             if Int.random(in: 0..<4, using: &rng) > 0 { o["title"] = .string(text(&rng, words: 1...6)) }
             return .object(o)

@@ -117,7 +117,7 @@ import Testing
         ("scan --bogus", "column 13: unknown option --bogus; expected --from, --to, --reverse, --limit, --keys-only or --count"),
         ("size --reverse", "column 15: unknown option --reverse; expected --from or --to"),
         ("insert people", "column 14: expected a JSON document"),
-        ("insert people {\"id\": ", "column 15: expected a JSON document, found {\"id\": "),
+        ("insert people {\"id\": ", "column 15: expected a JSON document, found {\"id\":  (invalid JSON at line 1, column 8 (byte 7): unexpected end of input (expected a value), in id)"),
         ("find people where age ~ 3", "column 23: unknown operator \"~\"; expected = != < <= > >= prefix in"),
         ("find people where age in 1", "column 26: expected \"(\" after in: in (v1, v2)"),
         ("find people where age = ", "column 25: expected a JSON value after ="),

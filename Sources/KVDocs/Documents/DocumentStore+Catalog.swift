@@ -23,7 +23,7 @@ extension DocumentStore {
             guard t.count == 2, let state = try? JSONValue(parsing: Data(entry.value)),
                   case .object(let o) = state, o["state"] == .string("ready"),
                   let collection = try? t.string(at: 0), let index = try? t.string(at: 1),
-                  let c = schema.collections[collection], let def = c.indexes.first(where: { $0.name == index }),
+                  let c = schema[collection: collection], let def = c.indexes.first(where: { $0.name.hasSameCodePoints(as: index) }),
                   o["definition"] == def.json else { continue }
             ready.insert("\(collection)/\(index)")
         }
@@ -33,7 +33,7 @@ extension DocumentStore {
             guard t.count == 2, let state = try? JSONValue(parsing: Data(entry.value)),
                   case .object(let o) = state, o["state"] == .string("ready"),
                   let collection = try? t.string(at: 0), let index = try? t.string(at: 1),
-                  let def = schema.collections[collection]?.text.first(where: { $0.name == index }),
+                  let def = schema[collection: collection]?.text.first(where: { $0.name.hasSameCodePoints(as: index) }),
                   o["definition"] == def.json else { continue }
             ready.insert(DocumentStore.textReadyKey(collection, index))
         }
@@ -52,13 +52,13 @@ extension DocumentStore {
             // Drop what is gone or changed.
             for (name, collection) in old.collections {
                 for index in collection.indexes {
-                    let kept = newSchema.collections[name]?.indexes.first { $0.name == index.name }
+                    let kept = newSchema[collection: name]?.indexes.first { $0.name.hasSameCodePoints(as: index.name) }
                     if kept != index || !isReady(name, index.name) {
                         try dropIndex(name, index.name)
                     }
                 }
                 for text in collection.text {
-                    let kept = newSchema.collections[name]?.text.first { $0.name == text.name }
+                    let kept = newSchema[collection: name]?.text.first { $0.name.hasSameCodePoints(as: text.name) }
                     if kept != text || !isTextReady(name, text.name) {
                         try dropTextIndex(name, text.name)
                     }
@@ -86,7 +86,10 @@ extension DocumentStore {
                     }
                 }
             }
-            try database.put(layout.schemaKey, newSchema.jsonData(), sync: true)
+            let batch = WriteBatch()
+            batch.put(layout.schemaKey, newSchema.jsonData())
+            batch.put(layout.formatKey, Tuple([.int(Self.formatVersion)]))
+            try database.write(batch, sync: true)
         }
     }
 
@@ -188,12 +191,5 @@ extension DocumentStore {
             combinations = combinations.flatMap { prefix in values.map { prefix + ValueOrder.encode($0) } }
         }
         return combinations
-    }
-}
-
-extension JSONValue {
-    /// One-line JSON text, for messages.
-    public var compactDescription: String {
-        (try? canonicalData()).map { String(decoding: $0, as: UTF8.self) } ?? "\(self)"
     }
 }

@@ -108,8 +108,8 @@ extension DocumentStore {
         var indexes = collectionSchema.indexes
         var texts = collectionSchema.text
         if let index {
-            indexes = indexes.filter { $0.name == index }
-            texts = texts.filter { $0.name == index }
+            indexes = indexes.filter { $0.name.hasSameCodePoints(as: index) }
+            texts = texts.filter { $0.name.hasSameCodePoints(as: index) }
             if indexes.isEmpty && texts.isEmpty { _ = try collectionSchema.index(index, collection: collection) }
         }
         try database.withExclusiveWriter {

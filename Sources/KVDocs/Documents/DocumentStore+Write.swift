@@ -22,9 +22,12 @@ extension DocumentStore {
         /// Text index statistics changed by this batch, by statistics key.
         var textStatistics: [[UInt8]: (documents: Int, tokens: Int)] = [:]
 
-        init(store: DocumentStore) {
+        /// REQUIRES: the exclusive writer lock is held, so the stored sequence cannot move
+        /// until this context commits. The sequence is read from the database, not from the
+        /// store's memory: any number of stores on one database share it.
+        init(store: DocumentStore) throws {
             self.store = store
-            sequence = store.lastSequence
+            sequence = try store.storedSequence()
         }
 
         /// Adds one write to the batch. Returns the change, or `nil` for the delete of a
@@ -146,7 +149,7 @@ extension DocumentStore {
     /// If `body` throws, nothing is written.
     func performWrites<R>(sync: Bool = false, _ body: (WriteContext) throws -> R) throws -> R {
         try database.withExclusiveWriter {
-            let context = WriteContext(store: self)
+            let context = try WriteContext(store: self)
             let result = try body(context)
             try context.commit(sync: sync)
             return result

@@ -65,7 +65,14 @@ public final class DocumentStore: @unchecked Sendable {
         self.root = root
         let layout = Layout(root: root)
         let stored = try Self.loadCatalog(database, layout)
+        let format = try Self.storedFormat(database, layout)
+        if let format, format > Self.formatVersion {
+            throw KVDocsError(.notSupported, "the document store in \(database.path) has format version \(format), written by a newer version of KVDocs; this version reads format \(Self.formatVersion) and older", path: database.path)
+        }
         state = Mutex(State(schema: stored.schema, readyIndexes: stored.ready, lastSequence: stored.lastSequence))
+        if let format, format < Self.formatVersion {
+            try migrate(from: format, progress: progress)
+        }
         if let schema {
             try apply(schema, progress: progress)
         } else if stored.ready.count < stored.schema.collections.values.reduce(0, { $0 + $1.indexes.count + $1.text.count }) {
@@ -77,8 +84,19 @@ public final class DocumentStore: @unchecked Sendable {
     /// The current schema.
     public var schema: Schema { state.withLock { $0.schema } }
 
-    /// The sequence number of the last write (0 before the first).
-    public var lastSequence: Int64 { state.withLock { $0.lastSequence } }
+    /// The sequence number of the last write to this database under ``root`` (0 before the
+    /// first), through this store or any other store on the same database.
+    public var lastSequence: Int64 { (try? storedSequence()) ?? state.withLock { $0.lastSequence } }
+
+    /// The last sequence number as stored in the catalog.
+    func storedSequence() throws -> Int64 {
+        guard let t = try database.get(layout.sequenceKey, as: Tuple.self) else { return 0 }
+        do {
+            return try t.int64(at: 0)
+        } catch {
+            throw KVDocsError(.corruption, "the stored sequence number of the document store is not an integer", path: database.path)
+        }
+    }
 
     var layout: Layout { Layout(root: root) }
 
@@ -112,6 +130,8 @@ struct Layout: Sendable {
     func indexState(_ collection: String, _ index: String) -> [UInt8] { root.pack(["m", "index", .string(collection), .string(index)]) }
     var indexStates: Subspace { root.subspace(["m", "index"]) }
     var sequenceKey: [UInt8] { root.pack(["m", "seq"]) }
+    /// The store's format version (absent in stores written before versions were kept: 1).
+    var formatKey: [UInt8] { root.pack(["m", "format"]) }
     func text(_ collection: String, _ index: String) -> Subspace { root.subspace(["t", .string(collection), .string(index)]) }
 }
 
@@ -120,4 +140,52 @@ extension KVDocsError.Kind {
     public static let uniqueViolation = KVDocsError.Kind("unique violation")
     /// A document with that id already exists (insert), or none exists (update).
     public static let conflict = KVDocsError.Kind("conflict")
+}
+
+// MARK: - Format versions
+
+extension DocumentStore {
+    /// The version of the stored layout this library writes.
+    ///
+    /// - 1: documents and index values written through Foundation's `JSONSerialization` and
+    ///   `JSONEncoder` (no version key was stored).
+    /// - 2: the byte-level canonical JSON (decimals keep their shortest spelling and `-0.0`
+    ///   its sign; object keys in code-point order). Object values in secondary indexes are
+    ///   keyed by this text, so opening a version 1 store rebuilds its secondary indexes.
+    ///
+    /// Opening a store with an older version migrates it before `init` returns, reporting
+    /// progress like an index build; a newer version is refused with `.notSupported`.
+    public static let formatVersion: Int64 = 2
+
+    /// The stored format version: `nil` for a database with no document store yet.
+    static func storedFormat(_ db: Database, _ layout: Layout) throws -> Int64? {
+        if let t = try db.get(layout.formatKey, as: Tuple.self) {
+            do {
+                return try t.int64(at: 0)
+            } catch {
+                throw KVDocsError(.corruption, "the document store's format version is not an integer", path: db.path)
+            }
+        }
+        let exists = try db.get(layout.schemaKey) != nil || db.get(layout.sequenceKey) != nil
+        return exists ? 1 : nil
+    }
+
+    /// Brings a store of an older format to ``formatVersion``. Each step is idempotent, and
+    /// the new version is stored only after every step succeeded, so an interrupted
+    /// migration runs again on the next open.
+    func migrate(from format: Int64, progress: ((IndexBuildProgress) -> Void)?) throws {
+        try database.withExclusiveWriter {
+            if format < 2 {
+                // Version 1 read numbers inexactly and wrote objects through JSONEncoder:
+                // rebuild every secondary index from the documents as this version reads them.
+                let schema = self.schema
+                for (name, collection) in schema.collections.sorted(by: { JSONObject.compareKeys($0.key, $1.key) < 0 }) {
+                    for index in collection.indexes where isReady(name, index.name) {
+                        try buildIndex(name, collection, index, progress: progress)
+                    }
+                }
+            }
+            try database.put(layout.formatKey, Tuple([.int(Self.formatVersion)]), sync: true)
+        }
+    }
 }

@@ -4,6 +4,22 @@ public struct FieldPath: Sendable, Hashable, CustomStringConvertible, Expressibl
     enum Segment: Sendable, Hashable {
         case field(String)
         case each
+
+        /// Field names compare by code points, as JSON object keys do.
+        static func == (a: Segment, b: Segment) -> Bool {
+            switch (a, b) {
+            case (.field(let x), .field(let y)): x.hasSameCodePoints(as: y)
+            case (.each, .each): true
+            default: false
+            }
+        }
+
+        func hash(into hasher: inout Hasher) {
+            switch self {
+            case .field(let name): hasher.combine(0); JSONValue.hashCodePoints(name, into: &hasher)
+            case .each: hasher.combine(1)
+            }
+        }
     }
 
     let segments: [Segment]

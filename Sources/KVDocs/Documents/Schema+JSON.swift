@@ -55,6 +55,9 @@ extension Schema {
                 }
                 collection.text.append(TextIndexDefinition(name: indexName, fields: paths, tokenizer: tokenizer))
             }
+            if let other = collections.keys.first(where: { $0 == name }) {
+                throw fail("collection names \"\(other)\" and \"\(name)\" differ only in Unicode normalisation; use one spelling")
+            }
             collections[name] = collection
         }
         do {
@@ -78,9 +81,9 @@ extension Schema {
 
     /// The schema as JSON (the same format), with sorted keys.
     public func jsonData() -> Data {
-        var top: [String: JSONValue] = [:]
+        var top = JSONObject()
         for (name, c) in collections {
-            var o: [String: JSONValue] = ["primaryKey": .string(c.primaryKey)]
+            var o: JSONObject = ["primaryKey": .string(c.primaryKey)]
             o["indexes"] = .array(c.indexes.map { $0.json })
             o["text"] = .array(c.text.map {
                 .object(["name": .string($0.name), "fields": .array($0.fields.map { .string($0.description) }),
@@ -112,23 +115,4 @@ extension IndexDefinition {
     var json: JSONValue {
         .object(["name": .string(name), "fields": .array(fields.map { .string($0.description) }), "unique": .bool(unique)])
     }
-}
-
-extension JSONValue {
-    /// Compact JSON with object keys sorted: the stored form of documents and catalog records.
-    /// (JSONEncoder: measured twice as fast here as JSONSerialization, which bridges to NSDictionary.)
-    /// - Throws: `.invalidArgument` for a NaN or infinite number, which JSON cannot represent.
-    public func canonicalData() throws -> Data {
-        do {
-            return try JSONValue.encoder.encode(self)
-        } catch {
-            throw KVDocsError(.invalidArgument, "value cannot be written as JSON: \(error)")
-        }
-    }
-
-    private static let encoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return encoder
-    }()
 }

@@ -29,7 +29,7 @@ public struct Schema: Sendable, Hashable {
     /// The collection `name`.
     /// - Throws: `.schema` naming the declared collections when there is none.
     public func collection(_ name: String) throws -> CollectionSchema {
-        guard let c = collections[name] else {
+        guard let c = self[collection: name] else {
             let known = collections.keys.sorted()
             throw KVDocsError(.schema, "no collection \"\(name)\"" + (known.isEmpty ? "; the schema declares none" : "; declared: \(known.joined(separator: ", "))"))
         }
@@ -53,7 +53,7 @@ public struct CollectionSchema: Sendable, Hashable {
 
     /// The index `name`.
     public func index(_ name: String, collection: String) throws -> IndexDefinition {
-        guard let i = indexes.first(where: { $0.name == name }) else {
+        guard let i = indexes.first(where: { $0.name.hasSameCodePoints(as: name) }) else {
             throw KVDocsError(.schema, "collection \"\(collection)\" has no index \"\(name)\"; its indexes: \(indexes.map(\.name).joined(separator: ", "))")
         }
         return i
@@ -66,11 +66,11 @@ public struct CollectionSchema: Sendable, Hashable {
         guard !pk.isMultiValued, pk.segments.count == 1 else { throw fail("primaryKey \"\(primaryKey)\" must be a top-level field name") }
         var names = Set<String>()
         for index in indexes {
-            guard names.insert(index.name).inserted else { throw fail("index \"\(index.name)\" is declared twice") }
+            guard names.insert(index.name).inserted else { throw fail(Self.duplicate(index.name, among: names)) }
             try index.validate(collection: collection)
         }
         for t in text {
-            guard names.insert(t.name).inserted else { throw fail("index \"\(t.name)\" is declared twice") }
+            guard names.insert(t.name).inserted else { throw fail(Self.duplicate(t.name, among: names)) }
             guard !t.fields.isEmpty else { throw fail("text index \"\(t.name)\" needs at least one field") }
         }
     }
@@ -115,5 +115,79 @@ public struct TextIndexDefinition: Sendable, Hashable {
         self.name = name
         self.fields = fields
         self.tokenizer = tokenizer
+    }
+}
+
+// MARK: - Names compared by code points
+
+extension String {
+    /// Whether two strings have the same Unicode code points (the same UTF-8 bytes). Swift's
+    /// `==` is canonical equivalence, which would take `"café"` with U+00E9 and `"café"`
+    /// with U+0065 U+0301 for one name although they are two different keys.
+    func hasSameCodePoints(as other: String) -> Bool { utf8.elementsEqual(other.utf8) }
+}
+
+extension Schema {
+    /// The collection whose name has exactly the code points of `name`.
+    subscript(collection name: String) -> CollectionSchema? {
+        guard let position = collections.index(forKey: name), collections[position].key.hasSameCodePoints(as: name) else { return nil }
+        return collections[position].value
+    }
+
+    public static func == (a: Schema, b: Schema) -> Bool {
+        guard a.collections.count == b.collections.count else { return false }
+        return a.collections.allSatisfy { name, c in b[collection: name] == c }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(collections.count)
+        for name in collections.keys.sorted(by: { JSONObject.compareKeys($0, $1) < 0 }) {
+            JSONValue.hashCodePoints(name, into: &hasher)
+            hasher.combine(collections[name])
+        }
+    }
+}
+
+extension CollectionSchema {
+    /// The message for a name declared twice, or twice up to Unicode normalisation.
+    static func duplicate(_ name: String, among names: Set<String>) -> String {
+        if let other = names.first(where: { $0 == name }), !other.hasSameCodePoints(as: name) {
+            return "index names \"\(other)\" and \"\(name)\" differ only in Unicode normalisation; use one spelling"
+        }
+        return "index \"\(name)\" is declared twice"
+    }
+
+    public static func == (a: CollectionSchema, b: CollectionSchema) -> Bool {
+        a.primaryKey.hasSameCodePoints(as: b.primaryKey) && a.indexes == b.indexes && a.text == b.text
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        JSONValue.hashCodePoints(primaryKey, into: &hasher)
+        hasher.combine(indexes)
+        hasher.combine(text)
+    }
+}
+
+extension IndexDefinition {
+    public static func == (a: IndexDefinition, b: IndexDefinition) -> Bool {
+        a.name.hasSameCodePoints(as: b.name) && a.fields == b.fields && a.unique == b.unique
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        JSONValue.hashCodePoints(name, into: &hasher)
+        hasher.combine(fields)
+        hasher.combine(unique)
+    }
+}
+
+extension TextIndexDefinition {
+    public static func == (a: TextIndexDefinition, b: TextIndexDefinition) -> Bool {
+        a.name.hasSameCodePoints(as: b.name) && a.fields == b.fields && a.tokenizer == b.tokenizer
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        JSONValue.hashCodePoints(name, into: &hasher)
+        hasher.combine(fields)
+        hasher.combine(tokenizer)
     }
 }

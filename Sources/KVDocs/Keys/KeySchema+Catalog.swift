@@ -22,7 +22,7 @@ extension KeySchema {
 
     /// The keyspaces in the JSON format ``init(json:file:)`` reads.
     public func jsonData() throws -> Data {
-        var entries: [String: JSONValue] = [:]
+        var entries = JSONObject()
         for (name, k) in keyspaces {
             entries[name] = .object([
                 "prefix": .array(try k.prefix.elements.map(Self.jsonValue)),

@@ -1,8 +1,22 @@
 import Foundation
 
-/// A JSON value as parsed by Foundation's `JSONDecoder`, keeping integers exact
-/// (`Int64`/`UInt64`) and apart from decimals and booleans.
-public enum JSONValue: Sendable, Hashable {
+/// A JSON value, with integers kept exact (`Int64`/`UInt64`) and apart from decimals and
+/// booleans, and object keys compared by code points (see ``JSONObject``).
+///
+/// **Numbers.** ``init(parsing:)-(Data)`` keeps every number exactly as written wherever a
+/// 64-bit value can hold it: integers in `Int64`/`UInt64` range exactly, decimals as the
+/// correctly rounded `Double` (which the canonical form writes back with its shortest
+/// round-trip spelling, so `0.30000000000000004` stays `0.30000000000000004`). Integers
+/// beyond 64 bits become the nearest `Double`, in the document and in its index entries
+/// alike (as in JavaScript and SQLite). Decimals beyond the range of a `Double` (`1e400`)
+/// are rejected with an error naming the value and where it is, since JSON cannot hold
+/// infinity.
+///
+/// **Equality** compares strings and keys by code points, like ``JSONObject``: two
+/// values that differ only by Unicode normalisation are different values. Numbers compare
+/// by case: `.int(1)` and `.double(1)` are different values (``ValueOrder`` compares
+/// them as numbers).
+public enum JSONValue: Sendable {
     case null
     case bool(Bool)
     case int(Int64)
@@ -10,59 +24,36 @@ public enum JSONValue: Sendable, Hashable {
     case double(Double)
     case string(String)
     case array([JSONValue])
-    case object([String: JSONValue])
+    case object(JSONObject)
 
-    /// Parses JSON text with Foundation's `JSONSerialization`, which keeps booleans,
-    /// exact 64-bit integers and decimals apart (and is several times faster than decoding
-    /// through `JSONDecoder` by trial of each type).
-    /// - Throws: `.decoding` with Foundation's description of the syntax error (line and column).
+    /// The deepest nesting of arrays and objects that parsing, canonical writing and
+    /// indexing accept: 512 levels. Deeper input is rejected with an error, never a crash.
+    public static let maximumDepth = 512
+
+    /// Parses UTF-8 JSON text (RFC 8259; any value at the top level; a leading byte order
+    /// mark is skipped; of duplicate keys the last one wins).
+    /// - Throws: `.decoding` naming the byte offset, line and column of the first problem:
+    ///   a syntax error, invalid UTF-8, an unpaired surrogate escape, nesting deeper than
+    ///   ``maximumDepth``, or a number beyond the range of a `Double`.
     public init(parsing data: Data) throws {
-        let object: Any
-        do {
-            object = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
-        } catch {
-            throw KVDocsError(.decoding, "invalid JSON" + Self.syntaxErrorLocation(data))
+        self = try data.withUnsafeBytes { raw in
+            try JSONParser.parse(UnsafeBufferPointer(start: raw.baseAddress?.assumingMemoryBound(to: UInt8.self), count: raw.count))
         }
-        self = try Self.converting(object)
     }
 
-    /// A `JSONSerialization` object as a value.
-    static func converting(_ object: Any) throws -> JSONValue {
-        // Containers and strings first: testing a Swift dictionary or array against
-        // NSNumber would bridge it to Foundation's classes, recursively.
-        if let o = object as? [String: Any] { return .object(try o.mapValues(converting)) }
-        if let a = object as? [Any] { return .array(try a.map(converting)) }
-        if let s = object as? String { return .string(s) }
-        if let n = object as? NSNumber {
-            // objCType: "c" for booleans (CFBoolean), "d" for decimals, "Q" for integers
-            // above Int64.max, "q" for other integers.
-            switch String(cString: n.objCType) {
-            case "c", "B": return .bool(n.boolValue)
-            case "d", "f": return .double(n.doubleValue)
-            case "Q": return .uint(n.uint64Value)
-            default: return .int(n.int64Value)
-            }
+    /// Parses UTF-8 JSON text given as bytes.
+    public init<Bytes: Collection<UInt8>>(parsing bytes: Bytes) throws {
+        if let value = try bytes.withContiguousStorageIfAvailable({ try JSONParser.parse($0) }) {
+            self = value
+        } else {
+            self = try Array(bytes).withUnsafeBufferPointer { try JSONParser.parse($0) }
         }
-        if object is NSNull { return .null }
-        throw KVDocsError(.decoding, "unexpected JSON value of type \(type(of: object))")
     }
 
-    /// JSONDecoder does not say where the syntax error is; JSONSerialization gives a
-    /// character offset ("… around character 10."), turned here into a line and column.
-    static func syntaxErrorLocation(_ data: Data) -> String {
-        do {
-            _ = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
-            return ""
-        } catch {
-            let detail = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String ?? "\(error)"
-            guard let range = detail.range(of: #"character (\d+)"#, options: .regularExpression),
-                  let offset = Int(detail[range].dropFirst("character ".count)) else { return ": " + detail }
-            var line = 1, column = 1
-            for byte in data.prefix(offset) {
-                if byte == UInt8(ascii: "\n") { line += 1; column = 1 } else if byte & 0xC0 != 0x80 { column += 1 }
-            }
-            return " at line \(line), column \(column): " + detail
-        }
+    /// Parses JSON text given as a string.
+    public init(parsing text: String) throws {
+        var text = text
+        self = try text.withUTF8 { try JSONParser.parse($0) }
     }
 
     /// The JSON type's name, for messages.
@@ -76,9 +67,58 @@ public enum JSONValue: Sendable, Hashable {
         case .object: "object"
         }
     }
+
+    /// The member `key` of an object (compared by code points), or `nil`.
+    public subscript(key: String) -> JSONValue? {
+        if case .object(let o) = self { return o[key] }
+        return nil
+    }
 }
 
+// MARK: - Equality by code points
+
+extension JSONValue: Hashable {
+    public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
+        switch (lhs, rhs) {
+        case (.null, .null): return true
+        case (.bool(let a), .bool(let b)): return a == b
+        case (.int(let a), .int(let b)): return a == b
+        case (.uint(let a), .uint(let b)): return a == b
+        case (.double(let a), .double(let b)): return a.bitPattern == b.bitPattern || a == b && a != 0
+        case (.string(let a), .string(let b)): return a.utf8.elementsEqual(b.utf8)
+        case (.array(let a), .array(let b)): return a == b
+        case (.object(let a), .object(let b)): return a == b
+        default: return false
+        }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        switch self {
+        case .null: hasher.combine(0)
+        case .bool(let b): hasher.combine(1); hasher.combine(b)
+        case .int(let i): hasher.combine(2); hasher.combine(i)
+        case .uint(let u): hasher.combine(3); hasher.combine(u)
+        case .double(let d): hasher.combine(4); hasher.combine(d.isNaN ? Double.nan.bitPattern : d.bitPattern)
+        case .string(let s): hasher.combine(5); Self.hashCodePoints(s, into: &hasher)
+        case .array(let a): hasher.combine(6); hasher.combine(a)
+        case .object(let o): hasher.combine(7); hasher.combine(o)
+        }
+    }
+
+    /// Hashes a string's UTF-8 bytes (Swift's own `String` hash is by canonical equivalence).
+    static func hashCodePoints(_ s: String, into hasher: inout Hasher) {
+        var s = s
+        s.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        hasher.combine(s.utf8.count)
+    }
+}
+
+// MARK: - Codable
+
 extension JSONValue: Codable {
+    /// Decodes any JSON value. Through a `Decoder`, object keys are Swift strings that the
+    /// decoder may already have merged by canonical equivalence; ``init(parsing:)-(Data)``
+    /// keeps every key.
     public init(from decoder: Decoder) throws {
         let container = try decoder.singleValueContainer()
         if container.decodeNil() {
@@ -96,22 +136,30 @@ extension JSONValue: Codable {
         } else if let a = try? container.decode([JSONValue].self) {
             self = .array(a)
         } else {
-            self = .object(try container.decode([String: JSONValue].self))
+            self = .object(JSONObject(try container.decode([String: JSONValue].self)))
         }
     }
 
     public func encode(to encoder: Encoder) throws {
-        var container = encoder.singleValueContainer()
         switch self {
-        case .null: try container.encodeNil()
-        case .bool(let b): try container.encode(b)
-        case .int(let i): try container.encode(i)
-        case .uint(let u): try container.encode(u)
-        case .double(let d): try container.encode(d)
-        case .string(let s): try container.encode(s)
-        case .array(let a): try container.encode(a)
-        case .object(let o): try container.encode(o)
+        case .null: var c = encoder.singleValueContainer(); try c.encodeNil()
+        case .bool(let b): var c = encoder.singleValueContainer(); try c.encode(b)
+        case .int(let i): var c = encoder.singleValueContainer(); try c.encode(i)
+        case .uint(let u): var c = encoder.singleValueContainer(); try c.encode(u)
+        case .double(let d): var c = encoder.singleValueContainer(); try c.encode(d)
+        case .string(let s): var c = encoder.singleValueContainer(); try c.encode(s)
+        case .array(let a): var c = encoder.singleValueContainer(); try c.encode(a)
+        case .object(let o):
+            var c = encoder.container(keyedBy: MemberKey.self)
+            for (key, value) in o { try c.encode(value, forKey: MemberKey(stringValue: key)) }
         }
+    }
+
+    private struct MemberKey: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
     }
 }
 
@@ -127,18 +175,7 @@ extension JSONValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, Ex
     public init(nilLiteral: ()) { self = .null }
     public init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
     public init(dictionaryLiteral elements: (String, JSONValue)...) {
-        self = .object(Dictionary(elements, uniquingKeysWith: { _, last in last }))
-    }
-}
-
-extension JSONValue {
-    /// Parses JSON text given as a string.
-    public init(parsing text: String) throws { try self.init(parsing: Data(text.utf8)) }
-
-    /// The member `key` of an object, or `nil`.
-    public subscript(key: String) -> JSONValue? {
-        if case .object(let o) = self { return o[key] }
-        return nil
+        self = .object(JSONObject(elements))
     }
 }
 
