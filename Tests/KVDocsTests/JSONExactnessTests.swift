@@ -109,7 +109,7 @@ import Testing
 
     @Test func decimalsKeepTheirShortestSpellingAndNegativeZeroItsSign() throws {
         let cases: [(String, String)] = [
-            ("0.30000000000000004", "0.30000000000000004"), ("5.0", "5.0"), ("-0.0", "-0.0"), ("-0", "0"),
+            ("0.30000000000000004", "0.30000000000000004"), ("5.0", "5.0"), ("-0.0", "-0.0"), ("-0", "-0.0"), ("0", "0"),
             ("1E2", "100.0"), ("1e308", "1e+308"), ("2.5e-324", "5e-324"), ("0.1", "0.1"),
             ("9007199254740993", "9007199254740993"), ("18446744073709551615", "18446744073709551615"),
             ("-9223372036854775808", "-9223372036854775808"), ("18446744073709551616", "1.8446744073709552e+19"),
@@ -392,6 +392,45 @@ import Testing
         try withTemporaryDatabase { db, _ throws in
             _ = try DocumentStore(database: db, schema: try peopleSchema())
             #expect(try db.get(Subspace().pack(["m", "format"]), as: Tuple.self) == Tuple([.int(DocumentStore.formatVersion)]))
+        }
+    }
+}
+
+@Suite struct TypedExactnessTests {
+    struct Reading: Codable, Equatable {
+        var id: Int64
+        var value: Double
+        var count: UInt64
+        var label: String
+    }
+
+    /// Typed collections go through `JSONEncoder`/`JSONDecoder` at the edges and the exact
+    /// parser in between: random doubles (any finite bit pattern), 64-bit extremes and
+    /// code-point-distinct labels come back identical.
+    @Test func codableValuesRoundTripBitForBit() throws {
+        let schema = try Schema(json: Data(#"{"collections": {"r": {"primaryKey": "id", "indexes": [{"name": "by_value", "fields": ["value"]}]}}}"#.utf8))
+        try withTemporaryDatabase { db, _ throws in
+            let store = try DocumentStore(database: db, schema: schema)
+            let readings = try store.collection("r", of: Reading.self)
+            var rng = SeededGenerator(seed: 5)
+            var written: [Reading] = []
+            for i in 0..<2000 {
+                var d = Double(bitPattern: rng.next())
+                while !d.isFinite { d = Double(bitPattern: rng.next()) }
+                let special: [Double] = [-0.0, 0.30000000000000004, .leastNonzeroMagnitude, .greatestFiniteMagnitude, 9007199254740992]
+                if i < special.count { d = special[i] }
+                let reading = Reading(id: Int64(i), value: d, count: i % 2 == 0 ? UInt64.max : UInt64(i),
+                                      label: i % 2 == 0 ? CodePointKeyTests.nfc : CodePointKeyTests.nfd)
+                try readings.insert(reading)
+                written.append(reading)
+            }
+            #expect(try store.verify().isClean)
+            for reading in written {
+                let back = try readings.get(id: .int(reading.id))
+                #expect(back?.value.bitPattern == reading.value.bitPattern, "\(reading.value) came back as \(String(describing: back?.value))")
+                #expect(back?.count == reading.count)
+                #expect(back?.label.utf8.elementsEqual(reading.label.utf8) == true)
+            }
         }
     }
 }

@@ -417,6 +417,8 @@ struct JSONParser {
         let text = UnsafeBufferPointer(rebasing: bytes[start..<position])
 
         if isInteger && !overflowed && exponent == 0 {
+            // `-0` keeps its sign as the decimal -0.0 (as in JavaScript; JSONEncoder writes -0.0 so).
+            if negative && mantissa == 0 { return .double(-0.0) }
             if negative {
                 if mantissa <= UInt64(Int64.max) { return .int(-Int64(mantissa)) }
                 if mantissa == UInt64(Int64.max) + 1 { return .int(Int64.min) }

@@ -7,7 +7,8 @@ import Foundation
 /// 64-bit value can hold it: integers in `Int64`/`UInt64` range exactly, decimals as the
 /// correctly rounded `Double` (which the canonical form writes back with its shortest
 /// round-trip spelling, so `0.30000000000000004` stays `0.30000000000000004`). Integers
-/// beyond 64 bits become the nearest `Double`, in the document and in its index entries
+/// beyond 64 bits become the nearest `Double`, and `-0` is read as the decimal `-0.0` so its
+/// sign survives (as in JavaScript), in the document and in its index entries
 /// alike (as in JavaScript and SQLite). Decimals beyond the range of a `Double` (`1e400`)
 /// are rejected with an error naming the value and where it is, since JSON cannot hold
 /// infinity.
