@@ -3,7 +3,7 @@ import Foundation
 extension DocumentStore {
     struct StoredCatalog {
         var schema: Schema
-        var ready: Set<String>
+        var ready: Set<IndexIdentity>
         var lastSequence: Int64
     }
 
@@ -17,7 +17,7 @@ extension DocumentStore {
                 throw KVDocsError(.corruption, e.message, path: db.path)
             }
         }
-        var ready = Set<String>()
+        var ready = Set<IndexIdentity>()
         for entry in try db.entries(layout.indexStates.range).collect() {
             let t = try layout.indexStates.unpack(entry.key)
             guard t.count == 2, let state = try? JSONValue(parsing: Data(entry.value)),
@@ -25,7 +25,7 @@ extension DocumentStore {
                   let collection = try? t.string(at: 0), let index = try? t.string(at: 1),
                   let c = schema[collection: collection], let def = c.indexes.first(where: { $0.name.hasSameCodePoints(as: index) }),
                   o["definition"] == def.json else { continue }
-            ready.insert("\(collection)/\(index)")
+            ready.insert(IndexIdentity(collection, index, .secondary))
         }
         let textStates = layout.root.subspace(["m", "text"])
         for entry in try db.entries(textStates.range).collect() {
@@ -35,7 +35,7 @@ extension DocumentStore {
                   let collection = try? t.string(at: 0), let index = try? t.string(at: 1),
                   let def = schema[collection: collection]?.text.first(where: { $0.name.hasSameCodePoints(as: index) }),
                   o["definition"] == def.json else { continue }
-            ready.insert(DocumentStore.textReadyKey(collection, index))
+            ready.insert(IndexIdentity(collection, index, .text))
         }
         var last: Int64 = 0
         if let t = try db.get(layout.sequenceKey, as: Tuple.self) { last = try t.int64(at: 0) }
@@ -95,7 +95,7 @@ extension DocumentStore {
 
     /// Removes an index's entries and state.
     func dropIndex(_ collection: String, _ index: String) throws {
-        state.withLock { _ = $0.readyIndexes.remove("\(collection)/\(index)") }
+        state.withLock { _ = $0.readyIndexes.remove(IndexIdentity(collection, index, .secondary)) }
         try database.delete(layout.indexState(collection, index))
         try deleteRange(layout.index(collection, index).range)
     }
@@ -152,7 +152,7 @@ extension DocumentStore {
         }
         batch.put(layout.indexState(name, index.name), try JSONValue.object(["state": "ready", "definition": index.json]).canonicalData())
         try database.write(batch, sync: true)
-        state.withLock { _ = $0.readyIndexes.insert("\(name)/\(index.name)") }
+        state.withLock { _ = $0.readyIndexes.insert(IndexIdentity(name, index.name, .secondary)) }
         progress?(IndexBuildProgress(collection: name, index: index.name, done: done, total: total))
     }
 

@@ -5,10 +5,10 @@ extension DocumentStore {
         TextIndexLayout(subspace: layout.text(collection, index))
     }
 
-    static func textReadyKey(_ collection: String, _ index: String) -> String { "\(collection)/#\(index)" }
+
 
     func isTextReady(_ collection: String, _ index: String) -> Bool {
-        state.withLock { $0.readyIndexes.contains(Self.textReadyKey(collection, index)) }
+        state.withLock { $0.readyIndexes.contains(IndexIdentity(collection, index, .text)) }
     }
 
     /// Corpus statistics of a text index: (documents, tokens).
@@ -63,12 +63,12 @@ extension DocumentStore {
         batch.put(text.statistics, Tuple([.int(Int64(done)), .int(Int64(tokens))]))
         batch.put(stateKey, try JSONValue.object(["state": "ready", "definition": definition.json]).canonicalData())
         try database.write(batch, sync: true)
-        state.withLock { _ = $0.readyIndexes.insert(Self.textReadyKey(name, definition.name)) }
+        state.withLock { _ = $0.readyIndexes.insert(IndexIdentity(name, definition.name, .text)) }
         progress?(IndexBuildProgress(collection: name, index: definition.name, done: done, total: total))
     }
 
     func dropTextIndex(_ collection: String, _ index: String) throws {
-        state.withLock { _ = $0.readyIndexes.remove(Self.textReadyKey(collection, index)) }
+        state.withLock { _ = $0.readyIndexes.remove(IndexIdentity(collection, index, .text)) }
         try database.delete(layout.root.pack(["m", "text", .string(collection), .string(index)]))
         try deleteRange(layout.text(collection, index).range)
     }
