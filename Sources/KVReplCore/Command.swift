@@ -18,6 +18,8 @@ public enum Command: Equatable, Sendable {
     case load(String)
     case keyspaces
     case keyspacesLoad(String)
+    /// `sync on|off`: whether the session's writes are synced; `nil` (`sync` alone) shows it.
+    case sync(Bool?)
     case help(String?)
     case quit
     // Document layer
@@ -72,7 +74,7 @@ public enum Command: Equatable, Sendable {
     /// The command names, for help and completion.
     public static let names = [
         "get", "put", "del", "scan", "delrange", "stats", "property", "size", "compact", "snapshot", "release",
-        "dump", "load", "keyspaces", "help", "quit", "schema", "collections", "indexes", "insert", "upsert", "doc",
+        "dump", "load", "keyspaces", "sync", "help", "quit", "schema", "collections", "indexes", "insert", "upsert", "doc",
         "remove", "import", "export", "find", "count", "explain", "search", "verify", "reindex", "changes",
     ]
 }
@@ -117,6 +119,15 @@ extension Command {
         case "keyspaces":
             if s.accept("load") { return .keyspacesLoad(try path(&s)) }
             return .keyspaces
+        case "sync":
+            s.skipSpaces()
+            let start = s.position
+            guard let word = s.word() else { return .sync(nil) }
+            switch word.lowercased() {
+            case "on": return .sync(true)
+            case "off": return .sync(false)
+            default: throw s.fail("expected on or off after sync, not \"\(word)\"", at: start)
+            }
         case "help": return .help(s.word()?.lowercased())
         case "quit", "exit": return .quit
         case "schema":

@@ -12,6 +12,9 @@ public final class Session {
     public let readOnly: Bool
     public var json: Bool
     public var interactive: Bool
+    /// Whether every write the shell makes (documents and raw) uses LevelDB's `sync` option,
+    /// surviving a power loss or an OS crash (`--sync`, `sync on|off`).
+    public var sync = false
     public internal(set) var snapshot: Snapshot?
     /// Writes one block of output to standard output.
     public var out: (String) -> Void = { print($0) }

@@ -28,6 +28,9 @@ struct KVRepl: ParsableCommand {
     @Flag(help: "Print each result as one JSON object per line; errors as {\"error\": …} on standard error.")
     var json = false
 
+    @Flag(help: "Sync every write to the disk before acknowledging it, so it survives a power loss or an OS crash (without it, writes survive a crash of kvrepl only). The sync command turns it on or off.")
+    var sync = false
+
     @Option(help: "A schema file (JSON) to apply and store before running commands.")
     var schema: String?
 
@@ -82,6 +85,8 @@ do {
     exit(1)
 }
 
+session.sync = options.sync
+
 var failed = false
 if !options.command.isEmpty {
     for line in options.command {
@@ -95,6 +100,9 @@ if !options.command.isEmpty {
 } else {
     while let line = readLine(strippingNewline: true) {
         let outcome = session.run(line)
+        // Flush each command's output, so a program driving kvrepl through pipes sees it
+        // (and knows the command's writes were acknowledged) before it sends the next line.
+        fflush(nil)   // all output streams (stdout is not concurrency-safe to name in Swift 6)
         if outcome == .failed { failed = true }
         if outcome == .quit { break }
     }

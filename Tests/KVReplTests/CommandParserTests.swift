@@ -72,6 +72,10 @@ import Testing
         #expect(try Command.parse("load \"/tmp/a b.jsonl\"") == .load("/tmp/a b.jsonl"))
         #expect(try Command.parse("keyspaces") == .keyspaces)
         #expect(try Command.parse("keyspaces load k.json") == .keyspacesLoad("k.json"))
+        #expect(try Command.parse("sync") == .sync(nil))
+        #expect(try Command.parse("sync on") == .sync(true))
+        #expect(try Command.parse("SYNC Off") == .sync(false))
+        #expect(!Command.sync(true).isWrite)   // sync on|off is allowed read-only
         #expect(try Command.parse("help") == .help(nil))
         #expect(try Command.parse("help scan") == .help("scan"))
         #expect(try Command.parse("quit") == .quit)
@@ -130,6 +134,8 @@ import Testing
         ("changes until 3", "column 9: expected \"since SEQ\" or \"limit N\""),
         ("get a b", "unexpected \"b\" after get (see: help get)"),
         ("stats now", "unexpected \"now\" after stats (see: help stats)"),
+        ("sync maybe", "column 6: expected on or off after sync, not \"maybe\""),
+        ("sync on off", "unexpected \"off\" after sync (see: help sync)"),
     ])
     func malformedCommandsGiveOneLineErrors(line: String, message: String) {
         do {
