@@ -20,6 +20,8 @@ public enum Command: Equatable, Sendable {
     case keyspacesLoad(String)
     /// `sync on|off`: whether the session's writes are synced; `nil` (`sync` alone) shows it.
     case sync(Bool?)
+    /// Close, repair (LevelDB's RepairDB) and reopen the database.
+    case repair
     case help(String?)
     case quit
     // Document layer
@@ -64,7 +66,7 @@ public enum Command: Equatable, Sendable {
     /// Whether the command changes the database (refused with `--read-only`).
     public var isWrite: Bool {
         switch self {
-        case .put, .del, .delrange, .compact, .load, .keyspacesLoad, .schemaLoad, .insert, .upsert, .remove, .importFile, .reindex:
+        case .put, .del, .delrange, .compact, .load, .keyspacesLoad, .schemaLoad, .insert, .upsert, .remove, .importFile, .reindex, .repair:
             return true
         default:
             return false
@@ -74,7 +76,7 @@ public enum Command: Equatable, Sendable {
     /// The command names, for help and completion.
     public static let names = [
         "get", "put", "del", "scan", "delrange", "stats", "property", "size", "compact", "snapshot", "release",
-        "dump", "load", "keyspaces", "sync", "help", "quit", "schema", "collections", "indexes", "insert", "upsert", "doc",
+        "dump", "load", "keyspaces", "sync", "repair", "help", "quit", "schema", "collections", "indexes", "insert", "upsert", "doc",
         "remove", "import", "export", "find", "count", "explain", "search", "verify", "reindex", "changes",
     ]
 }
@@ -128,6 +130,7 @@ extension Command {
             case "off": return .sync(false)
             default: throw s.fail("expected on or off after sync, not \"\(word)\"", at: start)
             }
+        case "repair": return .repair
         case "help": return .help(s.word()?.lowercased())
         case "quit", "exit": return .quit
         case "schema":

@@ -68,6 +68,7 @@ extension Session {
         case .sync(let on):
             if let on { sync = on }
             emit(["sync": .bool(sync)], sync ? "sync on: every write waits for the disk" : "sync off: writes survive a crash of kvrepl, not of the machine")
+        case .repair: try repair()
         case .help(let topic):
             let text = try Help.text(topic)
             emit(["help": .string(text)], text)

@@ -75,7 +75,8 @@ import Testing
         #expect(try Command.parse("sync") == .sync(nil))
         #expect(try Command.parse("sync on") == .sync(true))
         #expect(try Command.parse("SYNC Off") == .sync(false))
-        #expect(!Command.sync(true).isWrite)   // sync on|off is allowed read-only
+        #expect(try Command.parse("repair") == .repair)
+        #expect(Command.repair.isWrite && !Command.sync(true).isWrite)   // sync on|off is allowed read-only
         #expect(try Command.parse("help") == .help(nil))
         #expect(try Command.parse("help scan") == .help("scan"))
         #expect(try Command.parse("quit") == .quit)
@@ -136,6 +137,7 @@ import Testing
         ("stats now", "unexpected \"now\" after stats (see: help stats)"),
         ("sync maybe", "column 6: expected on or off after sync, not \"maybe\""),
         ("sync on off", "unexpected \"off\" after sync (see: help sync)"),
+        ("repair --yes", "unexpected \"--yes\" after repair (see: help repair)"),
     ])
     func malformedCommandsGiveOneLineErrors(line: String, message: String) {
         do {
