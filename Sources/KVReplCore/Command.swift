@@ -18,6 +18,10 @@ public enum Command: Equatable, Sendable {
     case load(String)
     case keyspaces
     case keyspacesLoad(String)
+    /// `sync on|off`: whether the session's writes are synced; `nil` (`sync` alone) shows it.
+    case sync(Bool?)
+    /// Close, repair (LevelDB's RepairDB) and reopen the database.
+    case repair
     case help(String?)
     case quit
     // Document layer
@@ -62,7 +66,7 @@ public enum Command: Equatable, Sendable {
     /// Whether the command changes the database (refused with `--read-only`).
     public var isWrite: Bool {
         switch self {
-        case .put, .del, .delrange, .compact, .load, .keyspacesLoad, .schemaLoad, .insert, .upsert, .remove, .importFile, .reindex:
+        case .put, .del, .delrange, .compact, .load, .keyspacesLoad, .schemaLoad, .insert, .upsert, .remove, .importFile, .reindex, .repair:
             return true
         default:
             return false
@@ -72,7 +76,7 @@ public enum Command: Equatable, Sendable {
     /// The command names, for help and completion.
     public static let names = [
         "get", "put", "del", "scan", "delrange", "stats", "property", "size", "compact", "snapshot", "release",
-        "dump", "load", "keyspaces", "help", "quit", "schema", "collections", "indexes", "insert", "upsert", "doc",
+        "dump", "load", "keyspaces", "sync", "repair", "help", "quit", "schema", "collections", "indexes", "insert", "upsert", "doc",
         "remove", "import", "export", "find", "count", "explain", "search", "verify", "reindex", "changes",
     ]
 }
@@ -117,6 +121,16 @@ extension Command {
         case "keyspaces":
             if s.accept("load") { return .keyspacesLoad(try path(&s)) }
             return .keyspaces
+        case "sync":
+            s.skipSpaces()
+            let start = s.position
+            guard let word = s.word() else { return .sync(nil) }
+            switch word.lowercased() {
+            case "on": return .sync(true)
+            case "off": return .sync(false)
+            default: throw s.fail("expected on or off after sync, not \"\(word)\"", at: start)
+            }
+        case "repair": return .repair
         case "help": return .help(s.word()?.lowercased())
         case "quit", "exit": return .quit
         case "schema":

@@ -17,6 +17,8 @@ enum Help {
         ("dump", "dump FILE", "write every entry as JSON lines {\"key_hex\", \"value_hex\"}"),
         ("load", "load FILE", "put the entries of a dump file"),
         ("keyspaces", "keyspaces | keyspaces load FILE", "list the declared keyspaces, or store them from a JSON file"),
+        ("sync", "sync [on|off]", "whether every write of the shell waits for the disk (survives a power loss; --sync starts with it on)"),
+        ("repair", "repair", "close the database, rebuild its metadata from its files (LevelDB's repair) and reopen it (asks first, interactively)"),
         ("schema", "schema | schema load FILE", "show the document schema, or apply and store one"),
         ("collections", "collections", "the collections with their document counts"),
         ("indexes", "indexes COLLECTION", "a collection's secondary and text indexes"),

@@ -37,7 +37,7 @@ extension Session {
         case .insert(let collection, let document), .upsert(let collection, let document):
             let c = try documents().collection(collection)
             let change: Change
-            if case .insert = command { change = try c.insert(document) } else { change = try c.upsert(document) }
+            if case .insert = command { change = try c.insert(document, sync: sync) } else { change = try c.upsert(document, sync: sync) }
             emit(["ok": true, "id": change.id, "sequence": .int(change.sequence), "operation": .string(change.operation.rawValue)],
                  "\(change.operation.rawValue) \(change.id) (sequence \(change.sequence))")
         case .doc(let collection, let id):
@@ -46,13 +46,14 @@ extension Session {
             }
             emit(document, interactive ? Display.prettyJSON(document) : document.compactDescription)
         case .remove(let collection, let id):
-            guard try documents().collection(collection).delete(id: id) else {
+            guard try documents().collection(collection).delete(id: id, sync: sync) else {
                 throw KVDocsError(.notFound, "collection \"\(collection)\" has no document \(id)")
             }
             emit(["ok": true, "id": id], "removed \(id)")
         case .importFile(let collection, let file):
-            let count = try documents().importJSONLines(into: collection, path: file) { [progress] p in
-                progress?(p.validating ? "checking \(file): \(p.lines) lines" : "importing \(file): \(p.documents) documents")
+            let count = try documents().importJSONLines(into: collection, path: file, sync: sync) { [progress] p in
+                let done = p.totalBytes > 0 ? " (\(min(100, p.bytes * 100 / p.totalBytes))%)" : ""
+                progress?(p.validating ? "checking \(file): \(p.lines) lines\(done)" : "importing \(file): \(p.documents) documents\(done)")
             }
             emit(["ok": true, "documents": .int(Int64(count))], "imported \(count) documents into \(collection)")
         case .exportFile(let collection, let file):
@@ -118,6 +119,7 @@ extension Session {
             case ("find", 1), ("count", 1), ("insert", 1), ("upsert", 1), ("doc", 1), ("remove", 1), ("indexes", 1),
                  ("import", 1), ("export", 1), ("search", 1), ("verify", 1), ("reindex", 1):
                 candidates = collections
+            case ("sync", 1): candidates = ["on", "off"]
             case ("explain", 1): candidates = ["find"]
             case ("explain", 2): candidates = collections
             case ("reindex", 2), ("indexes", 2):

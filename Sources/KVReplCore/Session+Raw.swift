@@ -16,10 +16,10 @@ extension Session {
             emit(Display.entryJSON(key: key, value: value, keyspaces: keyspaces),
                  Display.value(value, pretty: interactive))
         case .put(let key, let value):
-            try database.put(key, value)
+            try database.put(key, value, sync: sync)
             emit(["ok": true], "OK")
         case .del(let key):
-            try database.delete(key)
+            try database.delete(key, sync: sync)
             emit(["ok": true], "OK")
         case .scan(let o): try scan(o)
         case .delrange(let o): try deleteRange(o)
@@ -65,6 +65,10 @@ extension Session {
             try loaded.store(in: database)
             keyspaces = loaded
             emit(["ok": true, "keyspaces": .int(Int64(loaded.keyspaces.count))], "stored \(loaded.keyspaces.count) keyspaces")
+        case .sync(let on):
+            if let on { sync = on }
+            emit(["sync": .bool(sync)], sync ? "sync on: every write waits for the disk" : "sync off: writes survive a crash of kvrepl, not of the machine")
+        case .repair: try repair()
         case .help(let topic):
             let text = try Help.text(topic)
             emit(["help": .string(text)], text)
@@ -102,7 +106,7 @@ extension Session {
         for chunk in stride(from: 0, to: keys.count, by: 10_000) {
             let batch = WriteBatch()
             for key in keys[chunk..<min(chunk + 10_000, keys.count)] { batch.delete(key) }
-            try database.write(batch)
+            try database.write(batch, sync: sync)
         }
         emit(["ok": true, "deleted": .int(Int64(keys.count))], "deleted \(keys.count) key\(keys.count == 1 ? "" : "s")")
     }
@@ -149,9 +153,9 @@ extension Session {
             guard let (key, value) = try entry(line, reader.lineNumber) else { continue }
             batch.put(key, value)
             count += 1
-            if batch.count >= 10_000 { try database.write(batch); batch.clear() }
+            if batch.count >= 10_000 { try database.write(batch, sync: sync); batch.clear() }
         }
-        try database.write(batch)
+        try database.write(batch, sync: sync)
         emit(["ok": true, "entries": .int(Int64(count))], "loaded \(count) entries from \(file)")
     }
 }

@@ -28,6 +28,12 @@ struct KVRepl: ParsableCommand {
     @Flag(help: "Print each result as one JSON object per line; errors as {\"error\": …} on standard error.")
     var json = false
 
+    @Flag(help: "Sync every write to the disk before acknowledging it, so it survives a power loss or an OS crash (without it, writes survive a crash of kvrepl only). The sync command turns it on or off.")
+    var sync = false
+
+    @Flag(help: "Repair the database before opening it (LevelDB's repair: rebuild its metadata from its table and log files, moving unreadable files to lost/), for a database too damaged to open. The repair command does the same on an open database.")
+    var repair = false
+
     @Option(help: "A schema file (JSON) to apply and store before running commands.")
     var schema: String?
 
@@ -39,6 +45,7 @@ struct KVRepl: ParsableCommand {
 
     func validate() throws {
         if path == nil && !demo { throw ValidationError("missing the database PATH (or use --demo)") }
+        if repair && readOnly { throw ValidationError("--repair modifies the database: it cannot be used with --read-only") }
         if demo && readOnly && !FileManager.default.fileExists(atPath: (path ?? "kvrepl-demo") + "/CURRENT") {
             throw ValidationError("--demo --read-only needs an existing sample database")
         }
@@ -68,19 +75,29 @@ do {
         if interactive { standardError("building the sample database at \(path)…") }
         try Demo.build(at: path)
     }
+    if options.repair {
+        let report = try Session.repair(path: path)
+        print(options.json ? String(decoding: (try? report.json.canonicalData()) ?? Data(), as: UTF8.self) : report.text(path))
+    }
     session = try Session.open(path: path, create: options.create || options.demo, readOnly: options.readOnly, json: options.json,
                                schemaFile: options.schema, progress: interactive ? { standardError($0) } : nil)
 } catch let e as KVDocsError {
+    var message = e.message
+    if (e.kind == .corruption || e.message.hasPrefix("IO error: ")) && !options.repair && !options.readOnly {
+        message += " (if the database is damaged, kvrepl --repair \(path) rebuilds it from what it can read)"
+    }
     if options.json {
-        standardError(String(decoding: (try? JSONValue.object(["error": .string(e.message)]).canonicalData()) ?? Data(), as: UTF8.self))
+        standardError(String(decoding: (try? JSONValue.object(["error": .string(message)]).canonicalData()) ?? Data(), as: UTF8.self))
     } else {
-        standardError("kvrepl: \(e.message)")
+        standardError("kvrepl: \(message)")
     }
     exit(1)
 } catch {
     standardError("kvrepl: \(error)")
     exit(1)
 }
+
+session.sync = options.sync
 
 var failed = false
 if !options.command.isEmpty {
@@ -95,6 +112,9 @@ if !options.command.isEmpty {
 } else {
     while let line = readLine(strippingNewline: true) {
         let outcome = session.run(line)
+        // Flush each command's output, so a program driving kvrepl through pipes sees it
+        // (and knows the command's writes were acknowledged) before it sends the next line.
+        fflush(nil)   // all output streams (stdout is not concurrency-safe to name in Swift 6)
         if outcome == .failed { failed = true }
         if outcome == .quit { break }
     }

@@ -292,5 +292,61 @@ import Testing
         }
     }
 
+    @Test func aLineLongerThanTheMaximumIsReportedAndNothingIsImported() throws {
+        try withPeopleStore { store, people throws in
+            let dir = TemporaryDirectory()
+            let path = try Self.write([#"{"id": "ok1"}"#, #"{"id": "long", "bio": "\#(String(repeating: "x", count: 100))"}"#, #"{"id": "ok2"}"#], dir)
+            do {
+                try store.importJSONLines(into: "people", path: path, maximumLineLength: 64)
+                Issue.record("imported a line longer than the maximum")
+            } catch let error as KVDocsError {
+                #expect(error.kind == .invalidArgument)
+                #expect(error.message == "\(path):2: line longer than the maximum of 64 bytes; nothing was imported")
+            }
+            #expect(try people.count() == 0)
+            #expect(store.lastSequence == 0)
+            #expect(try store.importJSONLines(into: "people", path: path, maximumLineLength: 200) == 3)
+        }
+    }
+
+    /// Progress comes every 10,000 lines or 16 MiB read while validating, and after every
+    /// batch while writing, so a file of a few huge lines reports too.
+    @Test func progressIsReportedWhileValidatingAndWritingLargeFiles() throws {
+        try withPeopleStore { store, people throws in
+            let dir = TemporaryDirectory()
+            let blob = String(repeating: "y", count: 9 << 20)
+            let lines = (0..<12_000).map { #"{"id": \#($0)}"# } + [#"{"id": "big1", "blob": "\#(blob)"}"#, #"{"id": "big2", "blob": "\#(blob)"}"#]
+            let path = try Self.write(lines, dir)
+            let size = lines.reduce(0) { $0 + $1.utf8.count } + lines.count - 1
+            var progress: [DocumentStore.ImportProgress] = []
+            #expect(try store.importJSONLines(into: "people", path: path) { progress.append($0) } == 12_002)
+            let validating = progress.filter(\.validating), writing = progress.filter { !$0.validating }
+            #expect(validating.map(\.lines) == [10_000, 12_002])
+            #expect(validating.last?.bytes == size)
+            #expect(writing.map(\.documents) == Array(stride(from: 1000, through: 12_000, by: 1000)) + [12_002])
+            #expect(writing.last?.lines == 12_002 && writing.last?.bytes == size)
+            #expect(progress.allSatisfy { $0.totalBytes == size })
+            #expect(try people.get(id: "big2")?["blob"] == .string(blob))
+        }
+    }
+
+    @Test func importWithSyncIsReadableAfterReopening() throws {
+        let dir = TemporaryDirectory()
+        let path = try Self.write((0..<30).map { #"{"id": \#($0), "age": \#($0)}"# }, dir)
+        do {
+            let db = try Database(path: dir.child("db"))
+            defer { db.close() }
+            let store = try DocumentStore(database: db, schema: try peopleSchema())
+            let before = db.syncedWrites
+            #expect(try store.importJSONLines(into: "people", path: path, batchSize: 10, sync: true) == 30)
+            #expect(db.syncedWrites - before == 3)   // one synced write per batch
+        }
+        let db = try Database(path: dir.child("db"))
+        defer { db.close() }
+        let people = try DocumentStore(database: db).collection("people")
+        #expect(try people.count() == 30)
+        #expect(try people.count(Query().where("age", .greaterOrEqual(20))) == 10)
+    }
+
     static func write(_ lines: String..., dir: TemporaryDirectory) throws -> String { try write(lines, dir) }
 }

@@ -206,3 +206,77 @@ func withPeopleStore<R>(_ body: (DocumentStore, DocumentCollection) throws -> R)
         }
     }
 }
+
+@Suite struct SyncWriteTests {
+    struct Person: Codable, Equatable {
+        var id: String
+        var age: Int
+    }
+
+    /// `sync: true` reaches LevelDB's write options on every write API (one synced LevelDB
+    /// write each), and the default does not sync.
+    @Test func syncReachesLevelDBFromEveryWriteAPI() throws {
+        try withPeopleStore { store, people throws in
+            let db = store.database
+            let typed = try store.collection("people", of: Person.self)
+            func synced(_ body: () throws -> Void) throws -> Int {
+                let before = db.syncedWrites
+                try body()
+                return db.syncedWrites - before
+            }
+            #expect(try synced { try people.insert(["id": "a", "age": 1]) } == 0)
+            #expect(try synced { try people.insert(["id": "b", "age": 2], sync: true) } == 1)
+            #expect(try synced { try people.upsert(["id": "b", "age": 3], sync: true) } == 1)
+            #expect(try synced { try people.update(["id": "b", "age": 4], sync: true) } == 1)
+            var deleted = false
+            #expect(try synced { deleted = try people.delete(id: "a", sync: true) } == 1 && deleted)
+            #expect(try synced { deleted = try people.delete(id: "a", sync: true) } == 0 && !deleted)   // nothing written
+            #expect(try synced { try typed.insert(Person(id: "t", age: 5), sync: true) } == 1)
+            #expect(try synced { try typed.upsert(Person(id: "t", age: 6), sync: true) } == 1)
+            #expect(try synced { try typed.update(Person(id: "t", age: 7), sync: true) } == 1)
+            #expect(try synced { try typed.upsert(Person(id: "u", age: 8)) } == 0)
+            #expect(try synced { deleted = try typed.delete(id: "u", sync: true) } == 1 && deleted)
+            #expect(try synced {
+                try store.write(sync: true) { batch in
+                    try batch.insert("people", ["id": "c"])
+                    try batch.insert("people", ["id": "d"])
+                }
+            } == 1)
+            #expect(try synced { deleted = try store.write { batch in try batch.delete("people", id: "d") } } == 0 && deleted)
+            #expect(try synced { try db.put("raw", "1", sync: true); try db.delete("raw", sync: true) } == 2)
+            #expect(try synced { try db.write(sync: true) { $0.put("raw", "2") } } == 1)
+            #expect(try synced { try db.put("raw", "3"); try db.write { $0.delete("raw") } } == 0)
+            #expect(try store.verify().isClean)
+        }
+    }
+
+    @Test func writesMadeWithSyncAreReadableAfterCloseAndReopen() throws {
+        let dir = TemporaryDirectory()
+        let path = dir.child("db")
+        do {
+            let db = try Database(path: path)
+            defer { db.close() }
+            let store = try DocumentStore(database: db, schema: try peopleSchema())
+            let people = try store.collection("people"), typed = try store.collection("people", of: Person.self)
+            try people.insert(["id": "a", "age": 1], sync: true)
+            try people.upsert(["id": "b", "age": 2], sync: true)
+            try people.update(["id": "b", "age": 3], sync: true)
+            try people.insert(["id": "gone"], sync: true)
+            #expect(try people.delete(id: "gone", sync: true))
+            try typed.insert(Person(id: "t", age: 4), sync: true)
+            _ = try store.write(sync: true) { batch in try batch.upsert("people", ["id": "c", "age": 5]) }
+        }
+        var options = Options()
+        options.createIfMissing = false
+        let db = try Database(path: path, options: options)
+        defer { db.close() }
+        let store = try DocumentStore(database: db)
+        let people = try store.collection("people")
+        #expect(try people.find(Query().orderBy("age")).map { $0["id"] } == ["a", "b", "t", "c"])
+        #expect(try people.get(id: "b")?["age"] == 3)
+        #expect(try people.get(id: "gone") == nil)
+        #expect(try store.collection("people", of: Person.self).get(id: "t") == Person(id: "t", age: 4))
+        #expect(store.lastSequence == 7)
+        #expect(try store.verify().isClean)
+    }
+}

@@ -72,6 +72,11 @@ import Testing
         #expect(try Command.parse("load \"/tmp/a b.jsonl\"") == .load("/tmp/a b.jsonl"))
         #expect(try Command.parse("keyspaces") == .keyspaces)
         #expect(try Command.parse("keyspaces load k.json") == .keyspacesLoad("k.json"))
+        #expect(try Command.parse("sync") == .sync(nil))
+        #expect(try Command.parse("sync on") == .sync(true))
+        #expect(try Command.parse("SYNC Off") == .sync(false))
+        #expect(try Command.parse("repair") == .repair)
+        #expect(Command.repair.isWrite && !Command.sync(true).isWrite)   // sync on|off is allowed read-only
         #expect(try Command.parse("help") == .help(nil))
         #expect(try Command.parse("help scan") == .help("scan"))
         #expect(try Command.parse("quit") == .quit)
@@ -130,6 +135,9 @@ import Testing
         ("changes until 3", "column 9: expected \"since SEQ\" or \"limit N\""),
         ("get a b", "unexpected \"b\" after get (see: help get)"),
         ("stats now", "unexpected \"now\" after stats (see: help stats)"),
+        ("sync maybe", "column 6: expected on or off after sync, not \"maybe\""),
+        ("sync on off", "unexpected \"off\" after sync (see: help sync)"),
+        ("repair --yes", "unexpected \"--yes\" after repair (see: help repair)"),
     ])
     func malformedCommandsGiveOneLineErrors(line: String, message: String) {
         do {

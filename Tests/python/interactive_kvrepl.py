@@ -1,5 +1,5 @@
 """Drives kvrepl through a pseudo-terminal, as a person would: the prompt, a command,
-history recall (up arrow), tab completion of a command and of a key.
+history recall (up arrow), tab completion of a command and of a key, the question repair asks.
 
 Usage: interactive_kvrepl.py KVREPL DBPATH HISTORYFILE   (exit 0 when every step was seen)
 """
@@ -54,6 +54,19 @@ read_until(b"kvrepl> ", 5)
 send("get gree\t\r")                    # tab completes the key "greeting"
 read_until(b"hello", 4)
 read_until(b"kvrepl> ", 6)
+send("repair\r")                        # asks first; "n" changes nothing
+read_until(b"[y/N] ")
+send("n\r")
+read_until(b"nothing repaired")
+read_until(b"kvrepl> ", 7)
+send("repair\r")                        # "y" repairs, and the session goes on
+read_until(b"[y/N] ", 2)
+send("y\r")
+read_until(b"repaired ")
+read_until(b"kvrepl> ", 8)
+send("get greeting\r")
+read_until(b"hello", 5)
+read_until(b"kvrepl> ", 9)
 send("quit\r")
 _, status = os.waitpid(pid, 0)
 with open(history) as f:

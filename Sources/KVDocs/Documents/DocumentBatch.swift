@@ -52,7 +52,10 @@ public struct DocumentBatch: ~Copyable {
 }
 
 extension DocumentStore {
-    /// Runs `body` and applies all its writes in one atomic batch (one fsync with `sync`).
+    /// Runs `body` and applies all its writes in one atomic batch.
+    /// - Parameter sync: wait until the batch is on the disk (one `fsync` for all its
+    ///   writes), so it and every write before it survive a power loss or an OS crash;
+    ///   without it, it survives a crash of the process only (see ``DocumentStore``, Durability).
     public func write<R>(sync: Bool = false, _ body: (borrowing DocumentBatch) throws -> R) throws -> R {
         try performWrites(sync: sync) { context in try body(DocumentBatch(context: context)) }
     }

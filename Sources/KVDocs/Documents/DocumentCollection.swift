@@ -7,28 +7,35 @@ public struct DocumentCollection: Sendable {
     public let store: DocumentStore
     public let name: String
 
-    /// Adds a document. - Throws: `.conflict` when its id exists, `.uniqueViolation`.
+    /// Adds a document.
+    /// - Parameter sync: wait until the write is on the disk, so it (and every write before
+    ///   it) survives a power loss or an OS crash; without it, it survives a crash of the
+    ///   process only (see ``DocumentStore``, Durability).
+    /// - Throws: `.conflict` when its id exists, `.uniqueViolation`.
     @discardableResult
-    public func insert(_ document: JSONValue) throws -> Change {
-        try write(.insert, document)
+    public func insert(_ document: JSONValue, sync: Bool = false) throws -> Change {
+        try write(.insert, document, sync: sync)
     }
 
-    /// Adds or replaces a document.
+    /// Adds or replaces a document. `sync` is as for ``insert(_:sync:)``.
     @discardableResult
-    public func upsert(_ document: JSONValue) throws -> Change {
-        try write(.upsert, document)
+    public func upsert(_ document: JSONValue, sync: Bool = false) throws -> Change {
+        try write(.upsert, document, sync: sync)
     }
 
-    /// Replaces an existing document. - Throws: `.conflict` when there is none.
+    /// Replaces an existing document. `sync` is as for ``insert(_:sync:)``.
+    /// - Throws: `.conflict` when there is none.
     @discardableResult
-    public func update(_ document: JSONValue) throws -> Change {
-        try write(.update, document)
+    public func update(_ document: JSONValue, sync: Bool = false) throws -> Change {
+        try write(.update, document, sync: sync)
     }
 
     /// Removes the document with primary key `id`; returns whether there was one.
+    /// `sync` is as for ``insert(_:sync:)``; when there was no document nothing is written,
+    /// so nothing is synced.
     @discardableResult
-    public func delete(id: JSONValue) throws -> Bool {
-        try store.performWrites { try $0.write(name, .delete, document: nil, id: id) } != nil
+    public func delete(id: JSONValue, sync: Bool = false) throws -> Bool {
+        try store.performWrites(sync: sync) { try $0.write(name, .delete, document: nil, id: id) } != nil
     }
 
     /// The document with primary key `id`, or `nil`.
@@ -51,8 +58,8 @@ public struct DocumentCollection: Sendable {
         try store.plan(name, query)
     }
 
-    private func write(_ mode: DocumentStore.WriteMode, _ document: JSONValue) throws -> Change {
-        try store.performWrites { context in
+    private func write(_ mode: DocumentStore.WriteMode, _ document: JSONValue, sync: Bool) throws -> Change {
+        try store.performWrites(sync: sync) { context in
             guard let change = try context.write(name, mode, document: document, id: nil) else {
                 throw KVDocsError(.invalidArgument, "nothing was written")
             }
@@ -72,10 +79,11 @@ public struct DocumentCollection: Sendable {
 public struct TypedCollection<T: Codable>: Sendable {
     public let base: DocumentCollection
 
-    @discardableResult public func insert(_ value: T) throws -> Change { try base.insert(try Self.json(value)) }
-    @discardableResult public func upsert(_ value: T) throws -> Change { try base.upsert(try Self.json(value)) }
-    @discardableResult public func update(_ value: T) throws -> Change { try base.update(try Self.json(value)) }
-    @discardableResult public func delete(id: JSONValue) throws -> Bool { try base.delete(id: id) }
+    // Writes: `sync` as for ``DocumentCollection/insert(_:sync:)``.
+    @discardableResult public func insert(_ value: T, sync: Bool = false) throws -> Change { try base.insert(try Self.json(value), sync: sync) }
+    @discardableResult public func upsert(_ value: T, sync: Bool = false) throws -> Change { try base.upsert(try Self.json(value), sync: sync) }
+    @discardableResult public func update(_ value: T, sync: Bool = false) throws -> Change { try base.update(try Self.json(value), sync: sync) }
+    @discardableResult public func delete(id: JSONValue, sync: Bool = false) throws -> Bool { try base.delete(id: id, sync: sync) }
     public func get(id: JSONValue) throws -> T? { try base.get(id: id).map { try Self.value($0) } }
     public func find(_ query: Query = Query()) throws -> [T] { try base.find(query).map { try Self.value($0) } }
     public func count(_ query: Query = Query()) throws -> Int { try base.count(query) }

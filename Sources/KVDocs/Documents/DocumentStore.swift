@@ -21,6 +21,17 @@ import Synchronization
 /// indexes are never stale and a failed write leaves nothing behind. Writers are
 /// serialized per database (``Database/withExclusiveWriter(_:)``); readers never block.
 ///
+/// **Durability.** Every write method takes `sync: Bool = false`
+/// (``DocumentCollection/insert(_:sync:)``, `upsert`, `update`, `delete`, the same on
+/// ``TypedCollection``, ``write(sync:_:)`` for a ``DocumentBatch``, and
+/// ``importJSONLines(into:path:mode:batchSize:maximumLineLength:sync:progress:)``), passed to
+/// LevelDB's `sync` write option. A write is in LevelDB's log, handed to the operating
+/// system, before it returns, so **every acknowledged write survives a crash of the
+/// process**, synced or not. **A power loss or an OS crash keeps only the writes made with
+/// `sync: true` and everything acknowledged before them**; later unsynced writes may be lost,
+/// each one whole (documents and index entries together, never one without the other).
+/// Schema changes and index builds are always synced. See ``Database``, Durability.
+///
 /// **Schema changes.** Opening with a schema that differs from the stored one builds new
 /// indexes, drops removed ones and rebuilds changed ones before `init` returns, reporting
 /// progress. A query only ever uses an index whose state is `ready`.

@@ -55,12 +55,13 @@ extension Database {
     }
 
     /// Stores `value` under `key`, replacing any value there.
-    /// - Parameter sync: wait until the write reaches the disk; without it a write survives a
-    ///   process crash but not a machine crash.
+    /// - Parameter sync: wait until the write reaches the disk (`fsync`), so it and every
+    ///   earlier write survive a power loss or an OS crash; without it a write survives a
+    ///   crash of the process, not of the machine (see ``Database``, Durability).
     /// - Throws: ``KVDocsError`` (`.closed`, `.ioError`).
     public func put<Key: ByteRepresentable, Value: ByteRepresentable>(_ key: Key, _ value: Value, sync: Bool = false) throws {
         try withHandle { db in
-            let writeOptions = sync ? syncWriteOptions : asyncWriteOptions
+            let writeOptions = writeOptions(sync: sync)
             try key.withBytes { k in
                 try value.withBytes { v in
                     try withLevelDBError(path: path) {
@@ -72,10 +73,11 @@ extension Database {
     }
 
     /// Removes `key`. Removing a missing key is not an error.
+    /// - Parameter sync: as for ``put(_:_:sync:)``: wait until the delete reaches the disk.
     /// - Throws: ``KVDocsError`` (`.closed`, `.ioError`).
     public func delete<Key: ByteRepresentable>(_ key: Key, sync: Bool = false) throws {
         try withHandle { db in
-            let writeOptions = sync ? syncWriteOptions : asyncWriteOptions
+            let writeOptions = writeOptions(sync: sync)
             try key.withBytes { k in
                 try withLevelDBError(path: path) { leveldb_delete(db, writeOptions, k.cChars, k.count, $0) }
             }
@@ -84,15 +86,18 @@ extension Database {
 
     /// Applies every operation of `batch` atomically: readers see all of them or none,
     /// and after a crash either all or none are in the database.
+    /// - Parameter sync: as for ``put(_:_:sync:)``: wait until the batch reaches the disk
+    ///   (one `fsync` for the whole batch).
     /// - Throws: ``KVDocsError``; on error nothing of the batch is applied.
     public func write(_ batch: WriteBatch, sync: Bool = false) throws {
         try withHandle { db in
-            let writeOptions = sync ? syncWriteOptions : asyncWriteOptions
+            let writeOptions = writeOptions(sync: sync)
             try withLevelDBError(path: path) { leveldb_write(db, writeOptions, batch.handle, $0) }
         }
     }
 
     /// Fills a new batch with `body` and applies it atomically. If `body` throws, nothing is written.
+    /// `sync` is as for ``write(_:sync:)``.
     ///
     /// ```swift
     /// try db.write { batch in

@@ -1,43 +1,163 @@
 import Foundation
 
 /// Reads a file line by line in fixed-size chunks, so memory stays bounded whatever the
-/// file's size (a single line is held whole).
+/// file's size: a line is held whole, nothing more than the longest line plus one chunk.
+///
+/// Lines end with `\n`; a `\r` before it is dropped (`\r\n` files read like `\n` files).
+/// The last line needs no newline (a `\r` ending it is then kept, as it ends no line).
+/// Reading is linear in the file's size whatever the lines' lengths: each byte is
+/// searched for a newline once, and moved at most once (when the buffer is refilled).
+///
+/// A line longer than ``maximumLineLength`` bytes (not counting its `\r\n`) is an error
+/// rather than an unbounded allocation.
 public struct LineReader {
-    private let handle: FileHandle
-    private var buffer = Data()
-    private var atEnd = false
+    /// The default longest line: 64 MiB.
+    public static let defaultMaximumLineLength = 64 << 20
+    /// The size of each read from the file: 64 KiB.
+    static let chunkSize = 1 << 16
+
+    /// The file read.
+    public let path: String
+    /// The longest line accepted, in bytes, not counting its line ending.
+    public let maximumLineLength: Int
     /// The number of the line last returned, from 1.
     public private(set) var lineNumber = 0
+    /// The bytes of the file consumed by the lines returned so far (line endings included).
+    public private(set) var bytesConsumed = 0
 
-    /// - Throws: `.ioError` when the file cannot be opened.
-    public init(path: String) throws {
-        guard let handle = FileHandle(forReadingAtPath: path) else {
-            throw KVDocsError(.ioError, "cannot open \(path) for reading")
+    private let file: FileDescriptor
+    /// Bytes read from the file: `buffer[start..<end]` are not yet returned as lines.
+    private var buffer: [UInt8] = []
+    private var start = 0
+    private var end = 0
+    /// `buffer[start..<scanned]` holds no newline: the next search starts at `scanned`.
+    private var scanned = 0
+    private var atEnd = false
+
+    /// Opens `path` for reading.
+    /// - Parameter maximumLineLength: the longest line accepted, in bytes (at least 1);
+    ///   ``defaultMaximumLineLength`` by default.
+    /// - Throws: `.ioError` when the file cannot be opened, `.invalidArgument` for a
+    ///   maximum below 1.
+    public init(path: String, maximumLineLength: Int = LineReader.defaultMaximumLineLength) throws {
+        guard maximumLineLength >= 1 else {
+            throw KVDocsError(.invalidArgument, "the maximum line length must be at least 1 byte, not \(maximumLineLength)")
         }
-        self.handle = handle
+        let fd = Foundation.open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            throw KVDocsError(.ioError, "cannot open \(path) for reading: \(String(cString: strerror(errno)))")
+        }
+        self.file = FileDescriptor(fd)
+        self.path = path
+        self.maximumLineLength = maximumLineLength
     }
 
-    /// The next line without its newline (and without a trailing `\r`), or `nil` at the end.
+    /// The next line without its newline (and without a `\r` before it), or `nil` at the end.
+    /// - Throws: `.invalidArgument` for a line longer than ``maximumLineLength`` (naming the
+    ///   file, the line number and the limit), `.ioError` when reading fails or the reader
+    ///   is closed.
     public mutating func next() throws -> Data? {
         while true {
-            if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
-                var line = buffer[buffer.startIndex..<newline]
-                buffer = Data(buffer[(newline + 1)...])
-                if line.last == UInt8(ascii: "\r") { line = line.dropLast() }
-                lineNumber += 1
-                return Data(line)
+            if scanned < end, let newline = findNewline() {
+                var lineEnd = newline
+                if lineEnd > start && buffer[lineEnd - 1] == UInt8(ascii: "\r") { lineEnd -= 1 }
+                try checkLength(lineEnd - start)
+                return takeLine(upTo: lineEnd, next: newline + 1)
             }
+            scanned = end
+            // No newline yet: the line so far (perhaps with a `\r` its ending will drop).
+            try checkLength(end - start - (end > start && buffer[end - 1] == UInt8(ascii: "\r") ? 1 : 0))
             if atEnd {
-                guard !buffer.isEmpty else { return nil }
-                let line = buffer
-                buffer = Data()
-                lineNumber += 1
-                return line
+                guard start < end else { return nil }
+                try checkLength(end - start)
+                return takeLine(upTo: end, next: end)
             }
-            let chunk = try handle.read(upToCount: 1 << 16) ?? Data()
-            if chunk.isEmpty { atEnd = true } else { buffer.append(chunk) }
+            try refill()
         }
     }
 
-    public func close() { try? handle.close() }
+    /// Closes the file (also done when the last copy of the reader goes away); later reads
+    /// throw. Closing twice is harmless.
+    public func close() { file.close() }
+
+    /// The index of the first newline in `buffer[scanned..<end]`, or `nil`.
+    private func findNewline() -> Int? {
+        buffer.withUnsafeBytes { bytes -> Int? in
+            guard let base = bytes.baseAddress,
+                  let found = memchr(base + scanned, Int32(UInt8(ascii: "\n")), end - scanned) else { return nil }
+            return base.distance(to: UnsafeRawPointer(found))
+        }
+    }
+
+    private func checkLength(_ length: Int) throws {
+        guard length > maximumLineLength else { return }
+        throw KVDocsError(.invalidArgument, "\(path):\(lineNumber + 1): line longer than the maximum of \(maximumLineLength) bytes")
+    }
+
+    /// Returns `buffer[start..<lineEnd]` and moves past it to `next`.
+    private mutating func takeLine(upTo lineEnd: Int, next: Int) -> Data {
+        let line = buffer.withUnsafeBytes { bytes in
+            bytes.baseAddress.map { Data(bytes: $0 + start, count: lineEnd - start) } ?? Data()
+        }
+        bytesConsumed += next - start
+        start = next
+        scanned = next
+        lineNumber += 1
+        return line
+    }
+
+    /// Reads the next chunk of the file after the unreturned bytes, moving them to the
+    /// front of the buffer first, and growing (or shrinking) it to fit one more chunk.
+    private mutating func refill() throws {
+        let fd = file.fd
+        guard fd >= 0 else { throw KVDocsError(.ioError, "\(path): the line reader is closed") }
+        let pending = end - start
+        let needed = pending + Self.chunkSize
+        if buffer.count < needed || buffer.count > 4 * max(needed, Self.chunkSize) {
+            // Grow geometrically (linear total copying); shrink after a long line.
+            var resized = [UInt8](repeating: 0, count: buffer.count < needed ? max(needed, 2 * buffer.count) : needed)
+            buffer.withUnsafeBytes { old in
+                resized.withUnsafeMutableBytes { new in
+                    if pending > 0, let from = old.baseAddress, let to = new.baseAddress {
+                        to.copyMemory(from: from + start, byteCount: pending)
+                    }
+                }
+            }
+            buffer = resized
+        } else if start > 0 && pending > 0 {
+            buffer.withUnsafeMutableBytes { bytes in
+                if let base = bytes.baseAddress { memmove(base, base + start, pending) }
+            }
+        }
+        scanned -= start
+        start = 0
+        end = pending
+        let count = buffer.withUnsafeMutableBytes { bytes -> Int in
+            guard let base = bytes.baseAddress else { return 0 }
+            while true {
+                let n = Foundation.read(fd, base + end, bytes.count - end)
+                if n < 0 && errno == EINTR { continue }
+                return n
+            }
+        }
+        guard count >= 0 else {
+            throw KVDocsError(.ioError, "\(path):\(lineNumber + 1): cannot read: \(String(cString: strerror(errno)))")
+        }
+        if count == 0 { atEnd = true }
+        end += count
+    }
+}
+
+/// An open file descriptor, closed once: by ``close()`` or when the last reader copy goes away.
+private final class FileDescriptor {
+    private(set) var fd: Int32
+
+    init(_ fd: Int32) { self.fd = fd }
+
+    func close() {
+        if fd >= 0 { _ = Foundation.close(fd) }
+        fd = -1
+    }
+
+    deinit { close() }
 }
