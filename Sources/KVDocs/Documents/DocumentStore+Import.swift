@@ -91,22 +91,25 @@ extension DocumentStore {
         var writer = try LineReader(path: path, maximumLineLength: maximumLineLength)
         defer { writer.close() }
         var written = 0
-        var finished = false
-        while !finished {
+        // The next non-blank line, read ahead so that no empty batch is written at the end.
+        func nextLine() throws -> Data? {
+            while let line = try writer.next() {
+                if !line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { return line }
+            }
+            return nil
+        }
+        var pending = try nextLine()
+        while pending != nil {
             let count = try performWrites(sync: sync) { context -> Int in
                 var inBatch = 0
-                while inBatch < batchSize {
-                    guard let line = try writer.next() else {
-                        finished = true
-                        break
-                    }
-                    if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { continue }
+                while inBatch < batchSize, let line = pending {
                     do {
                         _ = try context.write(collection, mode == .insert ? .insert : .upsert, document: try JSONValue(parsing: line), id: nil)
                     } catch let e as KVDocsError {
                         throw KVDocsError(e.kind, "\(path):\(writer.lineNumber): \(e.message); \(written) documents before this batch were imported", path: database.path)
                     }
                     inBatch += 1
+                    pending = try nextLine()
                 }
                 return inBatch
             }

@@ -136,8 +136,13 @@ extension DocumentStore {
         }
 
         /// Writes the batch with the last sequence number, then publishes the changes.
+        /// With `sync` and nothing to write (the delete of a missing document), the log is
+        /// still synced, so every earlier acknowledged write is durable when this returns.
         func commit(sync: Bool = false) throws {
-            guard !changes.isEmpty else { return }
+            guard !changes.isEmpty else {
+                if sync { try store.database.write(WriteBatch(), sync: true) }
+                return
+            }
             batch.put(store.layout.sequenceKey, Tuple([.int(sequence)]))
             for (key, stats) in textStatistics { batch.put(key, Tuple([.int(Int64(stats.documents)), .int(Int64(stats.tokens))])) }
             try store.database.write(batch, sync: sync)
