@@ -4,11 +4,15 @@
 /// message (for storage errors, LevelDB's own status message), and the context
 /// in which it happened: the database path, and the key where one applies.
 ///
+/// Match a kind directly in a `catch` clause, or bind the error to read its context:
+///
 /// ```swift
 /// do {
 ///     let db = try Database(path: path)
-/// } catch let error as KVDocsError where error.kind == .locked {
-///     print("another process has \(error.path ?? path) open")
+/// } catch KVDocsError.locked {
+///     print("another process has \(path) open")
+/// } catch let error as KVDocsError where error.kind == .corruption {
+///     print("damaged: \(error.message)")
 /// }
 /// ```
 public struct KVDocsError: Error, Sendable, Hashable, CustomStringConvertible {
@@ -42,6 +46,10 @@ public struct KVDocsError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let typeMismatch = Kind("type mismatch")
         /// A schema or keyspace declaration is malformed, or a key does not fit it.
         public static let schema = Kind("schema")
+        /// A write would give two documents the same value in a unique index.
+        public static let uniqueViolation = Kind("unique violation")
+        /// A document with that id already exists (insert), or none exists (update).
+        public static let conflict = Kind("conflict")
     }
 
     /// What went wrong.
@@ -50,11 +58,15 @@ public struct KVDocsError: Error, Sendable, Hashable, CustomStringConvertible {
     public var message: String
     /// The path of the database involved, when there is one.
     public var path: String?
+    /// The key involved, for errors of single-key reads and writes (`get`, `put`,
+    /// `delete`, `withValue`), and of documents (the document's key); `nil` otherwise.
+    public var key: [UInt8]?
 
-    public init(_ kind: Kind, _ message: String, path: String? = nil) {
+    public init(_ kind: Kind, _ message: String, path: String? = nil, key: [UInt8]? = nil) {
         self.kind = kind
         self.message = message
         self.path = path
+        self.key = key
     }
 
     public var description: String {
@@ -91,5 +103,32 @@ extension KVDocsError {
 
     static func closed(_ path: String) -> KVDocsError {
         KVDocsError(.closed, "the database at \(path) is closed", path: path)
+    }
+}
+
+// MARK: - Matching kinds in `catch` clauses
+
+extension KVDocsError {
+    /// Every kind, also as a member of the error type, so `catch KVDocsError.locked` reads
+    /// like the kind it matches. These are the same values as ``Kind``'s.
+    public static let notFound = Kind.notFound
+    public static let corruption = Kind.corruption
+    public static let notSupported = Kind.notSupported
+    public static let invalidArgument = Kind.invalidArgument
+    public static let ioError = Kind.ioError
+    public static let locked = Kind.locked
+    public static let closed = Kind.closed
+    public static let decoding = Kind.decoding
+    public static let typeMismatch = Kind.typeMismatch
+    public static let schema = Kind.schema
+    public static let uniqueViolation = Kind.uniqueViolation
+    public static let conflict = Kind.conflict
+}
+
+extension KVDocsError.Kind {
+    /// Matches an error of this kind: `catch KVDocsError.locked { … }`, or
+    /// `case KVDocsError.corruption:` when switching over an `Error`.
+    public static func ~= (kind: KVDocsError.Kind, error: any Error) -> Bool {
+        (error as? KVDocsError)?.kind == kind
     }
 }

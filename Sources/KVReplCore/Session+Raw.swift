@@ -98,17 +98,16 @@ extension Session {
     }
 
     func deleteRange(_ o: Command.ScanOptions) throws {
-        let keys = try database.entries(o.range, order: o.reverse ? .reverse : .forward, limit: o.limit).collect().map(\.key)
-        if interactive, let confirm, !keys.isEmpty, !confirm("delete \(keys.count) key\(keys.count == 1 ? "" : "s")? [y/N] ") {
-            emit(["ok": false, "deleted": 0], "nothing deleted")
-            return
+        let order: ScanOrder = o.reverse ? .reverse : .forward
+        if interactive, let confirm {
+            let count = try database.forEach(in: o.range, order: order, limit: o.limit) { _, _ in }
+            if count > 0, !confirm("delete \(count) key\(count == 1 ? "" : "s")? [y/N] ") {
+                emit(["ok": false, "deleted": 0], "nothing deleted")
+                return
+            }
         }
-        for chunk in stride(from: 0, to: keys.count, by: 10_000) {
-            let batch = WriteBatch()
-            for key in keys[chunk..<min(chunk + 10_000, keys.count)] { batch.delete(key) }
-            try database.write(batch, sync: sync)
-        }
-        emit(["ok": true, "deleted": .int(Int64(keys.count))], "deleted \(keys.count) key\(keys.count == 1 ? "" : "s")")
+        let deleted = try database.deleteRange(o.range, order: order, limit: o.limit, sync: sync)
+        emit(["ok": true, "deleted": .int(Int64(deleted))], "deleted \(deleted) key\(deleted == 1 ? "" : "s")")
     }
 
     /// Every entry as JSON lines {"key_hex", "value_hex"}: restores exactly with `load`.

@@ -97,20 +97,7 @@ extension DocumentStore {
     func dropIndex(_ collection: String, _ index: String) throws {
         state.withLock { _ = $0.readyIndexes.remove(IndexIdentity(collection, index, .secondary)) }
         try database.delete(layout.indexState(collection, index))
-        try deleteRange(layout.index(collection, index).range)
-    }
-
-    /// Deletes every key of `range`, in batches.
-    func deleteRange(_ range: KeyRange) throws {
-        let entries = try database.entries(range)
-        let batch = WriteBatch()
-        while try entries.next({ key, _ in batch.delete(UnsafeRawBufferPointer(key)) }) != nil {
-            if batch.count >= 10_000 {
-                try database.write(batch)
-                batch.clear()
-            }
-        }
-        if batch.count > 0 { try database.write(batch) }
+        try database.deleteRange(layout.index(collection, index).range)
     }
 
     /// Builds an index from every document of the collection, then marks it ready.
@@ -119,7 +106,7 @@ extension DocumentStore {
                     progress: ((IndexBuildProgress) -> Void)?) throws {
         let layout = self.layout
         try database.put(layout.indexState(name, index.name), try JSONValue.object(["state": "building", "definition": index.json]).canonicalData())
-        try deleteRange(layout.index(name, index.name).range)
+        try database.deleteRange(layout.index(name, index.name).range)
         let docs = layout.documents(name)
         let total = try database.forEach(in: docs.range) { _, _ in }
         progress?(IndexBuildProgress(collection: name, index: index.name, done: 0, total: total))
@@ -163,15 +150,16 @@ extension DocumentStore {
         while i < values.count, let v = ValueOrder.decode(values, at: &i) { shown.append(v.compactDescription) }
         return KVDocsError(.uniqueViolation,
             "unique index \"\(index.name)\" of \"\(collection)\" already has \(shown.joined(separator: ", ")) (document \(existing)); document \(new) cannot have it too",
-            path: database.path)
+            path: database.path, key: layout.document(collection, new))
     }
 
     /// Decodes a stored document.
     func documentValue(_ bytes: [UInt8], collection: String, id: TupleElement) throws -> JSONValue {
         do {
-            return try JSONValue(parsing: Data(bytes))
-        } catch {
-            throw KVDocsError(.corruption, "document \(id) of \"\(collection)\" is not valid JSON", path: database.path)
+            return try JSONValue(parsing: bytes)
+        } catch let e as KVDocsError {
+            throw KVDocsError(.corruption, "document \(id) of \"\(collection)\" is not valid JSON: \(e.message)", path: database.path,
+                              key: layout.document(collection, id))
         }
     }
 

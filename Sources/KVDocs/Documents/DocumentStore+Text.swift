@@ -42,7 +42,7 @@ extension DocumentStore {
         let text = textLayout(name, definition.name)
         let stateKey = layout.root.pack(["m", "text", .string(name), .string(definition.name)])
         try database.put(stateKey, try JSONValue.object(["state": "building", "definition": definition.json]).canonicalData())
-        try deleteRange(text.subspace.range)
+        try database.deleteRange(text.subspace.range)
         let docs = layout.documents(name)
         let total = try database.forEach(in: docs.range) { _, _ in }
         progress?(IndexBuildProgress(collection: name, index: definition.name, done: 0, total: total))
@@ -70,7 +70,7 @@ extension DocumentStore {
     func dropTextIndex(_ collection: String, _ index: String) throws {
         state.withLock { _ = $0.readyIndexes.remove(IndexIdentity(collection, index, .text)) }
         try database.delete(layout.root.pack(["m", "text", .string(collection), .string(index)]))
-        try deleteRange(layout.text(collection, index).range)
+        try database.deleteRange(layout.text(collection, index).range)
     }
 
     /// Compares a text index with what its documents imply: postings, lengths, statistics.

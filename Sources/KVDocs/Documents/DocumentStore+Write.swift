@@ -61,9 +61,9 @@ extension DocumentStore {
             }
             switch mode {
             case .insert where old != nil:
-                throw KVDocsError(.conflict, "collection \"\(collectionName)\" already has a document with \(schema.primaryKey) \(idValue.compactDescription)")
+                throw KVDocsError(.conflict, "collection \"\(collectionName)\" already has a document with \(schema.primaryKey) \(idValue.compactDescription)", key: key)
             case .update where old == nil:
-                throw KVDocsError(.conflict, "collection \"\(collectionName)\" has no document with \(schema.primaryKey) \(idValue.compactDescription)")
+                throw KVDocsError(.conflict, "collection \"\(collectionName)\" has no document with \(schema.primaryKey) \(idValue.compactDescription)", key: key)
             case .delete where old == nil:
                 return nil
             default:

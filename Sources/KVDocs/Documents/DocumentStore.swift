@@ -146,12 +146,6 @@ struct Layout: Sendable {
     func text(_ collection: String, _ index: String) -> Subspace { root.subspace(["t", .string(collection), .string(index)]) }
 }
 
-extension KVDocsError.Kind {
-    /// A write would give two documents the same value in a unique index.
-    public static let uniqueViolation = KVDocsError.Kind("unique violation")
-    /// A document with that id already exists (insert), or none exists (update).
-    public static let conflict = KVDocsError.Kind("conflict")
-}
 
 // MARK: - Format versions
 

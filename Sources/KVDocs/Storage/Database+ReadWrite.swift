@@ -42,7 +42,7 @@ extension Database {
             try withReadOptions(options) { readOptions in
                 var length = 0
                 let value = try key.withBytes { k in
-                    try withLevelDBError(path: path) {
+                    try withLevelDBError(path: path, key: k) {
                         leveldb_get(db, readOptions, k.cChars, k.count, &length, $0)
                     }
                 }
@@ -64,7 +64,7 @@ extension Database {
             let writeOptions = writeOptions(sync: sync)
             try key.withBytes { k in
                 try value.withBytes { v in
-                    try withLevelDBError(path: path) {
+                    try withLevelDBError(path: path, key: k) {
                         leveldb_put(db, writeOptions, k.cChars, k.count, v.cChars, v.count, $0)
                     }
                 }
@@ -79,7 +79,7 @@ extension Database {
         try withHandle { db in
             let writeOptions = writeOptions(sync: sync)
             try key.withBytes { k in
-                try withLevelDBError(path: path) { leveldb_delete(db, writeOptions, k.cChars, k.count, $0) }
+                try withLevelDBError(path: path, key: k) { leveldb_delete(db, writeOptions, k.cChars, k.count, $0) }
             }
         }
     }
@@ -109,6 +109,35 @@ extension Database {
         let batch = WriteBatch()
         try body(batch)
         try write(batch, sync: sync)
+    }
+
+    /// Deletes every key in `range` (the first `limit` of them in `order`, when given) and
+    /// returns how many were deleted.
+    ///
+    /// Keys are deleted in batches of `batchSize`: each batch is atomic, the whole deletion
+    /// is not: a crash or an error part-way leaves the keys of the batches already written
+    /// deleted and the others in place. Pass `batchSize: .max` to delete a range of bounded
+    /// size in one atomic batch. Memory stays bounded by one batch.
+    /// - Parameter sync: as for ``put(_:_:sync:)``, for every batch.
+    /// - Throws: `.invalidArgument` for a `batchSize` or `limit` below 1 (a `limit` of 0
+    ///   deletes nothing), storage errors.
+    @discardableResult
+    public func deleteRange(_ range: KeyRange, order: ScanOrder = .forward, limit: Int? = nil,
+                            batchSize: Int = 10_000, sync: Bool = false) throws -> Int {
+        guard batchSize >= 1 else { throw KVDocsError(.invalidArgument, "deleteRange: batchSize must be at least 1, not \(batchSize)", path: path) }
+        if let limit, limit < 0 { throw KVDocsError(.invalidArgument, "deleteRange: limit must not be negative, not \(limit)", path: path) }
+        let entries = try self.entries(range, order: order, limit: limit)
+        let batch = WriteBatch()
+        var deleted = 0
+        while try entries.next({ key, _ in batch.delete(UnsafeRawBufferPointer(key)) }) != nil {
+            deleted += 1
+            if batch.count >= batchSize {
+                try write(batch, sync: sync)
+                batch.clear()
+            }
+        }
+        if batch.count > 0 { try write(batch, sync: sync) }
+        return deleted
     }
 
     /// Runs `body` with C read options for `options`; the shared default when possible.

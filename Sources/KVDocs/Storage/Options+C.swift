@@ -56,14 +56,16 @@ final class COptions {
 /// Calls `body` with a NULL error pointer and turns a message LevelDB stored in it into a
 /// ``KVDocsError``, freeing the message.
 @inline(__always)
-func withLevelDBError<R>(path: String?, _ body: (UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> R) throws -> R {
+func withLevelDBError<R>(path: String?, key: UnsafeRawBufferPointer? = nil, _ body: (UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> R) throws -> R {
     // The pointer must be NULL before every call: LevelDB leaves it unchanged on success.
     var error: UnsafeMutablePointer<CChar>? = nil
     let result = body(&error)
     if let error {
         let message = String(cString: error)
         leveldb_free(error)
-        throw KVDocsError(status: message, path: path)
+        var error = KVDocsError(status: message, path: path)
+        error.key = key.map { Array($0) }
+        throw error
     }
     return result
 }
