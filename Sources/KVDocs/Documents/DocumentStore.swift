@@ -194,32 +194,3 @@ extension DocumentStore {
         }
     }
 }
-
-/// Which index: its collection, its name and its kind, compared by code points. Secondary
-/// and text indexes live in separate namespaces of the catalog, so a secondary index
-/// `"#body"` and a text index `"body"` of one collection are two indexes, and collection
-/// `"a/b"` with index `"c"` is not collection `"a"` with index `"b/c"`.
-struct IndexIdentity: Hashable, Sendable {
-    enum Kind: Hashable, Sendable {
-        case secondary, text
-    }
-    let collection: String
-    let name: String
-    let kind: Kind
-
-    init(_ collection: String, _ name: String, _ kind: Kind) {
-        self.collection = collection
-        self.name = name
-        self.kind = kind
-    }
-
-    static func == (a: IndexIdentity, b: IndexIdentity) -> Bool {
-        a.kind == b.kind && a.collection.hasSameCodePoints(as: b.collection) && a.name.hasSameCodePoints(as: b.name)
-    }
-
-    func hash(into hasher: inout Hasher) {
-        hasher.combine(kind)
-        JSONValue.hashCodePoints(collection, into: &hasher)
-        JSONValue.hashCodePoints(name, into: &hasher)
-    }
-}

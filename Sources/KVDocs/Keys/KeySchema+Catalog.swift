@@ -2,7 +2,7 @@ import Foundation
 
 extension KeySchema {
     /// The catalog key under which a database keeps its declared keyspaces.
-    static func catalogKey(_ root: Subspace) -> [UInt8] { root.pack(["m", "keyspaces"]) }
+    static func catalogKey(_ root: Subspace) -> [UInt8] { Catalog(root: root).keyspacesKey }
 
     /// The keyspaces stored in `database` (see ``store(in:root:)``), or an empty schema.
     /// - Throws: `.corruption` when the stored declaration is malformed.

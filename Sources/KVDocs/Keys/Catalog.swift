@@ -1,0 +1,213 @@
+import Foundation
+
+/// The catalog: every record a store keeps about itself, under `("m", …)` of its root.
+///
+/// The catalog is the only code that knows these keys:
+///
+/// | key | value |
+/// |---|---|
+/// | `("m", "format")` | the store's layout version, `(version,)` |
+/// | `("m", "generation")` | a counter bumped by every catalog change, `(n,)` |
+/// | `("m", "schema")` | the document schema, as JSON |
+/// | `("m", "seq")` | the last change sequence number, `(n,)` |
+/// | `("m", "keyspaces")` | the declared keyspaces, as JSON |
+/// | `("m", KIND, collection, index)` | an index's ``IndexState``, as JSON |
+///
+/// Index states are keyed by typed identity (``IndexIdentity``): kind, collection and
+/// index name are separate tuple elements, so no two indexes can share a state whatever
+/// their names (a secondary index `"#body"` and a text index `"body"`, or collection
+/// `"a/b"` with index `"c"` and collection `"a"` with index `"b/c"`).
+///
+/// **Generation.** Every write of a schema or an index state through the catalog also
+/// bumps the generation in the same write, so a reader that sees the same generation in
+/// its snapshot knows the schema and states it cached are still those of its snapshot.
+public struct Catalog: Sendable, Hashable {
+    /// The subspace the catalog's store lives in (the catalog itself is `root["m"]`).
+    public let root: Subspace
+
+    public init(root: Subspace = Subspace()) {
+        self.root = root
+    }
+
+    // MARK: - Keys
+
+    var formatKey: [UInt8] { root.pack(["m", "format"]) }
+    var generationKey: [UInt8] { root.pack(["m", "generation"]) }
+    var schemaKey: [UInt8] { root.pack(["m", "schema"]) }
+    var sequenceKey: [UInt8] { root.pack(["m", "seq"]) }
+    var keyspacesKey: [UInt8] { root.pack(["m", "keyspaces"]) }
+
+    func stateKey(_ index: IndexIdentity) -> [UInt8] {
+        root.pack(["m", .string(index.kind.catalogName), .string(index.collection), .string(index.name)])
+    }
+
+    func states(_ kind: IndexIdentity.Kind) -> Subspace { root.subspace(["m", .string(kind.catalogName)]) }
+
+    // MARK: - Reading
+
+    /// Whether the database holds a document store under ``root`` (a stored schema).
+    public func holdsDocumentStore(in database: Database, options: ReadOptions = ReadOptions()) throws -> Bool {
+        try database.contains(schemaKey, options: options)
+    }
+
+    /// The stored layout version; `nil` when no store was ever written here.
+    /// A store written before versions were kept reports 1.
+    public func formatVersion(in database: Database, options: ReadOptions = ReadOptions()) throws -> Int64? {
+        if let t = try database.get(formatKey, as: Tuple.self, options: options) {
+            return try integer(t, "format version", database)
+        }
+        let exists = try database.contains(schemaKey, options: options) || database.contains(sequenceKey, options: options)
+        return exists ? 1 : nil
+    }
+
+    /// The generation counter (0 before the first catalog change).
+    func generation(in database: Database, options: ReadOptions = ReadOptions()) throws -> Int64 {
+        guard let t = try database.get(generationKey, as: Tuple.self, options: options) else { return 0 }
+        return try integer(t, "catalog generation", database)
+    }
+
+    /// The last change sequence number (0 before the first write).
+    public func lastSequence(in database: Database, options: ReadOptions = ReadOptions()) throws -> Int64 {
+        guard let t = try database.get(sequenceKey, as: Tuple.self, options: options) else { return 0 }
+        return try integer(t, "sequence number", database)
+    }
+
+    /// The stored schema JSON, or `nil`.
+    func schemaData(in database: Database, options: ReadOptions = ReadOptions()) throws -> Data? {
+        try database.get(schemaKey, as: Data.self, options: options)
+    }
+
+    /// Every stored index state of `kind`, by identity. Records that cannot be read are
+    /// reported as `.corruption`.
+    func indexStates(_ kind: IndexIdentity.Kind, in database: Database, options: ReadOptions = ReadOptions()) throws -> [IndexIdentity: IndexState] {
+        var result: [IndexIdentity: IndexState] = [:]
+        let subspace = states(kind)
+        let entries = try database.entries(subspace.range, options: options)
+        while let entry = try entries.nextEntry() {
+            guard let t = try? subspace.unpack(entry.key), t.count == 2,
+                  let collection = try? t.string(at: 0), let name = try? t.string(at: 1) else {
+                throw KVDocsError(.corruption, "a catalog key under (\"m\", \"\(kind.catalogName)\") is not (collection, index)", path: database.path, key: entry.key)
+            }
+            let identity = IndexIdentity(collection, name, kind)
+            result[identity] = try IndexState(json: entry.value, index: identity, database: database)
+        }
+        return result
+    }
+
+    private func integer(_ t: Tuple, _ what: String, _ database: Database) throws -> Int64 {
+        do {
+            return try t.int64(at: 0)
+        } catch {
+            throw KVDocsError(.corruption, "the catalog's \(what) is not an integer", path: database.path)
+        }
+    }
+
+    // MARK: - Writing (each bumps the generation in the same batch)
+
+    /// Adds the schema JSON and the current format version to `batch`.
+    func putSchema(_ json: Data, format: Int64, generation: Int64, in batch: WriteBatch) {
+        batch.put(schemaKey, json)
+        batch.put(formatKey, Tuple([.int(format)]))
+        batch.put(generationKey, Tuple([.int(generation)]))
+    }
+
+    func putState(_ state: IndexState, of index: IndexIdentity, generation: Int64, in batch: WriteBatch) {
+        batch.put(stateKey(index), state.jsonBytes)
+        batch.put(generationKey, Tuple([.int(generation)]))
+    }
+
+    func deleteState(of index: IndexIdentity, generation: Int64, in batch: WriteBatch) {
+        batch.delete(stateKey(index))
+        batch.put(generationKey, Tuple([.int(generation)]))
+    }
+
+    func putFormat(_ version: Int64, in batch: WriteBatch) {
+        batch.put(formatKey, Tuple([.int(version)]))
+    }
+
+    func putSequence(_ sequence: Int64, in batch: WriteBatch) {
+        batch.put(sequenceKey, Tuple([.int(sequence)]))
+    }
+}
+
+/// Which index: its collection, its name and its kind, compared by code points.
+public struct IndexIdentity: Hashable, Sendable, CustomStringConvertible {
+    /// A kind of index. Each kind keeps its states in its own part of the catalog.
+    public struct Kind: Hashable, Sendable, CustomStringConvertible {
+        /// The kind's name in catalog keys.
+        public let catalogName: String
+        public init(catalogName: String) { self.catalogName = catalogName }
+        /// Secondary indexes: plain, unique, compound and multi-valued.
+        public static let secondary = Kind(catalogName: "index")
+        /// Full-text indexes.
+        public static let text = Kind(catalogName: "text")
+        public var description: String { self == .secondary ? "secondary" : catalogName }
+    }
+
+    public let collection: String
+    public let name: String
+    public let kind: Kind
+
+    public init(_ collection: String, _ name: String, _ kind: Kind) {
+        self.collection = collection
+        self.name = name
+        self.kind = kind
+    }
+
+    public static func == (a: IndexIdentity, b: IndexIdentity) -> Bool {
+        a.kind == b.kind && a.collection.utf8.elementsEqual(b.collection.utf8) && a.name.utf8.elementsEqual(b.name.utf8)
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(kind)
+        JSONValue.hashCodePoints(collection, into: &hasher)
+        JSONValue.hashCodePoints(name, into: &hasher)
+    }
+
+    /// `collection.index (kind)`, for messages.
+    public var description: String { "\(collection).\(name) (\(kind))" }
+}
+
+/// What the catalog records about one index.
+public struct IndexState: Sendable, Hashable {
+    public enum Phase: String, Sendable, Hashable {
+        /// Entries are being written; queries do not use the index.
+        case building
+        /// Entries are exact; queries may use the index.
+        case ready
+    }
+    public var phase: Phase
+    /// The index's definition as JSON, to tell a changed definition from the stored one.
+    public var definition: JSONValue
+    /// The layout version of the index's entries (1 for indexes written before versions
+    /// were kept).
+    public var format: Int64
+
+    public init(phase: Phase, definition: JSONValue, format: Int64) {
+        self.phase = phase
+        self.definition = definition
+        self.format = format
+    }
+
+    var jsonBytes: [UInt8] {
+        let object: JSONObject = ["state": .string(phase.rawValue), "definition": definition, "format": .int(format)]
+        // Definitions are built from schema strings, arrays and booleans: always writable.
+        return (try? JSONValue.object(object).canonicalBytes()) ?? []
+    }
+
+    init(json bytes: [UInt8], index: IndexIdentity, database: Database) throws {
+        func fail(_ m: String) -> KVDocsError {
+            KVDocsError(.corruption, "the catalog's state of index \(index) \(m)", path: database.path)
+        }
+        let value: JSONValue
+        do { value = try JSONValue(parsing: bytes) } catch let e as KVDocsError { throw fail("is not JSON: \(e.message)") }
+        guard case .string(let p)? = value["state"], let phase = Phase(rawValue: p) else { throw fail("has no valid \"state\"") }
+        guard let definition = value["definition"] else { throw fail("has no \"definition\"") }
+        var format: Int64 = 1
+        if let f = value["format"] {
+            guard case .int(let v) = f else { throw fail("has a \"format\" that is not an integer") }
+            format = v
+        }
+        self.init(phase: phase, definition: definition, format: format)
+    }
+}
