@@ -297,8 +297,11 @@ struct TextQueryParser {
                 if case .rparen = current { break }
                 if case .comma = current {
                     index += 1
-                    guard case .word(let n, _) = current, let d = Int(n), d >= 0 else { throw error("expected a number after \",\" in NEAR", at: current.position) }
-                    distance = d
+                    guard case .word(let n, _) = current, !n.isEmpty, n.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else {
+                        throw error("expected a number after \",\" in NEAR", at: current.position)
+                    }
+                    // Digits past Int.max saturate: a distance beyond any column is no bound.
+                    distance = Int(n) ?? .max
                     index += 1
                     guard case .rparen = current else { throw error("expected \")\"", at: current.position) }
                     break

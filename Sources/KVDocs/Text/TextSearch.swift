@@ -234,8 +234,10 @@ extension ReadTransaction {
         guard store.isTextReady(collection, definition.name) else {
             throw KVDocsError(.schema, "text index \"\(definition.name)\" of \"\(collection)\" is being built")
         }
-        if let limit = options.limit, limit < 0 { throw KVDocsError(.invalidArgument, "limit must not be negative") }
-        guard options.offset >= 0 else { throw KVDocsError(.invalidArgument, "offset must not be negative") }
+        if let limit = options.limit, limit < 0 {
+            throw KVDocsError(.invalidArgument, "search limit must not be negative (got \(limit))")
+        }
+        guard options.offset >= 0 else { throw KVDocsError(.invalidArgument, "search offset must not be negative (got \(options.offset))") }
         let tokenizer = TextTokenizer(definition.tokenizer)
         let parsed = try TextQuery.parse(query, tokenizer: tokenizer, columns: definition.fields.map(\.description))
         let readOptions = snapshot.readOptions()
@@ -258,7 +260,8 @@ extension ReadTransaction {
             var next = 0
             let active = Set(TextSearcher.activePhrases(parsed, id, phraseMatches, &next).phrases)
             let lengths = try store.database.get(searcher.layout.lengths(id), as: Tuple.self, options: readOptions)
-            let d = Double(lengths?.elements.reduce(0) { total, e in if case .int(let v) = e { total + Int(v) } else { total } } ?? 0)
+            // Saturating: the lengths are stored data, and damaged ones must not trap.
+            let d = Double(lengths?.elements.reduce(0) { total, e in if case .int(let v) = e { total.saturatingAdd(Int(v)) } else { total } } ?? 0)
             var score = 0.0
             for (i, matches) in phraseMatches.enumerated() {
                 let f = active.contains(i) ? Double(matches[id]?.count ?? 0) : 0
@@ -268,7 +271,7 @@ extension ReadTransaction {
         }
         scored.sort { $0.score != $1.score ? $0.score < $1.score : $0.idKey.lexicographicallyPrecedes($1.idKey) }
         let start = min(options.offset, scored.count)
-        let end = options.limit.map { min(start + $0, scored.count) } ?? scored.count
+        let end = options.limit.map { min(start.saturatingAdd($0), scored.count) } ?? scored.count
 
         var hits: [SearchHit] = []
         for entry in scored[start..<end] {
