@@ -67,12 +67,18 @@ public struct LineScanner {
         return w
     }
 
-    /// A non-negative integer argument.
+    /// A non-negative integer argument, at most `Int.max`; a larger one is an error naming
+    /// the bound rather than a value that wraps or traps later.
     public mutating func expectCount(_ what: String) throws -> Int {
         skipSpaces()
         let start = position
-        guard let w = word(), let n = Int(w), n >= 0 else { throw fail("expected \(what) (a non-negative integer)", at: start) }
-        return n
+        guard let w = word() else { throw fail("expected \(what) (a non-negative integer)", at: start) }
+        if let n = Int(w), n >= 0 { return n }
+        let digits = w.hasPrefix("+") ? w.utf8.dropFirst() : w.utf8[...]
+        if !digits.isEmpty, digits.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) {
+            throw fail("expected \(what) (a non-negative integer), but \(w) is larger than the most allowed, \(Int.max)", at: start)
+        }
+        throw fail("expected \(what) (a non-negative integer)", at: start)
     }
 
     /// The rest of the line, trimmed.
