@@ -13,7 +13,9 @@ public struct CommandError: Error, Equatable, CustomStringConvertible {
 /// Key literals: `word` (its UTF-8 bytes), `"quoted text"` (UTF-8, with `\n`, `\t`, `\r`,
 /// `\"`, `\\`, `\xHH` escapes), `0x68656c6c6f` (raw bytes), `("dep", "Perth", 1700000000)`
 /// (a tuple-encoded key: strings, integers, decimals, `true`, `false`, `null`, `0x..`
-/// bytes, nested tuples).
+/// bytes, nested tuples). Tuples may nest at most `Tuple.maximumNestingDepth` (128) levels
+/// inside the outermost one, the most the tuple decoder reads back; deeper nesting is an
+/// error naming the column of the first "(" too deep.
 public struct LineScanner {
     let bytes: [UInt8]
     public internal(set) var position = 0
@@ -67,12 +69,18 @@ public struct LineScanner {
         return w
     }
 
-    /// A non-negative integer argument.
+    /// A non-negative integer argument, at most `Int.max`; a larger one is an error naming
+    /// the bound rather than a value that wraps or traps later.
     public mutating func expectCount(_ what: String) throws -> Int {
         skipSpaces()
         let start = position
-        guard let w = word(), let n = Int(w), n >= 0 else { throw fail("expected \(what) (a non-negative integer)", at: start) }
-        return n
+        guard let w = word() else { throw fail("expected \(what) (a non-negative integer)", at: start) }
+        if let n = Int(w), n >= 0 { return n }
+        let digits = w.hasPrefix("+") ? w.utf8.dropFirst() : w.utf8[...]
+        if !digits.isEmpty, digits.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) {
+            throw fail("expected \(what) (a non-negative integer), but \(w) is larger than the most allowed, \(Int.max)", at: start)
+        }
+        throw fail("expected \(what) (a non-negative integer)", at: start)
     }
 
     /// The rest of the line, trimmed.
@@ -163,7 +171,11 @@ public struct LineScanner {
     }
 
     /// A tuple literal: `(elem, elem, …)`.
-    public mutating func tuple() throws -> Tuple {
+    public mutating func tuple() throws -> Tuple { try tuple(nesting: 0) }
+
+    /// A tuple literal inside `nesting` others (recursing once per level, so bounded by
+    /// `Tuple.maximumNestingDepth`).
+    mutating func tuple(nesting: Int) throws -> Tuple {
         skipSpaces()
         let start = position
         guard current == UInt8(ascii: "(") else { throw fail("expected \"(\" to start a tuple") }
@@ -173,7 +185,7 @@ public struct LineScanner {
             skipSpaces()
             guard let c = current else { throw fail("unterminated tuple (missing \")\")", at: start) }
             if c == UInt8(ascii: ")") { position += 1; return Tuple(elements) }
-            elements.append(try tupleElement())
+            elements.append(try tupleElement(nesting: nesting))
             skipSpaces()
             if current == UInt8(ascii: ",") { position += 1; continue }
             if current == nil { throw fail("unterminated tuple (missing \")\")", at: start) }
@@ -181,7 +193,8 @@ public struct LineScanner {
         }
     }
 
-    mutating func tupleElement() throws -> TupleElement {
+    /// An element of a tuple that is inside `nesting` others.
+    mutating func tupleElement(nesting: Int) throws -> TupleElement {
         skipSpaces()
         let start = position
         guard let c = current else { throw fail("expected a tuple element") }
@@ -190,7 +203,14 @@ public struct LineScanner {
             guard let s = String(validating: raw, as: UTF8.self) else { throw fail("a tuple string must be UTF-8; use 0x… for bytes", at: start) }
             return .string(s)
         }
-        if c == UInt8(ascii: "(") { return .tuple(try tuple()) }
+        if c == UInt8(ascii: "(") {
+            // Numbered as the decoder numbers them: the elements of the outermost tuple are
+            // at depth 0, and a nested tuple is allowed at depths 0 to maximumNestingDepth - 1.
+            guard nesting < Tuple.maximumNestingDepth else {
+                throw fail("tuples nested more than \(Tuple.maximumNestingDepth) levels deep inside a key (the most the tuple decoder reads back)", at: start)
+            }
+            return .tuple(try tuple(nesting: nesting + 1))
+        }
         while let d = current, d != UInt8(ascii: ","), d != UInt8(ascii: ")"), d != 0x20, d != 0x09 { position += 1 }
         let token = String(decoding: bytes[start..<position], as: UTF8.self)
         switch token {

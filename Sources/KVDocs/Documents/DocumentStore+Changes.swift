@@ -1,8 +1,16 @@
 extension DocumentStore {
-    /// The changes after `sequence`, in order, at most `limit` of them.
+    /// The changes after `sequence`, in order, at most `limit` of them. Any sequence number
+    /// is accepted: one below 1 means "from the first change", and `Int64.max` (after which
+    /// no change can come) gives none.
+    /// - Throws: `.invalidArgument` for a negative limit.
     public func changes(since sequence: Int64 = 0, limit: Int? = nil) throws -> [Change] {
+        if let limit, limit < 0 {
+            throw KVDocsError(.invalidArgument, "changes: limit must not be negative (got \(limit))", path: database.path)
+        }
+        let (next, overflow) = sequence.addingReportingOverflow(1)
+        if overflow { return [] }
         let layout = self.layout
-        let range = layout.changes.range.starting(at: layout.change(sequence + 1))
+        let range = layout.changes.range.starting(at: layout.change(next))
         return try database.entries(range, limit: limit).collect().map { entry in
             let seq = try layout.changes.unpack(entry.key).int64(at: 0)
             let t = try Tuple(decoding: entry.value)

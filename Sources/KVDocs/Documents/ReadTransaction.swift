@@ -54,7 +54,8 @@ public final class ReadTransaction {
         let plan = try store.plan(collection, query)
         let layout = store.layout
         let readOptions = snapshot.readOptions()
-        let wanted = query.limit.map { query.offset + $0 }
+        // offset + limit saturates: a limit of Int.max means "all of them", whatever the offset.
+        let wanted = query.limit.map { query.offset.saturatingAdd($0) }
         var results: [(id: TupleElement, document: JSONValue)] = []
         var seen = Set<TupleElement>()
 
@@ -88,7 +89,7 @@ public final class ReadTransaction {
             results = Self.sorted(results, query.order)
         }
         let start = min(query.offset, results.count)
-        let end = query.limit.map { min(start + $0, results.count) } ?? results.count
+        let end = query.limit.map { min(start.saturatingAdd($0), results.count) } ?? results.count
         return Array(results[start..<end])
     }
 

@@ -68,6 +68,12 @@ struct TextDocument: Equatable {
         return out
     }
 
+    /// The largest token position a posting may hold. Real positions are far smaller (a
+    /// column of 2^32 tokens would be a document of tens of gigabytes); the bound keeps
+    /// position arithmetic (`start + length`, `start + offset`) from overflowing on a
+    /// damaged posting.
+    static let maximumPosition = Int(UInt32.max)
+
     /// - Throws: `.corruption` for bytes that are not a posting.
     static func decode(_ bytes: UnsafeRawBufferPointer) throws -> [(column: Int, positions: [Int])] {
         var result: [(Int, [Int])] = []
@@ -80,7 +86,11 @@ struct TextDocument: Equatable {
             positions.reserveCapacity(count)
             var previous = 0
             for _ in 0..<count {
-                previous += try Varint.read(bytes, &i)
+                // Both are at most maximumPosition here, so the sum cannot overflow.
+                previous += min(try Varint.read(bytes, &i), maximumPosition + 1)
+                guard previous <= maximumPosition else {
+                    throw KVDocsError(.corruption, "text posting has a token position past \(maximumPosition)")
+                }
                 positions.append(previous)
             }
             result.append((column, positions))

@@ -9,15 +9,40 @@
 /// - `column: phrase`, `{col1 col2}: phrase`, `- column: phrase` (every other column),
 ///   `column: (expression)` restrict matching to columns (names case-insensitive).
 /// - `^phrase` matches only at the start of a column; `NEAR(a b, N)` matches phrases
-///   within N tokens of each other (N defaults to 10).
+///   within N tokens of each other (N defaults to 10; digits past `Int.max` mean no bound).
 /// - Barewords are runs of `A–Z a–z 0–9 _` and bytes ≥ 0x80; any other character outside
 ///   a string is a syntax error naming its position.
-public indirect enum TextQuery: Sendable, Hashable {
+///
+/// **Size limits.** A chain of one operator is one node with a list of operands, as in
+/// FTS5 (`a OR b OR c`, `a OR (b OR c)` and `a b c` each make one node), so queries of
+/// any number of terms (100,000 `OR`s, say) parse and run. Two things are bounded, and
+/// past either the query is an `.invalidArgument` error naming the position:
+/// - parentheses (including `column: (…)`) nest at most ``maximumNesting`` (256) levels;
+/// - the expression tree is at most ``maximumDepth`` (256) levels deep, counted as FTS5
+///   counts it (SQLITE_FTS5_MAX_EXPR_DEPTH): a phrase or NEAR group is depth 0, and each
+///   AND, OR or NOT node is one more than its deepest operand, so only groups of different
+///   operators nested in one another add up. (Unlike FTS5, a chain of NOTs is one node.)
+///
+/// Parsing, searching, comparing and hashing walk the tree with explicit stacks; only
+/// releasing it recurses, once per level of depth. So a query at both limits runs in a
+/// debug build on a thread with a 512 KiB stack (the default for a secondary thread on
+/// Apple platforms; the tests run it on 512 KiB, and it also runs on 128 KiB). For
+/// reference, SQLite 3.40's FTS5 parser fails sooner: at 97 levels of plain parentheses,
+/// and at 14 with an OR, an AND and a NOT inside each ("fts5: parser stack overflow").
+public enum TextQuery: Sendable {
     case phrase(Phrase)
     case near([Phrase], distance: Int, columns: ColumnFilter?)
-    case and(TextQuery, TextQuery)
-    case or(TextQuery, TextQuery)
-    case not(TextQuery, TextQuery)
+    /// Every operand matches (`a AND b AND c`, or `a b c`); two or more operands.
+    case and([TextQuery])
+    /// Some operand matches (`a OR b OR c`); two or more operands.
+    case or([TextQuery])
+    /// The first operand matches and none of the others does (`a NOT b NOT c`).
+    indirect case not(TextQuery, [TextQuery])
+
+    /// The most levels of parentheses a query may nest.
+    public static let maximumNesting = 256
+    /// The deepest expression tree a query may make (FTS5's SQLITE_FTS5_MAX_EXPR_DEPTH).
+    public static let maximumDepth = 256
 
     /// A sequence of terms that must appear consecutively.
     public struct Phrase: Sendable, Hashable {
@@ -37,25 +62,93 @@ public indirect enum TextQuery: Sendable, Hashable {
 
     /// Every phrase of the query, in order (BM25 sums over them).
     public var phrases: [Phrase] {
-        switch self {
-        case .phrase(let p): return [p]
-        case .near(let ps, _, _): return ps
-        case .and(let a, let b), .or(let a, let b), .not(let a, let b): return a.phrases + b.phrases
+        preorder.flatMap { item -> [Phrase] in
+            switch item {
+            case .phrase(let p): return [p]
+            case .near(let ps, _, _): return ps
+            case .and, .or, .not: return []
+            }
         }
     }
+
+    /// A node of the tree without its operands: pre-order lists of these describe a query
+    /// completely (each operator says how many operands follow it).
+    enum Item: Hashable {
+        case phrase(Phrase)
+        case near([Phrase], distance: Int, columns: ColumnFilter?)
+        case and(Int), or(Int), not(excluded: Int)
+    }
+
+    /// The nodes in pre-order (operands left to right), gathered without recursion.
+    var preorder: [Item] {
+        var items: [Item] = []
+        var pending: [TextQuery] = [self]
+        while let q = pending.popLast() {
+            switch q {
+            case .phrase(let p): items.append(.phrase(p))
+            case .near(let ps, let d, let c): items.append(.near(ps, distance: d, columns: c))
+            case .and(let operands):
+                items.append(.and(operands.count))
+                pending += operands.reversed()
+            case .or(let operands):
+                items.append(.or(operands.count))
+                pending += operands.reversed()
+            case .not(let base, let excluded):
+                items.append(.not(excluded: excluded.count))
+                pending += excluded.reversed()
+                pending.append(base)
+            }
+        }
+        return items
+    }
+
+    /// `.and` of the operands, an operand that is itself an `.and` spliced in (AND is
+    /// associative, and splicing keeps the phrases' order); one operand alone as itself.
+    static func all(_ operands: [TextQuery]) -> TextQuery {
+        if operands.count == 1 { return operands[0] }
+        var flat: [TextQuery] = []
+        for q in operands {
+            if case .and(let inner) = q { flat += inner } else { flat.append(q) }
+        }
+        return .and(flat)
+    }
+
+    /// `.or` of the operands, nested `.or`s spliced in; one operand alone as itself.
+    static func any(_ operands: [TextQuery]) -> TextQuery {
+        if operands.count == 1 { return operands[0] }
+        var flat: [TextQuery] = []
+        for q in operands {
+            if case .or(let inner) = q { flat += inner } else { flat.append(q) }
+        }
+        return .or(flat)
+    }
+
+    /// `base NOT excluded[0] NOT excluded[1] …`; a base that is itself a NOT keeps its
+    /// exclusions first (`(a NOT b) NOT c` is `a NOT b NOT c`).
+    static func excluding(_ base: TextQuery, _ excluded: [TextQuery]) -> TextQuery {
+        guard !excluded.isEmpty else { return base }
+        if case .not(let inner, let earlier) = base { return .not(inner, earlier + excluded) }
+        return .not(base, excluded)
+    }
+}
+
+// Written out (through the pre-order list) so that comparing and hashing do not recurse.
+extension TextQuery: Hashable {
+    public static func == (lhs: TextQuery, rhs: TextQuery) -> Bool { lhs.preorder == rhs.preorder }
+    public func hash(into hasher: inout Hasher) { hasher.combine(preorder) }
 }
 
 extension TextQuery {
     /// Parses `text`, tokenizing its strings and barewords with `tokenizer`.
     /// - Throws: `.invalidArgument` with "syntax error near …" / "fts5: …" style messages
-    ///   naming the byte position, or naming an unknown column.
+    ///   naming the byte position, or naming an unknown column; past the size limits.
     public static func parse(_ text: String, tokenizer: TextTokenizer, columns: [String]) throws -> TextQuery {
         var parser = TextQueryParser(text: Array(text.utf8), tokenizer: tokenizer, columns: columns)
         return try parser.parseQuery()
     }
 }
 
-/// A recursive-descent parser for FTS5's grammar (ext/fts5/fts5parse.y):
+/// A parser for FTS5's grammar (ext/fts5/fts5parse.y):
 ///   expr     := or
 ///   or       := and ("OR" and)*
 ///   and      := not ("AND" not)*
@@ -64,6 +157,12 @@ extension TextQuery {
 ///   implicit := cnearset cnearset*          (juxtaposition: AND, tighter than operators)
 ///   cnearset := [colset ":"] nearset
 ///   nearset  := ["^"] phrase ("+" phrase)* | "NEAR" "(" phrase+ ["," number] ")"
+///
+/// It does not recurse: the groups open at the current token are an explicit stack (of
+/// at most ``TextQuery/maximumNesting`` + 1), each holding its unfinished OR, AND, NOT
+/// and juxtaposition lists. A `colset : ( expr )` group takes part in the juxtaposition
+/// around it, as a `colset : nearset` does (as this parser always has; FTS5 rejects
+/// `a col: (b)`).
 struct TextQueryParser {
     enum Token: Equatable {
         case word(String, Int)          // bareword or string (string flag), start
@@ -156,38 +255,173 @@ struct TextQueryParser {
         return false
     }
 
+    /// A parsed operand with its depth (FTS5's `iHeight`).
+    struct Node {
+        var query: TextQuery
+        var depth: Int
+    }
+
+    /// A group being parsed: the whole query, or one opened by "(".
+    struct Group {
+        /// The finished operands of the group's OR chain.
+        var or: [Node] = []
+        /// The finished operands of the current AND chain.
+        var and: [Node] = []
+        /// The current NOT chain: its first operand and the excluded ones.
+        var base: Node?
+        var excluded: [Node] = []
+        /// The current juxtaposition chain.
+        var implicit: [Node] = []
+        /// The columns every phrase in the group is restricted to (this group's column
+        /// filter intersected with the enclosing groups'), applied as phrases are parsed.
+        var filter: TextQuery.ColumnFilter?
+        /// Whether a column filter opened the group, which then continues the enclosing
+        /// juxtaposition chain when it closes; `nil` for the whole query.
+        var filtered: Bool?
+    }
+
+    /// Where the parser is in the grammar.
+    enum State {
+        /// At the start of a primary.
+        case primary
+        /// After a cnearset of a juxtaposition chain.
+        case chain
+        /// After a whole primary.
+        case operand(Node)
+    }
+
     mutating func parseQuery() throws -> TextQuery {
         try lex()
-        let query = try parseOr()
-        guard case .end = current else { throw error("unexpected token", at: current.position) }
-        return query
+        var groups = [Group()]
+        var state = State.primary
+        while true {
+            switch state {
+            case .primary:
+                if case .lparen = current {
+                    try open(&groups, filter: groups[groups.count - 1].filter, filtered: false)
+                    continue
+                }
+                guard startsNearset() else {
+                    throw error(isKeyword("AND") || isKeyword("OR") || isKeyword("NOT") ? "an operator needs an expression before it" : "expected a term, a phrase or \"(\"", at: current.position)
+                }
+                state = try parseCNearset(&groups)
+            case .chain:
+                if startsNearset() {
+                    state = try parseCNearset(&groups)
+                } else {
+                    let chain = groups[groups.count - 1].implicit
+                    groups[groups.count - 1].implicit = []
+                    state = .operand(try combine(chain, TextQuery.all))
+                }
+            case .operand(let node):
+                // Taken out of the stack (not copied), so appending to its lists stays O(1).
+                var group = groups.removeLast()
+                if group.base == nil { group.base = node } else { group.excluded.append(node) }
+                if isKeyword("NOT") {
+                    index += 1
+                    groups.append(group)
+                    state = .primary
+                    continue
+                }
+                if let base = group.base { group.and.append(try excluding(base, group.excluded)) }
+                group.base = nil
+                group.excluded = []
+                if isKeyword("AND") {
+                    index += 1
+                    groups.append(group)
+                    state = .primary
+                    continue
+                }
+                group.or.append(try combine(group.and, TextQuery.all))
+                group.and = []
+                if isKeyword("OR") {
+                    index += 1
+                    groups.append(group)
+                    state = .primary
+                    continue
+                }
+                // The group's expression is complete: close it.
+                let expression = try combine(group.or, TextQuery.any)
+                guard let filtered = group.filtered else {
+                    guard case .end = current else { throw error("unexpected token", at: current.position) }
+                    return expression.query
+                }
+                guard case .rparen = current else { throw error("expected \")\"", at: current.position) }
+                index += 1
+                if filtered {
+                    groups[groups.count - 1].implicit.append(expression)
+                    state = .chain
+                } else {
+                    state = .operand(expression)
+                }
+            }
+        }
     }
 
-    mutating func parseOr() throws -> TextQuery {
-        var left = try parseAnd()
-        while isKeyword("OR") {
-            index += 1
-            left = .or(left, try parseAnd())
+    /// Opens a group at the current "(".
+    /// - Throws: past ``TextQuery/maximumNesting`` levels.
+    mutating func open(_ groups: inout [Group], filter: TextQuery.ColumnFilter?, filtered: Bool) throws {
+        // groups[0] is the whole query, so groups.count - 1 parentheses are open.
+        guard groups.count <= TextQuery.maximumNesting else {
+            throw error("parentheses nested more than \(TextQuery.maximumNesting) levels deep", at: current.position)
         }
-        return left
+        groups.append(Group(filter: filter, filtered: filtered))
+        index += 1
     }
 
-    mutating func parseAnd() throws -> TextQuery {
-        var left = try parseNot()
-        while isKeyword("AND") {
-            index += 1
-            left = .and(left, try parseNot())
+    /// `[colset :] nearset`, appended to the juxtaposition chain (next: `.chain`), or
+    /// `colset : (`, opening a group (next: `.primary`).
+    mutating func parseCNearset(_ groups: inout [Group]) throws -> State {
+        let enclosing = groups[groups.count - 1].filter
+        let save = index
+        if let own = try parseColumnFilter() {
+            let filter = Self.combine(own, enclosing)
+            if case .lparen = current {
+                try open(&groups, filter: filter, filtered: true)
+                return .primary
+            }
+            guard startsNearsetBody() else { throw error("a column filter needs a phrase", at: current.position) }
+            groups[groups.count - 1].implicit.append(Node(query: try parseNearset(filter: filter), depth: 0))
+            return .chain
         }
-        return left
+        index = save
+        groups[groups.count - 1].implicit.append(Node(query: try parseNearset(filter: enclosing), depth: 0))
+        return .chain
     }
 
-    mutating func parseNot() throws -> TextQuery {
-        var left = try parsePrimary()
-        while isKeyword("NOT") {
-            index += 1
-            left = .not(left, try parsePrimary())
+    /// One node of `operands` (made by `make`, which splices operands of its own kind),
+    /// or the single operand itself.
+    /// - Throws: when the node would be deeper than ``TextQuery/maximumDepth``.
+    func combine(_ operands: [Node], _ make: ([TextQuery]) -> TextQuery) throws -> Node {
+        if operands.count == 1 { return operands[0] }
+        let query = make(operands.map(\.query))
+        // A spliced operand's operands are one level shallower than it.
+        let spliced: (TextQuery) -> Bool = { operand in
+            switch (query, operand) {
+            case (.and, .and), (.or, .or): return true
+            default: return false
+            }
         }
-        return left
+        let depth = 1 + (operands.map { spliced($0.query) ? $0.depth - 1 : $0.depth }.max() ?? 0)
+        return try checked(Node(query: query, depth: depth))
+    }
+
+    /// `base NOT excluded…` (a NOT chain), or `base` alone.
+    func excluding(_ base: Node, _ excluded: [Node]) throws -> Node {
+        guard !excluded.isEmpty else { return base }
+        let query = TextQuery.excluding(base.query, excluded.map(\.query))
+        // A NOT base is merged into the new node, its operands one level shallower than it.
+        var baseDepth = base.depth
+        if case .not = base.query { baseDepth -= 1 }
+        let depth = 1 + max(baseDepth, excluded.map(\.depth).max() ?? 0)
+        return try checked(Node(query: query, depth: depth))
+    }
+
+    func checked(_ node: Node) throws -> Node {
+        guard node.depth <= TextQuery.maximumDepth else {
+            throw error("the expression tree is too large (maximum depth \(TextQuery.maximumDepth))", at: current.position)
+        }
+        return node
     }
 
     /// Whether the current token can start a phrase group (for juxtaposition).
@@ -197,42 +431,6 @@ struct TextQueryParser {
         case .word(let w, _): return !["AND", "OR", "NOT"].contains(w)
         default: return false
         }
-    }
-
-    mutating func parsePrimary() throws -> TextQuery {
-        if case .lparen = current {
-            index += 1
-            let inner = try parseOr()
-            guard case .rparen = current else { throw error("expected \")\"", at: current.position) }
-            index += 1
-            return inner
-        }
-        guard startsNearset() else {
-            throw error(isKeyword("AND") || isKeyword("OR") || isKeyword("NOT") ? "an operator needs an expression before it" : "expected a term, a phrase or \"(\"", at: current.position)
-        }
-        var left = try parseCNearset()
-        while startsNearset() {
-            left = .and(left, try parseCNearset())
-        }
-        return left
-    }
-
-    /// `[colset :] nearset`, or `colset : ( expr )`.
-    mutating func parseCNearset() throws -> TextQuery {
-        let save = index
-        if let filter = try parseColumnFilter() {
-            if case .lparen = current {
-                index += 1
-                let inner = try parseOr()
-                guard case .rparen = current else { throw error("expected \")\"", at: current.position) }
-                index += 1
-                return Self.restrict(inner, filter)
-            }
-            guard startsNearsetBody() else { throw error("a column filter needs a phrase", at: current.position) }
-            return Self.restrict(try parseNearset(), filter)
-        }
-        index = save
-        return try parseNearset()
     }
 
     func startsNearsetBody() -> Bool {
@@ -287,8 +485,8 @@ struct TextQueryParser {
         return TextQuery.ColumnFilter(allowed: excluded ? Set(columns.indices).subtracting(named) : named)
     }
 
-    /// `["^"] phrase ("+" phrase)*` or `NEAR(...)`.
-    mutating func parseNearset() throws -> TextQuery {
+    /// `["^"] phrase ("+" phrase)*` or `NEAR(...)`, matching only in `filter`'s columns.
+    mutating func parseNearset(filter: TextQuery.ColumnFilter?) throws -> TextQuery {
         if case .word("NEAR", _) = current, case .lparen = tokens[index + 1] {
             index += 2
             var phrases: [TextQuery.Phrase] = []
@@ -297,8 +495,11 @@ struct TextQueryParser {
                 if case .rparen = current { break }
                 if case .comma = current {
                     index += 1
-                    guard case .word(let n, _) = current, let d = Int(n), d >= 0 else { throw error("expected a number after \",\" in NEAR", at: current.position) }
-                    distance = d
+                    guard case .word(let n, _) = current, !n.isEmpty, n.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else {
+                        throw error("expected a number after \",\" in NEAR", at: current.position)
+                    }
+                    // Digits past Int.max saturate: a distance beyond any column is no bound.
+                    distance = Int(n) ?? .max
                     index += 1
                     guard case .rparen = current else { throw error("expected \")\"", at: current.position) }
                     break
@@ -307,12 +508,14 @@ struct TextQueryParser {
             }
             guard !phrases.isEmpty else { throw error("NEAR needs at least one phrase", at: current.position) }
             index += 1
-            return .near(phrases, distance: distance, columns: nil)
+            if let filter { for i in phrases.indices { phrases[i].columns = filter } }
+            return .near(phrases, distance: distance, columns: filter)
         }
         var initial = false
         if case .caret = current { initial = true; index += 1 }
         var phrase = try parsePhraseChain(allowCaret: false)
         phrase.initial = initial
+        phrase.columns = filter
         return .phrase(phrase)
     }
 
@@ -339,25 +542,10 @@ struct TextQueryParser {
         return TextQuery.Phrase(terms: terms, prefix: prefix && !terms.isEmpty, initial: false, columns: nil)
     }
 
-    /// Applies a column filter to every phrase inside (an inner filter intersects it).
-    static func restrict(_ q: TextQuery, _ filter: TextQuery.ColumnFilter) -> TextQuery {
-        func apply(_ p: TextQuery.Phrase) -> TextQuery.Phrase {
-            var p = p
-            p.columns = combine(p.columns, filter)
-            return p
-        }
-        switch q {
-        case .phrase(let p): return .phrase(apply(p))
-        case .near(let ps, let d, let c): return .near(ps.map(apply), distance: d, columns: combine(c, filter))
-        case .and(let a, let b): return .and(restrict(a, filter), restrict(b, filter))
-        case .or(let a, let b): return .or(restrict(a, filter), restrict(b, filter))
-        case .not(let a, let b): return .not(restrict(a, filter), restrict(b, filter))
-        }
-    }
-
-    /// Nested filters: a phrase may match only in columns both allow.
-    static func combine(_ inner: TextQuery.ColumnFilter?, _ outer: TextQuery.ColumnFilter) -> TextQuery.ColumnFilter {
+    /// The intersection of two column filters (`nil`: every column).
+    static func combine(_ inner: TextQuery.ColumnFilter?, _ outer: TextQuery.ColumnFilter?) -> TextQuery.ColumnFilter? {
         guard let inner else { return outer }
+        guard let outer else { return inner }
         return TextQuery.ColumnFilter(allowed: inner.allowed.intersection(outer.allowed))
     }
 }

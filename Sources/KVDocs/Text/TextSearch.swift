@@ -132,67 +132,155 @@ struct TextSearcher {
         return result
     }
 
-    /// The documents matching `query`, with every phrase's instances (for ranking and highlights).
-    mutating func evaluate(_ query: TextQuery, phraseMatches: inout [[TupleElement: [PhraseInstance]]]) throws -> Set<TupleElement> {
-        switch query {
-        case .phrase(let p):
-            let matches = try instances(p)
-            phraseMatches.append(matches)
-            return Set(matches.keys)
-        case .near(let phrases, let distance, let filter):
-            var all: [[TupleElement: [PhraseInstance]]] = []
-            for var p in phrases {
-                if let filter { p.columns = TextQueryParser.combine(p.columns, filter) }
-                all.append(try instances(p))
+    /// An AND, OR or NOT node being evaluated: its operands (a NOT's base first), the next
+    /// one to evaluate, and what the evaluated ones give so far.
+    struct Pending<Value> {
+        enum Kind { case and, or, not }
+        let kind: Kind
+        let operands: [TextQuery]
+        var next = 0
+        var value: Value
+
+        /// The node's operands and kind, or nil for a phrase or NEAR group.
+        static func split(_ query: TextQuery) -> (Kind, [TextQuery])? {
+            switch query {
+            case .phrase, .near: return nil
+            case .and(let operands): return (.and, operands)
+            case .or(let operands): return (.or, operands)
+            case .not(let base, let excluded): return (.not, [base] + excluded)
             }
-            var kept = Array(repeating: [TupleElement: [PhraseInstance]](), count: all.count)
-            var ids = Set<TupleElement>()
-            let candidates = all.dropFirst().reduce(Set(all.first?.keys ?? [:].keys)) { $0.intersection($1.keys) }
-            for id in candidates {
-                let used = Self.nearMatches(all.map { $0[id] ?? [] }, distance: distance)
-                guard !used.allSatisfy({ $0.isEmpty }) else { continue }
-                ids.insert(id)
-                for (i, u) in used.enumerated() { kept[i][id] = u }
-            }
-            phraseMatches += kept
-            return ids
-        case .and(let a, let b):
-            return try evaluate(a, phraseMatches: &phraseMatches).intersection(try evaluate(b, phraseMatches: &phraseMatches))
-        case .or(let a, let b):
-            return try evaluate(a, phraseMatches: &phraseMatches).union(try evaluate(b, phraseMatches: &phraseMatches))
-        case .not(let a, let b):
-            return try evaluate(a, phraseMatches: &phraseMatches).subtracting(try evaluate(b, phraseMatches: &phraseMatches))
         }
     }
 
+    /// The documents matching `query`, with every phrase's instances (for ranking and
+    /// highlights), in the order of ``TextQuery/phrases``. The tree is walked with an
+    /// explicit stack, so its depth costs no call stack.
+    mutating func evaluate(_ query: TextQuery, phraseMatches: inout [[TupleElement: [PhraseInstance]]]) throws -> Set<TupleElement> {
+        var stack: [Pending<Set<TupleElement>>] = []
+        var node = query
+        while true {
+            // Descend along first operands to a phrase or NEAR group.
+            while let (kind, operands) = Pending<Set<TupleElement>>.split(node), let first = operands.first {
+                stack.append(Pending(kind: kind, operands: operands, value: []))
+                node = first
+            }
+            var ids: Set<TupleElement>
+            switch node {
+            case .phrase(let p):
+                let matches = try instances(p)
+                phraseMatches.append(matches)
+                ids = Set(matches.keys)
+            case .near(let phrases, let distance, let filter):
+                ids = try near(phrases, distance: distance, filter: filter, phraseMatches: &phraseMatches)
+            case .and, .or, .not:
+                ids = []  // no operands
+            }
+            // Fold the result into the pending nodes, finishing those with no operand left.
+            // Every operand is evaluated, even once an AND is empty: each phrase needs its
+            // slot in phraseMatches (BM25's IDF counts its matches in every document).
+            var resumed = false
+            while var top = stack.popLast() {
+                if top.next == 0 {
+                    top.value = ids
+                } else {
+                    switch top.kind {
+                    case .and: top.value.formIntersection(ids)
+                    case .or: top.value.formUnion(ids)
+                    case .not: top.value.subtract(ids)
+                    }
+                }
+                top.next += 1
+                if top.next < top.operands.count {
+                    node = top.operands[top.next]
+                    stack.append(top)
+                    resumed = true
+                    break
+                }
+                ids = top.value
+            }
+            if !resumed { return ids }
+        }
+    }
+
+    /// The documents where the phrases match within `distance` tokens of each other.
+    mutating func near(_ phrases: [TextQuery.Phrase], distance: Int, filter: TextQuery.ColumnFilter?,
+                       phraseMatches: inout [[TupleElement: [PhraseInstance]]]) throws -> Set<TupleElement> {
+        var all: [[TupleElement: [PhraseInstance]]] = []
+        for var p in phrases {
+            p.columns = TextQueryParser.combine(p.columns, filter)
+            all.append(try instances(p))
+        }
+        var kept = Array(repeating: [TupleElement: [PhraseInstance]](), count: all.count)
+        var ids = Set<TupleElement>()
+        let candidates = all.dropFirst().reduce(Set(all.first?.keys ?? [:].keys)) { $0.intersection($1.keys) }
+        for id in candidates {
+            let used = Self.nearMatches(all.map { $0[id] ?? [] }, distance: distance)
+            guard !used.allSatisfy({ $0.isEmpty }) else { continue }
+            ids.insert(id)
+            for (i, u) in used.enumerated() { kept[i][id] = u }
+        }
+        phraseMatches += kept
+        return ids
+    }
+
     /// Whether `query` matches document `id`, and the phrases (by index in evaluation
-    /// order) of the sub-expressions that match it. As in FTS5, a phrase in a sub-expression
-    /// that does not match the row (the failing side of an OR, the right side of a NOT)
-    /// contributes no instances to ranking or highlighting.
-    static func activePhrases(_ query: TextQuery, _ id: TupleElement, _ matches: [[TupleElement: [PhraseInstance]]],
-                              _ next: inout Int) -> (matched: Bool, phrases: [Int]) {
-        switch query {
-        case .phrase:
-            let i = next
-            next += 1
-            let matched = matches[i][id] != nil
-            return (matched, matched ? [i] : [])
-        case .near(let phrases, _, _):
-            let range = next..<(next + phrases.count)
-            next += phrases.count
-            let matched = range.allSatisfy { matches[$0][id] != nil }
-            return (matched, matched ? Array(range) : [])
-        case .and(let a, let b):
-            let ra = activePhrases(a, id, matches, &next), rb = activePhrases(b, id, matches, &next)
-            let matched = ra.matched && rb.matched
-            return (matched, matched ? ra.phrases + rb.phrases : [])
-        case .or(let a, let b):
-            let ra = activePhrases(a, id, matches, &next), rb = activePhrases(b, id, matches, &next)
-            return (ra.matched || rb.matched, (ra.matched ? ra.phrases : []) + (rb.matched ? rb.phrases : []))
-        case .not(let a, let b):
-            let ra = activePhrases(a, id, matches, &next), rb = activePhrases(b, id, matches, &next)
-            let matched = ra.matched && !rb.matched
-            return (matched, matched ? ra.phrases : [])
+    /// order, ascending) of the sub-expressions that match it. As in FTS5, a phrase in a
+    /// sub-expression that does not match the row (the failing operands of an OR, the
+    /// excluded operands of a NOT) contributes no instances to ranking or highlighting.
+    /// Walks the tree with an explicit stack, like ``evaluate(_:phraseMatches:)``.
+    static func activePhrases(_ query: TextQuery, _ id: TupleElement, _ matches: [[TupleElement: [PhraseInstance]]]) -> (matched: Bool, phrases: [Int]) {
+        // Each pending node remembers how many phrases were active when it started, so a
+        // node that does not match takes its own back out: a node that does not match
+        // leaves `phrases` as it found it.
+        struct Progress {
+            var start: Int
+            var matched: Bool?
+        }
+        var stack: [Pending<Progress>] = []
+        var phrases: [Int] = []
+        var next = 0
+        var node = query
+        while true {
+            while let (kind, operands) = Pending<Progress>.split(node), let first = operands.first {
+                stack.append(Pending(kind: kind, operands: operands, value: Progress(start: phrases.count, matched: nil)))
+                node = first
+            }
+            var matched: Bool
+            switch node {
+            case .phrase:
+                matched = matches[next][id] != nil
+                if matched { phrases.append(next) }
+                next += 1
+            case .near(let ps, _, _):
+                let range = next..<(next + ps.count)
+                next += ps.count
+                matched = range.allSatisfy { matches[$0][id] != nil }
+                if matched { phrases += range }
+            case .and, .or, .not:
+                matched = false  // no operands
+            }
+            var resumed = false
+            while var top = stack.popLast() {
+                switch top.kind {
+                case .and: top.value.matched = (top.value.matched ?? true) && matched
+                case .or: top.value.matched = (top.value.matched ?? false) || matched
+                case .not:
+                    // The base decides, unless an excluded operand matches. An excluded operand
+                    // that does not match has added no phrases, and one that matches fails
+                    // the node, which then takes every phrase since its start back out.
+                    top.value.matched = top.next == 0 ? matched : (top.value.matched ?? false) && !matched
+                }
+                top.next += 1
+                if top.next < top.operands.count {
+                    node = top.operands[top.next]
+                    stack.append(top)
+                    resumed = true
+                    break
+                }
+                matched = top.value.matched ?? false
+                if !matched { phrases.removeSubrange(top.value.start...) }
+            }
+            if !resumed { return (matched, matched ? phrases : []) }
         }
     }
 
@@ -234,8 +322,10 @@ extension ReadTransaction {
         guard store.isTextReady(collection, definition.name) else {
             throw KVDocsError(.schema, "text index \"\(definition.name)\" of \"\(collection)\" is being built")
         }
-        if let limit = options.limit, limit < 0 { throw KVDocsError(.invalidArgument, "limit must not be negative") }
-        guard options.offset >= 0 else { throw KVDocsError(.invalidArgument, "offset must not be negative") }
+        if let limit = options.limit, limit < 0 {
+            throw KVDocsError(.invalidArgument, "search limit must not be negative (got \(limit))")
+        }
+        guard options.offset >= 0 else { throw KVDocsError(.invalidArgument, "search offset must not be negative (got \(options.offset))") }
         let tokenizer = TextTokenizer(definition.tokenizer)
         let parsed = try TextQuery.parse(query, tokenizer: tokenizer, columns: definition.fields.map(\.description))
         let readOptions = snapshot.readOptions()
@@ -255,20 +345,23 @@ extension ReadTransaction {
         let k1 = 1.2, b = 0.75
         var scored: [(id: TupleElement, score: Double, idKey: [UInt8])] = []
         for id in ids {
-            var next = 0
-            let active = Set(TextSearcher.activePhrases(parsed, id, phraseMatches, &next).phrases)
+            let active = TextSearcher.activePhrases(parsed, id, phraseMatches).phrases
             let lengths = try store.database.get(searcher.layout.lengths(id), as: Tuple.self, options: readOptions)
-            let d = Double(lengths?.elements.reduce(0) { total, e in if case .int(let v) = e { total + Int(v) } else { total } } ?? 0)
+            // Saturating: the lengths are stored data, and damaged ones must not trap.
+            let d = Double(lengths?.elements.reduce(0) { total, e in if case .int(let v) = e { total.saturatingAdd(Int(v)) } else { total } } ?? 0)
+            // FTS5 sums over every phrase, but an inactive phrase (f = 0) adds exactly +0.0,
+            // so summing the active ones in ascending order gives the same bits, in time
+            // proportional to the matching phrases rather than to the whole query.
             var score = 0.0
-            for (i, matches) in phraseMatches.enumerated() {
-                let f = active.contains(i) ? Double(matches[id]?.count ?? 0) : 0
+            for i in active {
+                let f = Double(phraseMatches[i][id]?.count ?? 0)
                 score += idf[i] * ((f * (k1 + 1.0)) / (f + k1 * (1.0 - b + b * d / avgdl)))
             }
             scored.append((id, -1.0 * score, Tuple([id]).encoded))
         }
         scored.sort { $0.score != $1.score ? $0.score < $1.score : $0.idKey.lexicographicallyPrecedes($1.idKey) }
         let start = min(options.offset, scored.count)
-        let end = options.limit.map { min(start + $0, scored.count) } ?? scored.count
+        let end = options.limit.map { min(start.saturatingAdd($0), scored.count) } ?? scored.count
 
         var hits: [SearchHit] = []
         for entry in scored[start..<end] {
@@ -278,8 +371,7 @@ extension ReadTransaction {
             }
             guard let bytes = try store.database.get(store.layout.document(collection, entry.id), options: readOptions) else { continue }
             let document = try store.documentValue(bytes, collection: collection, id: entry.id)
-            var next = 0
-            let active = TextSearcher.activePhrases(parsed, entry.id, phraseMatches, &next).phrases
+            let active = TextSearcher.activePhrases(parsed, entry.id, phraseMatches).phrases
             let instances = active.flatMap { phraseMatches[$0][entry.id] ?? [] }
             let texts = TextDocument.columnTexts(definition, document)
             var highlights: [String: String] = [:]

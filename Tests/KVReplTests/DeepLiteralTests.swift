@@ -1,0 +1,75 @@
+import Foundation
+import KVDocs
+import Testing
+@testable import KVReplCore
+
+/// Something a test hands to another thread and reads back after joining it.
+final class ThreadOutcome<R>: @unchecked Sendable {
+    var result: Result<R, any Error>?
+}
+
+struct UncheckedSendable<T>: @unchecked Sendable {
+    let value: T
+}
+
+/// Runs `body` on a new thread with a 512 KiB stack (a secondary thread's default on Apple
+/// platforms) and returns its result. A recursion the stack cannot hold crashes the test.
+func onSmallStack<R>(_ body: @escaping () throws -> R) throws -> R {
+    let outcome = ThreadOutcome<R>()
+    let work = UncheckedSendable(value: body)
+    let done = DispatchSemaphore(value: 0)
+    let thread = Thread {
+        outcome.result = Result { try work.value() }
+        done.signal()
+    }
+    thread.stackSize = 512 << 10
+    thread.start()
+    done.wait()
+    guard let result = outcome.result else { throw KVDocsError(.invalidArgument, "the thread returned nothing") }
+    return try result.get()
+}
+
+/// Tuple literals nest as deep as the tuple decoder reads back, and no deeper: past it they
+/// are an error naming the column, never a stack overflow.
+@Suite struct DeepLiteralTests {
+    /// A tuple literal with `opening` "(" (so `opening - 1` tuples nested in the outermost).
+    static func nested(_ opening: Int) -> String {
+        String(repeating: "(", count: opening) + "1" + String(repeating: ")", count: opening)
+    }
+
+    @Test func tupleLiteralsNestedToTheDecoderLimitRoundTrip() throws {
+        let limit = Tuple.maximumNestingDepth
+        let literal = Self.nested(limit + 1)
+        var scanner = LineScanner(literal)
+        let key = try onSmallStack { try scanner.keyLiteral() }
+        var expected = Tuple([1])
+        for _ in 0..<limit { expected = Tuple([.tuple(expected)]) }
+        #expect(key == expected.encoded)
+        #expect(try Tuple(decoding: key) == expected)
+        #expect(Display.key(key, keyspaces: nil) == String(repeating: "(", count: limit + 1) + "1,)" + String(repeating: ",)", count: limit))
+
+        let s = try RecordingSession()
+        #expect(s.run("put \(literal) deep").outcome == .ok)
+        #expect(s.run("get \(literal)").out == [#"{"key":"\#(Display.key(key, keyspaces: nil))","key_hex":"\#(key.map { String(format: "%02x", $0) }.joined())","value":"deep","value_hex":"64656570"}"#])
+    }
+
+    @Test(arguments: [Tuple.maximumNestingDepth + 2, 4_000, 100_000])
+    func tupleLiteralsNestedPastTheLimitAreAnErrorNamingTheColumn(opening: Int) throws {
+        let message = "tuples nested more than \(Tuple.maximumNestingDepth) levels deep inside a key (the most the tuple decoder reads back)"
+        // The first "(" too deep is the (limit + 2)th: the outermost is the key itself.
+        let column = Tuple.maximumNestingDepth + 2
+        let literal = Self.nested(opening)
+        let errors = try onSmallStack { () -> [CommandError?] in
+            var scanner = LineScanner(literal)
+            var errors: [CommandError?] = [nil, nil, nil]
+            do { _ = try scanner.keyLiteral() } catch let e as CommandError { errors[0] = e }
+            do { _ = try Command.parse("get " + literal) } catch let e as CommandError { errors[1] = e }
+            // Unterminated, deep inside a later element.
+            do { _ = try Command.parse("put (\"a\", " + String(repeating: "(", count: opening)) } catch let e as CommandError { errors[2] = e }
+            return errors
+        }
+        #expect(errors[0] == CommandError(message: message, column: column))
+        #expect(errors[1] == CommandError(message: message, column: 4 + column))
+        #expect(errors[2] == CommandError(message: message, column: 10 + column - 1))
+    }
+}
