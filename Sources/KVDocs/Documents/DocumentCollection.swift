@@ -55,7 +55,7 @@ public struct DocumentCollection: Sendable {
 
     /// How ``find(_:)`` would answer `query`.
     public func explain(_ query: Query) throws -> QueryPlan {
-        try store.plan(name, query)
+        try store.read { try $0.explain(name, query) }
     }
 
     private func write(_ mode: DocumentStore.WriteMode, _ document: JSONValue, sync: Bool) throws -> Change {

@@ -33,93 +33,106 @@ public struct VerifyReport: Sendable, CustomStringConvertible {
 
 extension DocumentStore {
     /// Checks that every document's index entries exist and that every index entry belongs
-    /// to a document that implies it, reading one snapshot.
+    /// to a document that implies it (with the value it implies), for every kind of index,
+    /// reading one snapshot.
     /// - Parameter collection: one collection, or `nil` for all.
     public func verify(collection: String? = nil) throws -> VerifyReport {
         var report = VerifyReport()
-        if let collection { _ = try schema.collection(collection) }
-        let names = collection.map { [$0] } ?? schema.collections.keys.sorted()
         try read { tx in
-            let options = tx.snapshot.readOptions()
+            let schema = tx.catalog.schema
+            if let collection { _ = try schema.collection(collection) }
+            let names = collection.map { [$0] } ?? schema.collections.keys.sorted { JSONObject.compareKeys($0, $1) < 0 }
             for name in names {
                 let collectionSchema = try schema.collection(name)
-                let docs = layout.documents(name)
-                // Expected entries of every index, from the documents.
-                var expected: [String: Set<[UInt8]>] = [:]
-                let entries = try database.entries(docs.range, options: options)
-                while let entry = try entries.next({ k, v in (try? docs.unpack(k), Array(v)) }) {
-                    report.documents += 1
-                    guard let key = entry.0, key.count == 1 else {
-                        report.badDocuments += 1
-                        report.note("\(name): a document key does not hold one id")
-                        continue
-                    }
-                    let id = key[0]
-                    guard let document = try? JSONValue(parsing: Data(entry.1)) else {
-                        report.badDocuments += 1
-                        report.note("\(name): document \(id) is not valid JSON")
-                        continue
-                    }
-                    let pk = document[collectionSchema.primaryKey].flatMap { try? Self.idElement($0, collection: name, primaryKey: collectionSchema.primaryKey) }
-                    if pk != id {
-                        report.badDocuments += 1
-                        report.note("\(name): document \(id) has primary key \(document[collectionSchema.primaryKey]?.compactDescription ?? "missing")")
-                    }
-                    let idBytes = Tuple([id]).encoded
-                    for index in collectionSchema.indexes {
-                        let subspace = layout.index(name, index.name)
-                        for values in Self.indexValues(index, document) {
-                            expected[index.name, default: []].insert(subspace.pack(Tuple(values)) + idBytes)
-                        }
-                    }
+                var verifiers = tx.catalog.maintainers(of: name).map { ($0, $0.makeVerifier()) }
+                try readDocuments(name, collectionSchema, tx, into: &report) { id, document in
+                    for i in verifiers.indices { verifiers[i].1.add(id: id, document: document) }
                 }
-                for index in collectionSchema.indexes {
-                    var wanted = expected[index.name] ?? []
-                    let actual = try database.entries(layout.index(name, index.name).range, options: options)
-                    while let key = try actual.next({ k, _ in Array(k) }) {
-                        report.indexEntries += 1
-                        if wanted.remove(key) == nil {
-                            report.danglingEntries += 1
-                            report.note("\(name).\(index.name): entry \(Self.describeEntry(key)) belongs to no document")
-                        }
-                    }
-                    report.missingEntries += wanted.count
-                    for key in wanted.sorted(by: { $0.lexicographicallyPrecedes($1) }).prefix(VerifyReport.maximumProblems) {
-                        report.note("\(name).\(index.name): entry \(Self.describeEntry(key)) is missing")
-                    }
-                }
-                for text in collectionSchema.text {
-                    try verifyText(name, text, options: options, into: &report)
+                for (maintainer, verifier) in verifiers {
+                    try compare(maintainer, verifier.expectedEntries(), tx, into: &report)
                 }
             }
         }
         return report
     }
 
+    /// Reads every document of a collection, reporting bad ones, and hands each good one on.
+    private func readDocuments(_ name: String, _ schema: CollectionSchema, _ tx: ReadTransaction, into report: inout VerifyReport,
+                               _ body: (TupleElement, JSONValue) -> Void) throws {
+        let docs = layout.documents(name)
+        let entries = try tx.reader.scan(docs.range, order: .forward)
+        while let entry = try entries.next({ k, v in (try? docs.unpack(Array(k)), Array(v)) }) {
+            report.documents += 1
+            guard let key = entry.0, key.count == 1 else {
+                report.badDocuments += 1
+                report.note("\(name): a document key does not hold one id")
+                continue
+            }
+            let id = key[0]
+            let document: JSONValue
+            do {
+                document = try JSONValue(parsing: entry.1)
+            } catch let e as KVDocsError {
+                report.badDocuments += 1
+                report.note("\(name): document \(id) is not valid JSON: \(e.message)")
+                continue
+            }
+            let pk = document[schema.primaryKey].flatMap { try? Self.idElement($0, collection: name, primaryKey: schema.primaryKey) }
+            if pk != id {
+                report.badDocuments += 1
+                report.note("\(name): document \(id) has primary key \(document[schema.primaryKey]?.compactDescription ?? "missing")")
+            }
+            body(id, document)
+        }
+    }
+
+    /// Compares an index's stored entries with those its documents imply.
+    private func compare(_ maintainer: any IndexMaintainer, _ expected: [[UInt8]: [UInt8]], _ tx: ReadTransaction,
+                         into report: inout VerifyReport) throws {
+        let name = "\(maintainer.identity.collection).\(maintainer.identity.name)"
+        var wanted = expected
+        let stored = try tx.reader.scan(maintainer.keyRange, order: .forward)
+        while let (key, value) = try stored.next({ k, v in (Array(k), Array(v)) }) {
+            report.indexEntries += 1
+            if let expectedValue = wanted.removeValue(forKey: key) {
+                if expectedValue != value {
+                    report.danglingEntries += 1
+                    if let what = maintainer.describe(key: key) {
+                        report.note("\(name): \(what) hold \(Self.describeEntry(value)); the documents imply \(Self.describeEntry(expectedValue))")
+                    } else {
+                        report.note("\(name): entry \(Self.describeEntry(key)) has a stale value")
+                    }
+                }
+            } else {
+                report.danglingEntries += 1
+                report.note("\(name): entry \(Self.describeEntry(key)) belongs to no document")
+            }
+        }
+        report.missingEntries += wanted.count
+        for key in wanted.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }).prefix(VerifyReport.maximumProblems) {
+            report.note("\(name): entry \(Self.describeEntry(key)) is missing")
+        }
+    }
+
     static func describeEntry(_ key: [UInt8]) -> String {
         (try? Tuple(decoding: key).description) ?? "0x" + key.map { String($0, radix: 16).leftPadded(to: 2) }.joined()
     }
 
-    /// Rebuilds one index (secondary or text), or every index of the collection, from its
+    /// Rebuilds one index (of any kind), or every index of the collection, from its
     /// documents. Writers wait while it runs; queries meanwhile scan documents instead of
     /// the index, and searches of a text index being rebuilt fail.
+    /// - Throws: `.schema` for an unknown collection or index.
     public func reindex(collection: String, index: String? = nil, progress: ((IndexBuildProgress) -> Void)? = nil) throws {
-        let collectionSchema = try schema.collection(collection)
-        var indexes = collectionSchema.indexes
-        var texts = collectionSchema.text
-        if let index {
-            indexes = indexes.filter { $0.name.hasSameCodePoints(as: index) }
-            texts = texts.filter { $0.name.hasSameCodePoints(as: index) }
-            if indexes.isEmpty && texts.isEmpty { _ = try collectionSchema.index(index, collection: collection) }
-        }
         try database.withExclusiveWriter {
-            for definition in indexes {
-                try dropIndex(collection, definition.name)
-                try buildIndex(collection, collectionSchema, definition, progress: progress)
+            let current = try catalog()
+            let collectionSchema = try current.schema.collection(collection)
+            var maintainers = current.maintainers(of: collection)
+            if let index {
+                maintainers = maintainers.filter { $0.identity.name.hasSameCodePoints(as: index) }
+                if maintainers.isEmpty { _ = try collectionSchema.index(index, collection: collection) }
             }
-            for definition in texts {
-                try dropTextIndex(collection, definition.name)
-                try buildTextIndex(collection, definition, progress: progress)
+            for maintainer in maintainers {
+                try rebuild(maintainer, progress: progress)
             }
         }
     }

@@ -6,59 +6,56 @@ extension DocumentStore {
     }
 
     /// Accumulates the writes of one batch: documents, index entries, change records.
-    /// Later writes in the batch see earlier ones (for ids and unique values).
+    /// Later writes in the batch see earlier ones (for ids and unique values). A write that
+    /// fails after adding part of itself poisons the batch: committing it then throws that
+    /// error and writes nothing, so a failed write never leaves part of itself behind.
     /// REQUIRES: used under the exclusive writer lock, on one thread.
     final class WriteContext {
         let store: DocumentStore
-        let batch = WriteBatch()
+        /// The catalog in force: read under the writer lock from the latest state.
+        let catalog: StoreCatalog
+        let indexes: IndexUpdateContext
+        var batch: WriteBatch { indexes.batch }
         /// Documents written in this batch by key (`nil`: deleted).
         var documents: [[UInt8]: JSONValue?] = [:]
-        /// Unique-index prefixes (values without id) added in this batch, with their id.
-        var uniqueAdded: [[UInt8]: TupleElement] = [:]
-        /// Index keys removed in this batch.
-        var removed: Set<[UInt8]> = []
         var changes: [Change] = []
         var sequence: Int64
-        /// Text index statistics changed by this batch, by statistics key.
-        var textStatistics: [[UInt8]: (documents: Int, tokens: Int)] = [:]
+        /// Indexes this batch updated (their `finish` runs before the commit).
+        private var touched: [IndexIdentity: any IndexMaintainer] = [:]
+        /// The first write of the batch that failed.
+        private var failure: Error?
 
-        /// REQUIRES: the exclusive writer lock is held, so the stored sequence cannot move
-        /// until this context commits. The sequence is read from the database, not from the
-        /// store's memory: any number of stores on one database share it.
+        /// REQUIRES: the exclusive writer lock is held, so the stored sequence and catalog
+        /// cannot move until this context commits. Both are read from the database, not from
+        /// the store's memory: any number of stores on one database share them.
         init(store: DocumentStore) throws {
             self.store = store
+            catalog = try store.catalog()
             sequence = try store.storedSequence()
+            indexes = IndexUpdateContext(database: store.database, batch: WriteBatch())
         }
 
         /// Adds one write to the batch. Returns the change, or `nil` for the delete of a
         /// missing document.
         func write(_ collectionName: String, _ mode: WriteMode, document: JSONValue?, id givenID: JSONValue?) throws -> Change? {
-            let schema = try store.schema.collection(collectionName)
-            let layout = store.layout
-            let idValue: JSONValue
-            if let document {
-                guard case .object(let fields) = document else {
-                    throw KVDocsError(.invalidArgument, "a document must be a JSON object, not \(article(document.typeName))")
-                }
-                guard let pk = fields[schema.primaryKey] else {
-                    throw KVDocsError(.invalidArgument, "document has no primary key field \"\(schema.primaryKey)\" (collection \"\(collectionName)\")")
-                }
-                idValue = pk
-            } else if let givenID {
-                idValue = givenID
-            } else {
-                throw KVDocsError(.invalidArgument, "a delete needs an id")
+            if let failure { throw failure }
+            let before = batch.count
+            do {
+                return try perform(collectionName, mode, document: document, id: givenID)
+            } catch {
+                // Errors found before anything was added (a conflict, a bad id) leave the
+                // batch as it was; later ones (a unique violation) may have added part of
+                // the write, so the batch can no longer be committed.
+                if batch.count != before { failure = error }
+                throw error
             }
-            let id = try DocumentStore.idElement(idValue, collection: collectionName, primaryKey: schema.primaryKey)
-            let key = layout.document(collectionName, id)
-            let old: JSONValue?
-            if let overlay = documents[key] {
-                old = overlay
-            } else if let bytes = try store.database.get(key) {
-                old = try store.documentValue(bytes, collection: collectionName, id: id)
-            } else {
-                old = nil
-            }
+        }
+
+        private func perform(_ collectionName: String, _ mode: WriteMode, document: JSONValue?, id givenID: JSONValue?) throws -> Change? {
+            let schema = try catalog.schema.collection(collectionName)
+            let (idValue, id) = try identify(collectionName, schema, document: document, id: givenID)
+            let key = store.layout.document(collectionName, id)
+            let old = try current(key, collectionName, id)
             switch mode {
             case .insert where old != nil:
                 throw KVDocsError(.conflict, "collection \"\(collectionName)\" already has a document with \(schema.primaryKey) \(idValue.compactDescription)", key: key)
@@ -69,82 +66,58 @@ extension DocumentStore {
             default:
                 break
             }
-            let stored = try document?.canonicalData()
-
-            // Index entries: remove stale ones, add new ones, check unique indexes.
-            let idBytes = Tuple([id]).encoded
-            for index in schema.indexes {
-                let subspace = layout.index(collectionName, index.name)
-                let oldPrefixes = Set(old.map { DocumentStore.indexValues(index, $0).map { subspace.pack(Tuple($0)) } } ?? [])
-                let newValues = document.map { DocumentStore.indexValues(index, $0) } ?? []
-                let newPrefixes = Set(newValues.map { subspace.pack(Tuple($0)) })
-                for prefix in oldPrefixes.subtracting(newPrefixes) {
-                    batch.delete(prefix + idBytes)
-                    removed.insert(prefix + idBytes)
-                    if index.unique, uniqueAdded[prefix] == id { uniqueAdded[prefix] = nil }
-                }
-                for values in newValues {
-                    let prefix = subspace.pack(Tuple(values))
-                    guard !oldPrefixes.contains(prefix) else { continue }
-                    if index.unique {
-                        try checkUnique(collectionName, index, values, prefix: prefix, id: id)
-                        uniqueAdded[prefix] = id
-                    }
-                    batch.put(prefix + idBytes, [UInt8]())
-                    removed.remove(prefix + idBytes)
-                }
+            let stored = try document?.canonicalBytes()
+            for maintainer in catalog.maintainers(of: collectionName) {
+                try maintainer.update(id: id, old: old, new: document, context: indexes)
+                touched[maintainer.identity] = maintainer
             }
-
-            for text in schema.text {
-                let textLayout = store.textLayout(collectionName, text.name)
-                let delta = DocumentStore.updateText(textLayout, text, id: id, old: old, new: document, batch: batch)
-                if delta != (0, 0) || textStatistics[textLayout.statistics] == nil {
-                    var stats = try textStatistics[textLayout.statistics] ?? store.textStatistics(textLayout)
-                    stats.documents += delta.documents
-                    stats.tokens += delta.tokens
-                    textStatistics[textLayout.statistics] = stats
-                }
-            }
-
-            if let stored {
-                batch.put(key, stored)
-            } else {
-                batch.delete(key)
-            }
+            if let stored { batch.put(key, stored) } else { batch.delete(key) }
             documents[key] = .some(document)
-            sequence += 1
+            sequence = sequence.saturatingAdd(1)
             let operation: Change.Operation = document == nil ? .delete : (old == nil ? .insert : .update)
-            batch.put(layout.change(sequence), Tuple([.string(collectionName), id, .string(operation.rawValue)]))
+            batch.put(store.layout.change(sequence), Tuple([.string(collectionName), id, .string(operation.rawValue)]))
             let change = Change(sequence: sequence, collection: collectionName, id: idValue, operation: operation)
             changes.append(change)
             return change
         }
 
-        /// Throws when another document has `prefix`'s values in the unique index.
-        private func checkUnique(_ collection: String, _ index: IndexDefinition, _ values: [TupleElement], prefix: [UInt8], id: TupleElement) throws {
-            if let other = uniqueAdded[prefix], other != id {
-                throw store.uniqueViolation(collection, index, values, existing: other, new: id)
+        /// The primary key of a write, as given and as a tuple element.
+        private func identify(_ collection: String, _ schema: CollectionSchema, document: JSONValue?, id givenID: JSONValue?) throws -> (JSONValue, TupleElement) {
+            let idValue: JSONValue
+            if let document {
+                guard case .object(let fields) = document else {
+                    throw KVDocsError(.invalidArgument, "a document must be a JSON object, not \(article(document.typeName))")
+                }
+                guard let pk = fields[schema.primaryKey] else {
+                    throw KVDocsError(.invalidArgument, "document has no primary key field \"\(schema.primaryKey)\" (collection \"\(collection)\")")
+                }
+                idValue = pk
+            } else if let givenID {
+                idValue = givenID
+            } else {
+                throw KVDocsError(.invalidArgument, "a delete needs an id")
             }
-            var conflict: TupleElement?
-            let entries = try store.database.entries(.prefix(prefix))
-            while conflict == nil, let key = try entries.next({ k, _ in Array(k) }) {
-                guard !removed.contains(key),
-                      let other = try? Tuple(decoding: key[prefix.count...]).elements.first, other != id else { continue }
-                conflict = other
-            }
-            if let conflict { throw store.uniqueViolation(collection, index, values, existing: conflict, new: id) }
+            return (idValue, try DocumentStore.idElement(idValue, collection: collection, primaryKey: schema.primaryKey))
         }
 
-        /// Writes the batch with the last sequence number, then publishes the changes.
+        /// The document under `key` as this batch left it, else as stored.
+        private func current(_ key: [UInt8], _ collection: String, _ id: TupleElement) throws -> JSONValue? {
+            if let overlay = documents[key] { return overlay }
+            guard let bytes = try store.database.get(key) else { return nil }
+            return try store.documentValue(bytes, collection: collection, id: id)
+        }
+
         /// With `sync` and nothing to write (the delete of a missing document), the log is
         /// still synced, so every earlier acknowledged write is durable when this returns.
+        /// - Throws: the error of a write of this batch that failed (nothing is written).
         func commit(sync: Bool = false) throws {
+            if let failure { throw failure }
             guard !changes.isEmpty else {
                 if sync { try store.database.write(WriteBatch(), sync: true) }
                 return
             }
-            batch.put(store.layout.sequenceKey, Tuple([.int(sequence)]))
-            for (key, stats) in textStatistics { batch.put(key, Tuple([.int(Int64(stats.documents)), .int(Int64(stats.tokens))])) }
+            for maintainer in touched.values { try maintainer.finish(context: indexes) }
+            store.records.putSequence(sequence, in: batch)
             try store.database.write(batch, sync: sync)
             store.published(changes, lastSequence: sequence)
         }

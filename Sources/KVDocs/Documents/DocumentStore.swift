@@ -43,11 +43,12 @@ public final class DocumentStore: @unchecked Sendable {
     public let database: Database
     /// The subspace holding all of the store's keys.
     public let root: Subspace
+    /// The store's catalog records (keys under `("m", …)` of ``root``).
+    let records: Catalog
 
     struct State {
-        var schema: Schema
-        /// Indexes a query may use.
-        var readyIndexes: Set<IndexIdentity>
+        /// The catalog as last read from the latest state of the database.
+        var catalog: StoreCatalog
         var lastSequence: Int64
         var observers: [UUID: AsyncStream<Change>.Continuation] = [:]
     }
@@ -64,36 +65,53 @@ public final class DocumentStore: @unchecked Sendable {
 
     /// Opens the document layer of `database`.
     ///
+    /// A store written by an older layout (``formatVersion``) is migrated first, and any
+    /// index whose entries have an older format, or whose build was interrupted, is rebuilt,
+    /// reporting progress, before `init` returns.
+    ///
     /// - Parameters:
     ///   - schema: the schema to use; `nil` keeps the stored one (or none). A schema that
     ///     differs from the stored one is applied (indexes added, dropped, rebuilt) and stored.
     ///   - progress: called while indexes are built.
     /// - Throws: `.schema` for an invalid schema, `.uniqueViolation` when a new unique index
-    ///   meets duplicate values (nothing of the new schema is kept), storage errors.
+    ///   meets duplicate values (nothing of the new schema is kept), `.notSupported` for a
+    ///   store written by a newer version, storage errors.
     public init(database: Database, schema: Schema? = nil, root: Subspace = Subspace(),
                 progress: ((IndexBuildProgress) -> Void)? = nil) throws {
         self.database = database
         self.root = root
-        let layout = Layout(root: root)
-        let stored = try Self.loadCatalog(database, layout)
-        let format = try Self.storedFormat(database, layout)
+        let catalog = Catalog(root: root)
+        self.records = catalog
+        let format = try catalog.formatVersion(in: database)
         if let format, format > Self.formatVersion {
             throw KVDocsError(.notSupported, "the document store in \(database.path) has format version \(format), written by a newer version of KVDocs; this version reads format \(Self.formatVersion) and older", path: database.path)
         }
-        state = Mutex(State(schema: stored.schema, readyIndexes: stored.ready, lastSequence: stored.lastSequence))
+        let loaded = try StoreCatalog.load(database, catalog, layout: Layout(root: root), options: ReadOptions())
+        state = Mutex(State(catalog: loaded, lastSequence: try catalog.lastSequence(in: database)))
         if let format, format < Self.formatVersion {
             try migrate(from: format, progress: progress)
         }
         if let schema {
             try apply(schema, progress: progress)
-        } else if stored.ready.count < stored.schema.collections.values.reduce(0, { $0 + $1.indexes.count + $1.text.count }) {
-            // An index build was interrupted: finish it.
-            try apply(stored.schema, progress: progress)
+        } else if !(try self.catalog()).unready.isEmpty {
+            // An index build was interrupted, or an index's format is older: finish it.
+            try apply(try self.catalog().schema, progress: progress)
         }
     }
 
+    /// The catalog at the state `options` read (the latest, or a snapshot's), from the cache
+    /// when its generation is the one cached.
+    func catalog(options: ReadOptions = ReadOptions()) throws -> StoreCatalog {
+        let generation = try records.generation(in: database, options: options)
+        let cached = state.withLock { $0.catalog }
+        if cached.generation == generation { return cached }
+        let loaded = try StoreCatalog.load(database, records, layout: layout, options: options)
+        if options.snapshot == nil { state.withLock { $0.catalog = loaded } }
+        return loaded
+    }
+
     /// The current schema.
-    public var schema: Schema { state.withLock { $0.schema } }
+    public var schema: Schema { ((try? catalog()) ?? state.withLock { $0.catalog }).schema }
 
     /// The sequence number of the last write to this database under ``root`` (0 before the
     /// first), through this store or any other store on the same database.
@@ -101,12 +119,7 @@ public final class DocumentStore: @unchecked Sendable {
 
     /// The last sequence number as stored in the catalog.
     func storedSequence() throws -> Int64 {
-        guard let t = try database.get(layout.sequenceKey, as: Tuple.self) else { return 0 }
-        do {
-            return try t.int64(at: 0)
-        } catch {
-            throw KVDocsError(.corruption, "the stored sequence number of the document store is not an integer", path: database.path)
-        }
+        try records.lastSequence(in: database)
     }
 
     var layout: Layout { Layout(root: root) }
@@ -122,13 +135,9 @@ public final class DocumentStore: @unchecked Sendable {
     public func collection<T: Codable>(_ name: String, of type: T.Type) throws -> TypedCollection<T> {
         TypedCollection(base: try collection(name))
     }
-
-    func isReady(_ collection: String, _ index: String) -> Bool {
-        state.withLock { $0.readyIndexes.contains(IndexIdentity(collection, index, .secondary)) }
-    }
 }
 
-/// The key layout of a document store.
+/// The key layout of a document store's data (the catalog's keys are ``Catalog``'s).
 struct Layout: Sendable {
     let root: Subspace
 
@@ -137,15 +146,8 @@ struct Layout: Sendable {
     func index(_ collection: String, _ index: String) -> Subspace { root.subspace(["i", .string(collection), .string(index)]) }
     func change(_ sequence: Int64) -> [UInt8] { root.pack(["f", .int(sequence)]) }
     var changes: Subspace { root.subspace(["f"]) }
-    var schemaKey: [UInt8] { root.pack(["m", "schema"]) }
-    func indexState(_ collection: String, _ index: String) -> [UInt8] { root.pack(["m", "index", .string(collection), .string(index)]) }
-    var indexStates: Subspace { root.subspace(["m", "index"]) }
-    var sequenceKey: [UInt8] { root.pack(["m", "seq"]) }
-    /// The store's format version (absent in stores written before versions were kept: 1).
-    var formatKey: [UInt8] { root.pack(["m", "format"]) }
     func text(_ collection: String, _ index: String) -> Subspace { root.subspace(["t", .string(collection), .string(index)]) }
 }
-
 
 // MARK: - Format versions
 
@@ -159,21 +161,10 @@ extension DocumentStore {
     ///   keyed by this text, so opening a version 1 store rebuilds its secondary indexes.
     ///
     /// Opening a store with an older version migrates it before `init` returns, reporting
-    /// progress like an index build; a newer version is refused with `.notSupported`.
+    /// progress like an index build; a newer version is refused with `.notSupported`. Each
+    /// index also records the format of its own entries (``IndexState/format``): an index
+    /// of an older format is rebuilt on open.
     public static let formatVersion: Int64 = 2
-
-    /// The stored format version: `nil` for a database with no document store yet.
-    static func storedFormat(_ db: Database, _ layout: Layout) throws -> Int64? {
-        if let t = try db.get(layout.formatKey, as: Tuple.self) {
-            do {
-                return try t.int64(at: 0)
-            } catch {
-                throw KVDocsError(.corruption, "the document store's format version is not an integer", path: db.path)
-            }
-        }
-        let exists = try db.get(layout.schemaKey) != nil || db.get(layout.sequenceKey) != nil
-        return exists ? 1 : nil
-    }
 
     /// Brings a store of an older format to ``formatVersion``. Each step is idempotent, and
     /// the new version is stored only after every step succeeded, so an interrupted
@@ -183,14 +174,15 @@ extension DocumentStore {
             if format < 2 {
                 // Version 1 read numbers inexactly and wrote objects through JSONEncoder:
                 // rebuild every secondary index from the documents as this version reads them.
-                let schema = self.schema
-                for (name, collection) in schema.collections.sorted(by: { JSONObject.compareKeys($0.key, $1.key) < 0 }) {
-                    for index in collection.indexes where isReady(name, index.name) {
-                        try buildIndex(name, collection, index, progress: progress)
-                    }
+                let current = try catalog()
+                for maintainer in current.schema.collections.keys.sorted(by: { JSONObject.compareKeys($0, $1) < 0 }).flatMap({ current.maintainers(of: $0) })
+                where maintainer.identity.kind == .secondary && current.isReady(maintainer.identity) {
+                    try rebuild(maintainer, progress: progress)
                 }
             }
-            try database.put(layout.formatKey, Tuple([.int(Self.formatVersion)]), sync: true)
+            let batch = WriteBatch()
+            records.putFormat(Self.formatVersion, in: batch)
+            try database.write(batch, sync: true)
         }
     }
 }

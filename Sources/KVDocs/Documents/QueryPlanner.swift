@@ -48,16 +48,31 @@ public struct QueryPlan: Sendable, CustomStringConvertible {
     }
 }
 
-extension DocumentStore {
+/// Chooses how a query is answered: which ready index and which of its key ranges, or a
+/// scan of every document.
+///
+/// A planner is made from one ``StoreCatalog``: the schema and the index states of the
+/// very snapshot whose data the plan will scan, so a plan never uses an index that its
+/// snapshot does not hold ready.
+///
+/// An index can serve a query only when every one of its fields has a condition
+/// (documents missing a field are not in the index). Among those, the plan with the most
+/// leading equality (`=`, `in`) fields wins, then one with a range on the next field, then
+/// one whose scan gives the requested order.
+struct QueryPlanner {
     /// The most key ranges a plan expands `in` lists into.
     static let maximumRanges = 1000
 
+    let catalog: StoreCatalog
+    let layout: Layout
+
     /// Chooses how to answer `query` on `collection`.
+    /// - Throws: `.invalidArgument` for an invalid query, `.schema` for an unknown collection.
     func plan(_ collectionName: String, _ query: Query) throws -> QueryPlan {
         try query.validate()
-        let collection = try schema.collection(collectionName)
+        let collection = try catalog.schema.collection(collectionName)
         var best: (score: Int, plan: QueryPlan)?
-        for index in collection.indexes where isReady(collectionName, index.name) {
+        for index in collection.indexes where catalog.isReady(IndexIdentity(collectionName, index.name, .secondary)) {
             guard let (score, plan) = candidate(collectionName, index, query) else { continue }
             if let current = best, current.score >= score { continue }
             best = (score, plan)
@@ -68,15 +83,39 @@ extension DocumentStore {
                          filter: query.conditions, orderedByScan: query.order == nil, reverse: false, mayRepeat: false)
     }
 
-    /// A plan using `index`, with a score, or `nil` when the index cannot answer the query:
-    /// every field of the index needs a condition, since documents missing a field are not indexed.
+    /// What a plan on one index binds: equality values of the leading fields, then at most
+    /// one range (or prefix) on the next field, and the conditions that encode them.
+    struct Bindings {
+        var equalities: [[JSONValue]] = []
+        var used: [Condition] = []
+        var rangeField: FieldPath?
+        var lower: (JSONValue, Bool)?   // value, inclusive
+        var upper: (JSONValue, Bool)?
+        var prefix: String?
+    }
+
+    /// A plan using `index`, with a score, or `nil` when the index cannot answer the query.
     private func candidate(_ collectionName: String, _ index: IndexDefinition, _ query: Query) -> (Int, QueryPlan)? {
         let byField = Dictionary(grouping: query.conditions, by: \.field)
         guard index.fields.allSatisfy({ byField[$0] != nil }) else { return nil }
+        var bindings = Bindings()
+        bindEqualities(index, byField, &bindings)
+        bindRange(index, byField, &bindings)
+        let ordered = ordersByScan(index, query, bindings)
+        let score = 4 * bindings.equalities.count + (bindings.rangeField != nil ? 2 : 0) + (ordered ? 1 : 0)
+        guard score > 0 else { return nil }
+        var ranges = keyRanges(layout.index(collectionName, index.name), bindings)
+        let reverse = ordered && (query.order?.descending ?? false)
+        if reverse { ranges.reverse() }
+        let plan = QueryPlan(collection: collectionName, index: index.name, ranges: ranges, rangeConditions: bindings.used,
+                             filter: query.conditions, orderedByScan: ordered, reverse: reverse,
+                             mayRepeat: index.fields.contains(where: \.isMultiValued))
+        return (score, plan)
+    }
 
-        // Leading fields with equality (or in) conditions.
-        var equalities: [[JSONValue]] = []
-        var used: [Condition] = []
+    /// Leading fields with an equality (or non-empty `in`) condition, while the number of
+    /// combinations stays within ``maximumRanges``.
+    private func bindEqualities(_ index: IndexDefinition, _ byField: [FieldPath: [Condition]], _ bindings: inout Bindings) {
         var combinations = 1
         for field in index.fields {
             guard let condition = byField[field]?.first(where: {
@@ -95,93 +134,83 @@ extension DocumentStore {
             }
             guard combinations * values.count <= Self.maximumRanges else { break }
             combinations *= values.count
-            equalities.append(values)
-            used.append(condition)
+            bindings.equalities.append(values)
+            bindings.used.append(condition)
         }
-        let k = equalities.count
-        let singleValued = equalities.allSatisfy { $0.count == 1 }
+    }
 
-        // At most one range condition on the next field.
-        var rangeField: FieldPath?
-        var lower: (JSONValue, Bool)?   // value, inclusive
-        var upper: (JSONValue, Bool)?
-        var prefix: String?
-        if k < index.fields.count {
-            let field = index.fields[k]
-            // On a multi-valued field, two conditions may hold for different elements,
-            // so only one of them can bound the scan.
-            for condition in byField[field] ?? [] where Self.isRange(condition.op) {
-                if field.isMultiValued && rangeField != nil { break }
-                let before = (lower, upper, prefix)
-                switch condition.op {
-                case .greater(let v): lower = Self.tighter(lower, (v, false), lower: true)
-                case .greaterOrEqual(let v): lower = Self.tighter(lower, (v, true), lower: true)
-                case .less(let v): upper = Self.tighter(upper, (v, false), lower: false)
-                case .lessOrEqual(let v): upper = Self.tighter(upper, (v, true), lower: false)
-                case .between(let lo, let hi):
-                    lower = Self.tighter(lower, (lo, true), lower: true)
-                    upper = Self.tighter(upper, (hi, true), lower: false)
-                case .prefix(let p): if prefix == nil { prefix = p }
-                default: break
-                }
-                // Bounds of different types (e.g. > 5 and < "x") cannot share one range; keep the first.
-                if let l = lower, let u = upper, ValueOrder.tag(of: l.0) != ValueOrder.tag(of: u.0) {
-                    (lower, upper, prefix) = before
-                    continue
-                }
-                if prefix != nil, (lower.map { ValueOrder.tag(of: $0.0) != .string } ?? false) || (upper.map { ValueOrder.tag(of: $0.0) != .string } ?? false) {
-                    (lower, upper, prefix) = before
-                    continue
-                }
-                rangeField = field
-                used.append(condition)
+    /// At most one range condition (or several on one field, tightened) on the field after
+    /// the equalities.
+    private func bindRange(_ index: IndexDefinition, _ byField: [FieldPath: [Condition]], _ bindings: inout Bindings) {
+        let k = bindings.equalities.count
+        guard k < index.fields.count else { return }
+        let field = index.fields[k]
+        // On a multi-valued field, two conditions may hold for different elements,
+        // so only one of them can bound the scan.
+        for condition in byField[field] ?? [] where Self.isRange(condition.op) {
+            if field.isMultiValued && bindings.rangeField != nil { break }
+            let before = (bindings.lower, bindings.upper, bindings.prefix)
+            switch condition.op {
+            case .greater(let v): bindings.lower = Self.tighter(bindings.lower, (v, false), lower: true)
+            case .greaterOrEqual(let v): bindings.lower = Self.tighter(bindings.lower, (v, true), lower: true)
+            case .less(let v): bindings.upper = Self.tighter(bindings.upper, (v, false), lower: false)
+            case .lessOrEqual(let v): bindings.upper = Self.tighter(bindings.upper, (v, true), lower: false)
+            case .between(let lo, let hi):
+                bindings.lower = Self.tighter(bindings.lower, (lo, true), lower: true)
+                bindings.upper = Self.tighter(bindings.upper, (hi, true), lower: false)
+            case .prefix(let p): if bindings.prefix == nil { bindings.prefix = p }
+            default: break
             }
+            // Bounds of different types (e.g. > 5 and < "x") cannot share one range; keep the first.
+            if let l = bindings.lower, let u = bindings.upper, ValueOrder.tag(of: l.0) != ValueOrder.tag(of: u.0) {
+                (bindings.lower, bindings.upper, bindings.prefix) = before
+                continue
+            }
+            if bindings.prefix != nil, (bindings.lower.map { ValueOrder.tag(of: $0.0) != .string } ?? false) || (bindings.upper.map { ValueOrder.tag(of: $0.0) != .string } ?? false) {
+                (bindings.lower, bindings.upper, bindings.prefix) = before
+                continue
+            }
+            bindings.rangeField = field
+            bindings.used.append(condition)
         }
+    }
 
-        // Order.
+    /// Whether scanning the ranges in order yields the query's order (or primary-key order
+    /// without one): only when every equality binds one value.
+    private func ordersByScan(_ index: IndexDefinition, _ query: Query, _ bindings: Bindings) -> Bool {
+        let k = bindings.equalities.count
         let lastField = index.fields.count - 1
-        var ordered = false
-        if singleValued {
-            if let order = query.order {
-                if k == lastField, rangeField == nil || rangeField == order.field, order.field == index.fields[lastField], !order.field.isMultiValued {
-                    ordered = true
-                } else if k == index.fields.count, index.fields.contains(order.field) {
-                    ordered = true
-                }
-            } else if k == index.fields.count {
-                ordered = true
+        guard bindings.equalities.allSatisfy({ $0.count == 1 }) else { return false }
+        if let order = query.order {
+            if k == lastField, bindings.rangeField == nil || bindings.rangeField == order.field, order.field == index.fields[lastField], !order.field.isMultiValued {
+                return true
             }
+            return k == index.fields.count && index.fields.contains(order.field)
         }
-        let score = 4 * k + (rangeField != nil ? 2 : 0) + (ordered ? 1 : 0)
-        guard score > 0 else { return nil }
+        return k == index.fields.count
+    }
 
-        // Key ranges: one per combination of equality values.
-        let subspace = layout.index(collectionName, index.name)
+    /// One key range per combination of equality values, bounded by the range or prefix.
+    private func keyRanges(_ subspace: Subspace, _ bindings: Bindings) -> [KeyRange] {
         var prefixes: [[TupleElement]] = [[]]
-        for values in equalities { prefixes = prefixes.flatMap { p in values.map { p + ValueOrder.encode($0) } } }
-        var ranges: [KeyRange] = prefixes.map { elements in
+        for values in bindings.equalities { prefixes = prefixes.flatMap { p in values.map { p + ValueOrder.encode($0) } } }
+        return prefixes.map { elements in
             let base = subspace.pack(Tuple(elements))
-            if let prefix {
+            if let prefix = bindings.prefix {
                 let encoded = Tuple([.int(ValueOrder.Tag.string.rawValue), .string(prefix)]).encoded
                 var range = KeyRange.prefix(base + encoded.dropLast())  // without the string's terminator
-                if let lower { range = range.intersection(Self.bound(base, lower, isLower: true)) }
-                if let upper { range = range.intersection(Self.bound(base, upper, isLower: false)) }
+                if let lower = bindings.lower { range = range.intersection(Self.bound(base, lower, isLower: true)) }
+                if let upper = bindings.upper { range = range.intersection(Self.bound(base, upper, isLower: false)) }
                 return range
             }
-            if lower == nil && upper == nil { return KeyRange.prefix(base) }
-            let tagValue = lower?.0 ?? upper?.0 ?? .null
+            if bindings.lower == nil && bindings.upper == nil { return KeyRange.prefix(base) }
+            let tagValue = bindings.lower?.0 ?? bindings.upper?.0 ?? .null
             let bracket = base + Tuple([.int(ValueOrder.tag(of: tagValue).rawValue)]).encoded
             var range = KeyRange(lower: .included(bracket), upper: .excluded(bracket + [0xFF]))
-            if let lower { range = range.intersection(Self.bound(base, lower, isLower: true)) }
-            if let upper { range = range.intersection(Self.bound(base, upper, isLower: false)) }
+            if let lower = bindings.lower { range = range.intersection(Self.bound(base, lower, isLower: true)) }
+            if let upper = bindings.upper { range = range.intersection(Self.bound(base, upper, isLower: false)) }
             return range
         }
-        let reverse = ordered && (query.order?.descending ?? false)
-        if reverse { ranges.reverse() }
-        let plan = QueryPlan(collection: collectionName, index: index.name, ranges: ranges, rangeConditions: used,
-                             filter: query.conditions, orderedByScan: ordered, reverse: reverse,
-                             mayRepeat: index.fields.contains(where: \.isMultiValued))
-        return (score, plan)
     }
 
     static func isRange(_ op: Operator) -> Bool {

@@ -13,15 +13,25 @@ public final class ReadTransaction {
     public let store: DocumentStore
     /// The snapshot all reads go through.
     public let snapshot: Snapshot
+    /// The schema and index states of the snapshot: queries are planned with them.
+    let catalog: StoreCatalog
+    /// Reads through the snapshot.
+    let reader: DatabaseReader
 
     init(store: DocumentStore, snapshot: Snapshot? = nil) throws {
         self.store = store
-        self.snapshot = try snapshot ?? store.database.snapshot()
+        let snapshot = try snapshot ?? store.database.snapshot()
+        self.snapshot = snapshot
+        self.reader = snapshot.reader
+        self.catalog = try store.catalog(options: reader.options)
     }
+
+    /// The planner for this transaction's snapshot.
+    var planner: QueryPlanner { QueryPlanner(catalog: catalog, layout: store.layout) }
 
     /// The document with primary key `id`, or `nil`.
     public func get(_ collection: String, id: JSONValue) throws -> JSONValue? {
-        let schema = try store.schema.collection(collection)
+        let schema = try catalog.schema.collection(collection)
         let element = try DocumentStore.idElement(id, collection: collection, primaryKey: schema.primaryKey)
         guard let bytes = try snapshot.get(store.layout.document(collection, element)) else { return nil }
         return try store.documentValue(bytes, collection: collection, id: element)
@@ -46,12 +56,12 @@ public final class ReadTransaction {
 
     /// The plan ``find(_:_:)`` would use.
     public func explain(_ collection: String, _ query: Query) throws -> QueryPlan {
-        try store.plan(collection, query)
+        try planner.plan(collection, query)
     }
 
     /// Runs a plan: scans its ranges, fetches and filters documents, orders and slices them.
     func execute(_ collection: String, _ query: Query) throws -> [(id: TupleElement, document: JSONValue)] {
-        let plan = try store.plan(collection, query)
+        let plan = try planner.plan(collection, query)
         let layout = store.layout
         let readOptions = snapshot.readOptions()
         // offset + limit saturates: a limit of Int.max means "all of them", whatever the offset.

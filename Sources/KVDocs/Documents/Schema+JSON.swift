@@ -110,9 +110,3 @@ extension Schema {
         }
     }
 }
-
-extension IndexDefinition {
-    var json: JSONValue {
-        .object(["name": .string(name), "fields": .array(fields.map { .string($0.description) }), "unique": .bool(unique)])
-    }
-}

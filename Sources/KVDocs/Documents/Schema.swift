@@ -103,9 +103,8 @@ public struct IndexDefinition: Sendable, Hashable {
 
 /// A full-text index over string fields (declared here, built by the text layer).
 public struct TextIndexDefinition: Sendable, Hashable {
-    public enum Tokenizer: String, Sendable, Hashable, CaseIterable {
-        case unicode61, porter
-    }
+    /// The tokenizer of the index (the text layer's ``TextTokenizer/Kind``).
+    public typealias Tokenizer = TextTokenizer.Kind
 
     public var name: String
     public var fields: [FieldPath]

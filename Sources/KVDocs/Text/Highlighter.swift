@@ -2,7 +2,7 @@
 enum Highlighter {
     /// The text with each matched phrase instance wrapped in the markers; overlapping
     /// instances are merged into one pair.
-    static func highlight(_ text: String, tokenizer: TextTokenizer, instances: [PhraseInstance], markers: SearchOptions.Markers) -> String {
+    static func highlight(_ text: String, tokenizer: TextTokenizer, instances: [PhraseInstance], markers: HighlightMarkers) -> String {
         let tokens = tokenizer.tokens(text)
         let spans = merged(instances, tokenCount: tokens.count)
         return render(Array(text.utf8), tokens: tokens, spans: spans, from: 0, to: tokens.count, markers: markers, wholeText: true)
@@ -24,7 +24,7 @@ enum Highlighter {
 
     /// The bytes of tokens `from..<to` (or the whole text), with markers around spans.
     static func render(_ bytes: [UInt8], tokens: [TextToken], spans: [ClosedRange<Int>], from: Int, to: Int,
-                       markers: SearchOptions.Markers, wholeText: Bool) -> String {
+                       markers: HighlightMarkers, wholeText: Bool) -> String {
         guard !tokens.isEmpty, from < to else { return wholeText ? String(decoding: bytes, as: UTF8.self) : "" }
         var out: [UInt8] = []
         var cursor = wholeText ? 0 : tokens[from].start
@@ -47,7 +47,7 @@ enum Highlighter {
     /// window starts a sentence, re-centred on its matches; ellipses where the window does
     /// not reach the column's start or end.
     static func snippet(_ texts: [String], tokenizer: TextTokenizer, instances: [PhraseInstance],
-                        phraseOf: [PhraseInstance: Int], options: SearchOptions.SnippetOptions) -> String {
+                        phraseOf: [PhraseInstance: Int], options: TextSnippetOptions) -> String {
         let size = max(1, min(64, options.tokens))
         var best: (score: Int, column: Int, start: Int)? = nil
         for (column, text) in texts.enumerated() {
@@ -86,5 +86,28 @@ enum Highlighter {
         result += render(Array(text.utf8), tokens: tokens, spans: spans, from: best.start, to: end, markers: options.markers, wholeText: false)
         if end < tokens.count { result += options.ellipsis }
         return result
+    }
+}
+
+/// Markers to wrap matches with in highlights and snippets.
+public struct HighlightMarkers: Sendable, Hashable {
+    public var open: String
+    public var close: String
+    public init(open: String, close: String) {
+        self.open = open
+        self.close = close
+    }
+}
+
+/// How to make a snippet, like FTS5's `snippet()`.
+public struct TextSnippetOptions: Sendable, Hashable {
+    public var markers: HighlightMarkers
+    public var ellipsis: String
+    /// The most tokens in the snippet (clamped to 1...64, as FTS5).
+    public var tokens: Int
+    public init(markers: HighlightMarkers = HighlightMarkers(open: "[", close: "]"), ellipsis: String = "…", tokens: Int = 15) {
+        self.markers = markers
+        self.ellipsis = ellipsis
+        self.tokens = tokens
     }
 }

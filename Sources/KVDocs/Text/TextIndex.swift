@@ -1,10 +1,71 @@
-/// The stored form of one text index, under `("t", collection, index)`:
+/// One full-text index in a subspace of an ordered key-value store: tokenizing, postings,
+/// corpus statistics and ranking.
 ///
-/// - `("p", term, id)` → the term's positions in the document: for each column with hits,
+/// The text layer knows rows, not documents: a row is identified by a tuple element and
+/// has one text per column. Which documents and fields feed it is the document layer's
+/// business (``TextIndexMaintainer``). Reads go through a ``KeyValueReader``; writes are
+/// added to a ``WriteBatch`` that the caller commits with whatever else the write changes.
+struct TextIndex: Sendable {
+    let layout: TextIndexLayout
+    let tokenizer: TextTokenizer
+    /// The column names, for column filters in queries (`title : word`).
+    let columns: [String]
+
+    init(subspace: Subspace, tokenizer: TextTokenizer, columns: [String]) {
+        self.layout = TextIndexLayout(subspace: subspace)
+        self.tokenizer = tokenizer
+        self.columns = columns
+    }
+
+    /// What a row with these column texts contributes.
+    func contribution(_ texts: [String]) -> TextDocument {
+        TextDocument(tokenizer: tokenizer, texts: texts)
+    }
+
+    /// Adds to `batch` what changes when row `id` goes from `old` to `new` (`nil`: absent),
+    /// returning the change in (rows, tokens) for the corpus statistics.
+    func update(id: TupleElement, old before: TextDocument?, new after: TextDocument?,
+                put: ([UInt8], [UInt8]) -> Void, delete: ([UInt8]) -> Void) -> (documents: Int, tokens: Int) {
+        if before == after { return (0, 0) }
+        if let before {
+            for term in before.postings.keys where after?.postings[term] == nil { delete(layout.posting(term, id)) }
+            if after == nil { delete(layout.lengths(id)) }
+        }
+        if let after {
+            for (term, columns) in after.postings where before?.postings[term] != columns {
+                put(layout.posting(term, id), TextDocument.encode(columns))
+            }
+            if before?.lengths != after.lengths { put(layout.lengths(id), Tuple(after.lengths.map { .int(Int64($0)) }).encoded) }
+        }
+        return ((after == nil ? 0 : 1) - (before == nil ? 0 : 1), (after?.totalTokens ?? 0) - (before?.totalTokens ?? 0))
+    }
+
+    /// The corpus statistics: (rows, tokens).
+    func statistics(_ reader: some KeyValueReader) throws -> (documents: Int, tokens: Int) {
+        guard let bytes = try reader.value(forKey: layout.statistics) else { return (0, 0) }
+        let t = try Tuple(decoding: bytes)
+        return (try t.int(at: 0), try t.int(at: 1))
+    }
+
+    /// The stored form of the statistics.
+    func statisticsValue(documents: Int, tokens: Int) -> [UInt8] {
+        Tuple([.int(Int64(documents)), .int(Int64(tokens))]).encoded
+    }
+
+    /// The entries a row implies (key → value), for verification.
+    func entries(id: TupleElement, _ contribution: TextDocument) -> [([UInt8], [UInt8])] {
+        contribution.postings.map { (layout.posting($0.key, id), TextDocument.encode($0.value)) }
+            + [(layout.lengths(id), Tuple(contribution.lengths.map { .int(Int64($0)) }).encoded)]
+    }
+}
+
+/// The stored form of one text index, under its subspace:
+///
+/// - `("p", term, id)` → the term's positions in the row: for each column with hits,
 ///   varints `column, count, position deltas…`;
-/// - `("n", id)` → the document's token count in each column (a tuple of integers);
-/// - `("s",)` → `(documents, tokens)`: the corpus statistics BM25 needs, kept exact.
-struct TextIndexLayout {
+/// - `("n", id)` → the row's token count in each column (a tuple of integers);
+/// - `("s",)` → `(rows, tokens)`: the corpus statistics BM25 needs, kept exact.
+struct TextIndexLayout: Sendable {
     let subspace: Subspace
 
     func posting(_ term: String, _ id: TupleElement) -> [UInt8] { subspace.pack(["p", .string(term), id]) }
@@ -20,7 +81,7 @@ struct TextIndexLayout {
     var statistics: [UInt8] { subspace.pack(["s"]) }
 }
 
-/// What a document contributes to a text index.
+/// What a row contributes to a text index.
 struct TextDocument: Equatable {
     /// Term → column → positions.
     var postings: [String: [Int: [Int]]] = [:]
@@ -29,27 +90,12 @@ struct TextDocument: Equatable {
 
     var totalTokens: Int { lengths.reduce(0, +) }
 
-    init(_ definition: TextIndexDefinition, _ document: JSONValue) {
-        let tokenizer = TextTokenizer(definition.tokenizer)
+    init(tokenizer: TextTokenizer, texts: [String]) {
         lengths = []
-        for (column, text) in Self.columnTexts(definition, document).enumerated() {
+        for (column, text) in texts.enumerated() {
             let tokens = tokenizer.tokens(text)
             lengths.append(tokens.count)
             for token in tokens { postings[token.term, default: [:]][column, default: []].append(token.position) }
-        }
-    }
-
-    /// The text of each column: the string values at the field's path, joined by spaces
-    /// (so an array of strings is one column); other JSON types are not indexed.
-    static func columnTexts(_ definition: TextIndexDefinition, _ document: JSONValue) -> [String] {
-        definition.fields.map { field in
-            field.values(in: document).flatMap { value -> [String] in
-                switch value {
-                case .string(let s): return [s]
-                case .array(let a): return a.compactMap { if case .string(let s) = $0 { s } else { nil } }
-                default: return []
-                }
-            }.joined(separator: " ")
         }
     }
 

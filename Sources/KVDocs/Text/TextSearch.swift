@@ -1,63 +1,5 @@
 import Foundation
 
-/// Options of a full-text search.
-public struct SearchOptions: Sendable {
-    /// The text index to search; `nil` for the collection's only (or first) one.
-    public var index: String?
-    public var limit: Int?
-    public var offset: Int = 0
-    /// Markers to wrap matches with in ``SearchHit/highlights`` (every indexed field).
-    public var highlight: Markers?
-    /// A snippet of the best-matching field, like FTS5's `snippet()`.
-    public var snippet: SnippetOptions?
-    /// Whether hits carry their documents (`false` returns ids and scores only, which is
-    /// faster for large result sets). Highlights and snippets always read the documents.
-    public var includeDocuments = true
-
-    public struct Markers: Sendable, Hashable {
-        public var open: String
-        public var close: String
-        public init(open: String, close: String) {
-            self.open = open
-            self.close = close
-        }
-    }
-
-    public struct SnippetOptions: Sendable, Hashable {
-        public var markers: Markers
-        public var ellipsis: String
-        /// The most tokens in the snippet (1...64, as FTS5).
-        public var tokens: Int
-        public init(markers: Markers = Markers(open: "[", close: "]"), ellipsis: String = "…", tokens: Int = 15) {
-            self.markers = markers
-            self.ellipsis = ellipsis
-            self.tokens = tokens
-        }
-    }
-
-    public init(index: String? = nil, limit: Int? = nil, offset: Int = 0, highlight: Markers? = nil, snippet: SnippetOptions? = nil,
-                includeDocuments: Bool = true) {
-        self.includeDocuments = includeDocuments
-        self.index = index
-        self.limit = limit
-        self.offset = offset
-        self.highlight = highlight
-        self.snippet = snippet
-    }
-}
-
-/// One search result.
-public struct SearchHit: Sendable {
-    public let id: JSONValue
-    /// The score as FTS5's `bm25()` returns it: negative, lower is better. Hits come best first.
-    public let score: Double
-    /// The document (`null` when ``SearchOptions/includeDocuments`` is false).
-    public let document: JSONValue
-    /// Each indexed field's text with matches wrapped in the requested markers.
-    public let highlights: [String: String]
-    public let snippet: String?
-}
-
 /// A phrase instance: where a phrase matched.
 struct PhraseInstance: Hashable {
     let column: Int
@@ -65,29 +7,23 @@ struct PhraseInstance: Hashable {
     let length: Int
 }
 
-/// Evaluates a parsed query against a text index through one snapshot.
+/// Evaluates a parsed query against one text index through one reader.
 struct TextSearcher {
-    let store: DocumentStore
-    let collection: String
-    let definition: TextIndexDefinition
     let layout: TextIndexLayout
-    let options: ReadOptions
+    let reader: any KeyValueReader
     /// Postings read so far: term → id → column → positions.
     var cache: [String: [TupleElement: [Int: [Int]]]] = [:]
 
-    init(store: DocumentStore, collection: String, definition: TextIndexDefinition, options: ReadOptions) {
-        self.store = store
-        self.collection = collection
-        self.definition = definition
-        self.layout = store.textLayout(collection, definition.name)
-        self.options = options
+    init(layout: TextIndexLayout, reader: any KeyValueReader) {
+        self.layout = layout
+        self.reader = reader
     }
 
     /// The postings of every term in `range` merged: id → column → positions.
     mutating func postings(_ range: KeyRange, cacheKey: String) throws -> [TupleElement: [Int: [Int]]] {
         if let cached = cache[cacheKey] { return cached }
         var result: [TupleElement: [Int: [Int]]] = [:]
-        let entries = try store.database.entries(range, options: options)
+        let entries = try reader.scan(range, order: .forward)
         while let (id, columns) = try entries.next({ k, v -> (TupleElement?, [(column: Int, positions: [Int])]) in
             (try Tuple(decoding: k).elements.last, try TextDocument.decode(v))
         }).map({ ($0.0, $0.1) }) {
@@ -309,32 +245,37 @@ struct TextSearcher {
     }
 }
 
-extension ReadTransaction {
-    /// Searches a collection's text index with an FTS5 query, ranked by BM25 (FTS5's
-    /// `bm25()`, best first, ties by primary key), through this transaction's snapshot.
-    /// - Throws: `.invalidArgument` for a malformed query (naming the position), `.schema`
-    ///   for an unknown index.
-    public func search(_ collection: String, _ query: String, options: SearchOptions = SearchOptions()) throws -> [SearchHit] {
-        let schema = try store.schema.collection(collection)
-        guard let definition = options.index.map({ name in schema.text.first { $0.name == name } }) ?? schema.text.first else {
-            throw KVDocsError(.schema, options.index.map { "collection \"\(collection)\" has no text index \"\($0)\"" } ?? "collection \"\(collection)\" has no text index")
-        }
-        guard store.isTextReady(collection, definition.name) else {
-            throw KVDocsError(.schema, "text index \"\(definition.name)\" of \"\(collection)\" is being built")
-        }
-        if let limit = options.limit, limit < 0 {
-            throw KVDocsError(.invalidArgument, "search limit must not be negative (got \(limit))")
-        }
-        guard options.offset >= 0 else { throw KVDocsError(.invalidArgument, "search offset must not be negative (got \(options.offset))") }
-        let tokenizer = TextTokenizer(definition.tokenizer)
-        let parsed = try TextQuery.parse(query, tokenizer: tokenizer, columns: definition.fields.map(\.description))
-        let readOptions = snapshot.readOptions()
-        var searcher = TextSearcher(store: store, collection: collection, definition: definition, options: readOptions)
+/// The ranked answer of a query: every matching row with its BM25 score, best first, and
+/// what highlights and snippets need.
+struct TextRanking {
+    let query: TextQuery
+    /// Every phrase's instances by row, in the order of ``TextQuery/phrases``.
+    let phraseMatches: [[TupleElement: [PhraseInstance]]]
+    /// Rows and scores (FTS5's `bm25()`: negative, lower is better), best first, ties by the
+    /// row id's tuple encoding.
+    let hits: [(id: TupleElement, score: Double)]
+
+    /// The instances that take part in row `id`'s match, and the phrase of each.
+    func instances(of id: TupleElement) -> (instances: [PhraseInstance], phraseOf: [PhraseInstance: Int]) {
+        let active = TextSearcher.activePhrases(query, id, phraseMatches).phrases
+        var phraseOf: [PhraseInstance: Int] = [:]
+        for i in active { for inst in phraseMatches[i][id] ?? [] where phraseOf[inst] == nil { phraseOf[inst] = i } }
+        return (active.flatMap { phraseMatches[$0][id] ?? [] }, phraseOf)
+    }
+}
+
+extension TextIndex {
+    /// Parses `query` (FTS5 syntax, with this index's columns) and ranks every matching row
+    /// by BM25 exactly as FTS5's `bm25()` computes it.
+    /// - Throws: `.invalidArgument` for a malformed query (naming the position), storage errors.
+    func rank(_ query: String, reader: any KeyValueReader) throws -> TextRanking {
+        let parsed = try TextQuery.parse(query, tokenizer: tokenizer, columns: columns)
+        var searcher = TextSearcher(layout: layout, reader: reader)
         var phraseMatches: [[TupleElement: [PhraseInstance]]] = []
         let ids = try searcher.evaluate(parsed, phraseMatches: &phraseMatches)
 
         // BM25, as fts5_aux.c computes it.
-        let stats = try store.textStatistics(searcher.layout, options: readOptions)
+        let stats = try statistics(reader)
         let n = Double(stats.documents)
         let avgdl = stats.documents > 0 ? Double(stats.tokens) / n : 1
         let idf = phraseMatches.map { matches -> Double in
@@ -346,7 +287,7 @@ extension ReadTransaction {
         var scored: [(id: TupleElement, score: Double, idKey: [UInt8])] = []
         for id in ids {
             let active = TextSearcher.activePhrases(parsed, id, phraseMatches).phrases
-            let lengths = try store.database.get(searcher.layout.lengths(id), as: Tuple.self, options: readOptions)
+            let lengths = try reader.value(forKey: layout.lengths(id)).map { try Tuple(decoding: $0) }
             // Saturating: the lengths are stored data, and damaged ones must not trap.
             let d = Double(lengths?.elements.reduce(0) { total, e in if case .int(let v) = e { total.saturatingAdd(Int(v)) } else { total } } ?? 0)
             // FTS5 sums over every phrase, but an inactive phrase (f = 0) adds exactly +0.0,
@@ -360,43 +301,6 @@ extension ReadTransaction {
             scored.append((id, -1.0 * score, Tuple([id]).encoded))
         }
         scored.sort { $0.score != $1.score ? $0.score < $1.score : $0.idKey.lexicographicallyPrecedes($1.idKey) }
-        let start = min(options.offset, scored.count)
-        let end = options.limit.map { min(start.saturatingAdd($0), scored.count) } ?? scored.count
-
-        var hits: [SearchHit] = []
-        for entry in scored[start..<end] {
-            guard options.includeDocuments || options.highlight != nil || options.snippet != nil else {
-                hits.append(SearchHit(id: DocumentStore.idValue(entry.id), score: entry.score, document: .null, highlights: [:], snippet: nil))
-                continue
-            }
-            guard let bytes = try store.database.get(store.layout.document(collection, entry.id), options: readOptions) else { continue }
-            let document = try store.documentValue(bytes, collection: collection, id: entry.id)
-            let active = TextSearcher.activePhrases(parsed, entry.id, phraseMatches).phrases
-            let instances = active.flatMap { phraseMatches[$0][entry.id] ?? [] }
-            let texts = TextDocument.columnTexts(definition, document)
-            var highlights: [String: String] = [:]
-            if let markers = options.highlight {
-                for (column, text) in texts.enumerated() {
-                    highlights[definition.fields[column].description] = Highlighter.highlight(text, tokenizer: tokenizer, instances: instances.filter { $0.column == column }, markers: markers)
-                }
-            }
-            let snippet = options.snippet.map { Highlighter.snippet(texts, tokenizer: tokenizer, instances: instances, phraseOf: Self.phraseIndex(phraseMatches, active, entry.id), options: $0) }
-            hits.append(SearchHit(id: DocumentStore.idValue(entry.id), score: entry.score, document: document, highlights: highlights, snippet: snippet))
-        }
-        return hits
-    }
-
-    /// Which phrase each instance of a document belongs to (for the snippet's scoring).
-    static func phraseIndex(_ matches: [[TupleElement: [PhraseInstance]]], _ active: [Int], _ id: TupleElement) -> [PhraseInstance: Int] {
-        var result: [PhraseInstance: Int] = [:]
-        for i in active { for inst in matches[i][id] ?? [] where result[inst] == nil { result[inst] = i } }
-        return result
-    }
-}
-
-extension DocumentCollection {
-    /// Searches the collection's text index. See ``ReadTransaction/search(_:_:options:)``.
-    public func search(_ query: String, options: SearchOptions = SearchOptions()) throws -> [SearchHit] {
-        try store.read { try $0.search(name, query, options: options) }
+        return TextRanking(query: parsed, phraseMatches: phraseMatches, hits: scored.map { ($0.id, $0.score) })
     }
 }

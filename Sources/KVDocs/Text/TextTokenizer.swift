@@ -18,9 +18,14 @@ public struct TextToken: Sendable, Hashable {
 /// The character tables are derived from SQLite's own tokenizer
 /// (`scripts/generate-unicode61-tables.py`).
 public struct TextTokenizer: Sendable {
-    public let kind: TextIndexDefinition.Tokenizer
+    /// The tokenizers FTS5 offers that KVDocs implements.
+    public enum Kind: String, Sendable, Hashable, CaseIterable {
+        case unicode61, porter
+    }
 
-    public init(_ kind: TextIndexDefinition.Tokenizer = .unicode61) { self.kind = kind }
+    public let kind: Kind
+
+    public init(_ kind: Kind = .unicode61) { self.kind = kind }
 
     /// The tokens of `text`.
     public func tokens(_ text: String) -> [TextToken] {

@@ -1,0 +1,117 @@
+import Foundation
+
+extension DocumentStore {
+    /// Applies a new schema: drops indexes that are gone, changed or not ready, builds new,
+    /// changed and unfinished ones (reporting progress), then stores the schema. On a failed
+    /// build the new index is removed and the stored schema is left as it was.
+    ///
+    /// Queries meanwhile see the catalog of their snapshot: an index being built is not
+    /// ready there, so they scan documents instead. Writers wait.
+    /// - Throws: `.uniqueViolation` when a unique index meets duplicate values, `.schema`
+    ///   for a document an index cannot take, storage errors.
+    public func apply(_ newSchema: Schema, progress: ((IndexBuildProgress) -> Void)? = nil) throws {
+        try database.withExclusiveWriter {
+            let current = try catalog()
+            let target = StoreCatalog(generation: current.generation, schema: newSchema, states: current.states, layout: layout)
+            // Drop what is gone, changed or unfinished, and states no index of the schema owns.
+            for maintainer in current.schema.collections.keys.flatMap({ current.maintainers(of: $0) }) {
+                let kept = target.maintainer(maintainer.identity)
+                if kept == nil || kept?.definitionJSON != maintainer.definitionJSON || !current.isReady(maintainer.identity) {
+                    try drop(maintainer)
+                }
+            }
+            for identity in current.states.keys where target.maintainer(identity) == nil && current.maintainer(identity) == nil {
+                try dropState(identity)
+            }
+            // Build what is not ready under the new schema.
+            for maintainer in try catalog(newSchema).unready {
+                do {
+                    try build(maintainer, progress: progress)
+                } catch {
+                    try? drop(maintainer)
+                    throw error
+                }
+            }
+            let batch = WriteBatch()
+            records.putSchema(newSchema.jsonData(), format: Self.formatVersion, generation: try nextGeneration(), in: batch)
+            try database.write(batch, sync: true)
+        }
+    }
+
+    /// The latest catalog as it would be with `schema` stored.
+    private func catalog(_ schema: Schema) throws -> StoreCatalog {
+        let current = try catalog()
+        return StoreCatalog(generation: current.generation, schema: schema, states: current.states, layout: layout)
+    }
+
+    /// The generation the next catalog change records. REQUIRES: the writer lock.
+    func nextGeneration() throws -> Int64 {
+        try records.generation(in: database).saturatingAdd(1)
+    }
+
+    /// Removes an index's entries and state. REQUIRES: the writer lock.
+    func drop(_ maintainer: any IndexMaintainer) throws {
+        try dropState(maintainer.identity)
+        try database.deleteRange(maintainer.keyRange)
+    }
+
+    private func dropState(_ identity: IndexIdentity) throws {
+        let batch = WriteBatch()
+        records.deleteState(of: identity, generation: try nextGeneration(), in: batch)
+        try database.write(batch)
+    }
+
+    /// Drops and builds one index. REQUIRES: the writer lock.
+    func rebuild(_ maintainer: any IndexMaintainer, progress: ((IndexBuildProgress) -> Void)?) throws {
+        try drop(maintainer)
+        try build(maintainer, progress: progress)
+    }
+
+    /// Builds an index from every document of its collection, then marks it ready.
+    /// REQUIRES: the writer lock.
+    func build(_ maintainer: any IndexMaintainer, progress: ((IndexBuildProgress) -> Void)?) throws {
+        let identity = maintainer.identity
+        let building = IndexState(phase: .building, definition: maintainer.definitionJSON, format: maintainer.formatVersion)
+        let start = WriteBatch()
+        records.putState(building, of: identity, generation: try nextGeneration(), in: start)
+        try database.write(start)
+        try database.deleteRange(maintainer.keyRange)
+
+        let docs = layout.documents(identity.collection)
+        let total = try database.forEach(in: docs.range) { _, _ in }
+        func report(_ done: Int) { progress?(IndexBuildProgress(collection: identity.collection, index: identity.name, done: done, total: total)) }
+        report(0)
+        let snapshot = try database.snapshot()
+        defer { snapshot.release() }
+        let entries = try snapshot.entries(docs.range)
+        let context = IndexUpdateContext(database: database, batch: WriteBatch())
+        var done = 0
+        while let entry = try entries.next({ k, v in (try docs.unpack(k), Array(v)) }) {
+            done += 1
+            guard entry.0.count == 1 else { continue }
+            let document = try documentValue(entry.1, collection: identity.collection, id: entry.0[0])
+            try maintainer.update(id: entry.0[0], old: nil, new: document, context: context)
+            if context.batch.count >= 10_000 {
+                try database.write(context.batch)
+                context.batch.clear()
+            }
+            if done % 1000 == 0 { report(done) }
+        }
+        try maintainer.finish(context: context)
+        let ready = IndexState(phase: .ready, definition: maintainer.definitionJSON, format: maintainer.formatVersion)
+        records.putState(ready, of: identity, generation: try nextGeneration(), in: context.batch)
+        try database.write(context.batch, sync: true)
+        report(done)
+    }
+
+    /// A stored document's value.
+    /// - Throws: `.corruption` naming the document and its key when its bytes are not JSON.
+    func documentValue(_ bytes: [UInt8], collection: String, id: TupleElement) throws -> JSONValue {
+        do {
+            return try JSONValue(parsing: bytes)
+        } catch let e as KVDocsError {
+            throw KVDocsError(.corruption, "document \(id) of \"\(collection)\" is not valid JSON: \(e.message)", path: database.path,
+                              key: layout.document(collection, id))
+        }
+    }
+}

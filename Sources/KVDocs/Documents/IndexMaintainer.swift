@@ -1,0 +1,103 @@
+import Foundation
+
+/// One index of one collection, kept exact on every write: the unit a new kind of index
+/// plugs in as.
+///
+/// The document layer never looks inside an index. On a write it reads the old document
+/// and asks each of the collection's maintainers for the changes that turn the old into
+/// the new (``update(id:old:new:context:)``), in the same write batch as the document and
+/// its change record. Building from scratch, verifying and dropping are the same for every
+/// kind, driven by the store through this protocol. Adding a kind means adding one type
+/// that conforms, and creating it in ``CollectionSchema/maintainers(collection:layout:)``.
+///
+/// **Invariants.** Every key an index writes lies in ``keyRange``. After any sequence of
+/// updates, the entries in ``keyRange`` are exactly those a fresh ``makeVerifier()`` would
+/// expect from the documents (verify and rebuild rely on it).
+protocol IndexMaintainer: Sendable {
+    /// Which index this is.
+    var identity: IndexIdentity { get }
+    /// The definition as the catalog stores it; a stored definition that differs means the
+    /// index must be rebuilt.
+    var definitionJSON: JSONValue { get }
+    /// The layout version of this kind's entries. A ready index whose stored format is
+    /// older is rebuilt when the store opens.
+    var formatVersion: Int64 { get }
+    /// Every key of the index.
+    var keyRange: KeyRange { get }
+
+    /// Adds to `context.batch` what changes in the index when document `id` goes from `old`
+    /// to `new` (`nil`: absent). Throws, writing nothing, when `new` is not allowed (a
+    /// unique violation).
+    func update(id: TupleElement, old: JSONValue?, new: JSONValue?, context: IndexUpdateContext) throws
+
+    /// Adds what the whole batch changes once, before it commits (corpus statistics).
+    func finish(context: IndexUpdateContext) throws
+
+    /// A fresh accumulator of the entries that a set of documents implies.
+    func makeVerifier() -> any IndexVerifier
+
+    /// A name for one of the index's keys in messages, when a plain tuple is not enough.
+    func describe(key: [UInt8]) -> String?
+}
+
+extension IndexMaintainer {
+    func finish(context: IndexUpdateContext) throws {}
+    func describe(key: [UInt8]) -> String? { nil }
+}
+
+/// Accumulates the entries (key → value) that documents imply, for ``DocumentStore/verify(collection:)``.
+protocol IndexVerifier {
+    mutating func add(id: TupleElement, document: JSONValue)
+    /// Every entry expected in the index's ``IndexMaintainer/keyRange``.
+    func expectedEntries() -> [[UInt8]: [UInt8]]
+}
+
+/// What maintainers share while one write batch is assembled.
+///
+/// REQUIRES: used on one thread, under the database's exclusive writer lock, so reads of
+/// the database see every committed write and nothing can commit in between.
+final class IndexUpdateContext {
+    let database: Database
+    let batch: WriteBatch
+    /// Index keys deleted in this batch (a later read of the database must not see them).
+    private(set) var deleted: Set<[UInt8]> = []
+    /// Per-maintainer state for the batch, by index.
+    private var scratch: [IndexIdentity: AnyObject] = [:]
+
+    init(database: Database, batch: WriteBatch) {
+        self.database = database
+        self.batch = batch
+    }
+
+    func put(_ key: [UInt8], _ value: [UInt8]) {
+        batch.put(key, value)
+        deleted.remove(key)
+    }
+
+    func delete(_ key: [UInt8]) {
+        batch.delete(key)
+        deleted.insert(key)
+    }
+
+    /// The state `index` keeps for this batch, if it made one.
+    func existingState<T: AnyObject>(for index: IndexIdentity, as type: T.Type) -> T? {
+        scratch[index] as? T
+    }
+
+    /// The state `index` keeps for this batch, made by `make` on first use.
+    func state<T: AnyObject>(for index: IndexIdentity, _ make: () throws -> T) rethrows -> T {
+        if let existing = scratch[index] as? T { return existing }
+        let created = try make()
+        scratch[index] = created
+        return created
+    }
+}
+
+extension CollectionSchema {
+    /// The maintainers of every index of collection `collection`: secondary indexes first,
+    /// then text indexes, each in declaration order.
+    func maintainers(collection: String, layout: Layout) -> [any IndexMaintainer] {
+        indexes.map { SecondaryIndexMaintainer(collection: collection, definition: $0, subspace: layout.index(collection, $0.name), documents: layout) as any IndexMaintainer }
+            + text.map { TextIndexMaintainer(collection: collection, definition: $0, subspace: layout.text(collection, $0.name)) }
+    }
+}

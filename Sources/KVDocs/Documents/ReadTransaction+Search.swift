@@ -1,0 +1,96 @@
+import Foundation
+
+/// Options of a full-text search.
+public struct SearchOptions: Sendable {
+    /// The text index to search; `nil` for the collection's only (or first) one.
+    public var index: String?
+    public var limit: Int?
+    public var offset: Int = 0
+    /// Markers to wrap matches with in ``SearchHit/highlights`` (every indexed field).
+    public var highlight: Markers?
+    /// A snippet of the best-matching field, like FTS5's `snippet()`.
+    public var snippet: SnippetOptions?
+    /// Whether hits carry their documents (`false` returns ids and scores only, which is
+    /// faster for large result sets). Highlights and snippets always read the documents.
+    public var includeDocuments = true
+
+    /// Markers around matches (the text layer's ``HighlightMarkers``).
+    public typealias Markers = HighlightMarkers
+    /// How to make a snippet (the text layer's ``TextSnippetOptions``).
+    public typealias SnippetOptions = TextSnippetOptions
+
+    public init(index: String? = nil, limit: Int? = nil, offset: Int = 0, highlight: Markers? = nil, snippet: SnippetOptions? = nil,
+                includeDocuments: Bool = true) {
+        self.includeDocuments = includeDocuments
+        self.index = index
+        self.limit = limit
+        self.offset = offset
+        self.highlight = highlight
+        self.snippet = snippet
+    }
+}
+
+/// One search result.
+public struct SearchHit: Sendable {
+    public let id: JSONValue
+    /// The score as FTS5's `bm25()` returns it: negative, lower is better. Hits come best first.
+    public let score: Double
+    /// The document (`null` when ``SearchOptions/includeDocuments`` is false).
+    public let document: JSONValue
+    /// Each indexed field's text with matches wrapped in the requested markers.
+    public let highlights: [String: String]
+    public let snippet: String?
+}
+
+
+extension ReadTransaction {
+    /// Searches a collection's text index with an FTS5 query, ranked by BM25 (FTS5's
+    /// `bm25()`, best first, ties by primary key), through this transaction's snapshot.
+    /// - Throws: `.invalidArgument` for a malformed query (naming the position) or a
+    ///   negative limit or offset, `.schema` for an unknown index or one being built.
+    public func search(_ collection: String, _ query: String, options: SearchOptions = SearchOptions()) throws -> [SearchHit] {
+        let schema = try catalog.schema.collection(collection)
+        guard let definition = options.index.map({ name in schema.text.first { $0.name.hasSameCodePoints(as: name) } }) ?? schema.text.first else {
+            throw KVDocsError(.schema, options.index.map { "collection \"\(collection)\" has no text index \"\($0)\"" } ?? "collection \"\(collection)\" has no text index")
+        }
+        guard catalog.isReady(IndexIdentity(collection, definition.name, .text)) else {
+            throw KVDocsError(.schema, "text index \"\(definition.name)\" of \"\(collection)\" is being built")
+        }
+        if let limit = options.limit, limit < 0 {
+            throw KVDocsError(.invalidArgument, "search limit must not be negative (got \(limit))")
+        }
+        guard options.offset >= 0 else { throw KVDocsError(.invalidArgument, "search offset must not be negative (got \(options.offset))") }
+        let maintainer = TextIndexMaintainer(collection: collection, definition: definition, subspace: store.layout.text(collection, definition.name))
+        let ranking = try maintainer.index.rank(query, reader: reader)
+        let start = min(options.offset, ranking.hits.count)
+        let end = options.limit.map { min(start.saturatingAdd($0), ranking.hits.count) } ?? ranking.hits.count
+
+        var hits: [SearchHit] = []
+        for entry in ranking.hits[start..<end] {
+            guard options.includeDocuments || options.highlight != nil || options.snippet != nil else {
+                hits.append(SearchHit(id: DocumentStore.idValue(entry.id), score: entry.score, document: .null, highlights: [:], snippet: nil))
+                continue
+            }
+            guard let bytes = try reader.value(forKey: store.layout.document(collection, entry.id)) else { continue }
+            let document = try store.documentValue(bytes, collection: collection, id: entry.id)
+            let (instances, phraseOf) = ranking.instances(of: entry.id)
+            let texts = TextIndexMaintainer.columnTexts(definition, document)
+            var highlights: [String: String] = [:]
+            if let markers = options.highlight {
+                for (column, text) in texts.enumerated() {
+                    highlights[definition.fields[column].description] = Highlighter.highlight(text, tokenizer: maintainer.index.tokenizer, instances: instances.filter { $0.column == column }, markers: markers)
+                }
+            }
+            let snippet = options.snippet.map { Highlighter.snippet(texts, tokenizer: maintainer.index.tokenizer, instances: instances, phraseOf: phraseOf, options: $0) }
+            hits.append(SearchHit(id: DocumentStore.idValue(entry.id), score: entry.score, document: document, highlights: highlights, snippet: snippet))
+        }
+        return hits
+    }
+}
+
+extension DocumentCollection {
+    /// Searches the collection's text index. See ``ReadTransaction/search(_:_:options:)``.
+    public func search(_ query: String, options: SearchOptions = SearchOptions()) throws -> [SearchHit] {
+        try store.read { try $0.search(name, query, options: options) }
+    }
+}

@@ -1,0 +1,69 @@
+import Foundation
+
+/// What a document store's catalog says at one state of the database: the schema, every
+/// index's state, and the maintainers of the schema's indexes (compiled once per catalog
+/// generation, not per write).
+///
+/// Reads take it from the same snapshot as the data they read, so a query is always
+/// planned with the schema and index states of the data it scans; writes take it under the
+/// writer lock, from the latest state.
+struct StoreCatalog: Sendable {
+    let generation: Int64
+    let schema: Schema
+    let states: [IndexIdentity: IndexState]
+    /// Maintainers by collection, in declaration order.
+    let maintainers: [String: [any IndexMaintainer]]
+
+    init(generation: Int64, schema: Schema, states: [IndexIdentity: IndexState], layout: Layout) {
+        self.generation = generation
+        self.schema = schema
+        self.states = states
+        var maintainers: [String: [any IndexMaintainer]] = [:]
+        for (name, collection) in schema.collections {
+            maintainers[name] = collection.maintainers(collection: name, layout: layout)
+        }
+        self.maintainers = maintainers
+    }
+
+    /// The maintainers of `collection` (exact name).
+    func maintainers(of collection: String) -> [any IndexMaintainer] {
+        guard schema[collection: collection] != nil else { return [] }
+        return maintainers[collection] ?? []
+    }
+
+    /// The maintainer of an index of the schema.
+    func maintainer(_ index: IndexIdentity) -> (any IndexMaintainer)? {
+        maintainers(of: index.collection).first { $0.identity == index }
+    }
+
+    /// Whether queries may use `index`: it is in the schema, its stored state is ready, with
+    /// the schema's definition and the maintainer's format.
+    func isReady(_ index: IndexIdentity) -> Bool {
+        guard let maintainer = maintainer(index), let state = states[index] else { return false }
+        return state.phase == .ready && state.definition == maintainer.definitionJSON && state.format == maintainer.formatVersion
+    }
+
+    /// Every index of the schema that is not ready.
+    var unready: [any IndexMaintainer] {
+        schema.collections.keys.sorted { JSONObject.compareKeys($0, $1) < 0 }
+            .flatMap { maintainers(of: $0) }.filter { !isReady($0.identity) }
+    }
+
+    /// Reads the catalog as `reader`'s state of the database holds it.
+    static func load(_ database: Database, _ catalog: Catalog, layout: Layout, options: ReadOptions) throws -> StoreCatalog {
+        let generation = try catalog.generation(in: database, options: options)
+        var schema = try Schema()
+        if let data = try catalog.schemaData(in: database, options: options) {
+            do {
+                schema = try Schema(json: data, file: "the stored schema of \(database.path)")
+            } catch let e as KVDocsError {
+                throw KVDocsError(.corruption, e.message, path: database.path, key: catalog.schemaKey)
+            }
+        }
+        var states: [IndexIdentity: IndexState] = [:]
+        for kind in [IndexIdentity.Kind.secondary, .text] {
+            states.merge(try catalog.indexStates(kind, in: database, options: options)) { $1 }
+        }
+        return StoreCatalog(generation: generation, schema: schema, states: states, layout: layout)
+    }
+}
