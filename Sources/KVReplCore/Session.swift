@@ -80,7 +80,7 @@ public final class Session {
             let report: (DocumentStore.IndexBuildProgress) -> Void = { p in progress?("building \(p.collection).\(p.index): \(p.done)/\(p.total)") }
             if let schemaFile {
                 store = try DocumentStore(database: database, schema: try Schema(contentsOfFile: schemaFile), progress: report)
-            } else if try database.contains(Subspace().pack(["m", "schema"])) {
+            } else if try Catalog().holdsDocumentStore(in: database) {
                 store = try DocumentStore(database: database, progress: report)
             }
             let keyspaces = try KeySchema.stored(in: database)
@@ -197,7 +197,7 @@ public final class Session {
         store = nil
         do {
             keyspaces = try KeySchema.stored(in: reopened)
-            if try reopened.contains(Subspace().pack(["m", "schema"])) {
+            if try Catalog().holdsDocumentStore(in: reopened) {
                 store = try DocumentStore(database: reopened) { [progress] p in progress?("building \(p.collection).\(p.index): \(p.done)/\(p.total)") }
             }
         } catch let e as KVDocsError {
