@@ -215,6 +215,34 @@ import Testing
         #expect(throws: KVDocsError.self) { try built.canonicalBytes() }
     }
 
+    /// Documents at the nesting limit are parsed, written, compared, hashed, indexed and
+    /// released on a secondary thread's 512 KiB stack, as apps run queries off the main
+    /// thread.
+    @Test func documentsAtTheNestingLimitFitASmallStack() throws {
+        let limit = JSONValue.maximumDepth
+        let arrays = String(repeating: "[", count: limit - 1) + "{\"id\":1}" + String(repeating: "]", count: limit - 1)
+        let objects = "{\"id\":1,\"a\":" + String(repeating: "{\"a\":", count: limit - 2) + "1" + String(repeating: "}", count: limit - 1)
+        for text in [arrays, objects] {
+            let ok = try onThread {
+                let value = try JSONValue(parsing: text)
+                let canonical = try value.canonicalBytes()
+                var hasher = Hasher()
+                value.hash(into: &hasher)
+                _ = ValueOrder.key(value)
+                return try JSONValue(parsing: canonical) == value
+            }
+            #expect(ok)
+        }
+        // Stored and indexed as a field of a document, on the small stack too.
+        let stored = try onThread { () -> Bool in
+            try withPeopleStore { store, people throws in
+                try people.insert(try JSONValue(parsing: "{\"id\":\"deep\",\"tags\":" + String(repeating: "[", count: limit - 2) + String(repeating: "]", count: limit - 2) + "}"))
+                return try store.verify().isClean
+            }
+        }
+        #expect(stored)
+    }
+
     /// Seeded garbage: mutations of valid documents never crash the parser, and whatever it
     /// accepts has a canonical text that parses back to the same value.
     @Test func mutatedDocumentsNeverCrashTheParser() throws {

@@ -28,8 +28,9 @@ public enum JSONValue: Sendable {
     case object(JSONObject)
 
     /// The deepest nesting of arrays and objects that parsing, canonical writing and
-    /// indexing accept: 512 levels. Deeper input is rejected with an error, never a crash.
-    public static let maximumDepth = 512
+    /// indexing accept: 256 levels, which a debug build handles on a 512 KiB thread stack (the
+    /// depth SQLite's FTS5 allows too). Deeper input is rejected with an error, never a crash.
+    public static let maximumDepth = 256
 
     /// Parses UTF-8 JSON text (RFC 8259; any value at the top level; a leading byte order
     /// mark is skipped; of duplicate keys the last one wins).
