@@ -93,7 +93,7 @@ extension DocumentStore {
         for (subspace, expected) in [(text.allPostings, expectedPostings), (text.allLengths, expectedLengths)] {
             var wanted = expected
             let stored = try database.entries(subspace.range, options: options)
-            while let entry = try stored.nextEntry() {
+            while let entry = try stored.next() {
                 report.indexEntries += 1
                 if let value = wanted.removeValue(forKey: entry.key) {
                     if value != entry.value {

@@ -8,7 +8,7 @@ import Synchronization
 /// let db = try Database(path: "/tmp/example.db")
 /// try db.put("greeting", "hello")
 /// let value = try db.get("greeting", as: String.self)   // "hello"
-/// for entry in try db.entries(.prefix("user:"), order: .reverse, limit: 10) { ... }
+/// try db.entries(.prefix("user:"), order: .reverse, limit: 10).forEach { entry in ... }
 /// db.close()
 /// ```
 ///
@@ -18,7 +18,7 @@ import Synchronization
 /// guards its own state with a readers-writer lock so that ``close()`` waits for
 /// operations in flight.
 ///
-/// Cursors, entry sequences and snapshots hold a strong reference to their database, so
+/// Cursors, entry cursors and snapshots hold a strong reference to their database, so
 /// they keep it open while they live. After ``close()`` every use of the database or of
 /// anything made from it throws a `.closed` error; none of them crashes.
 ///
