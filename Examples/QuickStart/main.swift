@@ -62,8 +62,10 @@ do {
     let snapshot = try db.snapshot()
     try db.put("station:perth", "Perth (renamed)")
 
-    // A prefix, starting at a key, in reverse, with a limit.
-    for entry in try db.entries(.prefix("station:").ending(at: "station:m"), order: .reverse, limit: 3) {
+    // A prefix, ending at a key, in reverse, with a limit: a cursor, read with `try next()`
+    // (or `try forEach`), so a read error or a closed database is thrown, never lost.
+    let stations = try db.entries(.prefix("station:").ending(at: "station:m"), order: .reverse, limit: 3)
+    while let entry = try stations.next() {
         print(String(decoding: entry.key, as: UTF8.self), "=>", String(decoding: entry.value, as: UTF8.self))
     }
     print("through the snapshot:", try snapshot.get("station:perth", as: String.self) ?? "missing")
@@ -74,7 +76,7 @@ do {
     ])
     try db.put(departure.key("Perth", 1700000000), "to Fremantle")
     try db.put(departure.key("Perth", 1699999000), "to Midland")
-    for entry in try db.entries(departure.range(["station": "Perth"])) {
+    try db.entries(departure.range(["station": "Perth"])).forEach { entry in
         print(try departure.decode(entry.key), "=>", String(decoding: entry.value, as: UTF8.self))
     }
     try documentsExample(db)

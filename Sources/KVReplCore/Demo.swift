@@ -46,7 +46,7 @@ public enum Demo {
     public static func build(at path: String) throws -> Int {
         let db = try Database(path: path)
         defer { db.close() }
-        if try Catalog().holdsDocumentStore(in: db) { return 0 }
+        if try DocumentStore.exists(in: db) { return 0 }
         let store = try DocumentStore(database: db, schema: try Schema(json: Data(schemaJSON.utf8), file: "demo schema"))
         try KeySchema(json: Data(keyspacesJSON.utf8), file: "demo keyspaces").store(in: db)
         var rng = DemoRandom(seed: 2024)

@@ -57,11 +57,8 @@ extension Session {
             }
             emit(["ok": true, "documents": .int(Int64(count))], "imported \(count) documents into \(collection)")
         case .exportFile(let collection, let file):
-            let documents = try reading { try $0.find(collection) }
-            var data = Data()
-            for d in documents { data.append(try d.canonicalData()); data.append(0x0A) }
-            do { try data.write(to: URL(fileURLWithPath: file)) } catch { throw KVDocsError(.ioError, "cannot write \(file): \(error.localizedDescription)") }
-            emit(["ok": true, "documents": .int(Int64(documents.count)), "file": .string(file)], "exported \(documents.count) documents to \(file)")
+            let count = try reading { try $0.exportJSONLines(from: collection, to: file) }
+            emit(["ok": true, "documents": .int(Int64(count)), "file": .string(file)], "exported \(count) documents to \(file)")
         case .find(let collection, let query):
             for document in try reading({ try $0.find(collection, query) }) {
                 emit(document, interactive ? Display.prettyJSON(document) : document.compactDescription)

@@ -112,49 +112,13 @@ extension Session {
 
     /// Every entry as JSON lines {"key_hex", "value_hex"}: restores exactly with `load`.
     func dump(_ file: String) throws {
-        guard FileManager.default.createFile(atPath: file, contents: nil), let handle = FileHandle(forWritingAtPath: file) else {
-            throw KVDocsError(.ioError, "cannot write \(file)")
-        }
-        defer { try? handle.close() }
-        let entries = try database.entries(options: readOptions)
-        var count = 0
-        var buffer = Data()
-        while let line = try entries.next({ k, v in
-            "{\"key_hex\":\"" + Display.hex(Array(k)).dropFirst(2) + "\",\"value_hex\":\"" + Display.hex(Array(v)).dropFirst(2) + "\"}\n"
-        }) {
-            buffer.append(Data(line.utf8))
-            count += 1
-            if buffer.count > 1 << 20 { try handle.write(contentsOf: buffer); buffer.removeAll() }
-        }
-        try handle.write(contentsOf: buffer)
+        let count = try database.dump(to: file, options: readOptions)
         emit(["ok": true, "entries": .int(Int64(count)), "file": .string(file)], "dumped \(count) entries to \(file)")
     }
 
     /// Puts the entries of a dump file; checks every line first, so a bad file changes nothing.
     func load(_ file: String) throws {
-        func entry(_ line: Data, _ number: Int) throws -> ([UInt8], [UInt8])? {
-            if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { return nil }
-            guard let o = try? JSONValue(parsing: line), case .object(let fields) = o,
-                  case .string(let k)? = fields["key_hex"] ?? fields["key"], case .string(let v)? = fields["value_hex"] ?? fields["value"],
-                  let key = LineScanner.hex(k), let value = LineScanner.hex(v) else {
-                throw KVDocsError(.invalidArgument, "\(file):\(number): expected {\"key_hex\": HEX, \"value_hex\": HEX}; nothing was loaded")
-            }
-            return (key, value)
-        }
-        var check = try LineReader(path: file)
-        while let line = try check.next() { _ = try entry(line, check.lineNumber) }
-        check.close()
-        var reader = try LineReader(path: file)
-        defer { reader.close() }
-        let batch = WriteBatch()
-        var count = 0
-        while let line = try reader.next() {
-            guard let (key, value) = try entry(line, reader.lineNumber) else { continue }
-            batch.put(key, value)
-            count += 1
-            if batch.count >= 10_000 { try database.write(batch, sync: sync); batch.clear() }
-        }
-        try database.write(batch, sync: sync)
+        let count = try database.load(from: file, sync: sync)
         emit(["ok": true, "entries": .int(Int64(count))], "loaded \(count) entries from \(file)")
     }
 }

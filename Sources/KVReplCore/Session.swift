@@ -25,11 +25,10 @@ public final class Session {
     public var confirm: ((String) -> Bool)?
     /// Shows progress (interactive only).
     public var progress: ((String) -> Void)?
-    private let copyDirectory: String?
 
     public enum Outcome: Equatable { case ok, failed, quit }
 
-    init(path: String, database: Database, store: DocumentStore?, keyspaces: KeySchema, readOnly: Bool, json: Bool, copyDirectory: String?) {
+    init(path: String, database: Database, store: DocumentStore?, keyspaces: KeySchema, readOnly: Bool, json: Bool) {
         self.path = path
         self.database = database
         self.store = store
@@ -37,7 +36,6 @@ public final class Session {
         self.readOnly = readOnly
         self.json = json
         self.interactive = false
-        self.copyDirectory = copyDirectory
     }
 
     /// Opens the database at `path`.
@@ -45,121 +43,40 @@ public final class Session {
     /// - `create`: create it if missing (otherwise a missing or non-LevelDB directory is an
     ///   error and is left untouched).
     /// - `readOnly`: the directory is never modified: the session works on a private copy
-    ///   (immutable table files hard-linked), and every write command is refused.
+    ///   (``Database/openPrivateCopy(of:options:under:)``), and every write command is refused.
     /// - `schemaFile`: a schema (JSON) to apply and store; else the stored one, if any.
     public static func open(path: String, create: Bool = false, readOnly: Bool = false, json: Bool = false,
                             schemaFile: String? = nil, progress: ((String) -> Void)? = nil) throws -> Session {
-        var openPath = path
-        var copy: String?
         var options = Options()
         options.createIfMissing = create && !readOnly
-        if readOnly {
-            guard FileManager.default.fileExists(atPath: path + "/CURRENT") else {
-                throw KVDocsError(.invalidArgument, "\(path) is not a LevelDB database (it has no CURRENT file)", path: path)
-            }
-            if let pid = lockHolder(path + "/LOCK") {
-                throw KVDocsError(.locked, "the database at \(path) is in use by another process (pid \(pid))", path: path)
-            }
-            copy = try privateCopy(of: path)
-            openPath = copy ?? path
-            options.createIfMissing = false
-        }
         let database: Database
-        do {
-            database = try Database(path: openPath, options: options)
-        } catch let e as KVDocsError {
-            if let copy { try? FileManager.default.removeItem(atPath: copy) }
-            if e.kind == .locked { throw KVDocsError(.locked, "the database at \(path) is in use by another process or handle (\(e.message))", path: path) }
-            if e.kind == .invalidArgument && e.message.contains("does not exist") {
-                throw KVDocsError(.invalidArgument, "\(path) is not a LevelDB database (use --create to create one)", path: path)
+        if readOnly {
+            database = try Database.openPrivateCopy(of: path, options: options)
+        } else {
+            do {
+                database = try Database(path: path, options: options)
+            } catch let e as KVDocsError {
+                if e.kind == .locked { throw KVDocsError(.locked, "the database at \(path) is in use by another process or handle (\(e.message))", path: path) }
+                if e.kind == .invalidArgument && e.message.contains("does not exist") {
+                    throw KVDocsError(.invalidArgument, "\(path) is not a LevelDB database (use --create to create one)", path: path)
+                }
+                throw e
             }
-            throw e
         }
         do {
             var store: DocumentStore?
             let report: (DocumentStore.IndexBuildProgress) -> Void = { p in progress?("building \(p.collection).\(p.index): \(p.done)/\(p.total)") }
             if let schemaFile {
                 store = try DocumentStore(database: database, schema: try Schema(contentsOfFile: schemaFile), progress: report)
-            } else if try Catalog().holdsDocumentStore(in: database) {
+            } else if try DocumentStore.exists(in: database) {
                 store = try DocumentStore(database: database, progress: report)
             }
             let keyspaces = try KeySchema.stored(in: database)
-            return Session(path: path, database: database, store: store, keyspaces: keyspaces, readOnly: readOnly, json: json, copyDirectory: copy)
+            return Session(path: path, database: database, store: store, keyspaces: keyspaces, readOnly: readOnly, json: json)
         } catch {
-            database.close()
-            if let copy { try? FileManager.default.removeItem(atPath: copy) }
+            database.close()   // removes a private copy
             throw error
         }
-    }
-
-    /// What a repair did, from the database directory before and after.
-    public struct RepairReport: Sendable {
-        /// Table and log files before, table files after.
-        public var tables = 0, logs = 0, tablesAfter = 0
-        /// Files LevelDB moved to the `lost/` subdirectory, by kind. A damaged table is moved
-        /// there after what can be read of it is copied to a new table.
-        public var replacedManifests: [String] = [], convertedLogs: [String] = [], damagedTables: [String] = [], otherLost: [String] = []
-
-        public var json: JSONValue {
-            ["ok": true, "tables_before": .int(Int64(tables)), "logs_before": .int(Int64(logs)), "tables_after": .int(Int64(tablesAfter)),
-             "damaged_tables": .array(damagedTables.map { .string($0) }),
-             "moved_to_lost": .array((replacedManifests + convertedLogs + damagedTables + otherLost).map { .string($0) })]
-        }
-
-        public func text(_ path: String) -> String {
-            func files(_ n: Int, _ what: String) -> String { "\(n) \(what) file\(n == 1 ? "" : "s")" }
-            var lines = ["repaired \(path): rebuilt its manifest from \(files(tables, "table")) and \(files(logs, "log")); it now has \(files(tablesAfter, "table"))"]
-            if !convertedLogs.isEmpty { lines.append("  log files converted to tables, moved to lost/: " + convertedLogs.joined(separator: ", ")) }
-            if !replacedManifests.isEmpty { lines.append("  old manifests, moved to lost/: " + replacedManifests.joined(separator: ", ")) }
-            if !damagedTables.isEmpty { lines.append("  damaged table files, moved to lost/ (whatever LevelDB could read of them was kept): " + damagedTables.joined(separator: ", ")) }
-            if !otherLost.isEmpty { lines.append("  other files moved to lost/: " + otherLost.joined(separator: ", ")) }
-            return lines.joined(separator: "\n")
-        }
-    }
-
-    /// Runs LevelDB's repair on the database in `directory`, which must not be open, and
-    /// describes what it did from the directory's files before and after.
-    static func repairFiles(at directory: String, options: Options) throws -> RepairReport {
-        let fm = FileManager.default
-        let before = (try? fm.contentsOfDirectory(atPath: directory)) ?? []
-        let lostBefore = Set((try? fm.contentsOfDirectory(atPath: directory + "/lost")) ?? [])
-        try Database.repair(path: directory, options: options)
-        var report = RepairReport()
-        for name in before {
-            if isTable(name) { report.tables += 1 } else if name.hasSuffix(".log") { report.logs += 1 }
-        }
-        report.tablesAfter = ((try? fm.contentsOfDirectory(atPath: directory)) ?? []).filter(isTable).count
-        let lostNow = Set((try? fm.contentsOfDirectory(atPath: directory + "/lost")) ?? [])
-        for name in lostNow.subtracting(lostBefore).sorted() {
-            if name.hasPrefix("MANIFEST-") {
-                report.replacedManifests.append(name)
-            } else if name.hasSuffix(".log") {
-                report.convertedLogs.append(name)
-            } else if isTable(name) {
-                report.damagedTables.append(name)
-            } else {
-                report.otherLost.append(name)
-            }
-        }
-        return report
-    }
-
-    static func isTable(_ name: String) -> Bool { name.hasSuffix(".ldb") || name.hasSuffix(".sst") }
-
-    /// Repairs the database at `path` before it is opened (`kvrepl --repair`): for a
-    /// database too damaged to open. LevelDB rebuilds its metadata from the table and log
-    /// files, keeping what it can read and moving what it cannot to `lost/`.
-    /// - Throws: `.invalidArgument` when `path` holds no LevelDB files (nothing is created),
-    ///   `.locked` when another process has it open, the repair's own errors.
-    public static func repair(path: String) throws -> RepairReport {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
-        guard names.contains(where: { $0 == "CURRENT" || $0.hasPrefix("MANIFEST-") || $0.hasSuffix(".log") || isTable($0) }) else {
-            throw KVDocsError(.invalidArgument, "\(path) is not a LevelDB database (it holds no CURRENT, MANIFEST, log or table file): nothing to repair", path: path)
-        }
-        if let pid = lockHolder(path + "/LOCK") {
-            throw KVDocsError(.locked, "the database at \(path) is in use by another process (pid \(pid)): it cannot be repaired while open", path: path)
-        }
-        return try repairFiles(at: path, options: Options())
     }
 
     /// Closes the database, runs LevelDB's repair on it (which rebuilds the metadata from
@@ -180,7 +97,7 @@ public final class Session {
         var report: RepairReport?
         var repairError: KVDocsError?
         do {
-            report = try Self.repairFiles(at: directory, options: options)
+            report = try Database.repair(path: directory, options: options)
         } catch let e as KVDocsError {
             repairError = e
         }
@@ -197,7 +114,7 @@ public final class Session {
         store = nil
         do {
             keyspaces = try KeySchema.stored(in: reopened)
-            if try Catalog().holdsDocumentStore(in: reopened) {
+            if try DocumentStore.exists(in: reopened) {
                 store = try DocumentStore(database: reopened) { [progress] p in progress?("building \(p.collection).\(p.index): \(p.done)/\(p.total)") }
             }
         } catch let e as KVDocsError {
@@ -211,45 +128,11 @@ public final class Session {
         emit(report.json, text)
     }
 
-    /// Closes the database (and removes a read-only session's private copy).
+    /// Closes the database (which removes a read-only session's private copy).
     public func close() {
         snapshot?.release()
         snapshot = nil
         database.close()
-        if let copyDirectory { try? FileManager.default.removeItem(atPath: copyDirectory) }
-    }
-
-    /// The process holding a POSIX lock on `file`, if another process holds one.
-    static func lockHolder(_ file: String) -> Int32? {
-        let fd = Foundation.open(file, O_RDONLY)
-        guard fd >= 0 else { return nil }
-        defer { Foundation.close(fd) }
-        var lock = flock()
-        lock.l_type = Int16(F_WRLCK)
-        lock.l_whence = Int16(SEEK_SET)
-        guard fcntl(fd, F_GETLK, &lock) == 0, lock.l_type != Int16(F_UNLCK) else { return nil }
-        return lock.l_pid
-    }
-
-    /// Copies a database directory (hard-linking the immutable table files) to a new temporary directory.
-    static func privateCopy(of path: String) throws -> String {
-        let fm = FileManager.default
-        let copy = fm.temporaryDirectory.appendingPathComponent("kvrepl-readonly-\(UUID().uuidString)").path
-        do {
-            try fm.createDirectory(atPath: copy, withIntermediateDirectories: true)
-            for name in try fm.contentsOfDirectory(atPath: path) where name != "LOCK" {
-                let from = path + "/" + name, to = copy + "/" + name
-                if name.hasSuffix(".ldb") || name.hasSuffix(".sst") {
-                    do { try fm.linkItem(atPath: from, toPath: to) } catch { try fm.copyItem(atPath: from, toPath: to) }
-                } else {
-                    try fm.copyItem(atPath: from, toPath: to)
-                }
-            }
-        } catch {
-            try? fm.removeItem(atPath: copy)
-            throw KVDocsError(.ioError, "cannot make a read-only copy of \(path): \(error.localizedDescription)", path: path)
-        }
-        return copy
     }
 
     /// The prompt: `kvrepl>`, with `[snapshot]` while a snapshot is in use.

@@ -76,7 +76,7 @@ do {
         try Demo.build(at: path)
     }
     if options.repair {
-        let report = try Session.repair(path: path)
+        let report = try Database.repair(path: path)
         print(options.json ? String(decoding: (try? report.json.canonicalData()) ?? Data(), as: UTF8.self) : report.text(path))
     }
     session = try Session.open(path: path, create: options.create || options.demo, readOnly: options.readOnly, json: options.json,

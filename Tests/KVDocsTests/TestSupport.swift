@@ -1,5 +1,6 @@
 import Foundation
 import KVDocs
+import Testing
 
 /// A uniquely named directory under the system temporary folder, removed on deinit.
 final class TemporaryDirectory {
@@ -93,4 +94,19 @@ func runPython(_ script: String, _ arguments: [String] = [], input: String? = ni
         throw KVDocsError(.ioError, "\(script) exited with \(result.status): \(result.stderr)")
     }
     return result.stdout
+}
+
+/// Expects `body` to throw a ``KVDocsError`` of `kind`, and returns it.
+@discardableResult
+func expectError<R>(_ kind: KVDocsError.Kind, sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> R) -> KVDocsError? {
+    do {
+        _ = try body()
+        Issue.record("expected a \(kind) error; nothing was thrown", sourceLocation: sourceLocation)
+    } catch let error as KVDocsError {
+        #expect(error.kind == kind, "\(error)", sourceLocation: sourceLocation)
+        return error
+    } catch {
+        Issue.record("expected a \(kind) error, not \(error)", sourceLocation: sourceLocation)
+    }
+    return nil
 }

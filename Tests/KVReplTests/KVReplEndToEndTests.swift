@@ -230,6 +230,25 @@ func fingerprint(_ dir: String) throws -> [String: Data] {
         #expect(r.out == "0\n")
     }
 
+    /// `export` writes what `find` prints in --json mode, line for line, and reports the
+    /// count; an export read-only (through the private copy) writes the same.
+    @Test func exportWritesWhatFindPrints() throws {
+        let dir = TempDir()
+        let db = dir.child("demo")
+        let file = dir.child("stations.jsonl")
+        var r = try kvrepl(["--demo", db, "--json", "-c", "export stations \(file)", "-c", "find stations"])
+        #expect(r.status == 0, "\(r.err)")
+        let lines = r.out.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        let found = Array(lines.dropFirst().dropLast())
+        #expect(try JSONValue(parsing: lines[0]) == ["ok": true, "documents": .int(Int64(found.count)), "file": .string(file)])
+        #expect(found.count > 10)
+        #expect(try String(contentsOfFile: file, encoding: .utf8) == found.map { $0 + "\n" }.joined())
+        let exported = try String(contentsOfFile: file, encoding: .utf8)
+        r = try kvrepl([db, "--read-only", "-c", "export stations \(dir.child("again.jsonl"))"])
+        #expect(r.status == 0 && r.out == "exported \(found.count) documents to \(dir.child("again.jsonl"))\n", "\(r.err)")
+        #expect(try String(contentsOfFile: dir.child("again.jsonl"), encoding: .utf8) == exported)
+    }
+
     @Test func theSampleDatabaseAnswersDocumentCommands() throws {
         let dir = TempDir()
         let db = dir.child("demo")

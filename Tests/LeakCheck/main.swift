@@ -42,6 +42,18 @@ func run() throws {
         _ = try db.entries(.prefix("key1").starting(at: "key15"), order: .reverse, limit: 7).collect()
         _ = try db.entries(KeyRange(from: "key2", through: "key3"), options: ReadOptions(verifyChecksums: true, fillCache: false)).collect()
         try db.forEach(in: .prefix("b")) { _, _ in }
+        let entries = try db.entries(.prefix("key1"))
+        while try entries.next() != nil {}
+        _ = try db.entries().map(\.key).filter { !$0.isEmpty }.compactMap { $0.first }.prefix(10).collect()
+        _ = try db.entries(.prefix("key")).contains { $0.value.isEmpty }
+
+        // Dump and load.
+        try db.dump(to: root + "/dump.jsonl")
+        var plain = Options(); plain.comparator = options.comparator
+        let restored = try Database(path: root + "/restored", options: plain)
+        try restored.load(from: root + "/dump.jsonl", batchSize: 500, sync: true)
+        restored.close()
+        try Database.destroy(path: root + "/restored", options: plain)
         let cursor = try db.makeCursor()
         try cursor.seek(to: "key3"); _ = try cursor.key(); _ = try cursor.value()
         try cursor.next(); try cursor.previous(); try cursor.seekToLast(); try cursor.seekToFirst()
@@ -74,6 +86,9 @@ func run() throws {
         _ = try? Database.destroy(path: path)             // locked
 
         db.close()
+        let copy = try Database.openPrivateCopy(of: path, options: options, under: root)
+        _ = try copy.entries(limit: 10).collect()
+        copy.close()
         _ = try? kept.get("x")          // closed: throws
         _ = try? keptCursor.next()      // closed: throws
 

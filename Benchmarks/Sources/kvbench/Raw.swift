@@ -92,7 +92,8 @@ extension Bench {
         var bytes = 0
         let start = now()
         if copying {
-            for entry in try db.entries(order: reverse ? .reverse : .forward) { bytes += entry.key.count + entry.value.count; count += 1 }
+            let entries = try db.entries(order: reverse ? .reverse : .forward)
+            while let entry = try entries.next() { bytes += entry.key.count + entry.value.count; count += 1 }
         } else {
             count = try db.forEach(order: reverse ? .reverse : .forward) { k, v in bytes += k.count + v.count }
         }

@@ -83,7 +83,7 @@ public struct Catalog: Sendable, Hashable {
         var result: [IndexIdentity: IndexState] = [:]
         let subspace = states(kind)
         let entries = try database.entries(subspace.range, options: options)
-        while let entry = try entries.nextEntry() {
+        while let entry = try entries.next() {
             guard let t = try? subspace.unpack(entry.key), t.count == 2,
                   let collection = try? t.string(at: 0), let name = try? t.string(at: 1) else {
                 throw KVDocsError(.corruption, "a catalog key under (\"m\", \"\(kind.catalogName)\") is not (collection, index)", path: database.path, key: entry.key)

@@ -8,7 +8,7 @@ import Foundation
 /// ])
 /// let key = try departure.key(["station": "Perth", "time": 1700000000])
 /// try departure.decode(key).description     // departure(station: "Perth", time: 1700000000)
-/// for entry in try db.entries(departure.range(["station": "Perth"])) { … }
+/// try db.entries(departure.range(["station": "Perth"])).forEach { entry in … }
 /// ```
 ///
 /// A key is the prefix followed by the components in declared order, tuple-encoded,

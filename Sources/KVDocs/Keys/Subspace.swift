@@ -6,7 +6,7 @@
 /// let key = users.pack([42, "name"])            // ("app", "users", 42, "name") encoded
 /// try users.unpack(key)                         // (42, "name")
 /// let byID = users["by_id"]                     // nested: ("app", "users", "by_id")
-/// for entry in try db.entries(users.range) { … }
+/// try db.entries(users.range).forEach { entry in … }
 /// ```
 ///
 /// KVDocs lays out the whole database in subspaces (collections, indexes, text postings,

@@ -7,10 +7,12 @@ import Foundation
 /// ```swift
 /// let key: Tuple = ["users", 42]
 /// try db.put(key, "…")                             // a Tuple is a key anywhere
-/// for entry in try db.entries(.prefix(Tuple(["users"]))) { … }
-/// let decoded = try Tuple(decoding: entry.key)
-/// let id = try decoded.int(at: 1)                  // 42
-/// print(decoded)                                   // ("users", 42)
+/// let users = try db.entries(.prefix(Tuple(["users"])))
+/// while let entry = try users.next() {
+///     let decoded = try Tuple(decoding: entry.key)
+///     let id = try decoded.int(at: 1)              // 42
+///     print(decoded)                               // ("users", 42)
+/// }
 /// ```
 ///
 /// Order, equality and hashing follow the encoding: tuples compare element by element,

@@ -17,7 +17,8 @@ import CLevelDB
 /// ```
 ///
 /// Most code wants ``Database/entries(_:order:limit:options:)`` instead, which handles
-/// ranges, direction and limits.
+/// ranges, direction and limits and returns a ``ThrowingCursor`` of entries. A `Cursor` is
+/// positioned explicitly and is not a ``ThrowingCursor``.
 public final class Cursor {
     /// The database the cursor reads. Kept alive by the cursor.
     public let database: Database

@@ -77,15 +77,6 @@ extension Database {
         try withLevelDBError(path: path) { leveldb_destroy_db(c.options, path, $0) }
     }
 
-    /// Rebuilds the metadata of a damaged database from its table and log files, keeping
-    /// as much data as can be read. Some data may be lost; the database must not be open.
-    /// Use the same comparator as when the database was created.
-    /// - Throws: `.locked` when it is open, `.ioError` or `.corruption` when it cannot be repaired.
-    public static func repair(path: String, options: Options = Options()) throws {
-        let c = try COptions(options)
-        try withLevelDBError(path: path) { leveldb_repair_db(c.options, path, $0) }
-    }
-
     /// The version of the LevelDB library in use, for example `"1.23"`.
     public static var levelDBVersion: String {
         "\(leveldb_major_version()).\(leveldb_minor_version())"

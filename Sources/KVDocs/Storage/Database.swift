@@ -8,7 +8,7 @@ import Synchronization
 /// let db = try Database(path: "/tmp/example.db")
 /// try db.put("greeting", "hello")
 /// let value = try db.get("greeting", as: String.self)   // "hello"
-/// for entry in try db.entries(.prefix("user:"), order: .reverse, limit: 10) { ... }
+/// try db.entries(.prefix("user:"), order: .reverse, limit: 10).forEach { entry in ... }
 /// db.close()
 /// ```
 ///
@@ -18,7 +18,7 @@ import Synchronization
 /// guards its own state with a readers-writer lock so that ``close()`` waits for
 /// operations in flight.
 ///
-/// Cursors, entry sequences and snapshots hold a strong reference to their database, so
+/// Cursors, entry cursors and snapshots hold a strong reference to their database, so
 /// they keep it open while they live. After ``close()`` every use of the database or of
 /// anything made from it throws a `.closed` error; none of them crashes.
 ///
@@ -49,14 +49,19 @@ import Synchronization
 /// - ``entries(_:order:limit:options:)``, ``forEach(in:order:limit:options:_:)``, ``makeCursor(options:)``
 /// - ``snapshot()``
 /// - ``property(_:)``, ``approximateSize(of:)``, ``compact(_:)``, ``destroy(path:options:)``, ``repair(path:options:)``
+/// - ``dump(to:range:options:)``, ``load(from:batchSize:maximumLineLength:sync:)``
+/// - ``openPrivateCopy(of:options:under:)``
 public final class Database: @unchecked Sendable {
     // @unchecked Sendable: LevelDB's DB handle is thread-safe; `handle` is read under
     // `lock` for reading and set to nil only under `lock` for writing; `resources` is a Mutex.
 
-    /// The directory of the database.
+    /// The directory of the database: for a private copy, the copy's directory.
     public let path: String
     /// The options the database was opened with.
     public let options: Options
+    /// For a private copy (see ``openPrivateCopy(of:options:under:)``), the directory it
+    /// was copied from; `nil` for a database opened in place. ``close()`` removes the copy.
+    public let copiedFrom: String?
 
     private var handle: OpaquePointer?
     private let lock = ReadWriteLock()
@@ -76,6 +81,8 @@ public final class Database: @unchecked Sendable {
     let comparator: Comparator?
     /// The number of writes made with the `sync` option since the database was opened.
     private let syncedWriteCount = Atomic<Int>(0)
+    /// The directory's identity while it is open, in ``openDirectories``.
+    private var openIdentity: DirectoryIdentity?
 
     /// Opens (and by default creates) the database at `path`.
     ///
@@ -84,9 +91,15 @@ public final class Database: @unchecked Sendable {
     ///   `.locked` when another process or handle has the database open; `.corruption` when the
     ///   files are damaged, including a directory of LevelDB files whose `CURRENT` file is
     ///   missing (LevelDB would otherwise start an empty database over it: use ``repair(path:options:)``).
-    public init(path: String, options: Options = Options()) throws {
+    public convenience init(path: String, options: Options = Options()) throws {
+        try self.init(path: path, options: options, copiedFrom: nil)
+    }
+
+    /// Opens the database at `path`; `copiedFrom` marks `path` as a private copy, removed on close.
+    init(path: String, options: Options, copiedFrom: String?) throws {
         self.path = path
         self.options = options
+        self.copiedFrom = copiedFrom
         self.comparator = options.comparator
         let cOptions = try COptions(options)
         try Self.refuseOrphanedTables(at: path)
@@ -109,6 +122,8 @@ public final class Database: @unchecked Sendable {
         asyncWriteOptions = leveldb_writeoptions_create()
         syncWriteOptions = leveldb_writeoptions_create()
         leveldb_writeoptions_set_sync(syncWriteOptions, 1)
+        openIdentity = DirectoryIdentity(path: path)
+        if let openIdentity { Self.openDirectories.withLock { _ = $0.insert(openIdentity) } }
     }
 
     deinit {
@@ -122,7 +137,8 @@ public final class Database: @unchecked Sendable {
     public var isClosed: Bool { lock.withReadLock { handle == nil } }
 
     /// Closes the database: frees every live iterator and snapshot made from it, then
-    /// LevelDB's handle and the options' cache, filter policy and comparator.
+    /// LevelDB's handle and the options' cache, filter policy and comparator. A private
+    /// copy (``copiedFrom`` is set) is then removed from the disk.
     ///
     /// Waits for operations running on other threads. Calling it again does nothing.
     /// - Important: REQUIRES: not called from inside a closure that KVDocs is running for this
@@ -140,6 +156,9 @@ public final class Database: @unchecked Sendable {
             leveldb_close(handle)
             self.handle = nil
             cOptions = nil
+            if let openIdentity { Self.openDirectories.withLock { _ = $0.remove(openIdentity) } }
+            // Best effort: a copy left behind is in a temporary directory.
+            if copiedFrom != nil { try? FileManager.default.removeItem(atPath: path) }
         }
     }
 

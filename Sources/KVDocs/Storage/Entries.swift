@@ -9,35 +9,43 @@ public struct Entry: Hashable, Sendable {
     }
 }
 
-/// The entries of a key range in one direction, up to a limit: a single-pass sequence.
+/// The entries of a key range in one direction, up to a limit: a single-pass
+/// ``ThrowingCursor``.
 ///
 /// ```swift
-/// for entry in try db.entries(.prefix("user:").starting(at: "user:100"), order: .reverse, limit: 20) {
+/// let entries = try db.entries(.prefix("user:").starting(at: "user:100"), order: .reverse, limit: 20)
+/// while let entry = try entries.next() {
 ///     print(entry.key, entry.value)
 /// }
 /// ```
 ///
-/// The sequence reads the database as of its creation (or as of the snapshot in its read
-/// options). Iterating with `for`-`in` copies each key and value; to read them in place use
-/// ``next(_:)`` or ``Database/forEach(in:order:limit:options:_:)``.
+/// `Entries` is not a `Sequence`, so a `for`-`in` loop over it does not compile: a loop
+/// that cannot throw would end silently at an I/O error or at ``Database/close()``.
+/// ``next()``, ``next(_:)``, and every operation of ``ThrowingCursor`` (``ThrowingCursor/forEach(_:)``,
+/// ``ThrowingCursor/collect()``, ``ThrowingCursor/map(_:)``, …) throw instead.
 ///
-/// A `for`-`in` loop cannot throw, so if the database is closed or a read fails mid-way
-/// the loop ends early and ``error`` holds the cause. ``nextEntry()`` and ``next(_:)``
-/// throw instead.
-public final class Entries: Sequence, IteratorProtocol {
+/// The entries are read as of the cursor's creation (or as of the snapshot in its read
+/// options). ``next()`` copies each key and value; to read them in place use ``next(_:)``
+/// or ``Database/forEach(in:order:limit:options:_:)``.
+///
+/// A storage error (`.closed`, `.corruption`, `.ioError`) ends the iteration: the call
+/// that meets it throws it, and so does every later call. An error thrown by the closure
+/// of ``next(_:)`` is the caller's: it is rethrown, the entry counts as read, and the
+/// iteration can go on.
+public final class Entries: ThrowingCursor {
     /// The range scanned.
     public let range: KeyRange
     /// The direction of the scan.
     public let order: ScanOrder
-    /// The most entries the sequence yields; `nil` for no limit.
+    /// The most entries the cursor yields; `nil` for no limit.
     public let limit: Int?
-    /// The error that ended a `for`-`in` loop early, if any.
-    public private(set) var error: KVDocsError?
 
     private let cursor: Cursor
     private var started = false
     private var finished = false
     private var yielded = 0
+    /// The storage error that ended the iteration, thrown again by every later call.
+    private var failure: (any Error)?
 
     init(database: Database, range: KeyRange, order: ScanOrder, limit: Int?, options: ReadOptions) throws {
         if let limit, limit < 0 {
@@ -51,39 +59,36 @@ public final class Entries: Sequence, IteratorProtocol {
 
     /// Moves to the next entry and lends its key and value to `body`; returns `nil`
     /// when the range is exhausted. The buffers are valid only during `body`.
-    /// - Throws: `.closed`, `.corruption`, `.ioError`, or what `body` throws.
+    ///
+    /// ```swift
+    /// while let size = try entries.next({ key, value in key.count + value.count }) { total += size }
+    /// ```
+    /// - Throws: `.closed`, `.corruption`, `.ioError` (and again on every later call), or
+    ///   what `body` throws.
     public func next<R>(_ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> R) throws -> R? {
-        guard try advance() else { return nil }
-        return try cursor.withEntry(body)
-    }
-
-    /// The next entry, copied; `nil` when the range is exhausted.
-    /// - Throws: `.closed`, `.corruption`, `.ioError`.
-    public func nextEntry() throws -> Entry? {
-        try next { Entry(key: Array($0), value: Array($1)) }
-    }
-
-    /// The next entry for `for`-`in`; at an error the sequence ends and ``error`` is set.
-    public func next() -> Entry? {
+        if let failure { throw failure }
         do {
-            return try nextEntry()
-        } catch let e as KVDocsError {
-            error = e
-            finished = true
-            return nil
+            guard try advance() else { return nil }
+            return try cursor.withEntry { key, value in
+                do {
+                    return try body(key, value)
+                } catch {
+                    throw CallerError(error: error)
+                }
+            }
+        } catch let error as CallerError {
+            throw error.error
         } catch {
-            self.error = KVDocsError(.ioError, "\(error)")
+            failure = error
             finished = true
-            return nil
+            throw error
         }
     }
 
-    /// All remaining entries, copied.
-    /// - Throws: the error that stopped the scan.
-    public func collect() throws -> [Entry] {
-        var result: [Entry] = []
-        while let entry = try nextEntry() { result.append(entry) }
-        return result
+    /// The next entry, copied; `nil` when the range is exhausted.
+    /// - Throws: `.closed`, `.corruption`, `.ioError`, and again on every later call.
+    public func next() throws -> Entry? {
+        try next { Entry(key: Array($0), value: Array($1)) }
     }
 
     private func advance() throws -> Bool {
@@ -105,12 +110,24 @@ public final class Entries: Sequence, IteratorProtocol {
     }
 }
 
+/// An error thrown by the caller's closure, told apart from the storage's own.
+private struct CallerError: Error {
+    let error: any Error
+}
+
 // Entries wrap a cursor, which stays on one thread.
 @available(*, unavailable)
 extension Entries: Sendable {}
 
 extension Database {
-    /// The entries of `range` in `order`, at most `limit` of them.
+    /// The entries of `range` in `order`, at most `limit` of them: a ``ThrowingCursor``
+    /// (read it with `while let entry = try entries.next()` or `try entries.forEach { … }`).
+    ///
+    /// ```swift
+    /// try db.entries(.prefix("user:"), order: .reverse, limit: 10).forEach { entry in
+    ///     print(entry.key, entry.value)
+    /// }
+    /// ```
     ///
     /// Bounds, prefixes, start keys, direction and limit all combine: for example
     /// `.prefix(p).starting(at: k)` with `.reverse` yields the keys of `p` that are `>= k`,

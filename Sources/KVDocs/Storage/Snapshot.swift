@@ -11,7 +11,7 @@ import CLevelDB
 /// let snapshot = try db.snapshot()
 /// try db.put("k", "new")
 /// try snapshot.get("k")          // still the old value
-/// for entry in try snapshot.entries(.prefix("user:")) { ... }
+/// try snapshot.entries(.prefix("user:")).forEach { entry in ... }
 /// ```
 public final class Snapshot {
     /// The database the snapshot was taken of. Kept alive by the snapshot.
