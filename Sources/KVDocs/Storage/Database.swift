@@ -81,8 +81,8 @@ public final class Database: @unchecked Sendable {
     let comparator: Comparator?
     /// The number of writes made with the `sync` option since the database was opened.
     private let syncedWriteCount = Atomic<Int>(0)
-    /// The directory's identity while it is open, in ``openDirectories``.
-    private var openIdentity: DirectoryIdentity?
+    /// The directory's identity, in ``openDirectories`` while the database is open.
+    private let openIdentity: DirectoryIdentity?
 
     /// Opens (and by default creates) the database at `path`.
     ///
@@ -157,7 +157,7 @@ public final class Database: @unchecked Sendable {
             self.handle = nil
             cOptions = nil
             if let openIdentity { Self.openDirectories.withLock { _ = $0.remove(openIdentity) } }
-            // Best effort: a copy left behind is in a temporary directory.
+            // Best effort: a copy that cannot be removed stays where it was made.
             if copiedFrom != nil { try? FileManager.default.removeItem(atPath: path) }
         }
     }
