@@ -33,11 +33,11 @@ extension ReadTransaction {
     public func exportJSONLines(from collection: String, to path: String) throws -> Int {
         _ = try store.schema.collection(collection)
         let docs = store.layout.documents(collection)
-        let entries = try store.database.entries(docs.range, options: snapshot.readOptions())
+        let entries = try reader.scan(docs.range, order: .forward)
         let file = try OutputFile(path: path)
         var count = 0
         while let exported = try entries.next({ key, value -> Bool in
-            let id = try docs.unpack(key)
+            let id = try docs.unpack(Array(key))
             guard id.count == 1 else { return false }     // not a document key (as find skips it)
             let document = try store.documentValue(Array(value), collection: collection, id: id[0])
             try file.write(try document.canonicalBytes())

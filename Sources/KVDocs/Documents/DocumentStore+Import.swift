@@ -62,7 +62,7 @@ extension DocumentStore {
             do {
                 next = try reader.next()
             } catch let e as KVDocsError where e.kind == .invalidArgument {
-                throw KVDocsError(.invalidArgument, "\(e.message); nothing was imported", path: database.path)
+                throw KVDocsError(.invalidArgument, "\(e.message); nothing was imported", path: storage.name)
             }
             guard let line = next else { break }
             if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { continue }
@@ -76,7 +76,7 @@ extension DocumentStore {
                 }
                 _ = try Self.idElement(pk, collection: collection, primaryKey: schema.primaryKey)
             } catch let e as KVDocsError {
-                throw KVDocsError(e.kind == .decoding ? .decoding : .invalidArgument, "\(path):\(reader.lineNumber): \(e.message); nothing was imported", path: database.path)
+                throw KVDocsError(e.kind == .decoding ? .decoding : .invalidArgument, "\(path):\(reader.lineNumber): \(e.message); nothing was imported", path: storage.name)
             }
             if reader.lineNumber - reported.lines >= reportEvery.lines || reader.bytesConsumed - reported.bytes >= reportEvery.bytes {
                 reported = (reader.lineNumber, reader.bytesConsumed)
@@ -106,7 +106,7 @@ extension DocumentStore {
                     do {
                         _ = try context.write(collection, mode == .insert ? .insert : .upsert, document: try JSONValue(parsing: line), id: nil)
                     } catch let e as KVDocsError {
-                        throw KVDocsError(e.kind, "\(path):\(writer.lineNumber): \(e.message); \(written) documents before this batch were imported", path: database.path)
+                        throw KVDocsError(e.kind, "\(path):\(writer.lineNumber): \(e.message); \(written) documents before this batch were imported", path: storage.name)
                     }
                     inBatch += 1
                     pending = try nextLine()

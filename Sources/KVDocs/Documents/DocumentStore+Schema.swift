@@ -10,7 +10,7 @@ extension DocumentStore {
     /// - Throws: `.uniqueViolation` when a unique index meets duplicate values, `.schema`
     ///   for a document an index cannot take, storage errors.
     public func apply(_ newSchema: Schema, progress: ((IndexBuildProgress) -> Void)? = nil) throws {
-        try database.withExclusiveWriter {
+        try storage.withExclusiveWriter {
             let current = try catalog()
             let target = StoreCatalog(generation: current.generation, schema: newSchema, states: current.states, layout: layout)
             // Drop what is gone, changed or unfinished, and states no index of the schema owns.
@@ -34,7 +34,7 @@ extension DocumentStore {
             }
             let batch = WriteBatch()
             records.putSchema(newSchema.jsonData(), format: Self.formatVersion, generation: try nextGeneration(), in: batch)
-            try database.write(batch, sync: true)
+            try storage.write(batch, sync: true)
         }
     }
 
@@ -46,19 +46,19 @@ extension DocumentStore {
 
     /// The generation the next catalog change records. REQUIRES: the writer lock.
     func nextGeneration() throws -> Int64 {
-        try records.generation(in: database).saturatingAdd(1)
+        try records.generation(in: storage).saturatingAdd(1)
     }
 
     /// Removes an index's entries and state. REQUIRES: the writer lock.
     func drop(_ maintainer: any IndexMaintainer) throws {
         try dropState(maintainer.identity)
-        try database.deleteRange(maintainer.keyRange)
+        try storage.deleteAll(in: maintainer.keyRange)
     }
 
     private func dropState(_ identity: IndexIdentity) throws {
         let batch = WriteBatch()
         records.deleteState(of: identity, generation: try nextGeneration(), in: batch)
-        try database.write(batch)
+        try storage.write(batch, sync: false)
     }
 
     /// Drops and builds one index. REQUIRES: the writer lock.
@@ -74,25 +74,25 @@ extension DocumentStore {
         let building = IndexState(phase: .building, definition: maintainer.definitionJSON, format: maintainer.formatVersion)
         let start = WriteBatch()
         records.putState(building, of: identity, generation: try nextGeneration(), in: start)
-        try database.write(start)
-        try database.deleteRange(maintainer.keyRange)
+        try storage.write(start, sync: false)
+        try storage.deleteAll(in: maintainer.keyRange)
 
         let docs = layout.documents(identity.collection)
-        let total = try database.forEach(in: docs.range) { _, _ in }
+        let total = try storage.count(docs.range)
         func report(_ done: Int) { progress?(IndexBuildProgress(collection: identity.collection, index: identity.name, done: done, total: total)) }
         report(0)
-        let snapshot = try database.snapshot()
+        let snapshot = try storage.snapshotReader()
         defer { snapshot.release() }
-        let entries = try snapshot.entries(docs.range)
-        let context = IndexUpdateContext(database: database, batch: WriteBatch())
+        let entries = try snapshot.scan(docs.range, order: .forward)
+        let context = IndexUpdateContext(storage: storage, batch: WriteBatch())
         var done = 0
-        while let entry = try entries.next({ k, v in (try docs.unpack(k), Array(v)) }) {
+        while let entry = try entries.next({ k, v in (try docs.unpack(Array(k)), Array(v)) }) {
             done += 1
             guard entry.0.count == 1 else { continue }
             let document = try documentValue(entry.1, collection: identity.collection, id: entry.0[0])
             try maintainer.update(id: entry.0[0], old: nil, new: document, context: context)
             if context.batch.count >= 10_000 {
-                try database.write(context.batch)
+                try storage.write(context.batch, sync: false)
                 context.batch.clear()
             }
             if done % 1000 == 0 { report(done) }
@@ -100,7 +100,7 @@ extension DocumentStore {
         try maintainer.finish(context: context)
         let ready = IndexState(phase: .ready, definition: maintainer.definitionJSON, format: maintainer.formatVersion)
         records.putState(ready, of: identity, generation: try nextGeneration(), in: context.batch)
-        try database.write(context.batch, sync: true)
+        try storage.write(context.batch, sync: true)
         report(done)
     }
 
@@ -110,7 +110,7 @@ extension DocumentStore {
         do {
             return try JSONValue(parsing: bytes)
         } catch let e as KVDocsError {
-            throw KVDocsError(.corruption, "document \(id) of \"\(collection)\" is not valid JSON: \(e.message)", path: database.path,
+            throw KVDocsError(.corruption, "document \(id) of \"\(collection)\" is not valid JSON: \(e.message)", path: storage.name,
                               key: layout.document(collection, id))
         }
     }

@@ -32,7 +32,7 @@ extension DocumentStore {
             self.store = store
             catalog = try store.catalog()
             sequence = try store.storedSequence()
-            indexes = IndexUpdateContext(database: store.database, batch: WriteBatch())
+            indexes = IndexUpdateContext(storage: store.storage, batch: WriteBatch())
         }
 
         /// Adds one write to the batch. Returns the change, or `nil` for the delete of a
@@ -103,7 +103,7 @@ extension DocumentStore {
         /// The document under `key` as this batch left it, else as stored.
         private func current(_ key: [UInt8], _ collection: String, _ id: TupleElement) throws -> JSONValue? {
             if let overlay = documents[key] { return overlay }
-            guard let bytes = try store.database.get(key) else { return nil }
+            guard let bytes = try store.storage.value(forKey: key) else { return nil }
             return try store.documentValue(bytes, collection: collection, id: id)
         }
 
@@ -113,12 +113,12 @@ extension DocumentStore {
         func commit(sync: Bool = false) throws {
             if let failure { throw failure }
             guard !changes.isEmpty else {
-                if sync { try store.database.write(WriteBatch(), sync: true) }
+                if sync { try store.storage.write(WriteBatch(), sync: true) }
                 return
             }
             for maintainer in touched.values { try maintainer.finish(context: indexes) }
             store.records.putSequence(sequence, in: batch)
-            try store.database.write(batch, sync: sync)
+            try store.storage.write(batch, sync: sync)
             store.published(changes, lastSequence: sequence)
         }
     }
@@ -126,7 +126,7 @@ extension DocumentStore {
     /// Runs `body` with a write context under the exclusive writer lock and commits it.
     /// If `body` throws, nothing is written.
     func performWrites<R>(sync: Bool = false, _ body: (WriteContext) throws -> R) throws -> R {
-        try database.withExclusiveWriter {
+        try storage.withExclusiveWriter {
             let context = try WriteContext(store: self)
             let result = try body(context)
             try context.commit(sync: sync)

@@ -41,6 +41,8 @@ public final class DocumentStore: @unchecked Sendable {
     // @unchecked Sendable: mutable state is in `state` (a Mutex); the database is Sendable.
 
     public let database: Database
+    /// What the store reads and writes through: the narrow storage seam (the database).
+    let storage: any KeyValueStore
     /// The subspace holding all of the store's keys.
     public let root: Subspace
     /// The store's catalog records (keys under `("m", …)` of ``root``).
@@ -79,14 +81,15 @@ public final class DocumentStore: @unchecked Sendable {
     public init(database: Database, schema: Schema? = nil, root: Subspace = Subspace(),
                 progress: ((IndexBuildProgress) -> Void)? = nil) throws {
         self.database = database
+        self.storage = database
         self.root = root
         let catalog = Catalog(root: root)
         self.records = catalog
         let format = try catalog.formatVersion(in: database)
         if let format, format > Self.formatVersion {
-            throw KVDocsError(.notSupported, "the document store in \(database.path) has format version \(format), written by a newer version of KVDocs; this version reads format \(Self.formatVersion) and older", path: database.path)
+            throw KVDocsError(.notSupported, "the document store in \(database.name) has format version \(format), written by a newer version of KVDocs; this version reads format \(Self.formatVersion) and older", path: database.path)
         }
-        let loaded = try StoreCatalog.load(database, catalog, layout: Layout(root: root), options: ReadOptions())
+        let loaded = try StoreCatalog.load(database, catalog, layout: Layout(root: root))
         state = Mutex(State(catalog: loaded, lastSequence: try catalog.lastSequence(in: database)))
         if let format, format < Self.formatVersion {
             try migrate(from: format, progress: progress)
@@ -99,14 +102,19 @@ public final class DocumentStore: @unchecked Sendable {
         }
     }
 
-    /// The catalog at the state `options` read (the latest, or a snapshot's), from the cache
-    /// when its generation is the one cached.
-    func catalog(options: ReadOptions = ReadOptions()) throws -> StoreCatalog {
-        let generation = try records.generation(in: database, options: options)
+    /// The catalog at the latest state, from the cache when its generation is the one cached.
+    func catalog() throws -> StoreCatalog {
+        try catalog(storage, latest: true)
+    }
+
+    /// The catalog at `reader`'s state (a snapshot's, or the latest when `latest`), from the
+    /// cache when its generation is the one cached.
+    func catalog(_ reader: some KeyValueReader, latest: Bool) throws -> StoreCatalog {
+        let generation = try records.generation(in: reader)
         let cached = state.withLock { $0.catalog }
         if cached.generation == generation { return cached }
-        let loaded = try StoreCatalog.load(database, records, layout: layout, options: options)
-        if options.snapshot == nil { state.withLock { $0.catalog = loaded } }
+        let loaded = try StoreCatalog.load(reader, records, layout: layout)
+        if latest { state.withLock { $0.catalog = loaded } }
         return loaded
     }
 
@@ -119,7 +127,7 @@ public final class DocumentStore: @unchecked Sendable {
 
     /// The last sequence number as stored in the catalog.
     func storedSequence() throws -> Int64 {
-        try records.lastSequence(in: database)
+        try records.lastSequence(in: storage)
     }
 
     var layout: Layout { Layout(root: root) }
@@ -170,7 +178,7 @@ extension DocumentStore {
     /// the new version is stored only after every step succeeded, so an interrupted
     /// migration runs again on the next open.
     func migrate(from format: Int64, progress: ((IndexBuildProgress) -> Void)?) throws {
-        try database.withExclusiveWriter {
+        try storage.withExclusiveWriter {
             if format < 2 {
                 // Version 1 read numbers inexactly and wrote objects through JSONEncoder:
                 // rebuild every secondary index from the documents as this version reads them.
@@ -182,7 +190,7 @@ extension DocumentStore {
             }
             let batch = WriteBatch()
             records.putFormat(Self.formatVersion, in: batch)
-            try database.write(batch, sync: true)
+            try storage.write(batch, sync: true)
         }
     }
 }

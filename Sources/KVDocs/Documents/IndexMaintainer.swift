@@ -57,15 +57,16 @@ protocol IndexVerifier {
 /// REQUIRES: used on one thread, under the database's exclusive writer lock, so reads of
 /// the database see every committed write and nothing can commit in between.
 final class IndexUpdateContext {
-    let database: Database
+    /// The store's data, at its latest state (the writer lock keeps it still).
+    let storage: any KeyValueStore
     let batch: WriteBatch
     /// Index keys deleted in this batch (a later read of the database must not see them).
     private(set) var deleted: Set<[UInt8]> = []
     /// Per-maintainer state for the batch, by index.
     private var scratch: [IndexIdentity: AnyObject] = [:]
 
-    init(database: Database, batch: WriteBatch) {
-        self.database = database
+    init(storage: any KeyValueStore, batch: WriteBatch) {
+        self.storage = storage
         self.batch = batch
     }
 

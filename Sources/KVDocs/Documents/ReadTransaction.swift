@@ -15,15 +15,15 @@ public final class ReadTransaction {
     public let snapshot: Snapshot
     /// The schema and index states of the snapshot: queries are planned with them.
     let catalog: StoreCatalog
-    /// Reads through the snapshot.
-    let reader: DatabaseReader
+    /// Reads through the snapshot: the storage seam.
+    let reader: any KeyValueReader
 
     init(store: DocumentStore, snapshot: Snapshot? = nil) throws {
         self.store = store
         let snapshot = try snapshot ?? store.database.snapshot()
         self.snapshot = snapshot
         self.reader = snapshot.reader
-        self.catalog = try store.catalog(options: reader.options)
+        self.catalog = try store.catalog(reader, latest: false)
     }
 
     /// The planner for this transaction's snapshot.
@@ -33,7 +33,7 @@ public final class ReadTransaction {
     public func get(_ collection: String, id: JSONValue) throws -> JSONValue? {
         let schema = try catalog.schema.collection(collection)
         let element = try DocumentStore.idElement(id, collection: collection, primaryKey: schema.primaryKey)
-        guard let bytes = try snapshot.get(store.layout.document(collection, element)) else { return nil }
+        guard let bytes = try reader.value(forKey: store.layout.document(collection, element)) else { return nil }
         return try store.documentValue(bytes, collection: collection, id: element)
     }
 
@@ -49,7 +49,7 @@ public final class ReadTransaction {
         q.offset = 0
         q.order = nil
         if q.conditions.isEmpty {
-            return try store.database.forEach(in: store.layout.documents(collection).range, options: snapshot.readOptions()) { _, _ in }
+            return try reader.count(store.layout.documents(collection).range)
         }
         return try execute(collection, q).count
     }
@@ -63,7 +63,6 @@ public final class ReadTransaction {
     func execute(_ collection: String, _ query: Query) throws -> [(id: TupleElement, document: JSONValue)] {
         let plan = try planner.plan(collection, query)
         let layout = store.layout
-        let readOptions = snapshot.readOptions()
         // offset + limit saturates: a limit of Int.max means "all of them", whatever the offset.
         let wanted = query.limit.map { query.offset.saturatingAdd($0) }
         var results: [(id: TupleElement, document: JSONValue)] = []
@@ -71,7 +70,7 @@ public final class ReadTransaction {
 
         if plan.index == nil {
             let docs = layout.documents(collection)
-            let entries = try store.database.entries(docs.range, options: readOptions)
+            let entries = try reader.scan(docs.range, order: .forward)
             while let entry = try entries.next({ k, v in (try docs.unpack(k), Array(v)) }) {
                 guard entry.0.count == 1 else { continue }
                 let document = try store.documentValue(entry.1, collection: collection, id: entry.0[0])
@@ -81,12 +80,12 @@ public final class ReadTransaction {
             }
         } else {
             scan: for range in plan.ranges {
-                let entries = try store.database.entries(range, order: plan.reverse ? .reverse : .forward, options: readOptions)
+                let entries = try reader.scan(range, order: plan.reverse ? .reverse : .forward)
                 while let key = try entries.next({ k, _ in Array(k) }) {
                     // The id is the last element of the entry's key.
                     guard let id = try? Tuple(decoding: key).elements.last else { continue }
                     if plan.mayRepeat { guard seen.insert(id).inserted else { continue } }
-                    guard let bytes = try store.database.get(layout.document(collection, id), options: readOptions) else { continue }
+                    guard let bytes = try reader.value(forKey: layout.document(collection, id)) else { continue }
                     let document = try store.documentValue(bytes, collection: collection, id: id)
                     guard query.matches(document) else { continue }
                     results.append((id, document))

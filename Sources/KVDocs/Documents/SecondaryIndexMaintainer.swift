@@ -53,25 +53,25 @@ struct SecondaryIndexMaintainer: IndexMaintainer {
     private func checkUnique(_ values: [TupleElement], prefix: [UInt8], id: TupleElement,
                              additions: UniqueAdditions, context: IndexUpdateContext) throws {
         if let other = additions.owners[prefix], other != id {
-            throw violation(values, existing: other, new: id, database: context.database)
+            throw violation(values, existing: other, new: id, in: context.storage.name)
         }
         var conflict: TupleElement?
-        let entries = try context.database.entries(.prefix(prefix))
+        let entries = try context.storage.scan(.prefix(prefix), order: .forward)
         while conflict == nil, let key = try entries.next({ k, _ in Array(k) }) {
             guard !context.deleted.contains(key),
                   let other = try? Tuple(decoding: key[prefix.count...]).elements.first, other != id else { continue }
             conflict = other
         }
-        if let conflict { throw violation(values, existing: conflict, new: id, database: context.database) }
+        if let conflict { throw violation(values, existing: conflict, new: id, in: context.storage.name) }
     }
 
-    func violation(_ values: [TupleElement], existing: TupleElement, new: TupleElement, database: Database) -> KVDocsError {
+    func violation(_ values: [TupleElement], existing: TupleElement, new: TupleElement, in name: String) -> KVDocsError {
         var i = 0
         var shown: [String] = []
         while i < values.count, let v = ValueOrder.decode(values, at: &i) { shown.append(v.compactDescription) }
         return KVDocsError(.uniqueViolation,
             "unique index \"\(definition.name)\" of \"\(identity.collection)\" already has \(shown.joined(separator: ", ")) (document \(existing)); document \(new) cannot have it too",
-            path: database.path, key: documents.document(identity.collection, new))
+            path: name, key: documents.document(identity.collection, new))
     }
 
     func makeVerifier() -> any IndexVerifier { Verifier(maintainer: self) }

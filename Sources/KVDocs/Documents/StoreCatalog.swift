@@ -49,20 +49,23 @@ struct StoreCatalog: Sendable {
             .flatMap { maintainers(of: $0) }.filter { !isReady($0.identity) }
     }
 
-    /// Reads the catalog as `reader`'s state of the database holds it.
-    static func load(_ database: Database, _ catalog: Catalog, layout: Layout, options: ReadOptions) throws -> StoreCatalog {
-        let generation = try catalog.generation(in: database, options: options)
+    /// Reads the catalog as `reader`'s state of the data holds it.
+    static func load(_ reader: some KeyValueReader, _ catalog: Catalog, layout: Layout) throws -> StoreCatalog {
+        let generation = try catalog.generation(in: reader)
         var schema = try Schema()
-        if let data = try catalog.schemaData(in: database, options: options) {
+        if let data = try catalog.schemaData(in: reader) {
             do {
-                schema = try Schema(json: data, file: "the stored schema of \(database.path)")
+                schema = try Schema(json: Data(data), file: "the stored schema of \(reader.name)")
             } catch let e as KVDocsError {
-                throw KVDocsError(.corruption, e.message, path: database.path, key: catalog.schemaKey)
+                throw KVDocsError(.corruption, e.message, path: reader.name, key: catalog.schemaKey)
             }
         }
         var states: [IndexIdentity: IndexState] = [:]
-        for kind in [IndexIdentity.Kind.secondary, .text] {
-            states.merge(try catalog.indexStates(kind, in: database, options: options)) { $1 }
+        let kinds = Set([IndexIdentity.Kind.secondary, .text] + schema.collections.flatMap { name, c in
+            c.maintainers(collection: name, layout: layout).map(\.identity.kind)
+        })
+        for kind in kinds {
+            states.merge(try catalog.indexStates(kind, in: reader)) { $1 }
         }
         return StoreCatalog(generation: generation, schema: schema, states: states, layout: layout)
     }

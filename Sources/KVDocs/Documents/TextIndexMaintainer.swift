@@ -33,7 +33,7 @@ struct TextIndexMaintainer: IndexMaintainer {
         let before = old.map { index.contribution(Self.columnTexts(definition, $0)) }
         let after = new.map { index.contribution(Self.columnTexts(definition, $0)) }
         let delta = index.update(id: id, old: before, new: after, put: { context.put($0, $1) }, delete: { context.delete($0) })
-        let statistics = try context.state(for: identity) { Statistics(try index.statistics(DatabaseReader(context.database))) }
+        let statistics = try context.state(for: identity) { Statistics(try index.statistics(context.storage)) }
         // Saturating: stored statistics are data, and damaged ones must not trap.
         statistics.documents = statistics.documents.saturatingAdd(delta.documents)
         statistics.tokens = statistics.tokens.saturatingAdd(delta.tokens)

@@ -43,62 +43,65 @@ public struct Catalog: Sendable, Hashable {
 
     func states(_ kind: IndexIdentity.Kind) -> Subspace { root.subspace(["m", .string(kind.catalogName)]) }
 
-    // MARK: - Reading
+    // MARK: - Reading (through any reader of the storage seam: the latest state or a snapshot)
 
-    /// Whether the database holds a document store under ``root`` (a stored schema).
-    public func holdsDocumentStore(in database: Database, options: ReadOptions = ReadOptions()) throws -> Bool {
-        try database.contains(schemaKey, options: options)
+    /// Whether `reader`'s data holds a document store under ``root`` (a stored schema).
+    /// - Throws: storage errors.
+    public func holdsDocumentStore(in reader: some KeyValueReader) throws -> Bool {
+        try reader.value(forKey: schemaKey) != nil
     }
 
     /// The stored layout version; `nil` when no store was ever written here.
     /// A store written before versions were kept reports 1.
-    public func formatVersion(in database: Database, options: ReadOptions = ReadOptions()) throws -> Int64? {
-        if let t = try database.get(formatKey, as: Tuple.self, options: options) {
-            return try integer(t, "format version", database)
+    /// - Throws: `.corruption` for a version that is not an integer, storage errors.
+    public func formatVersion(in reader: some KeyValueReader) throws -> Int64? {
+        if let bytes = try reader.value(forKey: formatKey) {
+            return try integer(bytes, "format version", reader)
         }
-        let exists = try database.contains(schemaKey, options: options) || database.contains(sequenceKey, options: options)
+        let exists = try reader.value(forKey: schemaKey) != nil || reader.value(forKey: sequenceKey) != nil
         return exists ? 1 : nil
     }
 
     /// The generation counter (0 before the first catalog change).
-    func generation(in database: Database, options: ReadOptions = ReadOptions()) throws -> Int64 {
-        guard let t = try database.get(generationKey, as: Tuple.self, options: options) else { return 0 }
-        return try integer(t, "catalog generation", database)
+    func generation(in reader: some KeyValueReader) throws -> Int64 {
+        guard let bytes = try reader.value(forKey: generationKey) else { return 0 }
+        return try integer(bytes, "catalog generation", reader)
     }
 
     /// The last change sequence number (0 before the first write).
-    public func lastSequence(in database: Database, options: ReadOptions = ReadOptions()) throws -> Int64 {
-        guard let t = try database.get(sequenceKey, as: Tuple.self, options: options) else { return 0 }
-        return try integer(t, "sequence number", database)
+    /// - Throws: `.corruption` for a sequence that is not an integer, storage errors.
+    public func lastSequence(in reader: some KeyValueReader) throws -> Int64 {
+        guard let bytes = try reader.value(forKey: sequenceKey) else { return 0 }
+        return try integer(bytes, "sequence number", reader)
     }
 
     /// The stored schema JSON, or `nil`.
-    func schemaData(in database: Database, options: ReadOptions = ReadOptions()) throws -> Data? {
-        try database.get(schemaKey, as: Data.self, options: options)
+    func schemaData(in reader: some KeyValueReader) throws -> [UInt8]? {
+        try reader.value(forKey: schemaKey)
     }
 
     /// Every stored index state of `kind`, by identity. Records that cannot be read are
     /// reported as `.corruption`.
-    func indexStates(_ kind: IndexIdentity.Kind, in database: Database, options: ReadOptions = ReadOptions()) throws -> [IndexIdentity: IndexState] {
+    func indexStates(_ kind: IndexIdentity.Kind, in reader: some KeyValueReader) throws -> [IndexIdentity: IndexState] {
         var result: [IndexIdentity: IndexState] = [:]
         let subspace = states(kind)
-        let entries = try database.entries(subspace.range, options: options)
-        while let entry = try entries.next() {
-            guard let t = try? subspace.unpack(entry.key), t.count == 2,
+        let cursor = try reader.scan(subspace.range, order: .forward)
+        while let (key, value) = try cursor.next({ k, v in (Array(k), Array(v)) }) {
+            guard let t = try? subspace.unpack(key), t.count == 2,
                   let collection = try? t.string(at: 0), let name = try? t.string(at: 1) else {
-                throw KVDocsError(.corruption, "a catalog key under (\"m\", \"\(kind.catalogName)\") is not (collection, index)", path: database.path, key: entry.key)
+                throw KVDocsError(.corruption, "a catalog key under (\"m\", \"\(kind.catalogName)\") is not (collection, index)", path: reader.name, key: key)
             }
             let identity = IndexIdentity(collection, name, kind)
-            result[identity] = try IndexState(json: entry.value, index: identity, database: database)
+            result[identity] = try IndexState(json: value, index: identity, in: reader.name)
         }
         return result
     }
 
-    private func integer(_ t: Tuple, _ what: String, _ database: Database) throws -> Int64 {
+    private func integer(_ bytes: [UInt8], _ what: String, _ reader: some KeyValueReader) throws -> Int64 {
         do {
-            return try t.int64(at: 0)
+            return try Tuple(decoding: bytes).int64(at: 0)
         } catch {
-            throw KVDocsError(.corruption, "the catalog's \(what) is not an integer", path: database.path)
+            throw KVDocsError(.corruption, "the catalog's \(what) is not an integer", path: reader.name)
         }
     }
 
@@ -195,9 +198,9 @@ public struct IndexState: Sendable, Hashable {
         return (try? JSONValue.object(object).canonicalBytes()) ?? []
     }
 
-    init(json bytes: [UInt8], index: IndexIdentity, database: Database) throws {
+    init(json bytes: [UInt8], index: IndexIdentity, in name: String) throws {
         func fail(_ m: String) -> KVDocsError {
-            KVDocsError(.corruption, "the catalog's state of index \(index) \(m)", path: database.path)
+            KVDocsError(.corruption, "the catalog's state of index \(index) \(m)", path: name)
         }
         let value: JSONValue
         do { value = try JSONValue(parsing: bytes) } catch let e as KVDocsError { throw fail("is not JSON: \(e.message)") }

@@ -11,6 +11,9 @@
 /// snapshot never sees a later write. Keys compare bytewise (or by the store's
 /// comparator), and a scan yields each key of its range once, in order.
 public protocol KeyValueReader {
+    /// A name for messages: where the data is (LevelDB: the database's directory).
+    var name: String { get }
+
     /// The value stored under `key`, or `nil`.
     func value(forKey key: [UInt8]) throws -> [UInt8]?
 
@@ -28,6 +31,91 @@ public protocol KeyValueCursor: AnyObject {
 
 extension Entries: KeyValueCursor {}
 
+extension KeyValueReader {
+    /// The number of entries in `range`.
+    public func count(_ range: KeyRange) throws -> Int {
+        let cursor = try scan(range, order: .forward)
+        var n = 0
+        while try cursor.next({ _, _ in () }) != nil { n += 1 }
+        return n
+    }
+}
+
+/// The writable side of the storage seam: atomic batches, snapshots, and the lock that
+/// serializes the read-modify-write sequences of the layers above.
+///
+/// **Invariants.** ``write(_:sync:)`` applies a batch entirely or not at all; a reader from
+/// ``snapshotReader()`` sees exactly the writes committed before it was made; while one
+/// thread is inside ``withExclusiveWriter(_:)``, no other thread of this process is.
+public protocol KeyValueStore: KeyValueReader, Sendable {
+    /// Applies `batch` atomically; with `sync`, durably before returning.
+    func write(_ batch: WriteBatch, sync: Bool) throws
+    /// A reader of the data as it is now, unaffected by later writes, until released.
+    func snapshotReader() throws -> any SnapshotReader
+    /// Runs `body` while no other writer of the layers above runs.
+    func withExclusiveWriter<R>(_ body: () throws -> R) rethrows -> R
+}
+
+/// A reader of one frozen state of a store.
+public protocol SnapshotReader: KeyValueReader {
+    /// Frees the snapshot; later reads fail.
+    func release()
+}
+
+extension KeyValueStore {
+    /// Deletes every key in `range` in batches of `batchSize` (each atomic, the whole not),
+    /// returning how many were deleted.
+    @discardableResult
+    public func deleteAll(in range: KeyRange, batchSize: Int = 10_000, sync: Bool = false) throws -> Int {
+        let cursor = try scan(range, order: .forward)
+        let batch = WriteBatch()
+        var deleted = 0
+        while try cursor.next({ key, _ in batch.delete(key) }) != nil {
+            deleted += 1
+            if batch.count >= batchSize {
+                try write(batch, sync: sync)
+                batch.clear()
+            }
+        }
+        if batch.count > 0 { try write(batch, sync: sync) }
+        return deleted
+    }
+}
+
+extension Database: KeyValueStore {
+    /// The database's directory.
+    public var name: String { path }
+
+    /// The value under `key` in the latest state.
+    public func value(forKey key: [UInt8]) throws -> [UInt8]? { try get(key) }
+
+    /// A cursor over `range` in the latest state.
+    public func scan(_ range: KeyRange, order: ScanOrder) throws -> any KeyValueCursor {
+        try entries(range, order: order)
+    }
+
+    /// A reader of a new ``Snapshot``.
+    public func snapshotReader() throws -> any SnapshotReader {
+        SnapshotKeyValueReader(try snapshot())
+    }
+}
+
+/// A ``SnapshotReader`` over a LevelDB ``Snapshot``.
+final class SnapshotKeyValueReader: SnapshotReader {
+    let snapshot: Snapshot
+    private let reader: DatabaseReader
+
+    init(_ snapshot: Snapshot) {
+        self.snapshot = snapshot
+        self.reader = snapshot.reader
+    }
+
+    var name: String { reader.name }
+    func value(forKey key: [UInt8]) throws -> [UInt8]? { try reader.value(forKey: key) }
+    func scan(_ range: KeyRange, order: ScanOrder) throws -> any KeyValueCursor { try reader.scan(range, order: order) }
+    func release() { snapshot.release() }
+}
+
 /// A ``KeyValueReader`` over a LevelDB ``Database``: the latest state, or the state of a
 /// snapshot when the read options carry one.
 public struct DatabaseReader: KeyValueReader {
@@ -38,6 +126,9 @@ public struct DatabaseReader: KeyValueReader {
         self.database = database
         self.options = options
     }
+
+    /// The database's directory.
+    public var name: String { database.path }
 
     public func value(forKey key: [UInt8]) throws -> [UInt8]? {
         try database.get(key, options: options)
