@@ -1,4 +1,5 @@
 import Foundation
+import KVDocsTestSupport
 import Testing
 @testable import KVDocs
 
@@ -77,7 +78,7 @@ import Testing
 
     @Test func hugeValuesRoundTrip() throws {
         try withTemporaryDatabase { db, _ throws in
-            var rng = SeededGenerator(seed: 7)
+            var rng = SplitMix64(seed: 7)
             let big = (0..<(8 << 20)).map { _ in UInt8.random(in: 0...255, using: &rng) }
             try db.put("big", big)
             #expect(try db.get("big") == big)
