@@ -67,12 +67,8 @@ import Testing
     @Test func invalidUTF8ValueFailsToDecodeAsString() throws {
         try withTemporaryDatabase { db, _ throws in
             try db.put("bad", [0xC3, 0x28])
-            #expect(throws: KVDocsError.self) { try db.get("bad", as: String.self) }
-            do {
-                _ = try db.get("bad", as: String.self)
-            } catch let error as KVDocsError {
-                #expect(error.kind == .decoding)
-            }
+            let error = #expect(throws: KVDocsError.self) { try db.get("bad", as: String.self) }
+            #expect(error?.kind == .decoding)
         }
     }
 
