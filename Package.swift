@@ -9,6 +9,9 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        // `swift package generate-documentation` (scripts/build-docs): the DocC catalog in
+        // Sources/KVDocs/Documentation.docc. A plugin only; nothing is linked into KVDocs.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         // MARK: - C library
@@ -68,13 +71,22 @@ let package = Package(
 
         // MARK: - Tests
 
+        // What both test targets share: temporary databases and directories, running
+        // processes and the reference Python, and the `.requires(…)` trait that skips a
+        // differential test when its reference is missing (and fails it in CI). A library
+        // for tests only: it imports Testing, and nothing but test targets depends on it.
+        .target(
+            name: "KVDocsTestSupport",
+            dependencies: ["KVDocs"],
+            path: "Tests/KVDocsTestSupport"
+        ),
         .testTarget(
             name: "KVDocsTests",
-            dependencies: ["KVDocs"]
+            dependencies: ["KVDocs", "KVDocsTestSupport"]
         ),
         .testTarget(
             name: "KVReplTests",
-            dependencies: ["KVReplCore", "KVDocs"]
+            dependencies: ["KVReplCore", "KVDocs", "KVDocsTestSupport"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -21,8 +21,13 @@ public struct KVDocsError: Error, Sendable, Hashable, CustomStringConvertible {
     /// Kinds are open-ended static values (like GRDB's result codes), so later
     /// versions can add kinds without breaking exhaustive `switch` statements.
     public struct Kind: Hashable, Sendable, CustomStringConvertible {
+        /// The kind's name as it appears in messages: `"locked"`, `"I/O error"`, ….
+        /// Two kinds are equal when their raw values are.
         public let rawValue: String
+        /// A kind named `rawValue`. KVDocs's own kinds are the static members below; a
+        /// kind made here with the same name is equal to the static one.
         public init(_ rawValue: String) { self.rawValue = rawValue }
+        /// The kind's name, ``rawValue``.
         public var description: String { rawValue }
 
         /// LevelDB's `NotFound` status.
@@ -62,6 +67,7 @@ public struct KVDocsError: Error, Sendable, Hashable, CustomStringConvertible {
     /// `delete`, `withValue`), and of documents (the document's key); `nil` otherwise.
     public var key: [UInt8]?
 
+    /// An error of `kind` with `message`, and the database path and key it concerns, if any.
     public init(_ kind: Kind, _ message: String, path: String? = nil, key: [UInt8]? = nil) {
         self.kind = kind
         self.message = message
@@ -69,6 +75,7 @@ public struct KVDocsError: Error, Sendable, Hashable, CustomStringConvertible {
         self.key = key
     }
 
+    /// `kind: message`, followed by ` (database: path)` when the message does not name the path.
     public var description: String {
         var text = "\(kind): \(message)"
         if let path, !message.contains(path) { text += " (database: \(path))" }
@@ -109,19 +116,32 @@ extension KVDocsError {
 // MARK: - Matching kinds in `catch` clauses
 
 extension KVDocsError {
-    /// Every kind, also as a member of the error type, so `catch KVDocsError.locked` reads
-    /// like the kind it matches. These are the same values as ``Kind``'s.
+    // Every kind, also as a member of the error type, so `catch KVDocsError.locked` reads
+    // like the kind it matches. These are the same values as `Kind`'s.
+
+    /// ``Kind/notFound``, for `catch KVDocsError.notFound`.
     public static let notFound = Kind.notFound
+    /// ``Kind/corruption``, for `catch KVDocsError.corruption`.
     public static let corruption = Kind.corruption
+    /// ``Kind/notSupported``, for `catch KVDocsError.notSupported`.
     public static let notSupported = Kind.notSupported
+    /// ``Kind/invalidArgument``, for `catch KVDocsError.invalidArgument`.
     public static let invalidArgument = Kind.invalidArgument
+    /// ``Kind/ioError``, for `catch KVDocsError.ioError`.
     public static let ioError = Kind.ioError
+    /// ``Kind/locked``, for `catch KVDocsError.locked`.
     public static let locked = Kind.locked
+    /// ``Kind/closed``, for `catch KVDocsError.closed`.
     public static let closed = Kind.closed
+    /// ``Kind/decoding``, for `catch KVDocsError.decoding`.
     public static let decoding = Kind.decoding
+    /// ``Kind/typeMismatch``, for `catch KVDocsError.typeMismatch`.
     public static let typeMismatch = Kind.typeMismatch
+    /// ``Kind/schema``, for `catch KVDocsError.schema`.
     public static let schema = Kind.schema
+    /// ``Kind/uniqueViolation``, for `catch KVDocsError.uniqueViolation`.
     public static let uniqueViolation = Kind.uniqueViolation
+    /// ``Kind/conflict``, for `catch KVDocsError.conflict`.
     public static let conflict = Kind.conflict
 }
 

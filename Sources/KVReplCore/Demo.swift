@@ -49,7 +49,7 @@ public enum Demo {
         if try DocumentStore.exists(in: db) { return 0 }
         let store = try DocumentStore(database: db, schema: try Schema(json: Data(schemaJSON.utf8), file: "demo schema"))
         try KeySchema(json: Data(keyspacesJSON.utf8), file: "demo keyspaces").store(in: db)
-        var rng = DemoRandom(seed: 2024)
+        var rng = SplitMix64(seed: 2024)
         var stationLines: [String: [String]] = [:]
         for (line, stops) in lines { for s in stops { stationLines[s, default: []].append(line) } }
         let names = stationLines.keys.sorted()
@@ -93,18 +93,5 @@ public enum Demo {
     /// A short id from a station name: "Perth Underground" -> "PERTH-UNDERGROUND".
     static func code(_ name: String) -> String {
         name.uppercased().replacingOccurrences(of: " ", with: "-")
-    }
-}
-
-/// A small deterministic generator (SplitMix64).
-struct DemoRandom {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import KVDocsTestSupport
 import Testing
 @testable import KVDocs
 
@@ -81,7 +82,7 @@ func onThread<R>(stackSize: Int = 512 << 10, _ body: @escaping () throws -> R) t
 
     @Test func aHundredThousandTermOrQueryReturnsTheRightHits() throws {
         try Self.withNotes { notes in
-            var rng = SeededGenerator(seed: 4000)
+            var rng = SplitMix64(seed: 4000)
             let query = ((0..<100_000).map { "x\($0)" } + ["w2", "perth"]).shuffled(using: &rng).joined(separator: " OR ")
             let hits = try onThread { try notes.search(query, options: SearchOptions(includeDocuments: false)) }
             #expect(Self.ids(hits) == ["n2", "n3", "n7"])

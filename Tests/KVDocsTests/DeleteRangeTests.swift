@@ -1,11 +1,12 @@
 import Foundation
+import KVDocsTestSupport
 import Testing
 @testable import KVDocs
 
 @Suite struct DeleteRangeTests {
     /// Random ranges, orders, limits and batch sizes against a sorted model of the keys.
     @Test func deletesExactlyTheKeysAScanWouldVisit() throws {
-        var rng = SeededGenerator(seed: 41)
+        var rng = SplitMix64(seed: 41)
         for round in 0..<40 {
             try withTemporaryDatabase { db, _ throws in
                 var model: [[UInt8]] = []

@@ -1,4 +1,5 @@
 import Foundation
+import KVDocsTestSupport
 import Testing
 @testable import KVDocs
 
@@ -38,7 +39,7 @@ import Testing
     @Test(arguments: [1, 2, 3] as [UInt64])
     func anExportIsWhatFindReadsAndImportsBackToTheSameDocuments(seed: UInt64) throws {
         try Self.withThings { store, things, dir throws in
-            var rng = SeededGenerator(seed: seed)
+            var rng = SplitMix64(seed: seed)
             for _ in 0..<400 {
                 let id: JSONValue = Bool.random(using: &rng) ? .int(Int64.random(in: -50...50, using: &rng)) : .string("t\(Int.random(in: 0..<80, using: &rng))")
                 if Int.random(in: 0..<6, using: &rng) == 0 {

@@ -1,10 +1,11 @@
 import Foundation
+import KVDocsTestSupport
 import Testing
 @testable import KVDocs
 
 @Suite struct DocumentSchemaTests {
     static func populate(_ people: DocumentCollection, count: Int = 300) throws {
-        var rng = SeededGenerator(seed: 41)
+        var rng = SplitMix64(seed: 41)
         for i in 0..<count {
             var doc = DocumentGenerator.document(id: .string(String(format: "p%04d", i)), &rng)
             if case .object(var o) = doc { o["email"] = .string("e\(i)@x.org"); doc = .object(o) }
@@ -167,7 +168,7 @@ import Testing
         try withPeopleStore { store, people throws in
             let failures = ManagedAtomicFlag()
             DispatchQueue.concurrentPerform(iterations: 6) { worker in
-                var rng = SeededGenerator(seed: UInt64(worker))
+                var rng = SplitMix64(seed: UInt64(worker))
                 for i in 0..<150 {
                     let id = JSONValue.string("w\(worker)-\(i % 40)")
                     do {

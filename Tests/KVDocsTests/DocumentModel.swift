@@ -126,9 +126,9 @@ enum DocumentGenerator {
     static let ages: [JSONValue] = [.int(30), .double(30.0), .double(29.5), .int(-1), .int(0), .double(-0.0), .int(9007199254740993),
                                     .int(9007199254740992), .double(9007199254740992), .uint(18446744073709551615), .int(.min), .string("30"), .null, .bool(true), .double(1e300)]
 
-    static func pick(_ values: [JSONValue], _ rng: inout SeededGenerator) -> JSONValue { values.randomElement(using: &rng)! }
+    static func pick(_ values: [JSONValue], _ rng: inout SplitMix64) -> JSONValue { values.randomElement(using: &rng)! }
 
-    static func document(id: JSONValue, _ rng: inout SeededGenerator) -> JSONValue {
+    static func document(id: JSONValue, _ rng: inout SplitMix64) -> JSONValue {
         var o: JSONObject = ["id": id]
         if Int.random(in: 0..<6, using: &rng) > 0 {
             o["age"] = Bool.random(using: &rng) ? pick(ages, &rng) : .int(Int64.random(in: 0...100, using: &rng))
@@ -147,7 +147,7 @@ enum DocumentGenerator {
         return .object(o)
     }
 
-    static func operand(_ field: String, _ rng: inout SeededGenerator) -> JSONValue {
+    static func operand(_ field: String, _ rng: inout SplitMix64) -> JSONValue {
         switch field {
         case "age": return Bool.random(using: &rng) ? pick(ages, &rng) : .int(Int64.random(in: 0...100, using: &rng))
         case "last": return pick(lasts, &rng)
@@ -158,7 +158,7 @@ enum DocumentGenerator {
         }
     }
 
-    static func condition(_ rng: inout SeededGenerator) -> Condition {
+    static func condition(_ rng: inout SplitMix64) -> Condition {
         let field = ["age", "last", "first", "email", "tags[]", "address.city"].randomElement(using: &rng)!
         let v = operand(field, &rng)
         let op: Operator
@@ -177,7 +177,7 @@ enum DocumentGenerator {
         return Condition(field: try! FieldPath(field), op: op)
     }
 
-    static func query(_ rng: inout SeededGenerator) -> Query {
+    static func query(_ rng: inout SplitMix64) -> Query {
         var q = Query(conditions: (0..<Int.random(in: 0...3, using: &rng)).map { _ in condition(&rng) })
         switch Int.random(in: 0..<5, using: &rng) {
         case 0: q.order = .init(field: "age", descending: Bool.random(using: &rng))

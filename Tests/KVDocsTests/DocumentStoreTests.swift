@@ -1,4 +1,5 @@
 import Foundation
+import KVDocsTestSupport
 import Testing
 @testable import KVDocs
 
@@ -131,7 +132,7 @@ func withPeopleStore<R>(_ body: (DocumentStore, DocumentCollection) throws -> R)
 
     @Test func queriesMatchABruteForceModel() throws {
         try withPeopleStore { store, people throws in
-            var rng = SeededGenerator(seed: 31)
+            var rng = SplitMix64(seed: 31)
             var model: [JSONValue: JSONValue] = [:]
             let ids: [JSONValue] = (0..<70).map { $0 % 7 == 0 ? .int(Int64($0)) : .string(String(format: "p%03d", $0)) }
             for _ in 0..<400 {

@@ -1,4 +1,5 @@
 import Foundation
+import KVDocsTestSupport
 import Testing
 @testable import KVDocs
 
@@ -65,7 +66,7 @@ import Testing
     @Test(arguments: [1, 2, 3] as [UInt64])
     func dumpThenLoadRoundTripsRandomDatabasesByteForByte(seed: UInt64) throws {
         let dir = TemporaryDirectory()
-        var rng = SeededGenerator(seed: seed)
+        var rng = SplitMix64(seed: seed)
         let source = try Database(path: dir.child("source"))
         defer { source.close() }
         let count = Int.random(in: 1...600, using: &rng)

@@ -1,4 +1,5 @@
 import Foundation
+import KVDocsTestSupport
 import Testing
 @testable import KVDocs
 
@@ -13,12 +14,12 @@ import Testing
 
     /// Keys from a small alphabet including 0x00 and 0xFF, so prefixes, successors and
     /// bounds collide often.
-    static func randomKey(_ rng: inout SeededGenerator, maxLength: Int = 4) -> [UInt8] {
+    static func randomKey(_ rng: inout SplitMix64, maxLength: Int = 4) -> [UInt8] {
         let alphabet: [UInt8] = [0x00, 0x01, 0x61, 0x62, 0xFE, 0xFF]
         return (0..<Int.random(in: 0...maxLength, using: &rng)).map { _ in alphabet.randomElement(using: &rng)! }
     }
 
-    static func randomBound(_ rng: inout SeededGenerator) -> KeyRange.Bound? {
+    static func randomBound(_ rng: inout SplitMix64) -> KeyRange.Bound? {
         switch Int.random(in: 0..<3, using: &rng) {
         case 0: return nil
         case 1: return .included(randomKey(&rng))
@@ -26,7 +27,7 @@ import Testing
         }
     }
 
-    static func randomRange(_ rng: inout SeededGenerator) -> KeyRange {
+    static func randomRange(_ rng: inout SplitMix64) -> KeyRange {
         switch Int.random(in: 0..<5, using: &rng) {
         case 0: return .all
         case 1: return .prefix(randomKey(&rng, maxLength: 2))
@@ -44,7 +45,7 @@ import Testing
     @Test(arguments: [1, 2, 3] as [UInt64])
     func rangeScansMatchASortedModel(seed: UInt64) throws {
         try withTemporaryDatabase { db, _ throws in
-            var rng = SeededGenerator(seed: seed)
+            var rng = SplitMix64(seed: seed)
             var model: [[UInt8]: [UInt8]] = [:]
             for _ in 0..<400 {
                 let key = Self.randomKey(&rng)

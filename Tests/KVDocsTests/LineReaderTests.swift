@@ -1,4 +1,5 @@
 import Foundation
+import KVDocsTestSupport
 import Testing
 @testable import KVDocs
 
@@ -23,7 +24,7 @@ import Testing
     }
 
     /// Random bytes without newlines (a few `\r` inside, which are not line endings).
-    static func lineContent(_ length: Int, _ rng: inout SeededGenerator) -> [UInt8] {
+    static func lineContent(_ length: Int, _ rng: inout SplitMix64) -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: length)
         var i = 0
         while i < length {
@@ -48,7 +49,7 @@ import Testing
         let dir = TemporaryDirectory()
         let chunk = LineReader.chunkSize
         for seed in 0..<24 as Range<UInt64> {
-            var rng = SeededGenerator(seed: seed)
+            var rng = SplitMix64(seed: seed)
             var file: [UInt8] = []
             let lineCount = Int.random(in: 0...30, using: &rng)
             for _ in 0..<lineCount {
@@ -82,7 +83,7 @@ import Testing
     func lineEndingsAtChunkBoundariesAreFound(ending: [UInt8]) throws {
         let dir = TemporaryDirectory()
         let chunk = LineReader.chunkSize
-        var rng = SeededGenerator(seed: 99)
+        var rng = SplitMix64(seed: 99)
         for length in [chunk - 3, chunk - 2, chunk - 1, chunk, chunk + 1, 2 * chunk - 1, 2 * chunk, 2 * chunk + 1] {
             for prefix in [[], [0x41, 0x0A]] as [[UInt8]] {
                 let file = prefix + Self.lineContent(length, &rng) + ending + [0x42, 0x0D, 0x0A, 0x0A]

@@ -1,4 +1,5 @@
 import Foundation
+import KVDocsTestSupport
 import Testing
 @testable import KVDocs
 
@@ -49,37 +50,16 @@ import Testing
     }
 
     /// Another process (Python's plyvel, a different LevelDB client) holds the database.
-    @Test func databaseHeldByAnotherProcessGivesLockedErrorNamingThePath() throws {
+    @Test(.requires(.plyvel))
+    func databaseHeldByAnotherProcessGivesLockedErrorNamingThePath() throws {
         let dir = TemporaryDirectory()
         let path = dir.child("db")
         try Database(path: path).close()
-        let ready = dir.child("ready")
-        let script = """
-        import plyvel, sys, pathlib
-        db = plyvel.DB(\(pythonString(path)))
-        pathlib.Path(\(pythonString(ready))).touch()
-        sys.stdin.read()
-        """
-        let holder = Process()
-        holder.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        holder.arguments = ["-c", script]
-        let stdin = Pipe()
-        holder.standardInput = stdin
-        try holder.run()
-        // Closing its standard input ends the holder.
-        defer { try? stdin.fileHandleForWriting.close(); holder.waitUntilExit() }
-        let deadline = Date().addingTimeInterval(30)
-        while !FileManager.default.fileExists(atPath: ready) && holder.isRunning && Date() < deadline {
-            usleep(20_000)
-        }
-        try #require(FileManager.default.fileExists(atPath: ready), "python3-plyvel could not open the database")
-        do {
-            _ = try Database(path: path)
-            Issue.record("opened a database held by another process")
-        } catch let error as KVDocsError {
-            #expect(error.kind == .locked)
-            #expect(error.description.contains(path))
-        }
+        let holder = try PlyvelHolder(path: path)
+        defer { holder.close() }
+        let error = #expect(throws: KVDocsError.self) { _ = try Database(path: path) }
+        #expect(error?.kind == .locked)
+        #expect(error?.description.contains(path) == true)
     }
 
     @Test func deletedCurrentFileIsReportedAndRepairRestoresTheData() throws {
@@ -153,8 +133,4 @@ import Testing
         options.createIfMissing = false
         #expect(throws: KVDocsError.self) { _ = try Database(path: path, options: options) }
     }
-}
-
-func pythonString(_ s: String) -> String {
-    "'" + s.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'") + "'"
 }

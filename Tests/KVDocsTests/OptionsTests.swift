@@ -1,4 +1,5 @@
 import Foundation
+import KVDocsTestSupport
 import Testing
 @testable import KVDocs
 
@@ -79,12 +80,8 @@ import Testing
         try Database(path: dir.child("db")).close()
         var options = Options()
         options.errorIfExists = true
-        #expect(throws: KVDocsError.self) { _ = try Database(path: dir.child("db"), options: options) }
-        do {
-            _ = try Database(path: dir.child("db"), options: options)
-        } catch let error as KVDocsError {
-            #expect(error.kind == .invalidArgument)
-            #expect(error.message.contains("exists"))
-        }
+        let error = #expect(throws: KVDocsError.self) { _ = try Database(path: dir.child("db"), options: options) }
+        #expect(error?.kind == .invalidArgument)
+        #expect(error?.message.contains("exists") == true)
     }
 }

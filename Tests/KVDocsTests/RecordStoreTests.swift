@@ -1,10 +1,11 @@
 import Foundation
+import KVDocsTestSupport
 import Testing
 @testable import KVDocs
 
 @Suite struct RecordStoreTests {
     static func bytes(_ count: Int, seed: UInt64) -> [UInt8] {
-        var rng = SeededGenerator(seed: seed)
+        var rng = SplitMix64(seed: seed)
         return (0..<count).map { _ in UInt8.random(in: 0...255, using: &rng) }
     }
 

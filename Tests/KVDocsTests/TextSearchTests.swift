@@ -1,4 +1,5 @@
 import Foundation
+import KVDocsTestSupport
 import Testing
 @testable import KVDocs
 
@@ -15,7 +16,7 @@ enum TextCorpus {
                         "express", "local", "city", "quiet", "the", "a", "of", "and", "to", "in", "on", "Ångström", "œuvre", "ÆON"]
     static let punctuation = [" ", " ", " ", " ", ", ", ". ", "! ", " - ", "'s ", " (", ") ", ": ", "; ", "/", "..."]
 
-    static func text(_ rng: inout SeededGenerator, words count: ClosedRange<Int>) -> String {
+    static func text(_ rng: inout SplitMix64, words count: ClosedRange<Int>) -> String {
         var s = ""
         for _ in 0..<Int.random(in: count, using: &rng) {
             s += words.randomElement(using: &rng)! + punctuation.randomElement(using: &rng)!
@@ -24,7 +25,7 @@ enum TextCorpus {
     }
 
     static func documents(_ count: Int, seed: UInt64) -> [JSONValue] {
-        var rng = SeededGenerator(seed: seed)
+        var rng = SplitMix64(seed: seed)
         return (0..<count).map { i in
             var o: JSONObject = ["id": .string(String(format: "d%05d", i)), "year": .int(Int64(2000 + i % 25))]
             if Int.random(in: 0..<10, using: &rng) > 0 { o["bio"] = .string(text(&rng, words: 3...40)) }
@@ -33,7 +34,7 @@ enum TextCorpus {
         }
     }
 
-    static func queries(_ rng: inout SeededGenerator, _ docs: [JSONValue]) -> [String] {
+    static func queries(_ rng: inout SplitMix64, _ docs: [JSONValue]) -> [String] {
         func word() -> String { words.randomElement(using: &rng)! }
         func bare() -> String {
             // Barewords must be FTS5 barewords: quote the ones with non-bareword characters.
@@ -95,7 +96,7 @@ enum TextCorpus {
     /// The same corpus and queries in KVDocs and SQLite FTS5: equal hit sets, BM25 scores
     /// equal to FTS5's bm25(), the same top-10 order except among equal scores, and the same
     /// highlights.
-    @Test(arguments: ["unicode61", "porter"])
+    @Test(.requires(.sqliteFTS5), arguments: ["unicode61", "porter"])
     func searchAgreesWithSQLiteFTS5(tokenizer: String) throws {
         try withTemporaryDatabase { db, _ throws in
             let store = try Self.store(db, tokenizer: tokenizer)
@@ -105,7 +106,7 @@ enum TextCorpus {
             let file = dir.child("docs.jsonl")
             try Data(docs.map { String(decoding: try $0.canonicalData(), as: UTF8.self) }.joined(separator: "\n").utf8).write(to: URL(fileURLWithPath: file))
             try store.importJSONLines(into: "notes", path: file)
-            var rng = SeededGenerator(seed: 62)
+            var rng = SplitMix64(seed: 62)
             let queries = TextCorpus.queries(&rng, docs)
             let spec: JSONValue = ["tokenizer": .string(tokenizer), "columns": ["bio", "title"],
                                    "docs": .array(docs), "queries": .array(queries.map { .string($0) })]
@@ -181,7 +182,7 @@ enum TextCorpus {
         try withTemporaryDatabase { db, _ throws in
             let store = try Self.store(db)
             let notes = try store.collection("notes")
-            var rng = SeededGenerator(seed: 71)
+            var rng = SplitMix64(seed: 71)
             let docs = TextCorpus.documents(300, seed: 72)
             for _ in 0..<900 {
                 let doc = docs.randomElement(using: &rng)!

@@ -1,4 +1,5 @@
 import Foundation
+import KVDocsTestSupport
 import Testing
 @testable import KVDocs
 
@@ -15,15 +16,16 @@ import Testing
         #expect(t.terms("\u{301}x") == ["x"])
     }
 
-    static func randomText(_ rng: inout SeededGenerator) -> String {
+    static func randomText(_ rng: inout SplitMix64) -> String {
         let pieces = ["a", "Z", "é", "É", "ß", "ǖ", "\u{301}", "\u{308}", " ", ".", "-", "_", "9", "٣", "中文", "😀", "\u{E000}",
                       "Ⅻ", "ﬁ", "ı", "İ", "ǅ", "\u{2028}", "Ω", "ω", "ꙮ", "\u{10FFFD}", "\u{1F600}", "ǆ", "Ǳ", "ῼ", "ﹰ", "ℌ", "'", "\t"]
         return String((0..<Int.random(in: 0...12, using: &rng)).map { _ in pieces.randomElement(using: &rng)! }.joined())
     }
 
     /// Random strings of awkward characters tokenized here and by SQLite FTS5's unicode61.
-    @Test func unicode61AgreesWithSQLiteFTS5() throws {
-        var rng = SeededGenerator(seed: 51)
+    @Test(.requires(.sqliteFTS5))
+    func unicode61AgreesWithSQLiteFTS5() throws {
+        var rng = SplitMix64(seed: 51)
         var inputs = (0..<3000).map { _ in Self.randomText(&rng) }
         // Every BMP code point once, between letters.
         for base in stride(from: 0x80, to: 0x10000, by: 64) {
@@ -50,7 +52,8 @@ import Testing
 
     /// The porter tokenizer against FTS5's on a word list (the words of this repository's
     /// English word list, plus suffix variants).
-    @Test func porterAgreesWithSQLiteFTS5OnAWordList() throws {
+    @Test(.requires(.sqliteFTS5))
+    func porterAgreesWithSQLiteFTS5OnAWordList() throws {
         let list = try String(contentsOf: packageRoot.appendingPathComponent("Tests/python/words.txt"), encoding: .utf8)
         var words = list.split(separator: "\n").map(String.init)
         let suffixes = ["s", "es", "ed", "ing", "ly", "ness", "ation", "ational", "izer", "fulness", "ousness", "iveness", "ement", "able", "ible", "ize", "ism", "logi", "bli", "y", "ies", "sses", "eed", "ll"]

@@ -1,12 +1,14 @@
 import Foundation
+import KVDocsTestSupport
 import Testing
 @testable import KVDocs
 
 /// Differential tests against FoundationDB's own tuple layer (Python `fdb.tuple`), and a
 /// database written here read back by another LevelDB client (Python `plyvel`).
 @Suite struct TupleInteropTests {
-    @Test func pythonRepacksOurEncodingsToTheSameBytes() throws {
-        var rng = SeededGenerator(seed: 21)
+    @Test(.requires(.fdbTuple))
+    func pythonRepacksOurEncodingsToTheSameBytes() throws {
+        var rng = SplitMix64(seed: 21)
         let encodings = (0..<3000).map { _ in TupleGenerator.tuple(&rng).encoded.hex }
         let output = try runPython("Tests/python/fdb_tuple_tool.py", ["repack"], input: encodings.joined(separator: "\n") + "\n")
         let lines = output.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init)
@@ -16,7 +18,8 @@ import Testing
         }
     }
 
-    @Test func weDecodeAndReencodePythonsTuplesExactly() throws {
+    @Test(.requires(.fdbTuple))
+    func weDecodeAndReencodePythonsTuplesExactly() throws {
         let output = try runPython("Tests/python/fdb_tuple_tool.py", ["generate", "3000", "7"])
         let encodings = output.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init)
         try #require(encodings.count == 3000)
@@ -27,8 +30,9 @@ import Testing
         }
     }
 
-    @Test func pythonCompareAgreesWithByteOrder() throws {
-        var rng = SeededGenerator(seed: 22)
+    @Test(.requires(.fdbTuple))
+    func pythonCompareAgreesWithByteOrder() throws {
+        var rng = SplitMix64(seed: 22)
         let tuples = (0..<600).map { _ in TupleGenerator.tuple(&rng, maxLength: 3) }
         let pairs = (0..<4000).map { _ in (tuples.randomElement(using: &rng)!, tuples.randomElement(using: &rng)!) }
         let input = pairs.map { "-\($0.0.encoded.hex) -\($0.1.encoded.hex)" }.joined(separator: "\n") + "\n"
@@ -43,7 +47,8 @@ import Testing
 
     /// The documented interop example: Examples/python/read_kvdocs.py reads a database
     /// written here with plyvel and decodes its keys with fdb.tuple.
-    @Test func pythonReadsADatabaseWrittenHere() throws {
+    @Test(.requires(.plyvel, .fdbTuple))
+    func pythonReadsADatabaseWrittenHere() throws {
         let dir = TemporaryDirectory()
         let path = dir.child("db")
         let id = UUID(uuidString: "12345678-1234-5678-1234-567812345678")!
@@ -69,7 +74,8 @@ import Testing
 
     /// And the other way: keys packed by fdb.tuple and written by plyvel are read and
     /// decoded here, in the same order.
-    @Test func weReadADatabaseWrittenByPython() throws {
+    @Test(.requires(.plyvel, .fdbTuple))
+    func weReadADatabaseWrittenByPython() throws {
         let dir = TemporaryDirectory()
         let path = dir.child("db")
         let script = """

@@ -1,4 +1,5 @@
 import Foundation
+import KVDocsTestSupport
 import Testing
 @testable import KVDocs
 
@@ -121,7 +122,7 @@ import Testing
     }
 
     @Test func randomTuplesRoundTrip() throws {
-        var rng = SeededGenerator(seed: 11)
+        var rng = SplitMix64(seed: 11)
         for _ in 0..<5000 {
             let t = TupleGenerator.tuple(&rng)
             let bytes = t.encoded
@@ -134,7 +135,7 @@ import Testing
     /// Byte order of encodings equals tuple order, checked against an independent,
     /// value-based comparison (integers numerically, IEEE total order for floats, …).
     @Test func byteOrderMatchesTupleOrder() {
-        var rng = SeededGenerator(seed: 12)
+        var rng = SplitMix64(seed: 12)
         let tuples = (0..<3000).map { _ in TupleGenerator.tuple(&rng, maxLength: 3) }
         for _ in 0..<20_000 {
             let a = tuples.randomElement(using: &rng)!, b = tuples.randomElement(using: &rng)!
@@ -147,7 +148,7 @@ import Testing
     }
 
     @Test func garbageNeverCrashesTheDecoder() {
-        var rng = SeededGenerator(seed: 13)
+        var rng = SplitMix64(seed: 13)
         let alphabet: [UInt8] = [0x00, 0xFF, 0x01, 0x02, 0x05, 0x0B, 0x0C, 0x13, 0x14, 0x15, 0x1C, 0x1D, 0x20, 0x21, 0x26, 0x27, 0x30, 0x33, 0x61, 0x80, 0xC3]
         var decoded = 0
         for i in 0..<200_000 {
@@ -177,7 +178,7 @@ func hexBytes(_ hex: String) -> [UInt8] {
 
 /// Random tuples with every type and the boundary values of each.
 enum TupleGenerator {
-    static func element(_ rng: inout SeededGenerator, depth: Int) -> TupleElement {
+    static func element(_ rng: inout SplitMix64, depth: Int) -> TupleElement {
         switch Int.random(in: 0..<12, using: &rng) {
         case 0: return .null
         case 1: return .bytes((0..<Int.random(in: 0...4, using: &rng)).map { _ in [0x00, 0xFF, 0x01, 0x7F].randomElement(using: &rng)! })
@@ -201,7 +202,7 @@ enum TupleGenerator {
         }
     }
 
-    static func tuple(_ rng: inout SeededGenerator, maxLength: Int = 5) -> Tuple {
+    static func tuple(_ rng: inout SplitMix64, maxLength: Int = 5) -> Tuple {
         Tuple((0..<Int.random(in: 0...maxLength, using: &rng)).map { _ in element(&rng, depth: 0) })
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import KVDocs
+import KVDocsTestSupport
 import Testing
 @testable import KVReplCore
 

@@ -1,12 +1,13 @@
 import Foundation
 import KVDocs
+import KVDocsTestSupport
 import Testing
 @testable import KVReplCore
 
 /// A session on a fresh database with one collection `c` (an index on `a.b`, a text
 /// index on `t`), recording what it prints.
 final class RecordingSession {
-    let dir = TempDir()
+    let dir = TemporaryDirectory("kvrepl-test")
     let session: Session
     var out: [String] = []
     var err: [String] = []

@@ -1,4 +1,5 @@
 import Foundation
+import KVDocsTestSupport
 import Testing
 @testable import KVDocs
 @testable import KVReplCore
@@ -6,7 +7,7 @@ import Testing
 let peopleSchema = #"{"collections": {"people": {"primaryKey": "id", "indexes": [{"name": "by_age", "fields": ["age"]}]}}}"#
 
 /// A temporary directory with a schema file for the people collection.
-func schemaFile(in dir: TempDir) throws -> String {
+func schemaFile(in dir: TemporaryDirectory) throws -> String {
     let file = dir.child("schema.json")
     try Data(peopleSchema.utf8).write(to: URL(fileURLWithPath: file))
     return file
@@ -31,7 +32,7 @@ final class CapturedSession {
     /// With sync on, every write command of the shell is one or more synced LevelDB writes;
     /// with it off, none is.
     @Test func withSyncOnEveryShellWriteIsSynced() throws {
-        let dir = TempDir()
+        let dir = TemporaryDirectory("kvrepl-test")
         let dump = dir.child("dump.jsonl"), lines = dir.child("people.jsonl")
         try Data(#"{"key_hex": "6c31", "value_hex": "00"}"#.utf8).write(to: URL(fileURLWithPath: dump))
         try Data("{\"id\": \"i1\", \"age\": 1}\n{\"id\": \"i2\", \"age\": 2}\n".utf8).write(to: URL(fileURLWithPath: lines))
@@ -56,7 +57,7 @@ final class CapturedSession {
     }
 
     @Test func repairAsksFirstInteractivelyAndANoChangesNothing() throws {
-        let dir = TempDir()
+        let dir = TemporaryDirectory("kvrepl-test")
         let db = dir.child("db")
         let s = try CapturedSession(path: db)
         #expect(s.session.run("put a 1") == .ok)
@@ -77,7 +78,7 @@ final class CapturedSession {
     /// The snapshot belonged to the closed handle: repair releases it, and the session reads
     /// the repaired database.
     @Test func repairReleasesASnapshotAndReopensTheDocumentLayer() throws {
-        let dir = TempDir()
+        let dir = TemporaryDirectory("kvrepl-test")
         let s = try CapturedSession(path: dir.child("db"), schemaFile: try schemaFile(in: dir))
         for line in [#"insert people {"id": "p1", "age": 30}"#, "snapshot", "repair", #"find people where age = 30"#, "put after 1"] {
             #expect(s.session.run(line) == .ok, "\(line): \(s.err)")
@@ -135,7 +136,7 @@ final class RunningKVRepl {
     /// middle of more writes. (A power loss keeps only synced writes; that cannot be tested here.)
     @Test(arguments: [true, false])
     func acknowledgedWritesSurviveSIGKILL(sync: Bool) throws {
-        let dir = TempDir()
+        let dir = TemporaryDirectory("kvrepl-test")
         let db = dir.child("db")
         let repl = try RunningKVRepl([db, "--create", "--json", "--schema", try schemaFile(in: dir)] + (sync ? ["--sync"] : []))
         var acknowledged = 0
@@ -164,28 +165,28 @@ final class RunningKVRepl {
     }
 
     @Test func theSyncFlagAndCommandAreReportedAndListedInHelp() throws {
-        let dir = TempDir()
+        let dir = TemporaryDirectory("kvrepl-test")
         var r = try kvrepl([dir.child("db"), "--create", "--sync", "--json", "-c", "sync", "-c", "put a 1", "-c", "sync off", "-c", "sync", "-c", "sync on"])
-        #expect(r.status == 0, "\(r.err)")
-        #expect(try jsonLines(r.out) == [["sync": true], ["ok": true], ["sync": false], ["sync": false], ["sync": true]])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(try jsonLines(r.stdout) == [["sync": true], ["ok": true], ["sync": false], ["sync": false], ["sync": true]])
         r = try kvrepl([dir.child("db"), "-c", "sync", "-c", "help"])
-        #expect(r.out.hasPrefix("sync off: "))
-        #expect(r.out.contains("sync [on|off]") && r.out.contains("\nrepair "))
+        #expect(r.stdout.hasPrefix("sync off: "))
+        #expect(r.stdout.contains("sync [on|off]") && r.stdout.contains("\nrepair "))
         r = try kvrepl(["--help"])
-        #expect(r.out.contains("--sync"))
+        #expect(r.stdout.contains("--sync"))
     }
 
     @Test func repairKeepsTheDataAndSaysWhatItDid() throws {
-        let dir = TempDir()
+        let dir = TemporaryDirectory("kvrepl-test")
         let db = dir.child("db")
         var r = try kvrepl([db, "--create", "--schema", try schemaFile(in: dir),
                             "-c", #"insert people {"id": "p1", "age": 30}"#, "-c", #"insert people {"id": "p2", "age": 40}"#,
                             "-c", "put a 1", "-c", "compact", "-c", "put b 2"])   // some data in a table, some in the log
-        #expect(r.status == 0, "\(r.err)")
+        #expect(r.status == 0, "\(r.stderr)")
         // Piped: no question asked, as for delrange.
         r = try kvrepl([db, "--json"], input: "repair\nget a\nget b\ndoc people \"p2\"\nfind people where age = 30\nverify\n")
-        #expect(r.status == 0, "\(r.err)")
-        let lines = try jsonLines(r.out)
+        #expect(r.status == 0, "\(r.stderr)")
+        let lines = try jsonLines(r.stdout)
         let report = try #require(lines.first)
         #expect(report["ok"] == true)
         #expect(report["damaged_tables"] == [])
@@ -198,14 +199,14 @@ final class RunningKVRepl {
         #expect(lines[5]["ok"] == true)
         // Text mode names the database and what happened to the log.
         r = try kvrepl([db, "-c", "put c 3", "-c", "repair", "-c", "get c"])
-        #expect(r.status == 0, "\(r.err)")
-        #expect(r.out.contains("repaired \(db): rebuilt its manifest from "))
-        #expect(r.out.contains("log files converted to tables, moved to lost/: "))
-        #expect(r.out.hasSuffix("\n3\n"))
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.contains("repaired \(db): rebuilt its manifest from "))
+        #expect(r.stdout.contains("log files converted to tables, moved to lost/: "))
+        #expect(r.stdout.hasSuffix("\n3\n"))
     }
 
     @Test func theRepairFlagRecoversADatabaseTooDamagedToOpen() throws {
-        let dir = TempDir()
+        let dir = TemporaryDirectory("kvrepl-test")
         let db = dir.child("db")
         #expect(try kvrepl([db, "--create", "-c", "put early 1", "-c", "compact", "-c", "put late 2"]).status == 0)
         let tables = try FileManager.default.contentsOfDirectory(atPath: db).filter { $0.hasSuffix(".ldb") }
@@ -213,10 +214,10 @@ final class RunningKVRepl {
         for table in tables { try Data("garbage".utf8).write(to: URL(fileURLWithPath: db + "/" + table)) }
         var r = try kvrepl([db, "-c", "get early"])
         #expect(r.status == 1)
-        #expect(r.err.hasSuffix("(if the database is damaged, the repair command rebuilds it from what it can read)\n"), "\(r.err)")
+        #expect(r.stderr.hasSuffix("(if the database is damaged, the repair command rebuilds it from what it can read)\n"), "\(r.stderr)")
         r = try kvrepl([db, "--repair", "--json", "-c", "get late", "-c", "scan --count"])
-        #expect(r.status == 0, "\(r.err)")
-        let lines = try jsonLines(r.out)
+        #expect(r.status == 0, "\(r.stderr)")
+        let lines = try jsonLines(r.stdout)
         #expect(lines.first?["damaged_tables"] == .array(tables.sorted().map { .string($0) }))
         #expect(lines.dropFirst().first?["value"] == "2")
         #expect(lines.last == ["count": 1])   // "early" was only in the damaged table
@@ -225,26 +226,26 @@ final class RunningKVRepl {
         try FileManager.default.removeItem(atPath: db + "/CURRENT")
         r = try kvrepl([db, "-c", "get late"])
         #expect(r.status == 1)
-        #expect(r.err.contains("no CURRENT file") && r.err.contains("(if the database is damaged, kvrepl --repair \(db) rebuilds it from what it can read)"), "\(r.err)")
+        #expect(r.stderr.contains("no CURRENT file") && r.stderr.contains("(if the database is damaged, kvrepl --repair \(db) rebuilds it from what it can read)"), "\(r.stderr)")
         r = try kvrepl([db, "--repair", "-c", "get late"])
-        #expect(r.status == 0, "\(r.err)")
-        #expect(r.out.hasPrefix("repaired \(db): ") && r.out.hasSuffix("\n2\n"))
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.hasPrefix("repaired \(db): ") && r.stdout.hasSuffix("\n2\n"))
         // Nothing to repair: an error, and nothing is created.
         r = try kvrepl([dir.child("none"), "--repair"])
-        #expect(r.status == 1 && r.err.contains("is not a LevelDB database"))
+        #expect(r.status == 1 && r.stderr.contains("is not a LevelDB database"))
         #expect(!FileManager.default.fileExists(atPath: dir.child("none")))
         #expect(try kvrepl([db, "--repair", "--read-only"]).status == 2)
     }
 
     @Test func repairIsRefusedReadOnly() throws {
-        let dir = TempDir()
+        let dir = TemporaryDirectory("kvrepl-test")
         let db = dir.child("db")
         #expect(try kvrepl([db, "--create", "-c", "put a 1"]).status == 0)
         let before = try fingerprint(db)
         let r = try kvrepl([db, "--read-only", "--json", "-c", "repair", "-c", "get a"])
         #expect(r.status == 1)
-        #expect(try jsonLines(r.err) == [["error": "read-only session: repair would modify the database"]])
-        #expect(try jsonLines(r.out) == [["key": "a", "key_hex": "61", "value": "1", "value_hex": "31"]])
+        #expect(try jsonLines(r.stderr) == [["error": "read-only session: repair would modify the database"]])
+        #expect(try jsonLines(r.stdout) == [["key": "a", "key_hex": "61", "value": "1", "value_hex": "31"]])
         #expect(try fingerprint(db) == before)
     }
 }

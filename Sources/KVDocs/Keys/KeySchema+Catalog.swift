@@ -16,11 +16,18 @@ extension KeySchema {
     }
 
     /// Stores the keyspaces in the database's catalog, so tools (kvrepl) decode keys by name.
+    ///
+    /// The declaration is written as JSON under `root.pack(["m", "keyspaces"])`, replacing any
+    /// stored one, with a synced write.
+    /// - Throws: `.schema` as ``jsonData()``; storage errors.
     public func store(in database: Database, root: Subspace = Subspace()) throws {
         try database.put(Self.catalogKey(root), jsonData(), sync: true)
     }
 
-    /// The keyspaces in the JSON format ``init(json:file:)`` reads.
+    /// The keyspaces in the JSON format ``init(json:file:)`` reads (canonical JSON: keys in
+    /// code-point order).
+    /// - Throws: `.schema` when a prefix element has no JSON form (bytes, a UUID, a float,
+    ///   a large integer or a versionstamp).
     public func jsonData() throws -> Data {
         var entries = JSONObject()
         for (name, k) in keyspaces {

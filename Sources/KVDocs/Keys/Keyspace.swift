@@ -16,27 +16,47 @@ import Foundation
 /// arity, so keys stay consistent by declaration rather than by hand.
 public struct Keyspace: Sendable, Hashable, CustomStringConvertible {
     /// The type of a component.
+    ///
+    /// The raw value is the name used in keyspace JSON files (`"string"`, `"int"`, …).
     public enum ComponentType: String, Sendable, Hashable, CaseIterable {
-        case string, int, double, bool, bytes, uuid
+        /// A string, sorted by UTF-8 bytes.
+        case string
+        /// An integer, sorted numerically; any `FixedWidthInteger` up to 64 bits converts.
+        case int
+        /// A `Double`, sorted numerically (an integer that a double holds exactly is accepted).
+        case double
+        /// A `Bool`, `false` first.
+        case bool
+        /// Raw bytes (`[UInt8]` or `Data`), sorted bytewise.
+        case bytes
+        /// A `UUID`, sorted by its 16 bytes.
+        case uuid
         /// A `Date`, stored as a double of seconds since 1970 (so dates sort in time order).
         case date
     }
 
     /// A named, typed part of a key.
     public struct Component: Sendable, Hashable {
+        /// The component's name, unique within its keyspace and not empty.
         public var name: String
+        /// The type every value of the component must have.
         public var type: ComponentType
+        /// A component; ``Keyspace/init(name:prefix:components:)`` checks the name.
         public init(name: String, type: ComponentType) {
             self.name = name
             self.type = type
         }
     }
 
+    /// The keyspace's name, not empty.
     public let name: String
+    /// The tuple every key of the keyspace starts with.
     public let prefix: Tuple
+    /// The named parts of a key after the prefix, in key order.
     public let components: [Component]
 
-    /// - Throws: `.schema` for an empty name or duplicate component names.
+    /// Declares a keyspace.
+    /// - Throws: `.schema` for an empty name, an empty component name or duplicate component names.
     public init(name: String, prefix: Tuple, components: [Component]) throws {
         guard !name.isEmpty else { throw KVDocsError(.schema, "a keyspace needs a non-empty name") }
         var seen = Set<String>()
@@ -70,6 +90,7 @@ public struct Keyspace: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The key for values given in declared order.
+    /// - Throws: `.schema` naming the keyspace for a wrong number of values or a mistyped one.
     public func key(_ values: any TupleElementConvertible...) throws -> [UInt8] {
         guard values.count == components.count else {
             throw KVDocsError(.schema, "keyspace \"\(name)\" needs \(components.count) component\(components.count == 1 ? "" : "s") (\(componentList)), got \(values.count)")
@@ -78,7 +99,10 @@ public struct Keyspace: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The keys whose leading components have the given values (a prefix scan); the
-    /// values must be for the first components in declared order, with no gap.
+    /// values must be for the first components in declared order, with no gap. No values
+    /// give every key of the keyspace.
+    /// - Throws: `.schema` for a value of an unknown component, a component used without the
+    ///   ones before it, or a mistyped value.
     public func range(_ leading: [String: any TupleElementConvertible] = [:]) throws -> KeyRange {
         var elements: [TupleElement] = []
         for component in components {
@@ -110,6 +134,7 @@ public struct Keyspace: Sendable, Hashable, CustomStringConvertible {
         return DecodedKey(keyspace: name, components: zip(components, tuple.elements).map { ($0.name, $0.type, $1) })
     }
 
+    /// `departure("dep",)(station: string, time: int)`: the name, the prefix and the components.
     public var description: String {
         "\(name)\(prefix)(" + components.map { "\($0.name): \($0.type.rawValue)" }.joined(separator: ", ") + ")"
     }
@@ -150,7 +175,11 @@ public struct Keyspace: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// A key decoded by its keyspace: `departure(station: "Perth", time: 1700000000)`.
+///
+/// Equal when the keyspace, the component names and the values are; a `date` component is
+/// shown as an ISO 8601 date.
 public struct DecodedKey: Sendable, Hashable, CustomStringConvertible {
+    /// The name of the keyspace that decoded the key.
     public let keyspace: String
     /// The components in declared order with their values.
     public let values: [(name: String, element: TupleElement)]

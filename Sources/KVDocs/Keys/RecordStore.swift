@@ -17,11 +17,14 @@ public struct RecordStore: Sendable {
     /// FoundationDB's record layer splits records above 100,000 bytes.
     public static let defaultSplitThreshold = 100_000
 
+    /// The database the records are stored in.
     public let database: Database
+    /// The region of keys the records occupy; a record `key` lives under `subspace.pack(key)`.
     public let subspace: Subspace
     /// The largest value stored unsplit, and the size of each chunk.
     public let splitThreshold: Int
 
+    /// A store of records under `subspace`.
     /// - Throws: `.invalidArgument` unless `splitThreshold` is at least 1.
     public init(database: Database, subspace: Subspace, splitThreshold: Int = RecordStore.defaultSplitThreshold) throws {
         guard splitThreshold >= 1 else {
@@ -33,6 +36,13 @@ public struct RecordStore: Sendable {
     }
 
     /// Stores `value` under `key`, replacing any previous value, in one atomic batch.
+    ///
+    /// Reads the record's existing chunk keys first, under ``Database/withExclusiveWriter(_:)``,
+    /// so concurrent writers of the same record cannot leave stale chunks.
+    /// - Parameters:
+    ///   - key: the record's key inside ``subspace``.
+    ///   - value: the value, of any size; empty included.
+    ///   - sync: as for ``Database/put(_:_:sync:)``.
     /// - Throws: ``KVDocsError``; on error the previous value is unchanged.
     public func put<Value: ByteRepresentable>(_ key: Tuple, _ value: Value, sync: Bool = false) throws {
         try database.withExclusiveWriter {
@@ -61,6 +71,10 @@ public struct RecordStore: Sendable {
     }
 
     /// Removes the record and all its chunks, atomically. Removing a missing record is not an error.
+    /// - Parameters:
+    ///   - key: the record's key inside ``subspace``.
+    ///   - sync: as for ``Database/put(_:_:sync:)``.
+    /// - Throws: storage errors; on error the record is unchanged.
     public func delete(_ key: Tuple, sync: Bool = false) throws {
         try database.withExclusiveWriter {
             let batch = WriteBatch()
@@ -110,7 +124,8 @@ public struct RecordStore: Sendable {
     ///
     /// Chunk keys of records whose keys extend one another interleave in the database
     /// (`("a", 1)` is chunk 1 of `("a")`, `("a", 1, 0)` the value of `("a", 1)`), so the
-    /// keys are collected and sorted.
+    /// keys are collected and sorted: memory and time grow with the number of records.
+    /// - Throws: `.decoding` when a key of the subspace is not a tuple; storage errors.
     public func keys(options: ReadOptions = ReadOptions()) throws -> [Tuple] {
         var result = Set<Tuple>()
         let entries = try database.entries(subspace.range, options: options)

@@ -22,12 +22,15 @@ public struct Tuple: Sendable, Hashable, Comparable, ExpressibleByArrayLiteral, 
     /// The elements.
     public var elements: [TupleElement]
 
+    /// A tuple of `elements`; the empty tuple by default (its encoding is no bytes).
     public init(_ elements: [TupleElement] = []) { self.elements = elements }
     public init(arrayLiteral elements: TupleElement...) { self.elements = elements }
+    /// A tuple of Swift values: `Tuple("users", 42)`.
     public init(_ elements: any TupleElementConvertible...) { self.elements = elements.map(\.tupleElement) }
 
     /// The number of elements.
     public var count: Int { elements.count }
+    /// Whether the tuple has no elements.
     public var isEmpty: Bool { elements.isEmpty }
 
     /// The element at `index`. REQUIRES: a valid index; use ``element(at:)`` for a checked read.
@@ -89,7 +92,8 @@ extension Tuple {
     }
 
     /// The element at `index` as a `T`.
-    /// - Throws: `.typeMismatch` naming the index, the tuple, and both types.
+    /// - Throws: `.invalidArgument` when the tuple has no such element or an integer does
+    ///   not fit in `T`; `.typeMismatch` naming the index, the tuple, and both types.
     public func get<T: TupleElementConvertible>(_ index: Int, as type: T.Type = T.self) throws -> T {
         let element = try element(at: index)
         do {
@@ -99,17 +103,38 @@ extension Tuple {
         }
     }
 
+    /// The string at `index`.
+    /// - Throws: as ``get(_:as:)``.
     public func string(at index: Int) throws -> String { try get(index) }
+    /// The integer at `index`.
+    /// - Throws: as ``get(_:as:)``; `.invalidArgument` when it does not fit in an `Int`.
     public func int(at index: Int) throws -> Int { try get(index) }
+    /// The integer at `index`.
+    /// - Throws: as ``get(_:as:)``; `.invalidArgument` when it does not fit in an `Int64`.
     public func int64(at index: Int) throws -> Int64 { try get(index) }
+    /// The integer at `index`.
+    /// - Throws: as ``get(_:as:)``; `.invalidArgument` when it does not fit in a `UInt64`.
     public func uint64(at index: Int) throws -> UInt64 { try get(index) }
+    /// The double at `index` (a float or an integer is a type mismatch).
+    /// - Throws: as ``get(_:as:)``.
     public func double(at index: Int) throws -> Double { try get(index) }
+    /// The 32-bit float at `index`.
+    /// - Throws: as ``get(_:as:)``.
     public func float(at index: Int) throws -> Float { try get(index) }
+    /// The boolean at `index`.
+    /// - Throws: as ``get(_:as:)``.
     public func bool(at index: Int) throws -> Bool { try get(index) }
+    /// The byte string at `index`.
+    /// - Throws: as ``get(_:as:)``.
     public func bytes(at index: Int) throws -> [UInt8] { try get(index) }
+    /// The UUID at `index`.
+    /// - Throws: as ``get(_:as:)``.
     public func uuid(at index: Int) throws -> UUID { try get(index) }
+    /// The nested tuple at `index`.
+    /// - Throws: as ``get(_:as:)``.
     public func tuple(at index: Int) throws -> Tuple { try get(index) }
     /// Whether the element at `index` is null.
+    /// - Throws: `.invalidArgument` when the tuple has no such element.
     public func isNull(at index: Int) throws -> Bool {
         if case .null = try element(at: index) { return true }
         return false

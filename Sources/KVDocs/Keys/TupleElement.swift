@@ -9,11 +9,18 @@ import Foundation
 /// Equality, hashing and order follow the encoded bytes, so `-0.0 != 0.0`, NaN equals a
 /// NaN with the same bits, and `a < b` exactly when `a`'s encoding sorts first.
 public enum TupleElement: Sendable {
+    /// The null element (type code 0x00); sorts before every other type.
     case null
+    /// A byte string (type code 0x01), sorted bytewise.
     case bytes([UInt8])
+    /// A Unicode string (type code 0x02), encoded as UTF-8 and sorted by those bytes.
     case string(String)
+    /// A nested tuple (type code 0x05), sorted element by element.
     case tuple(Tuple)
+    /// An integer in `Int64`'s range (type codes 0x0c–0x1c); the canonical case for such values.
     case int(Int64)
+    /// An integer above `Int64.max` (also accepted for smaller values, which then encode,
+    /// compare and hash as the equal ``int(_:)``).
     case uint(UInt64)
     /// An integer outside `Int64.min...UInt64.max` (type codes 0x0b and 0x1d).
     case largeInteger(LargeInteger)
@@ -21,7 +28,9 @@ public enum TupleElement: Sendable {
     case float(Float)
     /// A 64-bit double (type code 0x21).
     case double(Double)
+    /// A boolean (type codes 0x26 and 0x27); `false` sorts first.
     case bool(Bool)
+    /// A 16-byte UUID (type code 0x30), sorted by its bytes.
     case uuid(UUID)
     /// A 12-byte versionstamp (type code 0x33), decodable and re-encodable.
     case versionstamp(Versionstamp)
@@ -45,9 +54,13 @@ public enum TupleElement: Sendable {
 
 /// An integer beyond 64 bits, as sign and big-endian magnitude without leading zeros.
 public struct LargeInteger: Sendable, Hashable, CustomStringConvertible {
+    /// Whether the integer is below zero; never true for a zero magnitude.
     public let isNegative: Bool
+    /// The absolute value, big-endian, without leading zero bytes (at most 255 bytes).
     public let magnitude: [UInt8]
 
+    /// An integer of sign `isNegative` and big-endian `magnitude`; leading zero bytes are
+    /// dropped, and a zero magnitude is never negative.
     /// - Throws: `.invalidArgument` when the magnitude needs more than 255 bytes, the most
     ///   the encoding can hold.
     public init(isNegative: Bool, magnitude: [UInt8]) throws {
@@ -87,9 +100,12 @@ public struct LargeInteger: Sendable, Hashable, CustomStringConvertible {
 
 /// A FoundationDB versionstamp: 10 bytes of transaction version and 2 of user version.
 public struct Versionstamp: Sendable, Hashable, CustomStringConvertible {
+    /// The size of a versionstamp in bytes: 12.
     public static let length = 12
+    /// The versionstamp's 12 bytes.
     public let bytes: [UInt8]
 
+    /// A versionstamp of `bytes`.
     /// - Throws: `.invalidArgument` unless `bytes` has 12 bytes.
     public init(bytes: [UInt8]) throws {
         guard bytes.count == Self.length else {
@@ -98,6 +114,7 @@ public struct Versionstamp: Sendable, Hashable, CustomStringConvertible {
         self.bytes = bytes
     }
 
+    /// `Versionstamp(0x…)` with the 12 bytes in hex.
     public var description: String { "Versionstamp(0x" + bytes.map { String(format: "%02x", $0) }.joined() + ")" }
 }
 

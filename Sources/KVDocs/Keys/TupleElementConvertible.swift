@@ -6,7 +6,9 @@ import Foundation
 /// `UUID`, `Tuple` and `TupleElement` conform; so `Tuple("users", 42)` and
 /// `try tuple.get(1, as: Int.self)` work.
 public protocol TupleElementConvertible {
+    /// The value as a tuple element.
     var tupleElement: TupleElement { get }
+    /// The value of `element`.
     /// - Throws: `.typeMismatch` when `element` is of another type, `.invalidArgument` when
     ///   an integer does not fit.
     init(tupleElement element: TupleElement) throws

@@ -59,13 +59,17 @@ public final class Cursor {
         get throws { try withIterator { leveldb_iter_valid($0) != 0 } }
     }
 
-    /// Moves to the first entry.
+    /// Moves to the first entry; the cursor is not valid afterwards when there is none.
+    /// - Throws: `.closed`; `.corruption` or `.ioError` met while reading.
     public func seekToFirst() throws { try withIterator { leveldb_iter_seek_to_first($0); try check($0) } }
 
-    /// Moves to the last entry.
+    /// Moves to the last entry; the cursor is not valid afterwards when there is none.
+    /// - Throws: `.closed`; `.corruption` or `.ioError` met while reading.
     public func seekToLast() throws { try withIterator { leveldb_iter_seek_to_last($0); try check($0) } }
 
-    /// Moves to the first entry whose key is at or after `key`.
+    /// Moves to the first entry whose key is at or after `key` in the database's order; the
+    /// cursor is not valid afterwards when there is none.
+    /// - Throws: `.closed`; `.corruption` or `.ioError` met while reading.
     public func seek<Key: ByteRepresentable>(to key: Key) throws {
         try withIterator { it in
             key.withBytes { leveldb_iter_seek(it, $0.cChars, $0.count) }
@@ -92,6 +96,8 @@ public final class Cursor {
     }
 
     /// Lends the current key to `body`; valid only during the call.
+    /// - Throws: `.invalidArgument` when the cursor is not on an entry, `.closed`, or what
+    ///   `body` throws.
     public func withKey<R>(_ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
         try withIterator { it in
             guard leveldb_iter_valid(it) != 0 else { throw notPositioned() }
@@ -102,6 +108,8 @@ public final class Cursor {
     }
 
     /// Lends the current value to `body`; valid only during the call.
+    /// - Throws: `.invalidArgument` when the cursor is not on an entry, `.closed`, or what
+    ///   `body` throws.
     public func withValue<R>(_ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
         try withIterator { it in
             guard leveldb_iter_valid(it) != 0 else { throw notPositioned() }
@@ -112,9 +120,11 @@ public final class Cursor {
     }
 
     /// A copy of the current key.
+    /// - Throws: `.invalidArgument` when the cursor is not on an entry, `.closed`.
     public func key() throws -> [UInt8] { try withKey { Array($0) } }
 
     /// A copy of the current value.
+    /// - Throws: `.invalidArgument` when the cursor is not on an entry, `.closed`.
     public func value() throws -> [UInt8] { try withValue { Array($0) } }
 
     private func notPositioned() -> KVDocsError {

@@ -15,12 +15,14 @@ extension Database {
         }
     }
 
-    /// The number of table files at `level` (0...6).
+    /// The number of table files at `level` (0...6); `nil` for a level LevelDB does not have.
+    /// - Throws: `.closed`.
     public func numberOfFiles(atLevel level: Int) throws -> Int? {
         try property("leveldb.num-files-at-level\(level)").flatMap { Int($0) }
     }
 
-    /// LevelDB's estimate of the bytes of memory it uses.
+    /// LevelDB's estimate of the bytes of memory it uses (memtables and block cache).
+    /// - Throws: `.closed`.
     public func approximateMemoryUsage() throws -> Int? {
         try property("leveldb.approximate-memory-usage").flatMap { Int($0) }
     }
@@ -35,7 +37,9 @@ extension Database {
         try approximateSizes(of: [range])[0]
     }
 
-    /// ``approximateSize(of:)`` for several ranges in one call.
+    /// ``approximateSize(of:)`` for several ranges in one call, in the order given; no
+    /// ranges give `[]`.
+    /// - Throws: `.closed`.
     public func approximateSizes(of ranges: [KeyRange]) throws -> [UInt64] {
         guard !ranges.isEmpty else { return try withHandle { _ in [] } }
         // An unbounded upper end: a key above every key of bytewise order that is not absurdly long.

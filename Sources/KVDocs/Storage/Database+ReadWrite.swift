@@ -23,7 +23,8 @@ extension Database {
         }
     }
 
-    /// Whether a value is stored under `key`.
+    /// Whether a value is stored under `key` (an empty value counts).
+    /// - Throws: ``KVDocsError`` (`.closed`, `.corruption`, `.ioError`).
     public func contains<Key: ByteRepresentable>(_ key: Key, options: ReadOptions = ReadOptions()) throws -> Bool {
         try withValue(forKey: key, options: options) { $0 != nil }
     }
@@ -55,10 +56,13 @@ extension Database {
     }
 
     /// Stores `value` under `key`, replacing any value there.
-    /// - Parameter sync: wait until the write reaches the disk (`fsync`), so it and every
-    ///   earlier write survive a power loss or an OS crash; without it a write survives a
-    ///   crash of the process, not of the machine (see ``Database``, Durability).
-    /// - Throws: ``KVDocsError`` (`.closed`, `.ioError`).
+    /// - Parameters:
+    ///   - key: the key; any bytes, the empty key included.
+    ///   - value: the value; any bytes, the empty value included.
+    ///   - sync: wait until the write reaches the disk (`fsync`), so it and every
+    ///     earlier write survive a power loss or an OS crash; without it a write survives a
+    ///     crash of the process, not of the machine (see ``Database``, Durability).
+    /// - Throws: ``KVDocsError`` (`.closed`, `.ioError`), with ``KVDocsError/key`` set to `key`.
     public func put<Key: ByteRepresentable, Value: ByteRepresentable>(_ key: Key, _ value: Value, sync: Bool = false) throws {
         try withHandle { db in
             let writeOptions = writeOptions(sync: sync)
@@ -73,8 +77,10 @@ extension Database {
     }
 
     /// Removes `key`. Removing a missing key is not an error.
-    /// - Parameter sync: as for ``put(_:_:sync:)``: wait until the delete reaches the disk.
-    /// - Throws: ``KVDocsError`` (`.closed`, `.ioError`).
+    /// - Parameters:
+    ///   - key: the key to remove.
+    ///   - sync: as for ``put(_:_:sync:)``: wait until the delete reaches the disk.
+    /// - Throws: ``KVDocsError`` (`.closed`, `.ioError`), with ``KVDocsError/key`` set to `key`.
     public func delete<Key: ByteRepresentable>(_ key: Key, sync: Bool = false) throws {
         try withHandle { db in
             let writeOptions = writeOptions(sync: sync)
@@ -86,8 +92,11 @@ extension Database {
 
     /// Applies every operation of `batch` atomically: readers see all of them or none,
     /// and after a crash either all or none are in the database.
-    /// - Parameter sync: as for ``put(_:_:sync:)``: wait until the batch reaches the disk
-    ///   (one `fsync` for the whole batch).
+    /// - Parameters:
+    ///   - batch: the operations, applied in the order they were added; the batch is left
+    ///     as it was and can be written again.
+    ///   - sync: as for ``put(_:_:sync:)``: wait until the batch reaches the disk
+    ///     (one `fsync` for the whole batch).
     /// - Throws: ``KVDocsError``; on error nothing of the batch is applied.
     public func write(_ batch: WriteBatch, sync: Bool = false) throws {
         try withHandle { db in
@@ -98,6 +107,7 @@ extension Database {
 
     /// Fills a new batch with `body` and applies it atomically. If `body` throws, nothing is written.
     /// `sync` is as for ``write(_:sync:)``.
+    /// - Throws: what `body` throws, or ``KVDocsError`` as ``write(_:sync:)``.
     ///
     /// ```swift
     /// try db.write { batch in
@@ -117,10 +127,19 @@ extension Database {
     /// Keys are deleted in batches of `batchSize`: each batch is atomic, the whole deletion
     /// is not: a crash or an error part-way leaves the keys of the batches already written
     /// deleted and the others in place. Pass `batchSize: .max` to delete a range of bounded
-    /// size in one atomic batch. Memory stays bounded by one batch.
-    /// - Parameter sync: as for ``put(_:_:sync:)``, for every batch.
-    /// - Throws: `.invalidArgument` for a `batchSize` or `limit` below 1 (a `limit` of 0
-    ///   deletes nothing), storage errors.
+    /// size in one atomic batch. Memory stays bounded by one batch. Complexity: one scan of
+    /// the keys deleted, and one write per batch.
+    ///
+    /// - Parameters:
+    ///   - range: the keys to delete, compared in the database's order.
+    ///   - order: the direction in which keys are visited, which decides which keys a
+    ///     `limit` keeps.
+    ///   - limit: the most keys to delete; `nil` for all of `range`, `0` for none.
+    ///   - batchSize: the most deletes per atomic batch, at least 1.
+    ///   - sync: as for ``put(_:_:sync:)``, for every batch.
+    /// - Returns: the number of keys deleted.
+    /// - Throws: `.invalidArgument` for a `batchSize` below 1 or a negative `limit`,
+    ///   storage errors.
     @discardableResult
     public func deleteRange(_ range: KeyRange, order: ScanOrder = .forward, limit: Int? = nil,
                             batchSize: Int = 10_000, sync: Bool = false) throws -> Int {

@@ -44,12 +44,48 @@ import Synchronization
 /// and end with one synced write.
 ///
 /// ## Topics
-/// - ``get(_:options:)``, ``withValue(forKey:options:_:)``, ``put(_:_:sync:)``, ``delete(_:sync:)``
+///
+/// ### Opening and closing
+/// - ``init(path:options:)``
+/// - ``path``
+/// - ``options``
+/// - ``close()``
+/// - ``isClosed``
+///
+/// ### Reading
+/// - ``get(_:options:)``
+/// - ``get(_:as:options:)``
+/// - ``contains(_:options:)``
+/// - ``withValue(forKey:options:_:)``
+///
+/// ### Writing
+/// - ``put(_:_:sync:)``
+/// - ``delete(_:sync:)``
 /// - ``write(_:sync:)``
-/// - ``entries(_:order:limit:options:)``, ``forEach(in:order:limit:options:_:)``, ``makeCursor(options:)``
+/// - ``write(sync:_:)``
+/// - ``deleteRange(_:order:limit:batchSize:sync:)``
+/// - ``withExclusiveWriter(_:)``
+///
+/// ### Iterating
+/// - ``entries(_:order:limit:options:)``
+/// - ``forEach(in:order:limit:options:_:)``
+/// - ``makeCursor(options:)``
+///
+/// ### Consistent reads
 /// - ``snapshot()``
-/// - ``property(_:)``, ``approximateSize(of:)``, ``compact(_:)``, ``destroy(path:options:)``, ``repair(path:options:)``
-/// - ``dump(to:range:options:)``, ``load(from:batchSize:maximumLineLength:sync:)``
+///
+/// ### Maintenance
+/// - ``property(_:)``
+/// - ``numberOfFiles(atLevel:)``
+/// - ``approximateMemoryUsage()``
+/// - ``approximateSize(of:)``
+/// - ``approximateSizes(of:)``
+/// - ``compact(_:)``
+/// - ``destroy(path:options:)``
+/// - ``repair(path:options:)``
+/// - ``levelDBVersion``
+/// - ``dump(to:range:options:)``
+/// - ``load(from:batchSize:maximumLineLength:sync:)``
 /// - ``openPrivateCopy(of:options:under:)``
 public final class Database: @unchecked Sendable {
     // @unchecked Sendable: LevelDB's DB handle is thread-safe; `handle` is read under

@@ -13,12 +13,16 @@
 public struct KeyRange: Sendable, Hashable, CustomStringConvertible {
     /// One end of a range.
     public enum Bound: Sendable, Hashable {
+        /// The key itself is in the range (`<=` or `>=`).
         case included([UInt8])
+        /// The key itself is not in the range (`<` or `>`).
         case excluded([UInt8])
 
+        /// The bound's key, whether included or not.
         public var key: [UInt8] {
             switch self { case .included(let k), .excluded(let k): return k }
         }
+        /// Whether the bound's key is in the range.
         public var isIncluded: Bool {
             if case .included = self { return true }
             return false
@@ -30,6 +34,10 @@ public struct KeyRange: Sendable, Hashable, CustomStringConvertible {
     /// The highest key, or `nil` for no upper bound.
     public var upper: Bound?
 
+    /// The keys between `lower` and `upper`; a `nil` bound leaves that end open.
+    ///
+    /// A lower bound above the upper one makes an empty range (``isEmpty``), not an error:
+    /// a scan of it yields nothing.
     public init(lower: Bound?, upper: Bound?) {
         self.lower = lower
         self.upper = upper
@@ -137,6 +145,7 @@ public struct KeyRange: Sendable, Hashable, CustomStringConvertible {
         return upper.isIncluded ? c <= 0 : c < 0
     }
 
+    /// The bounds in interval notation with hex keys: `[0x61, 0x6d)`, `(-inf, +inf)`.
     public var description: String {
         let l = lower.map { ($0.isIncluded ? "[" : "(") + hex($0.key) } ?? "(-inf"
         let u = upper.map { hex($0.key) + ($0.isIncluded ? "]" : ")") } ?? "+inf)"

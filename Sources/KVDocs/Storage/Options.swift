@@ -50,6 +50,7 @@ public struct Options: Sendable {
         case snappy
     }
 
+    /// LevelDB's defaults, except ``createIfMissing`` (`true`).
     public init() {}
 
     /// The ranges LevelDB clamps options to (`db/db_impl.cc`, `SanitizeOptions`).
@@ -90,6 +91,8 @@ public struct ReadOptions {
     /// Read the database as it was when this snapshot was taken; `nil` reads the latest state.
     public var snapshot: Snapshot? = nil
 
+    /// Read options; the defaults read the latest state, fill the cache and skip checksum
+    /// verification, as LevelDB's `ReadOptions()`.
     public init(verifyChecksums: Bool = false, fillCache: Bool = true, snapshot: Snapshot? = nil) {
         self.verifyChecksums = verifyChecksums
         self.fillCache = fillCache

@@ -55,16 +55,21 @@ public final class Snapshot {
     }
 
     /// The value under `key` as of the snapshot, or `nil`.
+    /// - Throws: `.closed` after ``release()`` or ``Database/close()``; storage errors.
     public func get<Key: ByteRepresentable>(_ key: Key) throws -> [UInt8]? {
         try database.get(key, options: readOptions())
     }
 
     /// The value under `key` as of the snapshot decoded as `type`, or `nil`.
+    /// - Throws: `.closed` after ``release()`` or ``Database/close()``; `.decoding` when the
+    ///   bytes are not a `type`; storage errors.
     public func get<Key: ByteRepresentable, Value: ByteDecodable>(_ key: Key, as type: Value.Type) throws -> Value? {
         try database.get(key, as: type, options: readOptions())
     }
 
     /// The entries of `range` as of the snapshot. See ``Database/entries(_:order:limit:options:)``.
+    /// - Throws: `.closed` after ``release()`` or ``Database/close()``; `.invalidArgument`
+    ///   for a negative limit.
     public func entries(_ range: KeyRange = .all, order: ScanOrder = .forward, limit: Int? = nil) throws -> Entries {
         try database.entries(range, order: order, limit: limit, options: readOptions())
     }

@@ -16,6 +16,7 @@ public final class WriteBatch {
     /// The number of operations (puts and deletes) added since creation or the last ``clear()``.
     public private(set) var count = 0
 
+    /// An empty batch.
     public init() { handle = leveldb_writebatch_create() }
 
     deinit { leveldb_writebatch_destroy(handle) }
@@ -48,11 +49,14 @@ public final class WriteBatch {
 
     /// One operation of a batch.
     public enum Operation: Hashable, Sendable {
+        /// Store `value` under `key`.
         case put(key: [UInt8], value: [UInt8])
+        /// Remove `key`.
         case delete(key: [UInt8])
     }
 
-    /// The operations in the order they will apply.
+    /// The operations in the order they will apply, copied out of the batch (each call
+    /// walks the whole batch).
     public var operations: [Operation] {
         final class Collector { var operations: [Operation] = [] }
         let collector = Collector()

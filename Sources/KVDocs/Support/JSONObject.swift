@@ -11,7 +11,9 @@
 /// key is byte-identical to an existing one replaces its value: when parsing, the last of
 /// duplicate keys wins, as in JavaScript and Python.
 public struct JSONObject: Sendable, RandomAccessCollection, ExpressibleByDictionaryLiteral {
+    /// A member: its key and its value.
     public typealias Element = (key: String, value: JSONValue)
+    /// A member's position, from 0, in code-point order of the keys.
     public typealias Index = Int
 
     /// Sorted by key bytes, keys unique.

@@ -18,13 +18,22 @@ import Foundation
 /// by case: `.int(1)` and `.double(1)` are different values (``ValueOrder`` compares
 /// them as numbers).
 public enum JSONValue: Sendable {
+    /// JSON's `null`.
     case null
+    /// `true` or `false`.
     case bool(Bool)
+    /// An integer in `Int64`'s range, exactly; what parsing gives for every such integer.
     case int(Int64)
+    /// An integer above `Int64.max` and at most `UInt64.max`, exactly.
     case uint(UInt64)
+    /// A number written with a fraction or an exponent, an integer beyond 64 bits (the
+    /// nearest double), or `-0`; always finite (writing NaN or an infinity throws).
     case double(Double)
+    /// A string, compared by code points.
     case string(String)
+    /// An array; nesting is limited to ``maximumDepth`` levels.
     case array([JSONValue])
+    /// An object, members in code-point order of their keys.
     case object(JSONObject)
 
     /// The deepest nesting of arrays and objects that parsing, canonical writing and
@@ -44,6 +53,7 @@ public enum JSONValue: Sendable {
     }
 
     /// Parses UTF-8 JSON text given as bytes.
+    /// - Throws: `.decoding`, as ``init(parsing:)-(Data)``.
     public init<Bytes: Collection<UInt8>>(parsing bytes: Bytes) throws {
         if let value = try bytes.withContiguousStorageIfAvailable({ try JSONParser.parse($0) }) {
             self = value
@@ -53,6 +63,7 @@ public enum JSONValue: Sendable {
     }
 
     /// Parses JSON text given as a string.
+    /// - Throws: `.decoding`, as ``init(parsing:)-(Data)``.
     public init(parsing text: String) throws {
         var text = text
         self = try text.withUTF8 { try JSONParser.parse($0) }

@@ -123,15 +123,19 @@ struct JSONWriter {
 }
 
 extension JSONValue {
-    /// The canonical JSON text (see ``JSONWriter``): the stored form of documents and catalog
-    /// records. Equal values have byte-identical canonical text.
+    /// The canonical JSON text: the stored form of documents and catalog records. Compact,
+    /// object keys in code-point order, integers in decimal, decimals in the shortest
+    /// spelling that reads back as the same `Double` (always with a `.` or an exponent, and
+    /// `-0.0` keeps its sign), only `"`, `\` and control characters escaped. Equal values have
+    /// byte-identical canonical text.
     /// - Throws: `.invalidArgument` for a NaN or infinite number, which JSON cannot
     ///   represent, or nesting deeper than ``maximumDepth``.
     public func canonicalData() throws -> Data {
         Data(try canonicalBytes())
     }
 
-    /// The canonical JSON text as bytes.
+    /// The canonical JSON text as bytes; see ``canonicalData()``.
+    /// - Throws: `.invalidArgument`, as ``canonicalData()``.
     public func canonicalBytes() throws -> [UInt8] {
         var writer = JSONWriter()
         try writer.write(self)
@@ -139,6 +143,7 @@ extension JSONValue {
     }
 
     /// JSON text indented by `indent` spaces per level, keys in code-point order, for people.
+    /// - Throws: `.invalidArgument`, as ``canonicalData()``.
     public func prettyText(indent: Int = 2) throws -> String {
         var writer = JSONWriter(indent: indent)
         try writer.write(self)

@@ -35,8 +35,10 @@ public struct LineReader {
     private var atEnd = false
 
     /// Opens `path` for reading.
-    /// - Parameter maximumLineLength: the longest line accepted, in bytes (at least 1);
-    ///   ``defaultMaximumLineLength`` by default.
+    /// - Parameters:
+    ///   - path: the file to read.
+    ///   - maximumLineLength: the longest line accepted, in bytes (at least 1);
+    ///     ``defaultMaximumLineLength`` by default.
     /// - Throws: `.ioError` when the file cannot be opened, `.invalidArgument` for a
     ///   maximum below 1.
     public init(path: String, maximumLineLength: Int = LineReader.defaultMaximumLineLength) throws {
