@@ -379,55 +379,6 @@ import Testing
     }
 }
 
-@Suite struct FormatMigrationTests {
-    /// A copy of the fixture written by the format-1 code (numbers through
-    /// JSONSerialization, objects through JSONEncoder) opens migrated: its secondary
-    /// indexes are rebuilt with progress, the dangling entry that code left is gone, and the
-    /// version is recorded.
-    @Test func aFormatOneStoreIsMigratedOnOpen() throws {
-        let dir = TemporaryDirectory()
-        let path = dir.child("db")
-        try FileManager.default.copyItem(atPath: packageRoot.appendingPathComponent("Tests/Fixtures/format1-db").path, toPath: path)
-        let db = try Database(path: path)
-        defer { db.close() }
-        #expect(try db.get(Subspace().pack(["m", "format"])) == nil)
-        var built = Set<String>()
-        let store = try DocumentStore(database: db) { built.insert("\($0.collection)/\($0.index)") }
-        #expect(built == ["things/by_n", "things/by_meta", "things/by_code", "things/by_tag"])
-        #expect(try db.get(Subspace().pack(["m", "format"]), as: Tuple.self) == Tuple([.int(DocumentStore.formatVersion)]))
-        #expect(try store.verify().isClean)
-        let things = try store.collection("things")
-        #expect(try things.count() == 3)
-        #expect(try things.get(id: 2)?["meta"] == ["z": .double(1e20)])
-        #expect(try things.count(Query().where("meta", .equal(["z": .double(1e20)]))) == 1)
-        #expect(try things.find(Query().where("n", .greaterOrEqual(1)).orderBy("n")).map { $0["id"] } == [1, "three"])
-        #expect(try store.changes().map(\.sequence) == [1, 2, 3, 4, 5, 6])
-        #expect(try things.search("quick").count == 2)
-        // Opened again: nothing more to migrate.
-        built = []
-        _ = try DocumentStore(database: db) { built.insert($0.index) }
-        #expect(built.isEmpty)
-    }
-
-    @Test func aStoreFromANewerFormatIsRefusedNamingBothVersions() throws {
-        try withTemporaryDatabase { db, _ throws in
-            _ = try DocumentStore(database: db, schema: try peopleSchema())
-            try db.put(Subspace().pack(["m", "format"]), Tuple([.int(DocumentStore.formatVersion + 1)]))
-            let error = #expect(throws: KVDocsError.self) { try DocumentStore(database: db) }
-            #expect(error?.kind == .notSupported)
-            #expect(error?.message.contains("format version \(DocumentStore.formatVersion + 1)") == true)
-            #expect(error?.message.contains("format \(DocumentStore.formatVersion)") == true)
-        }
-    }
-
-    @Test func aNewStoreRecordsTheCurrentFormat() throws {
-        try withTemporaryDatabase { db, _ throws in
-            _ = try DocumentStore(database: db, schema: try peopleSchema())
-            #expect(try db.get(Subspace().pack(["m", "format"]), as: Tuple.self) == Tuple([.int(DocumentStore.formatVersion)]))
-        }
-    }
-}
-
 @Suite struct TypedExactnessTests {
     struct Reading: Codable, Equatable {
         var id: Int64

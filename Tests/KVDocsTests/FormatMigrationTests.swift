@@ -1,0 +1,107 @@
+import Foundation
+import KVDocsTestSupport
+import Testing
+@testable import KVDocs
+
+/// Opening stores written by earlier layouts: migrated, rebuilt or refused, never misread.
+@Suite struct FormatMigrationTests {
+    /// A copy of the fixture written by the format-1 code (numbers through
+    /// JSONSerialization, objects through JSONEncoder) opens migrated: its secondary
+    /// indexes are rebuilt with progress, the dangling entry that code left is gone, and the
+    /// version is recorded.
+    @Test func aFormatOneStoreIsMigratedOnOpen() throws {
+        let dir = TemporaryDirectory()
+        let path = dir.child("db")
+        try FileManager.default.copyItem(atPath: packageRoot.appendingPathComponent("Tests/Fixtures/format1-db").path, toPath: path)
+        let db = try Database(path: path)
+        defer { db.close() }
+        #expect(try db.get(Subspace().pack(["m", "format"])) == nil)
+        var built = Set<String>()
+        let store = try DocumentStore(database: db) { built.insert("\($0.collection)/\($0.index)") }
+        #expect(built == ["things/by_n", "things/by_meta", "things/by_code", "things/by_tag"])
+        #expect(try db.get(Subspace().pack(["m", "format"]), as: Tuple.self) == Tuple([.int(DocumentStore.formatVersion)]))
+        #expect(try store.verify().isClean)
+        let things = try store.collection("things")
+        #expect(try things.count() == 3)
+        #expect(try things.get(id: 2)?["meta"] == ["z": .double(1e20)])
+        #expect(try things.count(Query().where("meta", .equal(["z": .double(1e20)]))) == 1)
+        #expect(try things.find(Query().where("n", .greaterOrEqual(1)).orderBy("n")).map { $0["id"] } == [1, "three"])
+        #expect(try store.changes().map(\.sequence) == [1, 2, 3, 4, 5, 6])
+        #expect(try things.search("quick").count == 2)
+        // Opened again: nothing more to migrate.
+        built = []
+        _ = try DocumentStore(database: db) { built.insert($0.index) }
+        #expect(built.isEmpty)
+    }
+
+    /// An index whose entries were written in an older format of its kind (its catalog
+    /// state says so) is rebuilt when the store opens, with progress; the others are kept.
+    @Test func anIndexOfAnOlderFormatIsRebuiltOnOpen() throws {
+        try withTemporaryDatabase { db, _ throws in
+            do {
+                let store = try DocumentStore(database: db, schema: try peopleSchema())
+                try store.collection("people").insert(["id": "p1", "age": 30, "bio": "night train"])
+            }
+            let catalog = Catalog()
+            let identity = IndexIdentity("people", "by_age", .secondary)
+            let states = try catalog.indexStates(.secondary, in: db)
+            guard var state = states[identity] else { Issue.record("no state for by_age"); return }
+            #expect(state.format == 1)
+            state.format = 0
+            let batch = WriteBatch()
+            catalog.putState(state, of: identity, generation: try catalog.generation(in: db) + 1, in: batch)
+            // Damage the old-format entries too: the rebuild must not keep them.
+            batch.delete(Subspace().pack(["i", "people", "by_age", 2, 30.0, 0, "p1"]))
+            try db.write(batch)
+            var rebuilt: [String] = []
+            let reopened = try DocumentStore(database: db) { if $0.done == $0.total { rebuilt.append($0.index) } }
+            #expect(rebuilt == ["by_age"])
+            #expect(try catalog.indexStates(.secondary, in: db)[identity]?.format == 1)
+            #expect(try reopened.verify().isClean)
+            #expect(try reopened.collection("people").find(Query().where("age", .equal(30))).count == 1)
+        }
+    }
+
+    /// An index build interrupted before it finished (its state still says building) is
+    /// finished when the store opens; queries never used it in between.
+    @Test func anInterruptedIndexBuildIsFinishedOnOpen() throws {
+        try withTemporaryDatabase { db, _ throws in
+            do {
+                let store = try DocumentStore(database: db, schema: try peopleSchema())
+                try store.collection("people").insert(["id": "p1", "age": 30, "email": "a@x"])
+            }
+            let catalog = Catalog()
+            let identity = IndexIdentity("people", "by_email", .secondary)
+            guard var state = try catalog.indexStates(.secondary, in: db)[identity] else { Issue.record("no state"); return }
+            state.phase = .building
+            let batch = WriteBatch()
+            catalog.putState(state, of: identity, generation: try catalog.generation(in: db) + 1, in: batch)
+            try db.write(batch)
+            try db.deleteRange(.prefix(Subspace().pack(["i", "people", "by_email"])))
+            var rebuilt: Set<String> = []
+            let reopened = try DocumentStore(database: db) { rebuilt.insert($0.index) }
+            #expect(rebuilt == ["by_email"])
+            #expect(try reopened.verify().isClean)
+            #expect(try reopened.collection("people").explain(Query().where("email", .equal("a@x"))).index == "by_email")
+        }
+    }
+
+    @Test func aStoreFromANewerFormatIsRefusedNamingBothVersions() throws {
+        try withTemporaryDatabase { db, _ throws in
+            _ = try DocumentStore(database: db, schema: try peopleSchema())
+            try db.put(Subspace().pack(["m", "format"]), Tuple([.int(DocumentStore.formatVersion + 1)]))
+            let error = #expect(throws: KVDocsError.self) { try DocumentStore(database: db) }
+            #expect(error?.kind == .notSupported)
+            #expect(error?.message.contains("format version \(DocumentStore.formatVersion + 1)") == true)
+            #expect(error?.message.contains("format \(DocumentStore.formatVersion)") == true)
+        }
+    }
+
+    @Test func aNewStoreRecordsTheCurrentFormat() throws {
+        try withTemporaryDatabase { db, _ throws in
+            _ = try DocumentStore(database: db, schema: try peopleSchema())
+            #expect(try db.get(Subspace().pack(["m", "format"]), as: Tuple.self) == Tuple([.int(DocumentStore.formatVersion)]))
+        }
+    }
+}
+
