@@ -24,16 +24,19 @@ public struct Query: Sendable, Hashable {
     /// The order of the results; `nil` for primary-key order.
     public var order: Order?
     /// The most documents returned, after the offset; `nil` for no limit. A negative limit
-    /// makes the query throw `.invalidArgument` when it runs.
+    /// makes `find` and `explain` throw `.invalidArgument`; `count` ignores the limit.
     public var limit: Int?
     /// The number of matching documents skipped, in the query's order, before the first
-    /// returned. A negative offset makes the query throw `.invalidArgument` when it runs.
+    /// returned. A negative offset makes `find` and `explain` throw `.invalidArgument`;
+    /// `count` ignores the offset.
     public var offset: Int = 0
 
-    /// An order of the results: by one field's value in ``ValueOrder``, ties broken by primary key in the same direction.
+    /// An order of the results: by one field's value in ``ValueOrder``, ties broken by
+    /// primary key in the same direction.
     public struct Order: Sendable, Hashable {
-        /// The field to order by. It must be single-valued (no `[]`): ordering by a multi-valued
-        /// field throws `.invalidArgument` when the query runs. Documents missing it come first.
+        /// The field to order by. It must be single-valued (no `[]`): with a multi-valued
+        /// field, `find` and `explain` throw `.invalidArgument`. Documents missing it come
+        /// first (last when descending).
         public var field: FieldPath
         /// Whether the largest values (and primary keys, among ties) come first.
         public var descending: Bool
@@ -48,8 +51,8 @@ public struct Query: Sendable, Hashable {
     }
 
     /// A query from its parts; `Query()` matches every document, in primary-key order.
-    /// Nothing is checked here: a negative limit or offset, or an order by a multi-valued
-    /// field, throws `.invalidArgument` when the query runs.
+    /// Nothing is checked here: with a negative limit or offset, or an order by a
+    /// multi-valued field, `find` and `explain` throw `.invalidArgument`.
     /// - Parameters:
     ///   - conditions: conditions that must all hold.
     ///   - order: the order of the results; `nil` for primary-key order.
@@ -76,14 +79,16 @@ public struct Query: Sendable, Hashable {
         return q
     }
 
-    /// This query returning at most `n` documents (after the offset); a negative `n` throws `.invalidArgument` when the query runs.
+    /// This query returning at most `n` documents (after the offset); with a negative `n`,
+    /// `find` and `explain` throw `.invalidArgument`.
     public func limit(_ n: Int) -> Query {
         var q = self
         q.limit = n
         return q
     }
 
-    /// This query skipping its first `n` matching documents; a negative `n` throws `.invalidArgument` when the query runs.
+    /// This query skipping its first `n` matching documents; with a negative `n`, `find`
+    /// and `explain` throw `.invalidArgument`.
     public func offset(_ n: Int) -> Query {
         var q = self
         q.offset = n

@@ -19,9 +19,8 @@ import Foundation
 ///   }}}
 /// ```
 public struct Schema: Sendable, Hashable {
-    /// The collections, by name. Set through ``init(collections:)`` they are validated;
-    /// assigned directly they are validated when the schema is applied by
-    /// ``DocumentStore/init(database:schema:root:progress:)``.
+    /// The collections, by name. ``init(collections:)`` validates them; a value assigned
+    /// to this property directly is not validated.
     public var collections: [String: CollectionSchema]
 
     /// A schema of `collections`, validated.
@@ -96,7 +95,9 @@ public struct CollectionSchema: Sendable, Hashable {
 /// A document missing any of the fields is not in the index. A `[]` field indexes each
 /// element of an array; at most one field of an index may be multi-valued.
 public struct IndexDefinition: Sendable, Hashable {
-    /// The index's name, unique among the collection's indexes (compared by code points).
+    /// The index's name: not empty, and unique among the collection's secondary and text
+    /// indexes (two names that differ only in Unicode normalization are rejected as well).
+    /// Lookups by name compare code points.
     public var name: String
     /// The indexed fields, in sort order: at least one, none twice, at most one multi-valued (`[]`).
     public var fields: [FieldPath]
@@ -128,7 +129,9 @@ public struct TextIndexDefinition: Sendable, Hashable {
     /// The tokenizer of the index (the text layer's ``TextTokenizer/Kind``).
     public typealias Tokenizer = TextTokenizer.Kind
 
-    /// The index's name, unique among the collection's indexes (compared by code points).
+    /// The index's name, unique among the collection's secondary and text
+    /// indexes (two names that differ only in Unicode normalization are rejected as well).
+    /// Lookups by name compare code points.
     public var name: String
     /// The string fields indexed, one column each, in order (column filters of queries number them from 0): at least one.
     public var fields: [FieldPath]

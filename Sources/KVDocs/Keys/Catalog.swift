@@ -142,7 +142,8 @@ public struct IndexIdentity: Hashable, Sendable, CustomStringConvertible {
         /// The kind's name in catalog keys.
         public let catalogName: String
         /// A kind of index whose states are kept under `("m", catalogName, …)`.
-        /// - Parameter catalogName: the kind's name in catalog keys; distinct kinds need distinct names.
+        /// - Parameter catalogName: the kind's name in catalog keys. Kinds are equal when their
+    ///   names are, so a new kind needs a name of its own.
         public init(catalogName: String) { self.catalogName = catalogName }
         /// Secondary indexes: plain, unique, compound and multi-valued.
         public static let secondary = Kind(catalogName: "index")

@@ -113,7 +113,8 @@ public struct TextSnippetOptions: Sendable, Hashable {
     public var ellipsis: String
     /// The most tokens in the snippet (clamped to 1...64, as FTS5).
     public var tokens: Int
-    /// Options of a snippet, FTS5's defaults aside from the markers: `[` `]`, `…`, 15 tokens.
+    /// Options of a snippet: by default `[` and `]` around matches, `…` where the text is
+    /// cut, and at most 15 tokens.
     /// - Parameters:
     ///   - markers: the markers around matches.
     ///   - ellipsis: the text marking a cut.
