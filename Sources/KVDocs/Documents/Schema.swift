@@ -65,7 +65,11 @@ public struct CollectionSchema: Sendable, Hashable {
         self.text = text
     }
 
-    /// The index `name`.
+    /// The secondary index `name` (compared by code points).
+    /// - Parameters:
+    ///   - name: the index's name.
+    ///   - collection: this collection's name, for the error message.
+    /// - Throws: `.schema` naming the collection's indexes when it has no secondary index `name`.
     public func index(_ name: String, collection: String) throws -> IndexDefinition {
         guard let i = indexes.first(where: { $0.name.hasSameCodePoints(as: name) }) else {
             throw KVDocsError(.schema, "collection \"\(collection)\" has no index \"\(name)\"; its indexes: \(indexes.map(\.name).joined(separator: ", "))")
