@@ -12,16 +12,38 @@
 public struct DocumentBatch: ~Copyable {
     let context: DocumentStore.WriteContext
 
+    /// Adds a document to the batch.
+    /// - Parameters:
+    ///   - collection: the name of a collection of the store's schema.
+    ///   - document: a JSON object whose primary-key field holds a string or an integer.
+    /// - Returns: the change the write records (committed only if the whole batch is).
+    /// - Throws: `.conflict` when a document with its id exists (in the store or earlier in
+    ///   the batch), `.uniqueViolation` for a unique index, `.invalidArgument` for a document
+    ///   that is not an object or lacks a valid primary key, `.schema` for an unknown
+    ///   collection. After a unique violation the batch cannot be committed: `write` throws.
     @discardableResult
     public func insert(_ collection: String, _ document: JSONValue) throws -> Change {
         try required(context.write(collection, .insert, document: document, id: nil))
     }
 
+    /// Adds a document to the batch, or replaces the one with the same id.
+    /// - Parameters:
+    ///   - collection: the name of a collection of the store's schema.
+    ///   - document: a JSON object whose primary-key field holds a string or an integer.
+    /// - Returns: the change the write records: `.insert` or `.update`.
+    /// - Throws: as ``insert(_:_:)``, except that an existing id is not an error.
     @discardableResult
     public func upsert(_ collection: String, _ document: JSONValue) throws -> Change {
         try required(context.write(collection, .upsert, document: document, id: nil))
     }
 
+    /// Replaces the document with the same id in the batch.
+    /// - Parameters:
+    ///   - collection: the name of a collection of the store's schema.
+    ///   - document: a JSON object whose primary-key field holds a string or an integer.
+    /// - Returns: the change the write records (an `.update`).
+    /// - Throws: `.conflict` when there is no document with its id; otherwise as
+    ///   ``insert(_:_:)``.
     @discardableResult
     public func update(_ collection: String, _ document: JSONValue) throws -> Change {
         try required(context.write(collection, .update, document: document, id: nil))
@@ -53,9 +75,15 @@ public struct DocumentBatch: ~Copyable {
 
 extension DocumentStore {
     /// Runs `body` and applies all its writes in one atomic batch.
-    /// - Parameter sync: wait until the batch is on the disk (one `fsync` for all its
-    ///   writes), so it and every write before it survive a power loss or an OS crash;
-    ///   without it, it survives a crash of the process only (see ``DocumentStore``, Durability).
+    /// - Parameters:
+    ///   - sync: wait until the batch is on the disk (one `fsync` for all its
+    ///     writes), so it and every write before it survive a power loss or an OS crash;
+    ///     without it, it survives a crash of the process only (see ``DocumentStore``, Durability).
+    ///   - body: makes the writes through the batch it is lent, which must not escape; if it
+    ///     throws, nothing is written. Its result is returned.
+    /// - Throws: what `body` throws; the error of a write that failed after adding to the
+    ///   batch (a unique violation), even when `body` caught it; a storage error of the
+    ///   commit. Nothing is written then.
     public func write<R>(sync: Bool = false, _ body: (borrowing DocumentBatch) throws -> R) throws -> R {
         try performWrites(sync: sync) { context in try body(DocumentBatch(context: context)) }
     }

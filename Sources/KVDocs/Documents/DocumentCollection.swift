@@ -4,14 +4,22 @@ import Foundation
 ///
 /// Each read is one snapshot; use ``DocumentStore/read(_:)`` for several reads that must agree.
 public struct DocumentCollection: Sendable {
+    /// The store holding the collection.
     public let store: DocumentStore
+    /// The collection's name, as the schema declares it.
     public let name: String
 
     /// Adds a document.
-    /// - Parameter sync: wait until the write is on the disk, so it (and every write before
-    ///   it) survives a power loss or an OS crash; without it, it survives a crash of the
-    ///   process only (see ``DocumentStore``, Durability).
-    /// - Throws: `.conflict` when its id exists, `.uniqueViolation`.
+    /// - Parameters:
+    ///   - document: a JSON object with the collection's primary key field (a string or
+    ///     an integer).
+    ///   - sync: wait until the write is on the disk, so it (and every write before
+    ///     it) survives a power loss or an OS crash; without it, it survives a crash of the
+    ///     process only (see ``DocumentStore``, Durability).
+    /// - Returns: the change recorded for the write.
+    /// - Throws: `.conflict` when its id exists, `.uniqueViolation` when a unique index
+    ///   already holds one of its values, `.invalidArgument` for a document that is not an
+    ///   object or lacks a valid primary key; nothing is written then.
     @discardableResult
     public func insert(_ document: JSONValue, sync: Bool = false) throws -> Change {
         try write(.insert, document, sync: sync)
@@ -77,15 +85,29 @@ public struct DocumentCollection: Sendable {
 /// let found: [Person] = try people.find(Query().where("age", .greater(30)))
 /// ```
 public struct TypedCollection<T: Codable>: Sendable {
+    /// The untyped collection the values are stored in, as JSON.
     public let base: DocumentCollection
 
-    // Writes: `sync` as for ``DocumentCollection/insert(_:sync:)``.
+    /// Adds `value`, stored as its JSON; `sync` is as for ``DocumentCollection/insert(_:sync:)``.
+    /// - Throws: `.invalidArgument` when `value` does not encode as a JSON object with a valid
+    ///   primary key; otherwise as ``DocumentCollection/insert(_:sync:)``.
     @discardableResult public func insert(_ value: T, sync: Bool = false) throws -> Change { try base.insert(try Self.json(value), sync: sync) }
+    /// Adds `value`, or replaces the document with its id; `sync` is as for
+    /// ``DocumentCollection/insert(_:sync:)``.
     @discardableResult public func upsert(_ value: T, sync: Bool = false) throws -> Change { try base.upsert(try Self.json(value), sync: sync) }
+    /// Replaces the document with `value`'s id; `sync` is as for ``DocumentCollection/insert(_:sync:)``.
+    /// - Throws: `.conflict` when there is none.
     @discardableResult public func update(_ value: T, sync: Bool = false) throws -> Change { try base.update(try Self.json(value), sync: sync) }
+    /// Removes the document with primary key `id`; returns whether there was one. As
+    /// ``DocumentCollection/delete(id:sync:)``.
     @discardableResult public func delete(id: JSONValue, sync: Bool = false) throws -> Bool { try base.delete(id: id, sync: sync) }
+    /// The document with primary key `id` decoded as `T`, or `nil`.
+    /// - Throws: `.decoding` when the stored document does not decode as `T`.
     public func get(id: JSONValue) throws -> T? { try base.get(id: id).map { try Self.value($0) } }
+    /// The documents matching `query`, decoded as `T`, as ``DocumentCollection/find(_:)`` returns them.
+    /// - Throws: `.decoding` when a stored document does not decode as `T`.
     public func find(_ query: Query = Query()) throws -> [T] { try base.find(query).map { try Self.value($0) } }
+    /// The number of documents matching `query`'s conditions (its limit and offset ignored).
     public func count(_ query: Query = Query()) throws -> Int { try base.count(query) }
 
     static func json(_ value: T) throws -> JSONValue { try JSONValue(encoding: value) }

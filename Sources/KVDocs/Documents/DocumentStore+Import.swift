@@ -11,13 +11,16 @@ extension DocumentStore {
 
     /// Progress of an import: lines read and documents written so far.
     public struct ImportProgress: Sendable {
+        /// Lines read so far in this pass, blank lines included.
         public let lines: Int
+        /// Documents written so far (0 while validating).
         public let documents: Int
         /// Whether the file is being validated (first pass) or written (second pass).
         public let validating: Bool
         /// The bytes of the file read so far in this pass, and the file's size (for a
         /// fraction done: a file of a few long lines has few lines to count).
         public let bytes: Int
+        /// The size of the file, in bytes.
         public let totalBytes: Int
     }
 
@@ -37,12 +40,18 @@ extension DocumentStore {
     /// after every batch written.
     ///
     /// - Parameters:
+    ///   - collection: the collection to import into.
+    ///   - path: the file of JSON lines, one document per line; blank lines are skipped.
+    ///   - mode: `.upsert` (the default) replaces an existing document, `.insert` stops at an
+    ///     existing id.
+    ///   - batchSize: the documents written per atomic batch.
     ///   - maximumLineLength: the longest line accepted, in bytes (64 MiB by default); a
     ///     longer line is an error naming the file, the line and the limit, and nothing is
     ///     imported.
     ///   - sync: write every batch with LevelDB's `sync` option, so the documents imported
     ///     survive a power loss or an OS crash once this returns (see ``DocumentStore``,
     ///     Durability). Without it, they survive a crash of the process only.
+    ///   - progress: called during both passes, as described above.
     /// - Returns: the number of documents written.
     @discardableResult
     public func importJSONLines(into collection: String, path: String, mode: ImportMode = .upsert,

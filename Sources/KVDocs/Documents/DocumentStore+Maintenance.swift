@@ -15,6 +15,7 @@ public struct VerifyReport: Sendable, CustomStringConvertible {
     /// The first problems found, described.
     public var problems: [String] = []
 
+    /// Whether the indexes match the documents exactly: no missing or dangling entry and no bad document.
     public var isClean: Bool { missingEntries == 0 && danglingEntries == 0 && badDocuments == 0 }
 
     static let maximumProblems = 20

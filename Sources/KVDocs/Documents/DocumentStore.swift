@@ -40,6 +40,9 @@ import Synchronization
 public final class DocumentStore: @unchecked Sendable {
     // @unchecked Sendable: mutable state is in `state` (a Mutex); the database is Sendable.
 
+    /// The LevelDB database the store lives in. The store itself reads and writes through the
+    /// storage seam (``KeyValueStore``), which `Database` implements; this property stays for
+    /// callers that need the database itself.
     public let database: Database
     /// What the store reads and writes through: the narrow storage seam (the database).
     let storage: any KeyValueStore
@@ -58,10 +61,13 @@ public final class DocumentStore: @unchecked Sendable {
 
     /// Progress of an index build, for the callback of ``init(database:schema:root:progress:)``.
     public struct IndexBuildProgress: Sendable {
+        /// The collection of the index being built.
         public let collection: String
+        /// The name of the index being built.
         public let index: String
-        /// Documents indexed so far, and in all.
+        /// Documents indexed so far.
         public let done: Int
+        /// The documents of the collection, in all.
         public let total: Int
     }
 
@@ -72,8 +78,11 @@ public final class DocumentStore: @unchecked Sendable {
     /// reporting progress, before `init` returns.
     ///
     /// - Parameters:
+    ///   - database: the database holding the store. Several stores may be open on one
+    ///     database: those with the same `root` share its documents and one sequence of changes.
     ///   - schema: the schema to use; `nil` keeps the stored one (or none). A schema that
     ///     differs from the stored one is applied (indexes added, dropped, rebuilt) and stored.
+    ///   - root: the subspace holding all of the store's keys; the whole key space by default.
     ///   - progress: called while indexes are built.
     /// - Throws: `.schema` for an invalid schema, `.uniqueViolation` when a new unique index
     ///   meets duplicate values (nothing of the new schema is kept), `.notSupported` for a

@@ -19,20 +19,45 @@
 /// ``ValueOrder`` (missing first), ties broken by primary key in the same direction;
 /// without it they come in primary-key order (the tuple order of ids: strings, then integers).
 public struct Query: Sendable, Hashable {
+    /// The conditions, all of which a document must satisfy; none matches every document.
     public var conditions: [Condition] = []
+    /// The order of the results; `nil` for primary-key order.
     public var order: Order?
+    /// The most documents returned, after the offset; `nil` for no limit. A negative limit
+    /// makes `find` and `explain` throw `.invalidArgument`; `count` ignores the limit.
     public var limit: Int?
+    /// The number of matching documents skipped, in the query's order, before the first
+    /// returned. A negative offset makes `find` and `explain` throw `.invalidArgument`;
+    /// `count` ignores the offset.
     public var offset: Int = 0
 
+    /// An order of the results: by one field's value in ``ValueOrder``, ties broken by
+    /// primary key in the same direction.
     public struct Order: Sendable, Hashable {
+        /// The field to order by. It must be single-valued (no `[]`): with a multi-valued
+        /// field, `find` and `explain` throw `.invalidArgument`. Documents missing it come
+        /// first (last when descending).
         public var field: FieldPath
+        /// Whether the largest values (and primary keys, among ties) come first.
         public var descending: Bool
+        /// An order by `field`, ascending unless `descending`.
+        /// - Parameters:
+        ///   - field: the single-valued field to order by.
+        ///   - descending: whether the largest values come first.
         public init(field: FieldPath, descending: Bool = false) {
             self.field = field
             self.descending = descending
         }
     }
 
+    /// A query from its parts; `Query()` matches every document, in primary-key order.
+    /// Nothing is checked here: with a negative limit or offset, or an order by a
+    /// multi-valued field, `find` and `explain` throw `.invalidArgument`.
+    /// - Parameters:
+    ///   - conditions: conditions that must all hold.
+    ///   - order: the order of the results; `nil` for primary-key order.
+    ///   - limit: the most documents returned; `nil` for all.
+    ///   - offset: the matching documents skipped before the first returned.
     public init(conditions: [Condition] = [], order: Order? = nil, limit: Int? = nil, offset: Int = 0) {
         self.conditions = conditions
         self.order = order
@@ -54,12 +79,16 @@ public struct Query: Sendable, Hashable {
         return q
     }
 
+    /// This query returning at most `n` documents (after the offset); with a negative `n`,
+    /// `find` and `explain` throw `.invalidArgument`.
     public func limit(_ n: Int) -> Query {
         var q = self
         q.limit = n
         return q
     }
 
+    /// This query skipping its first `n` matching documents; with a negative `n`, `find`
+    /// and `explain` throw `.invalidArgument`.
     public func offset(_ n: Int) -> Query {
         var q = self
         q.offset = n
@@ -82,11 +111,17 @@ public struct Query: Sendable, Hashable {
 
 /// A comparison of one field.
 public enum Operator: Sendable, Hashable {
+    /// Equal in ``ValueOrder``, whatever the type (`30` equals `30.0`).
     case equal(JSONValue)
+    /// Not equal in ``ValueOrder``; a document missing the field still never matches.
     case notEqual(JSONValue)
+    /// Less than the operand, among values of the operand's type.
     case less(JSONValue)
+    /// Less than or equal to the operand, among values of the operand's type.
     case lessOrEqual(JSONValue)
+    /// Greater than the operand, among values of the operand's type.
     case greater(JSONValue)
+    /// Greater than or equal to the operand, among values of the operand's type.
     case greaterOrEqual(JSONValue)
     /// `low <= value <= high`.
     case between(JSONValue, JSONValue)
@@ -98,9 +133,15 @@ public enum Operator: Sendable, Hashable {
 
 /// A condition on one field.
 public struct Condition: Sendable, Hashable, CustomStringConvertible {
+    /// The field compared; with `[]`, each element of the array is compared.
     public var field: FieldPath
+    /// The comparison some value of the field must satisfy.
     public var op: Operator
 
+    /// A condition that `field` satisfies `op`.
+    /// - Parameters:
+    ///   - field: the field compared.
+    ///   - op: the comparison.
     public init(field: FieldPath, op: Operator) {
         self.field = field
         self.op = op

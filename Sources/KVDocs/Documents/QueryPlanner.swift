@@ -1,5 +1,6 @@
 /// How a query is answered: which index and key ranges, or a full scan.
 public struct QueryPlan: Sendable, CustomStringConvertible {
+    /// The collection the query reads.
     public let collection: String
     /// The index scanned, or `nil` for a scan of every document.
     public let index: String?

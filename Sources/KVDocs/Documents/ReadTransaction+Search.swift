@@ -4,7 +4,9 @@ import Foundation
 public struct SearchOptions: Sendable {
     /// The text index to search; `nil` for the collection's only (or first) one.
     public var index: String?
+    /// The most hits returned, after the offset; `nil` for all. A negative limit makes the search throw `.invalidArgument`.
     public var limit: Int?
+    /// The number of best hits skipped. A negative offset makes the search throw `.invalidArgument`.
     public var offset: Int = 0
     /// Markers to wrap matches with in ``SearchHit/highlights`` (every indexed field).
     public var highlight: Markers?
@@ -19,6 +21,15 @@ public struct SearchOptions: Sendable {
     /// How to make a snippet (the text layer's ``TextSnippetOptions``).
     public typealias SnippetOptions = TextSnippetOptions
 
+    /// Options of a search; the defaults search the collection's first text index and return
+    /// every hit with its document, without highlights or snippet.
+    /// - Parameters:
+    ///   - index: the text index to search; `nil` for the collection's first one.
+    ///   - limit: the most hits returned; `nil` for all.
+    ///   - offset: the best hits skipped.
+    ///   - highlight: markers for ``SearchHit/highlights``; `nil` for none.
+    ///   - snippet: how to make ``SearchHit/snippet``; `nil` for none.
+    ///   - includeDocuments: whether hits carry their documents.
     public init(index: String? = nil, limit: Int? = nil, offset: Int = 0, highlight: Markers? = nil, snippet: SnippetOptions? = nil,
                 includeDocuments: Bool = true) {
         self.includeDocuments = includeDocuments
@@ -32,6 +43,7 @@ public struct SearchOptions: Sendable {
 
 /// One search result.
 public struct SearchHit: Sendable {
+    /// The primary key of the matching document.
     public let id: JSONValue
     /// The score as FTS5's `bm25()` returns it: negative, lower is better. Hits come best first.
     public let score: Double
@@ -39,6 +51,7 @@ public struct SearchHit: Sendable {
     public let document: JSONValue
     /// Each indexed field's text with matches wrapped in the requested markers.
     public let highlights: [String: String]
+    /// The snippet of the best-matching field; `nil` unless ``SearchOptions/snippet`` was set.
     public let snippet: String?
 }
 

@@ -10,6 +10,7 @@ import Foundation
 /// }
 /// ```
 public final class ReadTransaction {
+    /// The store read.
     public let store: DocumentStore
     /// The snapshot all reads go through.
     public let snapshot: Snapshot

@@ -19,8 +19,16 @@ import Foundation
 ///   }}}
 /// ```
 public struct Schema: Sendable, Hashable {
+    /// The collections, by name. ``init(collections:)`` validates them; a value assigned
+    /// to this property directly is not validated.
     public var collections: [String: CollectionSchema]
 
+    /// A schema of `collections`, validated.
+    /// - Parameter collections: the collections, by name.
+    /// - Throws: `.schema` naming the collection and the problem: an empty collection or
+    ///   index name, a primary key that is not a top-level field, two indexes of one
+    ///   collection with the same name, an index without fields, listing a field twice or
+    ///   with more than one multi-valued field, a text index without fields.
     public init(collections: [String: CollectionSchema] = [:]) throws {
         for (name, c) in collections { try c.validate(collection: name) }
         self.collections = collections
@@ -41,17 +49,27 @@ public struct Schema: Sendable, Hashable {
 public struct CollectionSchema: Sendable, Hashable {
     /// The field holding each document's id (a string or an integer).
     public var primaryKey: String
+    /// The secondary indexes, in declaration order; names are unique within the collection, text indexes included.
     public var indexes: [IndexDefinition]
     /// Full-text indexes (built by the text layer).
     public var text: [TextIndexDefinition]
 
+    /// A collection schema; it is validated when it becomes part of a ``Schema``.
+    /// - Parameters:
+    ///   - primaryKey: the top-level field holding each document's id.
+    ///   - indexes: the secondary indexes.
+    ///   - text: the full-text indexes.
     public init(primaryKey: String = "id", indexes: [IndexDefinition] = [], text: [TextIndexDefinition] = []) {
         self.primaryKey = primaryKey
         self.indexes = indexes
         self.text = text
     }
 
-    /// The index `name`.
+    /// The secondary index `name` (compared by code points).
+    /// - Parameters:
+    ///   - name: the index's name.
+    ///   - collection: this collection's name, for the error message.
+    /// - Throws: `.schema` naming the collection's indexes when it has no secondary index `name`.
     public func index(_ name: String, collection: String) throws -> IndexDefinition {
         guard let i = indexes.first(where: { $0.name.hasSameCodePoints(as: name) }) else {
             throw KVDocsError(.schema, "collection \"\(collection)\" has no index \"\(name)\"; its indexes: \(indexes.map(\.name).joined(separator: ", "))")
@@ -81,11 +99,20 @@ public struct CollectionSchema: Sendable, Hashable {
 /// A document missing any of the fields is not in the index. A `[]` field indexes each
 /// element of an array; at most one field of an index may be multi-valued.
 public struct IndexDefinition: Sendable, Hashable {
+    /// The index's name: not empty, and unique among the collection's secondary and text
+    /// indexes (two names that differ only in Unicode normalization are rejected as well).
+    /// Lookups by name compare code points.
     public var name: String
+    /// The indexed fields, in sort order: at least one, none twice, at most one multi-valued (`[]`).
     public var fields: [FieldPath]
     /// Reject a write that would give two documents the same values.
     public var unique: Bool
 
+    /// A secondary index; it is validated when it becomes part of a ``Schema``.
+    /// - Parameters:
+    ///   - name: the index's name.
+    ///   - fields: the indexed fields, in sort order.
+    ///   - unique: whether to reject two documents with the same values.
     public init(name: String, fields: [FieldPath], unique: Bool = false) {
         self.name = name
         self.fields = fields
@@ -106,10 +133,20 @@ public struct TextIndexDefinition: Sendable, Hashable {
     /// The tokenizer of the index (the text layer's ``TextTokenizer/Kind``).
     public typealias Tokenizer = TextTokenizer.Kind
 
+    /// The index's name, unique among the collection's secondary and text
+    /// indexes (two names that differ only in Unicode normalization are rejected as well).
+    /// Lookups by name compare code points.
     public var name: String
+    /// The string fields indexed, one column each, in order (column filters of queries number them from 0): at least one.
     public var fields: [FieldPath]
+    /// How the fields' text and the queries are split into terms.
     public var tokenizer: Tokenizer
 
+    /// A full-text index; it is validated when it becomes part of a ``Schema``.
+    /// - Parameters:
+    ///   - name: the index's name.
+    ///   - fields: the string fields indexed, one column each.
+    ///   - tokenizer: how text is split into terms.
     public init(name: String, fields: [FieldPath], tokenizer: Tokenizer = .unicode61) {
         self.name = name
         self.fields = fields

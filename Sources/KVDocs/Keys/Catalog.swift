@@ -25,6 +25,8 @@ public struct Catalog: Sendable, Hashable {
     /// The subspace the catalog's store lives in (the catalog itself is `root["m"]`).
     public let root: Subspace
 
+    /// The catalog of the store under `root`.
+    /// - Parameter root: the subspace of the store; the whole key space by default.
     public init(root: Subspace = Subspace()) {
         self.root = root
     }
@@ -139,6 +141,9 @@ public struct IndexIdentity: Hashable, Sendable, CustomStringConvertible {
     public struct Kind: Hashable, Sendable, CustomStringConvertible {
         /// The kind's name in catalog keys.
         public let catalogName: String
+        /// A kind of index whose states are kept under `("m", catalogName, …)`.
+        /// - Parameter catalogName: the kind's name in catalog keys. Kinds are equal when their
+    ///   names are, so a new kind needs a name of its own.
         public init(catalogName: String) { self.catalogName = catalogName }
         /// Secondary indexes: plain, unique, compound and multi-valued.
         public static let secondary = Kind(catalogName: "index")
@@ -147,10 +152,18 @@ public struct IndexIdentity: Hashable, Sendable, CustomStringConvertible {
         public var description: String { self == .secondary ? "secondary" : catalogName }
     }
 
+    /// The collection the index belongs to.
     public let collection: String
+    /// The index's name.
     public let name: String
+    /// The kind of index.
     public let kind: Kind
 
+    /// The identity of index `name` of `collection`, of `kind`.
+    /// - Parameters:
+    ///   - collection: the collection's name.
+    ///   - name: the index's name.
+    ///   - kind: the kind of index.
     public init(_ collection: String, _ name: String, _ kind: Kind) {
         self.collection = collection
         self.name = name
@@ -173,12 +186,14 @@ public struct IndexIdentity: Hashable, Sendable, CustomStringConvertible {
 
 /// What the catalog records about one index.
 public struct IndexState: Sendable, Hashable {
+    /// Where the index is in its life; the raw value is how the catalog stores it.
     public enum Phase: String, Sendable, Hashable {
         /// Entries are being written; queries do not use the index.
         case building
         /// Entries are exact; queries may use the index.
         case ready
     }
+    /// Whether the index is being built or ready for queries.
     public var phase: Phase
     /// The index's definition as JSON, to tell a changed definition from the stored one.
     public var definition: JSONValue
@@ -186,6 +201,11 @@ public struct IndexState: Sendable, Hashable {
     /// were kept).
     public var format: Int64
 
+    /// A state of an index.
+    /// - Parameters:
+    ///   - phase: whether the index is being built or ready.
+    ///   - definition: the index's definition as JSON.
+    ///   - format: the layout version of the index's entries.
     public init(phase: Phase, definition: JSONValue, format: Int64) {
         self.phase = phase
         self.definition = definition

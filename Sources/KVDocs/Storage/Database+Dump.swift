@@ -60,6 +60,9 @@ extension Database {
     /// bounded by the longest line and one batch. Existing keys are overwritten; other
     /// keys are left alone.
     /// - Parameters:
+    ///   - path: the dump file to read, as written by ``dump(to:range:options:)``.
+    ///   - batchSize: the entries written per atomic batch (at least 1; `.max` for one
+    ///     batch holding the whole file).
     ///   - maximumLineLength: the longest line accepted, in bytes (64 MiB by default).
     ///   - sync: write every batch with `sync` (see ``put(_:_:sync:)``); with nothing to
     ///     load, one empty synced write is still made, so earlier writes are on the disk too.

@@ -27,6 +27,8 @@ extension Database {
     ///   ``copiedFrom`` is `path`.
     ///
     /// - Parameters:
+    ///   - path: the directory of the database to copy; it must exist and must not be open
+    ///     (in this process or another).
     ///   - options: as for ``init(path:options:)``; `createIfMissing` and `errorIfExists`
     ///     are ignored (the original must exist, the copy does).
     ///   - parent: where to make the copy; the system's temporary directory by default. Hard

@@ -24,6 +24,7 @@ public struct RepairReport: Sendable, Hashable {
     /// Other files moved to `lost/`.
     public var otherLost: [String] = []
 
+    /// An empty report: every count 0, every list empty. ``Database/repair(path:options:)`` fills it in.
     public init() {}
 
     /// Every file moved to `lost/` by this repair, sorted by kind as above.

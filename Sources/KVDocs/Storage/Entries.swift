@@ -1,8 +1,14 @@
 /// A key and its value, copied out of the database.
 public struct Entry: Hashable, Sendable {
+    /// The key's bytes.
     public var key: [UInt8]
+    /// The value's bytes.
     public var value: [UInt8]
 
+    /// An entry of `key` and `value`.
+    /// - Parameters:
+    ///   - key: the key's bytes.
+    ///   - value: the value's bytes.
     public init(key: [UInt8], value: [UInt8]) {
         self.key = key
         self.value = value

@@ -119,9 +119,15 @@ final class SnapshotKeyValueReader: SnapshotReader {
 /// A ``KeyValueReader`` over a LevelDB ``Database``: the latest state, or the state of a
 /// snapshot when the read options carry one.
 public struct DatabaseReader: KeyValueReader {
+    /// The database read.
     public let database: Database
+    /// The options of every read: with a snapshot, reads see its state; without one, the latest.
     public let options: ReadOptions
 
+    /// A reader of `database` with `options`.
+    /// - Parameters:
+    ///   - database: the database to read.
+    ///   - options: the options of every read; set ``ReadOptions/snapshot`` to read one frozen state.
     public init(_ database: Database, options: ReadOptions = ReadOptions()) {
         self.database = database
         self.options = options
@@ -130,10 +136,15 @@ public struct DatabaseReader: KeyValueReader {
     /// The database's directory.
     public var name: String { database.path }
 
+    /// The value stored under `key` at the reader's state, or `nil`.
+    /// - Throws: `.closed` after ``Database/close()`` or the release of the snapshot; storage errors.
     public func value(forKey key: [UInt8]) throws -> [UInt8]? {
         try database.get(key, options: options)
     }
 
+    /// A cursor over the entries of `range`, in `order`, at the reader's state.
+    /// - Throws: `.closed` after ``Database/close()`` or the release of the snapshot; storage
+    ///   errors. The cursor's ``KeyValueCursor/next(_:)`` throws the errors met while moving.
     public func scan(_ range: KeyRange, order: ScanOrder = .forward) throws -> any KeyValueCursor {
         try database.entries(range, order: order, options: options)
     }

@@ -40,6 +40,8 @@ public final class MapCursor<Base: ThrowingCursor, Element>: ThrowingCursor {
         self.transform = transform
     }
 
+    /// The base cursor's next element, transformed; `nil` when the base has none left.
+    /// - Throws: what the base cursor's `next()` or the transform throws.
     public func next() throws -> Element? {
         guard let element = try base.next() else { return nil }
         return try transform(element)
@@ -56,6 +58,9 @@ public final class FilterCursor<Base: ThrowingCursor>: ThrowingCursor {
         self.isIncluded = isIncluded
     }
 
+    /// The base cursor's next element that satisfies the predicate, reading past the others;
+    /// `nil` when the base has none left.
+    /// - Throws: what the base cursor's `next()` or the predicate throws.
     public func next() throws -> Base.Element? {
         while let element = try base.next() {
             if try isIncluded(element) { return element }
@@ -74,6 +79,9 @@ public final class CompactMapCursor<Base: ThrowingCursor, Element>: ThrowingCurs
         self.transform = transform
     }
 
+    /// The next non-`nil` result of the transform on the base cursor's elements, reading past
+    /// those it maps to `nil`; `nil` when the base has none left.
+    /// - Throws: what the base cursor's `next()` or the transform throws.
     public func next() throws -> Element? {
         while let element = try base.next() {
             if let result = try transform(element) { return result }
@@ -92,6 +100,9 @@ public final class PrefixCursor<Base: ThrowingCursor>: ThrowingCursor {
         self.remaining = maxLength
     }
 
+    /// The base cursor's next element while fewer than the prefix length were returned;
+    /// then `nil` without reading the base again.
+    /// - Throws: what the base cursor's `next()` throws.
     public func next() throws -> Base.Element? {
         guard remaining > 0 else { return nil }
         guard let element = try base.next() else {

@@ -28,11 +28,25 @@
 /// position. They stay on the thread that made them (none is `Sendable`).
 ///
 /// ## Topics
+///
+/// ### Reading
 /// - ``next()``
-/// - ``forEach(_:)``, ``collect()``, ``reduce(_:_:)``, ``reduce(into:_:)``
-/// - ``contains(where:)``, ``contains(_:)``, ``first(where:)``, ``allSatisfy(_:)``
-/// - ``map(_:)``, ``filter(_:)``, ``compactMap(_:)``, ``prefix(_:)``
-/// - ``Swift/Array/init(_:)``
+///
+/// ### Consuming
+/// - ``forEach(_:)``
+/// - ``collect()``
+/// - ``reduce(_:_:)``
+/// - ``reduce(into:_:)``
+/// - ``contains(where:)``
+/// - ``contains(_:)``
+/// - ``first(where:)``
+/// - ``allSatisfy(_:)``
+///
+/// ### Lazy adapters
+/// - ``map(_:)``
+/// - ``filter(_:)``
+/// - ``compactMap(_:)``
+/// - ``prefix(_:)``
 public protocol ThrowingCursor<Element>: AnyObject {
     /// The type of the elements.
     associatedtype Element

@@ -91,8 +91,14 @@ enum Highlighter {
 
 /// Markers to wrap matches with in highlights and snippets.
 public struct HighlightMarkers: Sendable, Hashable {
+    /// The text put before each match.
     public var open: String
+    /// The text put after each match.
     public var close: String
+    /// Markers that wrap each match in `open` and `close`.
+    /// - Parameters:
+    ///   - open: the text put before each match.
+    ///   - close: the text put after each match.
     public init(open: String, close: String) {
         self.open = open
         self.close = close
@@ -101,10 +107,18 @@ public struct HighlightMarkers: Sendable, Hashable {
 
 /// How to make a snippet, like FTS5's `snippet()`.
 public struct TextSnippetOptions: Sendable, Hashable {
+    /// The markers around matches in the snippet.
     public var markers: HighlightMarkers
+    /// The text marking where the snippet cuts the field's text, at either end.
     public var ellipsis: String
     /// The most tokens in the snippet (clamped to 1...64, as FTS5).
     public var tokens: Int
+    /// Options of a snippet: by default `[` and `]` around matches, `…` where the text is
+    /// cut, and at most 15 tokens.
+    /// - Parameters:
+    ///   - markers: the markers around matches.
+    ///   - ellipsis: the text marking a cut.
+    ///   - tokens: the most tokens in the snippet (clamped to 1...64).
     public init(markers: HighlightMarkers = HighlightMarkers(open: "[", close: "]"), ellipsis: String = "…", tokens: Int = 15) {
         self.markers = markers
         self.ellipsis = ellipsis

@@ -30,7 +30,10 @@
 /// reference, SQLite 3.40's FTS5 parser fails sooner: at 97 levels of plain parentheses,
 /// and at 14 with an OR, an AND and a NOT inside each ("fts5: parser stack overflow").
 public enum TextQuery: Sendable {
+    /// One phrase: its terms appear consecutively (`"a b"`, `a + b`, or a single term).
     case phrase(Phrase)
+    /// `NEAR(p1 p2 …, distance)`: every phrase matches in one column, with at most
+    /// `distance` tokens between them (10 by default), optionally only in `columns`.
     case near([Phrase], distance: Int, columns: ColumnFilter?)
     /// Every operand matches (`a AND b AND c`, or `a b c`); two or more operands.
     case and([TextQuery])
@@ -52,11 +55,13 @@ public enum TextQuery: Sendable {
         public var prefix: Bool
         /// Whether the phrase must start a column.
         public var initial: Bool
+        /// The columns the phrase may match in; `nil` for every column.
         public var columns: ColumnFilter?
     }
 
     /// The columns (by index in the text index's field list) a phrase may match in.
     public struct ColumnFilter: Sendable, Hashable {
+        /// The indexes, in the text index's field list, of the columns allowed.
         public var allowed: Set<Int>
     }
 

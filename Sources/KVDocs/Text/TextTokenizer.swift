@@ -1,9 +1,13 @@
 /// A token of text: its folded form, its position among the column's tokens, and the
 /// UTF-8 byte range it came from (for highlights and snippets).
 public struct TextToken: Sendable, Hashable {
+    /// The folded (and, with `porter`, stemmed) form of the token: what the index stores and queries match.
     public let term: String
+    /// The token's position among the column's tokens, from 0.
     public let position: Int
+    /// The UTF-8 byte offset in the text where the token starts.
     public let start: Int
+    /// The UTF-8 byte offset in the text just past the token's end.
     public let end: Int
 }
 
@@ -20,11 +24,17 @@ public struct TextToken: Sendable, Hashable {
 public struct TextTokenizer: Sendable {
     /// The tokenizers FTS5 offers that KVDocs implements.
     public enum Kind: String, Sendable, Hashable, CaseIterable {
-        case unicode61, porter
+        /// FTS5's `unicode61`: case-folded, diacritics removed, no stemming.
+        case unicode61
+        /// FTS5's `porter`: `unicode61`, then the Porter stemmer on each token of 3 to 64 bytes.
+        case porter
     }
 
+    /// Which of FTS5's tokenizers this is.
     public let kind: Kind
 
+    /// A tokenizer of `kind`.
+    /// - Parameter kind: `unicode61` (the default) or `porter`.
     public init(_ kind: Kind = .unicode61) { self.kind = kind }
 
     /// The tokens of `text`.
