@@ -38,11 +38,19 @@ protocol IndexMaintainer: Sendable {
 
     /// A name for one of the index's keys in messages, when a plain tuple is not enough.
     func describe(key: [UInt8]) -> String?
+
+    /// Serving reads: a plan that answers the `find` query `query` from this index, with a
+    /// score (higher is better), or `nil` when the index cannot serve it. The
+    /// ``QueryPlanner`` asks every ready index of the collection and takes the best. Kinds
+    /// that answer other reads serve them through their own methods (text indexes:
+    /// ``TextIndexMaintainer/rank(_:reader:)``).
+    func candidatePlan(for query: Query) -> (score: Int, plan: QueryPlan)?
 }
 
 extension IndexMaintainer {
     func finish(context: IndexUpdateContext) throws {}
     func describe(key: [UInt8]) -> String? { nil }
+    func candidatePlan(for query: Query) -> (score: Int, plan: QueryPlan)? { nil }
 }
 
 /// Accumulates the entries (key → value) that documents imply, for ``DocumentStore/verify(collection:)``.

@@ -74,7 +74,7 @@ extension ReadTransaction {
         }
         guard options.offset >= 0 else { throw KVDocsError(.invalidArgument, "search offset must not be negative (got \(options.offset))") }
         let maintainer = TextIndexMaintainer(collection: collection, definition: definition, subspace: store.layout.text(collection, definition.name))
-        let ranking = try maintainer.index.rank(query, reader: reader)
+        let ranking = try maintainer.rank(query, reader: reader)
         let start = min(options.offset, ranking.hits.count)
         let end = options.limit.map { min(start.saturatingAdd($0), ranking.hits.count) } ?? ranking.hits.count
 

@@ -12,20 +12,34 @@ import Foundation
 public final class ReadTransaction {
     /// The store read.
     public let store: DocumentStore
-    /// The snapshot all reads go through.
-    public let snapshot: Snapshot
+    /// The LevelDB snapshot all reads go through (`nil` only for a store over another
+    /// implementation of the storage seam, whose snapshot reader is not a LevelDB one).
+    public let snapshot: Snapshot?
     /// The schema and index states of the snapshot: queries are planned with them.
     let catalog: StoreCatalog
     /// Reads through the snapshot: the storage seam.
     let reader: any KeyValueReader
+    /// The snapshot reader this transaction made (and releases), or `nil` for one given.
+    private let owned: (any SnapshotReader)?
 
+    /// Reads through `snapshot`, or through a new snapshot reader of the store's storage.
     init(store: DocumentStore, snapshot: Snapshot? = nil) throws {
         self.store = store
-        let snapshot = try snapshot ?? store.database.snapshot()
-        self.snapshot = snapshot
-        self.reader = snapshot.reader
+        if let snapshot {
+            self.snapshot = snapshot
+            self.reader = snapshot.reader
+            self.owned = nil
+        } else {
+            let made = try store.storage.snapshotReader()
+            self.owned = made
+            self.reader = made
+            self.snapshot = (made as? SnapshotKeyValueReader)?.snapshot
+        }
         self.catalog = try store.catalog(reader, latest: false)
     }
+
+    /// Releases the snapshot reader this transaction made.
+    func release() { owned?.release() }
 
     /// The planner for this transaction's snapshot.
     var planner: QueryPlanner { QueryPlanner(catalog: catalog, layout: store.layout) }
@@ -128,7 +142,7 @@ extension DocumentStore {
     /// see one consistent state.
     public func read<R>(_ body: (ReadTransaction) throws -> R) throws -> R {
         let transaction = try ReadTransaction(store: self)
-        defer { transaction.snapshot.release() }
+        defer { transaction.release() }
         return try body(transaction)
     }
 

@@ -47,6 +47,13 @@ struct TextIndexMaintainer: IndexMaintainer {
 
     func makeVerifier() -> any IndexVerifier { Verifier(maintainer: self) }
 
+    /// Serving reads: every document matching the FTS5 query `query`, ranked by BM25, at
+    /// `reader`'s state.
+    /// - Throws: `.invalidArgument` for a malformed query (naming the position), storage errors.
+    func rank(_ query: String, reader: any KeyValueReader) throws -> TextRanking {
+        try index.rank(query, reader: reader)
+    }
+
     func describe(key: [UInt8]) -> String? {
         key == index.layout.statistics ? "the corpus statistics (documents, tokens)" : nil
     }

@@ -1,0 +1,165 @@
+import Foundation
+
+/// How a secondary index serves `find` queries: the key ranges of its entries that hold
+/// the matches, chosen from the query's conditions (see ``QueryPlanner``).
+extension SecondaryIndexMaintainer {
+    /// What a plan on one index binds: equality values of the leading fields, then at most
+    /// one range (or prefix) on the next field, and the conditions that encode them.
+    struct Bindings {
+        var equalities: [[JSONValue]] = []
+        var used: [Condition] = []
+        var rangeField: FieldPath?
+        var lower: (JSONValue, Bool)?   // value, inclusive
+        var upper: (JSONValue, Bool)?
+        var prefix: String?
+    }
+
+    /// A plan that scans this index for `query`, with its score, or `nil` when the index
+    /// cannot answer it: every field of the index needs a condition, since documents
+    /// missing a field are not indexed. The score counts leading equality fields (4 each),
+    /// a range on the next field (2) and a scan in the requested order (1).
+    func candidatePlan(for query: Query) -> (score: Int, plan: QueryPlan)? {
+        let index = definition, collectionName = identity.collection
+        let byField = Dictionary(grouping: query.conditions, by: \.field)
+        guard index.fields.allSatisfy({ byField[$0] != nil }) else { return nil }
+        var bindings = Bindings()
+        bindEqualities(index, byField, &bindings)
+        bindRange(index, byField, &bindings)
+        let ordered = ordersByScan(index, query, bindings)
+        let score = 4 * bindings.equalities.count + (bindings.rangeField != nil ? 2 : 0) + (ordered ? 1 : 0)
+        guard score > 0 else { return nil }
+        var ranges = keyRanges(subspace, bindings)
+        let reverse = ordered && (query.order?.descending ?? false)
+        if reverse { ranges.reverse() }
+        let plan = QueryPlan(collection: collectionName, index: index.name, ranges: ranges, rangeConditions: bindings.used,
+                             filter: query.conditions, orderedByScan: ordered, reverse: reverse,
+                             mayRepeat: index.fields.contains(where: \.isMultiValued))
+        return (score, plan)
+    }
+
+    /// Leading fields with an equality (or non-empty `in`) condition, while the number of
+    /// combinations stays within ``maximumRanges``.
+    private func bindEqualities(_ index: IndexDefinition, _ byField: [FieldPath: [Condition]], _ bindings: inout Bindings) {
+        var combinations = 1
+        for field in index.fields {
+            guard let condition = byField[field]?.first(where: {
+                if case .equal = $0.op { return true }
+                if case .in(let list) = $0.op { return !list.isEmpty }
+                return false
+            }) else { break }
+            var values: [JSONValue]
+            switch condition.op {
+            case .equal(let v): values = [v]
+            case .in(let list):
+                var unique: [[UInt8]: JSONValue] = [:]
+                for v in list { unique[ValueOrder.key(v)] = v }
+                values = unique.sorted { $0.key.lexicographicallyPrecedes($1.key) }.map(\.value)
+            default: values = []
+            }
+            guard combinations * values.count <= QueryPlanner.maximumRanges else { break }
+            combinations *= values.count
+            bindings.equalities.append(values)
+            bindings.used.append(condition)
+        }
+    }
+
+    /// At most one range condition (or several on one field, tightened) on the field after
+    /// the equalities.
+    private func bindRange(_ index: IndexDefinition, _ byField: [FieldPath: [Condition]], _ bindings: inout Bindings) {
+        let k = bindings.equalities.count
+        guard k < index.fields.count else { return }
+        let field = index.fields[k]
+        // On a multi-valued field, two conditions may hold for different elements,
+        // so only one of them can bound the scan.
+        for condition in byField[field] ?? [] where Self.isRange(condition.op) {
+            if field.isMultiValued && bindings.rangeField != nil { break }
+            let before = (bindings.lower, bindings.upper, bindings.prefix)
+            switch condition.op {
+            case .greater(let v): bindings.lower = Self.tighter(bindings.lower, (v, false), lower: true)
+            case .greaterOrEqual(let v): bindings.lower = Self.tighter(bindings.lower, (v, true), lower: true)
+            case .less(let v): bindings.upper = Self.tighter(bindings.upper, (v, false), lower: false)
+            case .lessOrEqual(let v): bindings.upper = Self.tighter(bindings.upper, (v, true), lower: false)
+            case .between(let lo, let hi):
+                bindings.lower = Self.tighter(bindings.lower, (lo, true), lower: true)
+                bindings.upper = Self.tighter(bindings.upper, (hi, true), lower: false)
+            case .prefix(let p): if bindings.prefix == nil { bindings.prefix = p }
+            default: break
+            }
+            // Bounds of different types (e.g. > 5 and < "x") cannot share one range; keep the first.
+            if let l = bindings.lower, let u = bindings.upper, ValueOrder.tag(of: l.0) != ValueOrder.tag(of: u.0) {
+                (bindings.lower, bindings.upper, bindings.prefix) = before
+                continue
+            }
+            if bindings.prefix != nil, (bindings.lower.map { ValueOrder.tag(of: $0.0) != .string } ?? false) || (bindings.upper.map { ValueOrder.tag(of: $0.0) != .string } ?? false) {
+                (bindings.lower, bindings.upper, bindings.prefix) = before
+                continue
+            }
+            bindings.rangeField = field
+            bindings.used.append(condition)
+        }
+    }
+
+    /// Whether scanning the ranges in order yields the query's order (or primary-key order
+    /// without one): only when every equality binds one value.
+    private func ordersByScan(_ index: IndexDefinition, _ query: Query, _ bindings: Bindings) -> Bool {
+        let k = bindings.equalities.count
+        let lastField = index.fields.count - 1
+        guard bindings.equalities.allSatisfy({ $0.count == 1 }) else { return false }
+        if let order = query.order {
+            if k == lastField, bindings.rangeField == nil || bindings.rangeField == order.field, order.field == index.fields[lastField], !order.field.isMultiValued {
+                return true
+            }
+            return k == index.fields.count && index.fields.contains(order.field)
+        }
+        return k == index.fields.count
+    }
+
+    /// One key range per combination of equality values, bounded by the range or prefix.
+    private func keyRanges(_ subspace: Subspace, _ bindings: Bindings) -> [KeyRange] {
+        var prefixes: [[TupleElement]] = [[]]
+        for values in bindings.equalities { prefixes = prefixes.flatMap { p in values.map { p + ValueOrder.encode($0) } } }
+        return prefixes.map { elements in
+            let base = subspace.pack(Tuple(elements))
+            if let prefix = bindings.prefix {
+                let encoded = Tuple([.int(ValueOrder.Tag.string.rawValue), .string(prefix)]).encoded
+                var range = KeyRange.prefix(base + encoded.dropLast())  // without the string's terminator
+                if let lower = bindings.lower { range = range.intersection(Self.bound(base, lower, isLower: true)) }
+                if let upper = bindings.upper { range = range.intersection(Self.bound(base, upper, isLower: false)) }
+                return range
+            }
+            if bindings.lower == nil && bindings.upper == nil { return KeyRange.prefix(base) }
+            let tagValue = bindings.lower?.0 ?? bindings.upper?.0 ?? .null
+            let bracket = base + Tuple([.int(ValueOrder.tag(of: tagValue).rawValue)]).encoded
+            var range = KeyRange(lower: .included(bracket), upper: .excluded(bracket + [0xFF]))
+            if let lower = bindings.lower { range = range.intersection(Self.bound(base, lower, isLower: true)) }
+            if let upper = bindings.upper { range = range.intersection(Self.bound(base, upper, isLower: false)) }
+            return range
+        }
+    }
+
+    static func isRange(_ op: Operator) -> Bool {
+        switch op {
+        case .less, .lessOrEqual, .greater, .greaterOrEqual, .between, .prefix: return true
+        default: return false
+        }
+    }
+
+    /// The tighter of two bounds of the same side.
+    static func tighter(_ a: (JSONValue, Bool)?, _ b: (JSONValue, Bool), lower: Bool) -> (JSONValue, Bool) {
+        guard let a else { return b }
+        guard ValueOrder.tag(of: a.0) == ValueOrder.tag(of: b.0) else { return a }
+        let c = ValueOrder.compare(a.0, b.0)
+        if c == 0 { return a.1 ? b : a }
+        return (c > 0) == lower ? a : b
+    }
+
+    /// The key range of index entries whose value (after `base`) is beyond a bound.
+    /// Entries of a value are `base + value + id`, and an id never starts with 0xFF.
+    static func bound(_ base: [UInt8], _ b: (JSONValue, Bool), isLower: Bool) -> KeyRange {
+        let key = base + Tuple(ValueOrder.encode(b.0)).encoded
+        if isLower {
+            return KeyRange(lower: .included(b.1 ? key : key + [0xFF]), upper: nil)
+        }
+        return KeyRange(lower: nil, upper: .excluded(b.1 ? key + [0xFF] : key))
+    }
+}
