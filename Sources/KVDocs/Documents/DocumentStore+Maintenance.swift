@@ -45,7 +45,11 @@ extension DocumentStore {
             let names = collection.map { [$0] } ?? schema.collections.keys.sorted { JSONObject.compareKeys($0, $1) < 0 }
             for name in names {
                 let collectionSchema = try schema.collection(name)
-                var verifiers = tx.catalog.maintainers(of: name).map { ($0, $0.makeVerifier()) }
+                let maintainers = tx.catalog.maintainers(of: name)
+                for maintainer in maintainers where !tx.catalog.isReady(maintainer.identity) {
+                    report.note("\(name).\(maintainer.identity.name): not ready (being built), not verified")
+                }
+                var verifiers = maintainers.filter { tx.catalog.isReady($0.identity) }.map { ($0, $0.makeVerifier()) }
                 try readDocuments(name, collectionSchema, tx, into: &report) { id, document in
                     for i in verifiers.indices { verifiers[i].1.add(id: id, document: document) }
                 }
@@ -124,7 +128,7 @@ extension DocumentStore {
     /// the index, and searches of a text index being rebuilt fail.
     /// - Throws: `.schema` for an unknown collection or index.
     public func reindex(collection: String, index: String? = nil, progress: ((IndexBuildProgress) -> Void)? = nil) throws {
-        try storage.withExclusiveWriter {
+        try storage.withExclusiveWrite {
             let current = try catalog()
             let collectionSchema = try current.schema.collection(collection)
             var maintainers = current.maintainers(of: collection)

@@ -3,34 +3,45 @@ import Foundation
 extension DocumentStore {
     /// Applies a new schema: drops indexes that are gone, changed or not ready, builds new,
     /// changed and unfinished ones (reporting progress), then stores the schema. On a failed
-    /// build the new index is removed and the stored schema is left as it was.
+    /// build nothing of the new schema is kept: the indexes it built are removed, those of
+    /// the stored schema that it dropped are rebuilt, and the stored schema stays in force.
     ///
     /// Queries meanwhile see the catalog of their snapshot: an index being built is not
     /// ready there, so they scan documents instead. Writers wait.
     /// - Throws: `.uniqueViolation` when a unique index meets duplicate values, `.schema`
     ///   for a document an index cannot take, storage errors.
     public func apply(_ newSchema: Schema, progress: ((IndexBuildProgress) -> Void)? = nil) throws {
-        try storage.withExclusiveWriter {
+        try storage.withExclusiveWrite {
             let current = try catalog()
             let target = StoreCatalog(generation: current.generation, schema: newSchema, states: current.states, layout: layout)
-            // Drop what is gone, changed or unfinished, and states no index of the schema owns.
+            // States that no index of the stored schema owns with that definition (left by an
+            // apply that failed or was interrupted) are garbage: nothing kept them up to date.
+            for (identity, state) in current.states where current.maintainer(identity)?.definitionJSON != state.definition {
+                try dropState(identity)
+                if let range = layout.keyRange(of: identity) { try storage.deleteAll(in: range) }
+            }
+            // Drop what is gone, changed or unfinished.
+            var dropped: [any IndexMaintainer] = []
             for maintainer in current.schema.collections.keys.flatMap({ current.maintainers(of: $0) }) {
                 let kept = target.maintainer(maintainer.identity)
                 if kept == nil || kept?.definitionJSON != maintainer.definitionJSON || !current.isReady(maintainer.identity) {
                     try drop(maintainer)
+                    if current.isReady(maintainer.identity) { dropped.append(maintainer) }
                 }
             }
-            for identity in current.states.keys where target.maintainer(identity) == nil && current.maintainer(identity) == nil {
-                try dropState(identity)
-            }
-            // Build what is not ready under the new schema.
-            for maintainer in try catalog(newSchema).unready {
-                do {
+            // Build what is not ready under the new schema. On failure, undo: drop what this
+            // run built, and rebuild the stored schema's indexes it dropped (the documents
+            // have not changed since they were exact), so the store is as it was.
+            var built: [any IndexMaintainer] = []
+            do {
+                for maintainer in try catalog(newSchema).unready {
+                    built.append(maintainer)
                     try build(maintainer, progress: progress)
-                } catch {
-                    try? drop(maintainer)
-                    throw error
                 }
+            } catch {
+                for maintainer in built { try? drop(maintainer) }
+                for maintainer in dropped { try rebuild(maintainer, progress: progress) }
+                throw error
             }
             let batch = WriteBatch()
             records.putSchema(newSchema.jsonData(), format: Self.formatVersion, generation: try nextGeneration(), in: batch)
@@ -85,6 +96,7 @@ extension DocumentStore {
         defer { snapshot.release() }
         let entries = try snapshot.scan(docs.range, order: .forward)
         let context = IndexUpdateContext(storage: storage, batch: WriteBatch())
+        context.building = true
         var done = 0
         while let entry = try entries.next({ k, v in (try docs.unpack(Array(k)), Array(v)) }) {
             done += 1

@@ -122,8 +122,13 @@ public final class DocumentStore: @unchecked Sendable {
         let generation = try records.generation(in: reader)
         let cached = state.withLock { $0.catalog }
         if cached.generation == generation { return cached }
-        let loaded = try StoreCatalog.load(reader, records, layout: layout)
-        if latest { state.withLock { $0.catalog = loaded } }
+        guard latest else { return try StoreCatalog.load(reader, records, layout: layout) }
+        // The latest state is read through a snapshot, so the schema, the states and the
+        // generation they are cached under are of one moment, whatever writers do meanwhile.
+        let snapshot = try storage.snapshotReader()
+        defer { snapshot.release() }
+        let loaded = try StoreCatalog.load(snapshot, records, layout: layout)
+        state.withLock { if $0.catalog.generation < loaded.generation { $0.catalog = loaded } }
         return loaded
     }
 
@@ -164,6 +169,15 @@ struct Layout: Sendable {
     func change(_ sequence: Int64) -> [UInt8] { root.pack(["f", .int(sequence)]) }
     var changes: Subspace { root.subspace(["f"]) }
     func text(_ collection: String, _ index: String) -> Subspace { root.subspace(["t", .string(collection), .string(index)]) }
+
+    /// Every key of an index of a known kind, or `nil` for a kind this version does not know.
+    func keyRange(of index: IndexIdentity) -> KeyRange? {
+        switch index.kind {
+        case .secondary: return self.index(index.collection, index.name).range
+        case .text: return text(index.collection, index.name).range
+        default: return nil
+        }
+    }
 }
 
 // MARK: - Format versions
@@ -187,7 +201,7 @@ extension DocumentStore {
     /// the new version is stored only after every step succeeded, so an interrupted
     /// migration runs again on the next open.
     func migrate(from format: Int64, progress: ((IndexBuildProgress) -> Void)?) throws {
-        try storage.withExclusiveWriter {
+        try storage.withExclusiveWrite {
             if format < 2 {
                 // Version 1 read numbers inexactly and wrote objects through JSONEncoder:
                 // rebuild every secondary index from the documents as this version reads them.

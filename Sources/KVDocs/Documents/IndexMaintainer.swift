@@ -68,6 +68,9 @@ final class IndexUpdateContext {
     /// The store's data, at its latest state (the writer lock keeps it still).
     let storage: any KeyValueStore
     let batch: WriteBatch
+    /// Whether this context builds an index from scratch (every maintainer writes its
+    /// complete state at the end, even for a collection with no documents).
+    var building = false
     /// Index keys deleted in this batch (a later read of the database must not see them).
     private(set) var deleted: Set<[UInt8]> = []
     /// Per-maintainer state for the batch, by index.

@@ -41,7 +41,13 @@ struct TextIndexMaintainer: IndexMaintainer {
     }
 
     func finish(context: IndexUpdateContext) throws {
-        guard let statistics = context.existingState(for: identity, as: Statistics.self), statistics.changed else { return }
+        var statistics = context.existingState(for: identity, as: Statistics.self)
+        if statistics == nil, context.building {
+            let empty = Statistics((0, 0))
+            empty.changed = true
+            statistics = empty
+        }
+        guard let statistics, statistics.changed else { return }
         context.put(index.layout.statistics, index.statisticsValue(documents: statistics.documents, tokens: statistics.tokens))
     }
 

@@ -103,6 +103,9 @@ public final class Database: @unchecked Sendable {
     private let lock = ReadWriteLock()
     /// Serializes the read-modify-write sequences of higher layers (see `withExclusiveWriter`).
     private let writerLock = NSRecursiveLock()
+    /// How deeply the thread holding `writerLock` has entered it (read and written only
+    /// while holding it).
+    private nonisolated(unsafe) var writerDepth = 0
     private var cOptions: COptions?
     /// Iterators and snapshots not yet freed, so `close()` can free them first:
     /// LevelDB requires both to be gone before `leveldb_close`.
@@ -243,10 +246,31 @@ public final class Database: @unchecked Sendable {
     ///
     /// Layers that read before they write (split records, documents and their indexes)
     /// use it so that two writers cannot interleave between the read and the batch. Plain
-    /// ``put(_:_:sync:)``, ``delete(_:sync:)`` and reads are never blocked by it. Reentrant.
+    /// ``put(_:_:sync:)``, ``delete(_:sync:)`` and reads are never blocked by it. Reentrant;
+    /// but a document write (``withExclusiveWrite(_:)``) started inside it is refused.
     public func withExclusiveWriter<R>(_ body: () throws -> R) rethrows -> R {
         writerLock.lock()
+        writerDepth += 1
+        defer {
+            writerDepth -= 1
+            writerLock.unlock()
+        }
+        return try body()
+    }
+
+    /// Like ``withExclusiveWriter(_:)``, but refuses to nest: a read-modify-write sequence
+    /// that starts inside another one on the same thread would read state the outer one is
+    /// about to overwrite.
+    /// - Throws: `.invalidArgument` when the calling thread already holds the writer lock,
+    ///   or what `body` throws.
+    public func withExclusiveWrite<R>(_ body: () throws -> R) throws -> R {
+        writerLock.lock()
         defer { writerLock.unlock() }
+        guard writerDepth == 0 else {
+            throw KVDocsError(.invalidArgument, "a write cannot start inside another write of the same database (a write batch's body, apply, reindex, an import or a progress callback)", path: path)
+        }
+        writerDepth += 1
+        defer { writerDepth -= 1 }
         return try body()
     }
 

@@ -54,6 +54,10 @@ public protocol KeyValueStore: KeyValueReader, Sendable {
     func snapshotReader() throws -> any SnapshotReader
     /// Runs `body` while no other writer of the layers above runs.
     func withExclusiveWriter<R>(_ body: () throws -> R) rethrows -> R
+    /// Runs `body` while no other writer runs, refusing to start inside another write of
+    /// the same thread.
+    /// - Throws: `.invalidArgument` for a nested write, or what `body` throws.
+    func withExclusiveWrite<R>(_ body: () throws -> R) throws -> R
 }
 
 /// A reader of one frozen state of a store.

@@ -28,12 +28,12 @@ struct TextIndex: Sendable {
                 put: ([UInt8], [UInt8]) -> Void, delete: ([UInt8]) -> Void) -> (documents: Int, tokens: Int) {
         if before == after { return (0, 0) }
         if let before {
-            for term in before.postings.keys where after?.postings[term] == nil { delete(layout.posting(term, id)) }
+            for term in before.postings.keys where after?.postings[term] == nil { delete(layout.posting(term.text, id)) }
             if after == nil { delete(layout.lengths(id)) }
         }
         if let after {
             for (term, columns) in after.postings where before?.postings[term] != columns {
-                put(layout.posting(term, id), TextDocument.encode(columns))
+                put(layout.posting(term.text, id), TextDocument.encode(columns))
             }
             if before?.lengths != after.lengths { put(layout.lengths(id), Tuple(after.lengths.map { .int(Int64($0)) }).encoded) }
         }
@@ -54,7 +54,7 @@ struct TextIndex: Sendable {
 
     /// The entries a row implies (key → value), for verification.
     func entries(id: TupleElement, _ contribution: TextDocument) -> [([UInt8], [UInt8])] {
-        contribution.postings.map { (layout.posting($0.key, id), TextDocument.encode($0.value)) }
+        contribution.postings.map { (layout.posting($0.key.text, id), TextDocument.encode($0.value)) }
             + [(layout.lengths(id), Tuple(contribution.lengths.map { .int(Int64($0)) }).encoded)]
     }
 }
@@ -84,7 +84,7 @@ struct TextIndexLayout: Sendable {
 /// What a row contributes to a text index.
 struct TextDocument: Equatable {
     /// Term → column → positions.
-    var postings: [String: [Int: [Int]]] = [:]
+    var postings: [TextTerm: [Int: [Int]]] = [:]
     /// Tokens per column.
     var lengths: [Int]
 
@@ -95,7 +95,7 @@ struct TextDocument: Equatable {
         for (column, text) in texts.enumerated() {
             let tokens = tokenizer.tokens(text)
             lengths.append(tokens.count)
-            for token in tokens { postings[token.term, default: [:]][column, default: []].append(token.position) }
+            for token in tokens { postings[TextTerm(token.term), default: [:]][column, default: []].append(token.position) }
         }
     }
 
@@ -169,4 +169,14 @@ enum Varint {
         }
         throw KVDocsError(.corruption, "truncated or overlong varint in a text posting")
     }
+}
+
+/// A term as a dictionary key, compared by code points: two terms that Swift's `String`
+/// would call equal (canonically equivalent spellings the tokenizer does not fold, such as
+/// precomposed and conjoining Hangul) are two terms, as they are two posting keys.
+struct TextTerm: Hashable, Sendable {
+    let text: String
+    init(_ text: String) { self.text = text }
+    static func == (a: TextTerm, b: TextTerm) -> Bool { a.text.utf8.elementsEqual(b.text.utf8) }
+    func hash(into hasher: inout Hasher) { JSONValue.hashCodePoints(text, into: &hasher) }
 }

@@ -12,7 +12,7 @@ struct TextSearcher {
     let layout: TextIndexLayout
     let reader: any KeyValueReader
     /// Postings read so far: term → id → column → positions.
-    var cache: [String: [TupleElement: [Int: [Int]]]] = [:]
+    var cache: [TextTerm: [TupleElement: [Int: [Int]]]] = [:]
 
     init(layout: TextIndexLayout, reader: any KeyValueReader) {
         self.layout = layout
@@ -21,7 +21,7 @@ struct TextSearcher {
 
     /// The postings of every term in `range` merged: id → column → positions.
     mutating func postings(_ range: KeyRange, cacheKey: String) throws -> [TupleElement: [Int: [Int]]] {
-        if let cached = cache[cacheKey] { return cached }
+        if let cached = cache[TextTerm(cacheKey)] { return cached }
         var result: [TupleElement: [Int: [Int]]] = [:]
         let entries = try reader.scan(range, order: .forward)
         while let (id, columns) = try entries.next({ k, v -> (TupleElement?, [(column: Int, positions: [Int])]) in
@@ -34,7 +34,7 @@ struct TextSearcher {
             // Several terms may share a document and column: keep positions sorted.
             for (id, columns) in result { for (c, p) in columns { result[id]?[c] = p.sorted() } }
         }
-        cache[cacheKey] = result
+        cache[TextTerm(cacheKey)] = result
         return result
     }
 
