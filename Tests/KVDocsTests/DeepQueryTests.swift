@@ -3,33 +3,6 @@ import KVDocsTestSupport
 import Testing
 @testable import KVDocs
 
-/// Something a test hands to another thread and reads back after joining it.
-final class ThreadOutcome<R>: @unchecked Sendable {
-    var result: Result<R, any Error>?
-}
-
-struct UncheckedSendable<T>: @unchecked Sendable {
-    let value: T
-}
-
-/// Runs `body` on a new thread with a `stackSize`-byte stack (512 KiB by default: the size
-/// of a secondary thread on Apple platforms, where apps run queries off the main thread)
-/// and returns its result. A recursion the stack cannot hold crashes the test process.
-func onThread<R>(stackSize: Int = 512 << 10, _ body: @escaping () throws -> R) throws -> R {
-    let outcome = ThreadOutcome<R>()
-    let work = UncheckedSendable(value: body)
-    let done = DispatchSemaphore(value: 0)
-    let thread = Thread {
-        outcome.result = Result { try work.value() }
-        done.signal()
-    }
-    thread.stackSize = stackSize
-    thread.start()
-    done.wait()
-    guard let result = outcome.result else { throw KVDocsError(.invalidArgument, "the thread returned nothing") }
-    return try result.get()
-}
-
 /// Full-text queries of any length and nesting: long chains run without deep recursion;
 /// nesting past TextQuery.maximumNesting or a tree deeper than TextQuery.maximumDepth is
 /// an error naming the position, never a stack overflow.

@@ -4,32 +4,6 @@ import KVDocsTestSupport
 import Testing
 @testable import KVReplCore
 
-/// Something a test hands to another thread and reads back after joining it.
-final class ThreadOutcome<R>: @unchecked Sendable {
-    var result: Result<R, any Error>?
-}
-
-struct UncheckedSendable<T>: @unchecked Sendable {
-    let value: T
-}
-
-/// Runs `body` on a new thread with a 512 KiB stack (a secondary thread's default on Apple
-/// platforms) and returns its result. A recursion the stack cannot hold crashes the test.
-func onSmallStack<R>(_ body: @escaping () throws -> R) throws -> R {
-    let outcome = ThreadOutcome<R>()
-    let work = UncheckedSendable(value: body)
-    let done = DispatchSemaphore(value: 0)
-    let thread = Thread {
-        outcome.result = Result { try work.value() }
-        done.signal()
-    }
-    thread.stackSize = 512 << 10
-    thread.start()
-    done.wait()
-    guard let result = outcome.result else { throw KVDocsError(.invalidArgument, "the thread returned nothing") }
-    return try result.get()
-}
-
 /// Tuple literals nest as deep as the tuple decoder reads back, and no deeper: past it they
 /// are an error naming the column, never a stack overflow.
 @Suite struct DeepLiteralTests {
@@ -42,7 +16,7 @@ func onSmallStack<R>(_ body: @escaping () throws -> R) throws -> R {
         let limit = Tuple.maximumNestingDepth
         let literal = Self.nested(limit + 1)
         var scanner = LineScanner(literal)
-        let key = try onSmallStack { try scanner.keyLiteral() }
+        let key = try onThread { try scanner.keyLiteral() }
         var expected = Tuple([1])
         for _ in 0..<limit { expected = Tuple([.tuple(expected)]) }
         #expect(key == expected.encoded)
@@ -60,7 +34,7 @@ func onSmallStack<R>(_ body: @escaping () throws -> R) throws -> R {
         // The first "(" too deep is the (limit + 2)th: the outermost is the key itself.
         let column = Tuple.maximumNestingDepth + 2
         let literal = Self.nested(opening)
-        let errors = try onSmallStack { () -> [CommandError?] in
+        let errors = try onThread { () -> [CommandError?] in
             var scanner = LineScanner(literal)
             var errors: [CommandError?] = [nil, nil, nil]
             do { _ = try scanner.keyLiteral() } catch let e as CommandError { errors[0] = e }

@@ -66,14 +66,14 @@ extension ReadTransaction {
         guard let definition = options.index.map({ name in schema.text.first { $0.name.hasSameCodePoints(as: name) } }) ?? schema.text.first else {
             throw KVDocsError(.schema, options.index.map { "collection \"\(collection)\" has no text index \"\($0)\"" } ?? "collection \"\(collection)\" has no text index")
         }
-        guard catalog.isReady(IndexIdentity(collection, definition.name, .text)) else {
+        let identity = IndexIdentity(collection, definition.name, .text)
+        guard catalog.isReady(identity), let maintainer = catalog.maintainer(identity) as? TextIndexMaintainer else {
             throw KVDocsError(.schema, "text index \"\(definition.name)\" of \"\(collection)\" is being built")
         }
         if let limit = options.limit, limit < 0 {
             throw KVDocsError(.invalidArgument, "search limit must not be negative (got \(limit))")
         }
         guard options.offset >= 0 else { throw KVDocsError(.invalidArgument, "search offset must not be negative (got \(options.offset))") }
-        let maintainer = TextIndexMaintainer(collection: collection, definition: definition, subspace: store.layout.text(collection, definition.name))
         let ranking = try maintainer.rank(query, reader: reader)
         let start = min(options.offset, ranking.hits.count)
         let end = options.limit.map { min(start.saturatingAdd($0), ranking.hits.count) } ?? ranking.hits.count

@@ -15,14 +15,23 @@ struct StoreCatalog: Sendable {
     let maintainers: [String: [any IndexMaintainer]]
 
     init(generation: Int64, schema: Schema, states: [IndexIdentity: IndexState], layout: Layout) {
+        self.init(generation: generation, schema: schema, states: states, maintainers: Self.compile(schema, layout))
+    }
+
+    private init(generation: Int64, schema: Schema, states: [IndexIdentity: IndexState], maintainers: [String: [any IndexMaintainer]]) {
         self.generation = generation
         self.schema = schema
         self.states = states
+        self.maintainers = maintainers
+    }
+
+    /// The maintainers of every index of `schema`, by collection.
+    private static func compile(_ schema: Schema, _ layout: Layout) -> [String: [any IndexMaintainer]] {
         var maintainers: [String: [any IndexMaintainer]] = [:]
         for (name, collection) in schema.collections {
             maintainers[name] = collection.maintainers(collection: name, layout: layout)
         }
-        self.maintainers = maintainers
+        return maintainers
     }
 
     /// The maintainers of `collection` (exact name).
@@ -60,13 +69,11 @@ struct StoreCatalog: Sendable {
                 throw KVDocsError(.corruption, e.message, path: reader.name, key: catalog.schemaKey)
             }
         }
+        let maintainers = compile(schema, layout)
         var states: [IndexIdentity: IndexState] = [:]
-        let kinds = Set([IndexIdentity.Kind.secondary, .text] + schema.collections.flatMap { name, c in
-            c.maintainers(collection: name, layout: layout).map(\.identity.kind)
-        })
-        for kind in kinds {
+        for kind in Set([IndexIdentity.Kind.secondary, .text] + maintainers.values.joined().map(\.identity.kind)) {
             states.merge(try catalog.indexStates(kind, in: reader)) { $1 }
         }
-        return StoreCatalog(generation: generation, schema: schema, states: states, layout: layout)
+        return StoreCatalog(generation: generation, schema: schema, states: states, maintainers: maintainers)
     }
 }

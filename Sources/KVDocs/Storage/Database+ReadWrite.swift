@@ -145,18 +145,7 @@ extension Database {
                             batchSize: Int = 10_000, sync: Bool = false) throws -> Int {
         guard batchSize >= 1 else { throw KVDocsError(.invalidArgument, "deleteRange: batchSize must be at least 1, not \(batchSize)", path: path) }
         if let limit, limit < 0 { throw KVDocsError(.invalidArgument, "deleteRange: limit must not be negative, not \(limit)", path: path) }
-        let entries = try self.entries(range, order: order, limit: limit)
-        let batch = WriteBatch()
-        var deleted = 0
-        while try entries.next({ key, _ in batch.delete(UnsafeRawBufferPointer(key)) }) != nil {
-            deleted += 1
-            if batch.count >= batchSize {
-                try write(batch, sync: sync)
-                batch.clear()
-            }
-        }
-        if batch.count > 0 { try write(batch, sync: sync) }
-        return deleted
+        return try deleteKeys(of: try entries(range, order: order, limit: limit), batchSize: batchSize, sync: sync)
     }
 
     /// Runs `body` with C read options for `options`; the shared default when possible.

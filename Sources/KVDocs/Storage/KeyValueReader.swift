@@ -69,9 +69,15 @@ public protocol SnapshotReader: KeyValueReader {
 extension KeyValueStore {
     /// Deletes every key in `range` in batches of `batchSize` (each atomic, the whole not),
     /// returning how many were deleted.
+    /// - Throws: `.invalidArgument` for a `batchSize` below 1, storage errors.
     @discardableResult
     public func deleteAll(in range: KeyRange, batchSize: Int = 10_000, sync: Bool = false) throws -> Int {
-        let cursor = try scan(range, order: .forward)
+        guard batchSize >= 1 else { throw KVDocsError(.invalidArgument, "deleteAll: batchSize must be at least 1, not \(batchSize)", path: name) }
+        return try deleteKeys(of: try scan(range, order: .forward), batchSize: batchSize, sync: sync)
+    }
+
+    /// Deletes every key `cursor` yields, in atomic batches of `batchSize`.
+    func deleteKeys(of cursor: any KeyValueCursor, batchSize: Int, sync: Bool) throws -> Int {
         let batch = WriteBatch()
         var deleted = 0
         while try cursor.next({ key, _ in batch.delete(key) }) != nil {
