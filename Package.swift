@@ -9,6 +9,8 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        // Heap (HeapModule): the bounded top-k heaps of query execution.
+        .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
         // `swift package generate-documentation` (scripts/build-docs): the DocC catalog in
         // Sources/KVDocs/Documentation.docc. A plugin only; nothing is linked into KVDocs.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
@@ -30,7 +32,7 @@ let package = Package(
 
         .target(
             name: "KVDocs",
-            dependencies: ["CLevelDB"]
+            dependencies: ["CLevelDB", .product(name: "HeapModule", package: "swift-collections")]
         ),
 
         // MARK: - kvrepl

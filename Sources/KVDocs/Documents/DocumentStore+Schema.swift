@@ -118,6 +118,17 @@ extension DocumentStore {
 
     /// A stored document's value.
     /// - Throws: `.corruption` naming the document and its key when its bytes are not JSON.
+    /// The document stored under `key` (whose id starts at `idOffset`), parsed.
+    /// - Throws: `.corruption` naming the document when its bytes are not valid JSON.
+    func documentValue(_ bytes: [UInt8], collection: String, key: [UInt8], idOffset: Int) throws -> JSONValue {
+        do {
+            return try JSONValue(parsing: bytes)
+        } catch let e as KVDocsError {
+            let id = (try? Tuple(decoding: key[idOffset...]).elements.first).map { "\($0)" } ?? "?"
+            throw KVDocsError(.corruption, "document \(id) of \"\(collection)\" is not valid JSON: \(e.message)", path: storage.name, key: key)
+        }
+    }
+
     func documentValue(_ bytes: [UInt8], collection: String, id: TupleElement) throws -> JSONValue {
         do {
             return try JSONValue(parsing: bytes)

@@ -8,13 +8,48 @@ public struct QueryPlan: Sendable, CustomStringConvertible {
     public let ranges: [KeyRange]
     /// The conditions the ranges encode.
     public let rangeConditions: [Condition]
-    /// The conditions checked on each fetched document (all of them are re-checked).
+    /// The conditions checked on each fetched document: those the ranges do not
+    /// guarantee (a condition the scanned ranges already encode is not re-checked).
     public let filter: [Condition]
     /// Whether the scan yields documents already in the requested order, so the scan
-    /// stops after `offset + limit` matches; otherwise matches are sorted in memory.
+    /// stops after `offset + limit` matches.
     public let orderedByScan: Bool
     let reverse: Bool
     let mayRepeat: Bool
+    /// The length of the scanned subspace's prefix: an entry's key is this prefix, then
+    /// the index values, then the document id (its last element).
+    let keyPrefixLength: Int
+    /// The requested order (`nil`: primary key).
+    let order: Query.Order?
+
+    init(collection: String, index: String?, ranges: [KeyRange], rangeConditions: [Condition], query: Query,
+         orderedByScan: Bool, reverse: Bool, mayRepeat: Bool, keyPrefixLength: Int) {
+        let conditions = query.conditions
+        self.order = query.order
+        self.collection = collection
+        self.index = index
+        self.ranges = ranges
+        self.rangeConditions = rangeConditions
+        self.filter = conditions.filter { !rangeConditions.contains($0) }
+        self.orderedByScan = orderedByScan
+        self.reverse = reverse
+        self.mayRepeat = mayRepeat
+        self.keyPrefixLength = keyPrefixLength
+    }
+
+    /// How results reach the requested order, for ``description``.
+    var orderDescription: String {
+        if orderedByScan {
+            return "from the scan\(reverse ? " (reverse)" : ""), stopping after offset + limit matches"
+        }
+        if index != nil, sortsByID {
+            return "primary key: per-value streams of the index (each sorted by id) merged by id, stopping after offset + limit matches; past \(QueryExecution.maximumMergedStreams) values, a top-k heap of offset + limit ids"
+        }
+        return "top-k heap of offset + limit matches (every match is read)"
+    }
+
+    /// Whether the results are in primary-key order (no `order by`).
+    var sortsByID: Bool { order == nil }
 
     public var description: String {
         var lines: [String] = []
@@ -26,9 +61,8 @@ public struct QueryPlan: Sendable, CustomStringConvertible {
         } else {
             lines.append("collection \(collection): full scan of every document (no usable index)")
         }
-        let residual = filter.filter { !rangeConditions.contains($0) }
-        lines.append("  filter: " + (residual.isEmpty ? "none" : residual.map(\.description).joined(separator: " and ")))
-        lines.append("  order: " + (orderedByScan ? "from the scan\(reverse ? " (reverse)" : "")" : "sorted in memory"))
+        lines.append("  filter: " + (filter.isEmpty ? "none" : filter.map(\.description).joined(separator: " and ")))
+        lines.append("  order: " + orderDescription)
         return lines.joined(separator: "\n")
     }
 
@@ -82,7 +116,7 @@ struct QueryPlanner {
         }
         if let best { return best.plan }
         let docs = layout.documents(collectionName)
-        return QueryPlan(collection: collectionName, index: nil, ranges: [docs.range], rangeConditions: [],
-                         filter: query.conditions, orderedByScan: query.order == nil, reverse: false, mayRepeat: false)
+        return QueryPlan(collection: collectionName, index: nil, ranges: [docs.range], rangeConditions: [], query: query,
+                         orderedByScan: query.order == nil, reverse: false, mayRepeat: false, keyPrefixLength: docs.prefix.count)
     }
 }

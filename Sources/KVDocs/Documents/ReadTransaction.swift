@@ -54,7 +54,9 @@ public final class ReadTransaction {
 
     /// The documents matching `query`, in its order, after its offset, up to its limit.
     public func find(_ collection: String, _ query: Query = Query()) throws -> [JSONValue] {
-        try execute(collection, query).map(\.document)
+        let plan = try planner.plan(collection, query)
+        return try QueryExecution(transaction: self, collection: collection, plan: plan)
+            .documents(offset: query.offset, limit: query.limit)
     }
 
     /// The number of documents matching `query`'s conditions (its limit and offset ignored).
@@ -64,72 +66,15 @@ public final class ReadTransaction {
         q.offset = 0
         q.order = nil
         if q.conditions.isEmpty {
+            _ = try catalog.schema.collection(collection)
             return try reader.count(store.layout.documents(collection).range)
         }
-        return try execute(collection, q).count
+        return try QueryExecution(transaction: self, collection: collection, plan: try planner.plan(collection, q)).count()
     }
 
     /// The plan ``find(_:_:)`` would use.
     public func explain(_ collection: String, _ query: Query) throws -> QueryPlan {
         try planner.plan(collection, query)
-    }
-
-    /// Runs a plan: scans its ranges, fetches and filters documents, orders and slices them.
-    func execute(_ collection: String, _ query: Query) throws -> [(id: TupleElement, document: JSONValue)] {
-        let plan = try planner.plan(collection, query)
-        let layout = store.layout
-        // offset + limit saturates: a limit of Int.max means "all of them", whatever the offset.
-        let wanted = query.limit.map { query.offset.saturatingAdd($0) }
-        var results: [(id: TupleElement, document: JSONValue)] = []
-        var seen = Set<TupleElement>()
-
-        if plan.index == nil {
-            let docs = layout.documents(collection)
-            let entries = try reader.scan(docs.range, order: .forward)
-            while let entry = try entries.next({ k, v in (try docs.unpack(k), Array(v)) }) {
-                guard entry.0.count == 1 else { continue }
-                let document = try store.documentValue(entry.1, collection: collection, id: entry.0[0])
-                guard query.matches(document) else { continue }
-                results.append((entry.0[0], document))
-                if plan.orderedByScan, let wanted, results.count >= wanted { break }
-            }
-        } else {
-            scan: for range in plan.ranges {
-                let entries = try reader.scan(range, order: plan.reverse ? .reverse : .forward)
-                while let key = try entries.next({ k, _ in Array(k) }) {
-                    // The id is the last element of the entry's key.
-                    guard let id = try? Tuple(decoding: key).elements.last else { continue }
-                    if plan.mayRepeat { guard seen.insert(id).inserted else { continue } }
-                    guard let bytes = try reader.value(forKey: layout.document(collection, id)) else { continue }
-                    let document = try store.documentValue(bytes, collection: collection, id: id)
-                    guard query.matches(document) else { continue }
-                    results.append((id, document))
-                    if plan.orderedByScan, let wanted, results.count >= wanted { break scan }
-                }
-            }
-        }
-
-        if !plan.orderedByScan {
-            results = Self.sorted(results, query.order)
-        }
-        let start = min(query.offset, results.count)
-        let end = query.limit.map { min(start.saturatingAdd($0), results.count) } ?? results.count
-        return Array(results[start..<end])
-    }
-
-    /// Sorts by the order field (missing first), ties by primary key; or by primary key.
-    static func sorted(_ results: [(id: TupleElement, document: JSONValue)], _ order: Query.Order?) -> [(id: TupleElement, document: JSONValue)] {
-        let keyed = results.map { r -> (sortKey: [UInt8], idKey: [UInt8], r: (id: TupleElement, document: JSONValue)) in
-            let sortKey = order.flatMap { $0.field.values(in: r.document).first.map(ValueOrder.key) } ?? []
-            return (sortKey, Tuple([r.id]).encoded, r)
-        }
-        let descending = order?.descending ?? false
-        func compare(_ x: [UInt8], _ y: [UInt8]) -> Int { x == y ? 0 : (x.lexicographicallyPrecedes(y) ? -1 : 1) }
-        return keyed.sorted { a, b in
-            var c = compare(a.sortKey, b.sortKey)
-            if c == 0 { c = compare(a.idKey, b.idKey) }
-            return descending ? c > 0 : c < 0
-        }.map(\.r)
     }
 }
 

@@ -32,8 +32,8 @@ extension SecondaryIndexMaintainer {
         let reverse = ordered && (query.order?.descending ?? false)
         if reverse { ranges.reverse() }
         let plan = QueryPlan(collection: collectionName, index: index.name, ranges: ranges, rangeConditions: bindings.used,
-                             filter: query.conditions, orderedByScan: ordered, reverse: reverse,
-                             mayRepeat: index.fields.contains(where: \.isMultiValued))
+                             query: query, orderedByScan: ordered, reverse: reverse,
+                             mayRepeat: index.fields.contains(where: \.isMultiValued), keyPrefixLength: subspace.prefix.count)
         return (score, plan)
     }
 
@@ -74,6 +74,19 @@ extension SecondaryIndexMaintainer {
         for condition in byField[field] ?? [] where Self.isRange(condition.op) {
             if field.isMultiValued && bindings.rangeField != nil { break }
             let before = (bindings.lower, bindings.upper, bindings.prefix)
+            // A condition joins the range only when the range then guarantees it (the plan
+            // does not re-check it): a bound of another type than the side's current one,
+            // or a second prefix, stays a residual condition.
+            func sameType(_ current: (JSONValue, Bool)?, _ v: JSONValue) -> Bool {
+                current.map { ValueOrder.tag(of: $0.0) == ValueOrder.tag(of: v) } ?? true
+            }
+            switch condition.op {
+            case .greater(let v), .greaterOrEqual(let v): if !sameType(bindings.lower, v) { continue }
+            case .less(let v), .lessOrEqual(let v): if !sameType(bindings.upper, v) { continue }
+            case .between(let lo, let hi): if !sameType(bindings.lower, lo) || !sameType(bindings.upper, hi) { continue }
+            case .prefix: if bindings.prefix != nil { continue }
+            default: break
+            }
             switch condition.op {
             case .greater(let v): bindings.lower = Self.tighter(bindings.lower, (v, false), lower: true)
             case .greaterOrEqual(let v): bindings.lower = Self.tighter(bindings.lower, (v, true), lower: true)
@@ -82,7 +95,7 @@ extension SecondaryIndexMaintainer {
             case .between(let lo, let hi):
                 bindings.lower = Self.tighter(bindings.lower, (lo, true), lower: true)
                 bindings.upper = Self.tighter(bindings.upper, (hi, true), lower: false)
-            case .prefix(let p): if bindings.prefix == nil { bindings.prefix = p }
+            case .prefix(let p): bindings.prefix = p
             default: break
             }
             // Bounds of different types (e.g. > 5 and < "x") cannot share one range; keep the first.

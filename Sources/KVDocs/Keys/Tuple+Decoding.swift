@@ -117,6 +117,75 @@ struct TupleDecoder {
         }
     }
 
+    /// Moves past one element without building it (for reading a key's last element
+    /// without decoding the ones before). Validates lengths and terminators, not UTF-8.
+    mutating func skipElement() throws {
+        let start = position
+        var depth = 0
+        repeat {
+            guard position < input.count else { throw failure("tuple ends inside an element", at: start) }
+            let code = input[position]
+            position += 1
+            switch code {
+            case 0x00:
+                // A null inside a nested tuple is `00 FF`; a bare `00` there ends the tuple.
+                if depth > 0 {
+                    if position < input.count && input[position] == 0xFF { position += 1 } else { depth -= 1 }
+                }
+            case 0x01, 0x02:
+                try skipEscaped(start: start)
+            case 0x05:
+                guard depth < Tuple.maximumNestingDepth else {
+                    throw failure("tuples nested deeper than \(Tuple.maximumNestingDepth) levels", at: start)
+                }
+                depth += 1
+            case 0x0C...0x1C: _ = try take(abs(Int(code) - 0x14), for: "integer", start: start)
+            case 0x0B, 0x1D:
+                let lengthByte = try take(1, for: "integer length", start: start)[0]
+                _ = try take(Int(code == 0x0B ? lengthByte ^ 0xFF : lengthByte), for: "integer", start: start)
+            case 0x20: _ = try take(4, for: "float", start: start)
+            case 0x21: _ = try take(8, for: "double", start: start)
+            case 0x26, 0x27: break
+            case 0x30: _ = try take(16, for: "UUID", start: start)
+            case 0x33: _ = try take(Versionstamp.length, for: "versionstamp", start: start)
+            default: throw failure(String(format: "unknown type code 0x%02x", code), at: start)
+            }
+        } while depth > 0
+    }
+
+    /// The offset where the last element of `input[from...]` starts, or `nil` when there
+    /// is none.
+    static func lastElementStart(of input: UnsafeRawBufferPointer, from: Int) throws -> Int? {
+        var decoder = TupleDecoder(input)
+        decoder.position = from
+        var last: Int?
+        while decoder.position < input.count {
+            last = decoder.position
+            try decoder.skipElement()
+        }
+        return last
+    }
+
+    /// Decodes the one element at `input[from...]`, which must end the input.
+    static func element(of input: UnsafeRawBufferPointer, at from: Int) throws -> TupleElement {
+        var decoder = TupleDecoder(input)
+        decoder.position = from
+        let element = try decoder.decodeElement(depth: 0)
+        guard decoder.position == input.count else { throw decoder.failure("bytes after the last element", at: decoder.position) }
+        return element
+    }
+
+    private mutating func skipEscaped(start: Int) throws {
+        while position < input.count {
+            let b = input[position]
+            position += 1
+            if b == 0x00 {
+                if position < input.count && input[position] == 0xFF { position += 1 } else { return }
+            }
+        }
+        throw failure("string is not terminated by 0x00", at: start)
+    }
+
     /// Bytes up to an unescaped `00`; `00 FF` stands for `00`.
     private mutating func decodeEscaped(what: String, start: Int) throws -> [UInt8] {
         var out: [UInt8] = []

@@ -1,0 +1,390 @@
+import HeapModule
+
+/// Runs a ``QueryPlan`` against one snapshot, streaming: matches flow from the scan and
+/// the scan stops as soon as `offset + limit` of them are known.
+///
+/// Ids are read from the tail of each index key (no tuple decode of the values before
+/// them), and the document key is the collection's prefix followed by those id bytes.
+/// Tuple order of ids is bytewise order of their encodings, so ids compare as bytes.
+///
+/// By the plan's shape:
+/// - **Ordered by the scan** (or no index and primary-key order): one pass over the ranges.
+/// - **Primary-key order from an index that does not give it**: each distinct value
+///   combination's entries are already sorted by id, so the streams of the first
+///   ``maximumMergedStreams`` values are merged by id (as the FoundationDB record layer
+///   unions `IN` streams). With more values, a bounded top-k heap of ids.
+/// - **Any other order**: a bounded top-k heap of (sort key, id) over every match.
+///
+/// Conditions the ranges guarantee are not re-checked; the plan's ``QueryPlan/filter`` is.
+/// Without such a residual filter, a document is fetched only when it is returned.
+struct QueryExecution {
+    /// The most per-value streams merged by id before falling back to a top-k heap.
+    static let maximumMergedStreams = 128
+
+    let reader: any KeyValueReader
+    let store: DocumentStore
+    let collection: String
+    let plan: QueryPlan
+    /// The prefix of the collection's document keys (an id's bytes follow it).
+    let documentPrefix: [UInt8]
+
+    init(transaction: ReadTransaction, collection: String, plan: QueryPlan) {
+        self.reader = transaction.reader
+        self.store = transaction.store
+        self.collection = collection
+        self.plan = plan
+        self.documentPrefix = transaction.store.layout.documents(collection).prefix
+    }
+
+    // MARK: - Entry points
+
+    /// The documents matching the plan's query, in its order, after `offset`, up to `limit`.
+    func documents(offset: Int, limit: Int?) throws -> [JSONValue] {
+        var output = Output(skip: offset, limit: limit, countOnly: false)
+        if plan.index == nil {
+            if plan.order == nil {
+                try streamDocuments(into: &output)
+            } else {
+                try topKByOrder(candidates: try DocumentScan(execution: self), into: &output)
+            }
+        } else if plan.orderedByScan {
+            try stream(RangeScan(execution: self, reverse: plan.reverse), into: &output)
+        } else if plan.order == nil {
+            if let merge = try MergeByID(execution: self) {
+                try stream(merge, into: &output)
+            } else {
+                try topKByID(into: &output)
+            }
+        } else {
+            try topKByOrder(candidates: RangeScan(execution: self, reverse: false), into: &output)
+        }
+        return output.documents
+    }
+
+    /// The number of matches (order, offset and limit play no part).
+    func count() throws -> Int {
+        var output = Output(skip: 0, limit: nil, countOnly: true)
+        if plan.index == nil {
+            try streamDocuments(into: &output)
+        } else {
+            try stream(RangeScan(execution: self, reverse: false), into: &output)
+        }
+        return output.count
+    }
+
+    // MARK: - Output
+
+    /// Matches after the offset, up to the limit.
+    struct Output {
+        var skip: Int
+        let limit: Int?
+        let countOnly: Bool
+        var documents: [JSONValue] = []
+        var count = 0
+
+        var isFull: Bool { limit.map { count >= $0 } ?? false }
+
+        /// Takes one match (in order); `document` is fetched only when it is kept.
+        mutating func take(_ document: () throws -> JSONValue?) rethrows {
+            if skip > 0 { skip -= 1; return }
+            if countOnly { count += 1; return }
+            guard let d = try document() else { return }
+            documents.append(d)
+            count += 1
+        }
+    }
+
+    // MARK: - Fetching and filtering
+
+    /// The document with the id encoded by `idBytes`, or `nil` (a dangling entry).
+    func fetch(_ idBytes: some Collection<UInt8>) throws -> JSONValue? {
+        let key = documentPrefix + idBytes
+        guard let bytes = try reader.value(forKey: key) else { return nil }
+        return try store.documentValue(bytes, collection: collection, key: key, idOffset: documentPrefix.count)
+    }
+
+    /// Whether the residual filter holds.
+    func passes(_ document: JSONValue) -> Bool {
+        plan.filter.allSatisfy { $0.matches(document) }
+    }
+
+    // MARK: - Streaming
+
+    /// One pass over the documents in primary-key order (no index).
+    private func streamDocuments(into output: inout Output) throws {
+        let scan = try DocumentScan(execution: self)
+        while !output.isFull, let (idBytes, bytes) = try scan.next() {
+            let key = documentPrefix + idBytes
+            let document = try store.documentValue(bytes, collection: collection, key: key, idOffset: documentPrefix.count)
+            guard passes(document) else { continue }
+            output.take { document }
+        }
+    }
+
+    /// Candidates in the order they come, each checked against the residual filter.
+    private func stream(_ source: some IDSource, into output: inout Output) throws {
+        let check = !plan.filter.isEmpty
+        var seen: Set<[UInt8]>? = plan.mayRepeat && !source.yieldsEachIDOnce ? [] : nil
+        while !output.isFull, let idBytes = try source.nextID() {
+            if seen != nil, seen!.insert(idBytes).inserted == false { continue }
+            if check {
+                guard let document = try fetch(idBytes), passes(document) else { continue }
+                output.take { document }
+            } else {
+                try output.take { try fetch(idBytes) }
+            }
+        }
+    }
+
+    // MARK: - Top-k
+
+    /// The first `offset + limit` ids of every candidate, in id order, through a bounded heap.
+    private func topKByID(into output: inout Output) throws {
+        let source = RangeScan(execution: self, reverse: false)
+        let check = !plan.filter.isEmpty
+        let capacity = output.limit.map { output.skip.saturatingAdd($0) }
+        var seen: Set<[UInt8]>? = plan.mayRepeat ? [] : nil
+        var heap = Heap<Ranked>()
+        var all: [Ranked] = []
+        while let idBytes = try source.nextID() {
+            if seen != nil, seen!.insert(idBytes).inserted == false { continue }
+            if let capacity, heap.count >= capacity, let worst = heap.max, !(Ranked(sortKey: [], id: idBytes, document: nil) < worst) { continue }
+            var document: JSONValue?
+            if check {
+                guard let d = try fetch(idBytes), passes(d) else { continue }
+                document = d
+            }
+            let entry = Ranked(sortKey: [], id: idBytes, document: document)
+            if let capacity {
+                guard capacity > 0 else { continue }
+                heap.insert(entry)
+                if heap.count > capacity { _ = heap.popMax() }
+            } else {
+                all.append(entry)
+            }
+        }
+        let ranked = capacity == nil ? all.sorted() : heap.unordered.sorted()
+        for entry in ranked where !output.isFull {
+            try output.take { try entry.document ?? fetch(entry.id) }
+        }
+    }
+
+    /// The first `offset + limit` matches in the query's order (by its field, ties by id),
+    /// through a bounded heap.
+    private func topKByOrder(candidates: some CandidateSource, into output: inout Output) throws {
+        let order = plan.order
+        let descending = order?.descending ?? false
+        let capacity = output.limit.map { output.skip.saturatingAdd($0) }
+        var seen: Set<[UInt8]>? = plan.mayRepeat ? [] : nil
+        var heap = Heap<Ranked>()
+        var all: [Ranked] = []
+        while let (idBytes, document) = try candidates.nextCandidate() {
+            if seen != nil, seen!.insert(idBytes).inserted == false { continue }
+            guard passes(document) else { continue }
+            let sortKey = order.flatMap { $0.field.values(in: document).first.map(ValueOrder.key) } ?? []
+            let entry = Ranked(sortKey: sortKey, id: idBytes, document: document, descending: descending)
+            if let capacity {
+                guard capacity > 0 else { continue }
+                heap.insert(entry)
+                if heap.count > capacity { _ = heap.popMax() }
+            } else {
+                all.append(entry)
+            }
+        }
+        let ranked = capacity == nil ? all.sorted() : heap.unordered.sorted()
+        for entry in ranked where !output.isFull {
+            output.take { entry.document }
+        }
+    }
+
+    /// A match ranked by sort key, then id (both reversed when descending).
+    struct Ranked: Comparable {
+        let sortKey: [UInt8]
+        let id: [UInt8]
+        let document: JSONValue?
+        var descending = false
+
+        static func < (a: Ranked, b: Ranked) -> Bool {
+            var c = compareBytes(a.sortKey, b.sortKey)
+            if c == 0 { c = compareBytes(a.id, b.id) }
+            return a.descending ? c > 0 : c < 0
+        }
+
+        static func == (a: Ranked, b: Ranked) -> Bool { a.sortKey == b.sortKey && a.id == b.id }
+    }
+}
+
+/// Bytewise comparison: negative, zero or positive.
+func compareBytes(_ a: [UInt8], _ b: [UInt8]) -> Int {
+    let n = min(a.count, b.count)
+    var i = 0
+    while i < n {
+        if a[i] != b[i] { return a[i] < b[i] ? -1 : 1 }
+        i += 1
+    }
+    return a.count == b.count ? 0 : (a.count < b.count ? -1 : 1)
+}
+
+// MARK: - Sources of candidates
+
+/// Ids of index entries, one at a time.
+protocol IDSource {
+    /// Whether each id comes at most once (no de-duplication needed).
+    var yieldsEachIDOnce: Bool { get }
+    /// The next id's tuple bytes, or `nil` at the end.
+    func nextID() throws -> [UInt8]?
+}
+
+/// Candidates with their documents, one at a time.
+protocol CandidateSource {
+    /// The next candidate's id bytes and document, or `nil` at the end.
+    func nextCandidate() throws -> ([UInt8], JSONValue)?
+}
+
+extension QueryExecution {
+    /// The index entries of the plan's ranges, in order: their ids.
+    final class RangeScan: IDSource, CandidateSource {
+        let execution: QueryExecution
+        let reverse: Bool
+        private var rangeIndex = 0
+        private var cursor: (any KeyValueCursor)?
+        var yieldsEachIDOnce: Bool { false }
+
+        init(execution: QueryExecution, reverse: Bool) {
+            self.execution = execution
+            self.reverse = reverse
+        }
+
+        func nextID() throws -> [UInt8]? {
+            let ranges = execution.plan.ranges
+            let prefixLength = execution.plan.keyPrefixLength
+            while true {
+                if cursor == nil {
+                    guard rangeIndex < ranges.count else { return nil }
+                    cursor = try execution.reader.scan(ranges[rangeIndex], order: reverse ? .reverse : .forward)
+                    rangeIndex += 1
+                }
+                if let id = try cursor?.next({ key, _ in try QueryExecution.idBytes(key, prefixLength: prefixLength, in: execution) }) {
+                    guard let id else { continue }
+                    return id
+                }
+                cursor = nil
+            }
+        }
+
+        func nextCandidate() throws -> ([UInt8], JSONValue)? {
+            while let id = try nextID() {
+                if let document = try execution.fetch(id) { return (id, document) }
+            }
+            return nil
+        }
+    }
+
+    /// Every document of the collection in primary-key order, with its bytes.
+    final class DocumentScan: CandidateSource {
+        let execution: QueryExecution
+        private let cursor: any KeyValueCursor
+
+        init(execution: QueryExecution) throws {
+            self.execution = execution
+            self.cursor = try execution.reader.scan(execution.plan.ranges[0], order: .forward)
+        }
+
+        /// The next document's id bytes and stored bytes.
+        func next() throws -> ([UInt8], [UInt8])? {
+            let prefixLength = execution.plan.keyPrefixLength
+            while let entry = try cursor.next({ key, value -> ([UInt8], [UInt8])? in
+                // A document key holds exactly one element after the collection's prefix.
+                guard try TupleDecoder.lastElementStart(of: key, from: prefixLength) == prefixLength else { return nil }
+                return (Array(key[prefixLength...]), Array(value))
+            }) {
+                if let entry { return entry }
+            }
+            return nil
+        }
+
+        func nextCandidate() throws -> ([UInt8], JSONValue)? {
+            guard let (id, bytes) = try next() else { return nil }
+            let key = execution.documentPrefix + id
+            return (id, try execution.store.documentValue(bytes, collection: execution.collection, key: key, idOffset: execution.documentPrefix.count))
+        }
+    }
+
+    /// The id bytes at the end of an index entry's key, or `nil` for a key that holds no
+    /// element after the prefix.
+    static func idBytes(_ key: UnsafeRawBufferPointer, prefixLength: Int, in execution: QueryExecution) throws -> [UInt8]? {
+        do {
+            guard let start = try TupleDecoder.lastElementStart(of: key, from: prefixLength), start > prefixLength else { return nil }
+            return Array(key[start...])
+        } catch let error as KVDocsError {
+            throw KVDocsError(.corruption, "index \(execution.plan.index ?? "?") of \"\(execution.collection)\" has a malformed entry: \(error.message)",
+                              path: execution.reader.name, key: Array(key))
+        }
+    }
+
+    /// A k-way merge by id of the per-value streams of the plan's ranges: each distinct
+    /// value combination's entries are sorted by id. `nil` from `init` when there are more
+    /// than ``maximumMergedStreams`` of them.
+    final class MergeByID: IDSource {
+        /// One value combination's entries: the cursor reads on until the group ends.
+        final class Group {
+            let prefix: [UInt8]
+            let cursor: any KeyValueCursor
+            init(prefix: [UInt8], cursor: any KeyValueCursor) { self.prefix = prefix; self.cursor = cursor }
+        }
+        struct Head: Comparable {
+            let id: [UInt8]
+            let group: Int
+            static func < (a: Head, b: Head) -> Bool {
+                let c = compareBytes(a.id, b.id)
+                return c != 0 ? c < 0 : a.group < b.group
+            }
+        }
+
+        let execution: QueryExecution
+        private var groups: [Group] = []
+        private var heads = Heap<Head>()
+        private var last: [UInt8]?
+        var yieldsEachIDOnce: Bool { true }
+
+        init?(execution: QueryExecution) throws {
+            self.execution = execution
+            let prefixLength = execution.plan.keyPrefixLength
+            for range in execution.plan.ranges {
+                var lower = range.lower
+                while true {
+                    let cursor = try execution.reader.scan(KeyRange(lower: lower, upper: range.upper), order: .forward)
+                    guard let first = try cursor.next({ key, _ -> ([UInt8], [UInt8])? in
+                        guard let id = try QueryExecution.idBytes(key, prefixLength: prefixLength, in: execution) else { return nil }
+                        return (Array(key[..<(key.count - id.count)]), id)
+                    }) else { break }
+                    guard let (prefix, id) = first else { break }
+                    guard groups.count < QueryExecution.maximumMergedStreams else { return nil }
+                    heads.insert(Head(id: id, group: groups.count))
+                    groups.append(Group(prefix: prefix, cursor: cursor))
+                    guard let next = KeyRange.prefixSuccessor(prefix) else { break }
+                    lower = .included(next)
+                }
+            }
+        }
+
+        func nextID() throws -> [UInt8]? {
+            let prefixLength = execution.plan.keyPrefixLength
+            while let head = heads.popMin() {
+                let group = groups[head.group]
+                if let id = try group.cursor.next({ key, _ -> [UInt8]? in
+                    guard key.count > group.prefix.count, key.starts(with: group.prefix),
+                          let id = try QueryExecution.idBytes(key, prefixLength: prefixLength, in: execution),
+                          id.count == key.count - group.prefix.count else { return nil }
+                    return id
+                }), let id {
+                    heads.insert(Head(id: id, group: head.group))
+                }
+                if head.id == last { continue }
+                last = head.id
+                return head.id
+            }
+            return nil
+        }
+    }
+}

@@ -1,0 +1,100 @@
+import Foundation
+import KVDocsTestSupport
+import Testing
+@testable import KVDocs
+
+/// Streaming execution: every strategy (scan order, merge of per-value streams by id,
+/// top-k heaps) against the brute-force model, and plans that re-check only what their
+/// ranges do not guarantee.
+@Suite struct QueryExecutionTests {
+    /// A document whose age has many distinct values (so a wide range has more value
+    /// streams than are merged, and falls back to the top-k heap).
+    static func document(id: JSONValue, _ rng: inout SplitMix64) -> JSONValue {
+        guard case .object(var o) = DocumentGenerator.document(id: id, &rng) else { return .null }
+        if Int.random(in: 0..<4, using: &rng) > 0 { o["age"] = .int(Int64.random(in: 0...400, using: &rng)) }
+        return .object(o)
+    }
+
+    static func query(_ rng: inout SplitMix64) -> Query {
+        var q = DocumentGenerator.query(&rng)
+        switch Int.random(in: 0..<6, using: &rng) {
+        case 0:  // a wide range: hundreds of values
+            let a = Int64.random(in: 0...200, using: &rng)
+            q.conditions.append(Condition(field: "age", op: .between(.int(a), .int(a + Int64.random(in: 0...250, using: &rng)))))
+        case 1:  // a narrow range: a few values, merged by id
+            let a = Int64.random(in: 0...400, using: &rng)
+            q.conditions.append(Condition(field: "age", op: .greaterOrEqual(.int(a))))
+            q.conditions.append(Condition(field: "age", op: .less(.int(a + Int64.random(in: 1...4, using: &rng)))))
+        case 2:  // bounds of two types on one side: only one can bound the scan
+            q.conditions.append(Condition(field: "age", op: .greater(.int(Int64.random(in: 0...400, using: &rng)))))
+            q.conditions.append(Condition(field: "age", op: .greater(.string("a"))))
+        case 3:  // two prefixes: only one can bound the scan
+            q.conditions.append(Condition(field: "last", op: .prefix("S")))
+            q.conditions.append(Condition(field: "last", op: .prefix("Sm")))
+        default: break
+        }
+        if Int.random(in: 0..<3, using: &rng) == 0 { q.limit = Int.random(in: 0...60, using: &rng) }
+        return q
+    }
+
+    @Test(arguments: [41, 42] as [UInt64])
+    func everyExecutionStrategyMatchesTheBruteForceModel(seed: UInt64) throws {
+        try withPeopleStore { store, people throws in
+            var rng = SplitMix64(seed: seed)
+            var model: [JSONValue: JSONValue] = [:]
+            try store.write { batch in
+                for i in 0..<1500 {
+                    let id: JSONValue = i % 9 == 0 ? .int(Int64(i)) : .string(String(format: "p%04d", i))
+                    var doc = Self.document(id: id, &rng)
+                    if case .object(var o) = doc { o["email"] = nil; doc = .object(o) }  // no unique clashes
+                    try batch.insert("people", doc)
+                    model[id] = doc
+                }
+            }
+            var strategies: [String: Int] = [:]
+            for _ in 0..<250 {
+                let query = Self.query(&rng)
+                let plan = try people.explain(query)
+                let expected = ReferenceSemantics.answer(model, query)
+                let actual = try people.find(query).map { $0["id"] ?? .null }
+                #expect(actual == expected, "\(query.conditions) order \(String(describing: query.order)) limit \(String(describing: query.limit)) offset \(query.offset)\n\(plan)")
+                var unlimited = query
+                unlimited.limit = nil
+                unlimited.offset = 0
+                #expect(try people.count(query) == ReferenceSemantics.answer(model, unlimited).count)
+                strategies[String(plan.orderDescription.prefix(8)), default: 0] += 1
+            }
+            // Each strategy ran: in scan order, merged by id (or its heap fallback), top-k.
+            #expect(strategies.count == 3, "\(strategies)")
+            #expect(strategies.values.allSatisfy { $0 >= 20 }, "\(strategies)")
+        }
+    }
+
+    @Test func conditionsTheRangeGuaranteesAreNotRechecked() throws {
+        try withPeopleStore { _, people throws in
+            let guaranteed = try people.explain(Query().where("age", .greaterOrEqual(3)).where("age", .less(5)))
+            #expect(guaranteed.index == "by_age" && guaranteed.filter.isEmpty)
+            let sameSide = try people.explain(Query().where("age", .greater(3)).where("age", .greater("a")))
+            #expect(sameSide.filter == [Condition(field: "age", op: .greater("a"))])
+            let prefixes = try people.explain(Query().where("last", .prefix("S")).where("last", .prefix("Sm")).where("first", .equal("Ann")))
+            #expect(prefixes.filter.contains(Condition(field: "last", op: .prefix("Sm"))))
+            let residual = try people.explain(Query().where("tags[]", .equal("a")).where("tags[]", .notEqual("b")))
+            #expect(residual.index == "by_tag" && residual.filter == [Condition(field: "tags[]", op: .notEqual("b"))])
+        }
+    }
+
+    @Test func aMultiValuedMatchComesOnceWhicheverStrategyFindsIt() throws {
+        try withPeopleStore { _, people throws in
+            for i in 0..<200 {
+                try people.insert(["id": .string(String(format: "d%03d", i)), "tags": .array([.string("a"), .string("b"), .int(Int64(i % 7))])])
+            }
+            let both = Query().where("tags[]", .in(["a", "b"]))
+            #expect(try people.find(both).count == 200)
+            #expect(try people.find(both.limit(5)).map { $0["id"] } == ["d000", "d001", "d002", "d003", "d004"])
+            #expect(try people.count(both) == 200)
+            let numbers = Query().where("tags[]", .greaterOrEqual(0)).where("tags[]", .less(7))
+            #expect(try people.find(numbers.limit(3).offset(198)).map { $0["id"] } == ["d198", "d199"])
+            #expect(try people.count(numbers) == 200)
+        }
+    }
+}
