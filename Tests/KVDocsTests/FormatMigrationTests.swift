@@ -34,6 +34,36 @@ import Testing
         #expect(built.isEmpty)
     }
 
+    /// A copy of the fixture written by the format-2 code, whose unique index stored
+    /// `(value, id) → ""`, opens with that index (and only it) rebuilt as `(value) → id`:
+    /// lookups, the unique constraint and verify all work on the rebuilt entries.
+    @Test func aUniqueIndexOfTheFormerLayoutIsRebuiltAsPointEntries() throws {
+        let dir = TemporaryDirectory()
+        let path = dir.child("db")
+        try FileManager.default.copyItem(atPath: packageRoot.appendingPathComponent("Tests/Fixtures/format2-db").path, toPath: path)
+        let db = try Database(path: path)
+        defer { db.close() }
+        let identity = IndexIdentity("things", "by_code", .secondary)
+        #expect(try Catalog().indexStates(.secondary, in: db)[identity]?.format == 1)
+        var built = Set<String>()
+        let store = try DocumentStore(database: db) { built.insert($0.index) }
+        #expect(built == ["by_code"])
+        #expect(try Catalog().indexStates(.secondary, in: db)[identity]?.format == 2)
+        #expect(try store.verify().isClean)
+        let code = Subspace().subspace(["i", "things", "by_code"])
+        var entries: [(Tuple, Tuple)] = []
+        try db.forEach(in: code.range) { k, v in entries.append((try Tuple(decoding: Array(k[code.prefix.count...])), try Tuple(decoding: Array(v)))) }
+        #expect(entries.map(\.0) == [Tuple([3, "a"]), Tuple([3, "a2"]), Tuple([3, "c"])])
+        #expect(entries.map(\.1) == [Tuple([1]), Tuple([2]), Tuple(["three"])])
+        let things = try store.collection("things")
+        #expect(try things.find(Query().where("code", .equal("a2"))).map { $0["id"] } == [2])
+        #expect(try things.find(Query().where("code", .greaterOrEqual("a"))).map { $0["id"] } == ["three", 1, 2])
+        #expect(throws: KVDocsError.self) { try things.insert(["id": 9, "code": "c"]) }
+        try things.upsert(["id": "three", "code": "d"])
+        try things.insert(["id": 9, "code": "c"])
+        #expect(try store.verify().isClean)
+    }
+
     /// An index whose entries were written in an older format of its kind (its catalog
     /// state says so) is rebuilt when the store opens, with progress; the others are kept.
     @Test func anIndexOfAnOlderFormatIsRebuiltOnOpen() throws {

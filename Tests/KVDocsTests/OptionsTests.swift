@@ -52,6 +52,19 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: dir.child("db")))
     }
 
+    /// Unlike LevelDB, a Bloom filter is on by default (point reads of missing keys are a
+    /// document store's daily work); `nil` turns it off.
+    @Test func aBloomFilterIsOnByDefaultAndCanBeTurnedOff() throws {
+        #expect(Options().bloomFilterBitsPerKey == 10)
+        var options = Options()
+        options.bloomFilterBitsPerKey = nil
+        try withTemporaryDatabase(options: options) { db, _ throws in
+            try db.put("k", "v")
+            #expect(db.options.bloomFilterBitsPerKey == nil)
+            #expect(try db.get("k", as: String.self) == "v")
+        }
+    }
+
     @Test func boundaryValuesAndEveryKnobAreAccepted() throws {
         var options = Options()
         options.writeBufferSize = 64 * 1024

@@ -98,3 +98,38 @@ import Testing
         }
     }
 }
+
+/// Index entries are computed as bytes: they must be exactly the tuple encodings of the
+/// documented element form.
+@Suite struct IndexEntryEncodingTests {
+    static func randomValue(_ rng: inout SplitMix64, depth: Int = 0) -> JSONValue {
+        switch Int.random(in: 0..<(depth < 3 ? 9 : 7), using: &rng) {
+        case 0: return .null
+        case 1: return .bool(Bool.random(using: &rng))
+        case 2: return .int(Int64(bitPattern: rng.next()))
+        case 3: return .uint(rng.next() | (1 << 63))
+        case 4: return .double(Double(bitPattern: rng.next() & ~(0x7FF << 52)))
+        case 5: return DocumentGenerator.pick(DocumentGenerator.ages, &rng)
+        case 6: return .string(String(decoding: (0..<Int.random(in: 0...5, using: &rng)).map { _ in UInt8.random(in: 0...0x7F, using: &rng) }, as: UTF8.self))
+        case 7: return .array((0..<Int.random(in: 0...3, using: &rng)).map { _ in randomValue(&rng, depth: depth + 1) })
+        default: return .object(["k": randomValue(&rng, depth: depth + 1), "\0": .null])
+        }
+    }
+
+    @Test func valueKeysAreTheTupleEncodingOfTheirElements() {
+        var rng = SplitMix64(seed: 5)
+        for _ in 0..<5000 {
+            let v = Self.randomValue(&rng)
+            #expect(ValueOrder.key(v) == Tuple(ValueOrder.encode(v)).encoded, "\(v)")
+        }
+    }
+
+    @Test func entriesOfACompoundMultiValuedIndexAreEveryDistinctCombinationSorted() throws {
+        let index = IndexDefinition(name: "i", fields: ["a", "b[]"], unique: false)
+        let document: JSONValue = ["a": 1, "b": ["y", "x", 3, 3.0, "x", ["n", nil]]]
+        let expected = [JSONValue(3), "x", "y", ["n", nil]].map { Tuple(ValueOrder.encode(1) + ValueOrder.encode($0)).encoded }
+        #expect(SecondaryIndexMaintainer.encodedValues(index, document) == expected)
+        #expect(SecondaryIndexMaintainer.encodedValues(index, ["b": ["x"]]).isEmpty)
+        #expect(SecondaryIndexMaintainer.encodedValues(index, ["a": 1, "b": []]).isEmpty)
+    }
+}

@@ -12,7 +12,7 @@ struct RawOptions {
         if writeBuffer > 0 { o.writeBufferSize = writeBuffer }
         if blockSize > 0 { o.blockSize = blockSize }
         if cache > 0 { o.blockCacheCapacity = cache }
-        if bloomBits > 0 { o.bloomFilterBitsPerKey = bloomBits }
+        o.bloomFilterBitsPerKey = bloomBits > 0 ? bloomBits : nil  // the C side gets the same
         o.compression = snappy ? .snappy : .none
         return o
     }

@@ -71,8 +71,6 @@ final class IndexUpdateContext {
     /// Whether this context builds an index from scratch (every maintainer writes its
     /// complete state at the end, even for a collection with no documents).
     var building = false
-    /// Index keys deleted in this batch (a later read of the database must not see them).
-    private(set) var deleted: Set<[UInt8]> = []
     /// Per-maintainer state for the batch, by index.
     private var scratch: [IndexIdentity: AnyObject] = [:]
 
@@ -83,12 +81,10 @@ final class IndexUpdateContext {
 
     func put(_ key: [UInt8], _ value: [UInt8]) {
         batch.put(key, value)
-        deleted.remove(key)
     }
 
     func delete(_ key: [UInt8]) {
         batch.delete(key)
-        deleted.insert(key)
     }
 
     /// The state `index` keeps for this batch, if it made one.

@@ -264,7 +264,7 @@ extension QueryExecution {
                     cursor = try execution.reader.scan(ranges[rangeIndex], order: reverse ? .reverse : .forward)
                     rangeIndex += 1
                 }
-                if let id = try cursor?.next({ key, _ in try QueryExecution.idBytes(key, prefixLength: prefixLength, in: execution) }) {
+                if let id = try cursor?.next({ key, value in try QueryExecution.entry(key, value, prefixLength: prefixLength, in: execution)?.id }) {
                     guard let id else { continue }
                     return id
                 }
@@ -310,12 +310,19 @@ extension QueryExecution {
         }
     }
 
-    /// The id bytes at the end of an index entry's key, or `nil` for a key that holds no
-    /// element after the prefix.
-    static func idBytes(_ key: UnsafeRawBufferPointer, prefixLength: Int, in execution: QueryExecution) throws -> [UInt8]? {
+    /// An index entry's id bytes, and the length of its key's part before the id (the
+    /// entry's value combination: entries sharing it are sorted by id): the id is the key's
+    /// last element, or the value for an index whose plan says `idInValue` (the whole key
+    /// is then the combination). `nil` for an entry that holds no id.
+    static func entry(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, prefixLength: Int,
+                      in execution: QueryExecution) throws -> (id: [UInt8], groupLength: Int)? {
+        if execution.plan.idInValue {
+            guard !value.isEmpty else { return nil }
+            return (Array(value), key.count)
+        }
         do {
             guard let start = try TupleDecoder.lastElementStart(of: key, from: prefixLength), start > prefixLength else { return nil }
-            return Array(key[start...])
+            return (Array(key[start...]), start)
         } catch let error as KVDocsError {
             throw KVDocsError(.corruption, "index \(execution.plan.index ?? "?") of \"\(execution.collection)\" has a malformed entry: \(error.message)",
                               path: execution.reader.name, key: Array(key))
@@ -354,9 +361,9 @@ extension QueryExecution {
                 var lower = range.lower
                 while true {
                     let cursor = try execution.reader.scan(KeyRange(lower: lower, upper: range.upper), order: .forward)
-                    guard let first = try cursor.next({ key, _ -> ([UInt8], [UInt8])? in
-                        guard let id = try QueryExecution.idBytes(key, prefixLength: prefixLength, in: execution) else { return nil }
-                        return (Array(key[..<(key.count - id.count)]), id)
+                    guard let first = try cursor.next({ key, value -> ([UInt8], [UInt8])? in
+                        guard let entry = try QueryExecution.entry(key, value, prefixLength: prefixLength, in: execution) else { return nil }
+                        return (Array(key[..<entry.groupLength]), entry.id)
                     }) else { break }
                     guard let (prefix, id) = first else { break }
                     guard groups.count < QueryExecution.maximumMergedStreams else { return nil }
@@ -372,11 +379,11 @@ extension QueryExecution {
             let prefixLength = execution.plan.keyPrefixLength
             while let head = heads.popMin() {
                 let group = groups[head.group]
-                if let id = try group.cursor.next({ key, _ -> [UInt8]? in
-                    guard key.count > group.prefix.count, key.starts(with: group.prefix),
-                          let id = try QueryExecution.idBytes(key, prefixLength: prefixLength, in: execution),
-                          id.count == key.count - group.prefix.count else { return nil }
-                    return id
+                if let id = try group.cursor.next({ key, value -> [UInt8]? in
+                    guard key.starts(with: group.prefix),
+                          let entry = try QueryExecution.entry(key, value, prefixLength: prefixLength, in: execution),
+                          entry.groupLength == group.prefix.count else { return nil }
+                    return entry.id
                 }), let id {
                     heads.insert(Head(id: id, group: head.group))
                 }

@@ -21,9 +21,13 @@ public struct QueryPlan: Sendable, CustomStringConvertible {
     let keyPrefixLength: Int
     /// The requested order (`nil`: primary key).
     let order: Query.Order?
+    /// Whether an entry's value is its document's id (a unique index: one entry per value)
+    /// rather than its key's last element.
+    let idInValue: Bool
 
     init(collection: String, index: String?, ranges: [KeyRange], rangeConditions: [Condition], query: Query,
-         orderedByScan: Bool, reverse: Bool, mayRepeat: Bool, keyPrefixLength: Int) {
+         orderedByScan: Bool, reverse: Bool, mayRepeat: Bool, keyPrefixLength: Int, idInValue: Bool = false) {
+        self.idInValue = idInValue
         let conditions = query.conditions
         self.order = query.order
         self.collection = collection

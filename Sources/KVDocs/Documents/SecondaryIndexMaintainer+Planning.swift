@@ -33,7 +33,8 @@ extension SecondaryIndexMaintainer {
         if reverse { ranges.reverse() }
         let plan = QueryPlan(collection: collectionName, index: index.name, ranges: ranges, rangeConditions: bindings.used,
                              query: query, orderedByScan: ordered, reverse: reverse,
-                             mayRepeat: index.fields.contains(where: \.isMultiValued), keyPrefixLength: subspace.prefix.count)
+                             mayRepeat: index.fields.contains(where: \.isMultiValued), keyPrefixLength: subspace.prefix.count,
+                             idInValue: idInValue)
         return (score, plan)
     }
 

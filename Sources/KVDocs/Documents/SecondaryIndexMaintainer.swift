@@ -1,11 +1,18 @@
 import Foundation
 
 /// A secondary index: plain, unique, compound (several fields) or multi-valued (one `[]`
-/// field), stored as `(…index subspace, value encodings…, id) → ""`.
+/// field).
 ///
 /// Each combination of the fields' values (in ``ValueOrder``'s encoding) is one entry; a
-/// document missing a field has none. A unique index allows one document per combination:
-/// "is it taken?" is answered from the batch's own additions, then by the database.
+/// document missing a field has none.
+/// - A plain index stores `(…index subspace, value encodings…, id) → ""`: entries of one
+///   value are sorted by id.
+/// - A unique index (format 2) stores `(…index subspace, value encodings…) → id`: one entry
+///   per value, so "is this value taken?" is one point read. It is answered from the
+///   batch's own additions and releases first, then by the database.
+///
+/// Entries are computed as bytes (no tuple elements): the subspace prefix is compiled once
+/// per schema, and old and new entries are diffed as sorted byte strings.
 struct SecondaryIndexMaintainer: IndexMaintainer {
     let identity: IndexIdentity
     let definition: IndexDefinition
@@ -20,58 +27,91 @@ struct SecondaryIndexMaintainer: IndexMaintainer {
     }
 
     var definitionJSON: JSONValue { definition.json }
-    var formatVersion: Int64 { 1 }
+    /// 1: every index `(values…, id) → ""`. 2: unique indexes `(values…) → id`; plain
+    /// indexes are unchanged, so they stay at 1 and are not rebuilt.
+    var formatVersion: Int64 { definition.unique ? 2 : 1 }
     var keyRange: KeyRange { subspace.range }
+    /// Whether an entry's id is its value (unique indexes) rather than its key's last element.
+    var idInValue: Bool { definition.unique }
 
-    /// Values added to a unique index in the current batch: entry prefix → id.
-    final class UniqueAdditions {
-        var owners: [[UInt8]: TupleElement] = [:]
+    /// A unique index's changes in the current batch: values taken (entry key → id bytes)
+    /// and values released by the batch's own writes.
+    final class UniqueChanges {
+        var owners: [[UInt8]: [UInt8]] = [:]
+        var released: Set<[UInt8]> = []
     }
 
     func update(id: TupleElement, old: JSONValue?, new: JSONValue?, context: IndexUpdateContext) throws {
+        let oldValues = old.map { Self.encodedValues(definition, $0) } ?? []
+        let newValues = new.map { Self.encodedValues(definition, $0) } ?? []
+        if oldValues == newValues { return }
         let idBytes = Tuple([id]).encoded
-        let oldPrefixes = Set(old.map { Self.values(definition, $0).map { subspace.pack(Tuple($0)) } } ?? [])
-        let newValues = new.map { Self.values(definition, $0) } ?? []
-        let newPrefixes = Set(newValues.map { subspace.pack(Tuple($0)) })
-        let additions = definition.unique ? context.state(for: identity) { UniqueAdditions() } : nil
-        for prefix in oldPrefixes.subtracting(newPrefixes) {
-            context.delete(prefix + idBytes)
-            if let additions, additions.owners[prefix] == id { additions.owners[prefix] = nil }
-        }
-        for values in newValues {
-            let prefix = subspace.pack(Tuple(values))
-            guard !oldPrefixes.contains(prefix) else { continue }
-            if let additions {
-                try checkUnique(values, prefix: prefix, id: id, additions: additions, context: context)
-                additions.owners[prefix] = id
+        let unique = definition.unique ? context.state(for: identity) { UniqueChanges() } : nil
+        var key = subspace.prefix
+        let prefixCount = key.count
+        // Both lists are sorted and distinct: one merge pass finds removals and additions.
+        var i = 0, j = 0
+        while i < oldValues.count || j < newValues.count {
+            let c = i == oldValues.count ? 1 : (j == newValues.count ? -1 : compareBytes(oldValues[i], newValues[j]))
+            if c == 0 { i += 1; j += 1; continue }
+            key.removeSubrange(prefixCount...)
+            if c < 0 {
+                key.append(contentsOf: oldValues[i]); i += 1
+                if let unique {
+                    context.batch.delete(key)
+                    if unique.owners[key] == idBytes { unique.owners[key] = nil }
+                    unique.released.insert(key)
+                } else {
+                    key.append(contentsOf: idBytes)
+                    context.batch.delete(key)
+                }
+            } else {
+                key.append(contentsOf: newValues[j]); j += 1
+                if let unique {
+                    try checkUnique(key, id: id, idBytes: idBytes, changes: unique, context: context)
+                    unique.owners[key] = idBytes
+                    context.batch.put(key, idBytes)
+                } else {
+                    key.append(contentsOf: idBytes)
+                    context.batch.put(key, [])
+                }
             }
-            context.put(prefix + idBytes, [])
         }
     }
 
-    /// Throws when another document has `prefix`'s values in the unique index.
-    private func checkUnique(_ values: [TupleElement], prefix: [UInt8], id: TupleElement,
-                             additions: UniqueAdditions, context: IndexUpdateContext) throws {
-        if let other = additions.owners[prefix], other != id {
-            throw violation(values, existing: other, new: id, in: context.storage.name)
+    /// Throws when another document holds the unique entry `key`: one taken earlier in this
+    /// batch, or one stored and not released by this batch.
+    private func checkUnique(_ key: [UInt8], id: TupleElement, idBytes: [UInt8], changes: UniqueChanges,
+                             context: IndexUpdateContext) throws {
+        var other: [UInt8]?
+        if let owner = changes.owners[key] {
+            other = owner
+        } else if !changes.released.contains(key) {
+            other = try context.storage.value(forKey: key)
         }
-        var conflict: TupleElement?
-        let entries = try context.storage.scan(.prefix(prefix), order: .forward)
-        while conflict == nil, let key = try entries.next({ k, _ in Array(k) }) {
-            guard !context.deleted.contains(key),
-                  let other = try? Tuple(decoding: key[prefix.count...]).elements.first, other != id else { continue }
-            conflict = other
-        }
-        if let conflict { throw violation(values, existing: conflict, new: id, in: context.storage.name) }
+        guard let other, other != idBytes else { return }
+        let existing = (try? Tuple(decoding: other).elements.first) ?? .bytes(other)
+        throw violation(Array(key[subspace.prefix.count...]), existing: existing, new: id, in: context.storage.name)
     }
 
-    func violation(_ values: [TupleElement], existing: TupleElement, new: TupleElement, in name: String) -> KVDocsError {
+    /// The error for a value (its encoded bytes) held by `existing` and wanted by `new`.
+    func violation(_ encodedValues: [UInt8], existing: TupleElement, new: TupleElement, in name: String) -> KVDocsError {
+        let values = (try? Tuple(decoding: encodedValues).elements) ?? []
         var i = 0
         var shown: [String] = []
         while i < values.count, let v = ValueOrder.decode(values, at: &i) { shown.append(v.compactDescription) }
         return KVDocsError(.uniqueViolation,
             "unique index \"\(definition.name)\" of \"\(identity.collection)\" already has \(shown.joined(separator: ", ")) (document \(existing)); document \(new) cannot have it too",
             path: name, key: documents.document(identity.collection, new))
+    }
+
+    func describe(key: [UInt8]) -> String? {
+        guard idInValue, key.starts(with: subspace.prefix),
+              let values = try? Tuple(decoding: key[subspace.prefix.count...]).elements else { return nil }
+        var i = 0
+        var shown: [String] = []
+        while i < values.count, let v = ValueOrder.decode(values, at: &i) { shown.append(v.compactDescription) }
+        return "the value \(shown.joined(separator: ", ")) (as its document id)"
     }
 
     func makeVerifier() -> any IndexVerifier { Verifier(maintainer: self) }
@@ -82,30 +122,47 @@ struct SecondaryIndexMaintainer: IndexMaintainer {
 
         mutating func add(id: TupleElement, document: JSONValue) {
             let idBytes = Tuple([id]).encoded
-            for values in SecondaryIndexMaintainer.values(maintainer.definition, document) {
-                entries[maintainer.subspace.pack(Tuple(values)) + idBytes] = []
+            for values in SecondaryIndexMaintainer.encodedValues(maintainer.definition, document) {
+                if maintainer.idInValue {
+                    entries[maintainer.subspace.prefix + values] = idBytes
+                } else {
+                    entries[maintainer.subspace.prefix + values + idBytes] = []
+                }
             }
         }
 
         func expectedEntries() -> [[UInt8]: [UInt8]] { entries }
     }
 
-    /// Every combination of the index's field values in `document` (the encoded values of
-    /// each field, in order); none when a field is missing. A multi-valued field gives each
-    /// distinct element once.
-    static func values(_ index: IndexDefinition, _ document: JSONValue) -> [[TupleElement]] {
-        var combinations: [[TupleElement]] = [[]]
+    /// Every combination of the index's field values in `document`, each as the tuple
+    /// encoding of its fields' ``ValueOrder`` encodings, sorted bytewise and distinct;
+    /// none when a field is missing. A multi-valued field gives each distinct element once.
+    static func encodedValues(_ index: IndexDefinition, _ document: JSONValue) -> [[UInt8]] {
+        var combinations: [[UInt8]] = [[]]
+        var encoder = TupleEncoder()
         for field in index.fields {
-            var values = field.values(in: document)
+            let values = field.values(in: document)
             if values.isEmpty { return [] }
-            if field.isMultiValued {
-                var unique: [[UInt8]: JSONValue] = [:]
-                for v in values { unique[ValueOrder.key(v)] = v }
-                values = unique.sorted { $0.key.lexicographicallyPrecedes($1.key) }.map(\.value)
+            if values.count == 1 {
+                encoder.bytes.removeAll(keepingCapacity: true)
+                ValueOrder.append(values[0], to: &encoder)
+                for k in combinations.indices { combinations[k].append(contentsOf: encoder.bytes) }
+                continue
             }
-            combinations = combinations.flatMap { prefix in values.map { prefix + ValueOrder.encode($0) } }
+            var encoded = values.map(ValueOrder.key)
+            encoded.sort { compareBytes($0, $1) < 0 }
+            var distinct: [[UInt8]] = []
+            for e in encoded where distinct.last != e { distinct.append(e) }
+            combinations = combinations.flatMap { prefix in distinct.map { prefix + $0 } }
         }
+        if combinations.count > 1 { combinations.sort { compareBytes($0, $1) < 0 } }
         return combinations
+    }
+
+    /// Every combination of the index's field values in `document`, as tuple elements
+    /// (the elements of ``encodedValues(_:_:)``).
+    static func values(_ index: IndexDefinition, _ document: JSONValue) -> [[TupleElement]] {
+        encodedValues(index, document).compactMap { try? Tuple(decoding: $0).elements }
     }
 }
 

@@ -46,8 +46,39 @@ public enum ValueOrder {
         return e
     }
 
-    /// The encoded bytes of one value (for comparisons).
-    public static func key(_ value: JSONValue) -> [UInt8] { Tuple(encode(value)).encoded }
+    /// The encoded bytes of one value (for comparisons): the tuple encoding of
+    /// ``encode(_:)``, written straight into bytes.
+    public static func key(_ value: JSONValue) -> [UInt8] {
+        var encoder = TupleEncoder()
+        append(value, to: &encoder)
+        return encoder.bytes
+    }
+
+    /// Appends the tuple encoding of `value`'s elements to `encoder`, as
+    /// `Tuple(encode(value))` would encode them (inside a nested tuple when `nested`).
+    static func append(_ value: JSONValue, to encoder: inout TupleEncoder, nested: Bool = false) {
+        switch value {
+        case .null:
+            encoder.append(.int(Tag.null.rawValue), nested: nested)
+        case .bool(let b):
+            encoder.append(.int(Tag.bool.rawValue), nested: nested); encoder.append(.bool(b), nested: nested)
+        case .int, .uint, .double:
+            let (d, r) = numberKey(value)
+            encoder.append(.int(Tag.number.rawValue), nested: nested)
+            encoder.append(.double(d), nested: nested)
+            encoder.append(.int(r), nested: nested)
+        case .string(let s):
+            encoder.append(.int(Tag.string.rawValue), nested: nested); encoder.append(.string(s), nested: nested)
+        case .array(let a):
+            encoder.append(.int(Tag.array.rawValue), nested: nested)
+            encoder.bytes.append(TupleEncoder.Code.nested)
+            for v in a { append(v, to: &encoder, nested: true) }
+            encoder.bytes.append(0x00)
+        case .object:
+            let text = (try? value.canonicalData()).map { String(decoding: $0, as: UTF8.self) } ?? ""
+            encoder.append(.int(Tag.object.rawValue), nested: nested); encoder.append(.string(text), nested: nested)
+        }
+    }
 
     /// Compares two values in the total order: negative, zero or positive.
     public static func compare(_ a: JSONValue, _ b: JSONValue) -> Int {
