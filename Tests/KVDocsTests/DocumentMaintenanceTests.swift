@@ -255,6 +255,44 @@ import Testing
         }
     }
 
+    /// A file that fits the staging budget is parsed once and written from the parsed
+    /// documents; a larger one is read again. Both write the same documents, report the
+    /// same progress and fail the same way at the same line.
+    @Test(arguments: [0, 200, DocumentStore.importStagingBudget])
+    func stagedAndRereadImportsAgree(budget: Int) throws {
+        let dir = TemporaryDirectory()
+        var lines = (0..<450).map { #"{"id": "i\#($0)", "age": \#($0 % 90), "email": "m\#($0)@x"}"# }
+        lines.insert("", at: 100)
+        lines.insert("\t ", at: 300)
+        let path = try Self.write(lines, dir)
+        var progress: [String] = []
+        let count = try withPeopleStore { store, people throws -> Int in
+            let n = try store.importJSONLines(into: "people", path: path, mode: .insert, batchSize: 100, maximumLineLength: 1 << 20,
+                                              sync: false, stagingBudget: budget) { progress.append("\($0.validating) \($0.lines) \($0.documents) \($0.bytes)") }
+            #expect(try people.count() == 450)
+            #expect(try people.get(id: "i299")?["age"] == 29)
+            #expect(try store.verify().isClean)
+            return n
+        }
+        #expect(count == 450)
+        let size = try Data(contentsOf: URL(fileURLWithPath: path)).count
+        let written = progress.filter { $0.hasPrefix("false") }
+        #expect(written.count == 5)
+        #expect(written.last == "false 452 450 \(size)")
+        #expect(written.first?.hasPrefix("false 100 100 ") == true)
+        // A duplicate id at line 400 stops the import there, after the batches before it.
+        lines[399] = #"{"id": "i1"}"#
+        let duplicate = try Self.write(lines, dir)
+        try withPeopleStore { store, people throws in
+            let error = try #require(throws: KVDocsError.self) {
+                try store.importJSONLines(into: "people", path: duplicate, mode: .insert, batchSize: 100, maximumLineLength: 1 << 20,
+                                          sync: false, stagingBudget: budget, progress: nil)
+            }
+            #expect(error.message.contains("import.jsonl:400:"), "\(error.message)")
+            #expect(try people.count() == 300)
+        }
+    }
+
     @Test func aMalformedLineIsReportedWithItsNumberAndNothingIsImported() throws {
         try withPeopleStore { store, people throws in
             let dir = TemporaryDirectory()

@@ -1,5 +1,10 @@
 import Foundation
 
+/// A line that is not valid JSON (its parser's error), told apart from the line reader's errors.
+private struct MalformedLine: Error {
+    let error: KVDocsError
+}
+
 extension DocumentStore {
     /// How ``importJSONLines(into:path:mode:batchSize:maximumLineLength:sync:progress:)`` treats existing ids.
     public enum ImportMode: Sendable {
@@ -53,39 +58,67 @@ extension DocumentStore {
     ///     Durability). Without it, they survive a crash of the process only.
     ///   - progress: called during both passes, as described above.
     /// - Returns: the number of documents written.
+    /// The most bytes of input an import keeps parsed between its checking pass and its
+    /// writing pass (32 MiB); a larger file is read and parsed again for writing.
+    public static let importStagingBudget = 32 << 20
+
     @discardableResult
     public func importJSONLines(into collection: String, path: String, mode: ImportMode = .upsert,
                                 batchSize: Int = 1000, maximumLineLength: Int = LineReader.defaultMaximumLineLength,
                                 sync: Bool = false, progress: ((ImportProgress) -> Void)? = nil) throws -> Int {
+        try importJSONLines(into: collection, path: path, mode: mode, batchSize: batchSize, maximumLineLength: maximumLineLength,
+                            sync: sync, stagingBudget: Self.importStagingBudget, progress: progress)
+    }
+
+    /// The import, keeping at most `stagingBudget` bytes of input parsed between its passes.
+    func importJSONLines(into collection: String, path: String, mode: ImportMode, batchSize: Int, maximumLineLength: Int,
+                         sync: Bool, stagingBudget: Int, progress: ((ImportProgress) -> Void)?) throws -> Int {
         let schema = try self.schema.collection(collection)
         guard batchSize >= 1 else { throw KVDocsError(.invalidArgument, "batchSize must be at least 1") }
         let totalBytes = ((try? FileManager.default.attributesOfItem(atPath: path)[.size]) as? NSNumber)?.intValue ?? 0
         let reportEvery = (lines: 10_000, bytes: 16 << 20)
 
-        // Pass 1: validate every line.
+        // Pass 1: parse and check every line. While they fit in `stagingBudget`, the parsed
+        // documents are kept, so a file of moderate size is parsed once; past it they are
+        // dropped and pass 2 reads the file again.
         var reader = try LineReader(path: path, maximumLineLength: maximumLineLength)
         defer { reader.close() }
         var reported = (lines: 0, bytes: 0)
+        var staged: [(line: Int, bytes: Int, document: JSONValue)]? = []
+        var stagedBytes = 0
         while true {
-            let next: Data?
+            let parsed: JSONValue??
             do {
-                next = try reader.next()
+                parsed = try reader.withNextLine { line -> JSONValue? in
+                    if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { return Optional<JSONValue>.none }
+                    if staged != nil { stagedBytes += line.count }
+                    do {
+                        return try JSONValue(parsing: line)
+                    } catch let e as KVDocsError {
+                        throw MalformedLine(error: e)
+                    }
+                }
+            } catch let malformed as MalformedLine {
+                let e = malformed.error
+                throw KVDocsError(e.kind == .decoding ? .decoding : .invalidArgument, "\(path):\(reader.lineNumber + 1): \(e.message); nothing was imported", path: storage.name)
             } catch let e as KVDocsError where e.kind == .invalidArgument {
                 throw KVDocsError(.invalidArgument, "\(e.message); nothing was imported", path: storage.name)
             }
-            guard let line = next else { break }
-            if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { continue }
-            do {
-                let document = try JSONValue(parsing: line)
-                guard case .object = document else {
-                    throw KVDocsError(.invalidArgument, "expected a JSON object, found \(article(document.typeName))")
+            guard let line = parsed else { break }
+            if let document = line {
+                do {
+                    guard case .object = document else {
+                        throw KVDocsError(.invalidArgument, "expected a JSON object, found \(article(document.typeName))")
+                    }
+                    guard let pk = document[schema.primaryKey] else {
+                        throw KVDocsError(.invalidArgument, "no primary key field \"\(schema.primaryKey)\"")
+                    }
+                    _ = try Self.idElement(pk, collection: collection, primaryKey: schema.primaryKey)
+                } catch let e as KVDocsError {
+                    throw KVDocsError(.invalidArgument, "\(path):\(reader.lineNumber): \(e.message); nothing was imported", path: storage.name)
                 }
-                guard let pk = document[schema.primaryKey] else {
-                    throw KVDocsError(.invalidArgument, "no primary key field \"\(schema.primaryKey)\"")
-                }
-                _ = try Self.idElement(pk, collection: collection, primaryKey: schema.primaryKey)
-            } catch let e as KVDocsError {
-                throw KVDocsError(e.kind == .decoding ? .decoding : .invalidArgument, "\(path):\(reader.lineNumber): \(e.message); nothing was imported", path: storage.name)
+                if stagedBytes > stagingBudget { staged = nil }
+                staged?.append((reader.lineNumber, reader.bytesConsumed, document))
             }
             if reader.lineNumber - reported.lines >= reportEvery.lines || reader.bytesConsumed - reported.bytes >= reportEvery.bytes {
                 reported = (reader.lineNumber, reader.bytesConsumed)
@@ -96,34 +129,53 @@ extension DocumentStore {
             progress?(ImportProgress(lines: reader.lineNumber, documents: 0, validating: true, bytes: reader.bytesConsumed, totalBytes: totalBytes))
         }
 
-        // Pass 2: write in batches.
-        var writer = try LineReader(path: path, maximumLineLength: maximumLineLength)
-        defer { writer.close() }
-        var written = 0
-        // The next non-blank line, read ahead so that no empty batch is written at the end.
-        func nextLine() throws -> Data? {
-            while let line = try writer.next() {
-                if !line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { return line }
+        // Pass 2: write in batches, from the staged documents or from the file again.
+        var writer: LineReader? = staged == nil ? try LineReader(path: path, maximumLineLength: maximumLineLength) : nil
+        defer { writer?.close() }
+        var stagedIndex = 0
+        var lineNumber = 0
+        var bytes = 0
+        // The next document and its line number, read ahead so no empty batch is written.
+        func nextDocument() throws -> JSONValue? {
+            if let staged {
+                guard stagedIndex < staged.count else { return nil }
+                defer { stagedIndex += 1 }
+                lineNumber = staged[stagedIndex].line
+                bytes = staged[stagedIndex].bytes
+                return staged[stagedIndex].document
+            }
+            while let line = try writer?.withNextLine({ line -> JSONValue? in
+                line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) ? Optional<JSONValue>.none : try JSONValue(parsing: line)
+            }) {
+                lineNumber = writer?.lineNumber ?? 0
+                bytes = writer?.bytesConsumed ?? 0
+                if let line { return line }
             }
             return nil
         }
-        var pending = try nextLine()
+        var written = 0
+        var done = (line: 0, bytes: 0)
+        var pending = try nextDocument()
         while pending != nil {
             let count = try performWrites(sync: sync) { context -> Int in
                 var inBatch = 0
-                while inBatch < batchSize, let line = pending {
+                while inBatch < batchSize, let document = pending {
                     do {
-                        _ = try context.write(collection, mode == .insert ? .insert : .upsert, document: try JSONValue(parsing: line), id: nil)
+                        _ = try context.write(collection, mode == .insert ? .insert : .upsert, document: document, id: nil)
                     } catch let e as KVDocsError {
-                        throw KVDocsError(e.kind, "\(path):\(writer.lineNumber): \(e.message); \(written) documents before this batch were imported", path: storage.name)
+                        throw KVDocsError(e.kind, "\(path):\(lineNumber): \(e.message); \(written) documents before this batch were imported", path: storage.name)
                     }
                     inBatch += 1
-                    pending = try nextLine()
+                    done = (lineNumber, bytes)
+                    pending = try nextDocument()
                 }
                 return inBatch
             }
             written += count
-            progress?(ImportProgress(lines: writer.lineNumber, documents: written, validating: false, bytes: writer.bytesConsumed, totalBytes: totalBytes))
+            // Lines and bytes up to the last document written (the next one is read ahead);
+            // after the last batch, the whole file.
+            let end = pending == nil ? (line: reader.lineNumber, bytes: reader.bytesConsumed) : done
+            progress?(ImportProgress(lines: end.line, documents: written, validating: false, bytes: end.bytes, totalBytes: totalBytes))
         }
         return written
     }

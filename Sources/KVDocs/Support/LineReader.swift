@@ -59,27 +59,48 @@ public struct LineReader {
     ///   file, the line number and the limit), `.ioError` when reading fails or the reader
     ///   is closed.
     public mutating func next() throws -> Data? {
+        try withNextLine { Data($0) }
+    }
+
+    /// Lends the next line (without its `\n` or `\r\n`) to `body`, in place: the bytes
+    /// are valid only inside `body`. Returns `nil` at the end of the file.
+    /// - Throws: as ``next()``, or what `body` throws.
+    public mutating func withNextLine<R>(_ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+        guard let (lineStart, lineEnd, next) = try nextBounds() else { return nil }
+        let result = try buffer.withUnsafeBytes { bytes in
+            try body(UnsafeRawBufferPointer(rebasing: bytes[lineStart..<lineEnd]))
+        }
+        advance(to: next)
+        return result
+    }
+
+    /// The bounds of the next line in the buffer, and where the line after it starts.
+    private mutating func nextBounds() throws -> (Int, Int, Int)? {
         while true {
             if scanned < end, let newline = findNewline() {
                 var lineEnd = newline
                 if lineEnd > start && buffer[lineEnd - 1] == UInt8(ascii: "\r") { lineEnd -= 1 }
                 try checkLength(lineEnd - start)
-                return takeLine(upTo: lineEnd, next: newline + 1)
+                return (start, lineEnd, newline + 1)
             }
             scanned = end
-            // No newline yet: the line so far (perhaps with a `\r` its ending will drop).
             try checkLength(end - start - (end > start && buffer[end - 1] == UInt8(ascii: "\r") ? 1 : 0))
             if atEnd {
                 guard start < end else { return nil }
                 try checkLength(end - start)
-                return takeLine(upTo: end, next: end)
+                return (start, end, end)
             }
             try refill()
         }
     }
 
-    /// Closes the file (also done when the last copy of the reader goes away); later reads
-    /// throw. Closing twice is harmless.
+    private mutating func advance(to next: Int) {
+        bytesConsumed += next - start
+        start = next
+        scanned = next
+        lineNumber += 1
+    }
+
     public func close() { file.close() }
 
     /// The index of the first newline in `buffer[scanned..<end]`, or `nil`.
@@ -97,19 +118,6 @@ public struct LineReader {
     }
 
     /// Returns `buffer[start..<lineEnd]` and moves past it to `next`.
-    private mutating func takeLine(upTo lineEnd: Int, next: Int) -> Data {
-        let line = buffer.withUnsafeBytes { bytes in
-            bytes.baseAddress.map { Data(bytes: $0 + start, count: lineEnd - start) } ?? Data()
-        }
-        bytesConsumed += next - start
-        start = next
-        scanned = next
-        lineNumber += 1
-        return line
-    }
-
-    /// Reads the next chunk of the file after the unreturned bytes, moving them to the
-    /// front of the buffer first, and growing (or shrinking) it to fit one more chunk.
     private mutating func refill() throws {
         let fd = file.fd
         guard fd >= 0 else { throw KVDocsError(.ioError, "\(path): the line reader is closed") }
