@@ -79,3 +79,53 @@ public struct FieldPath: Sendable, Hashable, CustomStringConvertible, Expressibl
         return current
     }
 }
+
+// MARK: - Projection
+
+extension FieldPath {
+    /// The names of the path up to its first `[]`: the whole field that holds its values.
+    var wholeField: [String] {
+        var names: [String] = []
+        for segment in segments {
+            guard case .field(let name) = segment else { break }
+            names.append(name)
+        }
+        return names
+    }
+
+    /// Whether the whole field `path` is inside one of `fields` (each given as whole-field
+    /// names): a field covers itself and everything under it.
+    static func covers(_ fields: [[String]], _ path: [String]) -> Bool {
+        fields.contains { field in
+            field.count <= path.count && zip(field, path).allSatisfy { $0.hasSameCodePoints(as: $1) }
+        }
+    }
+
+    /// The object holding only the values of `document` at `fields` (whole-field names), at
+    /// the same places; a field missing from the document is missing from the result.
+    static func project(_ document: JSONValue, onto fields: [[String]]) -> JSONValue {
+        var result = JSONObject()
+        for field in fields {
+            guard let first = field.first else { continue }
+            var value: JSONValue? = document
+            for name in field { value = value?[name] }
+            guard let value else { continue }
+            result[first] = insert(value, at: field.dropFirst(), into: result[first])
+        }
+        return .object(result)
+    }
+
+    /// `existing` with `value` placed at `path` (objects made as needed; a value already
+    /// taken whole is kept whole).
+    private static func insert(_ value: JSONValue, at path: ArraySlice<String>, into existing: JSONValue?) -> JSONValue {
+        guard let name = path.first else { return value }
+        if let existing {
+            guard case .object(var o) = existing else { return existing }
+            o[name] = insert(value, at: path.dropFirst(), into: o[name])
+            return .object(o)
+        }
+        var o = JSONObject()
+        o[name] = insert(value, at: path.dropFirst(), into: nil)
+        return .object(o)
+    }
+}

@@ -30,6 +30,10 @@ public struct Query: Sendable, Hashable {
     /// returned. A negative offset makes `find` and `explain` throw `.invalidArgument`;
     /// `count` ignores the offset.
     public var offset: Int = 0
+    /// The fields each returned document keeps (whole fields, no `[]`), or `nil` for the
+    /// whole document. A query whose conditions, order and selected fields are all carried
+    /// by a covering index (``IndexDefinition/include``) reads no document.
+    public var fields: [FieldPath]?
 
     /// An order of the results: by one field's value in ``ValueOrder``, ties broken by
     /// primary key in the same direction.
@@ -95,6 +99,15 @@ public struct Query: Sendable, Hashable {
         return q
     }
 
+    /// This query returning only `fields` of each document (each whole field at its place;
+    /// a field a document lacks is left out). With a `[]` path, `find` and `explain` throw
+    /// `.invalidArgument`.
+    public func select(_ fields: [FieldPath]) -> Query {
+        var q = self
+        q.fields = fields
+        return q
+    }
+
     /// Whether `document` satisfies every condition.
     public func matches(_ document: JSONValue) -> Bool {
         conditions.allSatisfy { $0.matches(document) }
@@ -105,6 +118,9 @@ public struct Query: Sendable, Hashable {
         guard offset >= 0 else { throw KVDocsError(.invalidArgument, "offset must not be negative (got \(offset))") }
         if let order, order.field.isMultiValued {
             throw KVDocsError(.invalidArgument, "cannot order by the multi-valued field \(order.field)")
+        }
+        if let each = fields?.first(where: \.isMultiValued) {
+            throw KVDocsError(.invalidArgument, "select takes whole fields, not array elements: \(each)")
         }
     }
 }

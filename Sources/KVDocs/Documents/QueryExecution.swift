@@ -103,6 +103,22 @@ struct QueryExecution {
         return try store.documentValue(bytes, collection: collection, key: key, idOffset: documentPrefix.count)
     }
 
+    /// The document of an index entry: parsed from what a covering entry carries, else
+    /// fetched by id (`nil` for a dangling entry).
+    func document(_ candidate: Candidate) throws -> JSONValue? {
+        guard let payload = candidate.payload else { return try fetch(candidate.id) }
+        do {
+            return try JSONValue(parsing: payload)
+        } catch let e as KVDocsError {
+            throw KVDocsError(.corruption, "index \(plan.index ?? "?") of \"\(collection)\" carries invalid JSON for document \(Self.describeID(candidate.id)): \(e.message)",
+                              path: reader.name, key: documentPrefix + candidate.id)
+        }
+    }
+
+    static func describeID(_ id: [UInt8]) -> String {
+        (try? Tuple(decoding: id).elements.first).map { "\($0)" } ?? "?"
+    }
+
     /// Whether the residual filter holds.
     func passes(_ document: JSONValue) -> Bool {
         plan.filter.allSatisfy { $0.matches(document) }
@@ -125,13 +141,13 @@ struct QueryExecution {
     private func stream(_ source: some IDSource, into output: inout Output) throws {
         let check = !plan.filter.isEmpty
         var seen: Set<[UInt8]>? = plan.mayRepeat && !source.yieldsEachIDOnce ? [] : nil
-        while !output.isFull, let idBytes = try source.nextID() {
-            if seen != nil, seen!.insert(idBytes).inserted == false { continue }
+        while !output.isFull, let candidate = try source.nextID() {
+            if seen != nil, seen!.insert(candidate.id).inserted == false { continue }
             if check {
-                guard let document = try fetch(idBytes), passes(document) else { continue }
+                guard let document = try document(candidate), passes(document) else { continue }
                 output.take { document }
             } else {
-                try output.take { try fetch(idBytes) }
+                try output.take { try document(candidate) }
             }
         }
     }
@@ -146,12 +162,13 @@ struct QueryExecution {
         var seen: Set<[UInt8]>? = plan.mayRepeat ? [] : nil
         var heap = Heap<Ranked>()
         var all: [Ranked] = []
-        while let idBytes = try source.nextID() {
+        while let candidate = try source.nextID() {
+            let idBytes = candidate.id
             if seen != nil, seen!.insert(idBytes).inserted == false { continue }
             if let capacity, heap.count >= capacity, let worst = heap.max, !(Ranked(sortKey: [], id: idBytes, document: nil) < worst) { continue }
             var document: JSONValue?
-            if check {
-                guard let d = try fetch(idBytes), passes(d) else { continue }
+            if check || candidate.payload != nil {
+                guard let d = try self.document(candidate), passes(d) else { continue }
                 document = d
             }
             let entry = Ranked(sortKey: [], id: idBytes, document: document)
@@ -227,12 +244,19 @@ func compareBytes(_ a: [UInt8], _ b: [UInt8]) -> Int {
 
 // MARK: - Sources of candidates
 
-/// Ids of index entries, one at a time.
+/// An index entry's document: its id's tuple bytes, and what a covering index's entry
+/// carries (the document's canonical JSON, or the part of it the query reads).
+struct Candidate {
+    let id: [UInt8]
+    let payload: [UInt8]?
+}
+
+/// Index entries, one at a time.
 protocol IDSource {
     /// Whether each id comes at most once (no de-duplication needed).
     var yieldsEachIDOnce: Bool { get }
-    /// The next id's tuple bytes, or `nil` at the end.
-    func nextID() throws -> [UInt8]?
+    /// The next entry, or `nil` at the end.
+    func nextID() throws -> Candidate?
 }
 
 /// Candidates with their documents, one at a time.
@@ -255,7 +279,7 @@ extension QueryExecution {
             self.reverse = reverse
         }
 
-        func nextID() throws -> [UInt8]? {
+        func nextID() throws -> Candidate? {
             let ranges = execution.plan.ranges
             let prefixLength = execution.plan.keyPrefixLength
             while true {
@@ -264,17 +288,17 @@ extension QueryExecution {
                     cursor = try execution.reader.scan(ranges[rangeIndex], order: reverse ? .reverse : .forward)
                     rangeIndex += 1
                 }
-                if let id = try cursor?.next({ key, value in try QueryExecution.entry(key, value, prefixLength: prefixLength, in: execution)?.id }) {
-                    guard let id else { continue }
-                    return id
+                if let candidate = try cursor?.next({ key, value in try QueryExecution.entry(key, value, prefixLength: prefixLength, in: execution)?.candidate }) {
+                    guard let candidate else { continue }
+                    return candidate
                 }
                 cursor = nil
             }
         }
 
         func nextCandidate() throws -> ([UInt8], JSONValue)? {
-            while let id = try nextID() {
-                if let document = try execution.fetch(id) { return (id, document) }
+            while let candidate = try nextID() {
+                if let document = try execution.document(candidate) { return (candidate.id, document) }
             }
             return nil
         }
@@ -310,21 +334,25 @@ extension QueryExecution {
         }
     }
 
-    /// An index entry's id bytes, and the length of its key's part before the id (the
-    /// entry's value combination: entries sharing it are sorted by id): the id is the key's
-    /// last element, or the value for an index whose plan says `idInValue` (the whole key
-    /// is then the combination). `nil` for an entry that holds no id.
+    /// An index entry's candidate, and the length of its key's part before the id (the
+    /// entry's value combination: entries sharing it are sorted by id). The id is the key's
+    /// last element, or starts the value for an index whose plan says `idInValue` (the whole
+    /// key is then the combination); a covering index's payload is the rest of the value.
+    /// `nil` for an entry that holds no id.
     static func entry(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, prefixLength: Int,
-                      in execution: QueryExecution) throws -> (id: [UInt8], groupLength: Int)? {
-        if execution.plan.idInValue {
-            guard !value.isEmpty else { return nil }
-            return (Array(value), key.count)
-        }
+                      in execution: QueryExecution) throws -> (candidate: Candidate, groupLength: Int)? {
+        let plan = execution.plan
         do {
+            if plan.idInValue {
+                guard !value.isEmpty else { return nil }
+                let idEnd = try TupleDecoder.firstElementEnd(of: value)
+                let payload = plan.covering ? Array(value[idEnd...]) : nil
+                return (Candidate(id: Array(value[..<idEnd]), payload: payload), key.count)
+            }
             guard let start = try TupleDecoder.lastElementStart(of: key, from: prefixLength), start > prefixLength else { return nil }
-            return (Array(key[start...]), start)
+            return (Candidate(id: Array(key[start...]), payload: plan.covering ? Array(value) : nil), start)
         } catch let error as KVDocsError {
-            throw KVDocsError(.corruption, "index \(execution.plan.index ?? "?") of \"\(execution.collection)\" has a malformed entry: \(error.message)",
+            throw KVDocsError(.corruption, "index \(plan.index ?? "?") of \"\(execution.collection)\" has a malformed entry: \(error.message)",
                               path: execution.reader.name, key: Array(key))
         }
     }
@@ -340,12 +368,14 @@ extension QueryExecution {
             init(prefix: [UInt8], cursor: any KeyValueCursor) { self.prefix = prefix; self.cursor = cursor }
         }
         struct Head: Comparable {
-            let id: [UInt8]
+            let candidate: Candidate
             let group: Int
+            var id: [UInt8] { candidate.id }
             static func < (a: Head, b: Head) -> Bool {
                 let c = compareBytes(a.id, b.id)
                 return c != 0 ? c < 0 : a.group < b.group
             }
+            static func == (a: Head, b: Head) -> Bool { a.id == b.id && a.group == b.group }
         }
 
         let execution: QueryExecution
@@ -361,13 +391,13 @@ extension QueryExecution {
                 var lower = range.lower
                 while true {
                     let cursor = try execution.reader.scan(KeyRange(lower: lower, upper: range.upper), order: .forward)
-                    guard let first = try cursor.next({ key, value -> ([UInt8], [UInt8])? in
+                    guard let first = try cursor.next({ key, value -> ([UInt8], Candidate)? in
                         guard let entry = try QueryExecution.entry(key, value, prefixLength: prefixLength, in: execution) else { return nil }
-                        return (Array(key[..<entry.groupLength]), entry.id)
+                        return (Array(key[..<entry.groupLength]), entry.candidate)
                     }) else { break }
-                    guard let (prefix, id) = first else { break }
+                    guard let (prefix, candidate) = first else { break }
                     guard groups.count < QueryExecution.maximumMergedStreams else { return nil }
-                    heads.insert(Head(id: id, group: groups.count))
+                    heads.insert(Head(candidate: candidate, group: groups.count))
                     groups.append(Group(prefix: prefix, cursor: cursor))
                     guard let next = KeyRange.prefixSuccessor(prefix) else { break }
                     lower = .included(next)
@@ -375,21 +405,21 @@ extension QueryExecution {
             }
         }
 
-        func nextID() throws -> [UInt8]? {
+        func nextID() throws -> Candidate? {
             let prefixLength = execution.plan.keyPrefixLength
             while let head = heads.popMin() {
                 let group = groups[head.group]
-                if let id = try group.cursor.next({ key, value -> [UInt8]? in
+                if let next = try group.cursor.next({ key, value -> Candidate? in
                     guard key.starts(with: group.prefix),
                           let entry = try QueryExecution.entry(key, value, prefixLength: prefixLength, in: execution),
                           entry.groupLength == group.prefix.count else { return nil }
-                    return entry.id
-                }), let id {
-                    heads.insert(Head(id: id, group: head.group))
+                    return entry.candidate
+                }), let next {
+                    heads.insert(Head(candidate: next, group: head.group))
                 }
                 if head.id == last { continue }
                 last = head.id
-                return head.id
+                return head.candidate
             }
             return nil
         }

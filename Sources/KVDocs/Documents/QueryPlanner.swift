@@ -24,10 +24,14 @@ public struct QueryPlan: Sendable, CustomStringConvertible {
     /// Whether an entry's value is its document's id (a unique index: one entry per value)
     /// rather than its key's last element.
     let idInValue: Bool
+    /// Whether the index's entries carry every field the query reads (a covering index):
+    /// documents are read from the entries, never fetched.
+    public let covering: Bool
 
     init(collection: String, index: String?, ranges: [KeyRange], rangeConditions: [Condition], query: Query,
-         orderedByScan: Bool, reverse: Bool, mayRepeat: Bool, keyPrefixLength: Int, idInValue: Bool = false) {
+         orderedByScan: Bool, reverse: Bool, mayRepeat: Bool, keyPrefixLength: Int, idInValue: Bool = false, covering: Bool = false) {
         self.idInValue = idInValue
+        self.covering = covering
         let conditions = query.conditions
         self.order = query.order
         self.collection = collection
@@ -66,6 +70,7 @@ public struct QueryPlan: Sendable, CustomStringConvertible {
             lines.append("collection \(collection): full scan of every document (no usable index)")
         }
         lines.append("  filter: " + (filter.isEmpty ? "none" : filter.map(\.description).joined(separator: " and ")))
+        if covering { lines.append("  covering: answered from the index entries alone (no document read)") }
         lines.append("  order: " + orderDescription)
         return lines.joined(separator: "\n")
     }

@@ -55,8 +55,11 @@ public final class ReadTransaction {
     /// The documents matching `query`, in its order, after its offset, up to its limit.
     public func find(_ collection: String, _ query: Query = Query()) throws -> [JSONValue] {
         let plan = try planner.plan(collection, query)
-        return try QueryExecution(transaction: self, collection: collection, plan: plan)
+        let documents = try QueryExecution(transaction: self, collection: collection, plan: plan)
             .documents(offset: query.offset, limit: query.limit)
+        guard let fields = query.fields else { return documents }
+        let selected = fields.map(\.wholeField)
+        return documents.map { FieldPath.project($0, onto: selected) }
     }
 
     /// The number of documents matching `query`'s conditions (its limit and offset ignored).

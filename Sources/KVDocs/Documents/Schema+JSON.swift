@@ -27,8 +27,8 @@ extension Schema {
                 guard case .object(let o) = value else { throw failIn("indexes[\(i)] must be an object") }
                 guard case .string(let indexName)? = o["name"] else { throw failIn("indexes[\(i)] needs a string \"name\"") }
                 func failIndex(_ m: String) -> KVDocsError { failIn("index \"\(indexName)\": \(m)") }
-                if let extra = Set(o.keys).subtracting(["name", "fields", "unique"]).sorted().first {
-                    throw failIndex("unknown member \"\(extra)\" (expected \"name\", \"fields\", \"unique\")")
+                if let extra = Set(o.keys).subtracting(["name", "fields", "unique", "include"]).sorted().first {
+                    throw failIndex("unknown member \"\(extra)\" (expected \"name\", \"fields\", \"unique\", \"include\")")
                 }
                 let paths = try Self.fieldPaths(o["fields"], failIndex)
                 var unique = false
@@ -36,7 +36,14 @@ extension Schema {
                     guard case .bool(let b) = u else { throw failIndex("\"unique\" must be true or false") }
                     unique = b
                 }
-                collection.indexes.append(IndexDefinition(name: indexName, fields: paths, unique: unique))
+                var include = IndexDefinition.Inclusion.none
+                switch o["include"] {
+                case nil: break
+                case .string("*")?: include = .document
+                case .array?: include = .fields(try Self.fieldPaths(o["include"], { failIndex($0.replacingOccurrences(of: "\"fields\"", with: "\"include\"")) }))
+                case let other?: throw failIndex("\"include\" must be an array of field paths or \"*\", not \(other.compactDescription)")
+                }
+                collection.indexes.append(IndexDefinition(name: indexName, fields: paths, unique: unique, include: include))
             }
             for (i, value) in try Self.array(fields["text"], "text", failIn).enumerated() {
                 guard case .object(let o) = value else { throw failIn("text[\(i)] must be an object") }

@@ -107,16 +107,35 @@ public struct IndexDefinition: Sendable, Hashable {
     public var fields: [FieldPath]
     /// Reject a write that would give two documents the same values.
     public var unique: Bool
+    /// What each entry carries besides its key, so that queries can be answered from the
+    /// index alone (a covering index). `.none` by default.
+    public var include: Inclusion
+
+    /// What the entries of a covering index carry.
+    ///
+    /// In the schema JSON: `"include": ["field", …]` or `"include": "*"`.
+    public enum Inclusion: Sendable, Hashable {
+        /// Nothing: queries fetch each document they return.
+        case none
+        /// These fields (whole values: no `[]`), with the indexed fields and the primary
+        /// key: a query whose conditions, order and selected fields (``Query/select(_:)``)
+        /// are all among them reads no document.
+        case fields([FieldPath])
+        /// The whole document (`"*"`): every query on the index reads no document.
+        case document
+    }
 
     /// A secondary index; it is validated when it becomes part of a ``Schema``.
     /// - Parameters:
     ///   - name: the index's name.
     ///   - fields: the indexed fields, in sort order.
     ///   - unique: whether to reject two documents with the same values.
-    public init(name: String, fields: [FieldPath], unique: Bool = false) {
+    ///   - include: what each entry carries besides its key (a covering index).
+    public init(name: String, fields: [FieldPath], unique: Bool = false, include: Inclusion = .none) {
         self.name = name
         self.fields = fields
         self.unique = unique
+        self.include = include
     }
 
     func validate(collection: String) throws {
@@ -125,6 +144,13 @@ public struct IndexDefinition: Sendable, Hashable {
         guard !fields.isEmpty else { throw fail("needs at least one field") }
         guard Set(fields).count == fields.count else { throw fail("lists a field twice") }
         guard fields.filter(\.isMultiValued).count <= 1 else { throw fail("at most one field may be multi-valued ([])") }
+        if case .fields(let included) = include {
+            guard !included.isEmpty else { throw fail("\"include\" needs at least one field (or \"*\" for the whole document)") }
+            guard Set(included).count == included.count else { throw fail("\"include\" lists a field twice") }
+            if let each = included.first(where: \.isMultiValued) {
+                throw fail("\"include\" takes whole fields, not array elements: \(each)")
+            }
+        }
     }
 }
 

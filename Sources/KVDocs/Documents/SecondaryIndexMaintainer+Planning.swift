@@ -16,8 +16,9 @@ extension SecondaryIndexMaintainer {
 
     /// A plan that scans this index for `query`, with its score, or `nil` when the index
     /// cannot answer it: every field of the index needs a condition, since documents
-    /// missing a field are not indexed. The score counts leading equality fields (4 each),
-    /// a range on the next field (2) and a scan in the requested order (1).
+    /// missing a field are not indexed. The score counts leading equality fields (8 each),
+    /// a range on the next field (4), a scan in the requested order (2) and covering (1); a
+    /// plan needs more than covering alone.
     func candidatePlan(for query: Query) -> (score: Int, plan: QueryPlan)? {
         let index = definition, collectionName = identity.collection
         let byField = Dictionary(grouping: query.conditions, by: \.field)
@@ -26,15 +27,16 @@ extension SecondaryIndexMaintainer {
         bindEqualities(index, byField, &bindings)
         bindRange(index, byField, &bindings)
         let ordered = ordersByScan(index, query, bindings)
-        let score = 4 * bindings.equalities.count + (bindings.rangeField != nil ? 2 : 0) + (ordered ? 1 : 0)
-        guard score > 0 else { return nil }
+        // Among equals, a covering index wins (it reads no document).
+        let score = 8 * bindings.equalities.count + (bindings.rangeField != nil ? 4 : 0) + (ordered ? 2 : 0) + (covers(query) ? 1 : 0)
+        guard score > 1 else { return nil }
         var ranges = keyRanges(subspace, bindings)
         let reverse = ordered && (query.order?.descending ?? false)
         if reverse { ranges.reverse() }
         let plan = QueryPlan(collection: collectionName, index: index.name, ranges: ranges, rangeConditions: bindings.used,
                              query: query, orderedByScan: ordered, reverse: reverse,
                              mayRepeat: index.fields.contains(where: \.isMultiValued), keyPrefixLength: subspace.prefix.count,
-                             idInValue: idInValue)
+                             idInValue: idInValue, covering: covers(query))
         return (score, plan)
     }
 

@@ -19,11 +19,43 @@ struct SecondaryIndexMaintainer: IndexMaintainer {
     let subspace: Subspace
     let documents: Layout
 
-    init(collection: String, definition: IndexDefinition, subspace: Subspace, documents: Layout) {
+    /// For an index that includes fields: the whole fields its entries carry (the included
+    /// ones, the indexed ones and the primary key); `nil` otherwise.
+    let carried: [[String]]?
+
+    init(collection: String, definition: IndexDefinition, primaryKey: String, subspace: Subspace, documents: Layout) {
         self.identity = IndexIdentity(collection, definition.name, .secondary)
         self.definition = definition
         self.subspace = subspace
         self.documents = documents
+        if case .fields(let included) = definition.include {
+            carried = included.map(\.wholeField) + definition.fields.map(\.wholeField) + [[primaryKey]]
+        } else {
+            carried = nil
+        }
+    }
+
+    /// What an entry of `document` carries besides its key (canonical JSON), or `nil` for
+    /// an index that includes nothing.
+    func payload(_ document: JSONValue) throws -> [UInt8]? {
+        switch definition.include {
+        case .none: return nil
+        case .document: return try document.canonicalBytes()
+        case .fields: return try FieldPath.project(document, onto: carried ?? []).canonicalBytes()
+        }
+    }
+
+    /// Whether the entries of this index carry every field `query` reads (its conditions,
+    /// order and selected fields), so it can be answered from the index alone.
+    func covers(_ query: Query) -> Bool {
+        switch definition.include {
+        case .none: return false
+        case .document: return true
+        case .fields:
+            guard let selected = query.fields, let carried else { return false }
+            let read = selected + query.conditions.map(\.field) + (query.order.map { [$0.field] } ?? [])
+            return read.allSatisfy { FieldPath.covers(carried, $0.wholeField) }
+        }
     }
 
     var definitionJSON: JSONValue { definition.json }
@@ -44,8 +76,12 @@ struct SecondaryIndexMaintainer: IndexMaintainer {
     func update(id: TupleElement, old: JSONValue?, new: JSONValue?, context: IndexUpdateContext) throws {
         let oldValues = old.map { Self.encodedValues(definition, $0) } ?? []
         let newValues = new.map { Self.encodedValues(definition, $0) } ?? []
-        if oldValues == newValues { return }
+        // A covering index rewrites kept entries whose carried fields changed.
+        let newPayload = try new.flatMap { try payload($0) }
+        let rewrite = try newPayload != nil && newPayload != old.flatMap { try payload($0) }
+        if oldValues == newValues && !rewrite { return }
         let idBytes = Tuple([id]).encoded
+        let value = idInValue ? idBytes + (newPayload ?? []) : (newPayload ?? [])
         let unique = definition.unique ? context.state(for: identity) { UniqueChanges() } : nil
         var key = subspace.prefix
         let prefixCount = key.count
@@ -53,8 +89,16 @@ struct SecondaryIndexMaintainer: IndexMaintainer {
         var i = 0, j = 0
         while i < oldValues.count || j < newValues.count {
             let c = i == oldValues.count ? 1 : (j == newValues.count ? -1 : compareBytes(oldValues[i], newValues[j]))
-            if c == 0 { i += 1; j += 1; continue }
             key.removeSubrange(prefixCount...)
+            if c == 0 {
+                if rewrite {
+                    key.append(contentsOf: newValues[j])
+                    if !idInValue { key.append(contentsOf: idBytes) }
+                    context.batch.put(key, value)
+                }
+                i += 1; j += 1
+                continue
+            }
             if c < 0 {
                 key.append(contentsOf: oldValues[i]); i += 1
                 if let unique {
@@ -70,11 +114,10 @@ struct SecondaryIndexMaintainer: IndexMaintainer {
                 if let unique {
                     try checkUnique(key, id: id, idBytes: idBytes, changes: unique, context: context)
                     unique.owners[key] = idBytes
-                    context.batch.put(key, idBytes)
                 } else {
                     key.append(contentsOf: idBytes)
-                    context.batch.put(key, [])
                 }
+                context.batch.put(key, value)
             }
         }
     }
@@ -89,8 +132,8 @@ struct SecondaryIndexMaintainer: IndexMaintainer {
         } else if !changes.released.contains(key) {
             other = try context.storage.value(forKey: key)
         }
-        guard let other, other != idBytes else { return }
-        let existing = (try? Tuple(decoding: other).elements.first) ?? .bytes(other)
+        guard let other, !other.starts(with: idBytes) || Self.idLength(other) != idBytes.count else { return }
+        let existing = (try? Tuple(decoding: Array(other.prefix(Self.idLength(other)))).elements.first) ?? .bytes(other)
         throw violation(Array(key[subspace.prefix.count...]), existing: existing, new: id, in: context.storage.name)
     }
 
@@ -114,6 +157,12 @@ struct SecondaryIndexMaintainer: IndexMaintainer {
         return "the value \(shown.joined(separator: ", ")) (as its document id)"
     }
 
+    /// The length of the id at the start of a unique entry's value (the carried fields
+    /// follow it), or the whole value's when it is not a tuple element.
+    static func idLength(_ value: [UInt8]) -> Int {
+        value.withUnsafeBytes { bytes in (try? TupleDecoder.firstElementEnd(of: bytes)) ?? bytes.count }
+    }
+
     func makeVerifier() -> any IndexVerifier { Verifier(maintainer: self) }
 
     struct Verifier: IndexVerifier {
@@ -122,11 +171,12 @@ struct SecondaryIndexMaintainer: IndexMaintainer {
 
         mutating func add(id: TupleElement, document: JSONValue) {
             let idBytes = Tuple([id]).encoded
+            let payload = (try? maintainer.payload(document)).flatMap { $0 } ?? []
             for values in SecondaryIndexMaintainer.encodedValues(maintainer.definition, document) {
                 if maintainer.idInValue {
-                    entries[maintainer.subspace.prefix + values] = idBytes
+                    entries[maintainer.subspace.prefix + values] = idBytes + payload
                 } else {
-                    entries[maintainer.subspace.prefix + values + idBytes] = []
+                    entries[maintainer.subspace.prefix + values + idBytes] = payload
                 }
             }
         }
@@ -169,6 +219,12 @@ struct SecondaryIndexMaintainer: IndexMaintainer {
 extension IndexDefinition {
     /// The definition as the catalog stores it.
     var json: JSONValue {
-        .object(["name": .string(name), "fields": .array(fields.map { .string($0.description) }), "unique": .bool(unique)])
+        var o: JSONObject = ["name": .string(name), "fields": .array(fields.map { .string($0.description) }), "unique": .bool(unique)]
+        switch include {
+        case .none: break
+        case .document: o["include"] = "*"
+        case .fields(let included): o["include"] = .array(included.map { .string($0.description) })
+        }
+        return .object(o)
     }
 }

@@ -166,6 +166,13 @@ struct TupleDecoder {
         return last
     }
 
+    /// The offset where the first element of `input` ends.
+    static func firstElementEnd(of input: UnsafeRawBufferPointer) throws -> Int {
+        var decoder = TupleDecoder(input)
+        try decoder.skipElement()
+        return decoder.position
+    }
+
     /// Decodes the one element at `input[from...]`, which must end the input.
     static func element(of input: UnsafeRawBufferPointer, at from: Int) throws -> TupleElement {
         var decoder = TupleDecoder(input)
