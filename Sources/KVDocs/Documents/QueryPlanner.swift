@@ -1,3 +1,4 @@
+import Synchronization
 /// How a query is answered: which index and key ranges, or a full scan.
 public struct QueryPlan: Sendable, CustomStringConvertible {
     /// The collection the query reads.
@@ -115,17 +116,88 @@ struct QueryPlanner {
     func plan(_ collectionName: String, _ query: Query) throws -> QueryPlan {
         try query.validate()
         _ = try catalog.schema.collection(collectionName)
+        let maintainers = catalog.maintainers(of: collectionName)
+        // The choice of index depends on the query's shape only; the cache remembers it per
+        // catalog generation, so only the chosen index computes its ranges.
+        let shape = QueryShape(collection: collectionName, query: query)
+        if let chosen = catalog.plans.choice(for: shape) {
+            if chosen >= 0, chosen < maintainers.count, let candidate = maintainers[chosen].candidatePlan(for: query) {
+                return candidate.plan
+            }
+            if chosen < 0 { return fullScan(collectionName, query) }
+        }
         // Every ready index of the collection may offer a plan; the best score wins, the
         // first declared among equals.
-        var best: (score: Int, plan: QueryPlan)?
-        for maintainer in catalog.maintainers(of: collectionName) where catalog.isReady(maintainer.identity) {
+        var best: (score: Int, plan: QueryPlan, position: Int)?
+        for (position, maintainer) in maintainers.enumerated() where catalog.isReady(maintainer.identity) {
             guard let candidate = maintainer.candidatePlan(for: query) else { continue }
             if let current = best, current.score >= candidate.score { continue }
-            best = candidate
+            best = (candidate.score, candidate.plan, position)
         }
-        if let best { return best.plan }
+        catalog.plans.remember(best?.position ?? -1, for: shape)
+        return best?.plan ?? fullScan(collectionName, query)
+    }
+
+    private func fullScan(_ collectionName: String, _ query: Query) -> QueryPlan {
         let docs = layout.documents(collectionName)
         return QueryPlan(collection: collectionName, index: nil, ranges: [docs.range], rangeConditions: [], query: query,
                          orderedByScan: query.order == nil, reverse: false, mayRepeat: false, keyPrefixLength: docs.prefix.count)
+    }
+}
+
+/// What the planner's choice of index depends on: the collection, each condition's field,
+/// operator and operand types (and `in` list sizes), the order and the selected fields;
+/// not the operand values.
+struct QueryShape: Hashable, Sendable {
+    let collection: String
+    /// Each condition's field (compared by code points) and operator with operand types.
+    let conditions: [FieldPath]
+    let operators: [[String]]
+    let order: Query.Order?
+    let fields: [FieldPath]?
+
+    init(collection: String, query: Query) {
+        self.collection = collection
+        self.conditions = query.conditions.map(\.field)
+        self.operators = query.conditions.map { c in
+            var parts: [String] = []
+            func tag(_ v: JSONValue) -> String { String(ValueOrder.tag(of: v).rawValue) }
+            switch c.op {
+            case .equal(let v): parts += ["=", tag(v)]
+            case .notEqual(let v): parts += ["!=", tag(v)]
+            case .less(let v): parts += ["<", tag(v)]
+            case .lessOrEqual(let v): parts += ["<=", tag(v)]
+            case .greater(let v): parts += [">", tag(v)]
+            case .greaterOrEqual(let v): parts += [">=", tag(v)]
+            case .between(let lo, let hi): parts += ["between", tag(lo), tag(hi)]
+            case .prefix: parts += ["prefix"]
+            // The number of distinct values decides whether the list fits the range limit.
+            case .in(let list): parts += ["in", String(Set(list.map(ValueOrder.key)).count)]
+            }
+            return parts
+        }
+        self.order = query.order
+        self.fields = query.fields
+    }
+}
+
+/// The planner's choices by query shape, for one catalog generation (a new schema or index
+/// state makes a new catalog, and a new, empty cache). Bounded: past ``capacity`` shapes it
+/// starts over.
+final class PlanCache: Sendable {
+    static let capacity = 512
+    private let choices = Mutex<[QueryShape: Int]>([:])
+
+    /// The position of the chosen index among the collection's maintainers (-1: a full
+    /// scan), or `nil` when the shape was not planned yet.
+    func choice(for shape: QueryShape) -> Int? {
+        choices.withLock { $0[shape] }
+    }
+
+    func remember(_ choice: Int, for shape: QueryShape) {
+        choices.withLock {
+            if $0.count >= Self.capacity { $0.removeAll(keepingCapacity: true) }
+            $0[shape] = choice
+        }
     }
 }

@@ -13,6 +13,8 @@ struct StoreCatalog: Sendable {
     let states: [IndexIdentity: IndexState]
     /// Maintainers by collection, in declaration order.
     let maintainers: [String: [any IndexMaintainer]]
+    /// The planner's choices of index by query shape, for this generation.
+    let plans = PlanCache()
 
     init(generation: Int64, schema: Schema, states: [IndexIdentity: IndexState], layout: Layout) {
         self.init(generation: generation, schema: schema, states: states, maintainers: Self.compile(schema, layout))
