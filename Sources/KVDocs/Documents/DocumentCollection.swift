@@ -112,9 +112,13 @@ public struct TypedCollection<T: Codable>: Sendable {
 
     static func json(_ value: T) throws -> JSONValue { try JSONValue(encoding: value) }
 
+    /// Decodes a stored document straight from its parsed value (no JSON text in between).
+    /// - Throws: `.decoding`, naming the coding path and what was expected and found.
     static func value(_ json: JSONValue) throws -> T {
         do {
-            return try JSONDecoder().decode(T.self, from: try json.canonicalData())
+            return try JSONValueDecoder.decode(T.self, from: json)
+        } catch let error as DecodingError {
+            throw KVDocsError(.decoding, "stored document does not decode as \(T.self): \(error.summary)")
         } catch {
             throw KVDocsError(.decoding, "stored document does not decode as \(T.self): \(error)")
         }
@@ -122,13 +126,43 @@ public struct TypedCollection<T: Codable>: Sendable {
 }
 
 extension JSONValue {
-    /// The JSON of an `Encodable` value (through `JSONEncoder`).
-    /// - Throws: `.invalidArgument` when the value cannot be encoded.
+    /// The JSON of an `Encodable` value, built directly (no JSON text in between): the
+    /// value that parsing `JSONEncoder`'s output (default strategies) would give.
+    /// - Throws: `.invalidArgument` when the value cannot be encoded (a non-finite number).
     public init<T: Encodable>(encoding value: T) throws {
         do {
-            self = try JSONValue(parsing: JSONEncoder().encode(value))
+            self = try JSONValueEncoder.encode(value)
+        } catch let error as EncodingError {
+            throw KVDocsError(.invalidArgument, "cannot encode \(T.self) as JSON: \(error.summary)")
         } catch {
             throw KVDocsError(.invalidArgument, "cannot encode \(T.self) as JSON: \(error)")
+        }
+    }
+}
+
+extension DecodingError {
+    /// What failed and where, for messages: `at address.zip: expected Int, found a string ("x")`.
+    var summary: String {
+        let context: Context
+        switch self {
+        case .typeMismatch(_, let c), .valueNotFound(_, let c), .keyNotFound(_, let c), .dataCorrupted(let c): context = c
+        @unknown default: return "\(self)"
+        }
+        return "at \(Self.path(context.codingPath)): \(context.debugDescription)"
+    }
+
+    static func path(_ keys: [any CodingKey]) -> String {
+        keys.isEmpty ? "the top level" : keys.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
+            .replacingOccurrences(of: ".[", with: "[")
+    }
+}
+
+extension EncodingError {
+    /// What failed and where, for messages.
+    var summary: String {
+        switch self {
+        case .invalidValue(_, let c): return "at \(DecodingError.path(c.codingPath)): \(c.debugDescription)"
+        @unknown default: return "\(self)"
         }
     }
 }

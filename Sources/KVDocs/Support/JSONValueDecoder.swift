@@ -1,0 +1,278 @@
+import Foundation
+
+/// Decodes `Decodable` values straight from a ``JSONValue``: no JSON text in between.
+///
+/// It accepts what Foundation's `JSONDecoder` (default strategies) accepts for the same
+/// JSON: an integer type takes any number with an integral value in its range (`1.0`,
+/// `1e2`), a floating-point type any number within its range, `Date` seconds since 2001,
+/// `Data` base64, `URL` a string, `Decimal` a number. Object keys are looked up by exact
+/// code points. Failures are `DecodingError`s with the coding path.
+struct JSONValueDecoder {
+    /// Decodes a `T` from `value`.
+    static func decode<T: Decodable>(_ type: T.Type, from value: JSONValue) throws -> T {
+        try Decoder(value: value, codingPath: []).decode(type)
+    }
+
+    final class Decoder: Swift.Decoder {
+        let value: JSONValue
+        let codingPath: [any CodingKey]
+        var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+        init(value: JSONValue, codingPath: [any CodingKey]) {
+            self.value = value
+            self.codingPath = codingPath
+        }
+
+        func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
+            guard case .object(let object) = value else { throw mismatch([String: JSONValue].self, value, codingPath) }
+            return KeyedDecodingContainer(KeyedContainer<Key>(object: object, codingPath: codingPath))
+        }
+
+        func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
+            guard case .array(let array) = value else { throw mismatch([JSONValue].self, value, codingPath) }
+            return UnkeyedContainer(array: array, codingPath: codingPath)
+        }
+
+        func singleValueContainer() throws -> any SingleValueDecodingContainer { SingleValueContainer(decoder: self) }
+
+        /// Decodes `type` from this decoder's value, special-casing what `JSONDecoder` does.
+        func decode<T: Decodable>(_ type: T.Type) throws -> T {
+            if type == JSONValue.self, let v = value as? T { return v }
+            if type == Data.self {
+                guard case .string(let s) = value else { throw mismatch(type, value, codingPath) }
+                guard let data = Data(base64Encoded: s) else {
+                    throw DecodingError.dataCorrupted(.init(codingPath: codingPath, debugDescription: "not valid base64"))
+                }
+                return try cast(data)
+            }
+            if type == URL.self {
+                guard case .string(let s) = value else { throw mismatch(type, value, codingPath) }
+                guard let url = URL(string: s) else {
+                    throw DecodingError.dataCorrupted(.init(codingPath: codingPath, debugDescription: "not a valid URL: \(s)"))
+                }
+                return try cast(url)
+            }
+            if type == Decimal.self {
+                guard let text = Self.numberText(value), let decimal = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) else {
+                    throw mismatch(type, value, codingPath)
+                }
+                return try cast(decimal)
+            }
+            return try T(from: self)
+        }
+
+        private func cast<T, U>(_ value: U) throws -> T {
+            guard let v = value as? T else {
+                throw DecodingError.typeMismatch(T.self, .init(codingPath: codingPath, debugDescription: "internal type mismatch"))
+            }
+            return v
+        }
+
+        /// A number's text as the canonical form writes it.
+        static func numberText(_ value: JSONValue) -> String? {
+            switch value {
+            case .int(let i): return String(i)
+            case .uint(let u): return String(u)
+            case .double: return value.compactDescription
+            default: return nil
+            }
+        }
+    }
+
+    // MARK: - Scalars
+
+    static func mismatch(_ type: Any.Type, _ value: JSONValue, _ path: [any CodingKey]) -> DecodingError {
+        if case .null = value {
+            return .valueNotFound(type, .init(codingPath: path, debugDescription: "expected \(type), found null"))
+        }
+        return .typeMismatch(type, .init(codingPath: path, debugDescription: "expected \(type), found \(article(value.typeName)) (\(value.compactDescription.prefix(40)))"))
+    }
+
+    static func bool(_ value: JSONValue, _ path: [any CodingKey]) throws -> Bool {
+        guard case .bool(let b) = value else { throw mismatch(Bool.self, value, path) }
+        return b
+    }
+
+    static func string(_ value: JSONValue, _ path: [any CodingKey]) throws -> String {
+        guard case .string(let s) = value else { throw mismatch(String.self, value, path) }
+        return s
+    }
+
+    static func double(_ value: JSONValue, _ path: [any CodingKey]) throws -> Double {
+        switch value {
+        case .int(let i): return Double(i)
+        case .uint(let u): return Double(u)
+        case .double(let d): return d
+        default: throw mismatch(Double.self, value, path)
+        }
+    }
+
+    static func float(_ value: JSONValue, _ path: [any CodingKey]) throws -> Float {
+        let f: Float?
+        switch value {
+        case .int(let i): f = Float(i)
+        case .uint(let u): f = Float(u)
+        // From the shortest spelling, as JSONDecoder reads the text (no double rounding).
+        case .double(let d): f = Float(d.description)
+        default: throw mismatch(Float.self, value, path)
+        }
+        // A nonzero number that a Float rounds to zero is refused, as JSONDecoder refuses it.
+        let nonzero = try double(value, path) != 0
+        guard let f, f.isFinite, f != 0 || !nonzero else {
+            throw DecodingError.dataCorrupted(.init(codingPath: path, debugDescription: "\(value.compactDescription) does not fit in Float"))
+        }
+        return f
+    }
+
+    static func integer<I: FixedWidthInteger>(_ type: I.Type, _ value: JSONValue, _ path: [any CodingKey]) throws -> I {
+        let result: I?
+        switch value {
+        case .int(let i): result = I(exactly: i)
+        case .uint(let u): result = I(exactly: u)
+        case .double(let d): result = d.rounded() == d ? I(exactly: d) : nil
+        default: throw mismatch(type, value, path)
+        }
+        guard let result else {
+            throw DecodingError.dataCorrupted(.init(codingPath: path, debugDescription: "\(value.compactDescription) does not fit in \(type)"))
+        }
+        return result
+    }
+
+    // MARK: - Containers
+
+    struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
+        let object: JSONObject
+        let codingPath: [any CodingKey]
+
+        var allKeys: [Key] { object.compactMap { Key(stringValue: $0.key) } }
+        func contains(_ key: Key) -> Bool { object[key.stringValue] != nil }
+
+        private func value(_ key: Key) throws -> JSONValue {
+            guard let v = object[key.stringValue] else {
+                throw DecodingError.keyNotFound(key, .init(codingPath: codingPath, debugDescription: "no member \"\(key.stringValue)\""))
+            }
+            return v
+        }
+        private func path(_ key: Key) -> [any CodingKey] { codingPath + [key] }
+
+        func decodeNil(forKey key: Key) throws -> Bool {
+            if case .null = try value(key) { return true }
+            return false
+        }
+        func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try bool(value(key), path(key)) }
+        func decode(_ type: String.Type, forKey key: Key) throws -> String { try string(value(key), path(key)) }
+        func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try double(value(key), path(key)) }
+        func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try float(value(key), path(key)) }
+        func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try integer(type, value(key), path(key)) }
+        func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try integer(type, value(key), path(key)) }
+        func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try integer(type, value(key), path(key)) }
+        func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try integer(type, value(key), path(key)) }
+        func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try integer(type, value(key), path(key)) }
+        func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try integer(type, value(key), path(key)) }
+        func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try integer(type, value(key), path(key)) }
+        func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try integer(type, value(key), path(key)) }
+        func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try integer(type, value(key), path(key)) }
+        func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try integer(type, value(key), path(key)) }
+        func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
+            try Decoder(value: value(key), codingPath: path(key)).decode(type)
+        }
+        func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
+            try Decoder(value: value(key), codingPath: path(key)).container(keyedBy: type)
+        }
+        func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
+            try Decoder(value: value(key), codingPath: path(key)).unkeyedContainer()
+        }
+        func superDecoder() throws -> any Swift.Decoder {
+            Decoder(value: object["super"] ?? .null, codingPath: codingPath + [IndexKey(stringValue: "super")])
+        }
+        func superDecoder(forKey key: Key) throws -> any Swift.Decoder {
+            Decoder(value: object[key.stringValue] ?? .null, codingPath: path(key))
+        }
+    }
+
+    struct UnkeyedContainer: UnkeyedDecodingContainer {
+        let array: [JSONValue]
+        let codingPath: [any CodingKey]
+        var currentIndex = 0
+        var count: Int? { array.count }
+        var isAtEnd: Bool { currentIndex >= array.count }
+
+        init(array: [JSONValue], codingPath: [any CodingKey]) {
+            self.array = array
+            self.codingPath = codingPath
+        }
+
+        private var path: [any CodingKey] { codingPath + [IndexKey(intValue: currentIndex)] }
+
+        private mutating func next(_ type: Any.Type) throws -> JSONValue {
+            guard currentIndex < array.count else {
+                throw DecodingError.valueNotFound(type, .init(codingPath: path, debugDescription: "the array has no more elements"))
+            }
+            return array[currentIndex]
+        }
+
+        private mutating func take<T>(_ type: T.Type, _ body: (JSONValue, [any CodingKey]) throws -> T) throws -> T {
+            let v = try body(next(type), path)
+            currentIndex += 1
+            return v
+        }
+
+        mutating func decodeNil() throws -> Bool {
+            guard case .null = try next(Never.self) else { return false }
+            currentIndex += 1
+            return true
+        }
+        mutating func decode(_ type: Bool.Type) throws -> Bool { try take(type, bool) }
+        mutating func decode(_ type: String.Type) throws -> String { try take(type, string) }
+        mutating func decode(_ type: Double.Type) throws -> Double { try take(type, double) }
+        mutating func decode(_ type: Float.Type) throws -> Float { try take(type, float) }
+        mutating func decode(_ type: Int.Type) throws -> Int { try take(type) { try integer(type, $0, $1) } }
+        mutating func decode(_ type: Int8.Type) throws -> Int8 { try take(type) { try integer(type, $0, $1) } }
+        mutating func decode(_ type: Int16.Type) throws -> Int16 { try take(type) { try integer(type, $0, $1) } }
+        mutating func decode(_ type: Int32.Type) throws -> Int32 { try take(type) { try integer(type, $0, $1) } }
+        mutating func decode(_ type: Int64.Type) throws -> Int64 { try take(type) { try integer(type, $0, $1) } }
+        mutating func decode(_ type: UInt.Type) throws -> UInt { try take(type) { try integer(type, $0, $1) } }
+        mutating func decode(_ type: UInt8.Type) throws -> UInt8 { try take(type) { try integer(type, $0, $1) } }
+        mutating func decode(_ type: UInt16.Type) throws -> UInt16 { try take(type) { try integer(type, $0, $1) } }
+        mutating func decode(_ type: UInt32.Type) throws -> UInt32 { try take(type) { try integer(type, $0, $1) } }
+        mutating func decode(_ type: UInt64.Type) throws -> UInt64 { try take(type) { try integer(type, $0, $1) } }
+        mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
+            try take(type) { try Decoder(value: $0, codingPath: $1).decode(type) }
+        }
+        mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<NestedKey> {
+            try take(KeyedDecodingContainer<NestedKey>.self) { try Decoder(value: $0, codingPath: $1).container(keyedBy: type) }
+        }
+        mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
+            try take((any UnkeyedDecodingContainer).self) { try Decoder(value: $0, codingPath: $1).unkeyedContainer() }
+        }
+        mutating func superDecoder() throws -> any Swift.Decoder {
+            try take((any Swift.Decoder).self) { Decoder(value: $0, codingPath: $1) }
+        }
+    }
+
+    struct SingleValueContainer: SingleValueDecodingContainer {
+        let decoder: Decoder
+        var codingPath: [any CodingKey] { decoder.codingPath }
+        private var value: JSONValue { decoder.value }
+
+        func decodeNil() -> Bool {
+            if case .null = value { return true }
+            return false
+        }
+        func decode(_ type: Bool.Type) throws -> Bool { try bool(value, codingPath) }
+        func decode(_ type: String.Type) throws -> String { try string(value, codingPath) }
+        func decode(_ type: Double.Type) throws -> Double { try double(value, codingPath) }
+        func decode(_ type: Float.Type) throws -> Float { try float(value, codingPath) }
+        func decode(_ type: Int.Type) throws -> Int { try integer(type, value, codingPath) }
+        func decode(_ type: Int8.Type) throws -> Int8 { try integer(type, value, codingPath) }
+        func decode(_ type: Int16.Type) throws -> Int16 { try integer(type, value, codingPath) }
+        func decode(_ type: Int32.Type) throws -> Int32 { try integer(type, value, codingPath) }
+        func decode(_ type: Int64.Type) throws -> Int64 { try integer(type, value, codingPath) }
+        func decode(_ type: UInt.Type) throws -> UInt { try integer(type, value, codingPath) }
+        func decode(_ type: UInt8.Type) throws -> UInt8 { try integer(type, value, codingPath) }
+        func decode(_ type: UInt16.Type) throws -> UInt16 { try integer(type, value, codingPath) }
+        func decode(_ type: UInt32.Type) throws -> UInt32 { try integer(type, value, codingPath) }
+        func decode(_ type: UInt64.Type) throws -> UInt64 { try integer(type, value, codingPath) }
+        func decode<T: Decodable>(_ type: T.Type) throws -> T { try decoder.decode(type) }
+    }
+}
