@@ -25,6 +25,46 @@ struct Report {
         return lines.joined(separator: "\n")
     }
 
+    /// The documents table: every variant's µs/op and KVDocs' ratios to both SQLite columns.
+    func documentsTable() -> String {
+        let variants = ["kvdocs", "kvdocs-untyped", "sqlite-c", "grdb"]
+        var lines = ["### Documents: KVDocs against SQLite (C API and GRDB, WAL)", "",
+                     "kvdocs: typed (`Codable`); kvdocs-untyped: `JSONValue` documents; sqlite-c: SQLite's C API, prepared statements; grdb: GRDB records. Ratios are time per operation (below 1: KVDocs is faster).", "",
+                     "| workload | kvdocs µs | untyped µs | sqlite-c µs | grdb µs | kvdocs / sqlite-c | untyped / sqlite-c | kvdocs / grdb | untyped / grdb |",
+                     "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+        var names: [String] = []
+        for m in bench.results where m.section == "documents" && !names.contains(m.name) { names.append(m.name) }
+        for name in names {
+            let us = variants.map { find("documents", name, $0)?.microsecondsPerOperation }
+            func ratio(_ a: Double?, _ b: Double?) -> String { (a != nil && b != nil) ? String(format: "%.2f×", a! / b!) : "—" }
+            lines.append("| \(name) | " + us.map { $0.map(Self.us) ?? "—" }.joined(separator: " | ")
+                         + " | \(ratio(us[0], us[2])) | \(ratio(us[1], us[2])) | \(ratio(us[0], us[3])) | \(ratio(us[1], us[3])) |")
+        }
+        let sizes = bench.results.filter { $0.section == "documents" && $0.extra["bytes_on_disk"] != nil }
+        if !sizes.isEmpty {
+            lines += ["", "Space after compaction: " + sizes.map { "\($0.name) \($0.variant): \(String(format: "%.1f", ($0.extra["bytes_on_disk"] ?? 0) / 1e6)) MB" }.joined(separator: "; ")]
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    /// How costs grow with the collection's size: µs/op per size and side.
+    func scalingTable() -> String {
+        let rows = bench.results.filter { $0.section == "scaling" }
+        var names: [String] = []
+        for m in rows where !names.contains(m.name) { names.append(m.name) }
+        var lines = ["### Scaling with collection size (3 indexes)", "", "| workload | documents | kvdocs µs/op | sqlite-c µs/op | kvdocs / sqlite-c |", "|---|---:|---:|---:|---:|"]
+        for name in names {
+            let sizes = Set(rows.filter { $0.name == name }.compactMap { $0.extra["documents"] }).sorted()
+            for size in sizes {
+                let k = rows.first { $0.name == name && $0.variant == "kvdocs" && $0.extra["documents"] == size }
+                let c = rows.first { $0.name == name && $0.variant == "sqlite-c" && $0.extra["documents"] == size }
+                let ratio = (k != nil && c != nil) ? String(format: "%.2f×", k!.microsecondsPerOperation / c!.microsecondsPerOperation) : "—"
+                lines.append("| \(name) | \(Int(size)) | \(k.map { Self.us($0.microsecondsPerOperation) } ?? "—") | \(c.map { Self.us($0.microsecondsPerOperation) } ?? "—") | \(ratio) |")
+            }
+        }
+        return lines.joined(separator: "\n")
+    }
+
     func tuningTable() -> String {
         var lines = ["### Tuning matrix (Swift wrapper)", "", "| workload | setting | µs/op | ops/s | relative | notes |", "|---|---|---:|---:|---:|---|"]
         var names: [String] = []
@@ -49,9 +89,10 @@ struct Report {
         }
         if bench.results.contains(where: { $0.section == "tuning" }) { parts.append(tuningTable()); parts.append("") }
         if bench.results.contains(where: { $0.section == "documents" }) {
-            parts.append(comparison("documents", "kvdocs", "sqlite", title: "Documents: KVDocs against SQLite (GRDB, WAL)", ratioLabel: "KVDocs / SQLite"))
+            parts.append(documentsTable())
             parts.append("")
         }
+        if bench.results.contains(where: { $0.section == "scaling" }) { parts.append(scalingTable()); parts.append("") }
         if bench.results.contains(where: { $0.section == "text" }) {
             parts.append(comparison("text", "kvdocs", "sqlite fts5", title: "Full-text: KVDocs against SQLite FTS5", ratioLabel: "KVDocs / FTS5"))
             parts.append("")

@@ -16,8 +16,8 @@ struct KVBench: ParsableCommand {
     @Option(help: "Repeats of each measurement; the median is reported.")
     var repeats = 3
 
-    @Option(help: "Sections to run: raw, tuning, documents, text, import (comma-separated).")
-    var sections = "raw,tuning,documents,text,import"
+    @Option(help: "Sections to run: raw, tuning, documents, text, import, scaling (comma-separated).")
+    var sections = "raw,tuning,documents,text,import,scaling"
 
     @Option(help: "Where to write results.json and the charts.")
     var output = "results"
@@ -33,7 +33,7 @@ struct KVBench: ParsableCommand {
         let json = output + "/results.json"
         let runs: [(String, () throws -> Void)] = [
             ("raw", bench.runRaw), ("tuning", bench.runTuning), ("documents", bench.runDocuments),
-            ("text", bench.runText), ("import", bench.runImport),
+            ("text", bench.runText), ("import", bench.runImport), ("scaling", bench.runScaling),
         ]
         for (name, body) in runs where wanted.contains(name) {
             try bench.section(name, body)

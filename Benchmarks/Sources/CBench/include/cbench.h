@@ -5,6 +5,7 @@
 // same work. Returns elapsed seconds, or -1 with *error set (free with free()).
 #include <stddef.h>
 #include <stdint.h>
+#include "csqlite.h"  // the raw SQLite baseline of the documents section
 
 typedef struct cb_db cb_db;
 
