@@ -161,7 +161,7 @@ extension Bench {
             }
         }
         // Covering indexes: the extra space and write cost, then the queries through them.
-        try measure("documents", "insert (3 indexes, 2 covering)", "kvdocs") {
+        try measure("documents", "insert (3 indexes, 2 covering)", "kvdocs-untyped") {
             let path = freshPath("docs-covering")
             let db = try KVDocs.Database(path: path)
             let include = IndexDefinition.Inclusion.document

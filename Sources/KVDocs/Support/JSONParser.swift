@@ -31,46 +31,46 @@ struct JSONParser {
         // A UTF-8 byte order mark, as some editors write, is skipped.
         if bytes.count >= 3, bytes[0] == 0xEF, bytes[1] == 0xBB, bytes[2] == 0xBF { position = 3 }
         var value = try parseValue()
-        while true {
-            // `value` is complete: attach it to the enclosing container, if any.
-            guard var frame = stack.popLast() else { break }
-            switch frame {
+        // `value` is complete: attach it to the enclosing container, if any. Each frame's
+        // array is taken out of the stack (a placeholder left behind) before it grows, so it
+        // is uniquely referenced and grows in place.
+        while let last = stack.indices.last {
+            switch stack[last] {
             case .array(var elements):
+                stack[last] = .array([])
                 elements.append(value)
                 skipWhitespace()
                 switch peek() {
                 case UInt8(ascii: ","):
                     position += 1
-                    stack.append(.array(elements))
+                    stack[last] = .array(elements)
                     value = try parseValue()
-                    continue
                 case UInt8(ascii: "]"):
                     position += 1
+                    stack.removeLast()
                     value = .array(elements)
-                    continue
                 default:
-                    frame = .array(elements)
-                    stack.append(frame)
+                    stack[last] = .array(elements)
                     throw error(peek() == nil ? "unexpected end of input in an array (expected ',' or ']')" : "expected ',' or ']' after an array element, found \(describeByte())")
                 }
             case .object(var members, let key):
+                stack[last] = .array([])
                 members.append((key: key, value: value))
                 skipWhitespace()
                 switch peek() {
                 case UInt8(ascii: ","):
                     position += 1
                     skipWhitespace()
-                    stack.append(.object(members, key: ""))
+                    stack[last] = .object(members, key: "")
                     let next = try parseKey()
-                    stack[stack.count - 1] = .object(members, key: next)
+                    stack[last] = .object(members, key: next)
                     value = try parseValue()
-                    continue
                 case UInt8(ascii: "}"):
                     position += 1
+                    stack.removeLast()
                     value = .object(JSONObject(parsedMembers: members))
-                    continue
                 default:
-                    stack.append(.object(members, key: key))
+                    stack[last] = .object(members, key: key)
                     throw error(peek() == nil ? "unexpected end of input in an object (expected ',' or '}')" : "expected ',' or '}' after an object member, found \(describeByte())")
                 }
             }
