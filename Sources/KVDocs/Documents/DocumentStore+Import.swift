@@ -29,6 +29,10 @@ extension DocumentStore {
         public let totalBytes: Int
     }
 
+    /// The most bytes of input an import keeps parsed between its checking pass and its
+    /// writing pass (32 MiB); a larger file is read and parsed again for writing.
+    public static let importStagingBudget = 32 << 20
+
     /// Imports a file of JSON lines (one document per line; blank lines are skipped) into
     /// `collection`, maintaining every index, in batches of `batchSize` documents.
     ///
@@ -58,10 +62,6 @@ extension DocumentStore {
     ///     Durability). Without it, they survive a crash of the process only.
     ///   - progress: called during both passes, as described above.
     /// - Returns: the number of documents written.
-    /// The most bytes of input an import keeps parsed between its checking pass and its
-    /// writing pass (32 MiB); a larger file is read and parsed again for writing.
-    public static let importStagingBudget = 32 << 20
-
     @discardableResult
     public func importJSONLines(into collection: String, path: String, mode: ImportMode = .upsert,
                                 batchSize: Int = 1000, maximumLineLength: Int = LineReader.defaultMaximumLineLength,

@@ -101,6 +101,7 @@ public struct LineReader {
         lineNumber += 1
     }
 
+    /// Closes the file; later reads throw `.ioError`. Closing twice is harmless.
     public func close() { file.close() }
 
     /// The index of the first newline in `buffer[scanned..<end]`, or `nil`.
