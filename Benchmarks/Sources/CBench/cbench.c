@@ -153,3 +153,11 @@ double cb_compact(cb_db *d) {
     leveldb_compact_range(d->db, NULL, 0, NULL, 0);
     return now() - start;
 }
+
+int cb_level0_files(cb_db *d) {
+    char *v = leveldb_property_value(d->db, "leveldb.num-files-at-level0");
+    if (!v) return -1;
+    int n = atoi(v);
+    leveldb_free(v);
+    return n;
+}

@@ -210,23 +210,33 @@ extension Bench {
         try readWorkloads(cdb, sdb, suffix: "")
         _ = cb_compact(cdb.handle)
         try sdb.compact()
-        try measure("raw", "readrandom (after full compaction)", "c") { let r = try cReadRandom(cdb); return (r.0, n, [:]) }
-        try measure("raw", "readrandom (after full compaction)", "swift") { let r = try swiftReadRandom(sdb); return (r.0, n, [:]) }
+        try measureAlternating("raw", "readrandom (after full compaction)", [("c", { (try self.cReadRandom(cdb).0, n, [:]) }), ("swift", { (try self.swiftReadRandom(sdb).0, n, [:]) })])
+    }
+
+    /// Waits (up to 60 s) until both databases' background compactions have emptied level
+    /// 0, so that reads on either side meet the same shape of tree.
+    func drainLevelZero(_ cdb: CDatabase, _ sdb: Database) {
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline {
+            let c = cb_level0_files(cdb.handle)
+            let s = Int((try? sdb.property("leveldb.num-files-at-level0")) ?? "0") ?? 0
+            if c <= 0 && s <= 0 { return }
+            usleep(100_000)
+        }
     }
 
     func readWorkloads(_ cdb: CDatabase, _ sdb: Database, suffix: String) throws {
         let n = data.n
-        try measure("raw", "readrandom", "c") { let r = try cReadRandom(cdb); return (r.0, n, [:]) }
-        try measure("raw", "readrandom", "swift") { let r = try swiftReadRandom(sdb); return (r.0, n, [:]) }
+        drainLevelZero(cdb, sdb)
+        // C and Swift runs alternate, repeat by repeat.
+        try measureAlternating("raw", "readrandom", [("c", { (try self.cReadRandom(cdb).0, n, [:]) }), ("swift", { (try self.swiftReadRandom(sdb).0, n, [:]) })])
         try measure("raw", "readrandom (borrowed value)", "swift") { let r = try swiftReadRandom(sdb, borrowed: true); return (r.0, n, [:]) }
-        try measure("raw", "readmissing", "c") { let r = try cReadRandom(cdb, missing: true); return (r.0, n, [:]) }
-        try measure("raw", "readmissing", "swift") { let r = try swiftReadRandom(sdb, missing: true); return (r.0, n, [:]) }
-        try measure("raw", "readseq", "c") { let r = try cReadSeq(cdb, reverse: false); return (r.0, r.1, [:]) }
-        try measure("raw", "readseq", "swift") { let r = try swiftReadSeq(sdb, reverse: false); return (r.0, r.1, [:]) }
+        try measureAlternating("raw", "readmissing", [("c", { (try self.cReadRandom(cdb, missing: true).0, n, [:]) }), ("swift", { (try self.swiftReadRandom(sdb, missing: true).0, n, [:]) })])
+        try measureAlternating("raw", "readseq", [("c", { let r = try self.cReadSeq(cdb, reverse: false); return (r.0, r.1, [:]) }),
+                                                  ("swift", { let r = try self.swiftReadSeq(sdb, reverse: false); return (r.0, r.1, [:]) })])
         try measure("raw", "readseq (copying sequence)", "swift") { let r = try swiftReadSeq(sdb, reverse: false, copying: true); return (r.0, r.1, [:]) }
-        try measure("raw", "readreverse", "c") { let r = try cReadSeq(cdb, reverse: true); return (r.0, r.1, [:]) }
-        try measure("raw", "readreverse", "swift") { let r = try swiftReadSeq(sdb, reverse: true); return (r.0, r.1, [:]) }
-        try measure("raw", "seekrandom", "c") { let r = try cSeekRandom(cdb); return (r.0, n, [:]) }
-        try measure("raw", "seekrandom", "swift") { let r = try swiftSeekRandom(sdb); return (r.0, n, [:]) }
+        try measureAlternating("raw", "readreverse", [("c", { let r = try self.cReadSeq(cdb, reverse: true); return (r.0, r.1, [:]) }),
+                                                      ("swift", { let r = try self.swiftReadSeq(sdb, reverse: true); return (r.0, r.1, [:]) })])
+        try measureAlternating("raw", "seekrandom", [("c", { (try self.cSeekRandom(cdb).0, n, [:]) }), ("swift", { (try self.swiftSeekRandom(sdb).0, n, [:]) })])
     }
 }

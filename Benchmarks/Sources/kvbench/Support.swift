@@ -74,6 +74,23 @@ final class Bench {
         return m
     }
 
+    /// Measures several variants of one workload with their repeats interleaved (A, B, A,
+    /// B, …), so drift in the machine's speed during the run hits every variant alike.
+    func measureAlternating(_ section: String, _ name: String,
+                            _ variants: [(String, () throws -> (seconds: Double, operations: Int, extra: [String: Double]))]) throws {
+        var runs = Array(repeating: [(Double, Int, [String: Double])](), count: variants.count)
+        for _ in 0..<repeats {
+            for (i, variant) in variants.enumerated() { runs[i].append(try variant.1()) }
+        }
+        for (i, variant) in variants.enumerated() {
+            let sorted = runs[i].sorted { $0.0 < $1.0 }
+            let median = sorted[sorted.count / 2]
+            let m = Measurement(section: section, name: name, variant: variant.0, operations: median.1, seconds: median.0, extra: median.2)
+            results.append(m)
+            FileHandle.standardError.write(Data(String(format: "  %-10@ %-38@ %-14@ %10.3f µs/op\n", section, name, variant.0, m.microsecondsPerOperation).utf8))
+        }
+    }
+
     /// Peak resident memory of a section: reset the high-water mark, run, read it.
     func section(_ name: String, _ body: () throws -> Void) rethrows {
         FileHandle.standardError.write(Data("\(name)\n".utf8))

@@ -31,5 +31,7 @@ double cb_read_seq(cb_db *db, int reverse, int *count, char **error);
 // Seeks to keys[order[i]] and reads the entry there.
 double cb_seek_random(cb_db *db, const char *keys, const int32_t *order, int n, int *found, char **error);
 double cb_compact(cb_db *db);
+// The number of table files at level 0 (-1 when unknown): reads wait for it to drain.
+int cb_level0_files(cb_db *db);
 
 #endif
