@@ -72,7 +72,8 @@ extension Session {
                   "ranges": .array(plan.ranges.map { .string(QueryPlan.describe($0)) }),
                   "range_conditions": .array(plan.rangeConditions.map { .string($0.description) }),
                   "filter": .array(plan.filter.map { .string($0.description) }),
-                  "ordered_by_scan": .bool(plan.orderedByScan), "plan": .string(plan.description)],
+                  "ordered_by_scan": .bool(plan.orderedByScan), "covering": .bool(plan.covering),
+                  "plan": .string(plan.description)],
                  plan.description)
         case .search(let collection, let text, let limit, let highlight):
             let options = SearchOptions(limit: limit, highlight: highlight ? .init(open: interactive && !json ? "\u{1B}[1m" : "[", close: interactive && !json ? "\u{1B}[0m" : "]") : nil,

@@ -230,6 +230,8 @@ func fingerprint(_ dir: String) throws -> [String: Data] {
         #expect(found.count == 3)
         let explain = try #require(lines.first { $0["plan"] != nil })
         #expect(explain["index"] == "by_station_time")
+        // Both conditions are guaranteed by the key range: nothing is left to re-check.
+        #expect(explain["filter"] == [] && explain["covering"] == false)
         let hits = lines.filter { $0["score"] != nil }
         #expect(hits.count == 2 && hits.allSatisfy { if case .double(let s)? = $0["score"] { s < 0 } else { false } })
         #expect(lines.contains { $0["ok"] == true && $0["missing_entries"] == 0 })
