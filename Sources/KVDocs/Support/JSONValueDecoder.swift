@@ -81,59 +81,60 @@ struct JSONValueDecoder {
 
     // MARK: - Scalars
 
-    static func mismatch(_ type: Any.Type, _ value: JSONValue, _ path: [any CodingKey]) -> DecodingError {
+    static func mismatch(_ type: Any.Type, _ value: JSONValue, _ path: @autoclosure () -> [any CodingKey]) -> DecodingError {
+        let path = path()
         if case .null = value {
             return .valueNotFound(type, .init(codingPath: path, debugDescription: "expected \(type), found null"))
         }
         return .typeMismatch(type, .init(codingPath: path, debugDescription: "expected \(type), found \(article(value.typeName)) (\(value.compactDescription.prefix(40)))"))
     }
 
-    static func bool(_ value: JSONValue, _ path: [any CodingKey]) throws -> Bool {
-        guard case .bool(let b) = value else { throw mismatch(Bool.self, value, path) }
+    static func bool(_ value: JSONValue, _ path: @autoclosure () -> [any CodingKey]) throws -> Bool {
+        guard case .bool(let b) = value else { throw mismatch(Bool.self, value, path()) }
         return b
     }
 
-    static func string(_ value: JSONValue, _ path: [any CodingKey]) throws -> String {
-        guard case .string(let s) = value else { throw mismatch(String.self, value, path) }
+    static func string(_ value: JSONValue, _ path: @autoclosure () -> [any CodingKey]) throws -> String {
+        guard case .string(let s) = value else { throw mismatch(String.self, value, path()) }
         return s
     }
 
-    static func double(_ value: JSONValue, _ path: [any CodingKey]) throws -> Double {
+    static func double(_ value: JSONValue, _ path: @autoclosure () -> [any CodingKey]) throws -> Double {
         switch value {
         case .int(let i): return Double(i)
         case .uint(let u): return Double(u)
         case .double(let d): return d
-        default: throw mismatch(Double.self, value, path)
+        default: throw mismatch(Double.self, value, path())
         }
     }
 
-    static func float(_ value: JSONValue, _ path: [any CodingKey]) throws -> Float {
+    static func float(_ value: JSONValue, _ path: @autoclosure () -> [any CodingKey]) throws -> Float {
         let f: Float?
         switch value {
         case .int(let i): f = Float(i)
         case .uint(let u): f = Float(u)
         // From the shortest spelling, as JSONDecoder reads the text (no double rounding).
         case .double(let d): f = Float(d.description)
-        default: throw mismatch(Float.self, value, path)
+        default: throw mismatch(Float.self, value, path())
         }
         // A nonzero number that a Float rounds to zero is refused, as JSONDecoder refuses it.
-        let nonzero = try double(value, path) != 0
+        let nonzero = try double(value, path()) != 0
         guard let f, f.isFinite, f != 0 || !nonzero else {
-            throw DecodingError.dataCorrupted(.init(codingPath: path, debugDescription: "\(value.compactDescription) does not fit in Float"))
+            throw DecodingError.dataCorrupted(.init(codingPath: path(), debugDescription: "\(value.compactDescription) does not fit in Float"))
         }
         return f
     }
 
-    static func integer<I: FixedWidthInteger>(_ type: I.Type, _ value: JSONValue, _ path: [any CodingKey]) throws -> I {
+    static func integer<I: FixedWidthInteger>(_ type: I.Type, _ value: JSONValue, _ path: @autoclosure () -> [any CodingKey]) throws -> I {
         let result: I?
         switch value {
         case .int(let i): result = I(exactly: i)
         case .uint(let u): result = I(exactly: u)
         case .double(let d): result = d.rounded() == d ? I(exactly: d) : nil
-        default: throw mismatch(type, value, path)
+        default: throw mismatch(type, value, path())
         }
         guard let result else {
-            throw DecodingError.dataCorrupted(.init(codingPath: path, debugDescription: "\(value.compactDescription) does not fit in \(type)"))
+            throw DecodingError.dataCorrupted(.init(codingPath: path(), debugDescription: "\(value.compactDescription) does not fit in \(type)"))
         }
         return result
     }
@@ -222,10 +223,10 @@ struct JSONValueDecoder {
             currentIndex += 1
             return true
         }
-        mutating func decode(_ type: Bool.Type) throws -> Bool { try take(type, bool) }
-        mutating func decode(_ type: String.Type) throws -> String { try take(type, string) }
-        mutating func decode(_ type: Double.Type) throws -> Double { try take(type, double) }
-        mutating func decode(_ type: Float.Type) throws -> Float { try take(type, float) }
+        mutating func decode(_ type: Bool.Type) throws -> Bool { try take(type) { try bool($0, $1) } }
+        mutating func decode(_ type: String.Type) throws -> String { try take(type) { try string($0, $1) } }
+        mutating func decode(_ type: Double.Type) throws -> Double { try take(type) { try double($0, $1) } }
+        mutating func decode(_ type: Float.Type) throws -> Float { try take(type) { try float($0, $1) } }
         mutating func decode(_ type: Int.Type) throws -> Int { try take(type) { try integer(type, $0, $1) } }
         mutating func decode(_ type: Int8.Type) throws -> Int8 { try take(type) { try integer(type, $0, $1) } }
         mutating func decode(_ type: Int16.Type) throws -> Int16 { try take(type) { try integer(type, $0, $1) } }

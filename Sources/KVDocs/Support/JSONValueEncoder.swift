@@ -39,9 +39,9 @@ struct JSONValueEncoder {
     }
 
     /// A double as `JSONEncoder` writes it and the parser reads it back.
-    static func number(_ d: Double, path: [any CodingKey]) throws -> JSONValue {
+    static func number(_ d: Double, path: @autoclosure () -> [any CodingKey]) throws -> JSONValue {
         guard d.isFinite else {
-            throw EncodingError.invalidValue(d, .init(codingPath: path, debugDescription: "\(d) is not a JSON number"))
+            throw EncodingError.invalidValue(d, .init(codingPath: path(), debugDescription: "\(d) is not a JSON number"))
         }
         if d.rounded() == d && abs(d) <= 9_007_199_254_740_992 {
             if d == 0 && d.sign == .minus { return .double(-0.0) }
@@ -51,9 +51,9 @@ struct JSONValueEncoder {
     }
 
     /// A float by its shortest spelling, as `JSONEncoder` writes it.
-    static func number(_ f: Float, path: [any CodingKey]) throws -> JSONValue {
+    static func number(_ f: Float, path: @autoclosure () -> [any CodingKey]) throws -> JSONValue {
         guard f.isFinite else {
-            throw EncodingError.invalidValue(f, .init(codingPath: path, debugDescription: "\(f) is not a JSON number"))
+            throw EncodingError.invalidValue(f, .init(codingPath: path(), debugDescription: "\(f) is not a JSON number"))
         }
         var text = f.description
         if text.hasSuffix(".0") { text.removeLast(2) }
