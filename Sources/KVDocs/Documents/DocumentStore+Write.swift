@@ -17,11 +17,11 @@ extension DocumentStore {
         let indexes: IndexUpdateContext
         var batch: WriteBatch { indexes.batch }
         /// Documents written in this batch by key (`nil`: deleted).
-        var documents: [[UInt8]: JSONValue?] = [:]
+        var documents: [ByteKey: JSONValue?] = [:]
         var changes: [Change] = []
         var sequence: Int64
-        /// Indexes this batch updated (their `finish` runs before the commit).
-        private var touched: [IndexIdentity: any IndexMaintainer] = [:]
+        /// Collections this batch wrote (their maintainers' `finish` runs before the commit).
+        private var touched: [String] = []
         /// The first write of the batch that failed.
         private var failure: Error?
 
@@ -67,12 +67,13 @@ extension DocumentStore {
                 break
             }
             let stored = try document?.canonicalBytes()
-            for maintainer in catalog.maintainers(of: collectionName) {
+            let maintainers = catalog.maintainers(of: collectionName)
+            for maintainer in maintainers {
                 try maintainer.update(id: id, old: old, new: document, context: indexes)
-                touched[maintainer.identity] = maintainer
             }
+            if !maintainers.isEmpty, !touched.contains(where: { $0.hasSameCodePoints(as: collectionName) }) { touched.append(collectionName) }
             if let stored { batch.put(key, stored) } else { batch.delete(key) }
-            documents[key] = .some(document)
+            documents[ByteKey(key)] = .some(document)
             sequence = sequence.saturatingAdd(1)
             let operation: Change.Operation = document == nil ? .delete : (old == nil ? .insert : .update)
             batch.put(store.layout.change(sequence), Tuple([.string(collectionName), id, .string(operation.rawValue)]))
@@ -102,7 +103,7 @@ extension DocumentStore {
 
         /// The document under `key` as this batch left it, else as stored.
         private func current(_ key: [UInt8], _ collection: String, _ id: TupleElement) throws -> JSONValue? {
-            if let overlay = documents[key] { return overlay }
+            if let overlay = documents[ByteKey(key)] { return overlay }
             guard let bytes = try store.storage.value(forKey: key) else { return nil }
             return try store.documentValue(bytes, collection: collection, id: id)
         }
@@ -116,7 +117,9 @@ extension DocumentStore {
                 if sync { try store.storage.write(WriteBatch(), sync: true) }
                 return
             }
-            for maintainer in touched.values { try maintainer.finish(context: indexes) }
+            for collection in touched {
+                for maintainer in catalog.maintainers(of: collection) { try maintainer.finish(context: indexes) }
+            }
             store.records.putSequence(sequence, in: batch)
             try store.storage.write(batch, sync: sync)
             store.published(changes, lastSequence: sequence)

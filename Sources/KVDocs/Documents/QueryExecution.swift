@@ -140,9 +140,9 @@ struct QueryExecution {
     /// Candidates in the order they come, each checked against the residual filter.
     private func stream(_ source: some IDSource, into output: inout Output) throws {
         let check = !plan.filter.isEmpty
-        var seen: Set<[UInt8]>? = plan.mayRepeat && !source.yieldsEachIDOnce ? [] : nil
+        var seen: Set<ByteKey>? = plan.mayRepeat && !source.yieldsEachIDOnce ? [] : nil
         while !output.isFull, let candidate = try source.nextID() {
-            if seen != nil, seen!.insert(candidate.id).inserted == false { continue }
+            if seen != nil, seen!.insert(ByteKey(candidate.id)).inserted == false { continue }
             if check {
                 guard let document = try document(candidate), passes(document) else { continue }
                 output.take { document }
@@ -159,12 +159,12 @@ struct QueryExecution {
         let source = RangeScan(execution: self, reverse: false)
         let check = !plan.filter.isEmpty
         let capacity = output.limit.map { output.skip.saturatingAdd($0) }
-        var seen: Set<[UInt8]>? = plan.mayRepeat ? [] : nil
+        var seen: Set<ByteKey>? = plan.mayRepeat ? [] : nil
         var heap = Heap<Ranked>()
         var all: [Ranked] = []
         while let candidate = try source.nextID() {
             let idBytes = candidate.id
-            if seen != nil, seen!.insert(idBytes).inserted == false { continue }
+            if seen != nil, seen!.insert(ByteKey(idBytes)).inserted == false { continue }
             if let capacity, heap.count >= capacity, let worst = heap.max, !(Ranked(sortKey: [], id: idBytes, document: nil) < worst) { continue }
             var document: JSONValue?
             if check || candidate.payload != nil {
@@ -192,11 +192,11 @@ struct QueryExecution {
         let order = plan.order
         let descending = order?.descending ?? false
         let capacity = output.limit.map { output.skip.saturatingAdd($0) }
-        var seen: Set<[UInt8]>? = plan.mayRepeat ? [] : nil
+        var seen: Set<ByteKey>? = plan.mayRepeat ? [] : nil
         var heap = Heap<Ranked>()
         var all: [Ranked] = []
         while let (idBytes, document) = try candidates.nextCandidate() {
-            if seen != nil, seen!.insert(idBytes).inserted == false { continue }
+            if seen != nil, seen!.insert(ByteKey(idBytes)).inserted == false { continue }
             guard passes(document) else { continue }
             let sortKey = order.flatMap { $0.field.values(in: document).first.map(ValueOrder.key) } ?? []
             let entry = Ranked(sortKey: sortKey, id: idBytes, document: document, descending: descending)

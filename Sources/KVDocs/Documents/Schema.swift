@@ -180,14 +180,6 @@ public struct TextIndexDefinition: Sendable, Hashable {
     }
 }
 
-// MARK: - Names compared by code points
-
-extension String {
-    /// Whether two strings have the same Unicode code points (the same UTF-8 bytes). Swift's
-    /// `==` is canonical equivalence, which would take `"café"` with U+00E9 and `"café"`
-    /// with U+0065 U+0301 for one name although they are two different keys.
-    func hasSameCodePoints(as other: String) -> Bool { utf8.elementsEqual(other.utf8) }
-}
 
 extension Schema {
     /// The collection whose name has exactly the code points of `name`.

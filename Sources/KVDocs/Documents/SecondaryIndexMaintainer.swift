@@ -69,8 +69,8 @@ struct SecondaryIndexMaintainer: IndexMaintainer {
     /// A unique index's changes in the current batch: values taken (entry key → id bytes)
     /// and values released by the batch's own writes.
     final class UniqueChanges {
-        var owners: [[UInt8]: [UInt8]] = [:]
-        var released: Set<[UInt8]> = []
+        var owners: [ByteKey: [UInt8]] = [:]
+        var released: Set<ByteKey> = []
     }
 
     func update(id: TupleElement, old: JSONValue?, new: JSONValue?, context: IndexUpdateContext) throws {
@@ -103,8 +103,8 @@ struct SecondaryIndexMaintainer: IndexMaintainer {
                 key.append(contentsOf: oldValues[i]); i += 1
                 if let unique {
                     context.batch.delete(key)
-                    if unique.owners[key] == idBytes { unique.owners[key] = nil }
-                    unique.released.insert(key)
+                    if unique.owners[ByteKey(key)] == idBytes { unique.owners[ByteKey(key)] = nil }
+                    unique.released.insert(ByteKey(key))
                 } else {
                     key.append(contentsOf: idBytes)
                     context.batch.delete(key)
@@ -113,7 +113,7 @@ struct SecondaryIndexMaintainer: IndexMaintainer {
                 key.append(contentsOf: newValues[j]); j += 1
                 if let unique {
                     try checkUnique(key, id: id, idBytes: idBytes, changes: unique, context: context)
-                    unique.owners[key] = idBytes
+                    unique.owners[ByteKey(key)] = idBytes
                 } else {
                     key.append(contentsOf: idBytes)
                 }
@@ -127,9 +127,9 @@ struct SecondaryIndexMaintainer: IndexMaintainer {
     private func checkUnique(_ key: [UInt8], id: TupleElement, idBytes: [UInt8], changes: UniqueChanges,
                              context: IndexUpdateContext) throws {
         var other: [UInt8]?
-        if let owner = changes.owners[key] {
+        if let owner = changes.owners[ByteKey(key)] {
             other = owner
-        } else if !changes.released.contains(key) {
+        } else if !changes.released.contains(ByteKey(key)) {
             other = try context.storage.value(forKey: key)
         }
         guard let other, !other.starts(with: idBytes) || Self.idLength(other) != idBytes.count else { return }

@@ -171,7 +171,7 @@ public struct IndexIdentity: Hashable, Sendable, CustomStringConvertible {
     }
 
     public static func == (a: IndexIdentity, b: IndexIdentity) -> Bool {
-        a.kind == b.kind && a.collection.utf8.elementsEqual(b.collection.utf8) && a.name.utf8.elementsEqual(b.name.utf8)
+        a.kind == b.kind && a.collection.hasSameCodePoints(as: b.collection) && a.name.hasSameCodePoints(as: b.name)
     }
 
     public func hash(into hasher: inout Hasher) {

@@ -156,7 +156,7 @@ extension JSONObject: Hashable {
     public static func == (lhs: JSONObject, rhs: JSONObject) -> Bool {
         guard lhs.members.count == rhs.members.count else { return false }
         for (l, r) in zip(lhs.members, rhs.members) {
-            guard l.key.utf8.elementsEqual(r.key.utf8), l.value == r.value else { return false }
+            guard l.key.hasSameCodePoints(as: r.key), l.value == r.value else { return false }
         }
         return true
     }

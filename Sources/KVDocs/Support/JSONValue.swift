@@ -98,7 +98,7 @@ extension JSONValue: Hashable {
         case (.int(let a), .int(let b)): return a == b
         case (.uint(let a), .uint(let b)): return a == b
         case (.double(let a), .double(let b)): return a.bitPattern == b.bitPattern || a == b && a != 0
-        case (.string(let a), .string(let b)): return a.utf8.elementsEqual(b.utf8)
+        case (.string(let a), .string(let b)): return a.hasSameCodePoints(as: b)
         case (.array(let a), .array(let b)): return a == b
         case (.object(let a), .object(let b)): return a == b
         default: return false

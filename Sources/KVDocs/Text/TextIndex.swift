@@ -177,6 +177,6 @@ enum Varint {
 struct TextTerm: Hashable, Sendable {
     let text: String
     init(_ text: String) { self.text = text }
-    static func == (a: TextTerm, b: TextTerm) -> Bool { a.text.utf8.elementsEqual(b.text.utf8) }
+    static func == (a: TextTerm, b: TextTerm) -> Bool { a.text.hasSameCodePoints(as: b.text) }
     func hash(into hasher: inout Hasher) { JSONValue.hashCodePoints(text, into: &hasher) }
 }
