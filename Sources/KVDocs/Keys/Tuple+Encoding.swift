@@ -64,9 +64,23 @@ struct TupleEncoder {
 
     /// Bytes followed by `00`, each embedded `00` written `00 FF`.
     private mutating func appendEscaped<S: Sequence>(_ source: S) where S.Element == UInt8 {
-        for byte in source {
-            bytes.append(byte)
-            if byte == 0x00 { bytes.append(0xFF) }
+        // Contiguous bytes (a native string's UTF-8, an array) are copied in runs between
+        // zero bytes, not one byte at a time.
+        let copied: Void? = source.withContiguousStorageIfAvailable { run in
+            var rest = run[...]
+            while let zero = rest.firstIndex(of: 0x00) {
+                bytes.append(contentsOf: rest[..<zero])
+                bytes.append(0x00)
+                bytes.append(0xFF)
+                rest = rest[(zero + 1)...]
+            }
+            bytes.append(contentsOf: rest)
+        }
+        if copied == nil {
+            for byte in source {
+                bytes.append(byte)
+                if byte == 0x00 { bytes.append(0xFF) }
+            }
         }
         bytes.append(0x00)
     }
