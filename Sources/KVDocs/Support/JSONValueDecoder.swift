@@ -130,13 +130,37 @@ struct JSONValueDecoder {
         switch value {
         case .int(let i): result = I(exactly: i)
         case .uint(let u): result = I(exactly: u)
-        case .double(let d): result = d.rounded() == d ? I(exactly: d) : nil
+        case .double(let d):
+            // Below 2^53 a double holds its integer exactly. Beyond, JSONDecoder reads the
+            // number's shortest decimal spelling digit for digit (1.844674407370955e+19 is
+            // 18446744073709550000, not the double's exact value): so does this.
+            if d.rounded() != d { result = nil } else if abs(d) < 9_007_199_254_740_992 { result = I(exactly: d) } else { result = Self.integer(spelling: d, as: I.self) }
         default: throw mismatch(type, value, path())
         }
         guard let result else {
             throw DecodingError.dataCorrupted(.init(codingPath: path(), debugDescription: "\(value.compactDescription) does not fit in \(type)"))
         }
         return result
+    }
+
+    /// The integer written by `d`'s shortest spelling (`1.844674407370955e+19` →
+    /// 18446744073709550000), or `nil` when it does not fit in `I`.
+    static func integer<I: FixedWidthInteger>(spelling d: Double, as type: I.Type) -> I? {
+        let text = d.description
+        let negative = text.hasPrefix("-")
+        let body = negative ? text.dropFirst() : Substring(text)
+        let parts = body.split(separator: "e", maxSplits: 1)
+        let mantissa = parts.first ?? ""
+        let exponent = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
+        let pieces = mantissa.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+        var digits = String(pieces.first ?? "")
+        var fraction = pieces.count > 1 ? String(pieces[1]) : ""
+        while fraction.hasSuffix("0") { fraction.removeLast() }
+        let shift = exponent - fraction.count
+        digits += fraction
+        guard shift >= 0, shift < 40 else { return nil }
+        digits += String(repeating: "0", count: shift)
+        return I((negative ? "-" : "") + digits)
     }
 
     // MARK: - Containers
