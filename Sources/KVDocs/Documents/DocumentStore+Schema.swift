@@ -125,16 +125,21 @@ extension DocumentStore {
             return try JSONValue(parsing: bytes)
         } catch let e as KVDocsError {
             let id = (try? Tuple(decoding: key[idOffset...]).elements.first).map { "\($0)" } ?? "?"
-            throw KVDocsError(.corruption, "document \(id) of \"\(collection)\" is not valid JSON: \(e.message)", path: storage.name, key: key)
+            throw invalidDocument(e, id: id, collection: collection, key: key)
         }
     }
 
+    /// The document of `collection` with primary key `id`, parsed from its stored `bytes`.
+    /// - Throws: `.corruption` naming the document when its bytes are not valid JSON.
     func documentValue(_ bytes: [UInt8], collection: String, id: TupleElement) throws -> JSONValue {
         do {
             return try JSONValue(parsing: bytes)
         } catch let e as KVDocsError {
-            throw KVDocsError(.corruption, "document \(id) of \"\(collection)\" is not valid JSON: \(e.message)", path: storage.name,
-                              key: layout.document(collection, id))
+            throw invalidDocument(e, id: "\(id)", collection: collection, key: layout.document(collection, id))
         }
+    }
+
+    private func invalidDocument(_ e: KVDocsError, id: String, collection: String, key: [UInt8]) -> KVDocsError {
+        KVDocsError(.corruption, "document \(id) of \"\(collection)\" is not valid JSON: \(e.message)", path: storage.name, key: key)
     }
 }

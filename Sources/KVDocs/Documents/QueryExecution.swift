@@ -142,7 +142,7 @@ struct QueryExecution {
         let check = !plan.filter.isEmpty
         var seen: Set<ByteKey>? = plan.mayRepeat && !source.yieldsEachIDOnce ? [] : nil
         while !output.isFull, let candidate = try source.nextID() {
-            if seen != nil, seen!.insert(ByteKey(candidate.id)).inserted == false { continue }
+            if seen?.insert(ByteKey(candidate.id)).inserted == false { continue }
             if check {
                 guard let document = try document(candidate), passes(document) else { continue }
                 output.take { document }
@@ -158,30 +158,20 @@ struct QueryExecution {
     private func topKByID(into output: inout Output) throws {
         let source = RangeScan(execution: self, reverse: false)
         let check = !plan.filter.isEmpty
-        let capacity = output.limit.map { output.skip.saturatingAdd($0) }
         var seen: Set<ByteKey>? = plan.mayRepeat ? [] : nil
-        var heap = Heap<Ranked>()
-        var all: [Ranked] = []
+        var best = TopK(capacity: output.limit.map { output.skip.saturatingAdd($0) })
         while let candidate = try source.nextID() {
-            let idBytes = candidate.id
-            if seen != nil, seen!.insert(ByteKey(idBytes)).inserted == false { continue }
-            if let capacity, heap.count >= capacity, let worst = heap.max, !(Ranked(sortKey: [], id: idBytes, document: nil) < worst) { continue }
+            if seen?.insert(ByteKey(candidate.id)).inserted == false { continue }
+            // An id that cannot make the cut is not even fetched.
+            guard best.wouldKeep(Ranked(sortKey: [], id: candidate.id, document: nil)) else { continue }
             var document: JSONValue?
             if check || candidate.payload != nil {
                 guard let d = try self.document(candidate), passes(d) else { continue }
                 document = d
             }
-            let entry = Ranked(sortKey: [], id: idBytes, document: document)
-            if let capacity {
-                guard capacity > 0 else { continue }
-                heap.insert(entry)
-                if heap.count > capacity { _ = heap.popMax() }
-            } else {
-                all.append(entry)
-            }
+            best.insert(Ranked(sortKey: [], id: candidate.id, document: document))
         }
-        let ranked = capacity == nil ? all.sorted() : heap.unordered.sorted()
-        for entry in ranked where !output.isFull {
+        for entry in best.sorted() where !output.isFull {
             try output.take { try entry.document ?? fetch(entry.id) }
         }
     }
@@ -191,27 +181,44 @@ struct QueryExecution {
     private func topKByOrder(candidates: some CandidateSource, into output: inout Output) throws {
         let order = plan.order
         let descending = order?.descending ?? false
-        let capacity = output.limit.map { output.skip.saturatingAdd($0) }
         var seen: Set<ByteKey>? = plan.mayRepeat ? [] : nil
-        var heap = Heap<Ranked>()
-        var all: [Ranked] = []
+        var best = TopK(capacity: output.limit.map { output.skip.saturatingAdd($0) })
         while let (idBytes, document) = try candidates.nextCandidate() {
-            if seen != nil, seen!.insert(ByteKey(idBytes)).inserted == false { continue }
+            if seen?.insert(ByteKey(idBytes)).inserted == false { continue }
             guard passes(document) else { continue }
             let sortKey = order.flatMap { $0.field.values(in: document).first.map(ValueOrder.key) } ?? []
-            let entry = Ranked(sortKey: sortKey, id: idBytes, document: document, descending: descending)
-            if let capacity {
-                guard capacity > 0 else { continue }
-                heap.insert(entry)
-                if heap.count > capacity { _ = heap.popMax() }
-            } else {
-                all.append(entry)
-            }
+            best.insert(Ranked(sortKey: sortKey, id: idBytes, document: document, descending: descending))
         }
-        let ranked = capacity == nil ? all.sorted() : heap.unordered.sorted()
-        for entry in ranked where !output.isFull {
+        for entry in best.sorted() where !output.isFull {
             output.take { entry.document }
         }
+    }
+
+    /// The smallest `capacity` matches seen (a max-heap that drops its largest), or every
+    /// match when there is no capacity (no limit).
+    struct TopK {
+        let capacity: Int?
+        private var heap = Heap<Ranked>()
+        private var all: [Ranked] = []
+
+        init(capacity: Int?) { self.capacity = capacity }
+
+        /// Whether `entry` would be kept now.
+        func wouldKeep(_ entry: Ranked) -> Bool {
+            guard let capacity else { return true }
+            guard heap.count >= capacity else { return capacity > 0 }
+            return heap.max.map { entry < $0 } ?? false
+        }
+
+        mutating func insert(_ entry: Ranked) {
+            guard let capacity else { all.append(entry); return }
+            guard capacity > 0 else { return }
+            heap.insert(entry)
+            if heap.count > capacity { _ = heap.popMax() }
+        }
+
+        /// The kept matches, smallest first.
+        func sorted() -> [Ranked] { capacity == nil ? all.sorted() : heap.unordered.sorted() }
     }
 
     /// A match ranked by sort key, then id (both reversed when descending).

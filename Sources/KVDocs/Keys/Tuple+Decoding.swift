@@ -173,15 +173,6 @@ struct TupleDecoder {
         return decoder.position
     }
 
-    /// Decodes the one element at `input[from...]`, which must end the input.
-    static func element(of input: UnsafeRawBufferPointer, at from: Int) throws -> TupleElement {
-        var decoder = TupleDecoder(input)
-        decoder.position = from
-        let element = try decoder.decodeElement(depth: 0)
-        guard decoder.position == input.count else { throw decoder.failure("bytes after the last element", at: decoder.position) }
-        return element
-    }
-
     private mutating func skipEscaped(start: Int) throws {
         while position < input.count {
             let b = input[position]
