@@ -18,7 +18,9 @@ import Testing
         #expect(try db.get(Subspace().pack(["m", "format"])) == nil)
         var built = Set<String>()
         let store = try DocumentStore(database: db) { built.insert("\($0.collection)/\($0.index)") }
-        #expect(built == ["things/by_n", "things/by_meta", "things/by_code", "things/by_tag"])
+        // Every index: the secondary ones for the format-1 key order, the text index for its
+        // blocked layout (text format 2).
+        #expect(built == ["things/by_n", "things/by_meta", "things/by_code", "things/by_tag", "things/body"])
         #expect(try db.get(Subspace().pack(["m", "format"]), as: Tuple.self) == Tuple([.int(DocumentStore.formatVersion)]))
         #expect(try store.verify().isClean)
         let things = try store.collection("things")
@@ -47,7 +49,8 @@ import Testing
         #expect(try Catalog().indexStates(.secondary, in: db)[identity]?.format == 1)
         var built = Set<String>()
         let store = try DocumentStore(database: db) { built.insert($0.index) }
-        #expect(built == ["by_code"])
+        // The unique index for its point layout, the text index for its blocked layout.
+        #expect(built == ["by_code", "body"])
         #expect(try Catalog().indexStates(.secondary, in: db)[identity]?.format == 2)
         #expect(try store.verify().isClean)
         let code = Subspace().subspace(["i", "things", "by_code"])
@@ -62,6 +65,41 @@ import Testing
         try things.upsert(["id": "three", "code": "d"])
         try things.insert(["id": 9, "code": "c"])
         #expect(try store.verify().isClean)
+    }
+
+    /// A copy of the fixture written before text indexes were blocked (one entry per
+    /// posting, keyed by the row id) opens with its text index, and only it, rebuilt with
+    /// progress in the blocked layout; searches, scores and verify work on it, and writes
+    /// after the migration keep it exact.
+    @Test func aTextIndexOfTheFormerLayoutIsRebuiltInBlocks() throws {
+        let dir = TemporaryDirectory()
+        let path = dir.child("db")
+        try FileManager.default.copyItem(atPath: packageRoot.appendingPathComponent("Tests/Fixtures/text1-db").path, toPath: path)
+        let db = try Database(path: path)
+        defer { db.close() }
+        let identity = IndexIdentity("notes", "body_text", .text)
+        #expect(try Catalog().indexStates(.text, in: db)[identity]?.format == 1)
+        var progress: [DocumentStore.IndexBuildProgress] = []
+        let store = try DocumentStore(database: db) { progress.append($0) }
+        #expect(Set(progress.map { $0.index }) == ["body_text"])
+        let last = try #require(progress.last)
+        #expect(last.done == 4 && last.total == 4)
+        #expect(try Catalog().indexStates(.text, in: db)[identity]?.format == 2)
+        #expect(try store.verify().isClean)
+        let layout = store.textLayout("notes", "body_text")
+        #expect(try db.count(layout.allRows.range) == 4)
+        let notes = try store.collection("notes")
+        // The fixture's searches, as the old code answered them (porter: run, running, runners).
+        let ids = { (query: String) throws -> [JSONValue] in try notes.search(query).map { $0.id } }
+        #expect(try ids("train*") == ["b", "a"])
+        #expect(try ids("run") == ["d", 3, "a"])
+        #expect(try ids("express OR station") == [3, "d", "b", "a"])
+        #expect(try notes.search("café", options: SearchOptions(highlight: .init(open: "[", close: "]"))).first?.highlights["body"]
+                == "Quiet morning trains; the [CAFÉ] opens early at the station")
+        try notes.insert(["id": "e", "body": "express trains run at night"])
+        try notes.delete(id: "a")
+        #expect(try store.verify().isClean)
+        #expect(try ids("express") == [3, "e"] || ids("express") == ["e", 3])
     }
 
     /// An index whose entries were written in an older format of its kind (its catalog

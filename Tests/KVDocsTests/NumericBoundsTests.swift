@@ -90,24 +90,38 @@ import Testing
         }
     }
 
-    @Test func damagedPostingsAndLengthsAreCorruptionOrSaturateInsteadOfTrapping() throws {
+    @Test func damagedPostingsAndLengthsAreCorruptionErrorsInsteadOfTraps() throws {
         try withPeopleStore { store, people throws in
             try people.insert(["id": "a", "bio": "night train"])
             let layout = store.textLayout("people", "bio_text")
-            // Token lengths that overflow when summed: the score saturates.
-            try store.database.put(layout.lengths(.string("a")), Tuple([.int(.max), .int(.max)]))
-            #expect(try people.search("night").map(\.id) == ["a"])
-            // Position deltas that overflow when summed: a corruption error.
+            func expectCorruption(_ query: String, _ fragment: String) {
+                do {
+                    _ = try people.search(query)
+                    Issue.record("damage was accepted (\(query))")
+                } catch let error as KVDocsError {
+                    #expect(error.kind == .corruption)
+                    #expect(error.message.contains(fragment), "\(error.message)")
+                } catch {
+                    Issue.record("\(error)")
+                }
+            }
+            // A token count past any real row.
+            var lengths: [UInt8] = []
+            Varint.append(Int.max, to: &lengths)
+            try store.database.put(layout.lengths(0), lengths)
+            expectCorruption("night", "length block")
+            // A posting block whose document deltas overflow when summed.
+            var block: [UInt8] = []
+            for v in [2, Int.max, 1, 1, 1, 0, 1, Int.max, 1] { Varint.append(v, to: &block) }
+            try store.database.put(layout.block("ghost", 5), block)
+            expectCorruption("ghost", "posting block")
+            // Positions whose deltas overflow when summed.
+            try store.database.put(layout.lengths(0), [2])
             var posting: [UInt8] = []
             for v in [0, 2, Int.max, Int.max] { Varint.append(v, to: &posting) }
-            try store.database.put(layout.posting("ghost", .string("a")), posting)
-            do {
-                _ = try people.search("ghost")
-                Issue.record("a damaged posting was accepted")
-            } catch let error as KVDocsError {
-                #expect(error.kind == .corruption)
-                #expect(error.message.contains("token position"), "\(error.message)")
-            }
+            let occurrences = OccurrenceBlock(entries: [posting]).encoded()
+            try store.database.put(layout.occurrences("night", 0), occurrences)
+            expectCorruption("\"night train\"", "token position")
         }
     }
 }

@@ -96,8 +96,7 @@ extension DocumentStore {
                          into report: inout VerifyReport) throws {
         let name = "\(maintainer.identity.collection).\(maintainer.identity.name)"
         var wanted = expected
-        let stored = try tx.reader.scan(maintainer.keyRange, order: .forward)
-        while let (key, value) = try stored.next({ k, v in (Array(k), Array(v)) }) {
+        for (key, value) in try maintainer.verificationEntries(tx.reader) {
             report.indexEntries += 1
             if let expectedValue = wanted.removeValue(forKey: key) {
                 if expectedValue != value {

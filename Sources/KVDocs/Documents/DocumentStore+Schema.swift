@@ -103,9 +103,11 @@ extension DocumentStore {
             guard entry.0.count == 1 else { continue }
             let document = try documentValue(entry.1, collection: identity.collection, id: entry.0[0])
             try maintainer.update(id: entry.0[0], old: nil, new: document, context: context)
-            if context.batch.count >= 10_000 {
+            if context.batch.count >= 10_000 || context.pendingWork >= TextIndexMaintainer.flushThreshold {
+                try maintainer.flush(context: context)
                 try storage.write(context.batch, sync: false)
                 context.batch.clear()
+                context.pendingWork = 0
             }
             if done % 1000 == 0 { report(done) }
         }

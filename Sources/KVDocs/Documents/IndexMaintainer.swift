@@ -33,6 +33,15 @@ protocol IndexMaintainer: Sendable {
     /// Adds what the whole batch changes once, before it commits (corpus statistics).
     func finish(context: IndexUpdateContext) throws
 
+    /// Adds to `context.batch` the work collected so far, before a long build writes the
+    /// batch part-way (``IndexUpdateContext/pendingWork`` tells when). State that must
+    /// wait for the end (statistics) stays for ``finish(context:)``.
+    func flush(context: IndexUpdateContext) throws
+
+    /// The stored entries as ``makeVerifier()``'s expectations describe them; by default
+    /// every entry in ``keyRange`` as it is stored.
+    func verificationEntries(_ reader: any KeyValueReader) throws -> [([UInt8], [UInt8])]
+
     /// A fresh accumulator of the entries that a set of documents implies.
     func makeVerifier() -> any IndexVerifier
 
@@ -49,6 +58,13 @@ protocol IndexMaintainer: Sendable {
 
 extension IndexMaintainer {
     func finish(context: IndexUpdateContext) throws {}
+    func flush(context: IndexUpdateContext) throws {}
+    func verificationEntries(_ reader: any KeyValueReader) throws -> [([UInt8], [UInt8])] {
+        var result: [([UInt8], [UInt8])] = []
+        let stored = try reader.scan(keyRange, order: .forward)
+        while let entry = try stored.next({ k, v in (Array(k), Array(v)) }) { result.append(entry) }
+        return result
+    }
     func describe(key: [UInt8]) -> String? { nil }
     func candidatePlan(for query: Query) -> (score: Int, plan: QueryPlan)? { nil }
 }
@@ -71,6 +87,9 @@ final class IndexUpdateContext {
     /// Whether this context builds an index from scratch (every maintainer writes its
     /// complete state at the end, even for a collection with no documents).
     var building = false
+    /// Work maintainers hold for the batch but have not added to it yet (postings of text
+    /// indexes); a long build flushes it and writes the batch when it grows large.
+    var pendingWork = 0
     /// Per-maintainer state for the batch, by index.
     private var scratch: [IndexIdentity: AnyObject] = [:]
 

@@ -159,7 +159,7 @@ struct QueryExecution {
         let source = RangeScan(execution: self, reverse: false)
         let check = !plan.filter.isEmpty
         var seen: Set<ByteKey>? = plan.mayRepeat ? [] : nil
-        var best = TopK(capacity: output.limit.map { output.skip.saturatingAdd($0) })
+        var best = TopK<Ranked>(capacity: output.limit.map { output.skip.saturatingAdd($0) })
         while let candidate = try source.nextID() {
             if seen?.insert(ByteKey(candidate.id)).inserted == false { continue }
             // An id that cannot make the cut is not even fetched.
@@ -182,7 +182,7 @@ struct QueryExecution {
         let order = plan.order
         let descending = order?.descending ?? false
         var seen: Set<ByteKey>? = plan.mayRepeat ? [] : nil
-        var best = TopK(capacity: output.limit.map { output.skip.saturatingAdd($0) })
+        var best = TopK<Ranked>(capacity: output.limit.map { output.skip.saturatingAdd($0) })
         while let (idBytes, document) = try candidates.nextCandidate() {
             if seen?.insert(ByteKey(idBytes)).inserted == false { continue }
             guard passes(document) else { continue }
@@ -192,33 +192,6 @@ struct QueryExecution {
         for entry in best.sorted() where !output.isFull {
             output.take { entry.document }
         }
-    }
-
-    /// The smallest `capacity` matches seen (a max-heap that drops its largest), or every
-    /// match when there is no capacity (no limit).
-    struct TopK {
-        let capacity: Int?
-        private var heap = Heap<Ranked>()
-        private var all: [Ranked] = []
-
-        init(capacity: Int?) { self.capacity = capacity }
-
-        /// Whether `entry` would be kept now.
-        func wouldKeep(_ entry: Ranked) -> Bool {
-            guard let capacity else { return true }
-            guard heap.count >= capacity else { return capacity > 0 }
-            return heap.max.map { entry < $0 } ?? false
-        }
-
-        mutating func insert(_ entry: Ranked) {
-            guard let capacity else { all.append(entry); return }
-            guard capacity > 0 else { return }
-            heap.insert(entry)
-            if heap.count > capacity { _ = heap.popMax() }
-        }
-
-        /// The kept matches, smallest first.
-        func sorted() -> [Ranked] { capacity == nil ? all.sorted() : heap.unordered.sorted() }
     }
 
     /// A match ranked by sort key, then id (both reversed when descending).

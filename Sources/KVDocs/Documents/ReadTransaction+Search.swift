@@ -74,7 +74,7 @@ extension ReadTransaction {
             throw KVDocsError(.invalidArgument, "search limit must not be negative (got \(limit))")
         }
         guard options.offset >= 0 else { throw KVDocsError(.invalidArgument, "search offset must not be negative (got \(options.offset))") }
-        let ranking = try maintainer.rank(query, reader: reader)
+        let ranking = try maintainer.rank(query, limit: options.limit.map { options.offset.saturatingAdd($0) }, reader: reader)
         let start = min(options.offset, ranking.hits.count)
         let end = options.limit.map { min(start.saturatingAdd($0), ranking.hits.count) } ?? ranking.hits.count
 
@@ -86,8 +86,8 @@ extension ReadTransaction {
             }
             guard let bytes = try reader.value(forKey: store.layout.document(collection, entry.id)) else { continue }
             let document = try store.documentValue(bytes, collection: collection, id: entry.id)
-            let (instances, phraseOf) = ranking.instances(of: entry.id)
             let texts = TextIndexMaintainer.columnTexts(definition, document)
+            let (instances, phraseOf) = ranking.instances(texts: texts, tokenizer: maintainer.index.tokenizer)
             var highlights: [String: String] = [:]
             if let markers = options.highlight {
                 for (column, text) in texts.enumerated() {

@@ -49,18 +49,26 @@ extension Schema {
                 guard case .object(let o) = value else { throw failIn("text[\(i)] must be an object") }
                 guard case .string(let indexName)? = o["name"] else { throw failIn("text[\(i)] needs a string \"name\"") }
                 func failIndex(_ m: String) -> KVDocsError { failIn("text index \"\(indexName)\": \(m)") }
-                if let extra = Set(o.keys).subtracting(["name", "fields", "tokenizer"]).sorted().first {
-                    throw failIndex("unknown member \"\(extra)\" (expected \"name\", \"fields\", \"tokenizer\")")
+                if let extra = Set(o.keys).subtracting(["name", "fields", "tokenizer", "detail"]).sorted().first {
+                    throw failIndex("unknown member \"\(extra)\" (expected \"name\", \"fields\", \"tokenizer\", \"detail\")")
                 }
                 let paths = try Self.fieldPaths(o["fields"], failIndex)
                 var tokenizer = TextIndexDefinition.Tokenizer.unicode61
+                var caseSensitive = false
                 if let t = o["tokenizer"] {
-                    guard case .string(let s) = t, let parsed = TextIndexDefinition.Tokenizer(rawValue: s) else {
-                        throw failIndex("\"tokenizer\" must be one of \(TextIndexDefinition.Tokenizer.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", "))")
+                    guard case .string(let s) = t, let parsed = TextIndexDefinition.parseTokenizer(s) else {
+                        throw failIndex("\"tokenizer\" must be one of \"unicode61\", \"porter\", \"porter unicode61\", \"trigram\", \"trigram case_sensitive 0\", \"trigram case_sensitive 1\" (got \(t.compactDescription))")
                     }
-                    tokenizer = parsed
+                    (tokenizer, caseSensitive) = parsed
                 }
-                collection.text.append(TextIndexDefinition(name: indexName, fields: paths, tokenizer: tokenizer))
+                var detail = TextIndexDefinition.Detail.full
+                if let d = o["detail"] {
+                    guard case .string(let s) = d, let parsed = TextIndexDefinition.Detail(rawValue: s) else {
+                        throw failIndex("\"detail\" must be one of \"full\", \"column\", \"none\" (got \(d.compactDescription))")
+                    }
+                    detail = parsed
+                }
+                collection.text.append(TextIndexDefinition(name: indexName, fields: paths, tokenizer: tokenizer, caseSensitive: caseSensitive, detail: detail))
             }
             if let other = collections.keys.first(where: { $0 == name }) {
                 throw fail("collection names \"\(other)\" and \"\(name)\" differ only in Unicode normalisation; use one spelling")
@@ -92,10 +100,7 @@ extension Schema {
         for (name, c) in collections {
             var o: JSONObject = ["primaryKey": .string(c.primaryKey)]
             o["indexes"] = .array(c.indexes.map { $0.json })
-            o["text"] = .array(c.text.map {
-                .object(["name": .string($0.name), "fields": .array($0.fields.map { .string($0.description) }),
-                         "tokenizer": .string($0.tokenizer.rawValue)])
-            })
+            o["text"] = .array(c.text.map { $0.json })
             top[name] = .object(o)
         }
         // A schema holds only strings, booleans, arrays and objects: always encodable.

@@ -167,16 +167,45 @@ public struct TextIndexDefinition: Sendable, Hashable {
     public var fields: [FieldPath]
     /// How the fields' text and the queries are split into terms.
     public var tokenizer: Tokenizer
+    /// For the `trigram` tokenizer: whether case is kept (FTS5's `case_sensitive 1`).
+    /// Always false for the other tokenizers, which fold case.
+    public var caseSensitive: Bool
+    /// What the index records of each term's occurrences, as FTS5's `detail` option.
+    public var detail: Detail
+
+    /// What a text index records of each occurrence (the text layer's ``TextDetail``).
+    public typealias Detail = TextDetail
 
     /// A full-text index; it is validated when it becomes part of a ``Schema``.
     /// - Parameters:
     ///   - name: the index's name.
     ///   - fields: the string fields indexed, one column each.
     ///   - tokenizer: how text is split into terms.
-    public init(name: String, fields: [FieldPath], tokenizer: Tokenizer = .unicode61) {
+    ///   - caseSensitive: for `trigram`, keep case (ignored by the other tokenizers).
+    ///   - detail: what is recorded of each occurrence; `full` by default.
+    public init(name: String, fields: [FieldPath], tokenizer: Tokenizer = .unicode61, caseSensitive: Bool = false, detail: Detail = .full) {
         self.name = name
         self.fields = fields
         self.tokenizer = tokenizer
+        self.caseSensitive = tokenizer == .trigram && caseSensitive
+        self.detail = detail
+    }
+
+    /// The tokenizer an FTS5 `tokenize` argument names, with its case sensitivity; `nil`
+    /// for one KVDocs does not implement.
+    static func parseTokenizer(_ spec: String) -> (Tokenizer, caseSensitive: Bool)? {
+        switch spec.split(separator: " ", omittingEmptySubsequences: true).joined(separator: " ") {
+        case "unicode61": return (.unicode61, false)
+        case "porter", "porter unicode61": return (.porter, false)
+        case "trigram", "trigram case_sensitive 0": return (.trigram, false)
+        case "trigram case_sensitive 1": return (.trigram, true)
+        default: return nil
+        }
+    }
+
+    /// The tokenizer as FTS5's `tokenize` argument spells it.
+    var tokenizerSpec: String {
+        tokenizer == .trigram && caseSensitive ? "trigram case_sensitive 1" : tokenizer.rawValue
     }
 }
 
@@ -237,11 +266,14 @@ extension IndexDefinition {
 extension TextIndexDefinition {
     public static func == (a: TextIndexDefinition, b: TextIndexDefinition) -> Bool {
         a.name.hasSameCodePoints(as: b.name) && a.fields == b.fields && a.tokenizer == b.tokenizer
+            && a.caseSensitive == b.caseSensitive && a.detail == b.detail
     }
 
     public func hash(into hasher: inout Hasher) {
         JSONValue.hashCodePoints(name, into: &hasher)
         hasher.combine(fields)
         hasher.combine(tokenizer)
+        hasher.combine(caseSensitive)
+        hasher.combine(detail)
     }
 }

@@ -10,58 +10,65 @@ struct TextIndexMaintainer: IndexMaintainer {
     init(collection: String, definition: TextIndexDefinition, subspace: Subspace) {
         self.identity = IndexIdentity(collection, definition.name, .text)
         self.definition = definition
-        self.index = TextIndex(subspace: subspace, tokenizer: TextTokenizer(definition.tokenizer),
-                               columns: definition.fields.map(\.description))
+        self.index = TextIndex(subspace: subspace, tokenizer: TextTokenizer(definition.tokenizer, caseSensitive: definition.caseSensitive),
+                               columns: definition.fields.map(\.description), detail: definition.detail)
     }
 
     var definitionJSON: JSONValue { definition.json }
-    var formatVersion: Int64 { 1 }
+    /// 1: one entry per posting keyed by the row id; 2: dense document numbers and blocks.
+    var formatVersion: Int64 { 2 }
     var keyRange: KeyRange { index.layout.subspace.range }
 
-    /// The corpus statistics as the batch changes them.
-    final class Statistics {
-        var documents: Int
-        var tokens: Int
-        var changed = false
-        init(_ stored: (documents: Int, tokens: Int)) {
-            documents = stored.documents
-            tokens = stored.tokens
-        }
-    }
+    /// A long build flushes its postings when this many are pending.
+    static let flushThreshold = 1_000_000
 
     func update(id: TupleElement, old: JSONValue?, new: JSONValue?, context: IndexUpdateContext) throws {
         let before = old.map { index.contribution(Self.columnTexts(definition, $0)) }
         let after = new.map { index.contribution(Self.columnTexts(definition, $0)) }
-        let delta = index.update(id: id, old: before, new: after, put: { context.put($0, $1) }, delete: { context.delete($0) })
-        let statistics = try context.state(for: identity) { Statistics(try index.statistics(context.storage)) }
-        // Saturating: stored statistics are data, and damaged ones must not trap.
-        statistics.documents = statistics.documents.saturatingAdd(delta.documents)
-        statistics.tokens = statistics.tokens.saturatingAdd(delta.tokens)
-        statistics.changed = true
+        let changes = try context.state(for: identity) { TextIndexChanges(try index.statistics(context.storage)) }
+        let pending = changes.pending
+        try index.update(id: id, old: before, new: after, changes: changes, reader: context.storage,
+                         put: { context.put($0, $1) }, delete: { context.delete($0) })
+        context.pendingWork += changes.pending - pending
+    }
+
+    func flush(context: IndexUpdateContext) throws {
+        guard let changes = context.existingState(for: identity, as: TextIndexChanges.self) else { return }
+        try index.apply(changes, reader: context.storage, put: { context.put($0, $1) }, delete: { context.delete($0) })
     }
 
     func finish(context: IndexUpdateContext) throws {
-        var statistics = context.existingState(for: identity, as: Statistics.self)
-        if statistics == nil, context.building {
-            let empty = Statistics((0, 0))
-            empty.changed = true
-            statistics = empty
+        var changes = context.existingState(for: identity, as: TextIndexChanges.self)
+        if changes == nil, context.building {
+            let empty = TextIndexChanges((0, 0, 0))
+            empty.statisticsChanged = true
+            changes = empty
         }
-        guard let statistics, statistics.changed else { return }
-        context.put(index.layout.statistics, index.statisticsValue(documents: statistics.documents, tokens: statistics.tokens))
+        guard let changes else { return }
+        try index.apply(changes, reader: context.storage, put: { context.put($0, $1) }, delete: { context.delete($0) })
+        if changes.statisticsChanged {
+            context.put(index.layout.statistics, index.statisticsValue(documents: changes.documents, tokens: changes.tokens, nextDoc: changes.nextDoc))
+        }
     }
 
     func makeVerifier() -> any IndexVerifier { Verifier(maintainer: self) }
 
-    /// Serving reads: every document matching the FTS5 query `query`, ranked by BM25, at
-    /// `reader`'s state.
-    /// - Throws: `.invalidArgument` for a malformed query (naming the position), storage errors.
-    func rank(_ query: String, reader: any KeyValueReader) throws -> TextRanking {
-        try index.rank(query, reader: reader)
+    /// Serving reads: the best `limit` rows (all with `nil`) matching the FTS5 query
+    /// `query`, ranked by BM25, at `reader`'s state.
+    /// - Throws: `.invalidArgument` for a malformed query (naming the position) or one the
+    ///   index's `detail` does not allow, storage errors.
+    func rank(_ query: String, limit: Int?, reader: any KeyValueReader) throws -> TextRanking {
+        try index.rank(query, limit: limit, reader: reader)
     }
 
     func describe(key: [UInt8]) -> String? {
         key == index.layout.statistics ? "the corpus statistics (documents, tokens)" : nil
+    }
+
+    /// The index's entries as the verifier compares them: by row id rather than by
+    /// document number and block (block boundaries depend on the order of writes).
+    func verificationEntries(_ reader: any KeyValueReader) throws -> [([UInt8], [UInt8])] {
+        try TextIndexInspector(index: index, reader: reader).logicalEntries()
     }
 
     struct Verifier: IndexVerifier {
@@ -71,14 +78,14 @@ struct TextIndexMaintainer: IndexMaintainer {
 
         mutating func add(id: TupleElement, document: JSONValue) {
             let contribution = maintainer.index.contribution(TextIndexMaintainer.columnTexts(maintainer.definition, document))
-            for (key, value) in maintainer.index.entries(id: id, contribution) { entries[key] = value }
+            for (key, value) in TextIndexInspector.logicalEntries(of: id, contribution, index: maintainer.index) { entries[key] = value }
             documents += 1
             tokens += contribution.totalTokens
         }
 
         func expectedEntries() -> [[UInt8]: [UInt8]] {
             var all = entries
-            all[maintainer.index.layout.statistics] = maintainer.index.statisticsValue(documents: documents, tokens: tokens)
+            all[maintainer.index.layout.statistics] = TextIndexInspector.logicalStatistics(documents: documents, tokens: tokens)
             return all
         }
     }
@@ -101,7 +108,11 @@ struct TextIndexMaintainer: IndexMaintainer {
 extension TextIndexDefinition {
     /// The definition as the catalog stores it.
     var json: JSONValue {
-        .object(["name": .string(name), "fields": .array(fields.map { .string($0.description) }), "tokenizer": .string(tokenizer.rawValue)])
+        var o: JSONObject = ["name": .string(name), "fields": .array(fields.map { .string($0.description) }), "tokenizer": .string(tokenizerSpec)]
+        // Written only when not the default, so definitions stored before the option existed
+        // compare equal and their indexes are not rebuilt for it.
+        if detail != .full { o["detail"] = .string(detail.rawValue) }
+        return .object(o)
     }
 }
 

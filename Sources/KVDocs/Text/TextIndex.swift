@@ -4,17 +4,21 @@
 /// The text layer knows rows, not documents: a row is identified by a tuple element and
 /// has one text per column. Which documents and fields feed it is the document layer's
 /// business (``TextIndexMaintainer``). Reads go through a ``KeyValueReader``; writes are
-/// added to a ``WriteBatch`` that the caller commits with whatever else the write changes.
+/// collected in a ``TextIndexChanges`` for the whole write batch and then added, once per
+/// term, to the ``WriteBatch`` that the caller commits with whatever else the write changes.
 struct TextIndex: Sendable {
     let layout: TextIndexLayout
     let tokenizer: TextTokenizer
     /// The column names, for column filters in queries (`title : word`).
     let columns: [String]
+    /// What is stored of each occurrence.
+    let detail: TextDetail
 
-    init(subspace: Subspace, tokenizer: TextTokenizer, columns: [String]) {
+    init(subspace: Subspace, tokenizer: TextTokenizer, columns: [String], detail: TextDetail = .full) {
         self.layout = TextIndexLayout(subspace: subspace)
         self.tokenizer = tokenizer
         self.columns = columns
+        self.detail = detail
     }
 
     /// What a row with these column texts contributes.
@@ -22,63 +26,337 @@ struct TextIndex: Sendable {
         TextDocument(tokenizer: tokenizer, texts: texts)
     }
 
-    /// Adds to `batch` what changes when row `id` goes from `old` to `new` (`nil`: absent),
-    /// returning the change in (rows, tokens) for the corpus statistics.
-    func update(id: TupleElement, old before: TextDocument?, new after: TextDocument?,
-                put: ([UInt8], [UInt8]) -> Void, delete: ([UInt8]) -> Void) -> (documents: Int, tokens: Int) {
-        if before == after { return (0, 0) }
-        if let before {
-            for term in before.postings.keys where after?.postings[term] == nil { delete(layout.posting(term.text, id)) }
-            if after == nil { delete(layout.lengths(id)) }
-        }
-        if let after {
-            for (term, columns) in after.postings where before?.postings[term] != columns {
-                put(layout.posting(term.text, id), TextDocument.encode(columns))
-            }
-            if before?.lengths != after.lengths { put(layout.lengths(id), Tuple(after.lengths.map { .int(Int64($0)) }).encoded) }
-        }
-        return ((after == nil ? 0 : 1) - (before == nil ? 0 : 1), (after?.totalTokens ?? 0) - (before?.totalTokens ?? 0))
+    /// The stored occurrences of a term in a row, as this index's detail keeps them.
+    func occurrences(_ columns: [Int: [Int]]) -> [UInt8] {
+        detail == .none ? [] : TextDocument.encode(columns, positions: detail == .full)
     }
 
-    /// The corpus statistics: (rows, tokens).
-    func statistics(_ reader: some KeyValueReader) throws -> (documents: Int, tokens: Int) {
-        guard let bytes = try reader.value(forKey: layout.statistics) else { return (0, 0) }
+    /// The corpus statistics: (rows, tokens, the next document number).
+    func statistics(_ reader: some KeyValueReader) throws -> (documents: Int, tokens: Int, nextDoc: Int) {
+        guard let bytes = try reader.value(forKey: layout.statistics) else { return (0, 0, 0) }
         let t = try Tuple(decoding: bytes)
-        return (try t.int(at: 0), try t.int(at: 1))
+        guard t.count == 3 else { throw KVDocsError(.corruption, "the statistics of a text index are damaged (\(t))") }
+        let values = (try t.int(at: 0), try t.int(at: 1), try t.int(at: 2))
+        guard values.0 >= 0, values.1 >= 0, values.2 >= 0, values.2 <= TextDocument.maximumDocument else {
+            throw KVDocsError(.corruption, "the statistics of a text index are out of range (\(t))")
+        }
+        return values
     }
 
     /// The stored form of the statistics.
-    func statisticsValue(documents: Int, tokens: Int) -> [UInt8] {
-        Tuple([.int(Int64(documents)), .int(Int64(tokens))]).encoded
+    func statisticsValue(documents: Int, tokens: Int, nextDoc: Int) -> [UInt8] {
+        Tuple([.int(Int64(documents)), .int(Int64(tokens)), .int(Int64(nextDoc))]).encoded
     }
 
-    /// The entries a row implies (key → value), for verification.
-    func entries(id: TupleElement, _ contribution: TextDocument) -> [([UInt8], [UInt8])] {
-        contribution.postings.map { (layout.posting($0.key.text, id), TextDocument.encode($0.value)) }
-            + [(layout.lengths(id), Tuple(contribution.lengths.map { .int(Int64($0)) }).encoded)]
+    /// Records in `changes` what changes when row `id` goes from `old` to `new` (`nil`:
+    /// absent). Document-number mappings are written at once through `put`/`delete`;
+    /// postings and lengths wait for ``apply(_:reader:put:delete:)``.
+    /// - Throws: `.corruption` when a row with tokens has no document number.
+    func update(id: TupleElement, old before: TextDocument?, new after: TextDocument?, changes: TextIndexChanges,
+                reader: some KeyValueReader, put: ([UInt8], [UInt8]) -> Void, delete: ([UInt8]) -> Void) throws {
+        if before == after { return }
+        changes.documents = changes.documents.saturatingAdd((after == nil ? 0 : 1) - (before == nil ? 0 : 1))
+        let oldLength = before?.totalTokens ?? 0, newLength = after?.totalTokens ?? 0
+        changes.tokens = changes.tokens.saturatingAdd(newLength - oldLength)
+        changes.statisticsChanged = true
+        let idKey = ByteKey(Tuple([id]).encoded)
+        func posting(_ columns: [Int: [Int]]) -> TextIndexChanges.Change {
+            .put(TextIndexChanges.Posting(frequency: columns.values.reduce(0) { $0 + $1.count }, length: newLength, occurrences: occurrences(columns)))
+        }
+        if let before, oldLength > 0 {
+            let stored: Int?
+            if let local = changes.numbers[idKey] { stored = local } else { stored = try documentNumber(of: id, reader) }
+            guard let doc = stored else {
+                throw KVDocsError(.corruption, "text index \(layout.subspace) has no document number for row \(id); reindex it")
+            }
+            if let after, newLength > 0 {
+                for term in before.postings.keys where after.postings[term] == nil { changes.record(term, doc, .remove) }
+                // A new length changes every posting's impact, so every posting is rewritten.
+                for (term, columns) in after.postings where oldLength != newLength || before.postings[term] != columns {
+                    changes.record(term, doc, posting(columns))
+                }
+                if oldLength != newLength { changes.lengths[doc] = newLength }
+            } else {
+                for term in before.postings.keys { changes.record(term, doc, .remove) }
+                changes.lengths[doc] = 0
+                delete(layout.number(id))
+                delete(layout.row(doc))
+                changes.numbers[idKey] = .some(nil)
+            }
+        } else if let after, newLength > 0 {
+            let doc = changes.nextDoc
+            guard doc < TextDocument.maximumDocument else {
+                throw KVDocsError(.invalidArgument, "text index \(layout.subspace) has used every document number; reindex it")
+            }
+            changes.nextDoc += 1
+            put(layout.number(id), Tuple([.int(Int64(doc))]).encoded)
+            put(layout.row(doc), idKey.bytes)
+            changes.numbers[idKey] = doc
+            for (term, columns) in after.postings { changes.record(term, doc, posting(columns)) }
+            changes.lengths[doc] = newLength
+        }
+    }
+
+    /// The document number of row `id`, or nil.
+    func documentNumber(of id: TupleElement, _ reader: some KeyValueReader) throws -> Int? {
+        guard let bytes = try reader.value(forKey: layout.number(id)) else { return nil }
+        let n = try Tuple(decoding: bytes).int(at: 0)
+        guard n >= 0 && n < TextDocument.maximumDocument else { throw KVDocsError(.corruption, "text index \(layout.subspace): row \(id) has document number \(n)") }
+        return n
+    }
+
+    /// Adds to the batch, through `put` and `delete`, every posting and length change
+    /// recorded in `changes` (each term's blocks rewritten once), and empties them. Reads
+    /// the state before the batch through `reader`.
+    func apply(_ changes: TextIndexChanges, reader: some KeyValueReader, put: ([UInt8], [UInt8]) -> Void, delete: ([UInt8]) -> Void) throws {
+        for (term, docs) in changes.terms {
+            let sorted = docs.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+            try applyTerm(term.text, sorted, reader: reader, put: put, delete: delete)
+        }
+        changes.terms.removeAll(keepingCapacity: true)
+        var byBlock: [Int: [(Int, Int)]] = [:]
+        for (doc, length) in changes.lengths { byBlock[doc / TextLengths.blockSize, default: []].append((doc % TextLengths.blockSize, length)) }
+        for (block, slots) in byBlock {
+            var lengths = try reader.value(forKey: layout.lengths(block)).map { try TextLengths.decode($0) } ?? []
+            for (slot, length) in slots {
+                if lengths.count <= slot { lengths += Array(repeating: 0, count: slot + 1 - lengths.count) }
+                lengths[slot] = length
+            }
+            while lengths.last == 0 { lengths.removeLast() }
+            if lengths.isEmpty { delete(layout.lengths(block)) } else { put(layout.lengths(block), TextLengths.encode(lengths)) }
+        }
+        changes.lengths.removeAll(keepingCapacity: true)
+        changes.pending = 0
+    }
+
+    /// A posting block being rewritten: its entries, occurrences and impacts, and the key it
+    /// was stored under.
+    private struct WorkingBlock {
+        var stored: Int?
+        var docs: [Int] = []
+        var frequencies: [Int] = []
+        var occurrences: [[UInt8]] = []
+        var impacts: [PostingBlock.Impact] = []
+        var dirty = false
+    }
+
+    /// Rewrites the blocks of `term` that `changes` (sorted by document) touch.
+    private func applyTerm(_ term: String, _ changes: [(Int, TextIndexChanges.Change)], reader: some KeyValueReader,
+                           put: ([UInt8], [UInt8]) -> Void, delete: ([UInt8]) -> Void) throws {
+        guard let first = changes.first?.0, let last = changes.last?.0 else { return }
+        let prefix = layout.postingsPrefix(term)
+        // The block holding the first change: the last one starting at or before it.
+        var startKey = prefix
+        let before = try reader.scan(KeyRange(lower: .included(prefix), upper: .included(layout.block(term, first))), order: .reverse)
+        if let key = try before.next({ k, _ in Array(k) }) { startKey = key }
+        var blocks: [WorkingBlock] = []
+        let scan = try reader.scan(KeyRange(lower: .included(startKey), upper: .included(layout.block(term, last))), order: .forward)
+        while let block = try scan.next({ k, v -> PostingBlock in
+            let firstDoc = try TextIndexLayout.documentNumber(k, at: prefix.count)
+            return try PostingBlockHeader(firstDoc: firstDoc, v).decode(v)
+        }) {
+            var working = WorkingBlock(stored: block.firstDoc, docs: block.docs, frequencies: block.frequencies, impacts: block.impacts)
+            if detail != .none {
+                guard let bytes = try reader.value(forKey: layout.occurrences(term, block.firstDoc)) else {
+                    throw KVDocsError(.corruption, "text index \(layout.subspace): term \"\(term)\" has a posting block at \(block.firstDoc) without occurrences; reindex it")
+                }
+                working.occurrences = try bytes.withUnsafeBytes { try OccurrenceBlock.decode($0, count: block.count).entries }
+            }
+            blocks.append(working)
+        }
+        if blocks.isEmpty { blocks.append(WorkingBlock()) }
+
+        // Each change goes to the last block starting at or before its document (or the first).
+        var b = 0
+        for (doc, change) in changes {
+            while b + 1 < blocks.count, let next = blocks[b + 1].docs.first, next <= doc { b += 1 }
+            var block = blocks[b]
+            let (found, at) = Self.search(block.docs, doc)
+            switch change {
+            case .put(let p):
+                if found {
+                    block.frequencies[at] = p.frequency
+                    if detail != .none { block.occurrences[at] = p.occurrences }
+                } else {
+                    block.docs.insert(doc, at: at)
+                    block.frequencies.insert(p.frequency, at: at)
+                    if detail != .none { block.occurrences.insert(p.occurrences, at: at) }
+                }
+                block.impacts.append(PostingBlock.Impact(frequency: p.frequency, length: p.length))
+                block.dirty = true
+            case .remove:
+                guard found else { continue }
+                block.docs.remove(at: at)
+                block.frequencies.remove(at: at)
+                if detail != .none { block.occurrences.remove(at: at) }
+                block.dirty = true
+            }
+            blocks[b] = block
+        }
+
+        // Merge small neighbours, then split what outgrew a block.
+        var merged: [WorkingBlock] = []
+        let capacity = PostingBlock.capacity
+        for block in blocks {
+            if var previous = merged.last, previous.docs.count + block.docs.count <= capacity,
+               (previous.dirty || block.dirty), (previous.docs.count < capacity / 4 || block.docs.count < capacity / 4) {
+                previous.docs += block.docs
+                previous.frequencies += block.frequencies
+                previous.occurrences += block.occurrences
+                previous.impacts += block.impacts
+                previous.dirty = true
+                merged[merged.count - 1] = previous
+                if let stored = block.stored { delete(layout.block(term, stored)); if detail != .none { delete(layout.occurrences(term, stored)) } }
+            } else {
+                merged.append(block)
+            }
+        }
+        for block in merged where block.dirty {
+            if let stored = block.stored, block.docs.first != stored {
+                delete(layout.block(term, stored))
+                if detail != .none { delete(layout.occurrences(term, stored)) }
+            }
+            let impacts = PostingBlock.frontier(block.impacts)
+            var start = 0
+            while start < block.docs.count {
+                // Even chunks: 200 entries make 100 + 100, not 128 + 72.
+                let chunks = (block.docs.count - start + capacity - 1) / capacity
+                let end = start + (block.docs.count - start + chunks - 1) / chunks
+                let docs = Array(block.docs[start..<end])
+                let firstDoc = docs[0]
+                put(layout.block(term, firstDoc), PostingBlock(firstDoc: firstDoc, docs: docs, frequencies: Array(block.frequencies[start..<end]), impacts: impacts).encoded())
+                if detail != .none { put(layout.occurrences(term, firstDoc), OccurrenceBlock(entries: Array(block.occurrences[start..<end])).encoded()) }
+                start = end
+            }
+        }
+    }
+
+    /// Whether `docs` (ascending) holds `doc`, and where it is or would go.
+    static func search(_ docs: [Int], _ doc: Int) -> (found: Bool, at: Int) {
+        var lo = 0, hi = docs.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if docs[mid] < doc { lo = mid + 1 } else { hi = mid }
+        }
+        return (lo < docs.count && docs[lo] == doc, lo)
     }
 }
 
-/// The stored form of one text index, under its subspace:
+/// What one write batch changes in a text index, collected document by document and
+/// applied once per term at the end of the batch (or when a long build flushes).
+final class TextIndexChanges {
+    /// A row's occurrences of one term: its frequency, the row's length (for the block's
+    /// impacts) and the stored occurrences.
+    struct Posting {
+        var frequency: Int
+        var length: Int
+        var occurrences: [UInt8]
+    }
+
+    enum Change {
+        case put(Posting)
+        case remove
+    }
+
+    var documents: Int
+    var tokens: Int
+    var nextDoc: Int
+    var statisticsChanged = false
+    /// Document numbers given or taken in this batch, by the row id's tuple encoding
+    /// (`.some(nil)`: the row lost its number).
+    var numbers: [ByteKey: Int?] = [:]
+    /// Term → document → change.
+    var terms: [TextTerm: [Int: Change]] = [:]
+    /// Document → its new length (0: gone).
+    var lengths: [Int: Int] = [:]
+    /// Postings recorded since the last apply (to decide when a long build flushes).
+    var pending = 0
+
+    init(_ stored: (documents: Int, tokens: Int, nextDoc: Int)) {
+        documents = stored.documents
+        tokens = stored.tokens
+        nextDoc = stored.nextDoc
+    }
+
+    func record(_ term: TextTerm, _ doc: Int, _ change: Change) {
+        terms[term, default: [:]][doc] = change
+        pending += 1
+    }
+}
+
+/// The token counts of rows, by document number, in blocks of ``blockSize``: each block a
+/// list of varints (0 for a slot without a row), trailing zeros dropped.
+enum TextLengths {
+    static let blockSize = 128
+
+    static func encode(_ lengths: [Int]) -> [UInt8] {
+        var out: [UInt8] = []
+        for l in lengths { Varint.append(l, to: &out) }
+        return out
+    }
+
+    /// - Throws: `.corruption` for bytes that are not a length block.
+    static func decode(_ bytes: [UInt8]) throws -> [Int] {
+        try bytes.withUnsafeBytes { raw in
+            var i = 0
+            var result: [Int] = []
+            while i < raw.count {
+                let v = try Varint.read(raw, &i)
+                guard v >= 0 && v <= TextDocument.maximumPosition, result.count < blockSize else {
+                    throw KVDocsError(.corruption, "a text length block is damaged")
+                }
+                result.append(v)
+            }
+            return result
+        }
+    }
+}
+
+/// The stored form of one text index (format 2), under its subspace:
 ///
-/// - `("p", term, id)` → the term's positions in the row: for each column with hits,
-///   varints `column, count, position deltas…`;
-/// - `("n", id)` → the row's token count in each column (a tuple of integers);
-/// - `("s",)` → `(rows, tokens)`: the corpus statistics BM25 needs, kept exact.
+/// - `("s",)` → `(rows, tokens, next document number)`: the corpus statistics BM25 needs,
+///   kept exact, and the counter that numbers rows;
+/// - `("i", id)` → `(number,)` and `("d", number)` → `(id,)`: each row with tokens has a
+///   dense document number, both ways;
+/// - `("p", term, first)` → a ``PostingBlock`` of the term's rows from document `first`;
+/// - `("x", term, first)` → the matching ``OccurrenceBlock`` (columns, and positions with
+///   `detail=full`; absent with `detail=none`);
+/// - `("n", block)` → the token counts of rows `block × 128 ..< (block + 1) × 128` (``TextLengths``).
 struct TextIndexLayout: Sendable {
     let subspace: Subspace
 
-    func posting(_ term: String, _ id: TupleElement) -> [UInt8] { subspace.pack(["p", .string(term), id]) }
-    func postings(_ term: String) -> KeyRange { .prefix(subspace.pack(["p", .string(term)])) }
-    /// Every term starting with `prefix` (bytewise).
+    var statistics: [UInt8] { subspace.pack(["s"]) }
+    func number(_ id: TupleElement) -> [UInt8] { subspace.pack(["i", id]) }
+    var allNumbers: Subspace { subspace["i"] }
+    func row(_ doc: Int) -> [UInt8] { subspace.pack(["d", .int(Int64(doc))]) }
+    var allRows: Subspace { subspace["d"] }
+    /// The key prefix of a term's posting blocks.
+    func postingsPrefix(_ term: String) -> [UInt8] { subspace.pack(["p", .string(term)]) }
+    func postings(_ term: String) -> KeyRange { .prefix(postingsPrefix(term)) }
+    func block(_ term: String, _ firstDoc: Int) -> [UInt8] { subspace.pack(["p", .string(term), .int(Int64(firstDoc))]) }
+    func occurrences(_ term: String, _ firstDoc: Int) -> [UInt8] { subspace.pack(["x", .string(term), .int(Int64(firstDoc))]) }
+    /// Every posting block of every term starting with `prefix` (bytewise).
     func postings(prefix: String) -> KeyRange {
         let encoded = subspace.pack(["p", .string(prefix)])
         return .prefix(Array(encoded.dropLast()))  // without the string's terminator
     }
     var allPostings: Subspace { subspace["p"] }
-    func lengths(_ id: TupleElement) -> [UInt8] { subspace.pack(["n", id]) }
+    var allOccurrences: Subspace { subspace["x"] }
+    func lengths(_ block: Int) -> [UInt8] { subspace.pack(["n", .int(Int64(block))]) }
     var allLengths: Subspace { subspace["n"] }
-    var statistics: [UInt8] { subspace.pack(["s"]) }
+
+    /// The non-negative integer whose tuple encoding ends `key` at `offset` (a document number).
+    /// - Throws: `.corruption` for anything else.
+    static func documentNumber(_ key: UnsafeRawBufferPointer, at offset: Int) throws -> Int {
+        guard offset < key.count else { throw KVDocsError(.corruption, "a text index key lacks its document number") }
+        let code = Int(key[offset])
+        let n = code - 0x14
+        guard n >= 0, n <= 7, offset + 1 + n == key.count else { throw KVDocsError(.corruption, "a text index key has a damaged document number") }
+        var value = 0
+        for i in 0..<n { value = value << 8 | Int(key[offset + 1 + i]) }
+        guard value <= TextDocument.maximumDocument else { throw KVDocsError(.corruption, "a text index key has a document number out of range") }
+        return value
+    }
 }
 
 /// What a row contributes to a text index.
@@ -99,12 +377,15 @@ struct TextDocument: Equatable {
         }
     }
 
-    static func encode(_ columns: [Int: [Int]]) -> [UInt8] {
+    /// The stored occurrences of a term: for each column with hits, varints `column,
+    /// count`, then (with `positions`) the position deltas.
+    static func encode(_ columns: [Int: [Int]], positions withPositions: Bool = true) -> [UInt8] {
         var out: [UInt8] = []
         for column in columns.keys.sorted() {
             let positions = columns[column] ?? []
             Varint.append(column, to: &out)
             Varint.append(positions.count, to: &out)
+            guard withPositions else { continue }
             var previous = 0
             for p in positions {
                 Varint.append(p - previous, to: &out)
@@ -119,27 +400,37 @@ struct TextDocument: Equatable {
     /// position arithmetic (`start + length`, `start + offset`) from overflowing on a
     /// damaged posting.
     static let maximumPosition = Int(UInt32.max)
+    /// The largest document number (2^40): past it a text index must be rebuilt.
+    static let maximumDocument = 1 << 40
 
-    /// - Throws: `.corruption` for bytes that are not a posting.
-    static func decode(_ bytes: UnsafeRawBufferPointer) throws -> [(column: Int, positions: [Int])] {
-        var result: [(Int, [Int])] = []
+    /// The columns of stored occurrences, each with its count and (when `positions`) its
+    /// positions.
+    /// - Throws: `.corruption` for bytes that are not occurrences.
+    static func decode(_ bytes: UnsafeRawBufferPointer, positions withPositions: Bool = true) throws -> [(column: Int, count: Int, positions: [Int])] {
+        var result: [(Int, Int, [Int])] = []
         var i = 0
         while i < bytes.count {
             let column = try Varint.read(bytes, &i)
             let count = try Varint.read(bytes, &i)
-            guard count <= bytes.count else { throw KVDocsError(.corruption, "text posting has an impossible count") }
+            guard count >= 1, count <= (withPositions ? bytes.count : maximumPosition) else { throw KVDocsError(.corruption, "text posting has an impossible count") }
+            guard withPositions else {
+                result.append((column, count, []))
+                continue
+            }
             var positions: [Int] = []
             positions.reserveCapacity(count)
             var previous = 0
-            for _ in 0..<count {
+            for k in 0..<count {
                 // Both are at most maximumPosition here, so the sum cannot overflow.
-                previous += min(try Varint.read(bytes, &i), maximumPosition + 1)
+                let delta = min(try Varint.read(bytes, &i), maximumPosition + 1)
+                guard k == 0 || delta > 0 else { throw KVDocsError(.corruption, "text posting repeats a token position") }
+                previous += delta
                 guard previous <= maximumPosition else {
                     throw KVDocsError(.corruption, "text posting has a token position past \(maximumPosition)")
                 }
                 positions.append(previous)
             }
-            result.append((column, positions))
+            result.append((column, count, positions))
         }
         return result
     }

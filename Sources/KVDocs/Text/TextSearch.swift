@@ -7,219 +7,129 @@ struct PhraseInstance: Hashable {
     let length: Int
 }
 
-/// Evaluates a parsed query against one text index through one reader.
-struct TextSearcher {
-    let layout: TextIndexLayout
-    let reader: any KeyValueReader
-    /// Postings read so far: term → id → column → positions.
-    var cache: [TextTerm: [TupleElement: [Int: [Int]]]] = [:]
-
-    init(layout: TextIndexLayout, reader: any KeyValueReader) {
-        self.layout = layout
-        self.reader = reader
-    }
-
-    /// The postings of every term in `range` merged: id → column → positions.
-    mutating func postings(_ range: KeyRange, cacheKey: String) throws -> [TupleElement: [Int: [Int]]] {
-        if let cached = cache[TextTerm(cacheKey)] { return cached }
-        var result: [TupleElement: [Int: [Int]]] = [:]
-        let entries = try reader.scan(range, order: .forward)
-        while let (id, columns) = try entries.next({ k, v -> (TupleElement?, [(column: Int, positions: [Int])]) in
-            (try Tuple(decoding: k).elements.last, try TextDocument.decode(v))
-        }).map({ ($0.0, $0.1) }) {
-            guard let id else { continue }
-            for (column, positions) in columns { result[id, default: [:]][column, default: []] += positions }
-        }
-        if cacheKey.hasPrefix("*") {
-            // Several terms may share a document and column: keep positions sorted.
-            for (id, columns) in result { for (c, p) in columns { result[id]?[c] = p.sorted() } }
-        }
-        cache[TextTerm(cacheKey)] = result
-        return result
-    }
-
-    /// Where `phrase` matches, by document.
-    mutating func instances(_ phrase: TextQuery.Phrase) throws -> [TupleElement: [PhraseInstance]] {
-        guard !phrase.terms.isEmpty else { return [:] }
-        var lists: [[TupleElement: [Int: [Int]]]] = []
-        for (i, term) in phrase.terms.enumerated() {
-            if phrase.prefix && i == phrase.terms.count - 1 {
-                lists.append(try postings(layout.postings(prefix: term), cacheKey: "*" + term))
-            } else {
-                lists.append(try postings(layout.postings(term), cacheKey: term))
-            }
-        }
-        var result: [TupleElement: [PhraseInstance]] = [:]
-        let length = phrase.terms.count
-        for (id, firstColumns) in lists[0] {
-            guard lists.dropFirst().allSatisfy({ $0[id] != nil }) else { continue }
-            var found: [PhraseInstance] = []
-            for (column, starts) in firstColumns {
-                if let filter = phrase.columns, !filter.allowed.contains(column) { continue }
-                let rest = lists.dropFirst().map { Set($0[id]?[column] ?? []) }
-                for start in starts where !phrase.initial || start == 0 {
-                    if rest.enumerated().allSatisfy({ $0.element.contains(start + $0.offset + 1) }) {
-                        found.append(PhraseInstance(column: column, start: start, length: length))
-                    }
-                }
-            }
-            if !found.isEmpty { result[id] = found.sorted { ($0.column, $0.start) < ($1.column, $1.start) } }
-        }
-        return result
-    }
-
-    /// An AND, OR or NOT node being evaluated: its operands (a NOT's base first), the next
-    /// one to evaluate, and what the evaluated ones give so far.
-    struct Pending<Value> {
-        enum Kind { case and, or, not }
+/// A query compiled for evaluation one document at a time: its nodes in pre-order, each
+/// with the range of phrases below it, so a document is evaluated with one pass over a
+/// flat list and no recursion, whatever the query's depth.
+struct CompiledQuery {
+    enum Kind { case phrase, near, and, or, not }
+    struct Node {
         let kind: Kind
-        let operands: [TextQuery]
-        var next = 0
-        var value: Value
-
-        /// The node's operands and kind, or nil for a phrase or NEAR group.
-        static func split(_ query: TextQuery) -> (Kind, [TextQuery])? {
-            switch query {
-            case .phrase, .near: return nil
-            case .and(let operands): return (.and, operands)
-            case .or(let operands): return (.or, operands)
-            case .not(let base, let excluded): return (.not, [base] + excluded)
-            }
-        }
+        let operands: Int
+        /// The phrases of the subtree (contiguous in ``TextQuery/phrases`` order).
+        let phrases: Range<Int>
     }
 
-    /// The documents matching `query`, with every phrase's instances (for ranking and
-    /// highlights), in the order of ``TextQuery/phrases``. The tree is walked with an
-    /// explicit stack, so its depth costs no call stack.
-    mutating func evaluate(_ query: TextQuery, phraseMatches: inout [[TupleElement: [PhraseInstance]]]) throws -> Set<TupleElement> {
-        var stack: [Pending<Set<TupleElement>>] = []
-        var node = query
-        while true {
-            // Descend along first operands to a phrase or NEAR group.
-            while let (kind, operands) = Pending<Set<TupleElement>>.split(node), let first = operands.first {
-                stack.append(Pending(kind: kind, operands: operands, value: []))
-                node = first
+    let nodes: [Node]
+    let phrases: [TextQuery.Phrase]
+    /// For each phrase: whether every match of the query matches it (so it can drive the
+    /// candidates), and whether it can add to a score (not below a NOT's excluded side).
+    let required: [Bool]
+    let contributes: [Bool]
+    /// For each phrase: the NEAR group it belongs to (its phrases' range), if any.
+    let nearGroup: [Range<Int>?]
+    let nearDistance: [Int]
+    let nearColumns: [TextQuery.ColumnFilter?]
+
+    init(_ query: TextQuery) {
+        let items = query.preorder
+        var nodes: [Node] = []
+        var phrases: [TextQuery.Phrase] = []
+        var required: [Bool] = [], contributes: [Bool] = []
+        var nearGroup: [Range<Int>?] = [], nearDistance: [Int] = [], nearColumns: [TextQuery.ColumnFilter?] = []
+        // Open operator nodes: where they are, how many operands are still to come, where
+        // their phrases start, and their own flags.
+        struct Open { let node: Int; let kind: Kind; let operands: Int; var left: Int; let start: Int; let required: Bool; let contributes: Bool }
+        var open: [Open] = []
+        for item in items {
+            // The flags this node inherits from its parent and its place among the operands.
+            var isRequired = true, isContributing = true
+            if let parent = open.last {
+                let operand = parent.operands - parent.left
+                isContributing = parent.contributes && !(parent.kind == .not && operand > 0)
+                isRequired = parent.required && (parent.kind == .and || (parent.kind == .not && operand == 0))
             }
-            var ids: Set<TupleElement>
-            switch node {
+            let first = phrases.count
+            var operatorOperands: Int?
+            switch item {
             case .phrase(let p):
-                let matches = try instances(p)
-                phraseMatches.append(matches)
-                ids = Set(matches.keys)
-            case .near(let phrases, let distance, let filter):
-                ids = try near(phrases, distance: distance, filter: filter, phraseMatches: &phraseMatches)
-            case .and, .or, .not:
-                ids = []  // no operands
+                phrases.append(p)
+                required.append(isRequired); contributes.append(isContributing)
+                nearGroup.append(nil); nearDistance.append(0); nearColumns.append(nil)
+                nodes.append(Node(kind: .phrase, operands: 0, phrases: first..<phrases.count))
+            case .near(let ps, let distance, let columns):
+                for p in ps {
+                    phrases.append(p)
+                    required.append(isRequired); contributes.append(isContributing)
+                }
+                for _ in ps { nearGroup.append(first..<phrases.count); nearDistance.append(distance); nearColumns.append(columns) }
+                nodes.append(Node(kind: .near, operands: 0, phrases: first..<phrases.count))
+            case .and(let n):
+                nodes.append(Node(kind: .and, operands: n, phrases: first..<first))
+                open.append(Open(node: nodes.count - 1, kind: .and, operands: n, left: n, start: first, required: isRequired, contributes: isContributing))
+                operatorOperands = n
+            case .or(let n):
+                nodes.append(Node(kind: .or, operands: n, phrases: first..<first))
+                open.append(Open(node: nodes.count - 1, kind: .or, operands: n, left: n, start: first, required: isRequired, contributes: isContributing))
+                operatorOperands = n
+            case .not(let excluded):
+                nodes.append(Node(kind: .not, operands: excluded + 1, phrases: first..<first))
+                open.append(Open(node: nodes.count - 1, kind: .not, operands: excluded + 1, left: excluded + 1, start: first, required: isRequired, contributes: isContributing))
+                operatorOperands = excluded + 1
             }
-            // Fold the result into the pending nodes, finishing those with no operand left.
-            // Every operand is evaluated, even once an AND is empty: each phrase needs its
-            // slot in phraseMatches (BM25's IDF counts its matches in every document).
-            var resumed = false
-            while var top = stack.popLast() {
-                if top.next == 0 {
-                    top.value = ids
+            // A leaf, or an operator with no operands, is complete: close the operators it completes.
+            var completed = operatorOperands == nil || operatorOperands == 0
+            if operatorOperands == 0 { open.removeLast() }
+            while completed, var parent = open.popLast() {
+                parent.left -= 1
+                if parent.left == 0 {
+                    let n = nodes[parent.node]
+                    nodes[parent.node] = Node(kind: n.kind, operands: n.operands, phrases: parent.start..<phrases.count)
                 } else {
-                    switch top.kind {
-                    case .and: top.value.formIntersection(ids)
-                    case .or: top.value.formUnion(ids)
-                    case .not: top.value.subtract(ids)
-                    }
+                    open.append(parent)
+                    completed = false
                 }
-                top.next += 1
-                if top.next < top.operands.count {
-                    node = top.operands[top.next]
-                    stack.append(top)
-                    resumed = true
-                    break
-                }
-                ids = top.value
             }
-            if !resumed { return ids }
         }
+        self.nodes = nodes
+        self.phrases = phrases
+        self.required = required
+        self.contributes = contributes
+        self.nearGroup = nearGroup
+        self.nearDistance = nearDistance
+        self.nearColumns = nearColumns
     }
 
-    /// The documents where the phrases match within `distance` tokens of each other.
-    mutating func near(_ phrases: [TextQuery.Phrase], distance: Int, filter: TextQuery.ColumnFilter?,
-                       phraseMatches: inout [[TupleElement: [PhraseInstance]]]) throws -> Set<TupleElement> {
-        var all: [[TupleElement: [PhraseInstance]]] = []
-        for var p in phrases {
-            p.columns = TextQueryParser.combine(p.columns, filter)
-            all.append(try instances(p))
-        }
-        var kept = Array(repeating: [TupleElement: [PhraseInstance]](), count: all.count)
-        var ids = Set<TupleElement>()
-        let candidates = all.dropFirst().reduce(Set(all.first?.keys ?? [:].keys)) { $0.intersection($1.keys) }
-        for id in candidates {
-            let used = Self.nearMatches(all.map { $0[id] ?? [] }, distance: distance)
-            guard !used.allSatisfy({ $0.isEmpty }) else { continue }
-            ids.insert(id)
-            for (i, u) in used.enumerated() { kept[i][id] = u }
-        }
-        phraseMatches += kept
-        return ids
-    }
-
-    /// Whether `query` matches document `id`, and the phrases (by index in evaluation
-    /// order, ascending) of the sub-expressions that match it. As in FTS5, a phrase in a
-    /// sub-expression that does not match the row (the failing operands of an OR, the
-    /// excluded operands of a NOT) contributes no instances to ranking or highlighting.
-    /// Walks the tree with an explicit stack, like ``evaluate(_:phraseMatches:)``.
-    static func activePhrases(_ query: TextQuery, _ id: TupleElement, _ matches: [[TupleElement: [PhraseInstance]]]) -> (matched: Bool, phrases: [Int]) {
-        // Each pending node remembers how many phrases were active when it started, so a
-        // node that does not match takes its own back out: a node that does not match
-        // leaves `phrases` as it found it.
-        struct Progress {
-            var start: Int
-            var matched: Bool?
-        }
-        var stack: [Pending<Progress>] = []
-        var phrases: [Int] = []
-        var next = 0
-        var node = query
-        while true {
-            while let (kind, operands) = Pending<Progress>.split(node), let first = operands.first {
-                stack.append(Pending(kind: kind, operands: operands, value: Progress(start: phrases.count, matched: nil)))
-                node = first
-            }
+    /// Whether the query matches a document where phrase i matches exactly when
+    /// `active[i]`; on return `active` holds the phrases that take part in the match (as in
+    /// FTS5, a phrase in a sub-expression that does not match the row contributes nothing).
+    /// `stack` is scratch space, reused between calls.
+    func evaluate(_ active: inout [Bool], stack: inout [Bool]) -> Bool {
+        stack.removeAll(keepingCapacity: true)
+        for node in nodes.reversed() {
             var matched: Bool
-            switch node {
+            switch node.kind {
             case .phrase:
-                matched = matches[next][id] != nil
-                if matched { phrases.append(next) }
-                next += 1
-            case .near(let ps, _, _):
-                let range = next..<(next + ps.count)
-                next += ps.count
-                matched = range.allSatisfy { matches[$0][id] != nil }
-                if matched { phrases += range }
-            case .and, .or, .not:
-                matched = false  // no operands
+                matched = active[node.phrases.lowerBound]
+            case .near:
+                matched = node.phrases.allSatisfy { active[$0] }
+            case .and:
+                matched = true
+                for _ in 0..<node.operands { matched = (stack.popLast() ?? false) && matched }
+            case .or:
+                matched = false
+                for _ in 0..<node.operands { matched = (stack.popLast() ?? false) || matched }
+            case .not:
+                matched = stack.popLast() ?? false
+                for _ in 1..<max(node.operands, 1) where stack.popLast() ?? false { matched = false }
             }
-            var resumed = false
-            while var top = stack.popLast() {
-                switch top.kind {
-                case .and: top.value.matched = (top.value.matched ?? true) && matched
-                case .or: top.value.matched = (top.value.matched ?? false) || matched
-                case .not:
-                    // The base decides, unless an excluded operand matches. An excluded operand
-                    // that does not match has added no phrases, and one that matches fails
-                    // the node, which then takes every phrase since its start back out.
-                    top.value.matched = top.next == 0 ? matched : (top.value.matched ?? false) && !matched
-                }
-                top.next += 1
-                if top.next < top.operands.count {
-                    node = top.operands[top.next]
-                    stack.append(top)
-                    resumed = true
-                    break
-                }
-                matched = top.value.matched ?? false
-                if !matched { phrases.removeSubrange(top.value.start...) }
-            }
-            if !resumed { return (matched, matched ? phrases : []) }
+            if !matched { for i in node.phrases { active[i] = false } }
+            stack.append(matched)
         }
+        return stack.last ?? false
     }
+}
 
+extension TextSearcher {
     /// Instances of each phrase that take part in a NEAR match: in one column, one instance
     /// of every phrase, with at most `distance` tokens between the end of the first and the
     /// start of the last. Empty lists when there is no match.
@@ -237,70 +147,203 @@ struct TextSearcher {
             }
             guard chosen.count == perPhrase.count else { continue }
             let lastStart = chosen.values.map(\.start).max() ?? 0
-            if lastStart - (anchor.instance.start + anchor.instance.length) <= distance {
+            if lastStart - anchor.instance.start.saturatingAdd(anchor.instance.length) <= distance {
                 for (p, inst) in chosen { used[p].insert(inst) }
             }
         }
         return used.map { $0.sorted { ($0.column, $0.start) < ($1.column, $1.start) } }
     }
-}
 
-/// The ranked answer of a query: every matching row with its BM25 score, best first, and
-/// what highlights and snippets need.
-struct TextRanking {
-    let query: TextQuery
-    /// Every phrase's instances by row, in the order of ``TextQuery/phrases``.
-    let phraseMatches: [[TupleElement: [PhraseInstance]]]
-    /// Rows and scores (FTS5's `bm25()`: negative, lower is better), best first, ties by the
-    /// row id's tuple encoding.
-    let hits: [(id: TupleElement, score: Double)]
-
-    /// The instances that take part in row `id`'s match, and the phrase of each.
-    func instances(of id: TupleElement) -> (instances: [PhraseInstance], phraseOf: [PhraseInstance: Int]) {
-        let active = TextSearcher.activePhrases(query, id, phraseMatches).phrases
-        var phraseOf: [PhraseInstance: Int] = [:]
-        for i in active { for inst in phraseMatches[i][id] ?? [] where phraseOf[inst] == nil { phraseOf[inst] = i } }
-        return (active.flatMap { phraseMatches[$0][id] ?? [] }, phraseOf)
+    /// The instances of `phrase` in one row, given each of its terms' occurrences there
+    /// (column → positions; for a prefix term, the union over the terms it expands to).
+    static func instances(_ phrase: TextQuery.Phrase, _ occurrences: [[Int: [Int]]]) -> [PhraseInstance] {
+        guard let first = occurrences.first else { return [] }
+        var found: [PhraseInstance] = []
+        for (column, starts) in first {
+            if let filter = phrase.columns, !filter.allowed.contains(column) { continue }
+            let rest = occurrences.dropFirst().map { Set($0[column] ?? []) }
+            for start in starts where !phrase.initial || start == 0 {
+                if rest.enumerated().allSatisfy({ $0.element.contains(start + $0.offset + 1) }) {
+                    found.append(PhraseInstance(column: column, start: start, length: occurrences.count))
+                }
+            }
+        }
+        return found.sorted { ($0.column, $0.start) < ($1.column, $1.start) }
     }
 }
 
-extension TextIndex {
-    /// Parses `query` (FTS5 syntax, with this index's columns) and ranks every matching row
-    /// by BM25 exactly as FTS5's `bm25()` computes it.
-    /// - Throws: `.invalidArgument` for a malformed query (naming the position), storage errors.
-    func rank(_ query: String, reader: any KeyValueReader) throws -> TextRanking {
-        let parsed = try TextQuery.parse(query, tokenizer: tokenizer, columns: columns)
-        var searcher = TextSearcher(layout: layout, reader: reader)
-        var phraseMatches: [[TupleElement: [PhraseInstance]]] = []
-        let ids = try searcher.evaluate(parsed, phraseMatches: &phraseMatches)
+/// Evaluates queries against one text index through one reader: reads postings in blocks,
+/// keeps the best `limit` rows in a bounded heap and skips blocks whose best possible
+/// score cannot enter it.
+struct TextSearcher {
+    let index: TextIndex
+    let reader: any KeyValueReader
+    var layout: TextIndexLayout { index.layout }
+    /// Lengths blocks read so far.
+    private var lengthBlocks: [Int: [Int]] = [:]
+    /// Row ids by document number, read so far (tuple encodings, for ties and results).
+    private var rowIDs: [Int: [UInt8]] = [:]
 
-        // BM25, as fts5_aux.c computes it.
-        let stats = try statistics(reader)
-        let n = Double(stats.documents)
-        let avgdl = stats.documents > 0 ? Double(stats.tokens) / n : 1
-        let idf = phraseMatches.map { matches -> Double in
-            let hits = Double(matches.count)
-            let value = log((n - hits + 0.5) / (hits + 0.5))
-            return value <= 0 ? 1e-6 : value
+    init(index: TextIndex, reader: any KeyValueReader) {
+        self.index = index
+        self.reader = reader
+    }
+
+    /// The token count of document `doc`.
+    mutating func length(_ doc: Int) throws -> Int {
+        let block = doc / TextLengths.blockSize
+        if lengthBlocks[block] == nil {
+            lengthBlocks[block] = try reader.value(forKey: layout.lengths(block)).map { try TextLengths.decode($0) } ?? []
         }
-        let k1 = 1.2, b = 0.75
-        var scored: [(id: TupleElement, score: Double, idKey: [UInt8])] = []
-        for id in ids {
-            let active = TextSearcher.activePhrases(parsed, id, phraseMatches).phrases
-            let lengths = try reader.value(forKey: layout.lengths(id)).map { try Tuple(decoding: $0) }
-            // Saturating: the lengths are stored data, and damaged ones must not trap.
-            let d = Double(lengths?.elements.reduce(0) { total, e in if case .int(let v) = e { total.saturatingAdd(Int(v)) } else { total } } ?? 0)
-            // FTS5 sums over every phrase, but an inactive phrase (f = 0) adds exactly +0.0,
-            // so summing the active ones in ascending order gives the same bits, in time
-            // proportional to the matching phrases rather than to the whole query.
-            var score = 0.0
-            for i in active {
-                let f = Double(phraseMatches[i][id]?.count ?? 0)
-                score += idf[i] * ((f * (k1 + 1.0)) / (f + k1 * (1.0 - b + b * d / avgdl)))
+        let slot = doc % TextLengths.blockSize
+        guard let lengths = lengthBlocks[block], slot < lengths.count else { return 0 }
+        return lengths[slot]
+    }
+
+    /// The tuple encoding of document `doc`'s row id.
+    /// - Throws: `.corruption` when the number has no row.
+    mutating func rowID(_ doc: Int) throws -> [UInt8] {
+        if let id = rowIDs[doc] { return id }
+        guard let id = try reader.value(forKey: layout.row(doc)) else {
+            throw KVDocsError(.corruption, "text index \(layout.subspace): document number \(doc) has no row; reindex it")
+        }
+        rowIDs[doc] = id
+        return id
+    }
+}
+
+/// A term's posting list as one query reads it: every block's header and stored bytes,
+/// decoded block by block when needed, with its occurrence blocks read on demand.
+final class TermPostings {
+    let term: String
+    private(set) var headers: [PostingBlockHeader] = []
+    private var bodies: [[UInt8]] = []
+    private var decoded: [Int: PostingBlock] = [:]
+    private var occurrences: [Int: (bytes: [UInt8], ranges: [Range<Int>])] = [:]
+    private(set) var documentFrequency = 0
+
+    init(term: String) { self.term = term }
+
+    func add(firstDoc: Int, _ bytes: UnsafeRawBufferPointer) throws {
+        let header = try PostingBlockHeader(firstDoc: firstDoc, bytes)
+        if let last = headers.last, header.firstDoc <= last.lastDoc {
+            throw KVDocsError(.corruption, "the posting blocks of text term \"\(term)\" overlap")
+        }
+        headers.append(header)
+        bodies.append(Array(bytes))
+        documentFrequency += header.count
+    }
+
+    /// The posting lists of `term`.
+    static func load(_ term: String, layout: TextIndexLayout, reader: any KeyValueReader) throws -> TermPostings {
+        let list = TermPostings(term: term)
+        let prefix = layout.postingsPrefix(term)
+        let scan = try reader.scan(.prefix(prefix), order: .forward)
+        while try scan.next({ k, v in try list.add(firstDoc: TextIndexLayout.documentNumber(k, at: prefix.count), v) }) != nil {}
+        return list
+    }
+
+    /// The posting lists of every term starting with `prefix`, in term order.
+    static func load(prefix: String, layout: TextIndexLayout, reader: any KeyValueReader) throws -> [TermPostings] {
+        var lists: [TermPostings] = []
+        let base = layout.allPostings.prefix.count
+        let scan = try reader.scan(layout.postings(prefix: prefix), order: .forward)
+        while try scan.next({ k, v -> Void in
+            // The key after the "p": the term (a tuple string) and the first document.
+            let t = try Tuple(decoding: UnsafeRawBufferPointer(rebasing: k[base...]))
+            guard t.count == 2, case .string(let term) = t.elements[0], case .int(let first) = t.elements[1], first >= 0 else {
+                throw KVDocsError(.corruption, "a text posting key is damaged: \(t)")
             }
-            scored.append((id, -1.0 * score, Tuple([id]).encoded))
+            if lists.last?.term.hasSameCodePoints(as: term) != true { lists.append(TermPostings(term: term)) }
+            try lists[lists.count - 1].add(firstDoc: Int(first), v)
+        }) != nil {}
+        return lists
+    }
+
+    var blockCount: Int { headers.count }
+
+    func block(_ b: Int) throws -> PostingBlock {
+        if let block = decoded[b] { return block }
+        let block = try bodies[b].withUnsafeBytes { try headers[b].decode($0) }
+        decoded[b] = block
+        return block
+    }
+
+    /// The first block, from `start`, whose last document is at least `doc` (`blockCount` if none).
+    func blockIndex(atLeast doc: Int, from start: Int) -> Int {
+        var lo = start, hi = headers.count
+        // Gallop, then bisect: most calls move a block or two.
+        var step = 1
+        while lo + step < hi && headers[lo + step - 1].lastDoc < doc { lo += step; step *= 2 }
+        hi = min(hi, lo + step)
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if headers[mid].lastDoc < doc { lo = mid + 1 } else { hi = mid }
         }
-        scored.sort { $0.score != $1.score ? $0.score < $1.score : $0.idKey.lexicographicallyPrecedes($1.idKey) }
-        return TextRanking(query: parsed, phraseMatches: phraseMatches, hits: scored.map { ($0.id, $0.score) })
+        return lo
+    }
+
+    /// The stored occurrences of entry `entry` of block `b`.
+    func occurrences(block b: Int, entry: Int, layout: TextIndexLayout, reader: any KeyValueReader) throws -> ArraySlice<UInt8> {
+        if occurrences[b] == nil {
+            let header = headers[b]
+            guard let bytes = try reader.value(forKey: layout.occurrences(term, header.firstDoc)) else {
+                throw KVDocsError(.corruption, "text term \"\(term)\" has a posting block at \(header.firstDoc) without occurrences; reindex it")
+            }
+            occurrences[b] = (bytes, try bytes.withUnsafeBytes { try OccurrenceBlock.ranges($0, count: header.count) })
+        }
+        guard let block = occurrences[b] else { return [] }
+        return block.bytes[block.ranges[entry]]
+    }
+}
+
+/// A position in a term's posting list.
+struct PostingCursor {
+    let list: TermPostings
+    private(set) var blockIndex = 0
+    private(set) var entry = 0
+    private var block: PostingBlock?
+    /// The current document, `Int.max` past the end.
+    private(set) var doc = -1
+
+    init(_ list: TermPostings) { self.list = list }
+
+    var frequency: Int { block?.frequencies[entry] ?? 0 }
+
+    /// Moves to the first document at or after `target`.
+    mutating func advance(to target: Int) throws {
+        if doc >= target { return }
+        if let b = block, blockIndex < list.blockCount, list.headers[blockIndex].lastDoc >= target {
+            // Within the current block: gallop from the current entry.
+            var lo = entry, step = 1
+            while lo + step < b.docs.count && b.docs[lo + step] < target { lo += step; step *= 2 }
+            var hi = min(b.docs.count - 1, lo + step)
+            while lo < hi {
+                let mid = (lo + hi) / 2
+                if b.docs[mid] < target { lo = mid + 1 } else { hi = mid }
+            }
+            entry = lo
+            doc = b.docs[lo]
+            return
+        }
+        let next = list.blockIndex(atLeast: target, from: block == nil ? 0 : blockIndex)
+        guard next < list.blockCount else {
+            blockIndex = list.blockCount
+            block = nil
+            doc = .max
+            return
+        }
+        blockIndex = next
+        let b = try list.block(next)
+        block = b
+        entry = TextIndex.search(b.docs, target).at
+        doc = b.docs[entry]
+    }
+
+    /// The block that holds the first document at or after `target` without decoding it:
+    /// its index and last document, or nil past the end.
+    func shallow(_ target: Int) -> (block: Int, lastDoc: Int)? {
+        let b = list.blockIndex(atLeast: target, from: min(blockIndex, list.blockCount))
+        return b < list.blockCount ? (b, list.headers[b].lastDoc) : nil
     }
 }

@@ -18,9 +18,14 @@ public struct TextToken: Sendable, Hashable {
 ///   code points those tables lack); combining diacritics continue a token but cannot start
 ///   one; tokens are case-folded and diacritics are removed from letters that carry one.
 /// - `porter`: `unicode61`, then the Porter stemmer on each token of 3 to 64 bytes.
+/// - `trigram`: every window of three consecutive characters (code points, spaces and
+///   punctuation included) is a token, so queries match substrings in any script; case is
+///   folded (diacritics kept) unless ``caseSensitive``. Text of fewer than three characters
+///   has no tokens, so a query term or prefix of fewer than three characters matches
+///   nothing, as in FTS5.
 ///
-/// The character tables are derived from SQLite's own tokenizer
-/// (`scripts/generate-unicode61-tables.py`).
+/// The character tables are derived from SQLite's own tokenizers
+/// (`scripts/generate-unicode61-tables.py`, `scripts/generate-trigram-folds.py`).
 public struct TextTokenizer: Sendable {
     /// The tokenizers FTS5 offers that KVDocs implements.
     public enum Kind: String, Sendable, Hashable, CaseIterable {
@@ -28,17 +33,28 @@ public struct TextTokenizer: Sendable {
         case unicode61
         /// FTS5's `porter`: `unicode61`, then the Porter stemmer on each token of 3 to 64 bytes.
         case porter
+        /// FTS5's `trigram`: every three consecutive characters, for substring matching.
+        case trigram
     }
 
     /// Which of FTS5's tokenizers this is.
     public let kind: Kind
+    /// For `trigram`: whether case is kept (FTS5's `case_sensitive 1`); the other kinds
+    /// always fold case.
+    public let caseSensitive: Bool
 
     /// A tokenizer of `kind`.
-    /// - Parameter kind: `unicode61` (the default) or `porter`.
-    public init(_ kind: Kind = .unicode61) { self.kind = kind }
+    /// - Parameters:
+    ///   - kind: `unicode61` (the default), `porter` or `trigram`.
+    ///   - caseSensitive: for `trigram`, keep case instead of folding it; ignored by the others.
+    public init(_ kind: Kind = .unicode61, caseSensitive: Bool = false) {
+        self.kind = kind
+        self.caseSensitive = kind == .trigram && caseSensitive
+    }
 
     /// The tokens of `text`.
     public func tokens(_ text: String) -> [TextToken] {
+        if kind == .trigram { return trigrams(text) }
         var result: [TextToken] = []
         var term: [UInt8] = []
         var start = -1
@@ -75,6 +91,31 @@ public struct TextTokenizer: Sendable {
             offset += width
         }
         finish()
+        return result
+    }
+
+    /// The trigram tokens of `text`: one per window of three characters.
+    private func trigrams(_ text: String) -> [TextToken] {
+        var result: [TextToken] = []
+        // The last three characters: their folded UTF-8 and where each starts.
+        var window: [(bytes: [UInt8], start: Int)] = []
+        var offset = 0
+        var term: [UInt8] = []
+        for scalar in text.unicodeScalars {
+            var value = scalar.value
+            if !caseSensitive {
+                if value >= 0x41 && value <= 0x5A { value += 32 } else if value >= 0x80 { value = TrigramFolds.shared.fold(value) }
+            }
+            let folded = Unicode.Scalar(value) ?? scalar
+            window.append((Array(String(folded).utf8), offset))
+            offset += UTF8.width(scalar)
+            if window.count > 3 { window.removeFirst() }
+            if window.count == 3 {
+                term.removeAll(keepingCapacity: true)
+                for c in window { term += c.bytes }
+                result.append(TextToken(term: String(decoding: term, as: UTF8.self), position: result.count, start: window[0].start, end: offset))
+            }
+        }
         return result
     }
 
@@ -130,3 +171,38 @@ final class Unicode61: Sendable {
     /// The folded code point; 0 when the character is dropped.
     func fold(_ cp: UInt32) -> UInt32 { foldMap[cp] ?? cp }
 }
+
+
+/// The trigram tokenizer's case folding (see `TrigramFoldTable`).
+final class TrigramFolds: Sendable {
+    static let shared = TrigramFolds()
+    private let foldMap: [UInt32: UInt32]
+
+    private init() {
+        var folds: [UInt32: UInt32] = [:]
+        for item in TrigramFoldTable.folds.split(whereSeparator: { $0 == " " || $0 == "\n" }) {
+            let parts = item.split(separator: ":")
+            guard parts.count == 2, let from = UInt32(parts[0], radix: 16), let to = UInt32(parts[1], radix: 16) else { continue }
+            folds[from] = to
+        }
+        foldMap = folds
+    }
+
+    /// The folded code point.
+    func fold(_ cp: UInt32) -> UInt32 { foldMap[cp] ?? cp }
+}
+
+/// What a text index records of each occurrence (FTS5's `detail` option). Scores,
+/// highlights and snippets are the same in every mode; the modes differ in size and in
+/// the queries they allow, as in FTS5.
+public enum TextDetail: String, Sendable, Hashable, CaseIterable {
+    /// Columns and token positions: every query works (the default).
+    case full
+    /// Columns without positions: phrases of several terms, `^` and `NEAR` are errors
+    /// ("phrase queries are not supported (detail!=full)").
+    case column
+    /// Neither: in addition, column filters are errors ("column queries are not
+    /// supported (detail=none)"). Terms, prefixes and boolean queries work.
+    case none
+}
+

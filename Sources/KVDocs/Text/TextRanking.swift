@@ -1,0 +1,421 @@
+import Foundation
+
+/// The ranked answer of a query: the best rows with their BM25 scores, best first, and
+/// what highlights and snippets need.
+struct TextRanking {
+    let query: TextQuery
+    let compiled: CompiledQuery
+    /// Rows and scores (FTS5's `bm25()`: negative, lower is better), best first, ties by the
+    /// row id's tuple encoding.
+    let hits: [(id: TupleElement, score: Double)]
+
+    /// The instances that take part in a row's match, found in the row's column texts, and
+    /// the phrase of each (what highlights and snippets mark).
+    func instances(texts: [String], tokenizer: TextTokenizer) -> (instances: [PhraseInstance], phraseOf: [PhraseInstance: Int]) {
+        // Each column's terms: term → column → positions.
+        var positions: [TextTerm: [Int: [Int]]] = [:]
+        for (column, text) in texts.enumerated() {
+            for token in tokenizer.tokens(text) { positions[TextTerm(token.term), default: [:]][column, default: []].append(token.position) }
+        }
+        func occurrences(_ term: String, prefix: Bool) -> [Int: [Int]] {
+            guard prefix else { return positions[TextTerm(term)] ?? [:] }
+            var merged: [Int: [Int]] = [:]
+            for (t, columns) in positions where t.text.utf8.starts(with: term.utf8) {
+                for (c, p) in columns { merged[c, default: []] += p }
+            }
+            for c in merged.keys { merged[c]?.sort() }
+            return merged
+        }
+        let phrases = compiled.phrases
+        var found = phrases.enumerated().map { i, p -> [PhraseInstance] in
+            guard !p.terms.isEmpty else { return [] }
+            var phrase = p
+            if let group = compiled.nearGroup[i] { phrase.columns = TextQueryParser.combine(p.columns, compiled.nearColumns[group.lowerBound]) }
+            return TextSearcher.instances(phrase, p.terms.enumerated().map { occurrences($1, prefix: p.prefix && $0 == p.terms.count - 1) })
+        }
+        var i = 0
+        while i < phrases.count {
+            if let group = compiled.nearGroup[i] {
+                let used = TextSearcher.nearMatches(group.map { found[$0] }, distance: compiled.nearDistance[i])
+                for (k, u) in used.enumerated() { found[group.lowerBound + k] = u }
+                i = group.upperBound
+            } else {
+                i += 1
+            }
+        }
+        var active = found.map { !$0.isEmpty }
+        var stack: [Bool] = []
+        guard compiled.evaluate(&active, stack: &stack) else { return ([], [:]) }
+        var phraseOf: [PhraseInstance: Int] = [:]
+        var all: [PhraseInstance] = []
+        for (p, list) in found.enumerated() where active[p] {
+            all += list
+            for inst in list where phraseOf[inst] == nil { phraseOf[inst] = p }
+        }
+        return (all, phraseOf)
+    }
+}
+
+/// One phrase of a query being evaluated: either a plain term read block by block through
+/// a cursor (its frequency is the posting's), or any other phrase (several terms, a
+/// prefix, a column filter, `^`, NEAR) evaluated in full first into its matching rows and
+/// their instance counts, as FTS5 does to count the rows for IDF.
+struct PhraseLeaf {
+    var cursor: PostingCursor?
+    var docs: [Int] = []
+    var frequencies: [Int] = []
+    var position = 0
+    /// n(p): the rows the phrase matches.
+    var matches = 0
+    var idf = 0.0
+    /// For materialized phrases: the largest frequency in each chunk of ``chunk`` rows.
+    var chunkMaxima: [Int] = []
+    static let chunk = 128
+
+    var doc: Int {
+        if let cursor { return cursor.doc }
+        return position < docs.count ? docs[position] : .max
+    }
+
+    var frequency: Int {
+        if let cursor { return cursor.frequency }
+        return position < docs.count ? frequencies[position] : 0
+    }
+
+    mutating func advance(to target: Int) throws {
+        if cursor != nil {
+            try cursor?.advance(to: target)
+            return
+        }
+        if position < docs.count && docs[position] >= target { return }
+        var lo = position, step = 1
+        while lo + step < docs.count && docs[lo + step] < target { lo += step; step *= 2 }
+        var hi = min(docs.count, lo + step + 1)
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if docs[mid] < target { lo = mid + 1 } else { hi = mid }
+        }
+        position = lo
+    }
+
+    mutating func materialize(_ rows: [(doc: Int, frequency: Int)]) {
+        docs = rows.map(\.doc)
+        frequencies = rows.map(\.frequency)
+        matches = rows.count
+        chunkMaxima = stride(from: 0, to: rows.count, by: Self.chunk).map { frequencies[$0..<min($0 + Self.chunk, rows.count)].max() ?? 0 }
+    }
+}
+
+/// BM25 as FTS5's `bm25()` computes it (fts5_aux.c), with k1 = 1.2 and b = 0.75.
+struct BM25 {
+    let avgdl: Double
+    static let k1 = 1.2, b = 0.75
+
+    /// A phrase's contribution before its IDF: f·(k1 + 1) / (f + k1·(1 − b + b·D/avgdl)).
+    /// Grows with `frequency`, shrinks with `length`.
+    @inline(__always)
+    func weight(frequency: Int, length: Int) -> Double {
+        let f = Double(frequency)
+        return (f * (Self.k1 + 1.0)) / (f + Self.k1 * (1.0 - Self.b + Self.b * Double(length) / avgdl))
+    }
+
+    static func idf(rows: Int, matches: Int) -> Double {
+        let n = Double(rows), hits = Double(matches)
+        let value = log((n - hits + 0.5) / (hits + 0.5))
+        return value <= 0 ? 1e-6 : value
+    }
+}
+
+/// A row in the top-k heap: ordered best first (higher score, then smaller id).
+struct ScoredRow: Comparable {
+    let score: Double
+    let id: [UInt8]
+    let doc: Int
+
+    static func < (a: ScoredRow, b: ScoredRow) -> Bool {
+        a.score != b.score ? a.score > b.score : a.id.lexicographicallyPrecedes(b.id)
+    }
+}
+
+extension TextSearcher {
+    /// Upper bounds are inflated by this factor before a skip, so rounding in the order of
+    /// additions can never skip a row that would enter the top k.
+    static let boundMargin = 1 + 1e-9
+
+    /// The best `limit` rows (every row with `nil`) matching `compiled`, by BM25, and
+    /// whether pruning was used. With `exhaustive`, every candidate is scored (for tests
+    /// that check pruning never changes an answer).
+    mutating func top(_ compiled: CompiledQuery, limit: Int?, exhaustive: Bool = false) throws -> [ScoredRow] {
+        let stats = try index.statistics(reader)
+        let bm25 = BM25(avgdl: stats.documents > 0 ? Double(stats.tokens) / Double(stats.documents) : 1)
+        var leaves = try makeLeaves(compiled)
+        for i in leaves.indices { leaves[i].idf = BM25.idf(rows: stats.documents, matches: leaves[i].matches) }
+        let contributing = leaves.indices.filter { compiled.contributes[$0] }
+        // Candidates come from the rarest phrase every match needs, or from all that can score.
+        let required = leaves.indices.filter { compiled.required[$0] }
+        let driver = required.min { leaves[$0].matches < leaves[$1].matches }
+        var best = TopK<ScoredRow>(capacity: limit)
+        let prune = !exhaustive && limit != nil
+        var active = Array(repeating: false, count: leaves.count)
+        var stack: [Bool] = []
+        var target = 0
+        while true {
+            // The next candidate at or after target.
+            var d = Int.max
+            if let driver {
+                try leaves[driver].advance(to: target)
+                d = leaves[driver].doc
+                // Leapfrog the other required phrases to it.
+                var moved = true
+                while moved && d != .max {
+                    moved = false
+                    for r in required where r != driver {
+                        try leaves[r].advance(to: d)
+                        if leaves[r].doc > d {
+                            try leaves[driver].advance(to: leaves[r].doc)
+                            d = leaves[driver].doc
+                            moved = true
+                            break
+                        }
+                    }
+                }
+            } else {
+                for c in contributing {
+                    try leaves[c].advance(to: target)
+                    d = min(d, leaves[c].doc)
+                }
+            }
+            if d == .max { break }
+            let threshold = prune ? best.worst?.score : nil
+            if let threshold {
+                // Every row in [d, end] scores at most the sum of each phrase's best there.
+                var bound = 0.0, end = Int.max
+                for c in contributing {
+                    let (b, e) = shallowBound(leaves[c], at: d, bm25)
+                    bound += b
+                    end = min(end, e)
+                }
+                if bound * Self.boundMargin < threshold {
+                    if end == .max { break }
+                    target = end + 1
+                    continue
+                }
+            }
+            for i in leaves.indices {
+                try leaves[i].advance(to: d)
+                active[i] = leaves[i].doc == d
+            }
+            if let threshold {
+                var bound = 0.0
+                for c in contributing where active[c] { bound += rowBound(leaves[c], bm25) }
+                if bound * Self.boundMargin < threshold {
+                    target = d + 1
+                    continue
+                }
+            }
+            if compiled.evaluate(&active, stack: &stack) {
+                let length = try self.length(d)
+                var score = 0.0
+                // FTS5 sums over every phrase, but an inactive phrase adds exactly +0.0, so
+                // summing the active ones in ascending order gives the same bits.
+                for i in leaves.indices where active[i] {
+                    score += leaves[i].idf * bm25.weight(frequency: leaves[i].frequency, length: length)
+                }
+                if threshold == nil || score >= (threshold ?? 0) {
+                    let row = ScoredRow(score: score, id: try rowID(d), doc: d)
+                    if best.wouldKeep(row) { best.insert(row) }
+                }
+            }
+            target = d + 1
+        }
+        return best.sorted()
+    }
+
+    /// The best contribution `leaf` can make to rows from `doc` up to the returned end.
+    private func shallowBound(_ leaf: PhraseLeaf, at doc: Int, _ bm25: BM25) -> (bound: Double, end: Int) {
+        if let cursor = leaf.cursor {
+            guard let (block, last) = cursor.shallow(doc) else { return (0, .max) }
+            return (leaf.idf * Self.impactBound(cursor.list.headers[block].impacts, bm25), last)
+        }
+        var probe = leaf
+        var position = leaf.position
+        if position < leaf.docs.count && leaf.docs[position] < doc {
+            try? probe.advance(to: doc)
+            position = probe.position
+        }
+        guard position < leaf.docs.count else { return (0, .max) }
+        let chunk = position / PhraseLeaf.chunk
+        let end = leaf.docs[min(leaf.docs.count, (chunk + 1) * PhraseLeaf.chunk) - 1]
+        return (leaf.idf * bm25.weight(frequency: leaf.chunkMaxima[chunk], length: 0), end)
+    }
+
+    /// The best contribution `leaf` can make to the row it is on (before reading its length).
+    private func rowBound(_ leaf: PhraseLeaf, _ bm25: BM25) -> Double {
+        if let cursor = leaf.cursor {
+            // Some impact has at least this frequency and at most this row's length.
+            let f = cursor.frequency
+            let shortest = cursor.list.headers[cursor.blockIndex].impacts.lazy.filter { $0.frequency >= f }.map(\.length).min() ?? 0
+            return leaf.idf * bm25.weight(frequency: f, length: shortest)
+        }
+        return leaf.idf * bm25.weight(frequency: leaf.frequency, length: 0)
+    }
+
+    static func impactBound(_ impacts: [PostingBlock.Impact], _ bm25: BM25) -> Double {
+        impacts.reduce(0) { max($0, bm25.weight(frequency: $1.frequency, length: $1.length)) }
+    }
+
+    /// A leaf for each phrase: plain terms as cursors, the others evaluated in full.
+    private mutating func makeLeaves(_ compiled: CompiledQuery) throws -> [PhraseLeaf] {
+        var lists: [TextTerm: TermPostings] = [:]
+        var prefixLists: [TextTerm: [TermPostings]] = [:]
+        func list(_ term: String) throws -> TermPostings {
+            if let l = lists[TextTerm(term)] { return l }
+            let l = try TermPostings.load(term, layout: layout, reader: reader)
+            lists[TextTerm(term)] = l
+            return l
+        }
+        func prefixed(_ term: String) throws -> [TermPostings] {
+            if let l = prefixLists[TextTerm(term)] { return l }
+            let l = try TermPostings.load(prefix: term, layout: layout, reader: reader)
+            prefixLists[TextTerm(term)] = l
+            return l
+        }
+        var leaves: [PhraseLeaf] = []
+        var instances: [[Int: [PhraseInstance]]] = []  // for NEAR phrases
+        for (i, phrase) in compiled.phrases.enumerated() {
+            var leaf = PhraseLeaf()
+            let near = compiled.nearGroup[i] != nil
+            if phrase.terms.count == 1 && !phrase.prefix && phrase.columns == nil && !phrase.initial && !near {
+                let l = try list(phrase.terms[0])
+                leaf.cursor = PostingCursor(l)
+                leaf.matches = l.documentFrequency
+                instances.append([:])
+            } else if phrase.terms.isEmpty {
+                instances.append([:])
+            } else {
+                var p = phrase
+                if near { p.columns = TextQueryParser.combine(p.columns, compiled.nearColumns[i]) }
+                let sources = try p.terms.enumerated().map { k, term in
+                    p.prefix && k == p.terms.count - 1 ? try prefixed(term) : [try list(term)]
+                }
+                let (rows, found) = try evaluate(p, sources: sources, keepInstances: near)
+                leaf.materialize(rows)
+                instances.append(found)
+            }
+            leaves.append(leaf)
+        }
+        // NEAR groups: keep the rows (and instance counts) where the group matches.
+        var i = 0
+        while i < leaves.count {
+            guard let group = compiled.nearGroup[i] else { i += 1; continue }
+            var candidates = Set(instances[group.lowerBound].keys)
+            for g in group.dropFirst() { candidates.formIntersection(instances[g].keys) }
+            var rows = Array(repeating: [(doc: Int, frequency: Int)](), count: group.count)
+            for doc in candidates.sorted() {
+                let used = Self.nearMatches(group.map { instances[$0][doc] ?? [] }, distance: compiled.nearDistance[i])
+                guard !used.allSatisfy({ $0.isEmpty }) else { continue }
+                for (k, u) in used.enumerated() { rows[k].append((doc, u.count)) }
+            }
+            for (k, g) in group.enumerated() { leaves[g].materialize(rows[k]) }
+            i = group.upperBound
+        }
+        return leaves
+    }
+
+    /// Every row where `phrase` matches, with its number of instances; with
+    /// `keepInstances`, the instances too. `sources` holds, for each term, the posting
+    /// lists it matches (several for a prefix).
+    private func evaluate(_ phrase: TextQuery.Phrase, sources: [[TermPostings]], keepInstances: Bool) throws -> ([(doc: Int, frequency: Int)], [Int: [PhraseInstance]]) {
+        // Each term's rows: document → (list, block, entry) of every posting there.
+        typealias Ref = (list: TermPostings, block: Int, entry: Int, frequency: Int)
+        var perTerm: [[Int: [Ref]]] = []
+        for lists in sources.sorted(by: { $0.reduce(0) { $0 + $1.documentFrequency } < $1.reduce(0) { $0 + $1.documentFrequency } }) {
+            var rows: [Int: [Ref]] = [:]
+            let filter = perTerm.first  // rows of the rarest term so far: the others only matter there
+            for l in lists {
+                for b in 0..<l.blockCount {
+                    let block = try l.block(b)
+                    for (e, doc) in block.docs.enumerated() where filter == nil || filter?[doc] != nil {
+                        rows[doc, default: []].append((l, b, e, block.frequencies[e]))
+                    }
+                }
+            }
+            perTerm.append(rows)
+        }
+        // Back in the phrase's order.
+        let order = sources.indices.sorted { sources[$0].reduce(0) { $0 + $1.documentFrequency } < sources[$1].reduce(0) { $0 + $1.documentFrequency } }
+        var byTerm = Array(repeating: [Int: [Ref]](), count: sources.count)
+        for (k, original) in order.enumerated() { byTerm[original] = perTerm[k] }
+        let needPositions = phrase.terms.count > 1 || phrase.initial || keepInstances
+        let full = index.detail == .full
+        var result: [(doc: Int, frequency: Int)] = []
+        var found: [Int: [PhraseInstance]] = [:]
+        let candidates = (perTerm.first ?? [:]).keys.filter { doc in byTerm.allSatisfy { $0[doc] != nil } }.sorted()
+        for doc in candidates {
+            if !needPositions && phrase.columns == nil {
+                result.append((doc, byTerm[0][doc]?.reduce(0) { $0 + $1.frequency } ?? 0))
+                continue
+            }
+            // Each term's occurrences in this row, by column.
+            var occurrences: [[Int: [Int]]] = []
+            var counts = 0
+            for refs in byTerm {
+                var columns: [Int: [Int]] = [:]
+                for ref in refs[doc] ?? [] {
+                    let bytes = try ref.list.occurrences(block: ref.block, entry: ref.entry, layout: layout, reader: reader)
+                    for (column, count, positions) in try bytes.withUnsafeBytes({ try TextDocument.decode($0, positions: full) }) {
+                        if !needPositions, phrase.columns?.allowed.contains(column) ?? true { counts += count }
+                        columns[column, default: []] += positions
+                    }
+                }
+                if refs[doc]?.count ?? 0 > 1 { for c in columns.keys { columns[c]?.sort() } }
+                occurrences.append(columns)
+            }
+            if !needPositions {
+                if counts > 0 { result.append((doc, counts)) }
+                continue
+            }
+            let instances = Self.instances(phrase, occurrences)
+            if !instances.isEmpty {
+                result.append((doc, instances.count))
+                if keepInstances { found[doc] = instances }
+            }
+        }
+        return (result, found)
+    }
+}
+
+extension TextIndex {
+    /// Parses `query` (FTS5 syntax, with this index's columns), checks it against the
+    /// index's `detail`, and ranks the best `limit` rows (every row with `nil`) by BM25
+    /// exactly as FTS5's `bm25()` computes it, ties by row id.
+    /// - Throws: `.invalidArgument` for a malformed query (naming the position) or one the
+    ///   `detail` does not allow (FTS5's message), storage errors.
+    func rank(_ query: String, limit: Int?, exhaustive: Bool = false, reader: any KeyValueReader) throws -> TextRanking {
+        let parsed = try TextQuery.parse(query, tokenizer: tokenizer, columns: columns)
+        let compiled = CompiledQuery(parsed)
+        try checkDetail(compiled)
+        var searcher = TextSearcher(index: self, reader: reader)
+        let rows = try searcher.top(compiled, limit: limit, exhaustive: exhaustive)
+        let hits = try rows.map { row -> (id: TupleElement, score: Double) in
+            let t = try Tuple(decoding: row.id)
+            guard let id = t.elements.first, t.count == 1 else { throw KVDocsError(.corruption, "text index \(layout.subspace): document number \(row.doc) has a damaged row id") }
+            return (id, -1.0 * row.score)
+        }
+        return TextRanking(query: parsed, compiled: compiled, hits: hits)
+    }
+
+    /// FTS5's rules for what each `detail` allows.
+    func checkDetail(_ compiled: CompiledQuery) throws {
+        guard detail != .full else { return }
+        if compiled.nearGroup.contains(where: { $0 != nil }) {
+            throw KVDocsError(.invalidArgument, "fts5: NEAR queries are not supported (detail!=full)")
+        }
+        if compiled.phrases.contains(where: { $0.terms.count > 1 || $0.initial }) {
+            throw KVDocsError(.invalidArgument, "fts5: phrase queries are not supported (detail!=full)")
+        }
+        if detail == .none, compiled.phrases.contains(where: { $0.columns != nil }) {
+            throw KVDocsError(.invalidArgument, "fts5: column queries are not supported (detail=none)")
+        }
+    }
+}
