@@ -219,9 +219,9 @@ struct TextIndex: Sendable {
             let impacts = PostingBlock.frontier(block.impacts)
             var start = 0
             while start < block.docs.count {
-                // Even chunks: 200 entries make 100 + 100, not 128 + 72.
-                let chunks = (block.docs.count - start + capacity - 1) / capacity
-                let end = start + (block.docs.count - start + chunks - 1) / chunks
+                // Full blocks first: a list that grows at its end (new rows get the next
+                // numbers) keeps its blocks full; a small remainder merges when next touched.
+                let end = min(start + capacity, block.docs.count)
                 let docs = Array(block.docs[start..<end])
                 let firstDoc = docs[0]
                 put(layout.block(term, firstDoc), PostingBlock(firstDoc: firstDoc, docs: docs, frequencies: Array(block.frequencies[start..<end]), impacts: impacts).encoded())

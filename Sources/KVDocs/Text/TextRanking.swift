@@ -8,6 +8,8 @@ struct TextRanking {
     /// Rows and scores (FTS5's `bm25()`: negative, lower is better), best first, ties by the
     /// row id's tuple encoding.
     let hits: [(id: TupleElement, score: Double)]
+    /// What the search did (rows scored, skipped).
+    var work = TextSearcher.Work()
 
     /// The instances that take part in a row's match, found in the row's column texts, and
     /// the phrase of each (what highlights and snippets mark).
@@ -196,6 +198,7 @@ extension TextSearcher {
                     end = min(end, e)
                 }
                 if bound * Self.boundMargin < threshold {
+                    work.skippedRuns += 1
                     if end == .max { break }
                     target = end + 1
                     continue
@@ -209,11 +212,13 @@ extension TextSearcher {
                 var bound = 0.0
                 for c in contributing where active[c] { bound += rowBound(leaves[c], bm25) }
                 if bound * Self.boundMargin < threshold {
+                    work.skippedRows += 1
                     target = d + 1
                     continue
                 }
             }
             if compiled.evaluate(&active, stack: &stack) {
+                work.scored += 1
                 let length = try self.length(d)
                 var score = 0.0
                 // FTS5 sums over every phrase, but an inactive phrase adds exactly +0.0, so
@@ -402,7 +407,7 @@ extension TextIndex {
             guard let id = t.elements.first, t.count == 1 else { throw KVDocsError(.corruption, "text index \(layout.subspace): document number \(row.doc) has a damaged row id") }
             return (id, -1.0 * row.score)
         }
-        return TextRanking(query: parsed, compiled: compiled, hits: hits)
+        return TextRanking(query: parsed, compiled: compiled, hits: hits, work: searcher.work)
     }
 
     /// FTS5's rules for what each `detail` allows.

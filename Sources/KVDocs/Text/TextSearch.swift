@@ -183,6 +183,15 @@ struct TextSearcher {
     private var lengthBlocks: [Int: [Int]] = [:]
     /// Row ids by document number, read so far (tuple encodings, for ties and results).
     private var rowIDs: [Int: [UInt8]] = [:]
+    /// What the last search did: rows scored exactly, and candidates and runs of rows
+    /// skipped by their bounds (for tests that check pruning happens).
+    var work = Work()
+
+    struct Work: Equatable {
+        var scored = 0
+        var skippedRows = 0
+        var skippedRuns = 0
+    }
 
     init(index: TextIndex, reader: any KeyValueReader) {
         self.index = index
