@@ -1,7 +1,7 @@
 """Reference side of the full-text differential tests: SQLite FTS5 (Debian's SQLite).
 
   tokenize TOKENIZER   stdin: one JSON string per line -> stdout: JSON list of its terms
-  search               stdin: one JSON object {"tokenizer", "columns", "docs", "queries"}
+  search               stdin: one JSON object {"tokenizer", "columns", "docs", "queries"[, "detail"]}
                        -> stdout: one JSON object per query: {"ids", "scores", "highlights"}
                           (best first, as ORDER BY bm25(t), rowid) or {"error": message}
 """
@@ -27,7 +27,8 @@ def search():
     spec = json.load(sys.stdin)
     columns = spec["columns"]
     con = sqlite3.connect(":memory:")
-    con.execute(f"CREATE VIRTUAL TABLE t USING fts5({', '.join(columns)}, tokenize='{spec['tokenizer']}')")
+    detail = spec.get("detail", "full")
+    con.execute(f"CREATE VIRTUAL TABLE t USING fts5({', '.join(columns)}, tokenize='{spec['tokenizer']}', detail={detail})")
     docs = spec["docs"]
     con.executemany(f"INSERT INTO t(rowid, {', '.join(columns)}) VALUES (?{', ?' * len(columns)})",
                     [(i, *[d.get(c) for c in columns]) for i, d in enumerate(docs, 1)])

@@ -87,7 +87,7 @@ extension ReadTransaction {
             guard let bytes = try reader.value(forKey: store.layout.document(collection, entry.id)) else { continue }
             let document = try store.documentValue(bytes, collection: collection, id: entry.id)
             let texts = TextIndexMaintainer.columnTexts(definition, document)
-            let (instances, phraseOf) = ranking.instances(texts: texts, tokenizer: maintainer.index.tokenizer)
+            let (instances, phraseOf) = ranking.instances(texts: texts, tokenizer: maintainer.index.tokenizer, doc: entry.doc)
             var highlights: [String: String] = [:]
             if let markers = options.highlight {
                 for (column, text) in texts.enumerated() {

@@ -65,6 +65,25 @@ public enum TextQuery: Sendable {
         public var allowed: Set<Int>
     }
 
+    /// Whether this is a phrase with no tokens, or a NEAR group of them: a query that
+    /// matches nothing (FTS5's EOF node).
+    var isEmpty: Bool {
+        switch self {
+        case .phrase(let p): return p.terms.isEmpty
+        case .near(let ps, _, _): return ps.allSatisfy { $0.terms.isEmpty }
+        case .and, .or, .not: return false
+        }
+    }
+
+    /// Whether this is a phrase or NEAR group restricted to some columns.
+    var hasColumnFilter: Bool {
+        switch self {
+        case .phrase(let p): return p.columns != nil
+        case .near(let ps, _, let columns): return columns != nil || ps.contains { $0.columns != nil }
+        case .and, .or, .not: return false
+        }
+    }
+
     /// Every phrase of the query, in order (BM25 sums over them).
     public var phrases: [Phrase] {
         preorder.flatMap { item -> [Phrase] in
@@ -189,6 +208,9 @@ struct TextQueryParser {
     let tokenizer: TextTokenizer
     let columns: [String]
     var tokens: [Token] = []
+    /// Whether a phrase with no tokens but a column filter was left out of an implicit AND
+    /// (FTS5 has still parsed its filter, which `detail=none` refuses).
+    var droppedColumnFilter = false
     var index = 0
 
     init(text: [UInt8], tokenizer: TextTokenizer, columns: [String]) {
@@ -314,8 +336,16 @@ struct TextQueryParser {
                 if startsNearset() {
                     state = try parseCNearset(&groups)
                 } else {
-                    let chain = groups[groups.count - 1].implicit
+                    var chain = groups[groups.count - 1].implicit
                     groups[groups.count - 1].implicit = []
+                    // As FTS5's implicit AND, a phrase with no tokens (`""`, or a trigram
+                    // term of fewer than three characters) is left out of the chain, unless
+                    // nothing else is in it: `"" night` is `night`.
+                    if chain.count > 1 {
+                        let kept = chain.filter { !$0.query.isEmpty }
+                        if chain.contains(where: { $0.query.isEmpty && $0.query.hasColumnFilter }) { droppedColumnFilter = true }
+                        chain = kept.isEmpty ? [chain[0]] : kept
+                    }
                     state = .operand(try combine(chain, TextQuery.all))
                 }
             case .operand(let node):
@@ -513,6 +543,11 @@ struct TextQueryParser {
             }
             guard !phrases.isEmpty else { throw error("NEAR needs at least one phrase", at: current.position) }
             index += 1
+            // As FTS5's nearsets, a phrase with no tokens is dropped when another remains.
+            if phrases.count > 1 {
+                let kept = phrases.filter { !$0.terms.isEmpty }
+                phrases = kept.isEmpty ? [phrases[0]] : kept
+            }
             if let filter { for i in phrases.indices { phrases[i].columns = filter } }
             return .near(phrases, distance: distance, columns: filter)
         }

@@ -7,13 +7,16 @@ struct TextRanking {
     let compiled: CompiledQuery
     /// Rows and scores (FTS5's `bm25()`: negative, lower is better), best first, ties by the
     /// row id's tuple encoding.
-    let hits: [(id: TupleElement, score: Double)]
+    let hits: [(id: TupleElement, score: Double, doc: Int)]
     /// What the search did (rows scored, skipped).
     var work = TextSearcher.Work()
+    /// What NEAR groups of several phrases report, by phrase (see ``TextSearcher/nearState``).
+    var nearState: [Int: TextSearcher.NearState] = [:]
 
-    /// The instances that take part in a row's match, found in the row's column texts, and
-    /// the phrase of each (what highlights and snippets mark).
-    func instances(texts: [String], tokenizer: TextTokenizer) -> (instances: [PhraseInstance], phraseOf: [PhraseInstance: Int]) {
+    /// The instances that take part in the match of row `doc`, found in the row's column
+    /// texts (for NEAR groups, what the search recorded), and the phrase of each (what
+    /// highlights and snippets mark).
+    func instances(texts: [String], tokenizer: TextTokenizer, doc: Int) -> (instances: [PhraseInstance], phraseOf: [PhraseInstance: Int]) {
         // Each column's terms: term → column → positions.
         var positions: [TextTerm: [Int: [Int]]] = [:]
         for (column, text) in texts.enumerated() {
@@ -35,19 +38,14 @@ struct TextRanking {
             if let group = compiled.nearGroup[i] { phrase.columns = TextQueryParser.combine(p.columns, compiled.nearColumns[group.lowerBound]) }
             return TextSearcher.instances(phrase, p.terms.enumerated().map { occurrences($1, prefix: p.prefix && $0 == p.terms.count - 1) })
         }
-        var i = 0
-        while i < phrases.count {
-            if let group = compiled.nearGroup[i] {
-                let used = TextSearcher.nearMatches(group.map { found[$0] }, distance: compiled.nearDistance[i])
-                for (k, u) in used.enumerated() { found[group.lowerBound + k] = u }
-                i = group.upperBound
-            } else {
-                i += 1
-            }
+        var nearMatched = found.map { !$0.isEmpty }
+        for (p, state) in nearState {
+            found[p] = state.instances[doc] ?? []
+            nearMatched[p] = state.matched.contains(doc)
         }
         var active = found.map { !$0.isEmpty }
         var stack: [Bool] = []
-        guard compiled.evaluate(&active, stack: &stack) else { return ([], [:]) }
+        guard compiled.evaluate(&active, nearMatched: nearMatched, stack: &stack) else { return ([], [:]) }
         var phraseOf: [PhraseInstance: Int] = [:]
         var all: [PhraseInstance] = []
         for (p, list) in found.enumerated() where active[p] {
@@ -70,6 +68,9 @@ struct PhraseLeaf {
     /// n(p): the rows the phrase matches.
     var matches = 0
     var idf = 0.0
+    /// For a phrase of a NEAR group of several phrases: the rows where the group matches
+    /// (its rows above are those where it reports instances, a superset).
+    var nearRows: Set<Int>?
     /// For materialized phrases: the largest frequency in each chunk of ``chunk`` rows.
     var chunkMaxima: [Int] = []
     static let chunk = 128
@@ -159,6 +160,7 @@ extension TextSearcher {
         var best = TopK<ScoredRow>(capacity: limit)
         let prune = !exhaustive && limit != nil
         var active = Array(repeating: false, count: leaves.count)
+        var nearMatched = active
         var stack: [Bool] = []
         var target = 0
         while true {
@@ -207,6 +209,7 @@ extension TextSearcher {
             for i in leaves.indices {
                 try leaves[i].advance(to: d)
                 active[i] = leaves[i].doc == d
+                nearMatched[i] = leaves[i].nearRows.map { $0.contains(d) } ?? active[i]
             }
             if let threshold {
                 var bound = 0.0
@@ -217,7 +220,7 @@ extension TextSearcher {
                     continue
                 }
             }
-            if compiled.evaluate(&active, stack: &stack) {
+            if compiled.evaluate(&active, nearMatched: nearMatched, stack: &stack) {
                 work.scored += 1
                 let length = try self.length(d)
                 var score = 0.0
@@ -287,42 +290,80 @@ extension TextSearcher {
         }
         var leaves: [PhraseLeaf] = []
         var instances: [[Int: [PhraseInstance]]] = []  // for NEAR phrases
+        var sources: [[[TermPostings]]] = []
         for (i, phrase) in compiled.phrases.enumerated() {
             var leaf = PhraseLeaf()
-            let near = compiled.nearGroup[i] != nil
+            // A NEAR group of one phrase is that phrase (with the group's column filter).
+            let near = (compiled.nearGroup[i]?.count ?? 0) > 1
             if phrase.terms.count == 1 && !phrase.prefix && phrase.columns == nil && !phrase.initial && !near {
                 let l = try list(phrase.terms[0])
                 leaf.cursor = PostingCursor(l)
                 leaf.matches = l.documentFrequency
                 instances.append([:])
+                sources.append([[l]])
             } else if phrase.terms.isEmpty {
                 instances.append([:])
+                sources.append([])
             } else {
                 var p = phrase
                 if near { p.columns = TextQueryParser.combine(p.columns, compiled.nearColumns[i]) }
-                let sources = try p.terms.enumerated().map { k, term in
+                let phraseSources = try p.terms.enumerated().map { k, term in
                     p.prefix && k == p.terms.count - 1 ? try prefixed(term) : [try list(term)]
                 }
-                let (rows, found) = try evaluate(p, sources: sources, keepInstances: near)
+                let (rows, found) = try evaluate(p, sources: phraseSources, keepInstances: near)
                 leaf.materialize(rows)
                 instances.append(found)
+                sources.append(phraseSources)
             }
             leaves.append(leaf)
         }
-        // NEAR groups: keep the rows (and instance counts) where the group matches.
+        // NEAR groups of several phrases, as FTS5's NEAR node sees them: it stops at every
+        // row where all the group's terms occur, in row order, and tests the phrases in
+        // order, keeping each phrase's position list from the last time it was set.
         var i = 0
         while i < leaves.count {
-            guard let group = compiled.nearGroup[i] else { i += 1; continue }
-            var candidates = Set(instances[group.lowerBound].keys)
-            for g in group.dropFirst() { candidates.formIntersection(instances[g].keys) }
-            var rows = Array(repeating: [(doc: Int, frequency: Int)](), count: group.count)
-            for doc in candidates.sorted() {
-                let used = Self.nearMatches(group.map { instances[$0][doc] ?? [] }, distance: compiled.nearDistance[i])
-                guard !used.allSatisfy({ $0.isEmpty }) else { continue }
-                for (k, u) in used.enumerated() { rows[k].append((doc, u.count)) }
+            guard let group = compiled.nearGroup[i], group.count > 1 else { i += 1; continue }
+            defer { i = group.upperBound }
+            var candidates: Set<Int>?
+            for g in group {
+                for term in sources[g] {
+                    var rows = Set<Int>()
+                    for l in term { for b in 0..<l.blockCount { rows.formUnion(try l.block(b).docs) } }
+                    candidates = candidates.map { $0.intersection(rows) } ?? rows
+                }
             }
-            for (k, g) in group.enumerated() { leaves[g].materialize(rows[k]) }
-            i = group.upperBound
+            let lengths = group.map { compiled.phrases[$0].terms.count }
+            var state = Array(repeating: [PhraseInstance](), count: group.count)
+            var rows = Array(repeating: [(doc: Int, frequency: Int)](), count: group.count)
+            var matched = Set<Int>()
+            for doc in (candidates ?? []).sorted() {
+                var complete = true
+                for (k, g) in group.enumerated() {
+                    let p = compiled.phrases[g]
+                    let checked = p.terms.count > 1 || p.initial || TextQueryParser.combine(p.columns, compiled.nearColumns[g]) != nil
+                    state[k] = instances[g][doc] ?? []
+                    if checked && state[k].isEmpty {
+                        complete = false
+                        break
+                    }
+                }
+                if complete {
+                    state = Self.nearMatches(state, lengths: lengths, distance: compiled.nearDistance[i])
+                    if !state[0].isEmpty { matched.insert(doc) }
+                }
+                for k in state.indices where !state[k].isEmpty {
+                    rows[k].append((doc, state[k].count))
+                    nearState[group.lowerBound + k, default: NearState()].instances[doc] = state[k]
+                }
+            }
+            // As FTS5's bm25() (through xQueryPhrase), a phrase's IDF counts the rows the
+            // phrase matches alone.
+            for (k, g) in group.enumerated() {
+                leaves[g].materialize(rows[k])
+                leaves[g].matches = instances[g].count
+                leaves[g].nearRows = matched
+                nearState[g, default: NearState()].matched = matched
+            }
         }
         return leaves
     }
@@ -397,30 +438,37 @@ extension TextIndex {
     /// - Throws: `.invalidArgument` for a malformed query (naming the position) or one the
     ///   `detail` does not allow (FTS5's message), storage errors.
     func rank(_ query: String, limit: Int?, exhaustive: Bool = false, reader: any KeyValueReader) throws -> TextRanking {
-        let parsed = try TextQuery.parse(query, tokenizer: tokenizer, columns: columns)
+        var parser = TextQueryParser(text: Array(query.utf8), tokenizer: tokenizer, columns: columns)
+        let parsed = try parser.parseQuery()
         let compiled = CompiledQuery(parsed)
         try checkDetail(compiled)
+        if detail == .none && parser.droppedColumnFilter {
+            throw KVDocsError(.invalidArgument, "fts5: column queries are not supported (detail=none)")
+        }
         var searcher = TextSearcher(index: self, reader: reader)
         let rows = try searcher.top(compiled, limit: limit, exhaustive: exhaustive)
-        let hits = try rows.map { row -> (id: TupleElement, score: Double) in
+        let hits = try rows.map { row -> (id: TupleElement, score: Double, doc: Int) in
             let t = try Tuple(decoding: row.id)
             guard let id = t.elements.first, t.count == 1 else { throw KVDocsError(.corruption, "text index \(layout.subspace): document number \(row.doc) has a damaged row id") }
-            return (id, -1.0 * row.score)
+            return (id, -1.0 * row.score, row.doc)
         }
-        return TextRanking(query: parsed, compiled: compiled, hits: hits, work: searcher.work)
+        return TextRanking(query: parsed, compiled: compiled, hits: hits, work: searcher.work, nearState: searcher.nearState)
     }
 
-    /// FTS5's rules for what each `detail` allows.
+    /// FTS5's rules for what each `detail` allows, checked as FTS5's parser does: each
+    /// phrase or NEAR group in order, its phrases first (with `detail` other than `full`, a
+    /// group must be one phrase of at most one term, without `^`), then its column filter
+    /// (none with `detail=none`); the first problem is the error.
     func checkDetail(_ compiled: CompiledQuery) throws {
         guard detail != .full else { return }
-        if compiled.nearGroup.contains(where: { $0 != nil }) {
-            throw KVDocsError(.invalidArgument, "fts5: NEAR queries are not supported (detail!=full)")
-        }
-        if compiled.phrases.contains(where: { $0.terms.count > 1 || $0.initial }) {
-            throw KVDocsError(.invalidArgument, "fts5: phrase queries are not supported (detail!=full)")
-        }
-        if detail == .none, compiled.phrases.contains(where: { $0.columns != nil }) {
-            throw KVDocsError(.invalidArgument, "fts5: column queries are not supported (detail=none)")
+        for node in compiled.nodes where node.kind == .phrase || node.kind == .near {
+            let phrases = compiled.phrases[node.phrases]
+            if let first = phrases.first, phrases.count != 1 || first.terms.count > 1 || (first.initial && !first.terms.isEmpty) {
+                throw KVDocsError(.invalidArgument, "fts5: \(phrases.count == 1 ? "phrase" : "NEAR") queries are not supported (detail!=full)")
+            }
+            if detail == .none, phrases.contains(where: { $0.columns != nil }) {
+                throw KVDocsError(.invalidArgument, "fts5: column queries are not supported (detail=none)")
+            }
         }
     }
 }

@@ -99,30 +99,41 @@ struct CompiledQuery {
         self.nearColumns = nearColumns
     }
 
-    /// Whether the query matches a document where phrase i matches exactly when
-    /// `active[i]`; on return `active` holds the phrases that take part in the match (as in
-    /// FTS5, a phrase in a sub-expression that does not match the row contributes nothing).
+    /// Whether the query matches a row, given which phrases report instances there
+    /// (`reported`) and, for each phrase of a NEAR group, whether its group matches
+    /// (`nearMatched`; for other phrases the same as `reported`). On return `reported`
+    /// holds the phrases whose instances count in the row's score and highlights.
+    ///
+    /// This follows what FTS5 reports through `xInst`, which is not simply "the phrases of
+    /// the sub-expressions that match": a failing AND reports nothing below it (FTS5 zeroes
+    /// its position lists), a NOT whose excluded side matches reports nothing, but a NEAR
+    /// group that does not match in a row where all its terms occur keeps reporting the
+    /// position lists its test left behind (the phrases tested before the one that failed,
+    /// and the others' lists from an earlier row), under an OR or a NOT that matches.
     /// `stack` is scratch space, reused between calls.
-    func evaluate(_ active: inout [Bool], stack: inout [Bool]) -> Bool {
+    func evaluate(_ reported: inout [Bool], nearMatched: [Bool], stack: inout [Bool]) -> Bool {
         stack.removeAll(keepingCapacity: true)
         for node in nodes.reversed() {
             var matched: Bool
             switch node.kind {
             case .phrase:
-                matched = active[node.phrases.lowerBound]
+                matched = reported[node.phrases.lowerBound]
             case .near:
-                matched = node.phrases.allSatisfy { active[$0] }
+                matched = nearMatched[node.phrases.lowerBound]
             case .and:
                 matched = true
                 for _ in 0..<node.operands { matched = (stack.popLast() ?? false) && matched }
+                if !matched { for i in node.phrases { reported[i] = false } }
             case .or:
                 matched = false
                 for _ in 0..<node.operands { matched = (stack.popLast() ?? false) || matched }
             case .not:
-                matched = stack.popLast() ?? false
-                for _ in 1..<max(node.operands, 1) where stack.popLast() ?? false { matched = false }
+                let base = stack.popLast() ?? false
+                var excluded = false
+                for _ in 1..<max(node.operands, 1) where stack.popLast() ?? false { excluded = true }
+                matched = base && !excluded
+                if excluded { for i in node.phrases { reported[i] = false } }
             }
-            if !matched { for i in node.phrases { active[i] = false } }
             stack.append(matched)
         }
         return stack.last ?? false
@@ -130,28 +141,50 @@ struct CompiledQuery {
 }
 
 extension TextSearcher {
-    /// Instances of each phrase that take part in a NEAR match: in one column, one instance
-    /// of every phrase, with at most `distance` tokens between the end of the first and the
-    /// start of the last. Empty lists when there is no match.
-    static func nearMatches(_ perPhrase: [[PhraseInstance]], distance: Int) -> [[PhraseInstance]] {
-        var used = Array(repeating: Set<PhraseInstance>(), count: perPhrase.count)
-        let tagged = perPhrase.enumerated().flatMap { i, list in list.map { (phrase: i, instance: $0) } }
-            .sorted { ($0.instance.column, $0.instance.start) < ($1.instance.column, $1.instance.start) }
-        for (k, anchor) in tagged.enumerated() {
-            // Windows starting at `anchor`: extend until every phrase is present.
-            var chosen: [Int: PhraseInstance] = [anchor.phrase: anchor.instance]
-            var j = k + 1
-            while chosen.count < perPhrase.count && j < tagged.count && tagged[j].instance.column == anchor.instance.column {
-                if chosen[tagged[j].phrase] == nil { chosen[tagged[j].phrase] = tagged[j].instance }
-                j += 1
-            }
-            guard chosen.count == perPhrase.count else { continue }
-            let lastStart = chosen.values.map(\.start).max() ?? 0
-            if lastStart - anchor.instance.start.saturatingAdd(anchor.instance.length) <= distance {
-                for (p, inst) in chosen { used[p].insert(inst) }
-            }
+    /// The instances of each phrase of a NEAR group that take part in a match, as FTS5
+    /// trims the phrases' position lists (fts5_expr.c, `fts5ExprNearIsMatch`); all empty
+    /// when the group does not match. Positions are compared as `column << 32 | offset`; a
+    /// set of current instances matches when each phrase's instance ends within `distance`
+    /// tokens of the latest start among them. After each match the phrase whose next
+    /// instance comes first moves on, so the instances kept, and the counts BM25 gives the
+    /// phrases, are FTS5's. `lengths` holds each phrase's number of terms.
+    static func nearMatches(_ lists: [[PhraseInstance]], lengths: [Int], distance: Int) -> [[PhraseInstance]] {
+        let n = lists.count
+        guard n > 1 else { return lists }
+        let none = Array(repeating: [PhraseInstance](), count: n)
+        guard lists.allSatisfy({ !$0.isEmpty }) else { return none }
+        // FTS5 parses the distance into an int.
+        let near = Int64(min(max(distance, 0), Int(Int32.max)))
+        func position(_ i: PhraseInstance) -> Int64 { Int64(i.column) << 32 | Int64(i.start) }
+        let end = Int64.max
+        var at = Array(repeating: 0, count: n)
+        func current(_ i: Int) -> Int64 { position(lists[i][at[i]]) }
+        func lookahead(_ i: Int) -> Int64 { at[i] + 1 < lists[i].count ? position(lists[i][at[i] + 1]) : end }
+        var out = none
+        search: while true {
+            var latest = current(0)
+            var matched: Bool
+            repeat {
+                matched = true
+                for i in 0..<n {
+                    let earliest = latest - Int64(lengths[i]) - near
+                    if current(i) < earliest || current(i) > latest {
+                        matched = false
+                        while current(i) < earliest {
+                            at[i] += 1
+                            if at[i] == lists[i].count { break search }
+                        }
+                        latest = max(latest, current(i))
+                    }
+                }
+            } while !matched
+            for i in 0..<n where out[i].last != lists[i][at[i]] { out[i].append(lists[i][at[i]]) }
+            var next = 0
+            for i in 1..<n where lookahead(i) < lookahead(next) { next = i }
+            at[next] += 1
+            if at[next] == lists[next].count { break }
         }
-        return used.map { $0.sorted { ($0.column, $0.start) < ($1.column, $1.start) } }
+        return out[0].isEmpty ? none : out
     }
 
     /// The instances of `phrase` in one row, given each of its terms' occurrences there
@@ -186,6 +219,15 @@ struct TextSearcher {
     /// What the last search did: rows scored exactly, and candidates and runs of rows
     /// skipped by their bounds (for tests that check pruning happens).
     var work = Work()
+    /// For each phrase of a NEAR group of several phrases: the instances it reports in each
+    /// row (what FTS5's test of the group left in its position list) and the rows where
+    /// the group matches, for highlights.
+    var nearState: [Int: NearState] = [:]
+
+    struct NearState {
+        var instances: [Int: [PhraseInstance]] = [:]
+        var matched: Set<Int> = []
+    }
 
     struct Work: Equatable {
         var scored = 0
