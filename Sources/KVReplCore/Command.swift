@@ -39,6 +39,7 @@ public enum Command: Equatable, Sendable {
     case count(String, Query)
     case explain(String, Query)
     case search(String, String, limit: Int?, highlight: Bool)
+    case terms(String, index: String?, prefix: String, limit: Int?)
     case verify(String?)
     case reindex(String, String?)
     case changes(since: Int64, limit: Int?)
@@ -77,7 +78,7 @@ public enum Command: Equatable, Sendable {
     public static let names = [
         "get", "put", "del", "scan", "delrange", "stats", "property", "size", "compact", "snapshot", "release",
         "dump", "load", "keyspaces", "sync", "repair", "help", "quit", "schema", "collections", "indexes", "insert", "upsert", "doc",
-        "remove", "import", "export", "find", "count", "explain", "search", "verify", "reindex", "changes",
+        "remove", "import", "export", "find", "count", "explain", "search", "terms", "verify", "reindex", "changes",
     ]
 }
 
@@ -182,6 +183,23 @@ extension Command {
                 }
             }
             return .search(collection, text, limit: limit, highlight: highlight)
+        case "terms":
+            let collection = try s.expectWord("a collection name")
+            var index: String?
+            var prefix = ""
+            var limit: Int?
+            while !s.atEnd {
+                if s.accept("limit") {
+                    limit = try s.expectCount("the limit")
+                } else if s.current == UInt8(ascii: "\"") {
+                    prefix = String(decoding: try s.quoted(), as: UTF8.self)
+                } else if let word = s.word() {
+                    if index == nil { index = word } else { prefix = word }
+                } else {
+                    throw s.fail("expected an index name, a prefix or \"limit N\"")
+                }
+            }
+            return .terms(collection, index: index, prefix: prefix, limit: limit)
         case "verify": return .verify(s.word())
         case "reindex":
             let collection = try s.expectWord("a collection name")

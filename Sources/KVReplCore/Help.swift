@@ -32,6 +32,7 @@ enum Help {
         ("count", "count COLLECTION [where …]", "count matching documents"),
         ("explain", "explain find …", "the index and key ranges a find would use"),
         ("search", "search COLLECTION \"QUERY\" [limit N] [highlight]", "full-text search (FTS5 syntax), best first"),
+        ("terms", "terms COLLECTION [INDEX] [PREFIX] [limit N]", "a text index's statistics, then its terms with the documents holding each"),
         ("verify", "verify [COLLECTION]", "check that indexes match documents"),
         ("reindex", "reindex COLLECTION [INDEX]", "rebuild indexes"),
         ("changes", "changes [since SEQ] [limit N]", "the change feed"),

@@ -31,8 +31,10 @@ extension Session {
                      "\(index.name): \(index.fields.map(\.description).joined(separator: ", "))\(index.unique ? " (unique)" : "")")
             }
             for text in c.text {
-                emit(["name": .string(text.name), "fields": .array(text.fields.map { .string($0.description) }), "tokenizer": .string(text.tokenizer.rawValue), "kind": "text"],
-                     "\(text.name): text(\(text.fields.map(\.description).joined(separator: ", ")); \(text.tokenizer.rawValue))")
+                let tokenizer = text.tokenizer == .trigram && text.caseSensitive ? "trigram case_sensitive 1" : text.tokenizer.rawValue
+                emit(["name": .string(text.name), "fields": .array(text.fields.map { .string($0.description) }), "tokenizer": .string(tokenizer),
+                      "detail": .string(text.detail.rawValue), "kind": "text"],
+                     "\(text.name): text(\(text.fields.map(\.description).joined(separator: ", ")); \(tokenizer)\(text.detail == .full ? "" : "; detail \(text.detail.rawValue)"))")
             }
         case .insert(let collection, let document), .upsert(let collection, let document):
             let c = try documents().collection(collection)
@@ -84,6 +86,16 @@ extension Session {
                 let fields = hit.highlights.sorted { $0.key < $1.key }.filter { !$0.value.isEmpty }.map { "  \($0.key): \($0.value)" }
                 emit(.object(o), (["\(hit.id)  \(String(format: "%.6f", hit.score))"] + fields).joined(separator: "\n"))
             }
+        case .terms(let collection, let index, let prefix, let limit):
+            let (stats, terms) = try reading { tx in
+                (try tx.textStatistics(collection, index: index), try tx.textTerms(collection, index: index, prefix: prefix, limit: limit))
+            }
+            if !json {
+                emit(.null, "\(stats.documents) documents, \(stats.tokens) tokens (\(String(format: "%.1f", stats.averageLength)) per document)")
+            }
+            for t in terms {
+                emit(["term": .string(t.term), "documents": .int(Int64(t.documents))], "\(t.term)  \(t.documents)")
+            }
         case .verify(let collection):
             let report = try documents().verify(collection: collection)
             emit(["ok": .bool(report.isClean), "documents": .int(Int64(report.documents)), "index_entries": .int(Int64(report.indexEntries)),
@@ -115,11 +127,13 @@ extension Session {
             let collections = store?.schema.collections.keys.sorted() ?? []
             switch (command, index) {
             case ("find", 1), ("count", 1), ("insert", 1), ("upsert", 1), ("doc", 1), ("remove", 1), ("indexes", 1),
-                 ("import", 1), ("export", 1), ("search", 1), ("verify", 1), ("reindex", 1):
+                 ("import", 1), ("export", 1), ("search", 1), ("terms", 1), ("verify", 1), ("reindex", 1):
                 candidates = collections
             case ("sync", 1): candidates = ["on", "off"]
             case ("explain", 1): candidates = ["find"]
             case ("explain", 2): candidates = collections
+            case ("terms", 2):
+                if let c = store?.schema.collections[words[1]] { candidates = c.text.map(\.name) }
             case ("reindex", 2), ("indexes", 2):
                 if let c = store?.schema.collections[words[1]] { candidates = c.indexes.map(\.name) + c.text.map(\.name) }
             case ("get", _), ("del", _), ("scan", _), ("put", 1), ("delrange", _):

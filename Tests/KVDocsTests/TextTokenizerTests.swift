@@ -72,3 +72,42 @@ import Testing
         #expect(words.count > 5000)
     }
 }
+
+@Suite struct TrigramTokenizerTests {
+    /// FTS5's trigram examples (SQLite 3.40): substrings in any script, case folded unless
+    /// case_sensitive, and queries of fewer than three characters matching nothing.
+    @Test func trigramMatchesSubstringsAsFTS5Does() throws {
+        for caseSensitive in [false, true] {
+            try withTemporaryDatabase { db, _ throws in
+                let tokenizer = caseSensitive ? "trigram case_sensitive 1" : "trigram"
+                let schema = #"{"collections": {"n": {"primaryKey": "id", "text": [{"name": "t", "fields": ["x"], "tokenizer": "\#(tokenizer)"}]}}}"#
+                let store = try DocumentStore(database: db, schema: try Schema(json: Data(schema.utf8)))
+                let n = try store.collection("n")
+                for (id, text) in [(1, "Hello World"), (2, "HELLO"), (3, "北京大学生"), (4, "ab")] { try n.insert(["id": .int(Int64(id)), "x": .string(text)]) }
+                func ids(_ q: String) throws -> Set<Int64> { Set(try n.search(q).compactMap { if case .int(let i) = $0.id { i } else { nil } }) }
+                #expect(try ids("hel") == (caseSensitive ? [] : [1, 2]))
+                #expect(try ids("Hel") == (caseSensitive ? [1] : [1, 2]))
+                #expect(try ids("HEL") == (caseSensitive ? [2] : [1, 2]))
+                #expect(try ids(#""llo W""#) == (caseSensitive ? [1] : [1]))
+                #expect(try ids("京大学") == [3])
+                #expect(try ids("ab").isEmpty && ids("北京").isEmpty && ids("lo*").isEmpty)
+                #expect(try ids("ab OR 大学生") == [3])
+                #expect(try ids("ab 大学生") == [3])  // an implicit AND leaves the empty phrase out
+                #expect(try ids("ab AND 大学生").isEmpty)
+                let hit = try #require(try n.search("京大学", options: SearchOptions(highlight: .init(open: "[", close: "]"))).first)
+                #expect(hit.highlights["x"] == "北[京大学]生")
+                #expect(try store.verify().isClean)
+            }
+        }
+    }
+
+    @Test func trigramTokensAreEveryThreeCharacters() {
+        let tokens = TextTokenizer(.trigram).tokens("Ab c😀")
+        #expect(tokens.map(\.term) == ["ab ", "b c", " c😀"])
+        #expect(tokens.map(\.start) == [0, 1, 2])
+        #expect(tokens.map(\.end) == [3, 4, 8])
+        #expect(TextTokenizer(.trigram, caseSensitive: true).terms("ÀÉÎx") == ["ÀÉÎ", "ÉÎx"])
+        #expect(TextTokenizer(.trigram).terms("ÀÉÎx") == ["àéî", "éîx"])
+        #expect(TextTokenizer(.trigram).terms("ab").isEmpty)
+    }
+}

@@ -72,6 +72,40 @@ func fingerprint(_ dir: String) throws -> [String: Data] {
         #expect(lines[7] == ["count": 2])
     }
 
+    /// `terms` lists a text index's terms with their document frequencies, as FTS5's
+    /// fts5vocab 'row' table counts them, after the statistics line in text mode.
+    @Test(.requires(.sqliteFTS5))
+    func termsListsDocumentFrequenciesAsFTS5VocabCountsThem() throws {
+        let dir = TemporaryDirectory("kvrepl-test")
+        let db = dir.child("db")
+        try FileManager.default.copyItem(atPath: packageRoot.appendingPathComponent("Tests/Fixtures/text1-db").path, toPath: db)
+        var r = try kvrepl([db, "--json", "-c", "terms notes body_text"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let ours = try jsonLines(r.stdout)
+        // The same four documents in FTS5 (porter), counted by fts5vocab.
+        let script = """
+        import sqlite3, json
+        c = sqlite3.connect(":memory:")
+        c.execute("create virtual table t using fts5(title, body, tokenize='porter')")
+        c.execute("create virtual table v using fts5vocab(t, 'row')")
+        for row in [("Night trains", "The night express leaves Perth at ten and runs to Fremantle"),
+                    ("Morning trains", "Quiet morning trains; the CAFÉ opens early at the station"),
+                    ("Zürich lines", "Lines and stations of Zürich, running express"),
+                    (None, "running runners run; the station is busy")]:
+            c.execute("insert into t values (?, ?)", row)
+        for term, doc in c.execute("select term, doc from v order by term"):
+            print(json.dumps({"term": term, "documents": doc}, ensure_ascii=False))
+        """
+        let python = try runProcess(try referencePython(), ["-c", script])
+        #expect(python.status == 0, "\(python.stderr)")
+        let reference = try jsonLines(python.stdout)
+        #expect(ours.count == 24 && ours == reference)
+        r = try kvrepl([db, "-c", "terms notes body_text st limit 1"])
+        #expect(r.stdout == "4 documents, 41 tokens (10.2 per document)\nstation  3\n")
+        r = try kvrepl([db, "-c", "terms notes nope"])
+        #expect(r.status == 1 && r.stderr.contains("no text index \"nope\""))
+    }
+
     @Test func usageErrorsExitWithTwo() throws {
         #expect(try kvrepl([]).status == 2)
         #expect(try kvrepl(["/tmp/x", "--no-such-flag"]).status == 2)

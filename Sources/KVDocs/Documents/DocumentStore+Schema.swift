@@ -98,12 +98,13 @@ extension DocumentStore {
         let context = IndexUpdateContext(storage: storage, batch: WriteBatch())
         context.building = true
         var done = 0
+        let flushThreshold = state.withLock { $0.buildFlushThreshold }
         while let entry = try entries.next({ k, v in (try docs.unpack(Array(k)), Array(v)) }) {
             done += 1
             guard entry.0.count == 1 else { continue }
             let document = try documentValue(entry.1, collection: identity.collection, id: entry.0[0])
             try maintainer.update(id: entry.0[0], old: nil, new: document, context: context)
-            if context.batch.count >= 10_000 || context.pendingWork >= TextIndexMaintainer.flushThreshold {
+            if context.batch.count >= 10_000 || context.pendingWork >= flushThreshold {
                 try maintainer.flush(context: context)
                 try storage.write(context.batch, sync: false)
                 context.batch.clear()

@@ -56,6 +56,9 @@ public final class DocumentStore: @unchecked Sendable {
         var catalog: StoreCatalog
         var lastSequence: Int64
         var observers: [UUID: AsyncStream<Change>.Continuation] = [:]
+        /// A long index build writes its batch part-way once maintainers hold this much
+        /// work (``IndexUpdateContext/pendingWork``); tests lower it.
+        var buildFlushThreshold = TextIndexMaintainer.flushThreshold
     }
     let state: Mutex<State>
 

@@ -62,14 +62,8 @@ extension ReadTransaction {
     /// - Throws: `.invalidArgument` for a malformed query (naming the position) or a
     ///   negative limit or offset, `.schema` for an unknown index or one being built.
     public func search(_ collection: String, _ query: String, options: SearchOptions = SearchOptions()) throws -> [SearchHit] {
-        let schema = try catalog.schema.collection(collection)
-        guard let definition = options.index.map({ name in schema.text.first { $0.name.hasSameCodePoints(as: name) } }) ?? schema.text.first else {
-            throw KVDocsError(.schema, options.index.map { "collection \"\(collection)\" has no text index \"\($0)\"" } ?? "collection \"\(collection)\" has no text index")
-        }
-        let identity = IndexIdentity(collection, definition.name, .text)
-        guard catalog.isReady(identity), let maintainer = catalog.maintainer(identity) as? TextIndexMaintainer else {
-            throw KVDocsError(.schema, "text index \"\(definition.name)\" of \"\(collection)\" is being built")
-        }
+        let maintainer = try textMaintainer(collection, options.index)
+        let definition = maintainer.definition
         if let limit = options.limit, limit < 0 {
             throw KVDocsError(.invalidArgument, "search limit must not be negative (got \(limit))")
         }
@@ -105,5 +99,56 @@ extension DocumentCollection {
     /// Searches the collection's text index. See ``ReadTransaction/search(_:_:options:)``.
     public func search(_ query: String, options: SearchOptions = SearchOptions()) throws -> [SearchHit] {
         try store.read { try $0.search(name, query, options: options) }
+    }
+}
+
+/// A term of a text index and the number of documents that hold it.
+public struct TextTermInfo: Sendable, Equatable {
+    /// The term as stored (folded, and stemmed with `porter`).
+    public let term: String
+    /// The documents holding the term (its document frequency).
+    public let documents: Int
+}
+
+/// What a text index holds as a whole: what BM25 scores with.
+public struct TextIndexStatistics: Sendable, Equatable {
+    /// The documents in the index (every document of the collection).
+    public let documents: Int
+    /// The tokens of all of them, over all indexed fields.
+    public let tokens: Int
+    /// Tokens per document (BM25's avgdl); 0 for an empty collection.
+    public var averageLength: Double { documents > 0 ? Double(tokens) / Double(documents) : 0 }
+}
+
+extension ReadTransaction {
+    /// The ready text index `index` (or the collection's first) of `collection`.
+    func textMaintainer(_ collection: String, _ index: String?) throws -> TextIndexMaintainer {
+        let schema = try catalog.schema.collection(collection)
+        guard let definition = index.map({ name in schema.text.first { $0.name.hasSameCodePoints(as: name) } }) ?? schema.text.first else {
+            throw KVDocsError(.schema, index.map { "collection \"\(collection)\" has no text index \"\($0)\"" } ?? "collection \"\(collection)\" has no text index")
+        }
+        let identity = IndexIdentity(collection, definition.name, .text)
+        guard catalog.isReady(identity), let maintainer = catalog.maintainer(identity) as? TextIndexMaintainer else {
+            throw KVDocsError(.schema, "text index \"\(definition.name)\" of \"\(collection)\" is being built")
+        }
+        return maintainer
+    }
+
+    /// The terms of a text index that start with `prefix` (bytewise; all for ""), in
+    /// order, with their document frequencies, at most `limit`.
+    /// - Throws: `.schema` for an unknown collection or index, `.invalidArgument` for a
+    ///   negative limit, `.corruption` for damaged postings.
+    public func textTerms(_ collection: String, index: String? = nil, prefix: String = "", limit: Int? = nil) throws -> [TextTermInfo] {
+        if let limit, limit < 0 { throw KVDocsError(.invalidArgument, "terms limit must not be negative (got \(limit))") }
+        let maintainer = try textMaintainer(collection, index)
+        return try TextIndexInspector(index: maintainer.index, reader: reader).terms(prefix: prefix, limit: limit)
+            .map { TextTermInfo(term: $0.term, documents: $0.documents) }
+    }
+
+    /// The corpus statistics of a text index.
+    /// - Throws: `.schema` for an unknown collection or index, `.corruption` for damaged statistics.
+    public func textStatistics(_ collection: String, index: String? = nil) throws -> TextIndexStatistics {
+        let stats = try textMaintainer(collection, index).index.statistics(reader)
+        return TextIndexStatistics(documents: stats.documents, tokens: stats.tokens)
     }
 }
