@@ -129,5 +129,5 @@ def scaling(filename):
 
 documents("documents.png")
 scaling("scaling.png")
-comparison("text", "kvdocs", "sqlite fts5", "Full-text: KVDocs vs SQLite FTS5", "text.png")
+comparison("text", "kvdocs", "fts5-c", "Full-text: KVDocs vs SQLite FTS5 (C API)", "text.png")
 print("charts written to", out)

@@ -41,6 +41,8 @@ final class Bench {
     var results: [Measurement] = []
     var peakMemory: [String: Double] = [:]
     let data: BenchData
+    /// The text section's corpus sizes, when given on the command line.
+    var textSizeOverride: [Int]?
 
     init(n: Int, repeats: Int, quick: Bool) throws {
         self.n = n

@@ -19,6 +19,9 @@ struct KVBench: ParsableCommand {
     @Option(help: "Sections to run: raw, tuning, documents, text, import, scaling (comma-separated).")
     var sections = "raw,tuning,documents,text,import,scaling"
 
+    @Option(help: "Corpus sizes of the text section (comma-separated; default 20000,200000,1000000, --quick 2000).")
+    var textSizes: String?
+
     @Option(help: "Where to write results.json and the charts.")
     var output = "results"
 
@@ -27,6 +30,11 @@ struct KVBench: ParsableCommand {
 
     func run() throws {
         let bench = try Bench(n: n ?? (quick ? 20_000 : 1_000_000), repeats: max(1, repeats), quick: quick)
+        if let textSizes {
+            let sizes = textSizes.split(separator: ",").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }.filter { $0 >= 1000 }
+            guard !sizes.isEmpty else { throw ValidationError("--text-sizes takes sizes of at least 1000, comma-separated") }
+            bench.textSizeOverride = sizes
+        }
         let wanted = Set(sections.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
         let started = Date()
         try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true)

@@ -109,8 +109,18 @@ struct TextIndex: Sendable {
     /// recorded in `changes` (each term's blocks rewritten once), and empties them. Reads
     /// the state before the batch through `reader`.
     func apply(_ changes: TextIndexChanges, reader: some KeyValueReader, put: ([UInt8], [UInt8]) -> Void, delete: ([UInt8]) -> Void) throws {
-        for (term, docs) in changes.terms {
-            let sorted = docs.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+        for (term, recorded) in changes.terms {
+            // By document, the last change of each document winning (a batch may insert a
+            // row and then change it); an import records them in order already.
+            var sorted = recorded
+            if !zip(recorded, recorded.dropFirst()).allSatisfy({ $0.0.0 < $0.1.0 }) {
+                sorted = recorded.enumerated().sorted { ($0.element.0, $0.offset) < ($1.element.0, $1.offset) }.map(\.element)
+                var unique: [(Int, TextIndexChanges.Change)] = []
+                for entry in sorted {
+                    if unique.last?.0 == entry.0 { unique[unique.count - 1] = entry } else { unique.append(entry) }
+                }
+                sorted = unique
+            }
             try applyTerm(term.text, sorted, reader: reader, put: put, delete: delete)
         }
         changes.terms.removeAll(keepingCapacity: true)
@@ -145,12 +155,12 @@ struct TextIndex: Sendable {
                            put: ([UInt8], [UInt8]) -> Void, delete: ([UInt8]) -> Void) throws {
         guard let first = changes.first?.0, let last = changes.last?.0 else { return }
         let prefix = layout.postingsPrefix(term)
-        // The block holding the first change: the last one starting at or before it.
-        var startKey = prefix
-        let before = try reader.scan(KeyRange(lower: .included(prefix), upper: .included(layout.block(term, first))), order: .reverse)
-        if let key = try before.next({ k, _ in Array(k) }) { startKey = key }
+        if try appendTerm(term, changes, reader: reader, put: put) { return }
+        // The blocks from the one holding the first change (the last starting at or before
+        // it) to the last starting at or before the last change, read backwards with one
+        // iterator: for rows appended at the end of the list, that is the term's last block.
         var blocks: [WorkingBlock] = []
-        let scan = try reader.scan(KeyRange(lower: .included(startKey), upper: .included(layout.block(term, last))), order: .forward)
+        let scan = try reader.scan(KeyRange(lower: .included(prefix), upper: .included(layout.block(term, last))), order: .reverse)
         while let block = try scan.next({ k, v -> PostingBlock in
             let firstDoc = try TextIndexLayout.documentNumber(k, at: prefix.count)
             return try PostingBlockHeader(firstDoc: firstDoc, v).decode(v)
@@ -163,7 +173,9 @@ struct TextIndex: Sendable {
                 working.occurrences = try bytes.withUnsafeBytes { try OccurrenceBlock.decode($0, count: block.count).entries }
             }
             blocks.append(working)
+            if block.firstDoc <= first { break }
         }
+        blocks.reverse()
         if blocks.isEmpty { blocks.append(WorkingBlock()) }
 
         // Each change goes to the last block starting at or before its document (or the first).
@@ -231,6 +243,74 @@ struct TextIndex: Sendable {
         }
     }
 
+    /// The common case of a batch that only adds rows (new rows take the next numbers, so
+    /// they come after every row a term has): the term's last block is extended without
+    /// decoding its entries (its stored bytes are kept and the new entries appended), and
+    /// what does not fit starts new blocks. Returns false, writing nothing, when `changes`
+    /// are not all additions after the term's last row.
+    private func appendTerm(_ term: String, _ changes: [(Int, TextIndexChanges.Change)], reader: some KeyValueReader,
+                            put: ([UInt8], [UInt8]) -> Void) throws -> Bool {
+        var postings: [(doc: Int, posting: TextIndexChanges.Posting)] = []
+        postings.reserveCapacity(changes.count)
+        for (doc, change) in changes {
+            guard case .put(let p) = change else { return false }
+            postings.append((doc, p))
+        }
+        let prefix = layout.postingsPrefix(term)
+        let scan = try reader.scan(layout.postings(term), order: .reverse)
+        let lastBlock = try scan.next { k, v -> (header: PostingBlockHeader, bytes: [UInt8]) in
+            (try PostingBlockHeader(firstDoc: TextIndexLayout.documentNumber(k, at: prefix.count), v), Array(v))
+        }
+        var next = 0
+        if let (header, bytes) = lastBlock {
+            guard postings[0].doc > header.lastDoc else { return false }
+            let room = PostingBlock.capacity - header.count
+            if room > 0 {
+                let added = postings.prefix(room)
+                var occurrences: [UInt8] = []
+                if detail != .none {
+                    guard let stored = try reader.value(forKey: layout.occurrences(term, header.firstDoc)) else {
+                        throw KVDocsError(.corruption, "text index \(layout.subspace): term \"\(term)\" has a posting block at \(header.firstDoc) without occurrences; reindex it")
+                    }
+                    occurrences = stored
+                }
+                var out: [UInt8] = []
+                let lastDoc = added.last?.doc ?? header.lastDoc
+                let impacts = PostingBlock.frontier(header.impacts + added.map { PostingBlock.Impact(frequency: $0.posting.frequency, length: $0.posting.length) })
+                Varint.append(header.count + added.count, to: &out)
+                Varint.append(lastDoc - header.firstDoc, to: &out)
+                Varint.append(impacts.count, to: &out)
+                for i in impacts {
+                    Varint.append(i.frequency, to: &out)
+                    Varint.append(i.length, to: &out)
+                }
+                out += bytes[header.bodyStart...]
+                var previous = header.lastDoc
+                for (doc, p) in added {
+                    Varint.append(doc - previous, to: &out)
+                    Varint.append(p.frequency, to: &out)
+                    previous = doc
+                    if detail != .none {
+                        Varint.append(p.occurrences.count, to: &occurrences)
+                        occurrences += p.occurrences
+                    }
+                }
+                put(layout.block(term, header.firstDoc), out)
+                if detail != .none { put(layout.occurrences(term, header.firstDoc), occurrences) }
+                next = added.count
+            }
+        }
+        while next < postings.count {
+            let chunk = postings[next..<min(next + PostingBlock.capacity, postings.count)]
+            let firstDoc = chunk.first?.doc ?? 0
+            let impacts = PostingBlock.frontier(chunk.map { PostingBlock.Impact(frequency: $0.posting.frequency, length: $0.posting.length) })
+            put(layout.block(term, firstDoc), PostingBlock(firstDoc: firstDoc, docs: chunk.map(\.doc), frequencies: chunk.map(\.posting.frequency), impacts: impacts).encoded())
+            if detail != .none { put(layout.occurrences(term, firstDoc), OccurrenceBlock(entries: chunk.map(\.posting.occurrences)).encoded()) }
+            next += chunk.count
+        }
+        return true
+    }
+
     /// Whether `docs` (ascending) holds `doc`, and where it is or would go.
     static func search(_ docs: [Int], _ doc: Int) -> (found: Bool, at: Int) {
         var lo = 0, hi = docs.count
@@ -265,8 +345,8 @@ final class TextIndexChanges {
     /// Document numbers given or taken in this batch, by the row id's tuple encoding
     /// (`.some(nil)`: the row lost its number).
     var numbers: [ByteKey: Int?] = [:]
-    /// Term → document → change.
-    var terms: [TextTerm: [Int: Change]] = [:]
+    /// Term → its changes in the order recorded (document, change).
+    var terms: [TextTerm: [(Int, Change)]] = [:]
     /// Document → its new length (0: gone).
     var lengths: [Int: Int] = [:]
     /// Postings recorded since the last apply (to decide when a long build flushes).
@@ -279,7 +359,7 @@ final class TextIndexChanges {
     }
 
     func record(_ term: TextTerm, _ doc: Int, _ change: Change) {
-        terms[term, default: [:]][doc] = change
+        terms[term, default: []].append((doc, change))
         pending += 1
     }
 }

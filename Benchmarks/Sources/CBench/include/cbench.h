@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "csqlite.h"  // the raw SQLite baseline of the documents section
+#include "cfts.h"     // the FTS5 baseline of the text section
 
 typedef struct cb_db cb_db;
 
