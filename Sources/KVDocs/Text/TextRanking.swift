@@ -372,6 +372,9 @@ extension TextSearcher {
     /// `keepInstances`, the instances too. `sources` holds, for each term, the posting
     /// lists it matches (several for a prefix).
     private func evaluate(_ phrase: TextQuery.Phrase, sources: [[TermPostings]], keepInstances: Bool) throws -> ([(doc: Int, frequency: Int)], [Int: [PhraseInstance]]) {
+        if sources.allSatisfy({ $0.count == 1 }) {
+            return try evaluate(phrase, lists: sources.map { $0[0] }, keepInstances: keepInstances)
+        }
         // Each term's rows: document → (list, block, entry) of every posting there.
         typealias Ref = (list: TermPostings, block: Int, entry: Int, frequency: Int)
         var perTerm: [[Int: [Ref]]] = []
@@ -415,6 +418,67 @@ extension TextSearcher {
                     }
                 }
                 if refs[doc]?.count ?? 0 > 1 { for c in columns.keys { columns[c]?.sort() } }
+                occurrences.append(columns)
+            }
+            if !needPositions {
+                if counts > 0 { result.append((doc, counts)) }
+                continue
+            }
+            let instances = Self.instances(phrase, occurrences)
+            if !instances.isEmpty {
+                result.append((doc, instances.count))
+                if keepInstances { found[doc] = instances }
+            }
+        }
+        return (result, found)
+    }
+}
+
+extension TextSearcher {
+    /// ``evaluate(_:sources:keepInstances:)`` when each term is one posting list (no
+    /// prefix): the rows where every term occurs, found by leapfrogging cursors from the
+    /// rarest list, and the occurrences read only there.
+    private func evaluate(_ phrase: TextQuery.Phrase, lists: [TermPostings], keepInstances: Bool) throws -> ([(doc: Int, frequency: Int)], [Int: [PhraseInstance]]) {
+        guard !lists.isEmpty, lists.allSatisfy({ $0.blockCount > 0 }) else { return ([], [:]) }
+        var cursors = lists.map { PostingCursor($0) }
+        let order = lists.indices.sorted { lists[$0].documentFrequency < lists[$1].documentFrequency }
+        let needPositions = phrase.terms.count > 1 || phrase.initial || keepInstances
+        let full = index.detail == .full
+        var result: [(doc: Int, frequency: Int)] = []
+        var found: [Int: [PhraseInstance]] = [:]
+        var target = 0
+        search: while true {
+            // The next row at or after target where every term occurs.
+            try cursors[order[0]].advance(to: target)
+            var doc = cursors[order[0]].doc
+            var k = 1
+            while k < order.count {
+                if doc == .max { break search }
+                try cursors[order[k]].advance(to: doc)
+                if cursors[order[k]].doc > doc {
+                    doc = cursors[order[k]].doc
+                    try cursors[order[0]].advance(to: doc)
+                    doc = cursors[order[0]].doc
+                    k = 1
+                } else {
+                    k += 1
+                }
+            }
+            if doc == .max { break }
+            target = doc + 1
+            if !needPositions && phrase.columns == nil {
+                result.append((doc, cursors[0].frequency))
+                continue
+            }
+            var occurrences: [[Int: [Int]]] = []
+            var counts = 0
+            for (t, cursor) in cursors.enumerated() {
+                let bytes = try lists[t].occurrences(block: cursor.blockIndex, entry: cursor.entry, layout: layout, reader: reader)
+                var columns: [Int: [Int]] = [:]
+                for (column, count, positions) in try bytes.withUnsafeBytes({ try TextDocument.decode($0, positions: full) }) {
+                    if !needPositions, phrase.columns?.allowed.contains(column) ?? true { counts += count }
+                    columns[column] = positions
+                }
                 occurrences.append(columns)
             }
             if !needPositions {
