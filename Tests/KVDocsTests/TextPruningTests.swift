@@ -187,3 +187,20 @@ enum ZipfCorpus {
         #expect(answers[0] == answers[1])
     }
 }
+
+@Suite struct TextNormTests {
+    /// A norm rounds a length down, by at most an eighth, and keeps the order of lengths
+    /// (the bound it gives a row's score is safe and close).
+    @Test func normsRoundLengthsDownByAtMostAnEighth() {
+        var previous = 0
+        for length in Array(0..<5000) + [1 << 20, (1 << 23) - 1, 1 << 23, 1 << 30, Int(UInt32.max)] {
+            let norm = TextLengths.norm(length)
+            let back = TextLengths.length(ofNorm: norm)
+            #expect(norm >= 0 && norm <= 255)
+            #expect(back <= length, "\(length) → \(norm) → \(back)")
+            if length < (1 << 23) { #expect(length - back <= length / 8, "\(length) → \(back)") }
+            #expect(norm >= previous)
+            previous = norm
+        }
+    }
+}

@@ -3,8 +3,10 @@
 /// contribution so a query can skip the block without decoding it.
 ///
 /// Stored form (all varints): `count`, `lastDoc - firstDoc`, the number of impacts, each
-/// impact as `frequency, length`, then for each entry `docDelta, frequency` (the first delta
-/// from the block's first document, which is in the key, is 0).
+/// impact as `frequency, length`, then for each entry `docDelta, frequency, norm` (the first
+/// delta from the block's first document, which is in the key, is 0; the norm is the row's
+/// length in one byte, rounded down, see ``TextLengths/norm(_:)``), so a row's best score
+/// is bounded closely before its exact length is read.
 ///
 /// **Invariant.** For every entry (document d, frequency f) some impact (F, L) has F ≥ f and
 /// L ≤ length(d): a BM25 term contribution grows with f and shrinks with the length, so the
@@ -19,6 +21,7 @@ struct PostingBlock: Equatable {
     var firstDoc: Int
     var docs: [Int]
     var frequencies: [Int]
+    var norms: [Int]
     var impacts: [Impact]
 
     struct Impact: Equatable {
@@ -29,10 +32,11 @@ struct PostingBlock: Equatable {
     var count: Int { docs.count }
     var lastDoc: Int { docs.last ?? firstDoc }
 
-    init(firstDoc: Int, docs: [Int], frequencies: [Int], impacts: [Impact]) {
+    init(firstDoc: Int, docs: [Int], frequencies: [Int], norms: [Int], impacts: [Impact]) {
         self.firstDoc = firstDoc
         self.docs = docs
         self.frequencies = frequencies
+        self.norms = norms
         self.impacts = impacts
     }
 
@@ -47,9 +51,10 @@ struct PostingBlock: Equatable {
             Varint.append(i.length, to: &out)
         }
         var previous = firstDoc
-        for (d, f) in zip(docs, frequencies) {
+        for (k, d) in docs.enumerated() {
             Varint.append(d - previous, to: &out)
-            Varint.append(f, to: &out)
+            Varint.append(frequencies[k], to: &out)
+            Varint.append(norms[k], to: &out)
             previous = d
         }
         return out
@@ -105,22 +110,26 @@ struct PostingBlockHeader {
     /// - Throws: `.corruption` when they do not match the header.
     func decode(_ bytes: UnsafeRawBufferPointer) throws -> PostingBlock {
         var i = bodyStart
-        var docs: [Int] = [], frequencies: [Int] = []
+        var docs: [Int] = [], frequencies: [Int] = [], norms: [Int] = []
         docs.reserveCapacity(count)
         frequencies.reserveCapacity(count)
+        norms.reserveCapacity(count)
         var previous = firstDoc
         for k in 0..<count {
             let delta = try Varint.read(bytes, &i)
             let f = try Varint.read(bytes, &i)
-            guard delta >= 0, delta <= TextDocument.maximumDocument, k == 0 ? delta == 0 : delta > 0, f >= 1, f <= Self.maximumValue else {
+            let norm = try Varint.read(bytes, &i)
+            guard delta >= 0, delta <= TextDocument.maximumDocument, k == 0 ? delta == 0 : delta > 0, f >= 1, f <= Self.maximumValue,
+                  norm >= 0, norm <= 255 else {
                 throw KVDocsError(.corruption, "a text posting block has a damaged entry")
             }
             previous += delta
             docs.append(previous)
             frequencies.append(f)
+            norms.append(norm)
         }
         guard i == bytes.count, previous == lastDoc else { throw KVDocsError(.corruption, "a text posting block's entries do not match its header") }
-        return PostingBlock(firstDoc: firstDoc, docs: docs, frequencies: frequencies, impacts: impacts)
+        return PostingBlock(firstDoc: firstDoc, docs: docs, frequencies: frequencies, norms: norms, impacts: impacts)
     }
 }
 

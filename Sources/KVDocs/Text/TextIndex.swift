@@ -145,6 +145,7 @@ struct TextIndex: Sendable {
         var stored: Int?
         var docs: [Int] = []
         var frequencies: [Int] = []
+        var norms: [Int] = []
         var occurrences: [[UInt8]] = []
         var impacts: [PostingBlock.Impact] = []
         var dirty = false
@@ -165,7 +166,7 @@ struct TextIndex: Sendable {
             let firstDoc = try TextIndexLayout.documentNumber(k, at: prefix.count)
             return try PostingBlockHeader(firstDoc: firstDoc, v).decode(v)
         }) {
-            var working = WorkingBlock(stored: block.firstDoc, docs: block.docs, frequencies: block.frequencies, impacts: block.impacts)
+            var working = WorkingBlock(stored: block.firstDoc, docs: block.docs, frequencies: block.frequencies, norms: block.norms, impacts: block.impacts)
             if detail != .none {
                 guard let bytes = try reader.value(forKey: layout.occurrences(term, block.firstDoc)) else {
                     throw KVDocsError(.corruption, "text index \(layout.subspace): term \"\(term)\" has a posting block at \(block.firstDoc) without occurrences; reindex it")
@@ -188,10 +189,12 @@ struct TextIndex: Sendable {
             case .put(let p):
                 if found {
                     block.frequencies[at] = p.frequency
+                    block.norms[at] = TextLengths.norm(p.length)
                     if detail != .none { block.occurrences[at] = p.occurrences }
                 } else {
                     block.docs.insert(doc, at: at)
                     block.frequencies.insert(p.frequency, at: at)
+                    block.norms.insert(TextLengths.norm(p.length), at: at)
                     if detail != .none { block.occurrences.insert(p.occurrences, at: at) }
                 }
                 block.impacts.append(PostingBlock.Impact(frequency: p.frequency, length: p.length))
@@ -200,6 +203,7 @@ struct TextIndex: Sendable {
                 guard found else { continue }
                 block.docs.remove(at: at)
                 block.frequencies.remove(at: at)
+                block.norms.remove(at: at)
                 if detail != .none { block.occurrences.remove(at: at) }
                 block.dirty = true
             }
@@ -214,6 +218,7 @@ struct TextIndex: Sendable {
                (previous.dirty || block.dirty), (previous.docs.count < capacity / 4 || block.docs.count < capacity / 4) {
                 previous.docs += block.docs
                 previous.frequencies += block.frequencies
+                previous.norms += block.norms
                 previous.occurrences += block.occurrences
                 previous.impacts += block.impacts
                 previous.dirty = true
@@ -236,7 +241,7 @@ struct TextIndex: Sendable {
                 let end = min(start + capacity, block.docs.count)
                 let docs = Array(block.docs[start..<end])
                 let firstDoc = docs[0]
-                put(layout.block(term, firstDoc), PostingBlock(firstDoc: firstDoc, docs: docs, frequencies: Array(block.frequencies[start..<end]), impacts: impacts).encoded())
+                put(layout.block(term, firstDoc), PostingBlock(firstDoc: firstDoc, docs: docs, frequencies: Array(block.frequencies[start..<end]), norms: Array(block.norms[start..<end]), impacts: impacts).encoded())
                 if detail != .none { put(layout.occurrences(term, firstDoc), OccurrenceBlock(entries: Array(block.occurrences[start..<end])).encoded()) }
                 start = end
             }
@@ -289,6 +294,7 @@ struct TextIndex: Sendable {
                 for (doc, p) in added {
                     Varint.append(doc - previous, to: &out)
                     Varint.append(p.frequency, to: &out)
+                    Varint.append(TextLengths.norm(p.length), to: &out)
                     previous = doc
                     if detail != .none {
                         Varint.append(p.occurrences.count, to: &occurrences)
@@ -304,7 +310,8 @@ struct TextIndex: Sendable {
             let chunk = postings[next..<min(next + PostingBlock.capacity, postings.count)]
             let firstDoc = chunk.first?.doc ?? 0
             let impacts = PostingBlock.frontier(chunk.map { PostingBlock.Impact(frequency: $0.posting.frequency, length: $0.posting.length) })
-            put(layout.block(term, firstDoc), PostingBlock(firstDoc: firstDoc, docs: chunk.map(\.doc), frequencies: chunk.map(\.posting.frequency), impacts: impacts).encoded())
+            put(layout.block(term, firstDoc), PostingBlock(firstDoc: firstDoc, docs: chunk.map(\.doc), frequencies: chunk.map(\.posting.frequency),
+                                                              norms: chunk.map { TextLengths.norm($0.posting.length) }, impacts: impacts).encoded())
             if detail != .none { put(layout.occurrences(term, firstDoc), OccurrenceBlock(entries: chunk.map(\.posting.occurrences)).encoded()) }
             next += chunk.count
         }
@@ -368,6 +375,22 @@ final class TextIndexChanges {
 /// list of varints (0 for a slot without a row), trailing zeros dropped.
 enum TextLengths {
     static let blockSize = 128
+
+    /// A length in one byte, rounded down: exact below 128, then 3 significant bits
+    /// after the leading one (so at most 1/8 below), 255 past 2^23.
+    static func norm(_ length: Int) -> Int {
+        guard length >= 128 else { return max(0, length) }
+        let e = Int.bitWidth - 1 - length.leadingZeroBitCount  // 7 or more
+        let code = 128 + (e - 7) * 8 + (length >> (e - 3)) & 7
+        return min(code, 255)
+    }
+
+    /// The smallest length with norm `norm` (never more than the length it came from).
+    static func length(ofNorm norm: Int) -> Int {
+        guard norm >= 128 else { return norm }
+        let e = (norm - 128) / 8 + 7
+        return (8 + (norm - 128) % 8) << (e - 3)
+    }
 
     static func encode(_ lengths: [Int]) -> [UInt8] {
         var out: [UInt8] = []

@@ -127,6 +127,9 @@ struct TextIndexInspector {
                 }
                 let f = block.frequencies[e]
                 let length = lengths[doc] ?? 0
+                if block.norms[e] != TextLengths.norm(length) {
+                    problem("term \"\(term)\": row \(id) has norm \(block.norms[e]) for length \(length)")
+                }
                 if !block.impacts.contains(where: { $0.frequency >= f && $0.length <= length }) {
                     problem("term \"\(term)\": the block at \(block.firstDoc) has impacts below row \(id)'s (\(f), \(length))")
                 }

@@ -260,10 +260,8 @@ extension TextSearcher {
     /// The best contribution `leaf` can make to the row it is on (before reading its length).
     private func rowBound(_ leaf: PhraseLeaf, _ bm25: BM25) -> Double {
         if let cursor = leaf.cursor {
-            // Some impact has at least this frequency and at most this row's length.
-            let f = cursor.frequency
-            let shortest = cursor.list.headers[cursor.blockIndex].impacts.lazy.filter { $0.frequency >= f }.map(\.length).min() ?? 0
-            return leaf.idf * bm25.weight(frequency: f, length: shortest)
+            // The row's length rounded down bounds its weight from above.
+            return leaf.idf * bm25.weight(frequency: cursor.frequency, length: cursor.normLength)
         }
         return leaf.idf * bm25.weight(frequency: leaf.frequency, length: 0)
     }

@@ -360,6 +360,8 @@ struct PostingCursor {
     init(_ list: TermPostings) { self.list = list }
 
     var frequency: Int { block?.frequencies[entry] ?? 0 }
+    /// The current row's length, rounded down (``TextLengths/norm(_:)``).
+    var normLength: Int { TextLengths.length(ofNorm: block?.norms[entry] ?? 0) }
 
     /// Moves to the first document at or after `target`.
     mutating func advance(to target: Int) throws {
