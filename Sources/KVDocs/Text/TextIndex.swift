@@ -506,6 +506,24 @@ struct TextDocument: Equatable {
     /// The largest document number (2^40): past it a text index must be rebuilt.
     static let maximumDocument = 1 << 40
 
+    /// The number of occurrences stored in `bytes` that lie in `allowed` columns, without
+    /// decoding positions into arrays (for column filters that need no positions).
+    /// - Throws: `.corruption` for bytes that are not occurrences.
+    static func count(_ bytes: UnsafeRawBufferPointer, positions withPositions: Bool, allowed: Set<Int>?) throws -> Int {
+        var total = 0
+        var i = 0
+        while i < bytes.count {
+            let column = try Varint.read(bytes, &i)
+            let count = try Varint.read(bytes, &i)
+            guard count >= 1, count <= (withPositions ? bytes.count : maximumPosition) else { throw KVDocsError(.corruption, "text posting has an impossible count") }
+            if allowed?.contains(column) ?? true { total += count }
+            if withPositions {
+                for _ in 0..<count { _ = try Varint.read(bytes, &i) }
+            }
+        }
+        return total
+    }
+
     /// The columns of stored occurrences, each with its count and (when `positions`) its
     /// positions.
     /// - Throws: `.corruption` for bytes that are not occurrences.

@@ -464,8 +464,14 @@ extension TextSearcher {
             }
             if doc == .max { break }
             target = doc + 1
-            if !needPositions && phrase.columns == nil {
-                result.append((doc, cursors[0].frequency))
+            if !needPositions {
+                if phrase.columns == nil {
+                    result.append((doc, cursors[0].frequency))
+                } else {
+                    let bytes = try lists[0].occurrences(block: cursors[0].blockIndex, entry: cursors[0].entry, layout: layout, reader: reader)
+                    let n = try bytes.withUnsafeBytes { try TextDocument.count($0, positions: full, allowed: phrase.columns?.allowed) }
+                    if n > 0 { result.append((doc, n)) }
+                }
                 continue
             }
             var occurrences: [[Int: [Int]]] = []
