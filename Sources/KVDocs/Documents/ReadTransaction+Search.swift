@@ -81,14 +81,15 @@ extension ReadTransaction {
             guard let bytes = try reader.value(forKey: store.layout.document(collection, entry.id)) else { continue }
             let document = try store.documentValue(bytes, collection: collection, id: entry.id)
             let texts = TextIndexMaintainer.columnTexts(definition, document)
-            let (instances, phraseOf) = ranking.instances(texts: texts, tokenizer: maintainer.index.tokenizer, doc: entry.doc)
+            let tagged = ranking.instances(texts: texts, tokenizer: maintainer.index.tokenizer, doc: entry.doc)
+            let instances = tagged.map(\.instance)
             var highlights: [String: String] = [:]
             if let markers = options.highlight {
                 for (column, text) in texts.enumerated() {
                     highlights[definition.fields[column].description] = Highlighter.highlight(text, tokenizer: maintainer.index.tokenizer, instances: instances.filter { $0.column == column }, markers: markers)
                 }
             }
-            let snippet = options.snippet.map { Highlighter.snippet(texts, tokenizer: maintainer.index.tokenizer, instances: instances, phraseOf: phraseOf, options: $0) }
+            let snippet = options.snippet.map { Highlighter.snippet(texts, tokenizer: maintainer.index.tokenizer, instances: tagged, options: $0) }
             hits.append(SearchHit(id: DocumentStore.idValue(entry.id), score: entry.score, document: document, highlights: highlights, snippet: snippet))
         }
         return hits

@@ -42,50 +42,87 @@ enum Highlighter {
         return String(decoding: out, as: UTF8.self)
     }
 
-    /// A window of at most `options.tokens` tokens from the column with the best window:
-    /// 1000 points per distinct phrase in the window and 1 per repeat, a bonus when the
-    /// window starts a sentence, re-centred on its matches; ellipses where the window does
-    /// not reach the column's start or end.
-    static func snippet(_ texts: [String], tokenizer: TextTokenizer, instances: [PhraseInstance],
-                        phraseOf: [PhraseInstance: Int], options: TextSnippetOptions) -> String {
+    /// FTS5's `snippet()` (fts5_aux.c): for each instance of each column, a window of
+    /// `options.tokens` tokens starting at it scores 1000 per distinct phrase starting in
+    /// it and 1 per repeat, and is re-centred on the first and last of them; the window
+    /// starting at the sentence that holds the instance (a token after `.` or `:` and
+    /// whitespace, or the first) scores the same plus 100 (120 at the column's start). The
+    /// first best window wins. It is written with the matches that start in it marked,
+    /// an ellipsis before when it does not start the column, and the rest of the column
+    /// when it reaches the last token (else an ellipsis). `instances` are in `xInst` order.
+    static func snippet(_ texts: [String], tokenizer: TextTokenizer, instances: [(instance: PhraseInstance, phrase: Int)],
+                        options: TextSnippetOptions) -> String {
         let size = max(1, min(64, options.tokens))
-        var best: (score: Int, column: Int, start: Int)? = nil
+        var bestColumn = 0, bestStart = 0, bestScore = 0
+        var columnTokens: [[TextToken]] = []
         for (column, text) in texts.enumerated() {
             let tokens = tokenizer.tokens(text)
-            guard !tokens.isEmpty else { continue }
-            let here = instances.filter { $0.column == column }
+            columnTokens.append(tokens)
+            let here = instances.filter { $0.instance.column == column }
+            guard !here.isEmpty else { continue }
             let bytes = Array(text.utf8)
-            let sentenceStarts = Set(tokens.indices.filter { i in
-                i == 0 || bytes[..<tokens[i].start].last(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0A && $0 != 0x0D }).map { $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: ":") } ?? true
-            })
-            let candidates = here.isEmpty ? [0] : here.map(\.start)
-            for anchor in candidates {
-                var start = anchor
-                let inWindow = here.filter { $0.start >= start && $0.start + $0.length <= start + size }
-                if let first = inWindow.map(\.start).min(), let last = inWindow.map({ $0.start + $0.length - 1 }).max() {
-                    start = first - (size - (last - first + 1)) / 2
-                }
-                start = max(0, min(start, tokens.count - size))
-                let window = here.filter { $0.start >= start && $0.start + $0.length <= start + size }
+            var sentences: [Int] = []
+            for (i, token) in tokens.enumerated() {
+                if i == 0 { sentences.append(0); continue }
+                var j = token.start - 1
+                while j >= 0, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[j]) { j -= 1 }
+                if j != token.start - 1, j >= 0, bytes[j] == UInt8(ascii: ".") || bytes[j] == UInt8(ascii: ":") { sentences.append(i) }
+            }
+            let count = tokens.count
+            // The score of the window of `size` tokens from `start`, and where it re-centres.
+            func score(_ start: Int) -> (score: Int, adjusted: Int) {
                 var seen = Set<Int>()
-                var score = 0
-                for inst in window {
-                    score += seen.insert(phraseOf[inst] ?? 0).inserted ? 1000 : 1
+                var total = 0, first = -1, last = 0
+                for (inst, phrase) in here where inst.start >= start && inst.start < start + size {
+                    total += seen.insert(phrase).inserted ? 1000 : 1
+                    if first < 0 { first = inst.start }
+                    last = inst.start + inst.length
                 }
-                if sentenceStarts.contains(start) { score += start == 0 ? 120 : 100 }
-                if let current = best, current.score >= score { continue }
-                best = (score, column, start)
+                var adjusted = first - (size - (last - first)) / 2
+                if adjusted + size > count { adjusted = count - size }
+                return (total, max(0, adjusted))
+            }
+            for (inst, _) in here {
+                let (s, adjusted) = score(inst.start)
+                if s > bestScore { (bestScore, bestColumn, bestStart) = (s, column, adjusted) }
+                if !sentences.isEmpty && count > size {
+                    var jj = 0
+                    while jj < sentences.count - 1 && sentences[jj + 1] <= inst.start { jj += 1 }
+                    if sentences[jj] < inst.start {
+                        let s = score(sentences[jj]).score + (sentences[jj] == 0 ? 120 : 100)
+                        if s > bestScore { (bestScore, bestColumn, bestStart) = (s, column, sentences[jj]) }
+                    }
+                }
             }
         }
-        guard let best else { return "" }
-        let text = texts[best.column]
-        let tokens = tokenizer.tokens(text)
-        let end = min(best.start + size, tokens.count)
-        let spans = merged(instances.filter { $0.column == best.column }, tokenCount: tokens.count)
-        var result = best.start > 0 ? options.ellipsis : ""
-        result += render(Array(text.utf8), tokens: tokens, spans: spans, from: best.start, to: end, markers: options.markers, wholeText: false)
-        if end < tokens.count { result += options.ellipsis }
-        return result
+        guard bestColumn < texts.count else { return "" }
+        let text = texts[bestColumn], tokens = columnTokens[bestColumn]
+        let bytes = Array(text.utf8)
+        let rangeEnd = bestStart + size - 1
+        // Matches that start before the window are not marked.
+        let spans = merged(instances.filter { $0.instance.column == bestColumn }.map(\.instance), tokenCount: tokens.count)
+            .filter { $0.lowerBound >= bestStart }
+        var out: [UInt8] = bestStart > 0 ? Array(options.ellipsis.utf8) : []
+        guard bestStart < tokens.count else {
+            return bestStart == 0 ? text : String(decoding: out, as: UTF8.self)
+        }
+        var cursor = bestStart > 0 ? tokens[bestStart].start : 0
+        let last = min(rangeEnd, tokens.count - 1)
+        for span in spans where span.lowerBound <= last {
+            out += bytes[cursor..<tokens[span.lowerBound].start]
+            out += Array(options.markers.open.utf8)
+            let hi = min(span.upperBound, last)
+            out += bytes[tokens[span.lowerBound].start..<tokens[hi].end]
+            out += Array(options.markers.close.utf8)
+            cursor = tokens[hi].end
+        }
+        if rangeEnd >= tokens.count - 1 {
+            out += bytes[cursor...]
+        } else {
+            out += bytes[cursor..<tokens[last].end]
+            out += Array(options.ellipsis.utf8)
+        }
+        return String(decoding: out, as: UTF8.self)
     }
 }
 

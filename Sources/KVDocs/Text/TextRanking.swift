@@ -14,9 +14,10 @@ struct TextRanking {
     var nearState: [Int: TextSearcher.NearState] = [:]
 
     /// The instances that take part in the match of row `doc`, found in the row's column
-    /// texts (for NEAR groups, what the search recorded), and the phrase of each (what
-    /// highlights and snippets mark).
-    func instances(texts: [String], tokenizer: TextTokenizer, doc: Int) -> (instances: [PhraseInstance], phraseOf: [PhraseInstance: Int]) {
+    /// texts (for NEAR groups, what the search recorded), each with its phrase, in FTS5's
+    /// `xInst` order (by column and position, then phrase): what highlights and snippets
+    /// mark.
+    func instances(texts: [String], tokenizer: TextTokenizer, doc: Int) -> [(instance: PhraseInstance, phrase: Int)] {
         // Each column's terms: term → column → positions.
         var positions: [TextTerm: [Int: [Int]]] = [:]
         for (column, text) in texts.enumerated() {
@@ -45,14 +46,10 @@ struct TextRanking {
         }
         var active = found.map { !$0.isEmpty }
         var stack: [Bool] = []
-        guard compiled.evaluate(&active, nearMatched: nearMatched, stack: &stack) else { return ([], [:]) }
-        var phraseOf: [PhraseInstance: Int] = [:]
-        var all: [PhraseInstance] = []
-        for (p, list) in found.enumerated() where active[p] {
-            all += list
-            for inst in list where phraseOf[inst] == nil { phraseOf[inst] = p }
-        }
-        return (all, phraseOf)
+        guard compiled.evaluate(&active, nearMatched: nearMatched, stack: &stack) else { return [] }
+        var all: [(instance: PhraseInstance, phrase: Int)] = []
+        for (p, list) in found.enumerated() where active[p] { all += list.map { ($0, p) } }
+        return all.sorted { ($0.instance.column, $0.instance.start, $0.phrase) < ($1.instance.column, $1.instance.start, $1.phrase) }
     }
 }
 
