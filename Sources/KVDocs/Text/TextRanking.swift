@@ -419,13 +419,19 @@ extension TextSearcher {
                 if counts > 0 { result.append((doc, counts)) }
                 continue
             }
-            let instances = Self.instances(phrase, occurrences)
-            if !instances.isEmpty {
-                result.append((doc, instances.count))
-                if keepInstances { found[doc] = instances }
-            }
+            Self.record(phrase, occurrences, doc: doc, keepInstances: keepInstances, into: &result, &found)
         }
         return (result, found)
+    }
+
+    /// Adds row `doc` to a phrase's rows when the terms' `occurrences` there hold an
+    /// instance of it (with the instances, when kept).
+    private static func record(_ phrase: TextQuery.Phrase, _ occurrences: [[Int: [Int]]], doc: Int, keepInstances: Bool,
+                               into result: inout [(doc: Int, frequency: Int)], _ found: inout [Int: [PhraseInstance]]) {
+        let instances = instances(phrase, occurrences)
+        guard !instances.isEmpty else { return }
+        result.append((doc, instances.count))
+        if keepInstances { found[doc] = instances }
     }
 }
 
@@ -472,25 +478,13 @@ extension TextSearcher {
                 continue
             }
             var occurrences: [[Int: [Int]]] = []
-            var counts = 0
             for (t, cursor) in cursors.enumerated() {
                 let bytes = try lists[t].occurrences(block: cursor.blockIndex, entry: cursor.entry, layout: layout, reader: reader)
                 var columns: [Int: [Int]] = [:]
-                for (column, count, positions) in try bytes.withUnsafeBytes({ try TextDocument.decode($0, positions: full) }) {
-                    if !needPositions, phrase.columns?.allowed.contains(column) ?? true { counts += count }
-                    columns[column] = positions
-                }
+                for (column, _, positions) in try bytes.withUnsafeBytes({ try TextDocument.decode($0, positions: full) }) { columns[column] = positions }
                 occurrences.append(columns)
             }
-            if !needPositions {
-                if counts > 0 { result.append((doc, counts)) }
-                continue
-            }
-            let instances = Self.instances(phrase, occurrences)
-            if !instances.isEmpty {
-                result.append((doc, instances.count))
-                if keepInstances { found[doc] = instances }
-            }
+            Self.record(phrase, occurrences, doc: doc, keepInstances: keepInstances, into: &result, &found)
         }
         return (result, found)
     }

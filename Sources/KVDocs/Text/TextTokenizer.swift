@@ -145,15 +145,9 @@ final class Unicode61: Sendable {
             starts.append(cp)
             classes.append(c)
         }
-        var folds: [UInt32: UInt32] = [:]
-        for item in Unicode61Tables.folds.split(whereSeparator: { $0 == " " || $0 == "\n" }) {
-            let parts = item.split(separator: ":")
-            guard parts.count == 2, let from = UInt32(parts[0], radix: 16), let to = UInt32(parts[1], radix: 16) else { continue }
-            folds[from] = to
-        }
         runStarts = starts
         runClasses = classes
-        foldMap = folds
+        foldMap = Self.foldPairs(Unicode61Tables.folds)
     }
 
     /// 0: separator, 1: token character, 2: continues a token only.
@@ -168,6 +162,17 @@ final class Unicode61: Sendable {
         return runClasses[lo]
     }
 
+    /// A generated fold table ("from:to" in hexadecimal, separated by spaces or lines).
+    static func foldPairs(_ table: String) -> [UInt32: UInt32] {
+        var folds: [UInt32: UInt32] = [:]
+        for item in table.split(whereSeparator: { $0 == " " || $0 == "\n" }) {
+            let parts = item.split(separator: ":")
+            guard parts.count == 2, let from = UInt32(parts[0], radix: 16), let to = UInt32(parts[1], radix: 16) else { continue }
+            folds[from] = to
+        }
+        return folds
+    }
+
     /// The folded code point; 0 when the character is dropped.
     func fold(_ cp: UInt32) -> UInt32 { foldMap[cp] ?? cp }
 }
@@ -178,15 +183,7 @@ final class TrigramFolds: Sendable {
     static let shared = TrigramFolds()
     private let foldMap: [UInt32: UInt32]
 
-    private init() {
-        var folds: [UInt32: UInt32] = [:]
-        for item in TrigramFoldTable.folds.split(whereSeparator: { $0 == " " || $0 == "\n" }) {
-            let parts = item.split(separator: ":")
-            guard parts.count == 2, let from = UInt32(parts[0], radix: 16), let to = UInt32(parts[1], radix: 16) else { continue }
-            folds[from] = to
-        }
-        foldMap = folds
-    }
+    private init() { foldMap = Unicode61.foldPairs(TrigramFoldTable.folds) }
 
     /// The folded code point.
     func fold(_ cp: UInt32) -> UInt32 { foldMap[cp] ?? cp }
