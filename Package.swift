@@ -64,6 +64,15 @@ let package = Package(
             dependencies: ["KVDocs"],
             path: "Examples/QuickStart"
         ),
+        // The reliability scenarios of RELIABILITY.md (corruption, crashes, fuzzing), run in
+        // short modes by the tests and in long modes by hand.
+        .executableTarget(
+            name: "kvstress",
+            dependencies: [
+                "KVDocs", "KVReplCore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
         // Exercises every storage API once, for the valgrind leak check (scripts/leak-check).
         .executableTarget(
             name: "kvdocs-leakcheck",

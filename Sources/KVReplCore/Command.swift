@@ -42,6 +42,7 @@ public enum Command: Equatable, Sendable {
     case terms(String, index: String?, prefix: String, limit: Int?)
     case verify(String?)
     case reindex(String, String?)
+    case salvage(quarantine: String?)
     case changes(since: Int64, limit: Int?)
 
     /// `scan` and `delrange` options.
@@ -67,7 +68,7 @@ public enum Command: Equatable, Sendable {
     /// Whether the command changes the database (refused with `--read-only`).
     public var isWrite: Bool {
         switch self {
-        case .put, .del, .delrange, .compact, .load, .keyspacesLoad, .schemaLoad, .insert, .upsert, .remove, .importFile, .reindex, .repair:
+        case .put, .del, .delrange, .compact, .load, .keyspacesLoad, .schemaLoad, .insert, .upsert, .remove, .importFile, .reindex, .repair, .salvage:
             return true
         default:
             return false
@@ -78,7 +79,7 @@ public enum Command: Equatable, Sendable {
     public static let names = [
         "get", "put", "del", "scan", "delrange", "stats", "property", "size", "compact", "snapshot", "release",
         "dump", "load", "keyspaces", "sync", "repair", "help", "quit", "schema", "collections", "indexes", "insert", "upsert", "doc",
-        "remove", "import", "export", "find", "count", "explain", "search", "terms", "verify", "reindex", "changes",
+        "remove", "import", "export", "find", "count", "explain", "search", "terms", "verify", "reindex", "salvage", "changes",
     ]
 }
 
@@ -204,6 +205,7 @@ extension Command {
         case "reindex":
             let collection = try s.expectWord("a collection name")
             return .reindex(collection, s.word())
+        case "salvage": return .salvage(quarantine: s.word())
         case "changes":
             var since: Int64 = 0
             var limit: Int?

@@ -35,6 +35,7 @@ enum Help {
         ("terms", "terms COLLECTION [INDEX] [PREFIX] [limit N]", "a text index's statistics, then its terms with the documents holding each"),
         ("verify", "verify [COLLECTION]", "check that indexes match documents"),
         ("reindex", "reindex COLLECTION [INDEX]", "rebuild indexes"),
+        ("salvage", "salvage [QUARANTINE]", "after a repair: move unreadable documents to a quarantine collection (default quarantine), rebuild every index, report what was lost"),
         ("changes", "changes [since SEQ] [limit N]", "the change feed"),
         ("help", "help [COMMAND]", "this help"),
         ("quit", "quit", "leave"),

@@ -106,6 +106,16 @@ extension Session {
         case .reindex(let collection, let index):
             try documents().reindex(collection: collection, index: index) { [progress] p in progress?("building \(p.collection).\(p.index): \(p.done)/\(p.total)") }
             emit(["ok": true], "reindexed \(collection)\(index.map { "." + $0 } ?? "")")
+        case .salvage(let quarantine):
+            let report = try documents().salvage(quarantine: quarantine ?? "quarantine") { [progress] p in progress?("building \(p.collection).\(p.index): \(p.done)/\(p.total)") }
+            let lost: [JSONValue] = report.quarantined.map { q in
+                ["collection": .string(q.collection), "id": q.id ?? .null, "quarantine_id": .string(q.quarantineID), "reason": .string(q.reason)]
+            }
+            emit(["ok": .bool(report.verification.isClean), "kept": .int(Int64(report.kept.values.reduce(0, +))),
+                  "quarantine": .string(report.quarantine), "quarantined": .array(lost),
+                  "rebuilt_indexes": .array(report.rebuiltIndexes.map { .string($0) })],
+                 report.description)
+            if !report.verification.isClean { throw KVDocsError(.corruption, "salvage finished but verify still finds problems: \(report.verification)") }
         case .changes(let since, let limit):
             for c in try documents().changes(since: since, limit: limit) {
                 emit(["sequence": .int(c.sequence), "collection": .string(c.collection), "id": c.id, "operation": .string(c.operation.rawValue)], c.description)

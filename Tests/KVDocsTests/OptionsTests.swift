@@ -75,7 +75,7 @@ import Testing
         options.compression = .none
         options.bloomFilterBitsPerKey = 10
         options.blockCacheCapacity = 1 << 20
-        options.paranoidChecks = true
+        options.paranoidChecks = false
         try withTemporaryDatabase(options: options) { db, _ throws in
             for i in 0..<2000 { try db.put("key\(i)", String(repeating: "v", count: 100)) }
             #expect(try db.get("key1999", as: String.self)?.count == 100)

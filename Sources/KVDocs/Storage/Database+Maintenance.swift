@@ -58,7 +58,13 @@ extension Database {
 
     /// Compacts the table files that overlap `range` (all of them by default), discarding
     /// deleted and overwritten values and pushing data to deeper levels. Blocks until done.
-    /// - Throws: `.closed`.
+    ///
+    /// LevelDB's compaction reports no error to its caller: a compaction that fails (a
+    /// damaged block, a full disk) stops the database's writes instead. So this method then
+    /// writes an empty batch, which returns that error.
+    /// - Throws: `.closed`; `.corruption` or `.ioError` (naming the file where LevelDB does)
+    ///   when the compaction failed, after which every write fails the same way until the
+    ///   database is reopened (and, when damaged, repaired).
     public func compact(_ range: KeyRange = .all) throws {
         try withHandle { db in
             func call(_ start: UnsafeRawBufferPointer?, _ limit: UnsafeRawBufferPointer?) {
@@ -72,6 +78,8 @@ extension Database {
             case (let s?, let l?): s.withUnsafeBytes { sp in l.withUnsafeBytes { call(sp, $0) } }
             }
         }
+        // An empty write returns the error that stopped a background compaction, if any.
+        try write(WriteBatch(), sync: false)
     }
 
     /// Deletes the database at `path` and its files. The database must not be open.

@@ -158,6 +158,7 @@ public final class Database: @unchecked Sendable {
         handle = try withLevelDBError(path: path) { leveldb_open(cOptions.options, path, $0) }
         self.cOptions = cOptions
         defaultReadOptions = leveldb_readoptions_create()
+        leveldb_readoptions_set_verify_checksums(defaultReadOptions, 1)
         asyncWriteOptions = leveldb_writeoptions_create()
         syncWriteOptions = leveldb_writeoptions_create()
         leveldb_writeoptions_set_sync(syncWriteOptions, 1)

@@ -50,7 +50,7 @@ public final class Snapshot {
     }
 
     /// Read options reading through this snapshot.
-    public func readOptions(verifyChecksums: Bool = false, fillCache: Bool = true) -> ReadOptions {
+    public func readOptions(verifyChecksums: Bool = true, fillCache: Bool = true) -> ReadOptions {
         ReadOptions(verifyChecksums: verifyChecksums, fillCache: fillCache, snapshot: self)
     }
 

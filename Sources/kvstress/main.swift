@@ -1,0 +1,50 @@
+import ArgumentParser
+import Foundation
+import KVDocs
+
+/// kvstress: the reliability scenarios of RELIABILITY.md. Each prints what it ran and found,
+/// ends with one JSON line of figures, and exits 1 when any round failed.
+struct KVStress: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "kvstress",
+        abstract: "Reliability scenarios: corruption, crashes, fuzzing (see RELIABILITY.md).",
+        subcommands: [Corrupt.self, CorruptRound.self])
+}
+
+func finish(_ figures: Figures) throws {
+    print(figures.text)
+    print(figures.json)
+    if !figures.failures.isEmpty { throw ExitCode(1) }
+}
+
+struct Corrupt: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Damage copies of a document store (flipped bytes, truncated and deleted files, a bad CURRENT) and check that nothing crashes, hangs or answers wrongly, and that repair and salvage give a clean store.")
+    @Option(help: "Rounds to run.") var rounds = 30
+    @Option(help: "The first round's seed; round i uses seed + i.") var seed: UInt64 = 1
+    @Option(help: "Seconds before a round counts as hung.") var timeout = 120.0
+    @Flag(help: "Print each round's outcome.") var verbose = false
+
+    func run() throws {
+        try finish(try CorruptionScenario.run(rounds: rounds, seed: seed, timeout: timeout, verbose: verbose))
+    }
+}
+
+struct CorruptRound: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "corrupt-round", abstract: "One corruption round (run by corrupt).", shouldDisplay: false)
+    @Option var template: String
+    @Option var directory: String
+    @Option var seed: UInt64
+
+    func run() throws {
+        do {
+            let result = try CorruptionScenario.round(template: template, directory: directory, seed: seed)
+            print(String(decoding: try result.canonicalData(), as: UTF8.self))
+        } catch let failure as Failure {
+            note("round failed: \(failure)")
+            throw ExitCode(1)
+        }
+    }
+}
+
+KVStress.main()
