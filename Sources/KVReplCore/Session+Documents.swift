@@ -107,7 +107,16 @@ extension Session {
             try documents().reindex(collection: collection, index: index) { [progress] p in progress?("building \(p.collection).\(p.index): \(p.done)/\(p.total)") }
             emit(["ok": true], "reindexed \(collection)\(index.map { "." + $0 } ?? "")")
         case .salvage(let quarantine):
-            let report = try documents().salvage(quarantine: quarantine ?? "quarantine") { [progress] p in progress?("building \(p.collection).\(p.index): \(p.done)/\(p.total)") }
+            let building: (DocumentStore.IndexBuildProgress) -> Void = { [progress] p in progress?("building \(p.collection).\(p.index): \(p.done)/\(p.total)") }
+            let report: SalvageReport
+            if store == nil, storeDamage != nil {
+                let (salvaged, salvageReport) = try DocumentStore.salvage(database: database, quarantine: quarantine ?? "quarantine", progress: building)
+                store = salvaged
+                storeDamage = nil
+                report = salvageReport
+            } else {
+                report = try documents().salvage(quarantine: quarantine ?? "quarantine", progress: building)
+            }
             let lost: [JSONValue] = report.quarantined.map { q in
                 ["collection": .string(q.collection), "id": q.id ?? .null, "quarantine_id": .string(q.quarantineID), "reason": .string(q.reason)]
             }

@@ -9,6 +9,8 @@ public final class Session {
     /// The open database (a new handle after `repair`).
     public private(set) var database: Database
     public internal(set) var store: DocumentStore?
+    /// Why the document layer could not be opened, when it exists but is damaged; `salvage` opens it.
+    public internal(set) var storeDamage: KVDocsError?
     public internal(set) var keyspaces: KeySchema
     public let readOnly: Bool
     public var json: Bool
@@ -65,14 +67,23 @@ public final class Session {
         }
         do {
             var store: DocumentStore?
+            var damage: KVDocsError?
             let report: (DocumentStore.IndexBuildProgress) -> Void = { p in progress?("building \(p.collection).\(p.index): \(p.done)/\(p.total)") }
             if let schemaFile {
                 store = try DocumentStore(database: database, schema: try Schema(contentsOfFile: schemaFile), progress: report)
             } else if try DocumentStore.exists(in: database) {
-                store = try DocumentStore(database: database, progress: report)
+                do {
+                    store = try DocumentStore(database: database, progress: report)
+                } catch let e as KVDocsError where e.kind == .corruption {
+                    // Finishing an index build met a damaged document: open the raw database
+                    // so that salvage can set the damaged documents aside.
+                    damage = e
+                }
             }
             let keyspaces = try KeySchema.stored(in: database)
-            return Session(path: path, database: database, store: store, keyspaces: keyspaces, readOnly: readOnly, json: json)
+            let session = Session(path: path, database: database, store: store, keyspaces: keyspaces, readOnly: readOnly, json: json)
+            session.storeDamage = damage
+            return session
         } catch {
             database.close()   // removes a private copy
             throw error
@@ -177,6 +188,9 @@ public final class Session {
 
     func documents() throws -> DocumentStore {
         guard let store else {
+            if let storeDamage {
+                throw KVDocsError(.corruption, "the document layer could not be opened (\(storeDamage.message)): run salvage")
+            }
             throw KVDocsError(.schema, "this database has no schema: start with --schema FILE or run: schema load FILE")
         }
         return store

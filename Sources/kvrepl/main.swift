@@ -81,6 +81,9 @@ do {
     }
     session = try Session.open(path: path, create: options.create || options.demo, readOnly: options.readOnly, json: options.json,
                                schemaFile: options.schema, progress: interactive ? { standardError($0) } : nil)
+    if let damage = session.storeDamage {
+        standardError("kvrepl: warning: the document layer could not be opened: \(damage.message); run salvage to set damaged documents aside and rebuild the indexes")
+    }
 } catch let e as KVDocsError {
     var message = e.message
     if (e.kind == .corruption || e.message.hasPrefix("IO error: ")) && !options.repair && !options.readOnly {

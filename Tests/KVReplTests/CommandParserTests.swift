@@ -115,6 +115,9 @@ import Testing
         #expect(try Command.parse("verify") == .verify(nil))
         #expect(try Command.parse("verify people") == .verify("people"))
         #expect(try Command.parse("reindex people by_age") == .reindex("people", "by_age"))
+        #expect(try Command.parse("salvage") == .salvage(quarantine: nil))
+        #expect(try Command.parse("salvage lost_docs") == .salvage(quarantine: "lost_docs"))
+        #expect(try Command.parse("salvage").map(\.isWrite) == true)
         #expect(try Command.parse("changes since 5 limit 3") == .changes(since: 5, limit: 3))
     }
 

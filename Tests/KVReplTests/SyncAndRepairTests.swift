@@ -249,3 +249,36 @@ final class RunningKVRepl {
         #expect(try fingerprint(db) == before)
     }
 }
+
+/// kvrepl's salvage, on a store that kvrepl cannot open because an index build meets a
+/// damaged document.
+@Suite struct KVReplSalvageEndToEndTests {
+    @Test func salvageOpensADamagedStoreQuarantinesTheDocumentAndReportsIt() throws {
+        let dir = TemporaryDirectory("kvrepl-salvage")
+        let path = dir.child("db")
+        do {
+            let db = try Database(path: path)
+            defer { db.close() }
+            let store = try DocumentStore(database: db, schema: try Schema(json: Data(#"{"collections": {"c": {"primaryKey": "id", "indexes": [{"name": "by_a", "fields": ["a"]}]}}}"#.utf8)))
+            for i in 0..<5 { try store.collection("c").insert(["id": .int(Int64(i)), "a": .int(Int64(i))]) }
+            try db.put(Tuple(["d", "c", .int(2)]), Array("{broken".utf8))
+            #expect(throws: KVDocsError.self) { try store.reindex(collection: "c") }
+        }
+        let r = try kvrepl([path, "--json", "-c", "salvage", "-c", "count c", "-c", "verify"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.contains("run salvage"))
+        let lines = try jsonLines(r.stdout)
+        try #require(lines.count == 3)
+        #expect(lines[0]["ok"] == .bool(true))
+        #expect(lines[0]["kept"] == .int(4))
+        guard case .array(let quarantined)? = lines[0]["quarantined"] else {
+            Issue.record("no quarantined list: \(lines[0])")
+            return
+        }
+        #expect(quarantined.count == 1)
+        #expect(quarantined.first?["collection"] == .string("c"))
+        #expect(quarantined.first?["id"] == .int(2))
+        #expect(lines[1]["count"] == .int(4))
+        #expect(lines[2]["ok"] == .bool(true))
+    }
+}

@@ -105,11 +105,16 @@ extension DocumentStore {
             }
             return schema
         }
-        if !damaged.isEmpty && schema.collections[quarantine] == nil {
-            schema.collections[quarantine] = CollectionSchema(primaryKey: "id")
-            try apply(schema, progress: progress)
-        }
         try storage.withExclusiveWrite {
+            if !damaged.isEmpty && schema.collections[quarantine] == nil {
+                // A collection without indexes needs no build: store the schema directly
+                // (``apply(_:progress:)`` would first finish interrupted index builds, which
+                // stop at the damaged documents).
+                schema.collections[quarantine] = CollectionSchema(primaryKey: "id")
+                let batch = WriteBatch()
+                records.putSchema(schema.jsonData(), format: Self.formatVersion, generation: try nextGeneration(), in: batch)
+                try storage.write(batch, sync: true)
+            }
             let hex = { (bytes: [UInt8]) in bytes.map { String($0, radix: 16).leftPadded(to: 2) }.joined() }
             for chunk in stride(from: 0, to: damaged.count, by: 256) {
                 let context = try WriteContext(store: self)
@@ -143,6 +148,18 @@ extension DocumentStore {
         }
         report.verification = try verify()
         return report
+    }
+}
+
+extension DocumentStore {
+    /// Opens the store in `database` without finishing interrupted index builds, then runs
+    /// ``salvage(quarantine:progress:)``: for a store that cannot be opened because an index
+    /// build meets a damaged document (`init` then throws `.corruption` naming it).
+    /// - Returns: the store, usable, and what the salvage did.
+    public static func salvage(database: Database, root: Subspace = Subspace(), quarantine: String = "quarantine",
+                               progress: ((IndexBuildProgress) -> Void)? = nil) throws -> (DocumentStore, SalvageReport) {
+        let store = try DocumentStore(database: database, schema: nil, root: root, finishingBuilds: false, progress: progress)
+        return (store, try store.salvage(quarantine: quarantine, progress: progress))
     }
 }
 

@@ -90,8 +90,15 @@ public final class DocumentStore: @unchecked Sendable {
     /// - Throws: `.schema` for an invalid schema, `.uniqueViolation` when a new unique index
     ///   meets duplicate values (nothing of the new schema is kept), `.notSupported` for a
     ///   store written by a newer version, storage errors.
-    public init(database: Database, schema: Schema? = nil, root: Subspace = Subspace(),
-                progress: ((IndexBuildProgress) -> Void)? = nil) throws {
+    public convenience init(database: Database, schema: Schema? = nil, root: Subspace = Subspace(),
+                            progress: ((IndexBuildProgress) -> Void)? = nil) throws {
+        try self.init(database: database, schema: schema, root: root, finishingBuilds: true, progress: progress)
+    }
+
+    /// Opens the store; `finishingBuilds: false` leaves interrupted index builds unfinished
+    /// (for ``salvage(database:root:quarantine:progress:)``, which rebuilds every index).
+    init(database: Database, schema: Schema?, root: Subspace, finishingBuilds: Bool,
+         progress: ((IndexBuildProgress) -> Void)?) throws {
         self.database = database
         self.storage = database
         self.root = root
@@ -108,7 +115,7 @@ public final class DocumentStore: @unchecked Sendable {
         }
         if let schema {
             try apply(schema, progress: progress)
-        } else if !(try self.catalog()).unready.isEmpty {
+        } else if finishingBuilds, !(try self.catalog()).unready.isEmpty {
             // An index build was interrupted, or an index's format is older: finish it.
             try apply(try self.catalog().schema, progress: progress)
         }

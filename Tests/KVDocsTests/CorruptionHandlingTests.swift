@@ -1,0 +1,200 @@
+import Foundation
+import Testing
+@testable import KVDocs
+import KVDocsTestSupport
+
+/// What KVDocs does with damaged files: errors, never aborts or wrong answers; repairs that
+/// keep batches whole; salvage of unreadable documents.
+@Suite struct CorruptionHandlingTests {
+    @Test func defaultsVerifyChecksumsOnReadsAndCheckParanoidly() {
+        #expect(Options().paranoidChecks)
+        #expect(ReadOptions().verifyChecksums)
+        #expect(ReadOptions().isDefault)
+    }
+
+    /// LevelDB's own test vectors (`util/crc32c_test.cc`) and its mask.
+    @Test func crc32cMatchesLevelDBsTestVectors() {
+        #expect(CRC32C.checksum([UInt8](repeating: 0, count: 32)) == 0x8A91_36AA)
+        #expect(CRC32C.checksum([UInt8](repeating: 0xFF, count: 32)) == 0x62A8_AB43)
+        #expect(CRC32C.checksum((0..<32).map { UInt8($0) }) == 0x46DD_794E)
+        #expect(CRC32C.checksum((0..<32).reversed().map { UInt8($0) }) == 0x113F_DB5C)
+        #expect(CRC32C.checksum(Array("hello world".utf8)) == CRC32C.checksum(Array(" world".utf8), continuing: CRC32C.checksum(Array("hello".utf8))))
+        #expect(CRC32C.mask(0) != 0)
+    }
+
+    /// Writes `batches` batches of three keys each to a fresh database, closes it, and
+    /// returns the path of its one log file.
+    private func databaseWithLog(_ path: String, batches: Int, valueSize: Int = 40) throws -> String {
+        let db = try Database(path: path)
+        for b in 0..<batches {
+            try db.write { batch in
+                for k in 0..<3 { batch.put("b\(String(format: "%04d", b))-\(k)", String(repeating: "v", count: valueSize)) }
+            }
+        }
+        db.close()
+        let logs = try FileManager.default.contentsOfDirectory(atPath: path).filter { $0.hasSuffix(".log") }
+        return path + "/" + (try #require(logs.max()))
+    }
+
+    @Test func theLogCheckFindsEveryRecordOfASoundLogAndCutsADamagedOneAtItsFirstBadRecord() throws {
+        let dir = TemporaryDirectory()
+        // Values of 20 KB make records that span blocks (first, middle, last fragments).
+        let log = try databaseWithLog(dir.child("db"), batches: 30, valueSize: 20_000)
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: log)))
+        let sound = bytes.withUnsafeBytes { LogFileCheck($0) }
+        #expect(sound.damage == nil)
+        #expect(sound.records == 30)
+        #expect(sound.intactLength == bytes.count)
+        // A record cut short by the end of the file is what a writer that died leaves: sound.
+        let cut = Array(bytes[0..<(bytes.count - 100)])
+        let tail = cut.withUnsafeBytes { LogFileCheck($0) }
+        #expect(tail.damage == nil)
+        #expect(tail.records == 29)
+        // A flipped byte in the middle: cut before the record that holds it.
+        bytes[bytes.count / 2] ^= 0x40
+        let damaged = bytes.withUnsafeBytes { LogFileCheck($0) }
+        #expect(damaged.damage != nil)
+        #expect(damaged.records < 30 && damaged.records > 0)
+        #expect(damaged.intactLength <= bytes.count / 2)
+    }
+
+    @Test func repairCutsADamagedLogSoEveryBatchIsWholeAndTheWritesAreAPrefix() throws {
+        let dir = TemporaryDirectory()
+        let path = dir.child("db")
+        let log = try databaseWithLog(path, batches: 200)
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: log)))
+        bytes[bytes.count * 2 / 3] ^= 0x01
+        try Data(bytes).write(to: URL(fileURLWithPath: log))
+
+        expectError(.corruption) { try Database(path: path).close() }
+        let report = try Database.repair(path: path)
+        #expect(report.truncatedLogs.count == 1)
+        #expect(FileManager.default.fileExists(atPath: path + "/lost/" + URL(fileURLWithPath: log).lastPathComponent + ".damaged"))
+        let db = try Database(path: path)
+        defer { db.close() }
+        let keys = try db.entries().collect().map { String(decoding: $0.key, as: UTF8.self) }
+        #expect(keys.count % 3 == 0, "a batch was torn")
+        let batches = keys.count / 3
+        #expect(batches > 50 && batches < 200)
+        let expected = (0..<batches).flatMap { b in (0..<3).map { "b\(String(format: "%04d", b))-\($0)" } }
+        #expect(keys == expected, "the repaired writes are not a prefix of the batches")
+    }
+
+    @Test func repairOfASoundDatabaseCutsNothing() throws {
+        let dir = TemporaryDirectory()
+        let path = dir.child("db")
+        _ = try databaseWithLog(path, batches: 50)
+        let report = try Database.repair(path: path)
+        #expect(report.truncatedLogs.isEmpty)
+        let db = try Database(path: path)
+        defer { db.close() }
+        #expect(try db.entries().collect().count == 150)
+    }
+
+    /// Without paranoid checks LevelDB compacts a damaged block into a new table and its
+    /// table builder asserts (SIGABRT). With KVDocs' defaults the compaction verifies
+    /// checksums, fails, and `compact()` says so.
+    @Test func compactingADamagedTableThrowsCorruptionAndReadsFail() throws {
+        let dir = TemporaryDirectory()
+        let path = dir.child("db")
+        var options = Options()
+        options.compression = .none
+        do {
+            let db = try Database(path: path, options: options)
+            for i in 0..<3000 { try db.put(String(format: "key%05d", i), String(repeating: "x", count: 100)) }
+            try db.compact()
+            for i in 0..<3000 where i % 3 == 0 { try db.put(String(format: "key%05d", i), "new") }
+            db.close()
+        }
+        let tables = try FileManager.default.contentsOfDirectory(atPath: path).filter { $0.hasSuffix(".ldb") }
+        try #require(!tables.isEmpty)
+        for table in tables {
+            let handle = try #require(FileHandle(forUpdatingAtPath: path + "/" + table))
+            try handle.seek(toOffset: 5000)
+            handle.write(Data((0..<200).map { UInt8(truncatingIfNeeded: $0 &* 37) }))
+            try handle.close()
+        }
+        let db = try Database(path: path)
+        defer { db.close() }
+        expectError(.corruption) { try db.compact() }
+        expectError(.corruption) { _ = try db.entries().collect() }
+    }
+
+    private func storeWithPeople(_ db: Database) throws -> DocumentStore {
+        let schema = try Schema(json: Data(#"""
+        {"collections": {"people": {"primaryKey": "id",
+          "indexes": [{"name": "by_age", "fields": ["age"]}, {"name": "by_email", "fields": ["email"], "unique": true}],
+          "text": [{"name": "bio_text", "fields": ["bio"]}]}}}
+        """#.utf8))
+        let store = try DocumentStore(database: db, schema: schema)
+        let people = try store.collection("people")
+        for i in 0..<20 {
+            try people.insert(["id": .int(Int64(i)), "age": .int(Int64(20 + i)), "email": .string("p\(i)@x.org"), "bio": .string("river station \(i)")])
+        }
+        return store
+    }
+
+    @Test func salvageQuarantinesUnreadableDocumentsRebuildsIndexesAndReportsTheLoss() throws {
+        try withTemporaryDatabase { db, _ in
+            let store = try storeWithPeople(db)
+            // Damage that passed every checksum: bytes that are not JSON under a document's
+            // key, and a document stored under another id's key.
+            let garbage: [UInt8] = [0x7B, 0x22, 0xFF, 0x00, 0x13]
+            try db.put(Tuple(["d", "people", .int(5)]), garbage)
+            try db.put(Tuple(["d", "people", .int(7)]), Array(#"{"id":8,"age":1}"#.utf8))
+            let before = try store.verify()
+            #expect(before.badDocuments == 2)
+            expectError(.corruption) { try store.reindex(collection: "people") }
+            let sequence = store.lastSequence
+
+            let report = try store.salvage()
+            #expect(report.verification.isClean)
+            #expect(report.kept["people"] == 18)
+            #expect(report.quarantined.map(\.id) == [.int(5), .int(7)])
+            #expect(report.rebuiltIndexes.contains("people.by_email"))
+            #expect(report.rebuiltIndexes.contains("people.bio_text"))
+            #expect(try store.verify().isClean)
+            #expect(try store.collection("people").count() == 18)
+            #expect(try store.read { try $0.search("people", "river") }.count == 18)
+            // The raw bytes are kept, and the deletions are in the change feed.
+            let quarantined = try store.collection("quarantine").find()
+            #expect(quarantined.count == 2)
+            #expect(quarantined.contains { $0["value_hex"] == .string("7b22ff0013") && $0["document_id"] == .int(5) })
+            let changes = try store.changes(since: sequence)
+            #expect(changes.filter { $0.collection == "people" }.map(\.operation) == [.delete, .delete])
+            #expect(changes.filter { $0.collection == "people" }.map(\.id) == [.int(5), .int(7)])
+            // The store is usable: id 5 can be written again; a second salvage finds nothing.
+            try store.collection("people").insert(["id": 5, "age": 40, "email": "p5@x.org", "bio": "back"])
+            let again = try store.salvage()
+            #expect(again.quarantined.isEmpty)
+            #expect(again.verification.isClean)
+        }
+    }
+
+    /// A reindex that stops at a damaged document leaves its index unbuilt; opening the
+    /// store then stops at the same document, and the static salvage opens it anyway.
+    @Test func aStoreThatCannotOpenBecauseOfADamagedDocumentIsSalvagedFromTheDatabase() throws {
+        try withTemporaryDatabase { db, _ in
+            let store = try storeWithPeople(db)
+            try db.put(Tuple(["d", "people", .int(3)]), Array("not json".utf8))
+            expectError(.corruption) { try store.reindex(collection: "people") }
+            let error = expectError(.corruption) { _ = try DocumentStore(database: db) }
+            #expect(error?.message.contains("document 3") == true)
+            let (salvaged, report) = try DocumentStore.salvage(database: db)
+            #expect(report.quarantined.map(\.id) == [.int(3)])
+            #expect(report.verification.isClean)
+            #expect(try salvaged.collection("people").count(Query(conditions: [Condition(field: "age", op: .greater(.int(30)))])) == 9)
+            _ = try DocumentStore(database: db)
+        }
+    }
+
+    @Test func salvageRefusesAQuarantineCollectionWithAnotherPrimaryKey() throws {
+        try withTemporaryDatabase { db, _ in
+            let store = try storeWithPeople(db)
+            var schema = store.schema
+            schema.collections["q"] = CollectionSchema(primaryKey: "name")
+            try store.apply(schema)
+            expectError(.schema) { try store.salvage(quarantine: "q") }
+        }
+    }
+}

@@ -1,0 +1,32 @@
+import Foundation
+import Testing
+import KVDocs
+import KVDocsTestSupport
+
+/// The short modes of kvstress's scenarios (RELIABILITY.md has the long ones). Each runs in
+/// child processes, so a crash or a hang is reported as a failed round, not a dead test run.
+@Suite struct ReliabilityScenarioTests {
+    static func kvstress(_ arguments: [String]) throws -> (status: Int32, figures: JSONValue?, output: String) {
+        let binary = packageRoot.appendingPathComponent(".build/debug/kvstress").path
+        guard FileManager.default.isExecutableFile(atPath: binary) else {
+            throw KVDocsError(.notFound, "\(binary) is missing: run swift build first (scripts/test does)")
+        }
+        let result = try runProcess(binary, arguments)
+        let last = result.stdout.split(separator: "\n").last.map(String.init) ?? ""
+        return (result.status, try? JSONValue(parsing: last), result.stdout + result.stderr)
+    }
+
+    @Test func damagedFilesGiveClearErrorsOrExactAnswersAndRepairWithSalvageGivesACleanStore() throws {
+        let run = try Self.kvstress(["corrupt", "--rounds", "16", "--seed", "1000"])
+        #expect(run.status == 0, "\(run.output)")
+        #expect(run.figures?["rounds"] == .int(16))
+        #expect(run.figures?["failures"] == .int(0))
+    }
+
+    @Test func killedWritersLoseNoAcknowledgedWriteTearNoBatchAndLeaveVerifyClean() throws {
+        let run = try Self.kvstress(["crash", "--rounds", "12", "--seed", "2000"])
+        #expect(run.status == 0, "\(run.output)")
+        #expect(run.figures?["rounds"] == .int(12))
+        #expect(run.figures?["failures"] == .int(0))
+    }
+}
