@@ -8,7 +8,7 @@ struct KVStress: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "kvstress",
         abstract: "Reliability scenarios: corruption, crashes, fuzzing (see RELIABILITY.md).",
-        subcommands: [Corrupt.self, CorruptRound.self])
+        subcommands: [Corrupt.self, CorruptRound.self, Crash.self, CrashChild.self])
 }
 
 func finish(_ figures: Figures) throws {
@@ -44,6 +44,30 @@ struct CorruptRound: ParsableCommand {
             note("round failed: \(failure)")
             throw ExitCode(1)
         }
+    }
+}
+
+struct Crash: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Kill a child process that writes, changes the schema, reindexes and imports, at random moments, and check every acknowledged write, whole batches, the change feed and verify after each kill.")
+    @Option(help: "Kills to make.") var rounds = 20
+    @Option(help: "The seed of the kill times and the children's work.") var seed: UInt64 = 1
+    @Option(help: "The longest time a child runs before it is killed, in seconds.") var maximumDelay = 1.0
+    @Flag(help: "Print each round's outcome.") var verbose = false
+
+    func run() throws {
+        try finish(try CrashScenario.run(rounds: rounds, seed: seed, maximumDelay: maximumDelay, verbose: verbose))
+    }
+}
+
+struct CrashChild: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "crash-child", abstract: "The writer killed by crash.", shouldDisplay: false)
+    @Option var path: String
+    @Option var seed: UInt64
+    @Option var round: Int
+
+    func run() throws {
+        try CrashScenario.child(path: path, seed: seed, round: round)
     }
 }
 
