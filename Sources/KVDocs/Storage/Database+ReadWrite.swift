@@ -68,8 +68,10 @@ extension Database {
             let writeOptions = writeOptions(sync: sync)
             try key.withBytes { k in
                 try value.withBytes { v in
-                    try withLevelDBError(path: path, key: k) {
-                        leveldb_put(db, writeOptions, k.cChars, k.count, v.cChars, v.count, $0)
+                    try latchingWriteFailure {
+                        try withLevelDBError(path: path, key: k) {
+                            leveldb_put(db, writeOptions, k.cChars, k.count, v.cChars, v.count, $0)
+                        }
                     }
                 }
             }
@@ -85,7 +87,9 @@ extension Database {
         try withHandle { db in
             let writeOptions = writeOptions(sync: sync)
             try key.withBytes { k in
-                try withLevelDBError(path: path, key: k) { leveldb_delete(db, writeOptions, k.cChars, k.count, $0) }
+                try latchingWriteFailure {
+                    try withLevelDBError(path: path, key: k) { leveldb_delete(db, writeOptions, k.cChars, k.count, $0) }
+                }
             }
         }
     }
@@ -101,7 +105,9 @@ extension Database {
     public func write(_ batch: WriteBatch, sync: Bool = false) throws {
         try withHandle { db in
             let writeOptions = writeOptions(sync: sync)
-            try withLevelDBError(path: path) { leveldb_write(db, writeOptions, batch.handle, $0) }
+            try latchingWriteFailure {
+                try withLevelDBError(path: path) { leveldb_write(db, writeOptions, batch.handle, $0) }
+            }
         }
     }
 

@@ -120,6 +120,9 @@ public final class Database: @unchecked Sendable {
     let comparator: Comparator?
     /// The number of writes made with the `sync` option since the database was opened.
     private let syncedWriteCount = Atomic<Int>(0)
+    /// The first write that failed with an I/O error or corruption (a full disk, a failed
+    /// background compaction); once set, every write of this handle is refused.
+    private let writeFailure = Mutex<KVDocsError?>(nil)
     /// The directory's identity, in ``openDirectories`` while the database is open.
     private let openIdentity: DirectoryIdentity?
 
@@ -155,7 +158,15 @@ public final class Database: @unchecked Sendable {
                 throw KVDocsError(.ioError, "cannot create the directory \(path): \(error.localizedDescription)", path: path)
             }
         }
-        handle = try withLevelDBError(path: path) { leveldb_open(cOptions.options, path, $0) }
+        do {
+            handle = try withLevelDBError(path: path) { leveldb_open(cOptions.options, path, $0) }
+        } catch let error as KVDocsError where error.kind == .ioError
+            && (error.message.contains("Read-only file system") || error.message.contains("Permission denied")) {
+            throw KVDocsError(
+                .ioError,
+                "cannot open \(path) for writing: the directory or its file system is read-only (\(error.message)); open a private copy with Database.openPrivateCopy(of:) (kvrepl --read-only)",
+                path: path)
+        }
         self.cOptions = cOptions
         defaultReadOptions = leveldb_readoptions_create()
         leveldb_readoptions_set_verify_checksums(defaultReadOptions, 1)
@@ -273,6 +284,29 @@ public final class Database: @unchecked Sendable {
         writerDepth += 1
         defer { writerDepth -= 1 }
         return try body()
+    }
+
+    /// Runs a LevelDB write, refusing it when an earlier one failed.
+    ///
+    /// A write that fails part-way (the disk filled while the log record was written) can
+    /// leave part of a record in LevelDB's log. At the end of the log, recovery ignores it
+    /// (as it does after a crash); followed by later records, it would make the log look
+    /// damaged on the next open. So after the first failed write this handle takes no more
+    /// writes: closing and reopening (once space is freed) recovers every acknowledged
+    /// write and starts a new log.
+    func latchingWriteFailure(_ body: () throws -> Void) throws {
+        if let failure = writeFailure.withLock({ $0 }) {
+            throw KVDocsError(
+                failure.kind,
+                "an earlier write to \(path) failed (\(failure.message)); this handle takes no more writes: close and reopen the database (after freeing space) to write again",
+                path: path)
+        }
+        do {
+            try body()
+        } catch let error as KVDocsError where error.kind == .ioError || error.kind == .corruption {
+            writeFailure.withLock { if $0 == nil { $0 = error } }
+            throw error
+        }
     }
 
     /// Compares keys in the database's order.
