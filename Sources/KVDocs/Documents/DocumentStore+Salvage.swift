@@ -28,6 +28,7 @@ public struct SalvageReport: Sendable, CustomStringConvertible {
     /// The documents lost from their collections (each kept in the quarantine collection).
     public var lost: Int { quarantined.count }
 
+    /// A line of counts, then a line per quarantined document.
     public var description: String {
         let keptTotal = kept.values.reduce(0, +)
         var lines = ["salvage: kept \(keptTotal) documents, moved \(lost) to \"\(quarantine)\", rebuilt \(rebuiltIndexes.count) indexes; verify: \(verification.isClean ? "ok" : "\(verification.missingEntries) missing, \(verification.danglingEntries) dangling, \(verification.badDocuments) bad")"]

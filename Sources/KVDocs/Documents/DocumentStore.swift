@@ -38,7 +38,7 @@ import Synchronization
 ///
 /// Thread-safe: one store can serve many threads (see ``Database``).
 public final class DocumentStore: @unchecked Sendable {
-    // @unchecked Sendable: mutable state is in `state` (a Mutex); the database is Sendable.
+    // @unchecked Sendable: mutable state is in `state` (a Locked); the database is Sendable.
 
     /// The LevelDB database the store lives in. The store itself reads and writes through the
     /// storage seam (``KeyValueStore``), which `Database` implements; this property stays for
@@ -60,7 +60,7 @@ public final class DocumentStore: @unchecked Sendable {
         /// work (``IndexUpdateContext/pendingWork``); tests lower it.
         var buildFlushThreshold = TextIndexMaintainer.flushThreshold
     }
-    let state: Mutex<State>
+    let state: Locked<State>
 
     /// Progress of an index build, for the callback of ``init(database:schema:root:progress:)``.
     public struct IndexBuildProgress: Sendable {
@@ -109,7 +109,7 @@ public final class DocumentStore: @unchecked Sendable {
             throw KVDocsError(.notSupported, "the document store in \(database.name) has format version \(format), written by a newer version of KVDocs; this version reads format \(Self.formatVersion) and older", path: database.path)
         }
         let loaded = try StoreCatalog.load(database, catalog, layout: Layout(root: root))
-        state = Mutex(State(catalog: loaded, lastSequence: try catalog.lastSequence(in: database)))
+        state = Locked(State(catalog: loaded, lastSequence: try catalog.lastSequence(in: database)))
         if let format, format < Self.formatVersion {
             try migrate(from: format, progress: progress)
         }

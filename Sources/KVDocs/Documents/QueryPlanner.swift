@@ -186,7 +186,7 @@ struct QueryShape: Hashable, Sendable {
 /// starts over.
 final class PlanCache: Sendable {
     static let capacity = 512
-    private let choices = Mutex<[QueryShape: Int]>([:])
+    private let choices = Locked<[QueryShape: Int]>([:])
 
     /// The position of the chosen index among the collection's maintainers (-1: a full
     /// scan), or `nil` when the shape was not planned yet.

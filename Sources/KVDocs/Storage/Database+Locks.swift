@@ -18,7 +18,7 @@ struct DirectoryIdentity: Hashable, Sendable {
 
 extension Database {
     /// The directories this process has open as databases.
-    static let openDirectories = Mutex<Set<DirectoryIdentity>>([])
+    static let openDirectories = Locked<Set<DirectoryIdentity>>([])
 
     /// Why the database directory at `path` is in use, or `nil` when no handle of this
     /// process and no other process has it open.

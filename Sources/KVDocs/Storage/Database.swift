@@ -89,7 +89,7 @@ import Synchronization
 /// - ``openPrivateCopy(of:options:under:)``
 public final class Database: @unchecked Sendable {
     // @unchecked Sendable: LevelDB's DB handle is thread-safe; `handle` is read under
-    // `lock` for reading and set to nil only under `lock` for writing; `resources` is a Mutex.
+    // `lock` for reading and set to nil only under `lock` for writing; `resources` is a Locked.
 
     /// The directory of the database: for a private copy, the copy's directory.
     public let path: String
@@ -111,7 +111,7 @@ public final class Database: @unchecked Sendable {
     /// LevelDB requires both to be gone before `leveldb_close`.
     /// The registry owns the C handles (not the Swift objects), so a cursor that is being
     /// deinitialized on one thread while another thread closes can never be skipped.
-    private let resources = Mutex<[ObjectIdentifier: OwnedHandle]>([:])
+    private let resources = Locked<[ObjectIdentifier: OwnedHandle]>([:])
 
     // Read and write options shared by the common calls; immutable after init.
     let defaultReadOptions: OpaquePointer
@@ -122,7 +122,7 @@ public final class Database: @unchecked Sendable {
     private let syncedWriteCount = Atomic<Int>(0)
     /// The first write that failed with an I/O error or corruption (a full disk, a failed
     /// background compaction); once set, every write of this handle is refused.
-    private let writeFailure = Mutex<KVDocsError?>(nil)
+    private let writeFailure = Locked<KVDocsError?>(nil)
     /// The directory's identity, in ``openDirectories`` while the database is open.
     private let openIdentity: DirectoryIdentity?
 
@@ -334,7 +334,7 @@ public final class Database: @unchecked Sendable {
 
 /// A LevelDB object that must be freed before its database closes.
 ///
-/// @unchecked Sendable: the pointers move between threads only inside the registry's Mutex,
+/// @unchecked Sendable: the pointers move between threads only inside the registry's lock,
 /// and are freed only under the database's lock (see `close()` and `free(ownedBy:)`).
 enum OwnedHandle: @unchecked Sendable {
     case iterator(OpaquePointer)
