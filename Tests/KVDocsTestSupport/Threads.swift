@@ -15,6 +15,10 @@ struct UncheckedSendable<T>: @unchecked Sendable {
 /// Runs `body` on a new thread with a `stackSize`-byte stack (512 KiB by default: the size
 /// of a secondary thread on Apple platforms, where apps run queries off the main thread)
 /// and returns its result. A recursion the stack cannot hold crashes the test process.
+///
+/// Under ThreadSanitizer or AddressSanitizer the stack is 8 times larger: their
+/// instrumentation makes every frame several times bigger, and the limits these tests check
+/// are those of a normal build.
 package func onThread<R>(stackSize: Int = 512 << 10, _ body: @escaping () throws -> R) throws -> R {
     let outcome = ThreadOutcome<R>()
     let work = UncheckedSendable(value: body)
@@ -23,9 +27,17 @@ package func onThread<R>(stackSize: Int = 512 << 10, _ body: @escaping () throws
         outcome.result = Result { try work.value() }
         done.signal()
     }
-    thread.stackSize = stackSize
+    thread.stackSize = stackSize * sanitizerStackFactor
     thread.start()
     done.wait()
     guard let result = outcome.result else { throw KVDocsError(.invalidArgument, "the thread returned nothing") }
     return try result.get()
 }
+
+/// 8 in a build instrumented by ThreadSanitizer or AddressSanitizer (their runtimes are
+/// linked into the process), else 1.
+private let sanitizerStackFactor: Int = {
+    let process = dlopen(nil, RTLD_NOW)
+    defer { if let process { dlclose(process) } }
+    return dlsym(process, "__tsan_init") != nil || dlsym(process, "__asan_init") != nil ? 8 : 1
+}()
