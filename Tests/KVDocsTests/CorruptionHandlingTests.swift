@@ -198,3 +198,59 @@ import KVDocsTestSupport
         }
     }
 }
+
+/// Naming the damaged file: KVDocs' own reading of table and log framing.
+@Suite struct DamageLocationTests {
+    /// A compacted database of `count` keys, closed; returns its table files.
+    private func tables(_ path: String, compression: Options.Compression, count: Int = 4000) throws -> [String] {
+        var options = Options()
+        options.compression = compression
+        let db = try Database(path: path, options: options)
+        for i in 0..<count { try db.put(String(format: "key%06d", i), String(repeating: "value \(i) ", count: 8)) }
+        try db.compact()
+        db.close()
+        return try FileManager.default.contentsOfDirectory(atPath: path).filter { $0.hasSuffix(".ldb") }.map { path + "/" + $0 }
+    }
+
+    @Test(arguments: [Options.Compression.snappy, .none])
+    func everyBlockOfASoundTableChecksOut(compression: Options.Compression) throws {
+        let dir = TemporaryDirectory()
+        let files = try tables(dir.child("db"), compression: compression)
+        try #require(!files.isEmpty)
+        for file in files {
+            let check = try Data(contentsOf: URL(fileURLWithPath: file)).withUnsafeBytes { TableFileCheck($0) }
+            #expect(check.damage == nil, "\(file): \(check.damage ?? "")")
+            #expect(check.blocks > 10)
+        }
+    }
+
+    /// Differential against LevelDB: whenever a full scan with checksums fails on a table
+    /// with one flipped byte, the check names damage in it.
+    @Test func aFlipThatLevelDBRejectsIsFoundAndTheErrorNamesTheTable() throws {
+        var rng = SplitMix64(seed: 99)
+        var rejected = 0
+        for round in 0..<40 {
+            let dir = TemporaryDirectory()
+            let path = dir.child("db")
+            let files = try tables(path, compression: round % 2 == 0 ? .snappy : .none, count: 1500)
+            let file = files[Int(rng.next() % UInt64(files.count))]
+            var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: file)))
+            let offset = Int(rng.next() % UInt64(bytes.count))
+            bytes[offset] ^= UInt8(1 + rng.next() % 255)
+            try Data(bytes).write(to: URL(fileURLWithPath: file))
+            let check = bytes.withUnsafeBytes { TableFileCheck($0) }
+            do {
+                let db = try Database(path: path)
+                defer { db.close() }
+                _ = try db.entries().collect()
+            } catch let error as KVDocsError where error.kind == .corruption {
+                rejected += 1
+                #expect(check.damage != nil, "LevelDB rejected a flip at \(offset) of \(file) that the check missed: \(error)")
+                if error.message.contains("block") {
+                    #expect(error.message.contains(URL(fileURLWithPath: file).lastPathComponent), "\(error)")
+                }
+            }
+        }
+        #expect(rejected > 10)
+    }
+}

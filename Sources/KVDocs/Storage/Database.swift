@@ -160,11 +160,6 @@ public final class Database: @unchecked Sendable {
         }
         do {
             handle = try withLevelDBError(path: path) { leveldb_open(cOptions.options, path, $0) }
-        } catch var error as KVDocsError where error.kind == .corruption && !error.message.contains(path) {
-            // LevelDB's log reader does not name the file whose record failed its checksum:
-            // find it (the manifest and the logs share the log format).
-            if let found = Self.damagedLogFile(in: path) { error.message += " (in \(found))" }
-            throw error
         } catch let error as KVDocsError where error.kind == .ioError
             && (error.message.contains("Read-only file system") || error.message.contains("Permission denied")) {
             throw KVDocsError(
@@ -319,22 +314,6 @@ public final class Database: @unchecked Sendable {
     func compareKeys(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
         if let comparator { return comparator.compare(a, b) }
         return Comparator.bytewise(a, b)
-    }
-
-    /// The first of the current manifest and the log files whose framing or checksums are
-    /// damaged, as `NAME at offset N: what`, or `nil` when they all read cleanly.
-    static func damagedLogFile(in path: String) -> String? {
-        let names = ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).sorted()
-        var candidates = names.filter { $0.hasSuffix(".log") }
-        if let current = try? String(contentsOfFile: path + "/CURRENT", encoding: .utf8) {
-            candidates.insert(current.trimmingCharacters(in: .whitespacesAndNewlines), at: 0)
-        }
-        for name in candidates {
-            guard let data = FileManager.default.contents(atPath: path + "/" + name) else { continue }
-            let check = data.withUnsafeBytes { LogFileCheck($0) }
-            if let damage = check.damage { return "\(path)/\(name): \(damage)" }
-        }
-        return nil
     }
 
     /// LevelDB starts a new, empty database over a directory whose CURRENT file is gone when
