@@ -125,6 +125,12 @@ enum CorruptionScenario {
             let store = try DocumentStore(database: db, schema: try Workload.schema())
             let state = try Workload.read(store)
             let people = try store.collection("people")
+            // Raw reads too: a full scan, a reverse scan, and a get of every id written.
+            _ = try db.forEach { _, _ in }
+            _ = try db.forEach(order: .reverse) { _, _ in }
+            for id in 0..<ids where try people.get(id: .int(Int64(id))).map(Workload.isWritten) == false {
+                throw Failure("get of \(id) returned a document that was never written")
+            }
             let adults = try people.count(Query(conditions: [Condition(field: "age", op: .greaterOrEqual(.int(40)))]))
             let expectedAdults = try people.find().filter { ($0["age"].flatMap { if case .int(let a) = $0 { a } else { nil } } ?? 0) >= 40 }.count
             _ = try store.read { try $0.search("people", "river OR station", options: SearchOptions(limit: 10)) }
@@ -197,6 +203,7 @@ enum CorruptionScenario {
                 let value = try? JSONValue(parsing: Array(line.utf8))
                 let asFound = value?["as_found"].flatMap { if case .string(let s) = $0 { s } else { nil } } ?? "?"
                 figures.count(asFound.hasPrefix("error") ? "as found: clear error" : asFound.hasPrefix("verified") ? "as found: verified exact or consistent" : "as found: verify reported the damage")
+                if asFound.hasPrefix("error") && asFound.contains(directory + "/db/") { figures.count("as found: clear error naming the file") }
                 if case .bool(true)? = value?["salvaged"] {
                     figures.count("repaired and salvaged, verify clean")
                     if case .int(let lost)? = value?["lost"] { figures.add("documents lost in salvaged rounds", Int(lost)) }
