@@ -68,9 +68,11 @@ public struct KVDocsError: Error, Sendable, Hashable, CustomStringConvertible {
     public var key: [UInt8]?
 
     /// An error of `kind` with `message`, and the database path and key it concerns, if any.
+    /// Line breaks and other control characters in `message` (quoted input, say) are
+    /// written as escapes, so that every error is one line.
     public init(_ kind: Kind, _ message: String, path: String? = nil, key: [UInt8]? = nil) {
         self.kind = kind
-        self.message = message
+        self.message = message.escapingControlCharacters
         self.path = path
         self.key = key
     }

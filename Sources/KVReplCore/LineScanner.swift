@@ -5,7 +5,8 @@ import KVDocs
 public struct CommandError: Error, Equatable, CustomStringConvertible {
     public let message: String
     public let column: Int?
-    public var description: String { column.map { "column \($0): \(message)" } ?? message }
+    /// `column N: message`, on one line: control characters in quoted input are escaped.
+    public var description: String { (column.map { "column \($0): \(message)" } ?? message).escapingControlCharacters }
 }
 
 /// Reads the parts of one command line: words, key literals, JSON values, quoted text.

@@ -124,7 +124,7 @@ extension Session {
                   "quarantine": .string(report.quarantine), "quarantined": .array(lost),
                   "rebuilt_indexes": .array(report.rebuiltIndexes.map { .string($0) })],
                  report.description)
-            if !report.verification.isClean { throw KVDocsError(.corruption, "salvage finished but verify still finds problems: \(report.verification)") }
+            if !report.verification.isClean { throw KVDocsError(.corruption, "salvage finished but verify still finds problems: \(report.verification.missingEntries) missing and \(report.verification.danglingEntries) dangling entries, \(report.verification.badDocuments) bad documents") }
         case .changes(let since, let limit):
             for c in try documents().changes(since: since, limit: limit) {
                 emit(["sequence": .int(c.sequence), "collection": .string(c.collection), "id": c.id, "operation": .string(c.operation.rawValue)], c.description)

@@ -8,7 +8,7 @@ struct KVStress: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "kvstress",
         abstract: "Reliability scenarios: corruption, crashes, fuzzing (see RELIABILITY.md).",
-        subcommands: [Corrupt.self, CorruptRound.self, Crash.self, CrashChild.self])
+        subcommands: [Corrupt.self, CorruptRound.self, Crash.self, CrashChild.self, FuzzCommand.self])
 }
 
 func finish(_ figures: Figures) throws {
@@ -68,6 +68,21 @@ struct CrashChild: ParsableCommand {
 
     func run() throws {
         try CrashScenario.child(path: path, seed: seed, round: round)
+    }
+}
+
+struct FuzzCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "fuzz",
+        abstract: "Feed random and mutated inputs to the tuple decoder, the kvrepl command parser, the FTS5 query parser, the schema and keyspace loaders, the JSON-lines importer and the JSON parser.")
+    @Option(help: "tuple, command, fts5, schema, import, json, or all.") var target = "all"
+    @Option(help: "Inputs per target.") var inputs = 20_000
+    @Option(help: "The seed of the inputs.") var seed: UInt64 = 1
+    @Flag(help: "Print each target's time.") var verbose = false
+
+    func run() throws {
+        let targets = target == "all" ? FuzzScenario.targets : [target]
+        try finish(try FuzzScenario.run(targets: targets, inputs: inputs, seed: seed, verbose: verbose))
     }
 }
 

@@ -254,3 +254,13 @@ import KVDocsTestSupport
         #expect(rejected > 10)
     }
 }
+
+@Suite struct OneLineErrorTests {
+    /// Found by fuzzing kvrepl's parser: an error quoting input with a line break took two lines.
+    @Test func errorsQuotingLineBreaksAndControlCharactersStayOnOneLine() {
+        let error = KVDocsError(.invalidArgument, "unknown command \"re\nindex\u{1B}\r\"\tx\u{2028}")
+        #expect(error.message == "unknown command \"re\\nindex\\u{1B}\\r\"\tx\\u{2028}")
+        #expect(!error.description.contains("\n"))
+        #expect(KVDocsError(.invalidArgument, "plain é ✓").message == "plain é ✓")
+    }
+}

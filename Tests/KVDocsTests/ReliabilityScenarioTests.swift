@@ -17,16 +17,25 @@ import KVDocsTestSupport
     }
 
     @Test func damagedFilesGiveClearErrorsOrExactAnswersAndRepairWithSalvageGivesACleanStore() throws {
-        let run = try Self.kvstress(["corrupt", "--rounds", "16", "--seed", "1000"])
+        let run = try Self.kvstress(["corrupt", "--rounds", "24", "--seed", "1000"])
+        #expect(run.status == 0, "\(run.output)")
+        #expect(run.figures?["rounds"] == .int(24))
+        #expect(run.figures?["failures"] == .int(0))
+    }
+
+    @Test func killedWritersLoseNoAcknowledgedWriteTearNoBatchAndLeaveVerifyClean() throws {
+        let run = try Self.kvstress(["crash", "--rounds", "16", "--seed", "2000"])
         #expect(run.status == 0, "\(run.output)")
         #expect(run.figures?["rounds"] == .int(16))
         #expect(run.figures?["failures"] == .int(0))
     }
 
-    @Test func killedWritersLoseNoAcknowledgedWriteTearNoBatchAndLeaveVerifyClean() throws {
-        let run = try Self.kvstress(["crash", "--rounds", "12", "--seed", "2000"])
-        #expect(run.status == 0, "\(run.output)")
-        #expect(run.figures?["rounds"] == .int(12))
+    /// The tuple decoder, the kvrepl command parser, the FTS5 query parser, the schema and
+    /// keyspace loaders, the importer and the JSON parser: 3,000 inputs each.
+    @Test func fuzzedInputsAreAcceptedOrRejectedWithOneLineErrorsNeverACrashOrAHang() throws {
+        let run = try Self.kvstress(["fuzz", "--target", "all", "--inputs", "3000", "--seed", "3000"])
+        #expect(run.status == 0, "\(run.output.suffix(3000))")
+        #expect(run.figures?["rounds"] == .int(18_000))
         #expect(run.figures?["failures"] == .int(0))
     }
 }

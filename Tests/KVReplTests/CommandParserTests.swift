@@ -158,3 +158,17 @@ import Testing
         }
     }
 }
+
+@Suite struct CommandErrorLineTests {
+    /// Found by fuzzing: `kvrepl -c $'rei\nndex'` printed a two-line error.
+    @Test func aCommandWithALineBreakIsRejectedOnOneLine() {
+        do {
+            _ = try Command.parse("rei\nndex people")
+            Issue.record("parsed a command with a line break in its name")
+        } catch let error as CommandError {
+            #expect(error.description == "column 1: unknown command \"rei\\nndex\"; try: help")
+        } catch {
+            Issue.record("\(error)")
+        }
+    }
+}
