@@ -247,6 +247,43 @@ enum FuzzScenario {
         return outcome
     }
 
+    /// One input of `target` as libFuzzer runs it: `nil`, or what was wrong.
+    static func single(_ target: String) throws -> ([UInt8]) -> String? {
+        let current = Current()
+        let tokenizers = [TextTokenizer(.unicode61), TextTokenizer(.porter), TextTokenizer(.trigram)]
+        func check(_ bytes: [UInt8], _ body: () throws -> String?) -> String? {
+            var outcome = Outcome()
+            run(bytes, 0, &outcome, current, target, body)
+            return outcome.failures.first
+        }
+        switch target {
+        case "tuple":
+            return { bytes in check(bytes) {
+                let tuple = try Tuple(decoding: bytes)
+                return try Tuple(decoding: tuple.encoded).encoded == tuple.encoded ? nil : "decode, encode, decode is not stable"
+            } }
+        case "command":
+            return { bytes in check(bytes) { _ = try Command.parse(String(decoding: bytes, as: UTF8.self)); return nil } }
+        case "fts5":
+            return { bytes in check(bytes) {
+                _ = try TextQuery.parse(String(decoding: bytes, as: UTF8.self), tokenizer: tokenizers[bytes.count % 3], columns: ["name", "bio"])
+                return nil
+            } }
+        case "schema":
+            return { bytes in check(bytes) {
+                if bytes.count % 2 == 0 { _ = try Schema(json: Data(bytes), file: "fuzz.json") } else { _ = try KeySchema(json: Data(bytes), file: "fuzz.json") }
+                return nil
+            } }
+        case "json":
+            return { bytes in check(bytes) {
+                let value = try JSONValue(parsing: Data(bytes))
+                return try JSONValue(parsing: try value.canonicalData()) == value || value.compactDescription.contains("nan") ? nil : "canonical form does not parse back"
+            } }
+        default:
+            throw Failure("libFuzzer runs one of tuple, command, fts5, schema, json (import uses the seeded loop)")
+        }
+    }
+
     static func run(targets: [String], inputs: Int, seed: UInt64, verbose: Bool) throws -> Figures {
         let current = Current()
         startWatchdog(current, limit: 10)

@@ -80,7 +80,13 @@ struct FuzzCommand: ParsableCommand {
     @Option(help: "The seed of the inputs.") var seed: UInt64 = 1
     @Flag(help: "Print each target's time.") var verbose = false
 
+    @Option(help: "Run libFuzzer (coverage-guided) on the target instead, with these libFuzzer arguments, space-separated (\"-runs=100000 -max_len=512\"; \"\" for none). Needs the build scripts/libfuzzer makes.")
+    var libfuzzer: String?
+
     func run() throws {
+        if let libfuzzer {
+            throw ExitCode(try LibFuzzer.run(target: target, arguments: libfuzzer.split(separator: " ").map(String.init)))
+        }
         let targets = target == "all" ? FuzzScenario.targets : [target]
         try finish(try FuzzScenario.run(targets: targets, inputs: inputs, seed: seed, verbose: verbose))
     }
