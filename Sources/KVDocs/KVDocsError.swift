@@ -108,12 +108,7 @@ extension KVDocsError {
         } else {
             kind = .ioError
         }
-        var message = status
-        // LevelDB names the file of an I/O error, not the file whose checksum failed: find it.
-        if kind == .corruption, let path, !status.contains(path), let found = DamageLocator.locate(in: path, status: status) {
-            message += " (in \(found))"
-        }
-        self.init(kind, message, path: path)
+        self.init(kind, status, path: path)
     }
 
     static func closed(_ path: String) -> KVDocsError {

@@ -65,6 +65,11 @@ func withLevelDBError<R>(path: String?, key: UnsafeRawBufferPointer? = nil, _ bo
         leveldb_free(error)
         var error = KVDocsError(status: message, path: path)
         error.key = key.map { Array($0) }
+        // LevelDB names the file of an I/O error, not the file whose checksum failed: find it.
+        if error.kind == .corruption, let path, !message.contains(path),
+           let found = DamageLocator.locate(in: path, status: message) {
+            error.message += " (in \(found))"
+        }
         throw error
     }
     return result
