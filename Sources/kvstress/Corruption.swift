@@ -113,6 +113,7 @@ enum CorruptionScenario {
         let path = directory + "/db"
         try copyDirectory(template, path)
         let damage = try self.damage(path, seed: seed)
+        note("damage: \(damage)")   // in the parent's report if the round fails
         var result: [String: JSONValue] = ["seed": .uint(seed), "damage": .string(damage)]
         let allStates = states
         let final = allStates[allStates.count - 1]

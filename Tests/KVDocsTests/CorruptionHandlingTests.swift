@@ -264,3 +264,60 @@ import KVDocsTestSupport
         #expect(KVDocsError(.invalidArgument, "plain é ✓").message == "plain é ✓")
     }
 }
+
+/// A manifest cut short reads as a sound, older manifest; LevelDB alone would open it and
+/// delete the tables written since.
+@Suite struct TruncatedManifestTests {
+    @Test func aManifestThatLostItsLatestEditsIsRefusedAndRepairRecoversEverything() throws {
+        let dir = TemporaryDirectory()
+        let path = dir.child("db")
+        var options = Options()
+        options.writeBufferSize = 64 << 10
+        do {
+            let db = try Database(path: path, options: options)
+            for b in 0..<60 {
+                try db.write { batch in for k in 0..<20 { batch.put("k\(b)-\(k)", String(repeating: "v", count: 200)) } }
+            }
+            db.close()
+        }
+        let manifest = path + "/" + (try String(contentsOfFile: path + "/CURRENT", encoding: .utf8)).trimmingCharacters(in: .whitespacesAndNewlines)
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: manifest)))
+        let check = bytes.withUnsafeBytes { LogFileCheck($0, keeping: .max) }
+        try #require(check.payloads.count > 3, "the manifest has too few edits to cut")
+        // Keep the first two records: the manifest of an earlier moment, sound on its own.
+        var kept = 0
+        var length = 0
+        while kept < 2 {
+            length += LogFileCheck.headerSize + check.payloads[kept].count
+            kept += 1
+        }
+        try Data(bytes[0..<length]).write(to: URL(fileURLWithPath: manifest))
+        #expect(ManifestCheck.lostEdits(in: path) != nil)
+        let error = expectError(.corruption) { try Database(path: path).close() }
+        #expect(error?.message.contains("lost its latest edits") == true, "\(String(describing: error))")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: path).filter { $0.hasSuffix(".ldb") }.count > 1, "tables were deleted")
+
+        try Database.repair(path: path)
+        let db = try Database(path: path)
+        defer { db.close() }
+        #expect(try db.entries().collect().count == 60 * 20)
+    }
+
+    @Test func soundDatabasesPassTheCheck() throws {
+        let dir = TemporaryDirectory()
+        let path = dir.child("db")
+        var options = Options()
+        options.writeBufferSize = 64 << 10
+        for round in 0..<3 {
+            let db = try Database(path: path, options: options)
+            for b in 0..<30 { try db.write { batch in for k in 0..<20 { batch.put("r\(round)-\(b)-\(k)", String(repeating: "v", count: 200)) } } }
+            if round == 1 { try db.compact() }
+            try db.write(WriteBatch())
+            db.close()
+            #expect(ManifestCheck.lostEdits(in: path) == nil)
+        }
+        for fixture in ["format1-db", "format2-db", "text1-db"] {
+            #expect(ManifestCheck.lostEdits(in: packageRoot.appendingPathComponent("Tests/Fixtures/\(fixture)").path) == nil)
+        }
+    }
+}

@@ -145,6 +145,7 @@ public final class Database: @unchecked Sendable {
         self.comparator = options.comparator
         let cOptions = try COptions(options)
         try Self.refuseOrphanedTables(at: path)
+        if let lost = ManifestCheck.lostEdits(in: path) { throw KVDocsError(.corruption, lost, path: path) }
         // LevelDB creates the directory and its LOCK file before it notices that the database
         // is missing; refuse first so that a failed open leaves the file system untouched.
         if !options.createIfMissing && !FileManager.default.fileExists(atPath: path + "/CURRENT") {

@@ -15,6 +15,8 @@ struct LogFileCheck: Equatable {
     var intactLength: Int
     /// The number of logical records in the intact part.
     var records: Int
+    /// The first `keeping` logical records of the intact part (see `init`).
+    var payloads: [[UInt8]] = []
     /// What was wrong at `intactLength`, or `nil` when the log is sound (a record cut short
     /// at the very end, as a writer that died leaves it, is sound: LevelDB ignores it too).
     var damage: String?
@@ -22,7 +24,10 @@ struct LogFileCheck: Equatable {
     static let blockSize = 32_768
     static let headerSize = 7
 
-    init(_ bytes: UnsafeRawBufferPointer) {
+    /// Checks the log in `bytes`, keeping the first `keeping` logical records in ``payloads``.
+    init(_ bytes: UnsafeRawBufferPointer, keeping: Int = 0) {
+        var payloads: [[UInt8]] = []
+        var pending: [UInt8] = []
         var offset = 0
         var inFragmentedRecord = false
         var intact = 0
@@ -76,14 +81,20 @@ struct LogFileCheck: Equatable {
                 damage = "unknown record type \(type) at offset \(offset)"
                 break scan
             }
+            if payloads.count < keeping {
+                if type == 1 || type == 2 { pending.removeAll(keepingCapacity: true) }
+                pending.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[(offset + Self.headerSize)..<(offset + Self.headerSize + length)]))
+            }
             offset += Self.headerSize + length
             if !inFragmentedRecord {
                 records += 1
                 intact = offset
+                if payloads.count < keeping { payloads.append(pending) }
             }
         }
         self.intactLength = intact
         self.records = records
+        self.payloads = payloads
         self.damage = damage
     }
 }
