@@ -36,9 +36,13 @@ cb_db *cb_open(const char *path, cb_options o, char **error) {
         leveldb_options_set_filter_policy(d->options, d->policy);
     }
     leveldb_options_set_compression(d->options, o.compression ? leveldb_snappy_compression : leveldb_no_compression);
+    /* KVDocs' defaults, so the raw section compares the same work: paranoid checks, and
+       checksums verified on reads (the tuning section measures what they cost). */
+    leveldb_options_set_paranoid_checks(d->options, 1);
     *error = NULL;
     d->db = leveldb_open(d->options, path, error);
     d->read = leveldb_readoptions_create();
+    leveldb_readoptions_set_verify_checksums(d->read, 1);
     d->write = leveldb_writeoptions_create();
     d->write_sync = leveldb_writeoptions_create();
     leveldb_writeoptions_set_sync(d->write_sync, 1);
