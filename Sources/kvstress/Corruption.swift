@@ -185,9 +185,9 @@ enum CorruptionScenario {
     }
 
     /// Runs `rounds` rounds, each in a child process, and reports the figures.
-    static func run(rounds: Int, seed: UInt64, timeout: Double, verbose: Bool) throws -> Figures {
+    static func run(rounds: Int, seed: UInt64, timeout: Double, verbose: Bool, keep: Bool = false) throws -> Figures {
         let work = try makeWorkDirectory("corrupt")
-        defer { try? FileManager.default.removeItem(atPath: work) }
+        defer { if !keep { try? FileManager.default.removeItem(atPath: work) } else { note("kept \(work)") } }
         let template = work + "/template"
         try buildTemplate(at: template)
         var figures = Figures(scenario: "corruption")
@@ -195,7 +195,7 @@ enum CorruptionScenario {
             let roundSeed = seed &+ UInt64(r)
             let directory = work + "/round-\(r)"
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            defer { try? FileManager.default.removeItem(atPath: directory) }
+            defer { if !keep { try? FileManager.default.removeItem(atPath: directory) } }
             let child = try runChild(["corrupt-round", "--template", template, "--directory", directory, "--seed", String(roundSeed)], timeout: timeout)
             figures.rounds += 1
             switch child.ending {

@@ -24,9 +24,10 @@ struct Corrupt: ParsableCommand {
     @Option(help: "The first round's seed; round i uses seed + i.") var seed: UInt64 = 1
     @Option(help: "Seconds before a round counts as hung.") var timeout = 120.0
     @Flag(help: "Print each round's outcome.") var verbose = false
+    @Flag(help: "Keep the template and the damaged copies (their directory is printed).") var keep = false
 
     func run() throws {
-        try finish(try CorruptionScenario.run(rounds: rounds, seed: seed, timeout: timeout, verbose: verbose))
+        try finish(try CorruptionScenario.run(rounds: rounds, seed: seed, timeout: timeout, verbose: verbose, keep: keep))
     }
 }
 

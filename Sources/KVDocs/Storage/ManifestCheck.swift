@@ -81,11 +81,19 @@ enum ManifestCheck {
             guard let handle = FileHandle(forReadingAtPath: path + "/" + name) else { continue }
             let head = (try? handle.read(upToCount: LogFileCheck.blockSize)) ?? Data()
             try? handle.close()
-            let first = head.withUnsafeBytes { LogFileCheck($0, keeping: 1) }
-            // A write batch starts with its sequence number (8 bytes, little-endian).
-            guard let batch = first.payloads.first, batch.count >= 12 else { continue }
+            // The log's first fragment (a whole record, or the first part of one that spans
+            // blocks), checked; its payload, a write batch, starts with the batch's sequence
+            // number (8 bytes, little-endian).
+            let bytes = [UInt8](head)
+            guard bytes.count >= LogFileCheck.headerSize + 12 else { continue }
+            let length = Int(bytes[4]) | Int(bytes[5]) << 8
+            let type = bytes[6]
+            guard type == 1 || type == 2, length >= 12, LogFileCheck.headerSize + length <= bytes.count else { continue }
+            var stored: UInt32 = 0
+            for i in 0..<4 { stored |= UInt32(bytes[i]) << (8 * i) }
+            guard CRC32C.mask(CRC32C.checksum(bytes[6..<(LogFileCheck.headerSize + length)])) == stored else { continue }
             var sequence: UInt64 = 0
-            for i in 0..<8 { sequence |= UInt64(batch[i]) << (8 * i) }
+            for i in 0..<8 { sequence |= UInt64(bytes[LogFileCheck.headerSize + i]) << (8 * i) }
             if sequence > last &+ 1 {
                 return "\(path)/\(manifest) ends at sequence \(last), but the oldest log to replay, \(name), starts at \(sequence): the manifest lost its latest edits (cut short?), and opening would drop the tables written since. Run Database.repair(path:) to rebuild it from every table and log"
             }
