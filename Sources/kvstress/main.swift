@@ -8,7 +8,7 @@ struct KVStress: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "kvstress",
         abstract: "Reliability scenarios: corruption, crashes, fuzzing (see RELIABILITY.md).",
-        subcommands: [Corrupt.self, CorruptRound.self, Crash.self, CrashChild.self, FuzzCommand.self])
+        subcommands: [Corrupt.self, CorruptRound.self, Crash.self, CrashChild.self, FuzzCommand.self, Fuzz.self])
 }
 
 func finish(_ figures: Figures) throws {

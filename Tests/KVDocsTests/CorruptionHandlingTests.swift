@@ -324,3 +324,23 @@ import KVDocsTestSupport
         }
     }
 }
+
+@Suite struct DeepIndexedValueTests {
+    /// Found by fuzzing the importer: an indexed array nested 129 levels deep was accepted,
+    /// and its entry then broke every query of the index while verify stayed clean.
+    @Test func anIndexedValueNestedDeeperThanTheTupleLimitIsRefusedAndNothingIsWritten() throws {
+        try withTemporaryDatabase { db, _ in
+            let store = try DocumentStore(database: db, schema: try Schema(json: Data(#"{"collections": {"c": {"primaryKey": "id", "indexes": [{"name": "by_a", "fields": ["a"]}]}}}"#.utf8)))
+            func nested(_ levels: Int) -> JSONValue { (0..<levels).reduce(JSONValue.int(1)) { inner, _ in .array([inner]) } }
+            let c = try store.collection("c")
+            try c.insert(["id": 1, "a": nested(Tuple.maximumNestingDepth)])
+            let error = expectError(.invalidArgument) { try c.insert(["id": 2, "a": nested(Tuple.maximumNestingDepth + 1)]) }
+            #expect(error?.message.contains("by_a") == true)
+            #expect(try c.get(id: 2) == nil)
+            #expect(try c.count(Query(conditions: [Condition(field: "a", op: .greaterOrEqual(.array([])))])) == 1)
+            #expect(try store.verify().isClean)
+            // Unindexed fields may nest as deep as JSON allows.
+            try c.insert(["id": 3, "b": nested(JSONValue.maximumDepth - 2)])
+        }
+    }
+}

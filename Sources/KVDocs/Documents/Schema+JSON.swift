@@ -70,7 +70,9 @@ extension Schema {
                 }
                 collection.text.append(TextIndexDefinition(name: indexName, fields: paths, tokenizer: tokenizer, caseSensitive: caseSensitive, detail: detail))
             }
-            if let other = collections.keys.first(where: { $0 == name }) {
+            // Dictionary lookup compares keys as `==` does (canonical equivalence), in constant time.
+            if let index = collections.index(forKey: name) {
+                let other = collections[index].key
                 throw fail("collection names \"\(other)\" and \"\(name)\" differ only in Unicode normalisation; use one spelling")
             }
             collections[name] = collection

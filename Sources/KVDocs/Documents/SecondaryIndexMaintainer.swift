@@ -74,6 +74,7 @@ struct SecondaryIndexMaintainer: IndexMaintainer {
     }
 
     func update(id: TupleElement, old: JSONValue?, new: JSONValue?, context: IndexUpdateContext) throws {
+        if let new { try Self.checkNesting(definition, new, collection: identity.collection) }
         let oldValues = old.map { Self.encodedValues(definition, $0) } ?? []
         let newValues = new.map { Self.encodedValues(definition, $0) } ?? []
         // A covering index rewrites kept entries whose carried fields changed.
@@ -182,6 +183,26 @@ struct SecondaryIndexMaintainer: IndexMaintainer {
         }
 
         func expectedEntries() -> [[UInt8]: [UInt8]] { entries }
+    }
+
+    /// Refuses a document whose indexed value holds arrays nested deeper than the tuple
+    /// decoder reads back (``Tuple/maximumNestingDepth``): each array level is a nested tuple
+    /// in the entry's key, and an entry that cannot be decoded would break every query of
+    /// the index. JSON allows deeper nesting (``JSONValue/maximumDepth``).
+    /// - Throws: `.invalidArgument` naming the index, the field and the limit.
+    static func checkNesting(_ index: IndexDefinition, _ document: JSONValue, collection: String) throws {
+        func depth(_ value: JSONValue) -> Int {
+            guard case .array(let elements) = value else { return 0 }
+            return 1 + elements.reduce(0) { max($0, depth($1)) }
+        }
+        for field in index.fields {
+            for value in field.values(in: document) {
+                let levels = depth(value)
+                if levels > Tuple.maximumNestingDepth {
+                    throw KVDocsError(.invalidArgument, "index \(index.name) of collection \"\(collection)\": field \(field) holds arrays nested \(levels) levels deep; an indexed value may nest at most \(Tuple.maximumNestingDepth) levels (the tuple encoding's limit)")
+                }
+            }
+        }
     }
 
     /// Every combination of the index's field values in `document`, each as the tuple
