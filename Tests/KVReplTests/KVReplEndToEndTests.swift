@@ -65,7 +65,7 @@ func fingerprint(_ dir: String) throws -> [String: Data] {
         """)
         #expect(r.status == 0, "\(r.stderr)")
         let lines = try jsonLines(r.stdout)
-        #expect(lines.count == 8)
+        try #require(lines.count == 8)
         #expect(lines[3] == ["key": #"("dep", "Perth", 1700000000)"#, "key_hex": .string(Tuple(["dep", "Perth", 1700000000]).encoded.map { String(format: "%02x", $0) }.joined())])
         #expect(lines[4]["key"] == #"("dep", "Perth", 1600000000)"#)
         #expect(lines[5]["value"] == "to Midland")
