@@ -237,10 +237,15 @@ import Testing
             }
             #expect(ok)
         }
-        // Stored and indexed as a field of a document, on the small stack too.
+        // Stored as a field of a document, on the small stack too: at the JSON limit in a
+        // field no index reads, and at the tuple limit in an indexed one (deeper is refused
+        // there: an index entry's key nests a tuple per array level).
         let stored = try onThread { () -> Bool in
             try withPeopleStore { store, people throws in
-                try people.insert(try JSONValue(parsing: "{\"id\":\"deep\",\"tags\":" + String(repeating: "[", count: limit - 2) + String(repeating: "]", count: limit - 2) + "}"))
+                try people.insert(try JSONValue(parsing: "{\"id\":\"deep\",\"notes\":" + String(repeating: "[", count: limit - 2) + String(repeating: "]", count: limit - 2) + "}"))
+                let levels = Tuple.maximumNestingDepth
+                try people.insert(try JSONValue(parsing: "{\"id\":\"deep2\",\"tags\":[" + String(repeating: "[", count: levels - 1) + String(repeating: "]", count: levels - 1) + "]}"))
+                _ = try people.find(Query(conditions: [Condition(field: "tags[]", op: .greaterOrEqual(.array([])))]))
                 return try store.verify().isClean
             }
         }
