@@ -1,4 +1,9 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Finds the damaged file of a database whose LevelDB error does not name it: a record of
 /// the manifest or a log that fails its checksum (``LogFileCheck``), or a table block that
@@ -20,16 +25,37 @@ enum DamageLocator {
             if names.contains(manifest) { logs.insert(manifest, at: 0) }
         }
         for name in logs {
-            guard let data = fm.contents(atPath: path + "/" + name) else { continue }
+            guard let data = readFileBytes(path + "/" + name) else { continue }
             if let damage = data.withUnsafeBytes({ LogFileCheck($0) }).damage { return "\(path)/\(name): \(damage)" }
         }
         let tables = names.filter { $0.hasSuffix(".ldb") || $0.hasSuffix(".sst") }
         let total = tables.reduce(0) { $0 + ((try? fm.attributesOfItem(atPath: path + "/" + $1)[.size] as? Int) ?? 0) }
         guard total <= tableBytesLimit else { return nil }
         for name in tables {
-            guard let data = fm.contents(atPath: path + "/" + name) else { continue }
+            guard let data = readFileBytes(path + "/" + name) else { continue }
             if let damage = data.withUnsafeBytes({ TableFileCheck($0) }).damage { return "\(path)/\(name): \(damage)" }
         }
         return nil
     }
+}
+
+/// The bytes of the file at `path` (at most `limit` of them), read with POSIX calls; `nil`
+/// when it cannot be read. (`FileManager.contents(atPath:)` leaked each file's buffer under
+/// AddressSanitizer's leak checker.)
+func readFileBytes(_ path: String, limit: Int = .max) -> [UInt8]? {
+    let fd = open(path, O_RDONLY)
+    guard fd >= 0 else { return nil }
+    defer { close(fd) }
+    var status = stat()
+    guard fstat(fd, &status) == 0 else { return nil }
+    let size = min(Int(status.st_size), limit)
+    var bytes = [UInt8](repeating: 0, count: size)
+    var done = 0
+    while done < size {
+        let n = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress! + done, size - done) }
+        if n < 0 && errno == EINTR { continue }
+        guard n > 0 else { break }
+        done += n
+    }
+    return done == size ? bytes : Array(bytes[0..<done])
 }

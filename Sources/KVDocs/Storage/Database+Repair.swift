@@ -107,11 +107,8 @@ extension Database {
         var cutEarlier = false
         for log in logs {
             let file = path + "/" + log.name
-            let bytes: [UInt8]
-            do {
-                bytes = Array(try Data(contentsOf: URL(fileURLWithPath: file)))
-            } catch {
-                throw KVDocsError(.ioError, "cannot read \(file): \(error.localizedDescription)", path: path)
+            guard let bytes = readFileBytes(file) else {
+                throw KVDocsError(.ioError, "cannot read \(file): \(String(cString: strerror(errno)))", path: path)
             }
             let check = bytes.withUnsafeBytes { LogFileCheck($0) }
             let keep: Int

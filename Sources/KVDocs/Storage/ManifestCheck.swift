@@ -65,7 +65,7 @@ enum ManifestCheck {
         let fm = FileManager.default
         guard let current = try? String(contentsOfFile: path + "/CURRENT", encoding: .utf8) else { return nil }
         let manifest = current.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard let data = fm.contents(atPath: path + "/" + manifest) else { return nil }
+        guard let data = readFileBytes(path + "/" + manifest) else { return nil }
         let check = data.withUnsafeBytes { LogFileCheck($0, keeping: .max) }
         guard check.damage == nil, let state = state(of: check.payloads), let last = state.lastSequence,
               let logNumber = state.logNumber else { return nil }
@@ -78,13 +78,11 @@ enum ManifestCheck {
         }.sorted()
         for number in logs {
             let name = String(format: "%06llu.log", number)
-            guard let handle = FileHandle(forReadingAtPath: path + "/" + name) else { continue }
-            let head = (try? handle.read(upToCount: LogFileCheck.blockSize)) ?? Data()
-            try? handle.close()
+            guard let head = readFileBytes(path + "/" + name, limit: LogFileCheck.blockSize) else { continue }
             // The log's first fragment (a whole record, or the first part of one that spans
             // blocks), checked; its payload, a write batch, starts with the batch's sequence
             // number (8 bytes, little-endian).
-            let bytes = [UInt8](head)
+            let bytes = head
             guard bytes.count >= LogFileCheck.headerSize + 12 else { continue }
             let length = Int(bytes[4]) | Int(bytes[5]) << 8
             let type = bytes[6]
