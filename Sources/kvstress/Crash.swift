@@ -228,26 +228,10 @@ enum CrashScenario {
     }
 }
 
-/// Runs this executable with `arguments` and kills it with SIGKILL after `delay` seconds.
+/// Runs this executable with `arguments` and kills it with SIGKILL after `delay` seconds
+/// (``runChild(_:timeout:)``'s timeout, here the expected ending).
 func runChildKilled(_ arguments: [String], after delay: Double) throws -> ChildResult {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: selfExecutable)
-    process.arguments = arguments
-    let out = Pipe(), err = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    process.standardInput = FileHandle.nullDevice
-    try process.run()
-    let group = DispatchGroup()
-    let outData = DataBox(), errData = DataBox()
-    group.enter()
-    DispatchQueue.global().async { outData.data = out.fileHandleForReading.readDataToEndOfFile(); group.leave() }
-    group.enter()
-    DispatchQueue.global().async { errData.data = err.fileHandleForReading.readDataToEndOfFile(); group.leave() }
-    usleep(useconds_t(delay * 1_000_000))
-    kill(process.processIdentifier, SIGKILL)
-    process.waitUntilExit()
-    group.wait()
-    let ending: ChildResult.Ending = process.terminationReason == .uncaughtSignal ? .signaled(process.terminationStatus) : .exited(process.terminationStatus)
-    return ChildResult(ending: ending, stdout: String(decoding: outData.data, as: UTF8.self), stderr: String(decoding: errData.data, as: UTF8.self))
+    var result = try runChild(arguments, timeout: delay)
+    if result.ending == .timedOut { result.ending = .signaled(SIGKILL) }
+    return result
 }
