@@ -109,12 +109,12 @@ extension DocumentStore {
                 }
             } else {
                 report.danglingEntries += 1
-                report.note("\(name): entry \(Self.describeEntry(key)) belongs to no document")
+                report.note("\(name): \(maintainer.describe(key: key) ?? "entry \(Self.describeEntry(key))") belongs to no document")
             }
         }
         report.missingEntries += wanted.count
         for key in wanted.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }).prefix(VerifyReport.maximumProblems) {
-            report.note("\(name): entry \(Self.describeEntry(key)) is missing")
+            report.note("\(name): \(maintainer.describe(key: key) ?? "entry \(Self.describeEntry(key))") is missing")
         }
     }
 

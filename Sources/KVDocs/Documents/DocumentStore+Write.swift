@@ -68,6 +68,9 @@ extension DocumentStore {
             }
             let stored = try document?.canonicalBytes()
             let maintainers = catalog.maintainers(of: collectionName)
+            if let document {
+                for maintainer in maintainers { try maintainer.validate(id: id, document: document) }
+            }
             for maintainer in maintainers {
                 try maintainer.update(id: id, old: old, new: document, context: indexes)
             }

@@ -12,7 +12,8 @@ import Synchronization
 ///
 /// **Layout.** Everything lives under ``root`` as tuple keys:
 /// `("d", collection, id)` → the document's JSON; `("i", collection, index, values…, id)` →
-/// an index entry (values in ``ValueOrder``'s encoding); `("f", sequence)` →
+/// an index entry (values in ``ValueOrder``'s encoding); `("g", collection, index)`, a cell
+/// code and the id → a geo index entry (``GeoIndexMaintainer``); `("f", sequence)` →
 /// `(collection, id, operation)`, the change feed; `("m", …)` → the catalog (schema,
 /// index states, last sequence); `("t", …)` → text indexes.
 ///
@@ -179,12 +180,14 @@ struct Layout: Sendable {
     func change(_ sequence: Int64) -> [UInt8] { root.pack(["f", .int(sequence)]) }
     var changes: Subspace { root.subspace(["f"]) }
     func text(_ collection: String, _ index: String) -> Subspace { root.subspace(["t", .string(collection), .string(index)]) }
+    func geo(_ collection: String, _ index: String) -> Subspace { root.subspace(["g", .string(collection), .string(index)]) }
 
     /// Every key of an index of a known kind, or `nil` for a kind this version does not know.
     func keyRange(of index: IndexIdentity) -> KeyRange? {
         switch index.kind {
         case .secondary: return self.index(index.collection, index.name).range
         case .text: return text(index.collection, index.name).range
+        case .geo: return geo(index.collection, index.name).range
         default: return nil
         }
     }

@@ -25,6 +25,12 @@ protocol IndexMaintainer: Sendable {
     /// Every key of the index.
     var keyRange: KeyRange { get }
 
+    /// Throws when the index cannot take `document` (a geo index: a field that holds no
+    /// point; a secondary index: arrays nested too deep). Every maintainer of a collection
+    /// validates a write before any of them updates, so a refused write leaves nothing in
+    /// the batch or in any maintainer's state.
+    func validate(id: TupleElement, document: JSONValue) throws
+
     /// Adds to `context.batch` what changes in the index when document `id` goes from `old`
     /// to `new` (`nil`: absent). Throws, writing nothing, when `new` is not allowed (a
     /// unique violation).
@@ -57,6 +63,7 @@ protocol IndexMaintainer: Sendable {
 }
 
 extension IndexMaintainer {
+    func validate(id: TupleElement, document: JSONValue) throws {}
     func finish(context: IndexUpdateContext) throws {}
     func flush(context: IndexUpdateContext) throws {}
     func verificationEntries(_ reader: any KeyValueReader) throws -> [([UInt8], [UInt8])] {
@@ -122,9 +129,10 @@ final class IndexUpdateContext {
 
 extension CollectionSchema {
     /// The maintainers of every index of collection `collection`: secondary indexes first,
-    /// then text indexes, each in declaration order.
+    /// then text indexes, then geo indexes, each in declaration order.
     func maintainers(collection: String, layout: Layout) -> [any IndexMaintainer] {
         indexes.map { SecondaryIndexMaintainer(collection: collection, definition: $0, primaryKey: primaryKey, subspace: layout.index(collection, $0.name), documents: layout) as any IndexMaintainer }
             + text.map { TextIndexMaintainer(collection: collection, definition: $0, subspace: layout.text(collection, $0.name)) }
+            + geo.map { GeoIndexMaintainer(collection: collection, definition: $0, subspace: layout.geo(collection, $0.name)) }
     }
 }

@@ -27,8 +27,20 @@ extension Schema {
                 guard case .object(let o) = value else { throw failIn("indexes[\(i)] must be an object") }
                 guard case .string(let indexName)? = o["name"] else { throw failIn("indexes[\(i)] needs a string \"name\"") }
                 func failIndex(_ m: String) -> KVDocsError { failIn("index \"\(indexName)\": \(m)") }
+                if let type = o["type"] {
+                    guard case .string("geo") = type else {
+                        throw failIndex("\"type\" must be \"geo\" (a secondary index has no \"type\"), not \(type.compactDescription)")
+                    }
+                    if let extra = Set(o.keys).subtracting(["name", "fields", "type"]).sorted().first {
+                        throw failIndex("unknown member \"\(extra)\" for a geo index (expected \"name\", \"fields\", \"type\")")
+                    }
+                    let paths = try Self.fieldPaths(o["fields"], failIndex)
+                    guard paths.count == 1 else { throw failIndex("a geo index takes exactly one field (the point), not \(paths.count)") }
+                    collection.geo.append(GeoIndexDefinition(name: indexName, field: paths[0]))
+                    continue
+                }
                 if let extra = Set(o.keys).subtracting(["name", "fields", "unique", "include"]).sorted().first {
-                    throw failIndex("unknown member \"\(extra)\" (expected \"name\", \"fields\", \"unique\", \"include\")")
+                    throw failIndex("unknown member \"\(extra)\" (expected \"name\", \"fields\", \"unique\", \"include\", \"type\")")
                 }
                 let paths = try Self.fieldPaths(o["fields"], failIndex)
                 var unique = false
@@ -101,7 +113,7 @@ extension Schema {
         var top = JSONObject()
         for (name, c) in collections {
             var o: JSONObject = ["primaryKey": .string(c.primaryKey)]
-            o["indexes"] = .array(c.indexes.map { $0.json })
+            o["indexes"] = .array(c.indexes.map { $0.json } + c.geo.map { $0.json })
             o["text"] = .array(c.text.map { $0.json })
             top[name] = .object(o)
         }

@@ -13,7 +13,8 @@ import Foundation
 ///       {"name": "by_last_first", "fields": ["last", "first"]},
 ///       {"name": "by_email",      "fields": ["email"], "unique": true},
 ///       {"name": "by_tag",        "fields": ["tags[]"]},
-///       {"name": "by_city",       "fields": ["address.city"]}
+///       {"name": "by_city",       "fields": ["address.city"]},
+///       {"name": "by_location",   "fields": ["home"], "type": "geo"}
 ///     ],
 ///     "text": [{"name": "bio_text", "fields": ["bio", "title"], "tokenizer": "unicode61"}]
 ///   }}}
@@ -53,16 +54,20 @@ public struct CollectionSchema: Sendable, Hashable {
     public var indexes: [IndexDefinition]
     /// Full-text indexes (built by the text layer).
     public var text: [TextIndexDefinition]
+    /// Geo indexes (in the JSON: entries of `"indexes"` with `"type": "geo"`).
+    public var geo: [GeoIndexDefinition]
 
     /// A collection schema; it is validated when it becomes part of a ``Schema``.
     /// - Parameters:
     ///   - primaryKey: the top-level field holding each document's id.
     ///   - indexes: the secondary indexes.
     ///   - text: the full-text indexes.
-    public init(primaryKey: String = "id", indexes: [IndexDefinition] = [], text: [TextIndexDefinition] = []) {
+    ///   - geo: the geo indexes.
+    public init(primaryKey: String = "id", indexes: [IndexDefinition] = [], text: [TextIndexDefinition] = [], geo: [GeoIndexDefinition] = []) {
         self.primaryKey = primaryKey
         self.indexes = indexes
         self.text = text
+        self.geo = geo
     }
 
     /// The secondary index `name` (compared by code points).
@@ -90,6 +95,11 @@ public struct CollectionSchema: Sendable, Hashable {
         for t in text {
             guard names.insert(t.name).inserted else { throw fail(Self.duplicate(t.name, among: names)) }
             guard !t.fields.isEmpty else { throw fail("text index \"\(t.name)\" needs at least one field") }
+        }
+        for g in geo {
+            guard !g.name.isEmpty else { throw fail("a geo index needs a non-empty name") }
+            guard names.insert(g.name).inserted else { throw fail(Self.duplicate(g.name, among: names)) }
+            if g.field.isMultiValued { throw fail("geo index \"\(g.name)\" takes one point per document, not array elements: \(g.field)") }
         }
     }
 }
@@ -151,6 +161,30 @@ public struct IndexDefinition: Sendable, Hashable {
                 throw fail("\"include\" takes whole fields, not array elements: \(each)")
             }
         }
+    }
+}
+
+/// A geo index: the documents whose field holds a point, found by distance
+/// (``ReadTransaction/near(_:_:within:query:index:includeDocuments:)``).
+///
+/// In the schema JSON: `{"name": "by_location", "fields": ["location"], "type": "geo"}`.
+/// The field holds either `{"lat": LAT, "lon": LON}` in degrees or a GeoJSON Point
+/// `{"type": "Point", "coordinates": [LON, LAT]}` (see ``GeoPoint/init(json:)``). A
+/// document without the field is not in the index; a write whose field is present but
+/// holds no valid point is refused.
+public struct GeoIndexDefinition: Sendable, Hashable {
+    /// The index's name, unique among the collection's indexes of every kind.
+    public var name: String
+    /// The field holding each document's point (a single value: no `[]`).
+    public var field: FieldPath
+
+    /// A geo index; it is validated when it becomes part of a ``Schema``.
+    /// - Parameters:
+    ///   - name: the index's name.
+    ///   - field: the field holding each document's point.
+    public init(name: String, field: FieldPath) {
+        self.name = name
+        self.field = field
     }
 }
 
@@ -241,13 +275,25 @@ extension CollectionSchema {
     }
 
     public static func == (a: CollectionSchema, b: CollectionSchema) -> Bool {
-        a.primaryKey.hasSameCodePoints(as: b.primaryKey) && a.indexes == b.indexes && a.text == b.text
+        a.primaryKey.hasSameCodePoints(as: b.primaryKey) && a.indexes == b.indexes && a.text == b.text && a.geo == b.geo
     }
 
     public func hash(into hasher: inout Hasher) {
         JSONValue.hashCodePoints(primaryKey, into: &hasher)
         hasher.combine(indexes)
         hasher.combine(text)
+        hasher.combine(geo)
+    }
+}
+
+extension GeoIndexDefinition {
+    public static func == (a: GeoIndexDefinition, b: GeoIndexDefinition) -> Bool {
+        a.name.hasSameCodePoints(as: b.name) && a.field == b.field
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        JSONValue.hashCodePoints(name, into: &hasher)
+        hasher.combine(field)
     }
 }
 

@@ -73,6 +73,10 @@ struct SecondaryIndexMaintainer: IndexMaintainer {
         var released: Set<ByteKey> = []
     }
 
+    func validate(id: TupleElement, document: JSONValue) throws {
+        try Self.checkNesting(definition, document, collection: identity.collection)
+    }
+
     func update(id: TupleElement, old: JSONValue?, new: JSONValue?, context: IndexUpdateContext) throws {
         if let new { try Self.checkNesting(definition, new, collection: identity.collection) }
         let oldValues = old.map { Self.encodedValues(definition, $0) } ?? []

@@ -73,7 +73,7 @@ struct StoreCatalog: Sendable {
         }
         let maintainers = compile(schema, layout)
         var states: [IndexIdentity: IndexState] = [:]
-        for kind in Set([IndexIdentity.Kind.secondary, .text] + maintainers.values.joined().map(\.identity.kind)) {
+        for kind in Set([IndexIdentity.Kind.secondary, .text, .geo] + maintainers.values.joined().map(\.identity.kind)) {
             states.merge(try catalog.indexStates(kind, in: reader)) { $1 }
         }
         return StoreCatalog(generation: generation, schema: schema, states: states, maintainers: maintainers)

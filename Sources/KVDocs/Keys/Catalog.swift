@@ -149,6 +149,8 @@ public struct IndexIdentity: Hashable, Sendable, CustomStringConvertible {
         public static let secondary = Kind(catalogName: "index")
         /// Full-text indexes.
         public static let text = Kind(catalogName: "text")
+        /// Geo indexes.
+        public static let geo = Kind(catalogName: "geo")
         public var description: String { self == .secondary ? "secondary" : catalogName }
     }
 

@@ -19,6 +19,11 @@ public protocol KeyValueReader {
 
     /// A cursor over the entries of `range`, in `order`.
     func scan(_ range: KeyRange, order: ScanOrder) throws -> any KeyValueCursor
+
+    /// A forward cursor over the entries of several ranges, range after range.
+    /// REQUIRES: `ranges` in increasing order and disjoint. By default, one ``scan(_:order:)``
+    /// after the other; LevelDB's readers seek one iterator instead.
+    func scan(ranges: [KeyRange]) throws -> any KeyValueCursor
 }
 
 /// Entries of a scan, one at a time, lent to a closure without copying.
@@ -30,6 +35,12 @@ public protocol KeyValueCursor: AnyObject {
 }
 
 extension Entries: KeyValueCursor {}
+
+extension KeyValueReader {
+    public func scan(ranges: [KeyRange]) throws -> any KeyValueCursor {
+        ChainedCursor(reader: self, ranges: ranges)
+    }
+}
 
 extension KeyValueReader {
     /// The number of entries in `range`.
@@ -104,6 +115,12 @@ extension Database: KeyValueStore {
         try entries(range, order: order)
     }
 
+    /// A forward cursor over several ranges through one iterator, in the latest state.
+    /// REQUIRES: `ranges` in increasing order and disjoint.
+    public func scan(ranges: [KeyRange]) throws -> any KeyValueCursor {
+        try RangesCursor(database: self, ranges: ranges, options: ReadOptions())
+    }
+
     /// A reader of a new ``Snapshot``.
     public func snapshotReader() throws -> any SnapshotReader {
         SnapshotKeyValueReader(try snapshot())
@@ -123,6 +140,7 @@ final class SnapshotKeyValueReader: SnapshotReader {
     var name: String { reader.name }
     func value(forKey key: [UInt8]) throws -> [UInt8]? { try reader.value(forKey: key) }
     func scan(_ range: KeyRange, order: ScanOrder) throws -> any KeyValueCursor { try reader.scan(range, order: order) }
+    func scan(ranges: [KeyRange]) throws -> any KeyValueCursor { try reader.scan(ranges: ranges) }
     func release() { snapshot.release() }
 }
 
@@ -157,6 +175,12 @@ public struct DatabaseReader: KeyValueReader {
     ///   errors. The cursor's ``KeyValueCursor/next(_:)`` throws the errors met while moving.
     public func scan(_ range: KeyRange, order: ScanOrder = .forward) throws -> any KeyValueCursor {
         try database.entries(range, order: order, options: options)
+    }
+
+    /// A forward cursor over several ranges through one iterator, at the reader's state.
+    /// REQUIRES: `ranges` in increasing order and disjoint.
+    public func scan(ranges: [KeyRange]) throws -> any KeyValueCursor {
+        try RangesCursor(database: database, ranges: ranges, options: options)
     }
 }
 

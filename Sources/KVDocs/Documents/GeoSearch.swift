@@ -1,0 +1,118 @@
+import Foundation
+
+/// Runs one geo query on a geo index: covers widening circles around the centre with grid
+/// cells, reads the key ranges not read yet, and measures each entry's exact distance from
+/// its stored coordinates.
+///
+/// **Exactness.** A covering holds every point within its radius (``GeoCap``), so after the
+/// ring of radius `r` is read, every entry within `r` is known. The search stops when the
+/// entries within `r` that pass the filter are enough (`needed`), or when `r` reached the
+/// query's radius (or the whole sphere). The answer is then the passing entries within `r`,
+/// nearest first, ties by primary key: exactly what a scan of every document would give.
+///
+/// **Rings.** A query with a radius and no limit reads one covering of that radius. A
+/// k-nearest query starts at ``firstRing`` metres and widens by the square root of the
+/// shortfall (at least 1.5×, at most 4× a ring), so dense places stop early and sparse
+/// ones reach far in a few rings; each ring reads only what the earlier ones did not.
+struct GeoSearch {
+    /// The radius of the first ring of a k-nearest query, in metres.
+    static let firstRing = 100.0
+    /// The most cells of one covering.
+    static let maxCells = 16
+
+    let maintainer: GeoIndexMaintainer
+    let reader: any KeyValueReader
+    let center: GeoPoint
+    /// The query's radius in metres (`nil`: the whole sphere).
+    let within: Double?
+
+    /// An entry read: its distance and its id's tuple bytes.
+    struct Candidate {
+        let distance: Double
+        let id: [UInt8]
+    }
+
+    /// What one ring read, for ``GeoPlan``.
+    struct Ring {
+        let radius: Double
+        let cells: [GeoCell]
+        let ranges: [ClosedRange<UInt64>]
+    }
+
+    private(set) var rings: [Ring] = []
+    /// Entries read, in all.
+    private(set) var entriesRead = 0
+
+    init(maintainer: GeoIndexMaintainer, reader: any KeyValueReader, center: GeoPoint, within: Double?) {
+        self.maintainer = maintainer
+        self.reader = reader
+        self.center = center
+        self.within = within
+    }
+
+    /// The entries within the radius that `accept` passes, nearest first (ties by id), the
+    /// first `needed` of them (all with `nil`). `accept` is asked at most once per entry.
+    mutating func run(needed: Int?, accept: ((Candidate) throws -> Bool)?) throws -> [Candidate] {
+        if needed == 0 { return [] }
+        let limit = min(within ?? GeoPoint.maximumDistance, GeoPoint.maximumDistance)
+        var radius = needed == nil ? limit : min(limit, Self.firstRing)
+        var scanned = GeoIntervals()
+        var found: [Candidate] = []
+        var verdicts: [[UInt8]: Bool] = [:]
+        let haversine = Haversine(from: center)
+        while true {
+            let complete = radius >= limit
+            let cap = GeoCap(center: center, radius: radius)
+            let cells = complete && within == nil ? [GeoCell.root] : cap.covering(maxCells: Self.maxCells)
+            let covering = GeoIntervals(cells)
+            let fresh = covering.subtracting(scanned)
+            try read(fresh, haversine, into: &found)
+            scanned.formUnion(covering)
+            rings.append(Ring(radius: radius, cells: cells, ranges: fresh.intervals))
+
+            var settled = complete ? found : found.filter { $0.distance <= radius }
+            settled.sort { $0.distance != $1.distance ? $0.distance < $1.distance : compareBytes($0.id, $1.id) < 0 }
+            var passed: [Candidate] = []
+            for candidate in settled {
+                if let accept {
+                    let verdict: Bool
+                    if let known = verdicts[candidate.id] { verdict = known } else {
+                        verdict = try accept(candidate)
+                        verdicts[candidate.id] = verdict
+                    }
+                    if !verdict { continue }
+                }
+                passed.append(candidate)
+                if let needed, passed.count >= needed { return passed }
+            }
+            if complete || needed == nil { return passed }
+            let shortfall = Double(needed ?? 1) / Double(max(1, passed.count))
+            let factor = passed.isEmpty ? 4 : min(4, max(1.5, shortfall.squareRoot() * 1.25))
+            radius = min(limit, radius * factor)
+        }
+    }
+
+    /// Reads the entries of `intervals`, keeping those within the query's radius.
+    private mutating func read(_ intervals: GeoIntervals, _ haversine: Haversine, into found: inout [Candidate]) throws {
+        guard !intervals.isEmpty else { return }
+        let cursor = try reader.scan(ranges: intervals.intervals.map(maintainer.keyRange))
+        let idOffset = maintainer.subspace.prefix.count + 8
+        let within = within ?? .infinity
+        var read = 0
+        while let entry = try cursor.next({ key, value -> Candidate? in
+            guard key.count > idOffset, value.count == 16 else {
+                throw KVDocsError(.corruption, "a geo index entry of \(maintainer.identity) is malformed (\(key.count)-byte key, \(value.count)-byte value)",
+                                  path: reader.name, key: Array(key))
+            }
+            let latitude = Double(bitPattern: GeoIndexMaintainer.readBigEndian(value, at: 0))
+            let longitude = Double(bitPattern: GeoIndexMaintainer.readBigEndian(value, at: 8))
+            let distance = haversine.distance(latitude: latitude, longitude: longitude)
+            guard distance <= within else { return nil }
+            return Candidate(distance: distance, id: Array(key[idOffset...]))
+        }) {
+            read += 1
+            if let entry { found.append(entry) }
+        }
+        entriesRead += read
+    }
+}
