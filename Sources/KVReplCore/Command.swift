@@ -39,11 +39,32 @@ public enum Command: Equatable, Sendable {
     case count(String, Query)
     case explain(String, Query)
     case search(String, String, limit: Int?, highlight: Bool)
+    /// `near COLLECTION (LAT, LON) [within METERS] [using INDEX] [where …] [limit N] [offset N]`
+    case near(Near)
+    /// `explain near …`
+    case explainNear(Near)
     case terms(String, index: String?, prefix: String, limit: Int?)
     case verify(String?)
     case reindex(String, String?)
     case salvage(quarantine: String?)
     case changes(since: Int64, limit: Int?)
+
+    /// A geo query: the documents of `collection` nearest `center`, within `within` metres,
+    /// passing `query`'s conditions, after its offset, up to its limit.
+    public struct Near: Equatable, Sendable {
+        public var collection: String
+        public var center: GeoPoint
+        public var within: Double?
+        public var index: String?
+        public var query: Query
+        public init(collection: String, center: GeoPoint, within: Double? = nil, index: String? = nil, query: Query = Query()) {
+            self.collection = collection
+            self.center = center
+            self.within = within
+            self.index = index
+            self.query = query
+        }
+    }
 
     /// `scan` and `delrange` options.
     public struct ScanOptions: Equatable, Sendable {
@@ -79,7 +100,7 @@ public enum Command: Equatable, Sendable {
     public static let names = [
         "get", "put", "del", "scan", "delrange", "stats", "property", "size", "compact", "snapshot", "release",
         "dump", "load", "keyspaces", "sync", "repair", "help", "quit", "schema", "collections", "indexes", "insert", "upsert", "doc",
-        "remove", "import", "export", "find", "count", "explain", "search", "terms", "verify", "reindex", "salvage", "changes",
+        "remove", "import", "export", "find", "count", "explain", "search", "near", "terms", "verify", "reindex", "salvage", "changes",
     ]
 }
 
@@ -159,9 +180,11 @@ extension Command {
             let (c, q) = try query(&s)
             return .count(c, q)
         case "explain":
-            guard s.accept("find") else { throw s.fail("expected \"find\" after explain (explain find COLLECTION …)") }
+            if s.accept("near") { return .explainNear(try near(&s)) }
+            guard s.accept("find") else { throw s.fail("expected \"find\" or \"near\" after explain (explain find COLLECTION …, explain near COLLECTION …)") }
             let (c, q) = try query(&s)
             return .explain(c, q)
+        case "near": return .near(try near(&s))
         case "search":
             let collection = try s.expectWord("a collection name")
             s.skipSpaces()
@@ -283,6 +306,81 @@ extension Command {
             throw s.fail("unexpected \"\(w)\": expected where, and, order by, limit or offset")
         }
         return (collection, q)
+    }
+
+    /// `COLLECTION (LAT, LON) [within METERS] [using INDEX] [where COND [and COND]...] [limit N] [offset N]`
+    /// (the clauses in any order, each once).
+    static func near(_ s: inout LineScanner) throws -> Near {
+        let collection = try s.expectWord("a collection name")
+        let center = try point(&s)
+        var near = Near(collection: collection, center: center)
+        var seen = Set<String>()
+        while !s.atEnd {
+            s.skipSpaces()
+            let start = s.position
+            guard let word = s.word()?.lowercased() else { break }
+            guard seen.insert(word).inserted else { throw s.fail("\(word) is given twice", at: start) }
+            switch word {
+            case "within":
+                s.skipSpaces()
+                let at = s.position
+                let value = try s.jsonValue("a distance in metres after within")
+                guard let metres = number(value), metres.isFinite, metres >= 0 else {
+                    throw s.fail("within takes a distance in metres (a number, at least 0), not \(value.compactDescription)", at: at)
+                }
+                near.within = metres
+            case "using": near.index = try s.expectWord("a geo index name after using")
+            case "where":
+                repeat { near.query.conditions.append(try condition(&s)) } while s.accept("and")
+            case "limit": near.query.limit = try s.expectCount("the limit")
+            case "offset": near.query.offset = try s.expectCount("the offset")
+            case "order":
+                throw s.fail("near lists hits nearest first; it takes no order by", at: start)
+            default:
+                throw s.fail("unexpected \"\(word)\": expected within, using, where, limit or offset", at: start)
+            }
+        }
+        return near
+    }
+
+    /// The number a JSON literal holds.
+    static func number(_ value: JSONValue) -> Double? {
+        switch value {
+        case .int(let i): return Double(i)
+        case .uint(let u): return Double(u)
+        case .double(let d): return d
+        default: return nil
+        }
+    }
+
+    /// `(LAT, LON)` in degrees.
+    static func point(_ s: inout LineScanner) throws -> GeoPoint {
+        s.skipSpaces()
+        let start = s.position
+        guard s.current == UInt8(ascii: "(") else { throw s.fail("expected a point (LAT, LON) in degrees") }
+        s.position += 1
+        func coordinate(_ what: String, _ range: ClosedRange<Double>) throws -> Double {
+            s.skipSpaces()
+            let at = s.position
+            let value = try s.jsonValue("the \(what) (a number)")
+            guard let x = number(value), range.contains(x) else {
+                throw s.fail("the \(what) must be a number in [\(Int(range.lowerBound)), \(Int(range.upperBound))], not \(value.compactDescription)", at: at)
+            }
+            return x
+        }
+        let latitude = try coordinate("latitude", -90...90)
+        s.skipSpaces()
+        guard s.current == UInt8(ascii: ",") else { throw s.fail("expected \",\" between the latitude and the longitude: (LAT, LON)") }
+        s.position += 1
+        let longitude = try coordinate("longitude", -180...180)
+        s.skipSpaces()
+        guard s.current == UInt8(ascii: ")") else { throw s.fail("expected \")\" after the longitude: (LAT, LON)") }
+        s.position += 1
+        do {
+            return try GeoPoint(latitude: latitude, longitude: longitude)
+        } catch let e as KVDocsError {
+            throw s.fail(e.message, at: start)
+        }
     }
 
     static func fieldPath(_ s: inout LineScanner) throws -> FieldPath {

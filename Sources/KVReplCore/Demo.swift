@@ -12,7 +12,8 @@ public enum Demo {
         "indexes": [
           {"name": "by_zone", "fields": ["zone"]},
           {"name": "by_line", "fields": ["lines[]"]},
-          {"name": "by_name", "fields": ["name"], "unique": true}
+          {"name": "by_name", "fields": ["name"], "unique": true},
+          {"name": "by_location", "fields": ["location"], "type": "geo"}
         ],
         "text": [{"name": "station_text", "fields": ["name", "description"]}]
       },
@@ -39,6 +40,31 @@ public enum Demo {
         "Joondalup": ["Perth Underground", "Leederville", "Glendalough", "Stirling", "Warwick", "Greenwood", "Whitfords", "Edgewater", "Joondalup"],
         "Mandurah": ["Perth Underground", "Elizabeth Quay", "Canning Bridge", "Bull Creek", "Murdoch", "Cockburn Central", "Aubin Grove", "Kwinana", "Wellard", "Rockingham", "Warnbro", "Mandurah"],
     ]
+    /// Where each station is, approximately (latitude, longitude in degrees).
+    static let locations: [String: (Double, Double)] = [
+        "Perth": (-31.9513, 115.8600), "City West": (-31.9475, 115.8466), "West Leederville": (-31.9432, 115.8333),
+        "Subiaco": (-31.9460, 115.8236), "Daglish": (-31.9496, 115.8139), "Shenton Park": (-31.9558, 115.8032),
+        "Karrakatta": (-31.9655, 115.7958), "Loch Street": (-31.9730, 115.7893), "Claremont": (-31.9810, 115.7822),
+        "Swanbourne": (-31.9840, 115.7690), "Cottesloe": (-31.9960, 115.7594), "Mosman Park": (-32.0097, 115.7610),
+        "North Fremantle": (-32.0330, 115.7547), "Fremantle": (-32.0535, 115.7454),
+        "Claisebrook": (-31.9509, 115.8724), "East Perth": (-31.9516, 115.8792), "Mount Lawley": (-31.9380, 115.8786),
+        "Maylands": (-31.9313, 115.8929), "Meltham": (-31.9270, 115.9080), "Bayswater": (-31.9201, 115.9170),
+        "Ashfield": (-31.9141, 115.9383), "Bassendean": (-31.9036, 115.9477), "Success Hill": (-31.8985, 115.9582),
+        "Guildford": (-31.8990, 115.9710), "East Guildford": (-31.8958, 115.9825), "Woodbridge": (-31.8920, 115.9920),
+        "Midland": (-31.8888, 116.0061),
+        "Burswood": (-31.9591, 115.8890), "Victoria Park": (-31.9740, 115.8950), "Carlisle": (-31.9823, 115.9100),
+        "Oats Street": (-31.9923, 115.9205), "Queens Park": (-32.0040, 115.9300), "Cannington": (-32.0158, 115.9372),
+        "Beckenham": (-32.0270, 115.9570), "Kenwick": (-32.0350, 115.9700), "Maddington": (-32.0470, 115.9880),
+        "Gosnells": (-32.0790, 115.9980), "Seaforth": (-32.0920, 116.0040), "Kelmscott": (-32.1120, 116.0160),
+        "Armadale": (-32.1530, 116.0140),
+        "Perth Underground": (-31.9503, 115.8585), "Leederville": (-31.9380, 115.8425), "Glendalough": (-31.9205, 115.8220),
+        "Stirling": (-31.8925, 115.8075), "Warwick": (-31.8420, 115.8010), "Greenwood": (-31.8170, 115.7920),
+        "Whitfords": (-31.7935, 115.7775), "Edgewater": (-31.7680, 115.7780), "Joondalup": (-31.7450, 115.7680),
+        "Elizabeth Quay": (-31.9573, 115.8570), "Canning Bridge": (-32.0075, 115.8530), "Bull Creek": (-32.0560, 115.8620),
+        "Murdoch": (-32.0700, 115.8400), "Cockburn Central": (-32.1210, 115.8480), "Aubin Grove": (-32.1660, 115.8520),
+        "Kwinana": (-32.2410, 115.8160), "Wellard": (-32.2690, 115.8120), "Rockingham": (-32.2900, 115.7560),
+        "Warnbro": (-32.3390, 115.7650), "Mandurah": (-32.5300, 115.7440),
+    ]
     static let patterns = ["all stations", "express", "limited stops", "skip-stop A", "skip-stop B"]
 
     /// Builds the sample database at `path` if it has no sample schema yet, and returns the number of documents.
@@ -46,21 +72,29 @@ public enum Demo {
     public static func build(at path: String) throws -> Int {
         let db = try Database(path: path)
         defer { db.close() }
-        if try DocumentStore.exists(in: db) { return 0 }
-        let store = try DocumentStore(database: db, schema: try Schema(json: Data(schemaJSON.utf8), file: "demo schema"))
+        let schema = try Schema(json: Data(schemaJSON.utf8), file: "demo schema")
+        if try DocumentStore.exists(in: db) {
+            // A sample database made by an earlier version gets the current sample schema
+            // (its new indexes), unless it holds other collections.
+            let store = try DocumentStore(database: db)
+            if store.schema != schema, Set(store.schema.collections.keys) == Set(schema.collections.keys) { try store.apply(schema) }
+            return 0
+        }
+        let store = try DocumentStore(database: db, schema: schema)
         try KeySchema(json: Data(keyspacesJSON.utf8), file: "demo keyspaces").store(in: db)
         var rng = SplitMix64(seed: 2024)
         var stationLines: [String: [String]] = [:]
         for (line, stops) in lines { for s in stops { stationLines[s, default: []].append(line) } }
         let names = stationLines.keys.sorted()
         let stations = try store.collection("stations")
-        for (i, name) in names.enumerated() {
+        for name in names {
             let lineNames = stationLines[name, default: []].sorted()
             let zone = name.hasPrefix("Perth") || name == "Elizabeth Quay" || name == "City West" || name == "Claisebrook" ? 1 : 1 + Int(rng.next() % 4)
+            _ = rng.next()   // drawn by the earlier made-up locations: the rest of the sample stays the same
             try stations.insert(.object([
                 "id": .string(code(name)), "name": .string(name), "zone": .int(Int64(zone)),
                 "lines": .array(lineNames.map { .string($0) }),
-                "location": ["lat": .double(Double(-319500 - i * 130) / 10000), "lon": .double(Double(1158600 - Int(rng.next() % 100) * 25) / 10000)],
+                "location": ["lat": .double(locations[name]?.0 ?? -31.95), "lon": .double(locations[name]?.1 ?? 115.86)],
                 "description": .string("\(name) station is in zone \(zone), served by the \(lineNames.joined(separator: " and ")) line\(lineNames.count == 1 ? "" : "s")."
                     + (lineNames.count > 1 ? " Interchange between lines." : "") + (rng.next() % 3 == 0 ? " Parking and bicycle lockers available." : "")),
             ]))

@@ -12,6 +12,11 @@ public enum Display {
         "0x" + bytes.map { String(format: "%02x", $0) }.joined()
     }
 
+    /// A distance: metres to the decimetre below 10 km, kilometres above.
+    static func metres(_ m: Double) -> String {
+        m < 10_000 ? String(format: "%.1f m", m) : String(format: "%.3f km", m / 1000)
+    }
+
     /// Printable UTF-8 text (no control characters but tab and newline), or nil.
     static func printable(_ bytes: [UInt8]) -> String? {
         guard let s = String(validating: bytes, as: UTF8.self) else { return nil }

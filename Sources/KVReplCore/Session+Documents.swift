@@ -30,6 +30,9 @@ extension Session {
                 emit(["name": .string(index.name), "fields": .array(index.fields.map { .string($0.description) }), "unique": .bool(index.unique), "kind": "secondary"],
                      "\(index.name): \(index.fields.map(\.description).joined(separator: ", "))\(index.unique ? " (unique)" : "")")
             }
+            for geo in c.geo {
+                emit(["name": .string(geo.name), "fields": [.string(geo.field.description)], "kind": "geo"], "\(geo.name): geo(\(geo.field))")
+            }
             for text in c.text {
                 let tokenizer = text.tokenizer == .trigram && text.caseSensitive ? "trigram case_sensitive 1" : text.tokenizer.rawValue
                 emit(["name": .string(text.name), "fields": .array(text.fields.map { .string($0.description) }), "tokenizer": .string(tokenizer),
@@ -86,6 +89,24 @@ extension Session {
                 let fields = hit.highlights.sorted { $0.key < $1.key }.filter { !$0.value.isEmpty }.map { "  \($0.key): \($0.value)" }
                 emit(.object(o), (["\(hit.id)  \(String(format: "%.6f", hit.score))"] + fields).joined(separator: "\n"))
             }
+        case .near(let near):
+            let hits = try reading { try $0.near(near.collection, near.center, within: near.within, query: near.query, index: near.index, includeDocuments: !json) }
+            for hit in hits {
+                emit(["id": hit.id, "distance": .double(hit.distance)],
+                     "\(hit.id.compactDescription)  \(Display.metres(hit.distance))  \(hit.document.compactDescription)")
+            }
+        case .explainNear(let near):
+            let plan = try reading { try $0.explainNear(near.collection, near.center, within: near.within, query: near.query, index: near.index) }
+            let rings: [JSONValue] = plan.rings.map { ring in
+                ["radius": .double(ring.radius), "cells": .array(ring.cells.map { .string($0) }), "ranges": .array(ring.ranges.map { .string($0) })]
+            }
+            emit(["collection": .string(plan.collection), "index": .string(plan.index), "center": plan.center.json,
+                  "within": plan.within.map { .double($0) } ?? .null, "rings": .array(rings),
+                  "cells": .array(plan.rings.flatMap { $0.cells.map { .string($0) } }),
+                  "ranges": .array(plan.rings.flatMap { $0.ranges.map { .string($0) } }),
+                  "filter": .array(plan.filter.map { .string($0.description) }),
+                  "candidates": .int(Int64(plan.candidates)), "hits": .int(Int64(plan.hits)), "plan": .string(plan.description)],
+                 plan.description)
         case .terms(let collection, let index, let prefix, let limit):
             let (stats, terms) = try reading { tx in
                 (try tx.textStatistics(collection, index: index), try tx.textTerms(collection, index: index, prefix: prefix, limit: limit))
@@ -146,20 +167,23 @@ extension Session {
             let collections = store?.schema.collections.keys.sorted() ?? []
             switch (command, index) {
             case ("find", 1), ("count", 1), ("insert", 1), ("upsert", 1), ("doc", 1), ("remove", 1), ("indexes", 1),
-                 ("import", 1), ("export", 1), ("search", 1), ("terms", 1), ("verify", 1), ("reindex", 1):
+                 ("import", 1), ("export", 1), ("search", 1), ("near", 1), ("terms", 1), ("verify", 1), ("reindex", 1):
                 candidates = collections
             case ("sync", 1): candidates = ["on", "off"]
-            case ("explain", 1): candidates = ["find"]
+            case ("explain", 1): candidates = ["find", "near"]
             case ("explain", 2): candidates = collections
             case ("terms", 2):
                 if let c = store?.schema.collections[words[1]] { candidates = c.text.map(\.name) }
             case ("reindex", 2), ("indexes", 2):
-                if let c = store?.schema.collections[words[1]] { candidates = c.indexes.map(\.name) + c.text.map(\.name) }
+                if let c = store?.schema.collections[words[1]] { candidates = c.indexes.map(\.name) + c.text.map(\.name) + c.geo.map(\.name) }
             case ("get", _), ("del", _), ("scan", _), ("put", 1), ("delrange", _):
                 candidates = (try? database.entries(.prefix(text), limit: 50, options: readOptions).collect()
                     .compactMap { Display.printable($0.key) }.filter { !$0.contains(" ") }) ?? []
                 if command == "scan" || command == "delrange" { candidates += ["--from", "--to", "--reverse", "--limit", "--keys-only", "--count"] }
             case ("help", 1): candidates = Command.names
+            case ("near", _):
+                candidates = ["within", "using", "where", "and", "limit", "offset"]
+                if let c = store?.schema.collections[words[1]], words.last?.lowercased() == "using" { candidates = c.geo.map(\.name) }
             case ("find", _), ("count", _):
                 candidates = ["where", "and", "order", "by", "asc", "desc", "limit", "offset", "prefix", "in"]
             default: break

@@ -37,6 +37,7 @@ public protocol KeyValueCursor: AnyObject {
 extension Entries: KeyValueCursor {}
 
 extension KeyValueReader {
+    /// One ``scan(_:order:)`` after the other, forward.
     public func scan(ranges: [KeyRange]) throws -> any KeyValueCursor {
         ChainedCursor(reader: self, ranges: ranges)
     }
