@@ -20,7 +20,7 @@ let package = Package(
         // The same workloads written straight on LevelDB's C API: the baseline.
         .target(
             name: "CBench",
-            linkerSettings: [.linkedLibrary("leveldb"), .linkedLibrary("sqlite3")]
+            linkerSettings: [.linkedLibrary("leveldb"), .linkedLibrary("sqlite3"), .linkedLibrary("m")]
         ),
         .executableTarget(
             name: "kvbench",

@@ -136,7 +136,7 @@ import Testing
         ("find people order age", "column 19: expected \"by\" after order"),
         ("find people limit -1", "column 19: expected the limit (a non-negative integer)"),
         ("find people sideways", "column 13: unexpected \"sideways\": expected where, and, order by, limit or offset"),
-        ("explain people", "column 9: expected \"find\" after explain (explain find COLLECTION …)"),
+        ("explain people", "column 9: expected \"find\" or \"near\" after explain (explain find COLLECTION …, explain near COLLECTION …)"),
         ("search notes", "column 13: expected a search query (quoted)"),
         ("search notes \"x\" sometimes", "column 18: expected \"limit N\" or \"highlight\""),
         ("changes until 3", "column 9: expected \"since SEQ\" or \"limit N\""),

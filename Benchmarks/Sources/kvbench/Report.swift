@@ -123,12 +123,32 @@ struct Report {
             parts.append(lines.joined(separator: "\n"))
             parts.append("")
         }
+        if bench.results.contains(where: { $0.section == "geo" }) { parts.append(geoTable()); parts.append("") }
         parts.append("### Peak resident memory per section")
         parts.append("")
         parts.append("| section | peak RSS (MB) |")
         parts.append("|---|---:|")
         for (s, mb) in bench.peakMemory.sorted(by: { $0.key < $1.key }) { parts.append("| \(s) | \(String(format: "%.0f", mb)) |") }
         return parts.joined(separator: "\n")
+    }
+
+    /// The geo table: KVDocs against SQLite's R*Tree and a brute-force scan, with the
+    /// candidates read per hit.
+    func geoTable() -> String {
+        var lines = ["### Geo: KVDocs' geo index against SQLite's R*Tree (same run)", "",
+                     "rtree: SQLite's R*Tree module through the C API, a bounding-box query of the circle, an exact haversine filter and a sort (k-nearest: widening circles, as KVDocs). brute: every point scanned in memory. Candidates: entries (rows) read per hit. Ratios are time per query (below 1: KVDocs is faster).", "",
+                     "| workload | kvdocs µs | rtree µs | brute µs | kvdocs / rtree | hits per query | candidates per hit (kvdocs / rtree) |", "|---|---:|---:|---:|---:|---:|---:|"]
+        var names: [String] = []
+        for m in bench.results where m.section == "geo" && !names.contains(m.name) { names.append(m.name) }
+        for name in names {
+            let k = find("geo", name, "kvdocs"), r = find("geo", name, "rtree"), b = find("geo", name, "brute")
+            let ratio = (k != nil && r != nil) ? String(format: "%.2f×", k!.microsecondsPerOperation / r!.microsecondsPerOperation) : "—"
+            let hits = k?.extra["hits per query"].map { String(format: "%.1f", $0) } ?? "—"
+            var candidates = "—"
+            if let a = k?.extra["candidates per hit"], let c = r?.extra["candidates per hit"] { candidates = String(format: "%.2f / %.2f", a, c) }
+            lines.append("| \(name) | \(k.map { Self.us($0.microsecondsPerOperation) } ?? "—") | \(r.map { Self.us($0.microsecondsPerOperation) } ?? "—") | \(b.map { Self.us($0.microsecondsPerOperation) } ?? "—") | \(ratio) | \(hits) | \(candidates) |")
+        }
+        return lines.joined(separator: "\n")
     }
 
     func json() throws -> Data {

@@ -43,6 +43,8 @@ final class Bench {
     let data: BenchData
     /// The text section's corpus sizes, when given on the command line.
     var textSizeOverride: [Int]?
+    /// The points of the geo section.
+    var geoPoints = 1_000_000
 
     init(n: Int, repeats: Int, quick: Bool) throws {
         self.n = n

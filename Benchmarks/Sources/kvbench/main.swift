@@ -16,8 +16,11 @@ struct KVBench: ParsableCommand {
     @Option(help: "Repeats of each measurement; the median is reported.")
     var repeats = 3
 
-    @Option(help: "Sections to run: raw, tuning, documents, text, import, scaling (comma-separated).")
-    var sections = "raw,tuning,documents,text,import,scaling"
+    @Option(help: "Sections to run: raw, tuning, documents, text, import, scaling, geo (comma-separated).")
+    var sections = "raw,tuning,documents,text,import,scaling,geo"
+
+    @Option(help: "Points of the geo section (default 1,000,000; --quick 20,000).")
+    var geoPoints: Int?
 
     @Option(help: "Corpus sizes of the text section (comma-separated; default 20000,200000,1000000, --quick 2000).")
     var textSizes: String?
@@ -35,13 +38,14 @@ struct KVBench: ParsableCommand {
             guard !sizes.isEmpty else { throw ValidationError("--text-sizes takes sizes of at least 1000, comma-separated") }
             bench.textSizeOverride = sizes
         }
+        bench.geoPoints = geoPoints ?? (quick ? 20_000 : 1_000_000)
         let wanted = Set(sections.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
         let started = Date()
         try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true)
         let json = output + "/results.json"
         let runs: [(String, () throws -> Void)] = [
             ("raw", bench.runRaw), ("tuning", bench.runTuning), ("documents", bench.runDocuments),
-            ("text", bench.runText), ("import", bench.runImport), ("scaling", bench.runScaling),
+            ("text", bench.runText), ("import", bench.runImport), ("scaling", bench.runScaling), ("geo", bench.runGeo),
         ]
         for (name, body) in runs where wanted.contains(name) {
             try bench.section(name, body)

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include "csqlite.h"  // the raw SQLite baseline of the documents section
 #include "cfts.h"     // the FTS5 baseline of the text section
+#include "cgeo.h"     // the R*Tree and brute-force baselines of the geo section
 
 typedef struct cb_db cb_db;
 
