@@ -102,11 +102,17 @@ extension ReadTransaction {
     /// How ``near(_:_:within:query:index:includeDocuments:)`` reads the index for these
     /// arguments: the query is run, and its circles, cells and ranges reported.
     public func explainNear(_ collection: String, _ center: GeoPoint, within: Double? = nil, query: Query = Query(), index: String? = nil) throws -> GeoPlan {
-        try runNear(collection, center, within: within, query: query, index: index, includeDocuments: false).plan
+        let (hits, search) = try runNear(collection, center, within: within, query: query, index: index, includeDocuments: false)
+        return GeoPlan(collection: collection, index: search.maintainer.definition.name, center: center, within: within,
+                       rings: search.rings.map { ring in
+                           GeoPlan.Ring(radius: ring.radius, cells: ring.cells.map(\.description),
+                                        ranges: ring.ranges.map { "0x\(String($0.lowerBound, radix: 16))..0x\(String($0.upperBound, radix: 16))" })
+                       },
+                       filter: query.conditions, candidates: search.entriesRead, hits: hits.count)
     }
 
     private func runNear(_ collection: String, _ center: GeoPoint, within: Double?, query: Query, index: String?,
-                         includeDocuments: Bool) throws -> (hits: [NearHit], plan: GeoPlan) {
+                         includeDocuments: Bool) throws -> (hits: [NearHit], search: GeoSearch) {
         try query.validate()
         if let within, !(within.isFinite && within >= 0) {
             throw KVDocsError(.invalidArgument, "the radius must be a finite number of metres, at least 0 (got \(within))")
@@ -144,13 +150,7 @@ extension ReadTransaction {
             }
             hits.append(NearHit(id: id, distance: candidate.distance, document: value))
         }
-        let plan = GeoPlan(collection: collection, index: maintainer.definition.name, center: center, within: within,
-                           rings: search.rings.map { ring in
-                               GeoPlan.Ring(radius: ring.radius, cells: ring.cells.map(\.description),
-                                            ranges: ring.ranges.map { "0x\(String($0.lowerBound, radix: 16))..0x\(String($0.upperBound, radix: 16))" })
-                           },
-                           filter: query.conditions, candidates: search.entriesRead, hits: hits.count)
-        return (hits, plan)
+        return (hits, search)
     }
 
     /// The ready geo index `index` of `collection`, or its only one.

@@ -24,6 +24,11 @@ struct GeoCap: Sendable {
     /// Slack added to every cell edge, in degrees: a point's cell is found in floating point.
     static let edgeSlack = 1e-9
 
+    /// `sin²` of half the largest angle a cell's lower bound may have and still meet the cap.
+    private let reachThreshold: Double
+    /// `sin²` of half the largest angle a cell's upper bound may have and lie inside the cap.
+    private let insideThreshold: Double
+
     init(center: GeoPoint, radius: Double) {
         self.center = center
         self.radius = radius
@@ -32,6 +37,10 @@ struct GeoCap: Sendable {
         phi = center.latitude * k
         lambda = center.longitude * k
         cosPhi = cos(phi)
+        let reach = angle + Self.margin
+        reachThreshold = reach >= Double.pi ? .infinity : Self.sinSquaredHalf(reach)
+        let inside = angle - Self.margin
+        insideThreshold = inside <= 0 ? -1 : Self.sinSquaredHalf(inside)
     }
 
     /// Whether the cap is the whole sphere.
@@ -45,10 +54,11 @@ struct GeoCap: Sendable {
         return (max(-90, s - Self.edgeSlack) * k, min(90, n + Self.edgeSlack) * k, (w - Self.edgeSlack) * k, (e + Self.edgeSlack) * k)
     }
 
-    /// The difference between two longitudes (radians), in [0, π].
+    /// The difference between two longitudes (radians, each within about [-π, π]), in [0, π].
     @inline(__always)
     private static func separation(_ a: Double, _ b: Double) -> Double {
-        abs(remainder(a - b, 2 * Double.pi))
+        let d = abs(a - b)
+        return d > Double.pi ? max(0, 2 * Double.pi - d) : d
     }
 
     private func containsLongitude(_ west: Double, _ east: Double) -> Bool {
@@ -57,39 +67,53 @@ struct GeoCap: Sendable {
     }
 
     @inline(__always)
-    private static func angle(haversine h: Double) -> Double {
-        2 * asin(sqrt(min(1, max(0, h))))
-    }
-
-    @inline(__always)
     private static func sinSquaredHalf(_ x: Double) -> Double {
         let s = sin(x / 2)
         return s * s
     }
 
-    /// A lower bound of the angle (radians) from the centre to any point of `cell`:
-    /// the haversine with the latitude difference, the longitude difference and the
-    /// cosine of the far latitude each at their least over the cell.
-    func minimumAngle(to cell: GeoCell) -> Double {
+    /// A lower bound of the haversine `sin²(d/2)` from the centre to any point of `cell`:
+    /// the latitude difference, the longitude difference and the cosine of the far latitude
+    /// each at their least over the cell.
+    private func leastHaversine(_ cell: GeoCell) -> Double {
         let (s, n, w, e) = edges(cell)
         let dPhi = max(0, s - phi, phi - n)
         let dLambda = containsLongitude(w, e) ? 0 : min(Self.separation(lambda, w), Self.separation(lambda, e))
-        let leastCos = max(0, min(cos(s), cos(n)))
-        let h = Self.sinSquaredHalf(dPhi) + cosPhi * leastCos * Self.sinSquaredHalf(dLambda)
-        return Self.angle(haversine: h) - Self.margin
+        let latitudeTerm = Self.sinSquaredHalf(dPhi)
+        guard dLambda > 0 else { return latitudeTerm }
+        // cos is least at the edge farthest from the equator.
+        let leastCos = max(0, cos(max(abs(s), abs(n))))
+        return latitudeTerm + cosPhi * leastCos * Self.sinSquaredHalf(dLambda)
+    }
+
+    /// An upper bound of the haversine `sin²(d/2)` from the centre to any point of `cell`.
+    private func greatestHaversine(_ cell: GeoCell) -> Double {
+        let (s, n, w, e) = edges(cell)
+        let dPhi = min(Double.pi, max(abs(phi - s), abs(phi - n)))
+        let opposite = lambda + Double.pi
+        let dLambda = e - w >= 2 * Double.pi || (w...e).contains(opposite) || (w...e).contains(opposite - 2 * Double.pi)
+            ? Double.pi : max(Self.separation(lambda, w), Self.separation(lambda, e))
+        let greatestCos = s <= 0 && n >= 0 ? 1 : cos(min(abs(s), abs(n)))
+        return Self.sinSquaredHalf(dPhi) + cosPhi * greatestCos * Self.sinSquaredHalf(dLambda)
+    }
+
+    /// A lower bound of the angle (radians) from the centre to any point of `cell`.
+    func minimumAngle(to cell: GeoCell) -> Double {
+        2 * asin(sqrt(min(1, leastHaversine(cell)))) - Self.margin
     }
 
     /// An upper bound of the angle (radians) from the centre to any point of `cell`.
     func maximumAngle(to cell: GeoCell) -> Double {
-        let (s, n, w, e) = edges(cell)
-        let dPhi = max(abs(phi - s), abs(phi - n))
-        let opposite = lambda + Double.pi
-        let dLambda = e - w >= 2 * Double.pi || (w...e).contains(opposite) || (w...e).contains(opposite - 2 * Double.pi)
-            ? Double.pi : max(Self.separation(lambda, w), Self.separation(lambda, e))
-        let greatestCos = s <= 0 && n >= 0 ? 1 : max(cos(s), cos(n))
-        let h = Self.sinSquaredHalf(min(Double.pi, dPhi)) + cosPhi * greatestCos * Self.sinSquaredHalf(dLambda)
-        return Self.angle(haversine: h) + Self.margin
+        2 * asin(sqrt(min(1, greatestHaversine(cell)))) + Self.margin
     }
+
+    /// Whether the cap may hold a point of `cell` (`minimumAngle(to:) <= angle`).
+    @inline(__always)
+    func mayReach(_ cell: GeoCell) -> Bool { leastHaversine(cell) <= reachThreshold }
+
+    /// Whether every point of `cell` is in the cap (`maximumAngle(to:) <= angle`).
+    @inline(__always)
+    func holds(_ cell: GeoCell) -> Bool { insideThreshold >= 0 && greatestHaversine(cell) <= insideThreshold }
 
     // MARK: - Covering
 
@@ -100,15 +124,46 @@ struct GeoCap: Sendable {
         return min(GeoCell.leafLevel, max(1, level))
     }
 
+    /// The cells a covering starts from: those of the deepest level whose cells are at
+    /// least as tall and as wide as the cap, among the centre's cell and its eight
+    /// neighbours (longitudes wrap at ±180°), that the cap may reach; the root when the
+    /// cap holds a pole or is wider than any level.
+    func startingCells() -> [GeoCell] {
+        let reach = angle + Self.margin
+        guard abs(phi) + reach < Double.pi / 2 else { return [GeoCell.root] }
+        let ratio = sin(reach) / cos(abs(phi) + reach)
+        guard ratio < 1 else { return [GeoCell.root] }
+        let halfWidth = asin(ratio) + Self.margin
+        // Height π/2^l ≥ 2·reach and width 2π/2^l ≥ 2·halfWidth.
+        let byHeight = log2(Double.pi / (2 * reach)), byWidth = log2(Double.pi / halfWidth)
+        let level = min(GeoCell.leafLevel, Int(min(byHeight, byWidth).rounded(.down)))
+        guard level >= 1 else { return [GeoCell.root] }
+        let leaf = GeoCell(leafOf: center)
+        let shift = UInt32(GeoCell.leafLevel - level)
+        let i = Int64(leaf.latitudeIndex >> shift), j = Int64(leaf.longitudeIndex >> shift)
+        let count = Int64(1) << Int64(level)
+        var cells: [GeoCell] = []
+        for di in -1...1 {
+            let li = i + Int64(di)
+            guard li >= 0, li < count else { continue }
+            for dj in -1...1 {
+                let lj = ((j + Int64(dj)) % count + count) % count
+                let cell = GeoCell(level: level, latitudeIndex: UInt32(li), longitudeIndex: UInt32(lj))
+                if !cells.contains(cell), mayReach(cell) { cells.append(cell) }
+            }
+        }
+        return cells
+    }
+
     /// Cells that together hold every point of the cap, at most `maxCells` of them unless
-    /// the cap meets more cells of the coarsest useful level. Cells are split coarsest
-    /// first, as long as the total stays within `maxCells`; a cell inside the cap is kept
-    /// whole, and a cell the cap cannot reach is dropped.
+    /// the cap meets more cells of the level it starts from (``startingCells()``). Cells
+    /// are split coarsest first, as long as the total stays within `maxCells`; a cell
+    /// inside the cap is kept whole, and a cell the cap cannot reach is dropped.
     func covering(maxCells: Int) -> [GeoCell] {
         if isWholeSphere { return [GeoCell.root] }
         let finest = finestLevel
         var result: [GeoCell] = []
-        var queue: [GeoCell] = [GeoCell.root]
+        var queue = startingCells()
         var head = 0
         while head < queue.count {
             let cell = queue[head]
@@ -117,13 +172,14 @@ struct GeoCap: Sendable {
                 result.append(cell)
                 continue
             }
-            let children = cell.children.filter { minimumAngle(to: $0) <= angle }
+            var children = cell.children
+            children.removeAll { !mayReach($0) }
             if cell.level >= 1, result.count + (queue.count - head) + children.count > maxCells {
                 result.append(cell)
                 continue
             }
             for child in children {
-                if maximumAngle(to: child) <= angle { result.append(child) } else { queue.append(child) }
+                if holds(child) { result.append(child) } else { queue.append(child) }
             }
         }
         return result
