@@ -86,9 +86,18 @@ struct GeoSearch {
                 if let needed, passed.count >= needed { return passed }
             }
             if complete || needed == nil { return passed }
-            let shortfall = Double(needed ?? 1) / Double(max(1, passed.count))
+            let wanted = needed ?? 1
+            let shortfall = Double(wanted) / Double(max(1, passed.count))
             let factor = passed.isEmpty ? 4 : min(4, max(1.5, shortfall.squareRoot() * 1.25))
-            radius = min(limit, radius * factor)
+            var next = min(limit, radius * factor)
+            // Without conditions, the k-th nearest entry read so far (the cells reach past the
+            // circle) bounds the k-th nearest of all: a circle of that radius is the last.
+            if accept == nil, found.count >= wanted {
+                var distances = found.map(\.distance)
+                distances.sort()
+                next = min(next, distances[wanted - 1])
+            }
+            radius = next > radius ? next : min(limit, radius * 1.5)
         }
     }
 
