@@ -11,6 +11,8 @@ struct GeoBenchData {
     /// Query centres: most near a stop (within 300 m), some anywhere.
     var centerLats: [Double] = []
     var centerLons: [Double] = []
+    /// Whether each centre was drawn near a stop (the others are anywhere).
+    var centerNearStop: [Bool] = []
 
     static let cities: [(lat: Double, lon: Double, weight: Double, radiusKm: Double)] = [
         (-31.95, 115.86, 1, 25), (51.51, -0.13, 3, 30), (48.86, 2.35, 2, 15), (35.68, 139.76, 3, 35), (40.71, -74.0, 2.5, 25),
@@ -69,11 +71,13 @@ struct GeoBenchData {
             if uniform() < 0.1 {
                 centerLats.append(asin(uniform() * 2 - 1) * 180 / Double.pi)
                 centerLons.append(uniform() * 360 - 180)
+                centerNearStop.append(false)
             } else {
                 let p = Int(rng.next() % UInt64(count))
                 let (lat, lon) = place(lats[p], lons[p], east: (uniform() - 0.5) * 600, north: (uniform() - 0.5) * 600)
                 centerLats.append(lat)
                 centerLons.append(lon)
+                centerNearStop.append(true)
             }
         }
     }
@@ -130,10 +134,14 @@ extension Bench {
             let query = shape.k.map { Query().limit($0) } ?? Query()
             // Exactness and candidates, outside the timing: KVDocs against the R*Tree.
             var kvdocsIDs = [Int64](repeating: -1, count: n * maxOut)
-            var kvdocsCandidates = 0, kvdocsHits = 0
+            var kvdocsCandidates = 0, kvdocsHits = 0, nearStopCandidates = 0, nearStopHits = 0
             for q in 0..<n {
                 let plan = try stops.explainNear(centers[q], within: shape.radius, query: query)
                 kvdocsCandidates += plan.candidates
+                if data.centerNearStop[q] {
+                    nearStopCandidates += plan.candidates
+                    nearStopHits += plan.hits
+                }
                 let hits = try stops.near(centers[q], within: shape.radius, query: query, includeDocuments: false)
                 kvdocsHits += hits.count
                 for (j, hit) in hits.prefix(maxOut).enumerated() { if case .int(let id) = hit.id { kvdocsIDs[q * maxOut + j] = id } }
@@ -152,7 +160,8 @@ extension Bench {
                 FileHandle.standardError.write(Data("  geo \(shape.name): KVDocs and the R*Tree disagree on \(mismatches) of \(n) queries (hits \(kvdocsHits) / \(rtreeHits))\n".utf8))
             }
             let extraKVDocs: [String: Double] = ["candidates per hit": Double(kvdocsCandidates) / Double(max(1, kvdocsHits)), "hits per query": Double(kvdocsHits) / Double(n),
-                                                 "mismatched queries": Double(mismatches)]
+                                                 "mismatched queries": Double(mismatches),
+                                                 "candidates per hit, centres near a stop": Double(nearStopCandidates) / Double(max(1, nearStopHits))]
             let extraRTree: [String: Double] = ["candidates per hit": Double(rtreeCandidates) / Double(max(1, rtreeHits)), "hits per query": Double(rtreeHits) / Double(n)]
             try measureAlternating("geo", shape.name, [
                 ("kvdocs", {
