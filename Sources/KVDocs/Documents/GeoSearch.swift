@@ -11,9 +11,12 @@ import Foundation
 /// nearest first, ties by primary key: exactly what a scan of every document would give.
 ///
 /// **Rings.** A query with a radius and no limit reads one covering of that radius. A
-/// k-nearest query starts at ``firstRing`` metres and widens by the square root of the
-/// shortfall (at least 1.5×, at most 4× a ring), so dense places stop early and sparse
-/// ones reach far in a few rings; each ring reads only what the earlier ones did not.
+/// k-nearest query starts at ``firstRing`` metres, or closer when the k entries that follow
+/// the centre's cell on the curve are all nearer (they are real points, so the farthest of
+/// them bounds the k-th nearest distance), and widens by the square root of the shortfall
+/// (at least 1.5×, at most 4× a ring), or to the k-th nearest entry read so far; dense
+/// places stop early and sparse ones reach far in a few rings. Each ring reads only what
+/// the earlier ones did not.
 struct GeoSearch {
     /// The radius of the first ring of a k-nearest query, in metres.
     static let firstRing = 100.0
@@ -56,6 +59,11 @@ struct GeoSearch {
         if needed == 0 { return [] }
         let limit = min(within ?? GeoPoint.maximumDistance, GeoPoint.maximumDistance)
         var radius = needed == nil ? limit : min(limit, Self.firstRing)
+        if let needed, needed <= Self.maximumProbe, accept == nil, radius > 0 {
+            // The entries that follow the centre on the curve are real points, usually near
+            // it: the farthest of `needed` of them bounds the needed-th nearest distance.
+            if let bound = try probe(needed), bound < radius { radius = max(bound, 0) }
+        }
         var scanned = GeoIntervals()
         var found: [Candidate] = []
         var verdicts: [[UInt8]: Bool] = [:]
@@ -99,6 +107,28 @@ struct GeoSearch {
             }
             radius = next > radius ? next : min(limit, radius * 1.5)
         }
+    }
+
+    /// The most entries a k-nearest query reads after the centre's cell before its first ring.
+    static let maximumProbe = 64
+
+    /// The distance of the farthest of the first `count` entries at or after the centre's
+    /// leaf cell in key order, or `nil` when there are fewer.
+    private mutating func probe(_ count: Int) throws -> Double? {
+        let start = maintainer.key(code: GeoCell(leafOf: center).code)
+        let cursor = try reader.scan(KeyRange(lower: .included(start), upper: maintainer.keyRange.upper), order: .forward)
+        let haversine = Haversine(from: center)
+        var farthest = 0.0, read = 0
+        while read < count, let distance = try cursor.next({ _, value -> Double in
+            guard value.count == 16 else { return .infinity }
+            return haversine.distance(latitude: Double(bitPattern: GeoIndexMaintainer.readBigEndian(value, at: 0)),
+                                      longitude: Double(bitPattern: GeoIndexMaintainer.readBigEndian(value, at: 8)))
+        }) {
+            read += 1
+            farthest = max(farthest, distance)
+        }
+        entriesRead += read
+        return read == count ? farthest : nil
     }
 
     /// Reads the entries of `intervals`, keeping those within the query's radius.
