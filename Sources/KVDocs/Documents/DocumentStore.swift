@@ -13,7 +13,7 @@ import Synchronization
 /// **Layout.** Everything lives under ``root`` as tuple keys:
 /// `("d", collection, id)` → the document's JSON; `("i", collection, index, values…, id)` →
 /// an index entry (values in ``ValueOrder``'s encoding); `("g", collection, index)`, a cell
-/// code and the id → a geo index entry (``GeoIndexMaintainer``); `("f", sequence)` →
+/// code and the id → a geo index entry (the point's coordinates); `("f", sequence)` →
 /// `(collection, id, operation)`, the change feed; `("m", …)` → the catalog (schema,
 /// index states, last sequence); `("t", …)` → text indexes.
 ///
