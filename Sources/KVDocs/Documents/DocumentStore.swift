@@ -98,19 +98,45 @@ public final class DocumentStore: @unchecked Sendable {
 
     /// Opens the store; `finishingBuilds: false` leaves interrupted index builds unfinished
     /// (for ``salvage(database:root:quarantine:progress:)``, which rebuilds every index).
-    init(database: Database, schema: Schema?, root: Subspace, finishingBuilds: Bool,
+    convenience init(database: Database, schema: Schema?, root: Subspace, finishingBuilds: Bool,
+         progress: ((IndexBuildProgress) -> Void)?) throws {
+        try self.init(storage: database, database: database, schema: schema, root: root, finishingBuilds: finishingBuilds, progress: progress)
+    }
+
+    /// Opens the document layer of a layered store: every read sees the base and the user
+    /// layer merged (the user's documents win, the user's deletes hide base documents), and
+    /// every write goes to the user layer. Indexes of every kind answer as over one database
+    /// holding the merged documents; ``database`` is the user database.
+    ///
+    /// - Parameters:
+    ///   - layered: the base and user databases.
+    ///   - schema: as for ``init(database:schema:root:progress:)``. The base's stored schema
+    ///     and this one must agree on the collections they share.
+    ///   - root: the subspace holding the store's keys, in both layers.
+    ///   - progress: called while indexes are built.
+    /// - Throws: `.schema` naming the collection and the index when the base and the schema
+    ///   disagree on a shared collection; otherwise as ``init(database:schema:root:progress:)``.
+    public convenience init(layered: LayeredStore, schema: Schema? = nil, root: Subspace = Subspace(),
+                            progress: ((IndexBuildProgress) -> Void)? = nil) throws {
+        if let schema {
+            try Self.checkAgreement(base: layered.base, schema: schema, root: root)
+        }
+        try self.init(storage: layered, database: layered.user, schema: schema, root: root, finishingBuilds: true, progress: progress)
+    }
+
+    init(storage: any KeyValueStore, database: Database, schema: Schema?, root: Subspace, finishingBuilds: Bool,
          progress: ((IndexBuildProgress) -> Void)?) throws {
         self.database = database
-        self.storage = database
+        self.storage = storage
         self.root = root
         let catalog = Catalog(root: root)
         self.records = catalog
-        let format = try catalog.formatVersion(in: database)
+        let format = try catalog.formatVersion(in: storage)
         if let format, format > Self.formatVersion {
-            throw KVDocsError(.notSupported, "the document store in \(database.name) has format version \(format), written by a newer version of KVDocs; this version reads format \(Self.formatVersion) and older", path: database.path)
+            throw KVDocsError(.notSupported, "the document store in \(storage.name) has format version \(format), written by a newer version of KVDocs; this version reads format \(Self.formatVersion) and older", path: storage.name)
         }
-        let loaded = try StoreCatalog.load(database, catalog, layout: Layout(root: root))
-        state = Locked(State(catalog: loaded, lastSequence: try catalog.lastSequence(in: database)))
+        let loaded = try StoreCatalog.load(storage, catalog, layout: Layout(root: root))
+        state = Locked(State(catalog: loaded, lastSequence: try catalog.lastSequence(in: storage)))
         if let format, format < Self.formatVersion {
             try migrate(from: format, progress: progress)
         }
@@ -228,5 +254,45 @@ extension DocumentStore {
             records.putFormat(Self.formatVersion, in: batch)
             try storage.write(batch, sync: true)
         }
+    }
+}
+
+// MARK: - Layers
+
+extension DocumentStore {
+    /// Throws when the schema stored in `base` and `schema` declare a shared collection
+    /// differently: its primary key, or an index missing from one side or defined otherwise.
+    static func checkAgreement(base: Database, schema: Schema, root: Subspace) throws {
+        let catalog = Catalog(root: root)
+        guard let data = try catalog.schemaData(in: base) else { return }
+        let stored = try Schema(json: Data(data), file: "the base's stored schema")
+        for name in stored.collections.keys.sorted() {
+            guard let mine = schema[collection: name], let theirs = stored[collection: name] else { continue }
+            func fail(_ what: String) -> KVDocsError {
+                KVDocsError(.schema, "the base \(base.copiedFrom ?? base.path) and the user layer disagree on collection \"\(name)\": \(what)")
+            }
+            if !mine.primaryKey.hasSameCodePoints(as: theirs.primaryKey) {
+                throw fail("primary key \"\(theirs.primaryKey)\" in the base, \"\(mine.primaryKey)\" in the user's schema")
+            }
+            let baseIndexes = theirs.definitions, userIndexes = mine.definitions
+            for (index, definition) in baseIndexes.sorted(by: { $0.key < $1.key }) {
+                guard let other = userIndexes[index] else { throw fail("index \"\(index)\" is in the base and not in the user's schema") }
+                if other != definition { throw fail("index \"\(index)\" is defined differently (base: \(definition.compactDescription); user: \(other.compactDescription))") }
+            }
+            if let extra = userIndexes.keys.sorted().first(where: { baseIndexes[$0] == nil }) {
+                throw fail("index \"\(extra)\" is in the user's schema and not in the base")
+            }
+        }
+    }
+}
+
+extension CollectionSchema {
+    /// Every index's catalog definition, by name.
+    var definitions: [String: JSONValue] {
+        var result: [String: JSONValue] = [:]
+        for i in indexes { result[i.name] = i.json }
+        for t in text { result[t.name] = t.json }
+        for g in geo { result[g.name] = g.json }
+        return result
     }
 }
