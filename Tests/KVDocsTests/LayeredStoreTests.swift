@@ -203,4 +203,92 @@ private let layeredSchemaJSON = #"""
         extended.collections["notes"] = CollectionSchema()
         _ = try DocumentStore(layered: try LayeredStore(base: base, user: user), schema: extended)
     }
+
+    /// Replacing the base: the user's documents and deletes stay, derived data is made exact
+    /// over the new base (an index over the merged documents), user-only collections are
+    /// untouched, and a reader holding a snapshot keeps the old base.
+    @Test func replacingTheBaseKeepsTheUsersDataAndMakesDerivedDataExact() throws {
+        let dir = TemporaryDirectory("layered")
+        let schema = try Schema(json: Data(layeredSchemaJSON.utf8))
+        var rng = SplitMix64(seed: 17)
+        func uniform() -> Double { Double(rng.next() >> 11) / Double(1 << 53) }
+        func station(_ i: Int, _ tag: String) -> JSONValue {
+            ["id": .string("s\(i)"), "name": .string("Station \(i) \(tag)"), "zone": .int(Int64(1 + rng.next() % 4)),
+             "description": .string(["river beach", "city express", "hills parking", "interchange"][Int(rng.next() % 4)] + " " + tag),
+             "location": ["lat": .double(-32 + uniform() * 0.3), "lon": .double(115.8 + uniform() * 0.3)]]
+        }
+        func makeBase(_ name: String, ids: Range<Int>, tag: String) throws -> [String: JSONValue] {
+            var docs: [String: JSONValue] = [:]
+            let db = try Database(path: dir.child(name))
+            defer { db.close() }
+            let store = try DocumentStore(database: db, schema: schema)
+            try store.write { batch in
+                for i in ids {
+                    let doc = station(i, tag)
+                    try batch.insert("stations", doc)
+                    docs["s\(i)"] = doc
+                }
+            }
+            return docs
+        }
+        let first = try makeBase("base1", ids: 0..<200, tag: "old")
+        let second = try makeBase("base2", ids: 100..<320, tag: "new")
+        let base1 = try Database.openPrivateCopy(of: dir.child("base1"), under: dir.path)
+        let user = try Database(path: dir.child("user"))
+        defer { user.close() }
+        let layered = try LayeredStore(base: base1, user: user)
+        let store = try DocumentStore(layered: layered, schema: schema)
+        let stations = try store.collection("stations")
+        var userDocs: [String: JSONValue?] = [:]      // the user's own writes: a document, or a delete
+        for step in 0..<150 {
+            let i = Int(rng.next() % 350)
+            if rng.next() % 4 == 0 {
+                // A delete hides the base's document (a tombstone); a document only the user
+                // wrote is simply gone, so a new base may bring one with its id.
+                if try stations.delete(id: .string("s\(i)")) {
+                    if first["s\(i)"] != nil { userDocs["s\(i)"] = .some(nil) } else { userDocs["s\(i)"] = nil }
+                }
+            } else {
+                let doc = station(i, "user\(step)")
+                try stations.upsert(doc)
+                userDocs["s\(i)"] = .some(doc)
+            }
+        }
+        try store.collection("groups").upsert(["id": 1, "owner": "me", "stations": ["s1", "s150"]])
+        let snapshot = try store.database.snapshot()   // the user layer only: a raw check below
+        let reader = try layered.snapshotReader()
+        let countBefore = try ReadTransaction(store: store, reader: reader).count("stations")
+
+        let base2 = try Database.openPrivateCopy(of: dir.child("base2"), under: dir.path)
+        let old = try layered.replaceBase(with: base2)
+        try store.rederive(layered)
+
+        var merged = second
+        for (id, doc) in userDocs { merged[id] = doc ?? nil }
+        for (id, doc) in userDocs where doc == nil { merged[id] = nil }
+        let reference = try Database(path: dir.child("reference"))
+        defer { reference.close() }
+        let single = try DocumentStore(database: reference, schema: schema)
+        try single.write { batch in for (_, doc) in merged { try batch.insert("stations", doc) } }
+        let one = try single.collection("stations")
+        #expect(try stations.count() == merged.count)
+        #expect(try stations.find() == (try one.find()))
+        for query in ["river", "new", "user1*", "city OR hills", "interchange NOT old"] {
+            let a = try stations.search(query, options: SearchOptions(includeDocuments: false))
+            let b = try one.search(query, options: SearchOptions(includeDocuments: false))
+            #expect(a.map(\.id) == b.map(\.id), "\(query)")
+            for (x, y) in zip(a, b) { #expect(abs(x.score - y.score) <= 1e-9, "\(query)") }
+        }
+        let center = try GeoPoint(latitude: -31.85, longitude: 115.95)
+        #expect(try stations.near(center, query: Query().limit(40)).map(\.id) == (try one.near(center, query: Query().limit(40)).map(\.id)))
+        #expect(try stations.find(Query().where("zone", .equal(2))) == (try one.find(Query().where("zone", .equal(2)))))
+        #expect(try store.collection("groups").get(id: 1)?["owner"] == "me")
+        #expect(try store.verify().isClean)
+        // The reader that held a snapshot still sees the old base.
+        #expect(try ReadTransaction(store: store, reader: reader).count("stations") == countBefore)
+        reader.release()
+        snapshot.release()
+        old.close()
+        base2.close()
+    }
 }

@@ -38,6 +38,15 @@ public final class ReadTransaction {
         self.catalog = try store.catalog(reader, latest: false)
     }
 
+    /// Reads through `reader` (a frozen state the caller keeps and releases).
+    init(store: DocumentStore, reader: any KeyValueReader) throws {
+        self.store = store
+        self.reader = reader
+        self.owned = nil
+        self.snapshot = (reader as? SnapshotKeyValueReader)?.snapshot
+        self.catalog = try store.catalog(reader, latest: false)
+    }
+
     /// Releases the snapshot reader this transaction made.
     func release() { owned?.release() }
 

@@ -24,10 +24,11 @@ import Foundation
 public final class LayeredStore: KeyValueStore, @unchecked Sendable {
     // @unchecked Sendable: both handles are Sendable; the store holds no other state.
 
-    /// The read-only layer.
-    public let base: Database
+    /// The read-only layer (the latest one: ``replaceBase(with:)`` swaps it).
+    public var base: Database { current.withLock { $0 } }
     /// The writable layer.
     public let user: Database
+    private let current: Locked<Database>
 
     static let tombstone: UInt8 = 0
     static let present: UInt8 = 1
@@ -42,8 +43,26 @@ public final class LayeredStore: KeyValueStore, @unchecked Sendable {
         guard base.comparator == nil, user.comparator == nil else {
             throw KVDocsError(.invalidArgument, "layered databases compare keys bytewise; \(base.comparator != nil ? base.path : user.path) has a custom comparator")
         }
-        self.base = base
+        self.current = Locked(base)
         self.user = user
+    }
+
+    /// Makes `newBase` the base of every later read, and returns the one it replaces. Readers
+    /// holding a snapshot keep reading the base of their snapshot.
+    /// - Throws: `.invalidArgument` for the user database itself or a custom comparator.
+    @discardableResult
+    public func replaceBase(with newBase: Database) throws -> Database {
+        guard newBase !== user, newBase.path != user.path else {
+            throw KVDocsError(.invalidArgument, "the base and the user layer must be two databases (both are \(user.path))", path: user.path)
+        }
+        guard newBase.comparator == nil else {
+            throw KVDocsError(.invalidArgument, "layered databases compare keys bytewise; \(newBase.path) has a custom comparator")
+        }
+        return current.withLock { old in
+            let previous = old
+            old = newBase
+            return previous
+        }
     }
 
     /// The user database's directory.
