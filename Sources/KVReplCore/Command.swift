@@ -48,6 +48,12 @@ public enum Command: Equatable, Sendable {
     case reindex(String, String?)
     case salvage(quarantine: String?)
     case changes(since: Int64, limit: Int?)
+    /// `layers`: the base and user databases of a layered session, with their sizes.
+    case layers
+    /// `replace-base NEWBASE`
+    case replaceBase(String)
+    /// `backup DIR`
+    case backup(String)
 
     /// A geo query: the documents of `collection` nearest `center`, within `within` metres,
     /// passing `query`'s conditions, after its offset, up to its limit.
@@ -89,7 +95,18 @@ public enum Command: Equatable, Sendable {
     /// Whether the command changes the database (refused with `--read-only`).
     public var isWrite: Bool {
         switch self {
-        case .put, .del, .delrange, .compact, .load, .keyspacesLoad, .schemaLoad, .insert, .upsert, .remove, .importFile, .reindex, .repair, .salvage:
+        case .put, .del, .delrange, .compact, .load, .keyspacesLoad, .schemaLoad, .insert, .upsert, .remove, .importFile, .reindex, .repair, .salvage, .replaceBase:
+            return true
+        default:
+            return false
+        }
+    }
+
+    /// Whether the command reads or writes the raw key-value layer of one database.
+    public var isRaw: Bool {
+        switch self {
+        case .get, .put, .del, .scan, .delrange, .stats, .property, .size, .compact, .snapshot, .release, .dump, .load,
+             .keyspaces, .keyspacesLoad, .repair, .salvage:
             return true
         default:
             return false
@@ -101,6 +118,7 @@ public enum Command: Equatable, Sendable {
         "get", "put", "del", "scan", "delrange", "stats", "property", "size", "compact", "snapshot", "release",
         "dump", "load", "keyspaces", "sync", "repair", "help", "quit", "schema", "collections", "indexes", "insert", "upsert", "doc",
         "remove", "import", "export", "find", "count", "explain", "search", "near", "terms", "verify", "reindex", "salvage", "changes",
+        "layers", "replace-base", "backup",
     ]
 }
 
@@ -229,6 +247,9 @@ extension Command {
             let collection = try s.expectWord("a collection name")
             return .reindex(collection, s.word())
         case "salvage": return .salvage(quarantine: s.word())
+        case "layers": return .layers
+        case "replace-base": return .replaceBase(try path(&s))
+        case "backup": return .backup(try path(&s))
         case "changes":
             var since: Int64 = 0
             var limit: Int?

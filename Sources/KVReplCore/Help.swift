@@ -38,6 +38,9 @@ enum Help {
         ("reindex", "reindex COLLECTION [INDEX]", "rebuild indexes"),
         ("salvage", "salvage [QUARANTINE]", "after a repair: move unreadable documents to a quarantine collection (default quarantine), rebuild every index, report what was lost"),
         ("changes", "changes [since SEQ] [limit N]", "the change feed"),
+        ("layers", "layers", "a layered session (--base): the base and user databases and their sizes"),
+        ("replace-base", "replace-base NEWBASE", "a layered session: swap the base for the database at NEWBASE atomically, keeping the user's documents and deletes"),
+        ("backup", "backup DIR", "write a consistent copy of the database (of the user database, in a layered session) into the new directory DIR, from one snapshot"),
         ("help", "help [COMMAND]", "this help"),
         ("quit", "quit", "leave"),
     ]

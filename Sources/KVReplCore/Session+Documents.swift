@@ -146,6 +146,19 @@ extension Session {
                   "rebuilt_indexes": .array(report.rebuiltIndexes.map { .string($0) })],
                  report.description)
             if !report.verification.isClean { throw KVDocsError(.corruption, "salvage finished but verify still finds problems: \(report.verification.missingEntries) missing and \(report.verification.danglingEntries) dangling entries, \(report.verification.badDocuments) bad documents") }
+        case .layers:
+            guard let layers else { throw KVDocsError(.invalidArgument, "this session has no layers: open it with --base BASEDB") }
+            let (baseBytes, userBytes) = layers.sizes()
+            emit(["base": .string(layers.basePath), "base_bytes": .int(Int64(baseBytes)), "user": .string(layers.userPath), "user_bytes": .int(Int64(userBytes))],
+                 "base: \(layers.basePath) (\(baseBytes) bytes, read-only)\nuser: \(layers.userPath) (\(userBytes) bytes)")
+        case .replaceBase(let newBase):
+            guard let layers else { throw KVDocsError(.invalidArgument, "this session has no layers: open it with --base BASEDB") }
+            try layers.replaceBase(with: newBase) { [progress] p in progress?("\(p.phase): \(p.done)/\(p.total)") }
+            emit(["ok": true, "base": .string(layers.basePath)], "the base is now \(layers.basePath)")
+        case .backup(let directory):
+            let report = try layers.map { try $0.backup(to: directory) } ?? database.backup(to: directory)
+            emit(["ok": true, "path": .string(report.path), "entries": .int(Int64(report.entries)), "bytes": .int(Int64(report.bytes))],
+                 "backed up \(report.entries) entries (\(report.bytes) bytes) to \(report.path)")
         case .changes(let since, let limit):
             for c in try documents().changes(since: since, limit: limit) {
                 emit(["sequence": .int(c.sequence), "collection": .string(c.collection), "id": c.id, "operation": .string(c.operation.rawValue)], c.description)

@@ -7,6 +7,9 @@ extension Session {
         if readOnly && command.isWrite {
             throw KVDocsError(.invalidArgument, "read-only session: \(Command.name(of: command)) would modify the database")
         }
+        if layers != nil, command.isRaw {
+            throw KVDocsError(.invalidArgument, "\(Command.name(of: command)) works on one LevelDB database; this session is layered (--base): use the document commands, layers, replace-base and backup")
+        }
         switch command {
         case .quit: return true
         case .get(let key):

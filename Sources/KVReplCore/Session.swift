@@ -19,6 +19,9 @@ public final class Session {
     /// surviving a power loss or an OS crash (`--sync`, `sync on|off`).
     public var sync = false
     public internal(set) var snapshot: Snapshot?
+    /// The layers of a session opened with a base (`--base`): the documents are the merged
+    /// view, ``database`` is the user database, and raw commands are refused.
+    public internal(set) var layers: LayeredDatabase?
     /// Writes one block of output to standard output.
     public var out: (String) -> Void = { print($0) }
     /// Writes one error line to standard error.
@@ -48,7 +51,17 @@ public final class Session {
     ///   (``Database/openPrivateCopy(of:options:under:)``), and every write command is refused.
     /// - `schemaFile`: a schema (JSON) to apply and store; else the stored one, if any.
     public static func open(path: String, create: Bool = false, readOnly: Bool = false, json: Bool = false,
-                            schemaFile: String? = nil, progress: ((String) -> Void)? = nil) throws -> Session {
+                            schemaFile: String? = nil, base: String? = nil, progress: ((String) -> Void)? = nil) throws -> Session {
+        if let base {
+            guard !readOnly else { throw KVDocsError(.invalidArgument, "--base opens the user database for writing; it cannot be used with --read-only") }
+            let schema = try schemaFile.map { try Schema(contentsOfFile: $0) }
+            let layers = try LayeredDatabase(user: path, base: base, schema: schema, create: create) { p in
+                progress?("\(p.phase): \(p.done)/\(p.total)")
+            }
+            let session = Session(path: path, database: layers.storage.user, store: layers.store, keyspaces: try KeySchema(), readOnly: false, json: json)
+            session.layers = layers
+            return session
+        }
         var options = Options()
         options.createIfMissing = create && !readOnly
         let database: Database
@@ -143,7 +156,7 @@ public final class Session {
     public func close() {
         snapshot?.release()
         snapshot = nil
-        database.close()
+        if let layers { layers.close() } else { database.close() }
     }
 
     /// The prompt: `kvrepl>`, with `[snapshot]` while a snapshot is in use.

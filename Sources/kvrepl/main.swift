@@ -37,6 +37,9 @@ struct KVRepl: ParsableCommand {
     @Option(help: "A schema file (JSON) to apply and store before running commands.")
     var schema: String?
 
+    @Option(help: "A read-only base database to open PATH over: PATH is the user database, every read sees both merged, every write goes to PATH (a layered session).")
+    var base: String?
+
     @Option(name: .customShort("c"), help: "A command to run (repeatable); then exit.")
     var command: [String] = []
 
@@ -80,7 +83,7 @@ do {
         print(options.json ? String(decoding: (try? report.json.canonicalData()) ?? Data(), as: UTF8.self) : report.text(path))
     }
     session = try Session.open(path: path, create: options.create || options.demo, readOnly: options.readOnly, json: options.json,
-                               schemaFile: options.schema, progress: interactive ? { standardError($0) } : nil)
+                               schemaFile: options.schema, base: options.base, progress: interactive ? { standardError($0) } : nil)
     if let damage = session.storeDamage {
         standardError("kvrepl: warning: the document layer could not be opened: \(damage.message); run salvage to set damaged documents aside and rebuild the indexes")
     }

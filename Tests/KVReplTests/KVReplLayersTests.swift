@@ -1,0 +1,59 @@
+import Foundation
+import KVDocs
+import KVDocsTestSupport
+import Testing
+
+/// kvrepl over a base and a user database: `--base`, `layers`, `replace-base`, `backup`.
+@Suite struct KVReplLayersTests {
+    @Test func aLayeredSessionMergesTheBaseAndWritesOnlyTheUserDatabase() throws {
+        let dir = TemporaryDirectory("kvrepl-layers")
+        let base = dir.child("base"), newBase = dir.child("new-base"), user = dir.child("user")
+        var r = try kvrepl(["--demo", base, "-c", "count stations"])
+        #expect(r.stdout == "60\n", "\(r.stderr)")
+        r = try kvrepl([newBase, "--create", "--schema", try schemaFile(dir), "-c", #"insert stations {"id": "NEW", "name": "New Town", "zone": 1, "lines": [], "location": {"lat": -31.9, "lon": 115.9}}"#])
+        #expect(r.status == 0, "\(r.stderr)")
+        let before = try fingerprint(base)
+        r = try kvrepl([user, "--base", base, "--create", "--json",
+                        "-c", #"upsert stations {"id": "HOME", "name": "Home", "zone": 1, "lines": [], "location": {"lat": -31.9541, "lon": 115.8621}}"#,
+                        "-c", "remove stations \"PERTH\"",
+                        "-c", "near stations (-31.9540, 115.8620) within 1500 limit 2",
+                        "-c", "count stations", "-c", "layers", "-c", "backup \(dir.child("backup"))", "-c", "verify"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let lines = try jsonLines(r.stdout)
+        #expect(lines.count == 8)
+        guard lines.count == 8 else { return }
+        #expect(lines[2]["id"] == "HOME")
+        #expect(lines[3]["id"] == "PERTH-UNDERGROUND")
+        #expect(lines[4] == ["count": 60])
+        #expect(lines[5]["base"] == .string(base))
+        #expect(lines[6]["ok"] == true)
+        #expect(lines[7]["ok"] == true)
+        #expect(try fingerprint(base) == before)
+        // Raw commands are refused: they would read one layer.
+        r = try kvrepl([user, "--base", base, "-c", "scan --count"])
+        #expect(r.status == 1)
+        #expect(r.stderr.contains("this session is layered"))
+        // The backup is the user database: it opens with the base again.
+        r = try kvrepl([dir.child("backup"), "--base", base, "-c", "count stations", "-c", "doc stations \"HOME\""])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.hasPrefix("60\n"))
+        // Replacing the base keeps the user's document and delete.
+        r = try kvrepl([user, "--base", base, "--json", "-c", "replace-base \(newBase)", "-c", "count stations", "-c", "doc stations \"HOME\"", "-c", "layers", "-c", "verify"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let after = try jsonLines(r.stdout)
+        #expect(after.count == 5)
+        #expect(after.dropFirst().first == ["count": 2])        // NEW and HOME
+        #expect(after.dropFirst(3).first?["base"] == .string(newBase))
+        r = try kvrepl([user, "--base", newBase, "-c", "count stations"])
+        #expect(r.stdout == "2\n", "\(r.stderr)")
+        #expect(try fingerprint(base) == before)
+    }
+
+    /// The sample schema, for the new base.
+    private func schemaFile(_ dir: TemporaryDirectory) throws -> String {
+        let path = dir.child("schema.json")
+        let r = try kvrepl([dir.child("base"), "-c", "schema"])
+        try r.stdout.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+}
