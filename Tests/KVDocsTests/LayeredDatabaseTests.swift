@@ -46,6 +46,12 @@ private func makeBase(_ path: String, ids: Range<Int>, tag: String) throws {
             try layers.store.collection("groups").upsert(["id": "mine", "members": [7, 9]])
             #expect(try athletes.count() == 499)
             #expect(try athletes.search("renamed").map(\.id) == [7])
+            // The change feed is the user's: the base's own history is not in it, and the
+            // user's sequence numbers continue after the base's.
+            let changes = try layers.store.changes()
+            #expect(changes.map(\.id) == [7, 8, "mine"])
+            #expect(changes.map(\.operation) == [.update, .delete, .insert])
+            #expect(changes.first?.sequence == 501)
             copy = try LayersRecord.read(layers.layersPath)?.copy ?? ""
         }
         #expect(try files(dir.child("base")) == before)

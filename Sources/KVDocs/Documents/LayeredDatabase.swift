@@ -99,7 +99,7 @@ public final class LayeredDatabase: @unchecked Sendable {
             }
             guard let opened = current else { throw KVDocsError(.ioError, "no layers record in \(layersPath)", path: layersPath) }
             let baseDB = try Database(path: layersPath + "/" + opened.copy)
-            storage = try LayeredStore(base: baseDB, user: userDB)
+            storage = try LayeredStore(base: baseDB, user: userDB, userOnly: [Layout(root: Subspace()).changes.range])
             store = try DocumentStore(layered: storage, schema: schema)
             record = Locked(opened)
         } catch {
@@ -178,7 +178,7 @@ public final class LayeredDatabase: @unchecked Sendable {
                                progress: ((Progress) -> Void)?) throws -> LayersRecord {
         let newDB = try Database(path: layersPath + "/" + pending.copy)
         defer { newDB.close() }
-        let layered = try LayeredStore(base: newDB, user: user)
+        let layered = try LayeredStore(base: newDB, user: user, userOnly: [Layout(root: Subspace()).changes.range])
         let store = try DocumentStore(layered: layered)
         try store.rederive(layered) { p in progress?(Progress(phase: "rederiving", done: p.done, total: p.total)) }
         let done = LayersRecord(base: pending.base, copy: pending.copy, fingerprint: pending.fingerprint)

@@ -28,15 +28,22 @@ public final class LayeredStore: KeyValueStore, @unchecked Sendable {
     public var base: Database { current.withLock { $0 } }
     /// The writable layer.
     public let user: Database
+    /// Ranges read from the user layer alone: the base's keys there are hidden (a document
+    /// store's change feed, which records the user's writes only).
+    public let userOnly: [KeyRange]
     private let current: Locked<Database>
 
     static let tombstone: UInt8 = 0
     static let present: UInt8 = 1
 
     /// A layered store over `base` and `user`.
+    /// - Parameters:
+    ///   - base: the read-only layer.
+    ///   - user: the writable layer.
+    ///   - userOnly: key ranges whose base entries are hidden.
     /// - Throws: `.invalidArgument` when either database has a custom comparator (layers
     ///   merge bytewise) or when both are the same database.
-    public init(base: Database, user: Database) throws {
+    public init(base: Database, user: Database, userOnly: [KeyRange] = []) throws {
         guard base !== user, base.path != user.path else {
             throw KVDocsError(.invalidArgument, "the base and the user layer must be two databases (both are \(user.path))", path: user.path)
         }
@@ -45,6 +52,7 @@ public final class LayeredStore: KeyValueStore, @unchecked Sendable {
         }
         self.current = Locked(base)
         self.user = user
+        self.userOnly = userOnly
     }
 
     /// Makes `newBase` the base of every later read, and returns the one it replaces. Readers
@@ -70,17 +78,17 @@ public final class LayeredStore: KeyValueStore, @unchecked Sendable {
 
     /// The merged value of `key`: the user layer's, else (unless the user deleted it) the base's.
     public func value(forKey key: [UInt8]) throws -> [UInt8]? {
-        try Self.value(key, base: DatabaseReader(base), user: DatabaseReader(user))
+        try Self.value(key, base: DatabaseReader(base), user: DatabaseReader(user), userOnly: userOnly)
     }
 
     /// A cursor over the merged entries of `range`, in `order`.
     public func scan(_ range: KeyRange, order: ScanOrder) throws -> any KeyValueCursor {
-        try MergedCursor(base: base.entries(range, order: order), user: user.entries(range, order: order), order: order, userName: user.path)
+        try MergedCursor(base: base.entries(range, order: order), user: user.entries(range, order: order), order: order, userName: user.path, userOnly: userOnly)
     }
 
     /// A reader of both layers as they are now (one snapshot of each).
     public func snapshotReader() throws -> any SnapshotReader {
-        LayeredSnapshotReader(base: try base.snapshot(), user: try user.snapshot())
+        LayeredSnapshotReader(base: try base.snapshot(), user: try user.snapshot(), userOnly: userOnly)
     }
 
     /// Applies `batch` to the user database, atomically: puts as tagged values, deletes as
@@ -110,17 +118,18 @@ public final class LayeredStore: KeyValueStore, @unchecked Sendable {
                 tagged.append(contentsOf: value)
                 layered.put(key, tagged)
             case .delete(let key):
-                if try base.get(key) != nil { layered.put(key, [Self.tombstone]) } else { layered.delete(key) }
+                if !userOnly.contains(where: { $0.contains(key) }), try base.get(key) != nil { layered.put(key, [Self.tombstone]) } else { layered.delete(key) }
             }
         }
         return layered
     }
 
     /// The merged value of `key`.
-    static func value(_ key: [UInt8], base: some KeyValueReader, user: some KeyValueReader) throws -> [UInt8]? {
+    static func value(_ key: [UInt8], base: some KeyValueReader, user: some KeyValueReader, userOnly: [KeyRange]) throws -> [UInt8]? {
         if let stored = try user.value(forKey: key) {
             return try untag(stored, key: key, name: user.name)
         }
+        if userOnly.contains(where: { $0.contains(key) }) { return nil }
         return try base.value(forKey: key)
     }
 
@@ -137,20 +146,22 @@ public final class LayeredStore: KeyValueStore, @unchecked Sendable {
 final class LayeredSnapshotReader: SnapshotReader {
     let base: Snapshot
     let user: Snapshot
+    let userOnly: [KeyRange]
 
-    init(base: Snapshot, user: Snapshot) {
+    init(base: Snapshot, user: Snapshot, userOnly: [KeyRange]) {
         self.base = base
         self.user = user
+        self.userOnly = userOnly
     }
 
     var name: String { user.database.path }
 
     func value(forKey key: [UInt8]) throws -> [UInt8]? {
-        try LayeredStore.value(key, base: base.reader, user: user.reader)
+        try LayeredStore.value(key, base: base.reader, user: user.reader, userOnly: userOnly)
     }
 
     func scan(_ range: KeyRange, order: ScanOrder) throws -> any KeyValueCursor {
-        try MergedCursor(base: base.reader.scan(range, order: order), user: user.reader.scan(range, order: order), order: order, userName: name)
+        try MergedCursor(base: base.reader.scan(range, order: order), user: user.reader.scan(range, order: order), order: order, userName: name, userOnly: userOnly)
     }
 
     func release() {
@@ -166,21 +177,31 @@ final class MergedCursor: KeyValueCursor {
     private let user: any KeyValueCursor
     private let order: ScanOrder
     private let userName: String
+    private let userOnly: [KeyRange]
     private var baseHead: Entry?
     private var userHead: Entry?
     private var started = false
 
-    init(base: any KeyValueCursor, user: any KeyValueCursor, order: ScanOrder, userName: String) {
+    init(base: any KeyValueCursor, user: any KeyValueCursor, order: ScanOrder, userName: String, userOnly: [KeyRange] = []) {
         self.base = base
         self.user = user
         self.order = order
         self.userName = userName
+        self.userOnly = userOnly
+    }
+
+    /// The next base entry outside the user-only ranges.
+    private func nextBase() throws -> Entry? {
+        while let entry = try base.next({ Entry(key: Array($0), value: Array($1)) }) {
+            if userOnly.isEmpty || !userOnly.contains(where: { $0.contains(entry.key) }) { return entry }
+        }
+        return nil
     }
 
     func next<R>(_ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> R) throws -> R? {
         if !started {
             started = true
-            baseHead = try base.next { Entry(key: Array($0), value: Array($1)) }
+            baseHead = try nextBase()
             userHead = try user.next { Entry(key: Array($0), value: Array($1)) }
         }
         while true {
@@ -188,15 +209,15 @@ final class MergedCursor: KeyValueCursor {
             case (nil, nil):
                 return nil
             case (let b?, nil):
-                baseHead = try base.next { Entry(key: Array($0), value: Array($1)) }
+                baseHead = try nextBase()
                 return try Self.lend(b.key, b.value, body)
             case (let b, let u?):
                 let c = b.map { Self.compareBytes($0.key, u.key) } ?? (order == .forward ? 1 : -1)
                 if b != nil, (order == .forward ? c < 0 : c > 0) {
-                    baseHead = try base.next { Entry(key: Array($0), value: Array($1)) }
+                    baseHead = try nextBase()
                     return try Self.lend(b!.key, b!.value, body)
                 }
-                if c == 0 { baseHead = try base.next { Entry(key: Array($0), value: Array($1)) } }
+                if c == 0 { baseHead = try nextBase() }
                 userHead = try user.next { Entry(key: Array($0), value: Array($1)) }
                 guard let value = try LayeredStore.untag(u.value, key: u.key, name: userName) else { continue }
                 return try Self.lend(u.key, value, body)
