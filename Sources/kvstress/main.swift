@@ -8,7 +8,7 @@ struct KVStress: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "kvstress",
         abstract: "Reliability scenarios: corruption, crashes, fuzzing (see RELIABILITY.md).",
-        subcommands: [Corrupt.self, CorruptRound.self, Crash.self, CrashChild.self, FuzzCommand.self, Fuzz.self])
+        subcommands: [Corrupt.self, CorruptRound.self, Crash.self, CrashChild.self, Layers.self, LayersChild.self, FuzzCommand.self, Fuzz.self])
 }
 
 func finish(_ figures: Figures) throws {
@@ -69,6 +69,29 @@ struct CrashChild: ParsableCommand {
 
     func run() throws {
         try CrashScenario.child(path: path, seed: seed, round: round)
+    }
+}
+
+struct Layers: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Kill a child process that replaces the base of a layered store and writes backups, at random moments, and check that the store opens over one base with exactly the merged documents, every finished backup opens and verifies, and the bases never change.")
+    @Option(help: "Kills to make.") var rounds = 12
+    @Option(help: "The seed of the kill times and the user's writes.") var seed: UInt64 = 1
+    @Option(help: "The longest time a child runs before it is killed, in seconds.") var maximumDelay = 1.0
+    @Flag(help: "Print each round's outcome.") var verbose = false
+
+    func run() throws {
+        try finish(try LayersScenario.run(rounds: rounds, seed: seed, maximumDelay: maximumDelay, verbose: verbose))
+    }
+}
+
+struct LayersChild: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "layers-child", abstract: "The process killed by layers.", shouldDisplay: false)
+    @Option var work: String
+    @Option var seed: UInt64
+
+    func run() throws {
+        try LayersScenario.child(work: work, seed: seed)
     }
 }
 

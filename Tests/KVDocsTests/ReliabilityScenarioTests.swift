@@ -30,6 +30,20 @@ import KVDocsTestSupport
         #expect(run.figures?["failures"] == .int(0))
     }
 
+    /// kill -9 while a layered store's base is replaced and while backups are written: the
+    /// store opens over one base with exactly the merged documents, backups open, verify is
+    /// clean, the bases never change.
+    @Test func killedBaseReplacementsAndBackupsLeaveAUsableDatabase() throws {
+        let run = try Self.kvstress(["layers", "--rounds", "10", "--seed", "4000"])
+        #expect(run.status == 0, "\(run.output)")
+        #expect(run.figures?["rounds"] == .int(10))
+        #expect(run.figures?["failures"] == .int(0))
+        if case .object(let outcomes)? = run.figures?["outcomes"] {
+            #expect(outcomes["acknowledged replacements"] != nil)
+            #expect(outcomes["backups opened and verified"] != nil)
+        }
+    }
+
     /// The tuple decoder, the kvrepl command parser, the FTS5 query parser, the schema and
     /// keyspace loaders, the importer and the JSON parser: 3,000 inputs each.
     @Test func fuzzedInputsAreAcceptedOrRejectedWithOneLineErrorsNeverACrashOrAHang() throws {

@@ -1,11 +1,12 @@
 import Foundation
 
 extension DocumentStore {
-    /// Makes the user layer's derived data (index entries, text postings and statistics,
-    /// geo entries, tombstones) exact over `layered`'s current base: drops every derived
-    /// entry of the user layer and the tombstones of documents the base no longer holds,
-    /// then replays each document the user layer holds (or deletes) as a write from the
-    /// base's version of it to the user's. User-only collections come out as they were.
+    /// Makes the user layer's derived data (index entries and their tombstones, text
+    /// postings and statistics, geo entries) exact over `layered`'s current base: drops
+    /// every derived entry of the user layer, then replays each document the user layer
+    /// holds (or deletes) as a write from the base's version of it to the user's. The user's
+    /// documents and document deletes are kept as they are (a delete of a base document
+    /// hides that id in every later base too); user-only collections come out as they were.
     ///
     /// REQUIRES: the store reads and writes through `layered`.
     /// - Throws: `.uniqueViolation` when a user document and a base document now share a
@@ -19,20 +20,14 @@ extension DocumentStore {
             }
             let documents = root.subspace(["d"])
             var overrides: [(key: [UInt8], collection: String, id: TupleElement, document: [UInt8]?)] = []
-            let stale = WriteBatch()
             let cursor = try user.entries(documents.range)
             while let entry = try cursor.next() {
                 let document = try LayeredStore.untag(entry.value, key: entry.key, name: user.path)
-                if document == nil, try base.get(entry.key) == nil {
-                    stale.delete(entry.key)
-                    continue
-                }
                 guard let t = try? documents.unpack(entry.key), t.count == 2, let collection = try? t.string(at: 0) else {
                     throw KVDocsError(.corruption, "a document key of the user layer is not (collection, id)", path: user.path, key: entry.key)
                 }
                 overrides.append((entry.key, collection, t[1], document))
             }
-            try user.write(stale, sync: false)
 
             let catalog = try self.catalog()
             let context = IndexUpdateContext(storage: storage, batch: WriteBatch())

@@ -25,7 +25,8 @@ import Foundation
 ///   pending replacement. Old copies are removed when no handle uses them (at the next open
 ///   or close).
 /// - Opening with a base whose files changed since the last open (an app update that ships
-///   a new base) replaces the base the same way.
+///   a new base) replaces the base the same way. Opening a user database that has no
+///   record (a backup, a copy) makes its derived data exact over the base given.
 public final class LayeredDatabase: @unchecked Sendable {
     // @unchecked Sendable: the mutable record is behind a lock; the handles are Sendable.
 
@@ -80,6 +81,10 @@ public final class LayeredDatabase: @unchecked Sendable {
         options.createIfMissing = create
         let userDB = try Database(path: user, options: options)
         do {
+            // A user layer without a record (a backup, a copy) may have been derived over
+            // another base: make it exact over this one once open.
+            let hasData = try userDB.entries(limit: 1).next() != nil
+            let adopting = current == nil && hasData
             // A replacement interrupted after it was recorded: finish it.
             if let pending = current?.pending {
                 current = try Self.finish(pending, record: current!, layersPath: layersPath, user: userDB, progress: progress)
@@ -102,6 +107,9 @@ public final class LayeredDatabase: @unchecked Sendable {
             storage = try LayeredStore(base: baseDB, user: userDB, userOnly: [Layout(root: Subspace()).changes.range])
             store = try DocumentStore(layered: storage, schema: schema)
             record = Locked(opened)
+            if adopting {
+                try store.rederive(storage) { p in progress?(Progress(phase: "rederiving", done: p.done, total: p.total)) }
+            }
         } catch {
             userDB.close()
             throw error

@@ -1,0 +1,187 @@
+import Foundation
+import KVDocs
+
+/// Layer rounds: a user database over one of two shipped bases. Between rounds the parent
+/// writes the user's documents and deletes (the model); in each round a child process swaps
+/// the base back and forth and writes backups, acknowledging each step, and is killed with
+/// SIGKILL at a random moment. The parent then checks every promise: the layers record
+/// names one base (or a replacement the next open finishes), the store opens over it with
+/// exactly the merged documents and `verify` clean, every finished backup opens over a
+/// base with the user's documents and `verify` clean, and neither base changed by a byte.
+enum LayersScenario {
+    static let firstIDs = 0..<240
+    static let secondIDs = 120..<360
+
+    static func bases(_ work: String) -> (String, String) { (work + "/base-1", work + "/base-2") }
+
+    /// The documents of a base: person(id, 0) for the first, person(id, 1) for the second.
+    static func baseDocuments(_ base: String, work: String) -> [Int: Int] {
+        let (first, _) = bases(work)
+        var docs: [Int: Int] = [:]
+        for id in base == first ? firstIDs : secondIDs { docs[id] = base == first ? 0 : 1 }
+        return docs
+    }
+
+    /// The user's writes over the base: id → version, or `nil` for a delete of a base document.
+    typealias UserModel = [Int: Int?]
+
+    static func merged(base: [Int: Int], user: UserModel) -> [Int: Int] {
+        var docs = base
+        for (id, version) in user {
+            if let version { docs[id] = version } else { docs[id] = nil }
+        }
+        return docs
+    }
+
+    static func makeBase(_ path: String, ids: Range<Int>, version: Int) throws {
+        let db = try Database(path: path)
+        defer { db.close() }
+        let store = try DocumentStore(database: db, schema: try Workload.schema())
+        try store.write { batch in for id in ids { try batch.insert("people", Workload.person(id: id, version: version)) } }
+    }
+
+    /// The child: swaps the base and writes backups until killed, printing an `ack` after each.
+    static func child(work: String, seed: UInt64) throws {
+        let (first, second) = bases(work)
+        let record = try? JSONValue(parsing: Data(contentsOf: URL(fileURLWithPath: work + "/user.layers/LAYERS.json")))
+        var current: String
+        if case .string(let base)? = record?["pending"]?["base"] { current = base } else if case .string(let base)? = record?["base"] { current = base } else { current = first }
+        let layers = try LayeredDatabase(user: work + "/user", base: current)
+        defer { layers.close() }
+        var rng = SplitMix64(seed: seed)
+        func ack(_ text: String) { FileHandle.standardOutput.write(Data((text + "\n").utf8)) }
+        ack("ready")
+        for step in 0..<10_000 {
+            if rng.next() % 3 == 0 {
+                try layers.backup(to: work + "/backup-\(seed)-\(step)")
+                ack("ack backup \(step)")
+            } else {
+                current = current == first ? second : first
+                try layers.replaceBase(with: current)
+                ack("ack replace \(current)")
+            }
+        }
+    }
+
+    static func run(rounds: Int, seed: UInt64, maximumDelay: Double, verbose: Bool) throws -> Figures {
+        let work = try makeWorkDirectory("layers")
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let (first, second) = bases(work)
+        try makeBase(first, ids: firstIDs, version: 0)
+        try makeBase(second, ids: secondIDs, version: 1)
+        let fingerprints = (try directoryBytes(first), try directoryBytes(second))
+        var figures = Figures(scenario: "layers")
+        var user: UserModel = [:]
+        var rng = SplitMix64(seed: seed)
+        var basePath = first
+        for round in 0..<rounds {
+            // The user's writes, between rounds.
+            do {
+                let layers = try LayeredDatabase(user: work + "/user", base: basePath, create: true)
+                let people = try layers.store.collection("people")
+                for _ in 0..<20 {
+                    let id = Int(rng.next() % 400)
+                    if rng.next() % 4 == 0 {
+                        // A delete of a document the base holds hides it in every later base; one
+                        // of a document only the user wrote just removes it.
+                        if try people.delete(id: .int(Int64(id))) {
+                            if baseDocuments(basePath, work: work)[id] != nil { user[id] = .some(nil) } else { user.removeValue(forKey: id) }
+                        }
+                    } else {
+                        let version = 100 + round * 20 + Int(rng.next() % 20)
+                        try people.upsert(Workload.person(id: id, version: version))
+                        user[id] = .some(version)
+                    }
+                }
+                layers.close()
+            }
+            let roundSeed = seed &+ UInt64(round) &* 7919
+            let delay = 0.05 + Double(rng.next() % 10_000) / 10_000 * maximumDelay
+            let child = try runChildKilled(["layers-child", "--work", work, "--seed", String(roundSeed)], after: delay)
+            figures.rounds += 1
+            if case .exited(let status) = child.ending, status != 0 {
+                figures.fail("round \(round): the child failed before the kill (exit \(status)): \(child.stderr.suffix(600))")
+                break
+            }
+            let lines = child.stdout.split(separator: "\n")
+            figures.add("acknowledged replacements", lines.filter { $0.hasPrefix("ack replace") }.count)
+            figures.add("acknowledged backups", lines.filter { $0.hasPrefix("ack backup") }.count)
+            do {
+                basePath = try check(work: work, user: user, fingerprints: fingerprints, figures: &figures)
+                if verbose { note("round \(round): base \(basePath), \(user.count) user writes") }
+            } catch {
+                figures.fail("round \(round) seed \(roundSeed) (killed after \(String(format: "%.3f", delay)) s): \(error)")
+                break
+            }
+        }
+        return figures
+    }
+
+    /// Checks the user database and the backups after a kill; returns the base in force.
+    static func check(work: String, user: UserModel, fingerprints: ([String: Data], [String: Data]), figures: inout Figures) throws -> String {
+        let (first, second) = bases(work)
+        let recordData = try Data(contentsOf: URL(fileURLWithPath: work + "/user.layers/LAYERS.json"))
+        let record = try JSONValue(parsing: recordData)
+        let base: String
+        if case .string(let pending)? = record["pending"]?["base"] {
+            base = pending
+            figures.count("killed during a replacement (finished on open)")
+        } else if case .string(let recorded)? = record["base"] {
+            base = recorded
+        } else {
+            throw Failure("the layers record names no base: \(String(decoding: recordData, as: UTF8.self))")
+        }
+        guard base == first || base == second else { throw Failure("the layers record names an unknown base \(base)") }
+        let layers = try LayeredDatabase(user: work + "/user", base: base)
+        defer { layers.close() }
+        try expect(layers, base: base, user: user, work: work, what: "the user database")
+        // Backups: each finished one opens over either base with the user's documents.
+        for name in try FileManager.default.contentsOfDirectory(atPath: work) where name.hasPrefix("backup-") {
+            let path = work + "/" + name
+            if name.contains(".partial-") {
+                figures.count("killed during a backup (partial directory left)")
+                try FileManager.default.removeItem(atPath: path)
+                continue
+            }
+            let over = [first, second][name.count % 2]
+            let restored = try LayeredDatabase(user: path, base: over)
+            try expect(restored, base: over, user: user, work: work, what: "backup \(name)")
+            restored.close()
+            figures.count("backups opened and verified")
+            try FileManager.default.removeItem(atPath: path)
+            try? FileManager.default.removeItem(atPath: path + ".layers")
+        }
+        guard try directoryBytes(first) == fingerprints.0, try directoryBytes(second) == fingerprints.1 else {
+            throw Failure("a base directory changed")
+        }
+        return base
+    }
+
+    static func expect(_ layers: LayeredDatabase, base: String, user: UserModel, work: String, what: String) throws {
+        let report = try layers.store.verify()
+        guard report.isClean else { throw Failure("\(what): verify: \(report)") }
+        let found = try Workload.read(layers.store)
+        let expected = merged(base: baseDocuments(base, work: work), user: user)
+        guard found == expected else {
+            let missing = expected.filter { found[$0.key] != $0.value }.prefix(5)
+            let extra = found.filter { expected[$0.key] != $0.value }.prefix(5)
+            throw Failure("\(what) over \(base): \(found.count) documents, expected \(expected.count) (wrong or missing: \(Array(missing)); unexpected: \(Array(extra)))")
+        }
+        let text = try layers.store.collection("people").search("river").count
+        let reference = expected.filter { id, version in
+            guard case .string(let bio)? = Workload.person(id: id, version: version)["bio"],
+                  case .string(let name)? = Workload.person(id: id, version: version)["name"] else { return false }
+            return (bio + " " + name).split(separator: " ").contains("river")
+        }.count
+        guard text == reference else { throw Failure("\(what): a search for river finds \(text) documents, expected \(reference)") }
+    }
+
+    /// Every file of a directory with its bytes (LOCK aside).
+    static func directoryBytes(_ dir: String) throws -> [String: Data] {
+        var result: [String: Data] = [:]
+        for name in try FileManager.default.contentsOfDirectory(atPath: dir) where name != "LOCK" {
+            result[name] = try Data(contentsOf: URL(fileURLWithPath: dir + "/" + name))
+        }
+        return result
+    }
+}
