@@ -124,6 +124,15 @@ struct Report {
             parts.append("")
         }
         if bench.results.contains(where: { $0.section == "geo" }) { parts.append(geoTable()); parts.append("") }
+        if bench.results.contains(where: { $0.section == "layers" }) {
+            var lines = ["### Layered databases: opening a user database over a shipped base", "",
+                         "| open | milliseconds |", "|---|---:|"]
+            for m in bench.results where m.section == "layers" {
+                lines.append("| \(m.name) | \(String(format: "%.2f", m.seconds * 1000)) |")
+            }
+            parts.append(lines.joined(separator: "\n"))
+            parts.append("")
+        }
         parts.append("### Peak resident memory per section")
         parts.append("")
         parts.append("| section | peak RSS (MB) |")

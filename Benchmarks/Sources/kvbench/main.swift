@@ -16,8 +16,8 @@ struct KVBench: ParsableCommand {
     @Option(help: "Repeats of each measurement; the median is reported.")
     var repeats = 3
 
-    @Option(help: "Sections to run: raw, tuning, documents, text, import, scaling, geo (comma-separated).")
-    var sections = "raw,tuning,documents,text,import,scaling,geo"
+    @Option(help: "Sections to run: raw, tuning, documents, text, import, scaling, geo, layers (comma-separated).")
+    var sections = "raw,tuning,documents,text,import,scaling,geo,layers"
 
     @Option(help: "Points of the geo section (default 1,000,000; --quick 20,000).")
     var geoPoints: Int?
@@ -45,7 +45,7 @@ struct KVBench: ParsableCommand {
         let json = output + "/results.json"
         let runs: [(String, () throws -> Void)] = [
             ("raw", bench.runRaw), ("tuning", bench.runTuning), ("documents", bench.runDocuments),
-            ("text", bench.runText), ("import", bench.runImport), ("scaling", bench.runScaling), ("geo", bench.runGeo),
+            ("text", bench.runText), ("import", bench.runImport), ("scaling", bench.runScaling), ("geo", bench.runGeo), ("layers", bench.runLayers),
         ]
         for (name, body) in runs where wanted.contains(name) {
             try bench.section(name, body)
