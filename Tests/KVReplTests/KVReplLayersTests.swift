@@ -49,6 +49,21 @@ import Testing
         #expect(try fingerprint(base) == before)
     }
 
+    /// The README's three stories, as the script that tells them runs them.
+    @Test func theReadmesLayerStoriesRun() throws {
+        let dir = TemporaryDirectory("kvrepl-layers")
+        var environment = ProcessInfo.processInfo.environment
+        environment["KVREPL"] = try kvreplBinary()
+        let script = packageRoot.appendingPathComponent("Examples/layers/story.sh").path
+        let r = try runProcess("/bin/bash", [script, dir.path], environment: environment)
+        #expect(r.status == 0, "\(r.stderr.suffix(2000))")
+        // The user's station and group survive the replacement and the backup.
+        #expect(r.stdout.contains("the base is now \(dir.path)/stations-2027.db"), "\(r.stdout)")
+        #expect(r.stdout.components(separatedBy: #"{"id":"commute","stations":["HOME","PERTH"]}"#).count == 3)
+        #expect(r.stdout.contains(#""REDCLIFFE"  8123.0 m"#))
+        #expect(r.stdout.components(separatedBy: "4 documents, 21 index entries: ok").count == 3)
+    }
+
     /// The sample schema, for the new base.
     private func schemaFile(_ dir: TemporaryDirectory) throws -> String {
         let path = dir.child("schema.json")

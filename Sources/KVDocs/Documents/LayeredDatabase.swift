@@ -68,7 +68,7 @@ public final class LayeredDatabase: @unchecked Sendable {
         let fm = FileManager.default
         userPath = user
         layersPath = user + ".layers"
-        let base = (base as NSString).standardizingPath
+        let base = URL(fileURLWithPath: base).standardizedFileURL.path
         guard fm.fileExists(atPath: base + "/CURRENT") else {
             throw KVDocsError(.invalidArgument, "the base \(base) is not a LevelDB database (it has no CURRENT file)", path: base)
         }
@@ -124,7 +124,7 @@ public final class LayeredDatabase: @unchecked Sendable {
     ///   base's schema disagrees with the store's; `.uniqueViolation` when a user document
     ///   and a new base document share a unique value (the old base stays in force).
     public func replaceBase(with newBase: String, progress: ((Progress) -> Void)? = nil) throws {
-        let newBase = (newBase as NSString).standardizingPath
+        let newBase = URL(fileURLWithPath: newBase).standardizedFileURL.path
         guard FileManager.default.fileExists(atPath: newBase + "/CURRENT") else {
             throw KVDocsError(.invalidArgument, "the new base \(newBase) is not a LevelDB database (it has no CURRENT file)", path: newBase)
         }
