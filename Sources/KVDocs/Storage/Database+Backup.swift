@@ -3,7 +3,7 @@ import Foundation
 import Glibc
 #endif
 
-/// What ``Database/backup(to:progress:)`` wrote.
+/// What ``Database/backup(to:options:progress:)`` wrote.
 public struct BackupReport: Sendable {
     /// The backup's directory.
     public let path: String
