@@ -51,10 +51,19 @@ enum LayersScenario {
         var rng = SplitMix64(seed: seed)
         func ack(_ text: String) { FileHandle.standardOutput.write(Data((text + "\n").utf8)) }
         ack("ready")
+        // Every other round only writes backups, so that kills land in them as well (a
+        // replacement takes far longer than a backup).
+        let backupsOnly = seed % 2 == 0
         for step in 0..<10_000 {
-            if rng.next() % 3 == 0 {
+            if backupsOnly || rng.next() % 3 == 0 {
                 try layers.backup(to: work + "/backup-\(seed)-\(step)")
                 ack("ack backup \(step)")
+                // The parent checks the last few (each the same promise); older ones go.
+                // Renamed first, so a kill mid-removal leaves a leftover, not a torn backup.
+                let old = work + "/backup-\(seed)-\(step - 3)", doomed = old + ".partial-removed"
+                if step >= 3, (try? FileManager.default.moveItem(atPath: old, toPath: doomed)) != nil {
+                    try? FileManager.default.removeItem(atPath: doomed)
+                }
             } else {
                 current = current == first ? second : first
                 try layers.replaceBase(with: current)
@@ -138,6 +147,10 @@ enum LayersScenario {
         // Backups: each finished one opens over either base with the user's documents.
         for name in try FileManager.default.contentsOfDirectory(atPath: work) where name.hasPrefix("backup-") {
             let path = work + "/" + name
+            if name.hasSuffix(".partial-removed") {
+                try FileManager.default.removeItem(atPath: path)
+                continue
+            }
             if name.contains(".partial-") {
                 figures.count("killed during a backup (partial directory left)")
                 try FileManager.default.removeItem(atPath: path)
