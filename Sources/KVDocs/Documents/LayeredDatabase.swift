@@ -188,6 +188,7 @@ public final class LayeredDatabase: @unchecked Sendable {
         defer { newDB.close() }
         let layered = try LayeredStore(base: newDB, user: user, userOnly: [Layout(root: Subspace()).changes.range])
         let store = try DocumentStore(layered: layered)
+        try DocumentStore.checkAgreement(base: newDB, schema: store.schema, root: store.root)
         try store.rederive(layered) { p in progress?(Progress(phase: "rederiving", done: p.done, total: p.total)) }
         let done = LayersRecord(base: pending.base, copy: pending.copy, fingerprint: pending.fingerprint)
         try done.write(layersPath)
