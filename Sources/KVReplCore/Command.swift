@@ -106,7 +106,7 @@ public enum Command: Equatable, Sendable {
     public var isRaw: Bool {
         switch self {
         case .get, .put, .del, .scan, .delrange, .stats, .property, .size, .compact, .snapshot, .release, .dump, .load,
-             .keyspaces, .keyspacesLoad, .repair, .salvage:
+             .keyspaces, .keyspacesLoad, .repair:
             return true
         default:
             return false

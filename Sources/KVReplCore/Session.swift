@@ -62,6 +62,10 @@ public final class Session {
             session.layers = layers
             return session
         }
+        if let record = try? JSONValue(parsing: Data(contentsOf: URL(fileURLWithPath: path + ".layers/LAYERS.json"))),
+           case .string(let base)? = record["base"] {
+            throw KVDocsError(.invalidArgument, "\(path) is the user layer of a layered database over \(base): open it with --base \(base)", path: path)
+        }
         var options = Options()
         options.createIfMissing = create && !readOnly
         let database: Database

@@ -33,6 +33,10 @@ import Testing
         r = try kvrepl([user, "--base", base, "-c", "scan --count"])
         #expect(r.status == 1)
         #expect(r.stderr.contains("this session is layered"))
+        // The user layer alone is not a database to read: kvrepl says how to open it.
+        r = try kvrepl([user, "-c", "count stations"])
+        #expect(r.status == 1)
+        #expect(r.stderr.contains("is the user layer of a layered database over \(base): open it with --base"), "\(r.stderr)")
         // The backup is the user database: it opens with the base again.
         r = try kvrepl([dir.child("backup"), "--base", base, "-c", "count stations", "-c", "doc stations \"HOME\""])
         #expect(r.status == 0, "\(r.stderr)")
@@ -46,6 +50,10 @@ import Testing
         #expect(after.dropFirst(3).first?["base"] == .string(newBase))
         r = try kvrepl([user, "--base", newBase, "-c", "count stations"])
         #expect(r.stdout == "2\n", "\(r.stderr)")
+        // Maintenance commands work on the merged view too.
+        r = try kvrepl([user, "--base", newBase, "--json", "-c", "salvage", "-c", "reindex stations", "-c", "verify", "-c", "count stations"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(try jsonLines(r.stdout).last == ["count": 2])
         #expect(try fingerprint(base) == before)
     }
 
