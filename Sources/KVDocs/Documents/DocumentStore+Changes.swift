@@ -25,7 +25,8 @@ extension DocumentStore {
     }
 
     /// New changes as they are committed, for in-process observers. The stream starts with
-    /// the next write and ends when the caller stops iterating.
+    /// the next write and ends when the caller stops iterating. Writes made through any
+    /// store open on the same database and root are delivered.
     ///
     /// ```swift
     /// for await change in store.changeStream() { refresh(change.collection, change.id) }
@@ -33,21 +34,16 @@ extension DocumentStore {
     public func changeStream() -> AsyncStream<Change> {
         let (stream, continuation) = AsyncStream<Change>.makeStream(bufferingPolicy: .unbounded)
         let token = UUID()
-        state.withLock { $0.observers[token] = continuation }
-        continuation.onTermination = { [weak self] _ in
-            self?.state.withLock { _ = $0.observers.removeValue(forKey: token) }
-        }
+        hub.add(stream: continuation, id: token)
+        continuation.onTermination = { [hub] _ in hub.removeStream(token) }
         return stream
     }
 
     /// Records a committed batch and delivers its changes in order.
     /// REQUIRES: the exclusive writer lock is held (so deliveries are ordered).
     func published(_ changes: [Change], lastSequence: Int64) {
-        let observers = state.withLock { s -> [AsyncStream<Change>.Continuation] in
-            s.lastSequence = lastSequence
-            return Array(s.observers.values)
-        }
-        for o in observers { for c in changes { o.yield(c) } }
+        state.withLock { $0.lastSequence = lastSequence }
+        hub.publish(changes)
     }
 }
 

@@ -46,6 +46,8 @@ extension DocumentStore {
             let batch = WriteBatch()
             records.putSchema(newSchema.jsonData(), format: Self.formatVersion, generation: try nextGeneration(), in: batch)
             try storage.write(batch, sync: true)
+            // A collection may have gone, or a query may plan differently: everyone looks again.
+            hub.publishToAll()
         }
     }
 

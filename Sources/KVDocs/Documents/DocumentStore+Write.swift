@@ -22,6 +22,13 @@ extension DocumentStore {
         var sequence: Int64
         /// Collections this batch wrote (their maintainers' `finish` runs before the commit).
         private var touched: [String] = []
+        /// The undo journal of the data migration making these writes, if one is.
+        var journal: MigrationJournal?
+        /// Whether writes record changes in the change feed and take sequence numbers
+        /// (not when a failed migration is rolled back: its change records are removed).
+        var recordsChanges = true
+        /// Writes added to the batch (documents written or deleted).
+        private(set) var writes = 0
         /// The first write of the batch that failed.
         private var failure: Error?
 
@@ -75,10 +82,15 @@ extension DocumentStore {
                 try maintainer.update(id: id, old: old, new: document, context: indexes)
             }
             if !maintainers.isEmpty, !touched.contains(where: { $0.hasSameCodePoints(as: collectionName) }) { touched.append(collectionName) }
+            if let journal, documents[ByteKey(key)] == nil {
+                try journal.recordFirstWrite(of: key, collection: collectionName, id: id, in: batch)
+            }
             if let stored { batch.put(key, stored) } else { batch.delete(key) }
             documents[ByteKey(key)] = .some(document)
-            sequence = sequence.saturatingAdd(1)
+            writes += 1
             let operation: Change.Operation = document == nil ? .delete : (old == nil ? .insert : .update)
+            guard recordsChanges else { return Change(sequence: sequence, collection: collectionName, id: idValue, operation: operation) }
+            sequence = sequence.saturatingAdd(1)
             batch.put(store.layout.change(sequence), Tuple([.string(collectionName), id, .string(operation.rawValue)]))
             let change = Change(sequence: sequence, collection: collectionName, id: idValue, operation: operation)
             changes.append(change)
@@ -105,7 +117,7 @@ extension DocumentStore {
         }
 
         /// The document under `key` as this batch left it, else as stored.
-        private func current(_ key: [UInt8], _ collection: String, _ id: TupleElement) throws -> JSONValue? {
+        func current(_ key: [UInt8], _ collection: String, _ id: TupleElement) throws -> JSONValue? {
             if let overlay = documents[ByteKey(key)] { return overlay }
             guard let bytes = try store.storage.value(forKey: key) else { return nil }
             return try store.documentValue(bytes, collection: collection, id: id)
@@ -116,7 +128,7 @@ extension DocumentStore {
         /// - Throws: the error of a write of this batch that failed (nothing is written).
         func commit(sync: Bool = false) throws {
             if let failure { throw failure }
-            guard !changes.isEmpty else {
+            guard !changes.isEmpty || batch.count > 0 else {
                 if sync { try store.storage.write(WriteBatch(), sync: true) }
                 return
             }

@@ -56,12 +56,16 @@ public final class DocumentStore: @unchecked Sendable {
         /// The catalog as last read from the latest state of the database.
         var catalog: StoreCatalog
         var lastSequence: Int64
-        var observers: [UUID: AsyncStream<Change>.Continuation] = [:]
         /// A long index build writes its batch part-way once maintainers hold this much
         /// work (``IndexUpdateContext/pendingWork``); tests lower it.
         var buildFlushThreshold = TextIndexMaintainer.flushThreshold
     }
     let state: Locked<State>
+    /// The change streams and observations of this root of the database, shared by every
+    /// store open on it.
+    let hub: ChangeHub
+    /// Where the async API runs its LevelDB calls (``StoreExecutor``).
+    let executor: StoreExecutor
 
     /// Progress of an index build, for the callback of ``init(database:schema:root:progress:)``.
     public struct IndexBuildProgress: Sendable {
@@ -125,10 +129,13 @@ public final class DocumentStore: @unchecked Sendable {
     }
 
     init(storage: any KeyValueStore, database: Database, schema: Schema?, root: Subspace, finishingBuilds: Bool,
-         progress: ((IndexBuildProgress) -> Void)?) throws {
+         migrator: DocumentMigrator? = nil, progress: ((IndexBuildProgress) -> Void)?,
+         migrationProgress: ((MigrationProgress) -> Void)? = nil) throws {
         self.database = database
         self.storage = storage
         self.root = root
+        self.hub = ChangeHub.of(database, root: root)
+        self.executor = StoreExecutor(name: storage.name)
         let catalog = Catalog(root: root)
         self.records = catalog
         let format = try catalog.formatVersion(in: storage)
@@ -140,12 +147,17 @@ public final class DocumentStore: @unchecked Sendable {
         if let format, format < Self.formatVersion {
             try migrate(from: format, progress: progress)
         }
+        // A data migration the process died in is undone first, whoever opens the store.
+        try recoverInterruptedMigration(progress: migrationProgress)
+        // Before anything is changed: a database migrated by a newer app is refused.
+        if let migrator { try checkMigrationsKnown(migrator) }
         if let schema {
             try apply(schema, progress: progress)
         } else if finishingBuilds, !(try self.catalog()).unready.isEmpty {
             // An index build was interrupted, or an index's format is older: finish it.
             try apply(try self.catalog().schema, progress: progress)
         }
+        if let migrator { try runMigrations(migrator, progress: migrationProgress) }
     }
 
     /// The catalog at the latest state, from the cache when its generation is the one cached.

@@ -155,6 +155,8 @@ public final class LayeredDatabase: @unchecked Sendable {
         let replaced = LayersRecord(base: newBase, copy: copy, fingerprint: fingerprint)
         try replaced.write(layersPath)
         record.withLock { $0 = replaced }
+        // Every collection of the base may have changed.
+        store.hub.publishToAll()
         // The old copy stays until no handle can use it (snapshots may still read it): the
         // next open or close removes it.
     }

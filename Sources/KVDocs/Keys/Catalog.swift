@@ -12,6 +12,9 @@ import Foundation
 /// | `("m", "seq")` | the last change sequence number, `(n,)` |
 /// | `("m", "keyspaces")` | the declared keyspaces, as JSON |
 /// | `("m", KIND, collection, index)` | an index's ``IndexState``, as JSON |
+/// | `("m", "migration", name)` | a data migration that ran to its end, `(position,)` |
+/// | `("m", "migrating")` | the data migration running: `(name, sequence before it, phase)` |
+/// | `("m", "undo", collection, id)` | a document as it was before the running migration: `(bytes,)` or `()` for none |
 ///
 /// Index states are keyed by typed identity (``IndexIdentity``): kind, collection and
 /// index name are separate tuple elements, so no two indexes can share a state whatever
@@ -44,6 +47,13 @@ public struct Catalog: Sendable, Hashable {
     }
 
     func states(_ kind: IndexIdentity.Kind) -> Subspace { root.subspace(["m", .string(kind.catalogName)]) }
+
+    /// The records of the data migrations that ran to their end, by name.
+    var migrations: Subspace { root.subspace(["m", "migration"]) }
+    /// The journal header of the data migration running (absent when none is).
+    var migratingKey: [UInt8] { root.pack(["m", "migrating"]) }
+    /// The running migration's undo records: each document it wrote, as it was before.
+    var undo: Subspace { root.subspace(["m", "undo"]) }
 
     // MARK: - Reading (through any reader of the storage seam: the latest state or a snapshot)
 

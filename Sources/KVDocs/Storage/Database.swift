@@ -125,6 +125,20 @@ public final class Database: @unchecked Sendable {
     private let writeFailure = Locked<KVDocsError?>(nil)
     /// The directory's identity, in ``openDirectories`` while the database is open.
     private let openIdentity: DirectoryIdentity?
+    /// Objects that higher layers share among all their handles on this database (the
+    /// document layer's observers of one store root), made once on first use.
+    private let attachments = Locked<[String: AnyObject]>([:])
+
+    /// The object shared under `key` by everything using this database, made by `make` the
+    /// first time it is asked for. Every caller of one key must ask for the same type.
+    func attachment<T: AnyObject & Sendable>(_ key: String, make: () -> T) -> T {
+        attachments.withLock { attached in
+            if let existing = attached[key] as? T { return existing }
+            let made = make()
+            attached[key] = made
+            return made
+        }
+    }
 
     /// Opens (and by default creates) the database at `path`.
     ///

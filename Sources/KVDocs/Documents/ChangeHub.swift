@@ -1,0 +1,135 @@
+import Foundation
+
+/// Everything in the process waiting for the writes under one store root of one database:
+/// change streams (``DocumentStore/changeStream()``) and observations
+/// (``Observation``). Shared by every ``DocumentStore`` open on that database and root, so
+/// a write through any of them reaches all of their observers.
+final class ChangeHub: Sendable {
+    private struct State {
+        var streams: [UUID: AsyncStream<Change>.Continuation] = [:]
+        var observers: [UUID: ObservationRegistration] = [:]
+    }
+    private let state = Locked(State())
+
+    /// The hub of `root` on `database`, made on first use.
+    static func of(_ database: Database, root: Subspace) -> ChangeHub {
+        let key = "KVDocs.ChangeHub." + root.prefix.map { String(format: "%02x", $0) }.joined()
+        return database.attachment(key) { ChangeHub() }
+    }
+
+    func add(stream continuation: AsyncStream<Change>.Continuation, id: UUID) {
+        state.withLock { $0.streams[id] = continuation }
+    }
+
+    func removeStream(_ id: UUID) {
+        state.withLock { _ = $0.streams.removeValue(forKey: id) }
+    }
+
+    func add(_ registration: ObservationRegistration, id: UUID) {
+        state.withLock { $0.observers[id] = registration }
+    }
+
+    func removeObserver(_ id: UUID) {
+        _ = state.withLock { $0.observers.removeValue(forKey: id) }
+    }
+
+    /// Observations registered and not yet ended (for tests: ending one must release it).
+    var observerCount: Int { state.withLock { $0.observers.count } }
+
+    /// The registrations of the observations not yet ended (for tests).
+    var registrations: [ObservationRegistration] { state.withLock { $0.observers.values.map { $0 } } }
+
+    /// Delivers committed changes, in order, to the streams, and wakes the observers of
+    /// the collections written (only those).
+    /// REQUIRES: called after the write is committed, under the exclusive writer lock (so
+    /// deliveries keep the order of the writes).
+    func publish(_ changes: [Change]) {
+        let (streams, observers) = state.withLock { ($0.streams.values.map { $0 }, $0.observers.values.map { $0 }) }
+        for stream in streams { for change in changes { stream.yield(change) } }
+        guard !observers.isEmpty, !changes.isEmpty else { return }
+        let written = Set(changes.map { Array($0.collection.utf8) })
+        for observer in observers where observer.isInterested(in: written) { observer.notify() }
+    }
+
+    /// Wakes every observer: a change that may touch any collection (a schema applied, a
+    /// base replaced, a migration) was committed.
+    func publishToAll() {
+        let observers = state.withLock { $0.observers.values.map { $0 } }
+        for observer in observers { observer.notify() }
+    }
+}
+
+/// One observation's registration with the hub: whether a write it cares about was
+/// committed since it last read, and the task waiting for one.
+final class ObservationRegistration: Sendable {
+    /// The collections whose writes matter (as UTF-8 bytes, so names that differ only in
+    /// Unicode normalisation stay distinct), or `nil` for every write.
+    let collections: Set<[UInt8]>?
+
+    private struct State {
+        var changed = false
+        var cancelled = false
+        var waiter: CheckedContinuation<Void, Never>?
+        /// Writes that woke this observation, and values it computed (for tests).
+        var wakes = 0
+        var evaluations = 0
+    }
+    private let state = Locked(State())
+
+    init(collections: Set<[UInt8]>?) {
+        self.collections = collections
+    }
+
+    func isInterested(in written: Set<[UInt8]>) -> Bool {
+        guard let collections else { return true }
+        return !collections.isDisjoint(with: written)
+    }
+
+    /// Records a relevant commit, and resumes the waiting task.
+    func notify() {
+        let waiter = state.withLock { s -> CheckedContinuation<Void, Never>? in
+            s.changed = true
+            s.wakes += 1
+            defer { s.waiter = nil }
+            return s.waiter
+        }
+        waiter?.resume()
+    }
+
+    /// Ends the wait for good (the observing task was cancelled).
+    func cancel() {
+        let waiter = state.withLock { s -> CheckedContinuation<Void, Never>? in
+            s.cancelled = true
+            defer { s.waiter = nil }
+            return s.waiter
+        }
+        waiter?.resume()
+    }
+
+    /// Forgets the commits seen so far: called just before a new snapshot is taken, so a
+    /// commit after this point is either in that snapshot or wakes the next wait.
+    func startEvaluation() {
+        state.withLock { $0.changed = false; $0.evaluations += 1 }
+    }
+
+    /// Returns when a relevant commit happened since ``startEvaluation()`` (at once if one
+    /// did), or when the task is cancelled; `false` means cancelled.
+    func waitForChange() async -> Bool {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let ready = state.withLock { s -> Bool in
+                    if s.changed || s.cancelled { return true }
+                    s.waiter = continuation
+                    return false
+                }
+                if ready { continuation.resume() }
+            }
+        } onCancel: {
+            cancel()
+        }
+        return !state.withLock { $0.cancelled }
+    }
+
+    /// How many commits woke this observation, and how many values it computed.
+    var counts: (wakes: Int, evaluations: Int) { state.withLock { ($0.wakes, $0.evaluations) } }
+}

@@ -1,0 +1,136 @@
+import Foundation
+
+/// The results of a query, kept current: an `AsyncSequence` that yields the results now,
+/// then new results after each committed write that could change them.
+///
+/// ```swift
+/// for try await departures in stations.observe(Query().where("station", .equal("PERTH")).limit(10)) {
+///     show(departures)   // the current results first, then after each relevant write
+/// }
+/// ```
+///
+/// Make one with ``DocumentCollection/observe(_:)`` (and `observeCount`, `observeSearch`,
+/// `observeNear`), the same on ``TypedCollection``, or
+/// ``DocumentStore/observe(collections:_:)`` for any reads across collections.
+///
+/// **Invariants.**
+/// - The first value is the results when iteration starts. After it, a value is computed
+///   only when a write to one of the observed collections has been committed (through any
+///   ``DocumentStore`` open on the same database and root), or the schema changed, or a
+///   layered store's base was replaced. A write to other collections wakes nobody.
+/// - Every value is computed from one snapshot (one ``ReadTransaction``).
+/// - Two values in a row are never equal: results that a write left unchanged are not
+///   yielded again.
+/// - Bursts are coalesced. A consumer slow to ask for the next value gets the results as
+///   of its request, never a backlog of intermediate states.
+/// - Values are computed on the store's read executor, never on the consumer's thread.
+/// - Ending the loop (`break`, `return`, a thrown error) or cancelling the task ends the
+///   observation and releases its registration and snapshot; the sequence then ends (`nil`).
+/// - A read that fails (the collection was removed from the schema, the database was
+///   closed) ends the sequence with that error.
+///
+/// Each iteration is an observation of its own: iterating the sequence twice observes
+/// twice.
+public struct Observation<Element: Sendable>: AsyncSequence, Sendable {
+    public typealias Failure = any Error
+
+    let store: DocumentStore
+    /// The collections whose writes can change the value (`nil`: every write).
+    let collections: Set<[UInt8]>?
+    /// Reads the value from one transaction, with what two values are compared by (a
+    /// decoded `T` need not be `Equatable`; its documents are).
+    let fetch: @Sendable (ReadTransaction) throws -> (value: Element, identity: any Equatable & Sendable)
+
+    init(store: DocumentStore, collections: [String]?,
+         fetch: @escaping @Sendable (ReadTransaction) throws -> (value: Element, identity: any Equatable & Sendable)) {
+        self.store = store
+        self.collections = collections.map { Set($0.map { Array($0.utf8) }) }
+        self.fetch = fetch
+    }
+
+    /// Starts observing: from this moment no relevant write is missed.
+    public func makeAsyncIterator() -> Iterator {
+        Iterator(cursor: ObservationCursor(self))
+    }
+
+    /// Yields the observation's values; see ``Observation``.
+    public struct Iterator: AsyncIteratorProtocol {
+        let cursor: ObservationCursor<Element>
+
+        /// The next value that differs from the last one, or `nil` once the task is cancelled.
+        public mutating func next() async throws -> Element? {
+            try await cursor.next(isolation: nil)
+        }
+
+        /// The next value, awaited in the caller's isolation (the values are computed on
+        /// the store's executor either way).
+        public mutating func next(isolation actor: isolated (any Actor)?) async throws(any Error) -> Element? {
+            try await cursor.next(isolation: actor)
+        }
+    }
+}
+
+/// The state of one iteration of an ``Observation``: its registration with the store's
+/// hub (removed when the iteration ends or the iterator is dropped) and the last value.
+final class ObservationCursor<Element: Sendable> {
+    private let observation: Observation<Element>
+    let registration: ObservationRegistration
+    private let id = UUID()
+    private var last: (any Equatable & Sendable)?
+    private var started = false
+    private var ended = false
+
+    init(_ observation: Observation<Element>) {
+        self.observation = observation
+        registration = ObservationRegistration(collections: observation.collections)
+        observation.store.hub.add(registration, id: id)
+    }
+
+    deinit { end() }
+
+    /// Unregisters; the iteration yields nothing more.
+    private func end() {
+        guard !ended else { return }
+        ended = true
+        registration.cancel()
+        observation.store.hub.removeObserver(id)
+    }
+
+    func next(isolation actor: isolated (any Actor)?) async throws -> Element? {
+        while !ended {
+            if started {
+                guard await registration.waitForChange() else { end(); return nil }
+            }
+            started = true
+            if Task.isCancelled { end(); return nil }
+            let (store, registration, fetch) = (observation.store, registration, observation.fetch)
+            let fetched: (value: Element, identity: any Equatable & Sendable)
+            do {
+                fetched = try await store.executor.read {
+                    // Before the snapshot: a commit after this point is in it or wakes the next wait.
+                    registration.startEvaluation()
+                    return try store.read { try fetch($0) }
+                }
+            } catch is CancellationError {
+                end()
+                return nil
+            } catch {
+                end()
+                throw error
+            }
+            if let last, Self.equal(last, fetched.identity) { continue }
+            last = fetched.identity
+            return fetched.value
+        }
+        return nil
+    }
+
+    private static func equal(_ a: any Equatable & Sendable, _ b: any Equatable & Sendable) -> Bool {
+        func compare<A: Equatable>(_ a: A) -> Bool { (b as? A).map { $0 == a } ?? false }
+        return compare(a)
+    }
+}
+
+// An iteration belongs to the task iterating it.
+@available(*, unavailable)
+extension ObservationCursor: Sendable {}

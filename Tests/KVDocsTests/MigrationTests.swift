@@ -1,0 +1,265 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import KVDocs
+import KVDocsTestSupport
+
+/// Data migrations: run once each, in order, recorded in the catalog; a migration that
+/// throws leaves the database exactly as it was before it, however many batches it wrote;
+/// an interrupted one is undone at the next open and run again; a database migrated by a
+/// newer app is refused before anything changes.
+@Suite struct MigrationTests {
+    static let schema = #"""
+    {"collections": {
+      "people": {"primaryKey": "id",
+        "indexes": [{"name": "by_email", "fields": ["email"], "unique": true}, {"name": "by_age", "fields": ["age"]},
+                    {"name": "by_home", "fields": ["home"], "type": "geo"}],
+        "text": [{"name": "bio_text", "fields": ["bio"]}]},
+      "groups": {"primaryKey": "id"}}}
+    """#
+    static let words = ["river", "station", "harbour", "train", "coffee", "garden", "market", "ocean"]
+
+    static func person(_ i: Int) -> JSONValue {
+        ["id": .int(Int64(i)), "email": .string("p\(i)@x.org"), "age": .int(Int64(i % 70)),
+         "bio": .string("\(words[i % 8]) \(words[(i / 8) % 8])"),
+         "home": ["lat": .double(Double(i % 180) - 89.5), "lon": .double(Double(i % 360) - 179.5)]]
+    }
+
+    static func populate(_ store: DocumentStore, _ n: Int) throws {
+        try store.write { batch in for i in 0..<n { try batch.insert("people", person(i)) } }
+    }
+
+    /// Every key and value of the database, except the text index's own layout (its
+    /// postings may be segmented differently after a roll-back; its answers are compared).
+    static func contents(_ db: Database) throws -> [Entry] {
+        let text = Subspace(["t"]).prefix
+        return try db.entries().collect().filter { !$0.key.starts(with: text) }
+    }
+
+    /// What the store answers: search hits and scores, geo hits, text statistics.
+    static func answers(_ store: DocumentStore) throws -> String {
+        let people = try store.collection("people")
+        var text = ""
+        for word in words { text += "\(try people.search(word).map { "\($0.id)=\($0.score)" })\n" }
+        text += "\(try people.near(try GeoPoint(latitude: 0, longitude: 0), within: 3_000_000).map { "\($0.id)=\($0.distance)" })\n"
+        text += "\(try store.read { try $0.textStatistics("people") })"
+        return text
+    }
+
+    static var parsedSchema: Schema { get throws { try Schema(json: Data(schema.utf8)) } }
+
+    @Test func migrationsRunOnceEachInOrderAndAreRecorded() throws {
+        let dir = TemporaryDirectory()
+        let path = dir.child("db")
+        let ran = Mutex<[String]>([])
+        func migrator(_ names: [String]) throws -> DocumentMigrator {
+            var m = DocumentMigrator()
+            for name in names {
+                try m.register(name) { migration in
+                    ran.withLock { $0.append(name) }
+                    try migration.forEach("people") { person in
+                        guard case .object(var fields) = person, case .int(let age)? = fields["age"] else { return }
+                        fields["age"] = .int(age + 1)
+                        try migration.update("people", .object(fields))
+                    }
+                }
+            }
+            return m
+        }
+        do {
+            let db = try Database(path: path)
+            try Self.populate(try DocumentStore(database: db, schema: try Self.parsedSchema), 50)
+            var progress: [MigrationProgress.Phase] = []
+            let store = try DocumentStore(database: db, migrator: try migrator(["a", "b"])) { _ in } migrationProgress: { progress.append($0.phase) }
+            #expect(ran.withLock { $0 } == ["a", "b"])
+            #expect(try store.appliedMigrations() == ["a", "b"])
+            #expect(progress.first == .running && progress.last == .completed)
+            #expect(try store.collection("people").get(id: 3)?["age"] == 5)
+            db.close()
+        }
+        do {
+            let db = try Database(path: path)
+            let store = try DocumentStore(database: db, migrator: try migrator(["a", "b", "c"]))
+            #expect(ran.withLock { $0 } == ["a", "b", "c"])
+            #expect(try store.appliedMigrations() == ["a", "b", "c"])
+            #expect(try store.collection("people").get(id: 3)?["age"] == 6)
+            #expect(try store.verify().isClean)
+            // The change feed holds the migrations' writes.
+            #expect(try store.changes().count == 50 + 150)
+            db.close()
+        }
+        do {
+            let db = try Database(path: path)
+            _ = try DocumentStore(database: db, migrator: try migrator(["a", "b", "c"]))
+            #expect(ran.withLock { $0 } == ["a", "b", "c"])
+            db.close()
+        }
+    }
+
+    @Test func registeringANameTwiceOrAnEmptyNameIsAnError() throws {
+        var m = DocumentMigrator()
+        try m.register("a") { _ in }
+        expectError(.invalidArgument) { try m.register("a") { _ in } }
+        expectError(.invalidArgument) { try m.register("") { _ in } }
+        #expect(m.names == ["a"])
+    }
+
+    /// The migration rewrites every document over many batches (swapping unique emails
+    /// between neighbours, changing text and points), deletes some, inserts others, then
+    /// throws: the database is byte-identical outside the text index, whose answers are
+    /// identical, and verify is clean.
+    @Test(arguments: [false, true])
+    func aMigrationThatThrowsLeavesTheDatabaseAsItWasBeforeIt(throwsCustomError: Bool) throws {
+        struct Refused: Error {}
+        let dir = TemporaryDirectory()
+        let db = try Database(path: dir.child("db"))
+        defer { db.close() }
+        let n = 600
+        try Self.populate(try DocumentStore(database: db, schema: try Self.parsedSchema), n)
+        _ = try DocumentStore(database: db).collection("groups").insert(["id": "g", "members": [1, 2]])
+        let before = try Self.contents(db)
+        let answersBefore = try Self.answers(try DocumentStore(database: db))
+        var migrator = DocumentMigrator()
+        migrator.batchSize = 50
+        try migrator.register("rewrite") { migration in
+            try migration.forEach("people") { person in
+                guard case .object(var fields) = person, case .int(let id)? = fields["id"] else { return }
+                if id % 10 == 9 { try migration.delete("people", id: .int(id)); return }
+                let partner = id % 2 == 0 ? id + 1 : id - 1
+                fields["email"] = .string("m\(id)@tmp")
+                fields["bio"] = .string("migrated \(id)")
+                fields["home"] = ["lat": 1, "lon": .double(Double(id) / 100)]
+                if id % 10 == 8 { try migration.delete("people", id: .int(partner)) }
+                try migration.upsert("people", .object(fields))
+            }
+            // Swap emails pairwise: unique values move between documents.
+            try migration.forEach("people") { person in
+                guard case .object(var fields) = person, case .int(let id)? = fields["id"] else { return }
+                fields["email"] = .string("p\(id % 2 == 0 ? id + 1 : id - 1)@x.org")
+                try migration.update("people", .object(fields))
+            }
+            for i in n..<(n + 100) { try migration.insert("people", Self.person(i)) }
+            try migration.delete("groups", id: "g")
+            #expect(try migration.count("people") == n + 100 - n / 10)
+            if throwsCustomError { throw Refused() }
+            // A unique violation: the email of a document the migration kept.
+            try migration.upsert("people", ["id": 100_000, "email": "p3@x.org"])
+            Issue.record("the unique violation was not reported")
+        }
+        do {
+            _ = try DocumentStore(database: db, migrator: migrator)
+            Issue.record("the migration did not fail")
+        } catch let error as KVDocsError {
+            #expect(!throwsCustomError, "\(error)")
+            #expect(error.kind == .uniqueViolation)
+            #expect(error.message.contains("migration \"rewrite\" failed and was undone"))
+        } catch {
+            #expect(throwsCustomError && error is Refused)
+        }
+        #expect(try Self.contents(db) == before)
+        let store = try DocumentStore(database: db)
+        #expect(try Self.answers(store) == answersBefore)
+        #expect(try store.verify().isClean)
+        #expect(try store.appliedMigrations() == [])
+        #expect(try store.count(ofCollection: "people") == n)
+    }
+
+    /// The database is closed in the middle of the migration, as a crash would leave it:
+    /// the journal is still there. The next open undoes it, whoever opens, and a migrator
+    /// runs it again from the start: the result is exact.
+    @Test func anInterruptedMigrationIsUndoneAtTheNextOpenAndRunAgain() throws {
+        let dir = TemporaryDirectory()
+        let path = dir.child("db")
+        let n = 400
+        let before: [Entry]
+        do {
+            let db = try Database(path: path)
+            try Self.populate(try DocumentStore(database: db, schema: try Self.parsedSchema), n)
+            before = try Self.contents(db)
+            var migrator = DocumentMigrator()
+            migrator.batchSize = 30
+            try migrator.register("double ages") { migration in
+                var seen = 0
+                try migration.forEach("people") { person in
+                    guard case .object(var fields) = person, case .int(let age)? = fields["age"] else { return }
+                    fields["age"] = .int(age * 2)
+                    try migration.upsert("people", .object(fields))
+                    seen += 1
+                    if seen == 250 { db.close() }   // the "crash": nothing more can be written
+                }
+            }
+            #expect(throws: KVDocsError.self) { _ = try DocumentStore(database: db, migrator: migrator) }
+        }
+        do {
+            // Opened without a migrator: the half-done migration is undone.
+            let db = try Database(path: path)
+            #expect(try db.value(forKey: Catalog().migratingKey) != nil)
+            let store = try DocumentStore(database: db)
+            #expect(try db.value(forKey: Catalog().migratingKey) == nil)
+            #expect(try Self.contents(db) == before)
+            #expect(try store.verify().isClean)
+            db.close()
+        }
+        do {
+            var migrator = DocumentMigrator()
+            try migrator.register("double ages") { migration in
+                try migration.forEach("people") { person in
+                    guard case .object(var fields) = person, case .int(let age)? = fields["age"] else { return }
+                    fields["age"] = .int(age * 2)
+                    try migration.upsert("people", .object(fields))
+                }
+            }
+            let db = try Database(path: path)
+            let store = try DocumentStore(database: db, migrator: migrator)
+            for i in [0, 7, 69, 399] { #expect(try store.collection("people").get(id: .int(Int64(i)))?["age"] == .int(Int64(i % 70 * 2))) }
+            #expect(try store.verify().isClean)
+            #expect(try store.changes().count == 2 * n)
+            db.close()
+        }
+    }
+
+    @Test func aDatabaseMigratedByANewerAppIsRefusedBeforeAnythingChanges() throws {
+        let dir = TemporaryDirectory()
+        let path = dir.child("db")
+        var newer = DocumentMigrator()
+        try newer.register("v1") { _ in }
+        try newer.register("v2 split names") { _ in }
+        do {
+            let db = try Database(path: path)
+            try Self.populate(try DocumentStore(database: db, schema: try Self.parsedSchema, migrator: newer), 10)
+            db.close()
+        }
+        let db = try Database(path: path)
+        defer { db.close() }
+        let before = try Self.contents(db)
+        var older = DocumentMigrator()
+        try older.register("v1") { _ in }
+        let olderSchema = try Schema(json: Data(#"{"collections": {"people": {"primaryKey": "id"}}}"#.utf8))
+        let error = expectError(.notSupported) { try DocumentStore(database: db, schema: olderSchema, migrator: older) }
+        #expect(error?.message.contains("\"v2 split names\"") == true)
+        #expect(error?.message.contains("newer version") == true)
+        #expect(try Self.contents(db) == before)
+    }
+
+    @Test func aMigrationReadsItsOwnWrites() throws {
+        let dir = TemporaryDirectory()
+        let db = try Database(path: dir.child("db"))
+        defer { db.close() }
+        try Self.populate(try DocumentStore(database: db, schema: try Self.parsedSchema), 5)
+        var migrator = DocumentMigrator()
+        try migrator.register("groups") { migration in
+            try migration.insert("groups", ["id": "all", "size": 0])
+            #expect(try migration.get("groups", id: "all")?["size"] == 0)
+            let size = try migration.count("people")
+            try migration.update("groups", ["id": "all", "size": .int(Int64(size))])
+            #expect(try migration.get("groups", id: "all")?["size"] == 5)
+            #expect(try migration.find("groups").count == 1)
+        }
+        let store = try DocumentStore(database: db, migrator: migrator)
+        #expect(try store.collection("groups").get(id: "all")?["size"] == 5)
+    }
+}
+
+extension DocumentStore {
+    func count(ofCollection name: String) throws -> Int { try collection(name).count() }
+}
