@@ -22,6 +22,11 @@ public enum Command: Equatable, Sendable {
     case sync(Bool?)
     /// Close, repair (LevelDB's RepairDB) and reopen the database.
     case repair
+    /// `format [table|line|json|jsonl|csv|text]` (or `mode …`): how results print; `nil`
+    /// shows the current format; `.some(nil)` (`text`) prints them as kvrepl always has.
+    case format(OutputFormat??)
+    /// `timer [on|off]`: whether each command's wall time is printed; `nil` shows it.
+    case timer(Bool?)
     case help(String?)
     case quit
     // Document layer
@@ -102,6 +107,14 @@ public enum Command: Equatable, Sendable {
         }
     }
 
+    /// Whether the command only changes how the shell prints (`timer`, `format`).
+    public var isShellSetting: Bool {
+        switch self {
+        case .timer, .format: return true
+        default: return false
+        }
+    }
+
     /// Whether the command reads or writes the raw key-value layer of one database.
     public var isRaw: Bool {
         switch self {
@@ -118,11 +131,47 @@ public enum Command: Equatable, Sendable {
         "get", "put", "del", "scan", "delrange", "stats", "property", "size", "compact", "snapshot", "release",
         "dump", "load", "keyspaces", "sync", "repair", "help", "quit", "schema", "collections", "indexes", "insert", "upsert", "doc",
         "remove", "import", "export", "find", "count", "explain", "search", "near", "terms", "verify", "reindex", "salvage", "changes",
-        "layers", "replace-base", "backup",
+        "layers", "replace-base", "backup", "format", "mode", "timer",
     ]
 }
 
 extension Command {
+    /// The command name nearest `word` by edit distance (insertions, deletions,
+    /// substitutions and swaps of neighbours), when it is near enough to be a typo: at most
+    /// one edit for words of up to four letters, two for longer ones. Ties go to the
+    /// earlier name of ``names``.
+    static func nearestName(to word: String) -> String? {
+        let typed = Array(word.lowercased().unicodeScalars)
+        let allowed = typed.count <= 4 ? 1 : 2
+        var best: (name: String, distance: Int)?
+        for name in names {
+            let d = editDistance(typed, Array(name.unicodeScalars))
+            if d <= allowed, d < (best?.distance ?? Int.max) { best = (name, d) }
+        }
+        return best?.name
+    }
+
+    /// The optimal-string-alignment distance between `a` and `b`.
+    static func editDistance(_ a: [Unicode.Scalar], _ b: [Unicode.Scalar]) -> Int {
+        if a.isEmpty { return b.count }
+        if b.isEmpty { return a.count }
+        var before = [Int](repeating: 0, count: b.count + 1)
+        var previous = Array(0...b.count)
+        var current = [Int](repeating: 0, count: b.count + 1)
+        for i in 1...a.count {
+            current[0] = i
+            for j in 1...b.count {
+                let cost = a[i - 1] == b[j - 1] ? 0 : 1
+                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost)
+                if i > 1, j > 1, a[i - 1] == b[j - 2], a[i - 2] == b[j - 1] {
+                    current[j] = min(current[j], before[j - 2] + 1)
+                }
+            }
+            (before, previous, current) = (previous, current, before)
+        }
+        return previous[b.count]
+    }
+
     /// Parses one line; `nil` for an empty line or a `#` comment.
     /// - Throws: ``CommandError`` naming what was expected and where.
     public static func parse(_ line: String) throws -> Command? {
@@ -172,6 +221,25 @@ extension Command {
             default: throw s.fail("expected on or off after sync, not \"\(word)\"", at: start)
             }
         case "repair": return .repair
+        case "format", "mode", ".mode":
+            s.skipSpaces()
+            let start = s.position
+            guard let word = s.word() else { return .format(nil) }
+            if word.lowercased() == "text" { return .format(.some(nil)) }
+            guard let format = OutputFormat(rawValue: word.lowercased()) else {
+                let names = (OutputFormat.allCases.map(\.rawValue) + ["text"]).joined(separator: ", ")
+                throw s.fail("expected a format (\(names)), not \"\(word)\"", at: start)
+            }
+            return .format(.some(format))
+        case "timer", ".timer":
+            s.skipSpaces()
+            let start = s.position
+            guard let word = s.word() else { return .timer(nil) }
+            switch word.lowercased() {
+            case "on": return .timer(true)
+            case "off": return .timer(false)
+            default: throw s.fail("expected on or off after timer, not \"\(word)\"", at: start)
+            }
         case "help": return .help(s.word()?.lowercased())
         case "quit", "exit": return .quit
         case "schema":
@@ -264,6 +332,9 @@ extension Command {
             }
             return .changes(since: since, limit: limit)
         default:
+            if let nearest = nearestName(to: name) {
+                throw CommandError(message: "unknown command \"\(name)\"; did you mean \(nearest)? (try: help)", column: 1)
+            }
             throw CommandError(message: "unknown command \"\(name)\"; try: help", column: 1)
         }
     }

@@ -41,12 +41,15 @@ enum Help {
         ("layers", "layers", "a layered session (--base): the base and user databases and their sizes"),
         ("replace-base", "replace-base NEWBASE", "a layered session: swap the base for the database at NEWBASE atomically, keeping the user's documents and deletes"),
         ("backup", "backup DIR", "write a consistent copy of the database (of the user database, in a layered session) into the new directory DIR, from one snapshot"),
+        ("format", "format [table|line|json|jsonl|csv|text]", "how results print (also: mode); without a format, the current one (--format sets it at start; --json is unchanged)"),
+        ("timer", "timer [on|off]", "print each command's wall time after it"),
         ("help", "help [COMMAND]", "this help"),
         ("quit", "quit", "leave"),
     ]
 
     static func text(_ topic: String?) throws -> String {
-        if let topic {
+        if var topic {
+            if topic == "mode" || topic == ".mode" { topic = "format" }
             guard let c = commands.first(where: { $0.name == topic }) else {
                 throw CommandError(message: "no command \"\(topic)\"; commands: \(commands.map(\.name).joined(separator: ", "))", column: nil)
             }

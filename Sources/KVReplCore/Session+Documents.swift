@@ -21,21 +21,21 @@ extension Session {
             let store = try documents()
             for (name, c) in store.schema.collections.sorted(by: { $0.key < $1.key }) {
                 let count = try reading { try $0.count(name) }
-                emit(["name": .string(name), "primary_key": .string(c.primaryKey), "documents": .int(Int64(count))],
+                emitRow(["name": .string(name), "primary_key": .string(c.primaryKey), "documents": .int(Int64(count))],
                      "\(name) (primary key \(c.primaryKey), \(count) documents)")
             }
         case .indexes(let collection):
             let c = try documents().schema.collection(collection)
             for index in c.indexes {
-                emit(["name": .string(index.name), "fields": .array(index.fields.map { .string($0.description) }), "unique": .bool(index.unique), "kind": "secondary"],
+                emitRow(["name": .string(index.name), "fields": .array(index.fields.map { .string($0.description) }), "unique": .bool(index.unique), "kind": "secondary"],
                      "\(index.name): \(index.fields.map(\.description).joined(separator: ", "))\(index.unique ? " (unique)" : "")")
             }
             for geo in c.geo {
-                emit(["name": .string(geo.name), "fields": [.string(geo.field.description)], "kind": "geo"], "\(geo.name): geo(\(geo.field))")
+                emitRow(["name": .string(geo.name), "fields": [.string(geo.field.description)], "kind": "geo"], "\(geo.name): geo(\(geo.field))")
             }
             for text in c.text {
                 let tokenizer = text.tokenizer == .trigram && text.caseSensitive ? "trigram case_sensitive 1" : text.tokenizer.rawValue
-                emit(["name": .string(text.name), "fields": .array(text.fields.map { .string($0.description) }), "tokenizer": .string(tokenizer),
+                emitRow(["name": .string(text.name), "fields": .array(text.fields.map { .string($0.description) }), "tokenizer": .string(tokenizer),
                       "detail": .string(text.detail.rawValue), "kind": "text"],
                      "\(text.name): text(\(text.fields.map(\.description).joined(separator: ", ")); \(tokenizer)\(text.detail == .full ? "" : "; detail \(text.detail.rawValue)"))")
             }
@@ -49,7 +49,7 @@ extension Session {
             guard let document = try reading({ try $0.get(collection, id: id) }) else {
                 throw KVDocsError(.notFound, "collection \"\(collection)\" has no document \(id)")
             }
-            emit(document, interactive ? Display.prettyJSON(document) : document.compactDescription)
+            emitRow(document, interactive ? Display.prettyJSON(document) : document.compactDescription)
         case .remove(let collection, let id):
             guard try documents().collection(collection).delete(id: id, sync: sync) else {
                 throw KVDocsError(.notFound, "collection \"\(collection)\" has no document \(id)")
@@ -65,12 +65,13 @@ extension Session {
             let count = try reading { try $0.exportJSONLines(from: collection, to: file) }
             emit(["ok": true, "documents": .int(Int64(count)), "file": .string(file)], "exported \(count) documents to \(file)")
         case .find(let collection, let query):
+            leadingColumns = [try documents().schema.collection(collection).primaryKey]
             for document in try reading({ try $0.find(collection, query) }) {
-                emit(document, interactive ? Display.prettyJSON(document) : document.compactDescription)
+                emitRow(document, interactive ? Display.prettyJSON(document) : document.compactDescription)
             }
         case .count(let collection, let query):
             let n = try reading { try $0.count(collection, query) }
-            emit(["count": .int(Int64(n))], "\(n)")
+            emitRow(["count": .int(Int64(n))], "\(n)")
         case .explain(let collection, let query):
             let plan = try documents().collection(collection).explain(query)
             emit(["collection": .string(collection), "index": plan.index.map { .string($0) } ?? .null,
@@ -83,17 +84,23 @@ extension Session {
         case .search(let collection, let text, let limit, let highlight):
             let options = SearchOptions(limit: limit, highlight: highlight ? .init(open: interactive && !json ? "\u{1B}[1m" : "[", close: interactive && !json ? "\u{1B}[0m" : "]") : nil,
                                         includeDocuments: false)
+            leadingColumns = ["id", "score"]
             for hit in try reading({ try $0.search(collection, text, options: options) }) {
                 var o: JSONObject = ["id": hit.id, "score": .double(hit.score)]
                 if highlight { o["highlights"] = .object(JSONObject(hit.highlights.mapValues { .string($0) })) }
                 let fields = hit.highlights.sorted { $0.key < $1.key }.filter { !$0.value.isEmpty }.map { "  \($0.key): \($0.value)" }
-                emit(.object(o), (["\(hit.id)  \(String(format: "%.6f", hit.score))"] + fields).joined(separator: "\n"))
+                emitRow(.object(o), (["\(hit.id)  \(String(format: "%.6f", hit.score))"] + fields).joined(separator: "\n"))
             }
         case .near(let near):
             let hits = try reading { try $0.near(near.collection, near.center, within: near.within, query: near.query, index: near.index, includeDocuments: !json) }
+            let primaryKey = try documents().schema.collection(near.collection).primaryKey
+            leadingColumns = [primaryKey, "distance"]
             for hit in hits {
-                emit(["id": hit.id, "distance": .double(hit.distance)],
-                     "\(hit.id.compactDescription)  \(Display.metres(hit.distance))  \(hit.document.compactDescription)")
+                var row: JSONObject = [primaryKey: hit.id]
+                if case .object(let fields) = hit.document { row = fields }
+                row["distance"] = .double(hit.distance)
+                emitRow(["id": hit.id, "distance": .double(hit.distance)],
+                        "\(hit.id.compactDescription)  \(Display.metres(hit.distance))  \(hit.document.compactDescription)", row: .object(row))
             }
         case .explainNear(let near):
             let plan = try reading { try $0.explainNear(near.collection, near.center, within: near.within, query: near.query, index: near.index) }
@@ -115,7 +122,7 @@ extension Session {
                 emit(.null, "\(stats.documents) documents, \(stats.tokens) tokens (\(String(format: "%.1f", stats.averageLength)) per document)")
             }
             for t in terms {
-                emit(["term": .string(t.term), "documents": .int(Int64(t.documents))], "\(t.term)  \(t.documents)")
+                emitRow(["term": .string(t.term), "documents": .int(Int64(t.documents))], "\(t.term)  \(t.documents)")
             }
         case .verify(let collection):
             let report = try documents().verify(collection: collection)
@@ -160,8 +167,9 @@ extension Session {
             emit(["ok": true, "path": .string(report.path), "entries": .int(Int64(report.entries)), "bytes": .int(Int64(report.bytes))],
                  "backed up \(report.entries) entries (\(report.bytes) bytes) to \(report.path)")
         case .changes(let since, let limit):
+            leadingColumns = ["sequence", "operation", "collection", "id"]
             for c in try documents().changes(since: since, limit: limit) {
-                emit(["sequence": .int(c.sequence), "collection": .string(c.collection), "id": c.id, "operation": .string(c.operation.rawValue)], c.description)
+                emitRow(["sequence": .int(c.sequence), "collection": .string(c.collection), "id": c.id, "operation": .string(c.operation.rawValue)], c.description)
             }
         default:
             break

@@ -16,7 +16,7 @@ extension Session {
             guard let value = try database.get(key, options: readOptions) else {
                 throw KVDocsError(.notFound, "key not found: \(Display.key(key, keyspaces: keyspaces))")
             }
-            emit(Display.entryJSON(key: key, value: value, keyspaces: keyspaces),
+            emitRow(Display.entryJSON(key: key, value: value, keyspaces: keyspaces),
                  Display.value(value, pretty: interactive))
         case .put(let key, let value):
             try database.put(key, value, sync: sync)
@@ -58,7 +58,7 @@ extension Session {
         case .load(let file): try load(file)
         case .keyspaces:
             for (name, k) in keyspaces.keyspaces.sorted(by: { $0.key < $1.key }) {
-                emit(["name": .string(name), "prefix": .string(k.prefix.description),
+                emitRow(["name": .string(name), "prefix": .string(k.prefix.description),
                       "components": .array(k.components.map { ["name": .string($0.name), "type": .string($0.type.rawValue)] })],
                      k.description)
             }
@@ -72,6 +72,17 @@ extension Session {
             if let on { sync = on }
             emit(["sync": .bool(sync)], sync ? "sync on: every write waits for the disk" : "sync off: writes survive a crash of kvrepl, not of the machine")
         case .repair: try repair()
+        case .format(let chosen):
+            if let chosen { format = chosen }
+            let name = format?.rawValue ?? "text"
+            if json {
+                emit(["format": .string(name), "json": true], "")
+            } else {
+                out(chosen == nil ? "format \(name)" : "results print as \(name)")
+            }
+        case .timer(let on):
+            if let on { timer = on }
+            emit(["timer": .bool(timer)], timer ? "timer on: each command's wall time prints after it" : "timer off")
         case .help(let topic):
             let text = try Help.text(topic)
             emit(["help": .string(text)], text)
@@ -82,19 +93,20 @@ extension Session {
     }
 
     func scan(_ o: Command.ScanOptions) throws {
+        leadingColumns = ["key", "value"]
         let entries = try database.entries(o.range, order: o.reverse ? .reverse : .forward, limit: o.limit, options: readOptions)
         if o.count {
             var n = 0
             while try entries.next({ _, _ in }) != nil { n += 1 }
-            emit(["count": .int(Int64(n))], "\(n)")
+            emitRow(["count": .int(Int64(n))], "\(n)")
             return
         }
         while let entry = try entries.next({ k, v in (Array(k), o.keysOnly ? [] : Array(v)) }) {
             let (key, value) = entry
             if o.keysOnly {
-                emit(Display.entryJSON(key: key, value: nil, keyspaces: keyspaces), Display.key(key, keyspaces: keyspaces))
+                emitRow(Display.entryJSON(key: key, value: nil, keyspaces: keyspaces), Display.key(key, keyspaces: keyspaces))
             } else {
-                emit(Display.entryJSON(key: key, value: value, keyspaces: keyspaces),
+                emitRow(Display.entryJSON(key: key, value: value, keyspaces: keyspaces),
                      Display.key(key, keyspaces: keyspaces) + " = " + Display.value(value, pretty: interactive))
             }
         }

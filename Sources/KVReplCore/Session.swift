@@ -14,6 +14,15 @@ public final class Session {
     public internal(set) var keyspaces: KeySchema
     public let readOnly: Bool
     public var json: Bool
+    /// How results print (`--format`, the `format` command); `nil` prints them as kvrepl
+    /// always has. Ignored with ``json``, whose output is a contract.
+    public var format: OutputFormat?
+    /// Whether each command's wall time is printed after it (`timer on|off`).
+    public var timer = false
+    /// The results of the running command, printed together when it ends (with a format).
+    private var rows: [JSONValue] = []
+    /// The columns that lead the running command's rows (its collection's primary key).
+    var leadingColumns: [String] = []
     public var interactive: Bool
     /// Whether every write the shell makes (documents and raw) uses LevelDB's `sync` option,
     /// surviving a power loss or an OS crash (`--sync`, `sync on|off`).
@@ -169,6 +178,25 @@ public final class Session {
     /// Parses and runs one line.
     @discardableResult
     public func run(_ line: String) -> Outcome {
+        // Timed: every command but the shell's own settings (timer, format), as sqlite3 times
+        // statements and not dot-commands. A line that does not parse is not timed.
+        let started = DispatchTime.now()
+        let outcome = runTimed(line)
+        if timer, outcome != .quit, let command = (try? Command.parse(line)) ?? nil, !command.isShellSetting {
+            let seconds = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9
+            if json {
+                err(String(decoding: (try? JSONValue.object(["real_seconds": .double(seconds)]).canonicalData()) ?? Data(), as: UTF8.self))
+            } else {
+                out(String(format: "Run Time: real %.6f s", seconds))
+            }
+        }
+        return outcome
+    }
+
+    private func runTimed(_ line: String) -> Outcome {
+        rows = []
+        leadingColumns = []
+        defer { flushRows() }
         do {
             guard let command = try Command.parse(line) else { return .ok }
             return try execute(command) ? .quit : .ok
@@ -192,13 +220,35 @@ public final class Session {
         }
     }
 
-    /// Emits one result: `value` in JSON mode, `text` otherwise.
+    /// Emits one result that is not a row of a result set (a message, a report, a plan):
+    /// `value` in JSON mode, `text` otherwise, whatever the format.
     func emit(_ value: @autoclosure () -> JSONValue, _ text: @autoclosure () -> String) {
         if json {
             out(String(decoding: (try? value().canonicalData()) ?? Data("null".utf8), as: UTF8.self))
         } else {
+            flushRows()
             out(text())
         }
+    }
+
+    /// Emits one row of the command's results: `value` in JSON mode (the `--json`
+    /// contract), `row` (or `value`) gathered for the session's format, `text` otherwise.
+    func emitRow(_ value: @autoclosure () -> JSONValue, _ text: @autoclosure () -> String, row: @autoclosure () -> JSONValue? = nil) {
+        if json {
+            out(String(decoding: (try? value().canonicalData()) ?? Data("null".utf8), as: UTF8.self))
+        } else if format != nil {
+            rows.append(row() ?? value())
+        } else {
+            out(text())
+        }
+    }
+
+    /// Prints the rows gathered so far in the session's format.
+    private func flushRows() {
+        guard let format, !rows.isEmpty else { return }
+        let text = format.render(rows, leading: leadingColumns)
+        rows = []
+        if !text.isEmpty { out(text.hasSuffix("\r\n") ? String(text.dropLast(2)) + "\r" : text) }
     }
 
     var readOptions: ReadOptions { ReadOptions(snapshot: snapshot) }

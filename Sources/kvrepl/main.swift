@@ -28,6 +28,9 @@ struct KVRepl: ParsableCommand {
     @Flag(help: "Print each result as one JSON object per line; errors as {\"error\": …} on standard error.")
     var json = false
 
+    @Option(help: "How results print, like sqlite3's .mode: table, line, json (pretty), jsonl or csv (the format command changes it). Without it, results print as kvrepl always has.")
+    var format: OutputFormat?
+
     @Flag(help: "Sync every write to the disk before acknowledging it, so it survives a power loss or an OS crash (without it, writes survive a crash of kvrepl only). The sync command turns it on or off.")
     var sync = false
 
@@ -48,6 +51,9 @@ struct KVRepl: ParsableCommand {
 
     func validate() throws {
         if path == nil && !demo { throw ValidationError("missing the database PATH (or use --demo)") }
+        if json && format != nil {
+            throw ValidationError("--json prints one JSON object per result (its output is a contract); it cannot be combined with --format")
+        }
         if repair && readOnly { throw ValidationError("--repair modifies the database: it cannot be used with --read-only") }
         if demo && readOnly && !FileManager.default.fileExists(atPath: (path ?? "kvrepl-demo") + "/CURRENT") {
             throw ValidationError("--demo --read-only needs an existing sample database")
@@ -104,6 +110,7 @@ do {
 }
 
 session.sync = options.sync
+session.format = options.format
 
 var failed = false
 if !options.command.isEmpty {
@@ -127,3 +134,5 @@ if !options.command.isEmpty {
 }
 session.close()
 exit(failed ? 1 : 0)
+
+extension OutputFormat: ExpressibleByArgument {}

@@ -8,7 +8,7 @@ struct KVStress: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "kvstress",
         abstract: "Reliability scenarios: corruption, crashes, fuzzing (see RELIABILITY.md).",
-        subcommands: [Corrupt.self, CorruptRound.self, Crash.self, CrashChild.self, Layers.self, LayersChild.self, FuzzCommand.self, Fuzz.self])
+        subcommands: [Corrupt.self, CorruptRound.self, Crash.self, CrashChild.self, Layers.self, LayersChild.self, Migrate.self, MigrateChild.self, FuzzCommand.self, Fuzz.self])
 }
 
 func finish(_ figures: Figures) throws {
@@ -92,6 +92,28 @@ struct LayersChild: ParsableCommand {
 
     func run() throws {
         try LayersScenario.child(work: work, seed: seed)
+    }
+}
+
+struct Migrate: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Kill a child process that opens a store with two long data migrations, at random moments, and check that every open undoes or finishes them exactly: the documents are those before, between or after the migrations, never a mix, each migration runs once, and verify is clean.")
+    @Option(help: "Kills to make.") var rounds = 12
+    @Option(help: "The seed of the kill times.") var seed: UInt64 = 1
+    @Option(help: "The longest time a child runs before it is killed, in seconds.") var maximumDelay = 2.0
+    @Flag(help: "Print each round's outcome.") var verbose = false
+
+    func run() throws {
+        try finish(try MigrationScenario.run(rounds: rounds, seed: seed, maximumDelay: maximumDelay, verbose: verbose))
+    }
+}
+
+struct MigrateChild: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "migrate-child", abstract: "The process killed by migrate.", shouldDisplay: false)
+    @Option var path: String
+
+    func run() throws {
+        try MigrationScenario.child(path: path)
     }
 }
 

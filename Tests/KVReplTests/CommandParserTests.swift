@@ -166,7 +166,7 @@ import Testing
             _ = try Command.parse("rei\nndex people")
             Issue.record("parsed a command with a line break in its name")
         } catch let error as CommandError {
-            #expect(error.description == "column 1: unknown command \"rei\\nndex\"; try: help")
+            #expect(error.description == "column 1: unknown command \"rei\\nndex\"; did you mean reindex? (try: help)")
         } catch {
             Issue.record("\(error)")
         }
