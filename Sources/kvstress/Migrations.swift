@@ -11,12 +11,13 @@ import KVDocs
 ///   ran once (versions are incremented, so a second run would show), both are recorded,
 ///   the change feed has no gap, and `verify` is clean.
 enum MigrationScenario {
-    static let people = 3000
+    static let people = 1000
 
     /// The first migration: every person's version + 1 (its text, age and city change too).
     /// The second: every seventh person removed, 300 new ones at version 50.
     static func migrator() throws -> DocumentMigrator {
         var migrator = DocumentMigrator()
+        migrator.batchSize = 100   // many batches, so kills land between them
         try migrator.register("bump versions") { migration in
             try migration.forEach("people") { person in
                 guard case .int(let id)? = person["id"], case .int(let v)? = person["v"] else {
@@ -27,7 +28,7 @@ enum MigrationScenario {
         }
         try migrator.register("prune and add") { migration in
             for id in stride(from: 0, to: people, by: 7) { try migration.delete("people", id: .int(Int64(id))) }
-            for id in people..<(people + 300) { try migration.insert("people", Workload.person(id: id, version: 50)) }
+            for id in people..<(people + 100) { try migration.insert("people", Workload.person(id: id, version: 50)) }
         }
         return migrator
     }
@@ -37,7 +38,7 @@ enum MigrationScenario {
     static let afterBoth: [Int: Int] = {
         var state = afterFirst
         for id in stride(from: 0, to: people, by: 7) { state[id] = nil }
-        for id in people..<(people + 300) { state[id] = 50 }
+        for id in people..<(people + 100) { state[id] = 50 }
         return state
     }()
 
@@ -85,7 +86,9 @@ enum MigrationScenario {
                 let state = try checkWithoutMigrator(live, work: work)
                 figures.count("state after the kill: \(state)")
                 try checkWithMigrator(live, work: work)
-                if verbose { note("round \(round): killed after \(String(format: "%.3f", delay)) s, \(state)") }
+                if verbose {
+                    note("round \(round): killed after \(String(format: "%.3f", delay)) s, \(state); the child's first and last lines: \(lines.prefix(3).joined(separator: " | ")) … \(lines.suffix(2).joined(separator: " | "))")
+                }
             } catch {
                 figures.fail("round \(round) (killed after \(String(format: "%.3f", delay)) s): \(error)")
                 break

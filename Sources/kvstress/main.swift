@@ -100,7 +100,7 @@ struct Migrate: ParsableCommand {
         abstract: "Kill a child process that opens a store with two long data migrations, at random moments, and check that every open undoes or finishes them exactly: the documents are those before, between or after the migrations, never a mix, each migration runs once, and verify is clean.")
     @Option(help: "Kills to make.") var rounds = 12
     @Option(help: "The seed of the kill times.") var seed: UInt64 = 1
-    @Option(help: "The longest time a child runs before it is killed, in seconds.") var maximumDelay = 2.0
+    @Option(help: "The longest time a child runs before it is killed, in seconds.") var maximumDelay = 2.5
     @Flag(help: "Print each round's outcome.") var verbose = false
 
     func run() throws {

@@ -39,9 +39,10 @@ public struct DocumentMigrator: Sendable {
         let body: @Sendable (MigrationContext) throws -> Void
     }
     private(set) var migrations: [Migration] = []
-    /// Documents a migration writes per committed batch (and journal records per batch of
-    /// a roll-back). Tests lower it.
-    var batchSize = 1000
+    /// The documents a migration writes per committed batch, with their undo records (and
+    /// the documents restored per batch when a migration is undone); 1,000 by default.
+    /// Memory grows with it; a kill loses at most one batch, which the undo discards anyway.
+    public var batchSize = 1000
 
     /// An empty migrator.
     public init() {}

@@ -137,6 +137,7 @@ extension DocumentStore {
     /// REQUIRES: the exclusive writer lock is held.
     private func rollBack(name: String, start: Int64, restoring: Bool, batchSize: Int, report: (Int) -> Void) throws {
         let undo = records.undo
+        report(0)
         func undoRecords(_ body: (String, TupleElement, [UInt8]?, [UInt8]) throws -> Void) throws {
             let cursor = try storage.scan(undo.range, order: .forward)
             while let (key, value) = try cursor.next({ k, v in (Array(k), Array(v)) }) {
