@@ -1,5 +1,6 @@
-// The README's library example: open a database, write, batch, scan a prefix both ways,
-// read through a snapshot. Run it with `swift run kvdocs-example [PATH]`.
+// The README's library examples: open a database, write, batch, scan a prefix both ways,
+// read through a snapshot; documents, search, and (AppExample.swift) migrations, async
+// access and observed queries. Run it with `swift run kvdocs-example [PATH]`.
 import Foundation
 import KVDocs
 
@@ -81,6 +82,7 @@ do {
     }
     try documentsExample(db)
     try searchExample(db)
+    try await appExample(path + "-app")
     print("on disk (approx.):", try db.approximateSize(), "bytes; LevelDB", Database.levelDBVersion)
 } catch {
     FileHandle.standardError.write(Data("kvdocs-example: \(error)\n".utf8))

@@ -190,7 +190,8 @@ extension Session {
             case ("find", 1), ("count", 1), ("insert", 1), ("upsert", 1), ("doc", 1), ("remove", 1), ("indexes", 1),
                  ("import", 1), ("export", 1), ("search", 1), ("near", 1), ("terms", 1), ("verify", 1), ("reindex", 1):
                 candidates = collections
-            case ("sync", 1): candidates = ["on", "off"]
+            case ("sync", 1), ("timer", 1): candidates = ["on", "off"]
+            case ("format", 1), ("mode", 1): candidates = OutputFormat.allCases.map(\.rawValue) + ["text"]
             case ("explain", 1): candidates = ["find", "near"]
             case ("explain", 2): candidates = collections
             case ("terms", 2):

@@ -80,6 +80,7 @@ enum MigrationScenario {
             }
             let lines = child.stdout.split(separator: "\n")
             if lines.contains(where: { $0.hasPrefix("rollingBack") }) { figures.count("rounds that undid an interrupted migration") }
+            if !lines.contains("done"), lines.last?.hasPrefix("rollingBack") == true { figures.count("killed while undoing a migration") }
             let finished = lines.contains("done")
             figures.count(finished ? "children that finished both migrations" : "children killed before finishing")
             do {
