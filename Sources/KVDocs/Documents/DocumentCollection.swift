@@ -2,7 +2,7 @@ import Foundation
 
 /// A collection of untyped JSON documents in a ``DocumentStore``.
 ///
-/// Each read is one snapshot; use ``DocumentStore/read(_:)`` for several reads that must agree.
+/// Each read is one snapshot; use ``DocumentStore/read(_:)-7xcot`` for several reads that must agree.
 public struct DocumentCollection: Sendable {
     /// The store holding the collection.
     public let store: DocumentStore
@@ -25,13 +25,13 @@ public struct DocumentCollection: Sendable {
         try write(.insert, document, sync: sync)
     }
 
-    /// Adds or replaces a document. `sync` is as for ``insert(_:sync:)``.
+    /// Adds or replaces a document. `sync` is as for ``insert(_:sync:)-4cqtc``.
     @discardableResult
     public func upsert(_ document: JSONValue, sync: Bool = false) throws -> Change {
         try write(.upsert, document, sync: sync)
     }
 
-    /// Replaces an existing document. `sync` is as for ``insert(_:sync:)``.
+    /// Replaces an existing document. `sync` is as for ``insert(_:sync:)-4cqtc``.
     /// - Throws: `.conflict` when there is none.
     @discardableResult
     public func update(_ document: JSONValue, sync: Bool = false) throws -> Change {
@@ -39,7 +39,7 @@ public struct DocumentCollection: Sendable {
     }
 
     /// Removes the document with primary key `id`; returns whether there was one.
-    /// `sync` is as for ``insert(_:sync:)``; when there was no document nothing is written,
+    /// `sync` is as for ``insert(_:sync:)-4cqtc``; when there was no document nothing is written,
     /// so nothing is synced.
     @discardableResult
     public func delete(id: JSONValue, sync: Bool = false) throws -> Bool {
@@ -61,7 +61,7 @@ public struct DocumentCollection: Sendable {
         try store.read { try $0.count(name, query) }
     }
 
-    /// How ``find(_:)`` would answer `query`.
+    /// How ``find(_:)-1iyg`` would answer `query`.
     public func explain(_ query: Query) throws -> QueryPlan {
         try store.read { try $0.explain(name, query) }
     }
@@ -88,23 +88,23 @@ public struct TypedCollection<T: Codable>: Sendable {
     /// The untyped collection the values are stored in, as JSON.
     public let base: DocumentCollection
 
-    /// Adds `value`, stored as its JSON; `sync` is as for ``DocumentCollection/insert(_:sync:)``.
+    /// Adds `value`, stored as its JSON; `sync` is as for ``DocumentCollection/insert(_:sync:)-4cqtc``.
     /// - Throws: `.invalidArgument` when `value` does not encode as a JSON object with a valid
-    ///   primary key; otherwise as ``DocumentCollection/insert(_:sync:)``.
+    ///   primary key; otherwise as ``DocumentCollection/insert(_:sync:)-4cqtc``.
     @discardableResult public func insert(_ value: T, sync: Bool = false) throws -> Change { try base.insert(try Self.json(value), sync: sync) }
     /// Adds `value`, or replaces the document with its id; `sync` is as for
-    /// ``DocumentCollection/insert(_:sync:)``.
+    /// ``DocumentCollection/insert(_:sync:)-4cqtc``.
     @discardableResult public func upsert(_ value: T, sync: Bool = false) throws -> Change { try base.upsert(try Self.json(value), sync: sync) }
-    /// Replaces the document with `value`'s id; `sync` is as for ``DocumentCollection/insert(_:sync:)``.
+    /// Replaces the document with `value`'s id; `sync` is as for ``DocumentCollection/insert(_:sync:)-4cqtc``.
     /// - Throws: `.conflict` when there is none.
     @discardableResult public func update(_ value: T, sync: Bool = false) throws -> Change { try base.update(try Self.json(value), sync: sync) }
     /// Removes the document with primary key `id`; returns whether there was one. As
-    /// ``DocumentCollection/delete(id:sync:)``.
+    /// ``DocumentCollection/delete(id:sync:)-35q1d``.
     @discardableResult public func delete(id: JSONValue, sync: Bool = false) throws -> Bool { try base.delete(id: id, sync: sync) }
     /// The document with primary key `id` decoded as `T`, or `nil`.
     /// - Throws: `.decoding` when the stored document does not decode as `T`.
     public func get(id: JSONValue) throws -> T? { try base.get(id: id).map { try Self.value($0) } }
-    /// The documents matching `query`, decoded as `T`, as ``DocumentCollection/find(_:)`` returns them.
+    /// The documents matching `query`, decoded as `T`, as ``DocumentCollection/find(_:)-1iyg`` returns them.
     /// - Throws: `.decoding` when a stored document does not decode as `T`.
     public func find(_ query: Query = Query()) throws -> [T] { try base.find(query).map { try Self.value($0) } }
     /// The number of documents matching `query`'s conditions (its limit and offset ignored).

@@ -23,24 +23,24 @@ extension DocumentStore {
 }
 
 extension DocumentCollection {
-    /// Observes ``find(_:)``: the documents matching `query`, now and after each write to
+    /// Observes ``find(_:)-1iyg``: the documents matching `query`, now and after each write to
     /// this collection that changes them. See ``Observation``.
     public func observe(_ query: Query = Query()) -> Observation<[JSONValue]> {
         store.observe(collections: [name]) { [name] in try $0.find(name, query) }
     }
 
-    /// Observes ``count(_:)``: the number of documents matching `query`'s conditions.
+    /// Observes ``count(_:)-44yjt``: the number of documents matching `query`'s conditions.
     public func observeCount(_ query: Query = Query()) -> Observation<Int> {
         store.observe(collections: [name]) { [name] in try $0.count(name, query) }
     }
 
-    /// Observes ``search(_:options:)``: the hits of a text query, their order and scores
+    /// Observes ``search(_:options:)-92wb5``: the hits of a text query, their order and scores
     /// (BM25 changes with the collection, so a write that adds no hit can still change them).
     public func observeSearch(_ query: String, options: SearchOptions = SearchOptions()) -> Observation<[SearchHit]> {
         store.observe(collections: [name]) { [name] in try $0.search(name, query, options: options) }
     }
 
-    /// Observes ``near(_:within:query:index:includeDocuments:)``: the documents around
+    /// Observes ``near(_:within:query:index:includeDocuments:)-4fdrw``: the documents around
     /// `center`, nearest first, with their distances.
     public func observeNear(_ center: GeoPoint, within: Double? = nil, query: Query = Query(), index: String? = nil,
                             includeDocuments: Bool = true) -> Observation<[NearHit]> {
@@ -51,7 +51,7 @@ extension DocumentCollection {
 }
 
 extension TypedCollection {
-    /// Observes ``find(_:)``, decoding each document as `T`. Two results are compared by
+    /// Observes ``find(_:)-4m7sz``, decoding each document as `T`. Two results are compared by
     /// their stored documents, so `T` need not be `Equatable`.
     /// - Throws: (from the sequence) `.decoding` when a document does not decode as `T`.
     public func observe(_ query: Query = Query()) -> Observation<[T]> where T: Sendable {
@@ -62,7 +62,7 @@ extension TypedCollection {
         }
     }
 
-    /// Observes ``count(_:)``.
+    /// Observes ``count(_:)-23eqa``.
     public func observeCount(_ query: Query = Query()) -> Observation<Int> {
         base.observeCount(query)
     }

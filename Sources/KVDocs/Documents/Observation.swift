@@ -32,6 +32,7 @@ import Foundation
 /// Each iteration is an observation of its own: iterating the sequence twice observes
 /// twice.
 public struct Observation<Element: Sendable>: AsyncSequence, Sendable {
+    /// Reads that fail end the sequence with their error.
     public typealias Failure = any Error
 
     let store: DocumentStore

@@ -187,7 +187,7 @@ extension DocumentCollection {
         try store.read { try $0.near(name, center, within: within, query: query, index: index, includeDocuments: includeDocuments) }
     }
 
-    /// How ``near(_:within:query:index:includeDocuments:)`` reads the index. See
+    /// How ``near(_:within:query:index:includeDocuments:)-4fdrw`` reads the index. See
     /// ``ReadTransaction/explainNear(_:_:within:query:index:)``.
     public func explainNear(_ center: GeoPoint, within: Double? = nil, query: Query = Query(), index: String? = nil) throws -> GeoPlan {
         try store.read { try $0.explainNear(name, center, within: within, query: query, index: index) }
