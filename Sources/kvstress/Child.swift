@@ -20,8 +20,9 @@ let selfExecutable: String = {
     (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
 }()
 
-/// Runs this executable with `arguments`, killing it after `timeout` seconds.
-func runChild(_ arguments: [String], timeout: Double) throws -> ChildResult {
+/// Runs this executable with `arguments`, killing it after `timeout` seconds, or as soon
+/// as it prints a line on which `trigger` holds (the ending is then `.signaled`).
+func runChild(_ arguments: [String], timeout: Double, killWhen trigger: ((String) -> Bool)? = nil) throws -> ChildResult {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: selfExecutable)
     process.arguments = arguments
@@ -45,7 +46,25 @@ func runChild(_ arguments: [String], timeout: Double) throws -> ChildResult {
         errData.data = err.fileHandleForReading.readDataToEndOfFile()
         group.leave()
     }
-    let outData = out.fileHandleForReading.readDataToEndOfFile()
+    var outData = Data()
+    if let trigger {
+        // Read line by line, to kill the child on the line it printed.
+        var lineStart = 0
+        var killed = false
+        while case let chunk = out.fileHandleForReading.availableData, !chunk.isEmpty {
+            outData.append(chunk)
+            while let newline = outData[lineStart...].firstIndex(of: 0x0A) {
+                let line = String(decoding: outData[lineStart..<newline], as: UTF8.self)
+                lineStart = newline + 1
+                if !killed, trigger(line) {
+                    killed = true
+                    kill(pid, SIGKILL)
+                }
+            }
+        }
+    } else {
+        outData = out.fileHandleForReading.readDataToEndOfFile()
+    }
     group.wait()
     process.waitUntilExit()
     timer.cancel()

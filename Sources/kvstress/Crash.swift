@@ -230,6 +230,15 @@ enum CrashScenario {
 
 /// Runs this executable with `arguments` and kills it with SIGKILL after `delay` seconds
 /// (``runChild(_:timeout:)``'s timeout, here the expected ending).
+/// Runs this executable with `arguments`, killing it with SIGKILL as soon as it prints a
+/// line on which `trigger` holds, or after `timeout` seconds. A child that ends first is
+/// not killed.
+func runChildKilled(_ arguments: [String], whenLine trigger: @escaping (String) -> Bool, orAfter timeout: Double) throws -> ChildResult {
+    var result = try runChild(arguments, timeout: timeout, killWhen: trigger)
+    if result.ending == .timedOut { result.ending = .signaled(SIGKILL) }
+    return result
+}
+
 func runChildKilled(_ arguments: [String], after delay: Double) throws -> ChildResult {
     var result = try runChild(arguments, timeout: delay)
     if result.ending == .timedOut { result.ending = .signaled(SIGKILL) }

@@ -105,7 +105,68 @@ import KVDocsTestSupport
         #expect(store.lastSequence == 0)
     }
 
-    @Test func asyncWritesOfOneStoreApplyInTheOrderSubmitted() async throws {
+    /// A call waiting its turn behind a write that has not finished is cancelled at once:
+    /// it throws `CancellationError` while the write ahead of it still runs, and never runs.
+    @Test func aCallCancelledWhileWaitingItsTurnEndsAtOnceAndNeverRuns() async throws {
+        let dir = TemporaryDirectory()
+        let (db, store) = try Self.open(dir)
+        defer { db.close() }
+        let people = try store.collection("people")
+        let gate = DispatchSemaphore(value: 0)
+        let entered = DispatchSemaphore(value: 0)
+        let opened = Locked(false)
+        let blocker = Task {
+            try await store.write { batch in
+                entered.signal()
+                gate.wait()
+                try batch.insert("people", ["id": 1, "age": 1, "bio": ""])
+            }
+        }
+        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+            DispatchQueue.global().async { entered.wait(); c.resume() }
+        }
+        // A safety net, never reached when cancellation works: the gate opens by itself.
+        DispatchQueue.global().asyncAfter(deadline: .now() + 60) { opened.withLock { $0 = true }; gate.signal() }
+        let waiting = Task { try await people.insert(["id": 2, "age": 2, "bio": ""]) }
+        try await Task.sleep(nanoseconds: 20_000_000)   // let it queue (either way it must be cancelled)
+        waiting.cancel()
+        await #expect(throws: CancellationError.self) { try await waiting.value }
+        #expect(!opened.withLock { $0 }, "the cancelled call waited for the write ahead of it")
+        gate.signal()
+        try await blocker.value
+        #expect(try await people.get(id: 2) == nil)
+        #expect(try await people.get(id: 1) != nil)
+        #expect(store.lastSequence == 1)
+    }
+
+    /// The read pool runs at most its width at once; the others wait their turn and all run.
+    @Test func theReadPoolRunsAtMostItsWidthAtOnceAndEveryBlockInTheEnd() async throws {
+        let throttle = Throttle(width: 3, queue: DispatchQueue(label: "test", attributes: .concurrent))
+        let gate = DispatchSemaphore(value: 0)
+        struct Counts { var running = 0; var most = 0; var order: [Int] = [] }
+        let counts = Locked(Counts())
+        let finished = DispatchGroup()
+        for i in 0..<20 {
+            finished.enter()
+            throttle.submit {
+                counts.withLock { $0.running += 1; $0.most = max($0.most, $0.running); $0.order.append(i) }
+                gate.wait()
+                counts.withLock { $0.running -= 1 }
+                finished.leave()
+            }
+        }
+        try await ObservationTests.eventually("three blocks started") { counts.withLock { $0.order.count } == 3 }
+        #expect(throttle.load == (running: 3, waiting: 17))
+        for _ in 0..<20 { gate.signal() }
+        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in finished.notify(queue: .global()) { c.resume() } }
+        let final = counts.withLock { $0 }
+        #expect(final.most == 3)
+        #expect(final.order.sorted() == Array(0..<20))
+        #expect(throttle.load == (running: 0, waiting: 0))
+        #expect(StoreExecutor.readWidth >= 4)
+    }
+
+    @Test func asyncWritesAwaitedInTurnTakeConsecutiveSequenceNumbers() async throws {
         let dir = TemporaryDirectory()
         let (db, store) = try Self.open(dir)
         defer { db.close() }

@@ -258,6 +258,250 @@ import KVDocsTestSupport
         let store = try DocumentStore(database: db, migrator: migrator)
         #expect(try store.collection("groups").get(id: "all")?["size"] == 5)
     }
+
+    static func format(_ db: Database) throws -> Int64? { try Catalog().formatVersion(in: db) }
+
+    /// Format 3 marks a store that ran, or is running, a data migration, so that KVDocs
+    /// versions from before migrations (which read format 2 and older) refuse it instead of
+    /// reading half-migrated documents; a store that never ran one stays at 2 (readable by
+    /// them), and one whose only migration was undone goes back to 2.
+    @Test func aStoreIsMarkedFormat3FromTheWriteThatStartsItsFirstMigration() throws {
+        struct Refused: Error {}
+        let dir = TemporaryDirectory()
+        let db = try Database(path: dir.child("db"))
+        defer { db.close() }
+        let store = try DocumentStore(database: db, schema: try Self.parsedSchema)
+        try Self.populate(store, 20)
+        #expect(try Self.format(db) == DocumentStore.formatWithoutMigrations)
+        #expect(DocumentStore.formatWithoutMigrations == 2 && DocumentStore.formatVersion == 3)
+
+        var failing = DocumentMigrator()
+        try failing.register("fails") { migration in
+            #expect(try Self.format(db) == 3, "a migration runs under format 3")
+            try migration.insert("groups", ["id": "g"])
+            throw Refused()
+        }
+        #expect(throws: Refused.self) { _ = try DocumentStore(database: db, migrator: failing) }
+        #expect(try Self.format(db) == 2)
+
+        var migrator = DocumentMigrator()
+        try migrator.register("adds a group") { try $0.insert("groups", ["id": "g"]) }
+        _ = try DocumentStore(database: db, migrator: migrator)
+        #expect(try Self.format(db) == 3)
+        // A later schema change keeps the mark.
+        var schema = try Self.parsedSchema
+        schema.collections["trips"] = CollectionSchema(primaryKey: "id")
+        try store.apply(schema)
+        #expect(try Self.format(db) == 3)
+        // Code that reads only format 2 (as KVDocs did before migrations) is refused by the
+        // check every version makes: a newer format is `.notSupported`.
+        try db.put(Catalog().formatKey, Tuple([.int(DocumentStore.formatVersion + 1)]))
+        expectError(.notSupported) { try DocumentStore(database: db) }
+    }
+
+    /// The fixture written by format-2 code (before migrations): opened without a migrator it
+    /// stays format 2; a migrator's first migration runs on it and marks it 3.
+    @Test func aFormat2StoreFromTheFixtureStaysFormat2UntilItsFirstMigration() throws {
+        let dir = TemporaryDirectory()
+        let path = dir.child("db")
+        try FileManager.default.copyItem(atPath: packageRoot.appendingPathComponent("Tests/Fixtures/format2-db").path, toPath: path)
+        let db = try Database(path: path)
+        defer { db.close() }
+        #expect(try Self.format(db) == 2)
+        let store = try DocumentStore(database: db)
+        #expect(try Self.format(db) == 2)
+        let before = try store.collection("things").find()
+        var migrator = DocumentMigrator()
+        try migrator.register("tag things") { migration in
+            try migration.forEach("things") { thing in
+                guard case .object(var fields) = thing else { return }
+                fields["tagged"] = true
+                try migration.upsert("things", .object(fields))
+            }
+        }
+        let migrated = try DocumentStore(database: db, migrator: migrator)
+        #expect(try Self.format(db) == 3)
+        let after = try migrated.collection("things").find()
+        #expect(after.count == before.count && !after.isEmpty)
+        #expect(after.allSatisfy { $0["tagged"] == true })
+        #expect(try migrated.verify().isClean)
+    }
+
+    /// Observers and change streams of another store on the database see nothing of a
+    /// migration while it runs: nothing of one undone, and the changes of one completed, in
+    /// order, once it completes. Sequence numbers are never delivered twice.
+    @Test func observersAndChangeStreamsSeeAMigrationOnlyWhenItCompletes() async throws {
+        struct Refused: Error {}
+        let dir = TemporaryDirectory()
+        let db = try Database(path: dir.child("db"))
+        defer { db.close() }
+        let n = 60
+        let store = try DocumentStore(database: db, schema: try Self.parsedSchema)
+        try Self.populate(store, n)
+        let start = store.lastSequence
+        let ages = store.observe(collections: ["people"]) { tx in try tx.find("people").map { $0["age"] ?? .null } }
+        var observed = ages.makeAsyncIterator()
+        let initial = try #require(try await observed.next())
+        var stream = store.changeStream().makeAsyncIterator()
+        func migrator(failing: Bool) throws -> DocumentMigrator {
+            var migrator = DocumentMigrator()
+            migrator.batchSize = 7
+            try migrator.register("older") { migration in
+                try migration.forEach("people") { person in
+                    guard case .object(var fields) = person, case .int(let age)? = fields["age"] else { return }
+                    fields["age"] = .int(age + 100)
+                    try migration.update("people", .object(fields))
+                }
+                if failing { throw Refused() }
+            }
+            return migrator
+        }
+        #expect(throws: Refused.self) { _ = try DocumentStore(database: db, migrator: try migrator(failing: true)) }
+        #expect(store.lastSequence == start)
+        // The write after the undone migration takes the next number, and is the first
+        // change the stream delivers.
+        try await store.collection("groups").insert(["id": "after"])
+        let first = try #require(await stream.next())
+        #expect(first.sequence == start + 1 && first.collection == "groups")
+
+        _ = try DocumentStore(database: db, migrator: try migrator(failing: false))
+        var delivered: [Change] = []
+        for _ in 0..<n { if let change = await stream.next() { delivered.append(change) } }
+        #expect(delivered.map(\.sequence) == Array((start + 2)...(start + 1 + Int64(n))))
+        #expect(delivered.allSatisfy { $0.collection == "people" && $0.operation == .update })
+        // One new value, the migrated one: no intermediate state, nothing of the undone run.
+        let next = try #require(try await observed.next())
+        #expect(next.count == initial.count)
+        for (old, new) in zip(initial, next) {
+            guard case .int(let a) = old, case .int(let b) = new else { Issue.record("\(old) \(new)"); continue }
+            #expect(b == a + 100)
+        }
+        #expect(observed.cursor.registration.counts.evaluations <= 4)
+    }
+
+    /// A second store opening while a migration runs (on another thread) waits for it and
+    /// then finds no journal: it does not undo the completed migration's change records.
+    @Test func aStoreOpenedWhileAMigrationRunsLeavesTheCompletedMigrationAlone() throws {
+        let dir = TemporaryDirectory()
+        let db = try Database(path: dir.child("db"))
+        defer { db.close() }
+        try Self.populate(try DocumentStore(database: db, schema: try Self.parsedSchema), 30)
+        let opened = DispatchSemaphore(value: 0)
+        let openerStarted = DispatchSemaphore(value: 0)
+        let failure = Locked<(any Error)?>(nil)
+        var migrator = DocumentMigrator()
+        try migrator.register("touch") { migration in
+            try migration.forEach("people") { person in
+                guard case .object(var fields) = person else { return }
+                fields["touched"] = true
+                try migration.update("people", .object(fields))
+            }
+            try migration.flush()
+            Thread.detachNewThread {
+                openerStarted.signal()
+                do { _ = try DocumentStore(database: db) } catch { failure.withLock { $0 = error } }
+                opened.signal()
+            }
+            openerStarted.wait()
+            // Give the opener time to read the journal header before this migration ends
+            // (the outcome must be the same whenever it reads it).
+            Thread.sleep(forTimeInterval: 0.2)
+        }
+        let store = try DocumentStore(database: db, migrator: migrator)
+        opened.wait()
+        #expect(failure.withLock { $0 } == nil)
+        #expect(try store.appliedMigrations() == ["touch"])
+        #expect(try store.changes().count == 60)
+        #expect(store.lastSequence == 60)
+        #expect(try store.collection("people").find().allSatisfy { $0["touched"] == true })
+        #expect(try store.verify().isClean)
+    }
+
+    /// A database that ran a migration the app does not know, and holds the journal of an
+    /// interrupted one, is refused before the journal is touched.
+    @Test func theNewerAppCheckComesBeforeAnInterruptedMigrationIsUndone() throws {
+        let dir = TemporaryDirectory()
+        let path = dir.child("db")
+        do {
+            let db = try Database(path: path)
+            var newer = DocumentMigrator()
+            try newer.register("v1") { _ in }
+            try newer.register("v2") { _ in }
+            try newer.register("v3 interrupted") { migration in
+                try migration.insert("groups", ["id": "g"])
+                try migration.flush()
+                db.close()
+            }
+            try Self.populate(try DocumentStore(database: db, schema: try Self.parsedSchema), 10)
+            #expect(throws: KVDocsError.self) { _ = try DocumentStore(database: db, migrator: newer) }
+        }
+        let db = try Database(path: path)
+        defer { db.close() }
+        let before = try db.entries().collect()
+        #expect(try db.value(forKey: Catalog().migratingKey) != nil)
+        var older = DocumentMigrator()
+        try older.register("v1") { _ in }
+        let error = expectError(.notSupported) { try DocumentStore(database: db, migrator: older) }
+        #expect(error?.message.contains("\"v2\"") == true)
+        #expect(try db.entries().collect() == before)
+    }
+
+    /// Undoing reports progress as it deletes and as it restores.
+    @Test func undoingAMigrationReportsProgressInBothPhases() throws {
+        struct Refused: Error {}
+        let dir = TemporaryDirectory()
+        let db = try Database(path: dir.child("db"))
+        defer { db.close() }
+        try Self.populate(try DocumentStore(database: db, schema: try Self.parsedSchema), 100)
+        var migrator = DocumentMigrator()
+        migrator.batchSize = 10
+        try migrator.register("fails") { migration in
+            try migration.forEach("people") { person in
+                guard case .object(var fields) = person else { return }
+                fields["x"] = 1
+                try migration.update("people", .object(fields))
+            }
+            throw Refused()
+        }
+        var undoing: [Int] = []
+        #expect(throws: Refused.self) {
+            _ = try DocumentStore(database: db, migrator: migrator, migrationProgress: { p in
+                if p.phase == .rollingBack { undoing.append(p.documents) }
+            })
+        }
+        // 0, then the deletes (10 … 90), then the restores (10 … 100).
+        #expect(undoing.first == 0)
+        #expect(undoing.filter { $0 > 0 }.count >= 18)
+        #expect(undoing.last == 100)
+    }
+
+    /// A damaged undo record is reported with its key, and nothing else is changed.
+    @Test func aDamagedUndoRecordIsReportedWithItsKey() throws {
+        let dir = TemporaryDirectory()
+        let db = try Database(path: dir.child("db"))
+        defer { db.close() }
+        try Self.populate(try DocumentStore(database: db, schema: try Self.parsedSchema), 3)
+        let catalog = Catalog()
+        let key = catalog.undo.pack([.string("people"), .int(1)])
+        try db.put(catalog.migratingKey, Tuple(["m", 0, "running"]))
+        try db.put(key, [0x99, 0x01])
+        let error = expectError(.corruption) { try DocumentStore(database: db) }
+        #expect(error?.key == key)
+        #expect(error?.message.contains("undo record") == true)
+    }
+
+    /// A layered store whose layers hold a migration journal is refused with what to do.
+    @Test func aLayeredStoreHoldingAJournalIsRefused() throws {
+        let dir = TemporaryDirectory()
+        let base = try Database(path: dir.child("base"))
+        defer { base.close() }
+        try Self.populate(try DocumentStore(database: base, schema: try Self.parsedSchema), 3)
+        try base.put(Catalog().migratingKey, Tuple(["m", 0, "running"]))
+        let user = try Database(path: dir.child("user"))
+        defer { user.close() }
+        let error = expectError(.notSupported) { try DocumentStore(layered: try LayeredStore(base: base, user: user)) }
+        #expect(error?.message.contains("interrupted data migration") == true)
+    }
 }
 
 extension DocumentStore {

@@ -135,11 +135,13 @@ import KVDocsTestSupport
         var near = people.observeNear(try GeoPoint(latitude: 0, longitude: 0), within: 1000).makeAsyncIterator()
         var found = typed.observe(Query().orderBy("age")).makeAsyncIterator()
         var typedNear = typed.observeNear(try GeoPoint(latitude: 0, longitude: 0), within: 1000).makeAsyncIterator()
+        var typedSearch = typed.observeSearch("river").makeAsyncIterator()
         #expect(try await count.next() == 0)
         #expect(try await search.next()?.isEmpty == true)
         #expect(try await near.next()?.isEmpty == true)
         #expect(try await found.next() == [])
         #expect(try await typedNear.next()?.isEmpty == true)
+        #expect(try await typedSearch.next()?.isEmpty == true)
 
         try await people.insert(Self.person(1, age: 20, bio: "river bank", lat: 0.001, lon: 0))
         try await people.insert(Self.person(2, age: 50, bio: "ocean", lat: 5, lon: 5))
@@ -152,6 +154,9 @@ import KVDocsTestSupport
         #expect(abs(nearHits[0].distance - 111.19) < 0.1)
         #expect(try await found.next()?.map(\.id) == [1, 2])
         #expect(try await typedNear.next()?.map(\.value.id) == [1])
+        let typedHits = try #require(try await typedSearch.next())
+        #expect(typedHits.map(\.value.bio) == ["river bank"])
+        #expect(typedHits.map(\.score) == hits.map(\.score))
 
         // Another river document changes the first hit's BM25 score: a new value.
         try await people.insert(Self.person(3, age: 60, bio: "river river river", lat: 9, lon: 9))
@@ -206,14 +211,33 @@ import KVDocsTestSupport
         let dir = TemporaryDirectory()
         let (db, store) = try Self.open(dir)
         defer { db.close() }
-        struct Sizes: Equatable, Sendable { var people: Int; var trips: Int }
+        struct Sizes: Equatable, Sendable { var people: Int; var trips: Int; var sequence: Int64 }
         let observation = store.observe(collections: ["people", "trips"]) { tx in
-            Sizes(people: try tx.count("people"), trips: try tx.count("trips"))
+            Sizes(people: try tx.count("people"), trips: try tx.count("trips"), sequence: try store.records.lastSequence(in: tx.reader))
         }
         let writers = 3, perWriter = 60, total = writers * perWriter
-        let collectors = (0..<6).map { _ in Collector<Sizes>() }
-        let tasks = collectors.map { $0.start(observation) }
-        try await Self.eventually("every observer's first value") { collectors.allSatisfy { $0.count >= 1 } }
+        let collectors = (0..<8).map { _ in Collector<Sizes>() }
+        // Half the observers are started from threads of their own, half from this task.
+        var tasks: [Task<Void, Never>] = []
+        for collector in collectors.prefix(4) { tasks.append(collector.start(observation)) }
+        let started = Locked<[Task<Void, Never>]>([])
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            let group = DispatchGroup()
+            for collector in collectors.suffix(4) {
+                group.enter()
+                Thread.detachNewThread {
+                    let task = collector.start(observation)
+                    started.withLock { $0.append(task) }
+                    group.leave()
+                }
+            }
+            group.notify(queue: .global()) { done.resume() }
+        }
+        tasks += started.withLock { $0 }
+        // One more observer, cancelled while the writers run.
+        let quitter = Collector<Sizes>()
+        let quitterTask = quitter.start(observation)
+        try await Self.eventually("every observer's first value") { collectors.allSatisfy { $0.count >= 1 } && quitter.count >= 1 }
         try await withThrowingTaskGroup(of: Void.self) { group in
             for w in 0..<writers {
                 group.addTask {
@@ -226,30 +250,122 @@ import KVDocsTestSupport
                     }
                 }
             }
-            // A synchronous writer on a thread of its own, too.
+            // A synchronous writer on a thread of its own, too (not blocking a task's thread).
             group.addTask {
-                try onThread {
-                    for i in 0..<perWriter {
-                        let id = Int64(9000 + i)
-                        try store.write { batch in
-                            try batch.insert("people", ["id": .int(id), "age": 2])
-                            try batch.insert("trips", ["id": .int(id)])
-                        }
+                try await withCheckedThrowingContinuation { (done: CheckedContinuation<Void, any Error>) in
+                    Thread.detachNewThread {
+                        done.resume(with: Result {
+                            for i in 0..<perWriter {
+                                let id = Int64(9000 + i)
+                                try store.write { batch in
+                                    try batch.insert("people", ["id": .int(id), "age": 2])
+                                    try batch.insert("trips", ["id": .int(id)])
+                                }
+                            }
+                        })
                     }
                 }
             }
+            group.addTask {
+                try await Self.eventually("the quitter saw a write") { quitter.count >= 2 }
+                quitterTask.cancel()
+            }
             try await group.waitForAll()
         }
-        let final = Sizes(people: total + perWriter, trips: total + perWriter)
+        await quitterTask.value
+        let final = Sizes(people: total + perWriter, trips: total + perWriter, sequence: Int64(2 * (total + perWriter)))
         try await Self.eventually("every observer's final value") { collectors.allSatisfy { $0.last == final } }
-        for collector in collectors {
+        for collector in collectors + [quitter] {
             let values = collector.values.withLock { $0 }
-            #expect(values.allSatisfy { $0.people == $0.trips })
+            // Each value is the state at one commit: both collections, and the sequence of
+            // the last change, from one snapshot.
+            #expect(values.allSatisfy { $0.people == $0.trips && $0.sequence == Int64(2 * $0.people) })
             for (a, b) in zip(values, values.dropFirst()) { #expect(a.people < b.people) }
         }
+        #expect(quitter.failure.withLock { $0 } == nil)
         for task in tasks { task.cancel() }
         for task in tasks { await task.value }
         #expect(store.hub.observerCount == 0)
+    }
+
+    /// Closing the database ends every observation with `.closed`, and every change
+    /// stream, including those made after the close.
+    @Test func closingTheDatabaseEndsObservationsAndChangeStreams() async throws {
+        let dir = TemporaryDirectory()
+        let (db, store) = try Self.open(dir)
+        let collector = Collector<Int>()
+        let task = collector.start(try store.collection("people").observeCount())
+        try await Self.eventually("the first value") { collector.count == 1 }
+        let stream = store.changeStream()
+        let streamed = Task { var n = 0; for await _ in stream { n += 1 }; return n }
+        try await store.collection("people").insert(Self.person(1, age: 1))
+        try await Self.eventually("the second value") { collector.count == 2 }
+        db.close()
+        await task.value
+        #expect((collector.failure.withLock { $0 } as? KVDocsError)?.kind == .closed)
+        #expect(store.hub.observerCount == 0)
+        #expect(await streamed.value == 1)
+        // After the close: a stream ends at once, an observation fails at once.
+        for await _ in store.changeStream() { Issue.record("a change after the close") }
+        await #expect(throws: KVDocsError.self) {
+            for try await _ in try store.collection("people").observeCount() {}
+        }
+    }
+
+    /// Reopening a store with the schema it has, or changing another collection's indexes,
+    /// wakes no observer of this one.
+    @Test func schemaChangesWakeOnlyTheCollectionsTheyChange() async throws {
+        let dir = TemporaryDirectory()
+        let (db, store) = try Self.open(dir)
+        defer { db.close() }
+        let collector = Collector<Int>()
+        let task = collector.start(try store.collection("people").observeCount())
+        try await Self.eventually("the first value") { collector.count == 1 }
+        let registration = try #require(store.hub.registrations.first)
+        let generation = try store.records.generation(in: db)
+        _ = try DocumentStore(database: db, schema: try Schema(json: Data(Self.schema.utf8)))
+        #expect(try store.records.generation(in: db) == generation, "the same schema writes nothing")
+        var schema = try Schema(json: Data(Self.schema.utf8))
+        schema.collections["trips"] = try Schema(json: Data(#"{"collections": {"trips": {"primaryKey": "id", "indexes": [{"name": "by_x", "fields": ["x"]}]}}}"#.utf8))[collection: "trips"]
+        try store.apply(schema)
+        schema.collections["places"] = CollectionSchema(primaryKey: "id")
+        try store.apply(schema)
+        #expect(registration.counts.wakes == 0)
+        // A new index on people wakes it.
+        schema.collections["people"] = try Schema(json: Data(#"{"collections": {"people": {"primaryKey": "id", "indexes": [{"name": "by_age", "fields": ["age"]}, {"name": "by_location", "fields": ["at"], "type": "geo"}, {"name": "by_bio", "fields": ["bio"]}], "text": [{"name": "bio_text", "fields": ["bio"]}]}}}"#.utf8))[collection: "people"]
+        try store.apply(schema)
+        try await Self.eventually("the schema change was evaluated") { registration.counts.evaluations == 2 }
+        #expect(registration.counts.wakes == 1)
+        task.cancel()
+        await task.value
+    }
+
+    /// A search observed while its text index is being built does not end: the observation
+    /// waits, and yields once the build is done.
+    @Test func anObservationWaitsOutAnIndexBuildInsteadOfEnding() async throws {
+        let dir = TemporaryDirectory()
+        let (db, store) = try Self.open(dir)
+        defer { db.close() }
+        let people = try store.collection("people")
+        try await people.insert(Self.person(1, age: 30, bio: "river"))
+        // The catalog as an interrupted rebuild leaves it: the text index is not ready.
+        let identity = IndexIdentity("people", "bio_text", .text)
+        var state = try #require(try store.records.indexStates(.text, in: db)[identity])
+        state.phase = .building
+        let batch = WriteBatch()
+        store.records.putState(state, of: identity, generation: try store.nextGeneration(), in: batch)
+        try db.write(batch)
+        let collector = Collector<[SearchHit]>()
+        let task = collector.start(people.observeSearch("river"))
+        try await Self.eventually("the first evaluation") { store.hub.registrations.first?.counts.evaluations == 1 }
+        #expect(collector.count == 0)
+        #expect(store.hub.observerCount == 1)
+        try store.reindex(collection: "people", index: "bio_text")
+        try await Self.eventually("the hits") { collector.count == 1 }
+        #expect(collector.last?.map(\.id) == [1])
+        #expect(collector.failure.withLock { $0 } == nil)
+        task.cancel()
+        await task.value
     }
 
     @Test func writesThroughAnotherStoreOnTheSameDatabaseWakeObserversAndChangeStreams() async throws {

@@ -4,10 +4,12 @@ import Foundation
 /// change streams (``DocumentStore/changeStream()``) and observations
 /// (``Observation``). Shared by every ``DocumentStore`` open on that database and root, so
 /// a write through any of them reaches all of their observers.
-final class ChangeHub: Sendable {
+final class ChangeHub: DatabaseCloseListener {
     private struct State {
         var streams: [UUID: AsyncStream<Change>.Continuation] = [:]
         var observers: [UUID: ObservationRegistration] = [:]
+        /// The database closed: streams end as they are added, observers wake.
+        var closed = false
     }
     private let state = Locked(State())
 
@@ -18,7 +20,11 @@ final class ChangeHub: Sendable {
     }
 
     func add(stream continuation: AsyncStream<Change>.Continuation, id: UUID) {
-        state.withLock { $0.streams[id] = continuation }
+        let closed = state.withLock { s in
+            if !s.closed { s.streams[id] = continuation }
+            return s.closed
+        }
+        if closed { continuation.finish() }
     }
 
     func removeStream(_ id: UUID) {
@@ -26,7 +32,11 @@ final class ChangeHub: Sendable {
     }
 
     func add(_ registration: ObservationRegistration, id: UUID) {
-        state.withLock { $0.observers[id] = registration }
+        let closed = state.withLock { s in
+            s.observers[id] = registration
+            return s.closed
+        }
+        if closed { registration.notify() }
     }
 
     func removeObserver(_ id: UUID) {
@@ -49,6 +59,28 @@ final class ChangeHub: Sendable {
         guard !observers.isEmpty, !changes.isEmpty else { return }
         let written = Set(changes.map { Array($0.collection.utf8) })
         for observer in observers where observer.isInterested(in: written) { observer.notify() }
+    }
+
+    /// Whether any change stream is open.
+    var hasStreams: Bool { state.withLock { !$0.streams.isEmpty } }
+
+    /// Wakes the observers of `collections` (UTF-8 names), and those of every write.
+    func wake(_ collections: Set<[UInt8]>) {
+        guard !collections.isEmpty else { return }
+        let observers = state.withLock { $0.observers.values.map { $0 } }
+        for observer in observers where observer.isInterested(in: collections) { observer.notify() }
+    }
+
+    /// Ends every change stream and wakes every observer, whose next read then fails with
+    /// `.closed` and ends its sequence with that error.
+    func databaseDidClose() {
+        let (streams, observers) = state.withLock { s in
+            s.closed = true
+            defer { s.streams.removeAll() }
+            return (s.streams.values.map { $0 }, s.observers.values.map { $0 })
+        }
+        for stream in streams { stream.finish() }
+        for observer in observers { observer.notify() }
     }
 
     /// Wakes every observer: a change that may touch any collection (a schema applied, a

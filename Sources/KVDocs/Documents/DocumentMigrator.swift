@@ -30,9 +30,22 @@
 /// process dies during a migration, the next open of the store (with or without a
 /// migrator) rolls it back the same way, and a migrator runs it again from the start.
 ///
+/// **Unseen until done.** Observers (``Observation``) and change streams see nothing of a
+/// migration while it runs: a completed one delivers its changes in order when it
+/// completes, and one that was undone delivers nothing. Other stores open on the same
+/// database wait for it to write, and their reads may see its batches (open the migrating
+/// store first).
+///
 /// **Newer databases.** Opening with a migrator a database that recorded a migration this
 /// migrator does not register (the database was migrated by a newer version of the app)
-/// throws `.notSupported`, naming the migration, and changes nothing.
+/// throws `.notSupported`, naming the migration, and changes nothing. Pass a migrator (an
+/// empty one will do) wherever an app opens its store, so that this check runs. Versions of
+/// KVDocs from before data migrations refuse any store that ran one (its format is 3, see
+/// ``DocumentStore/formatVersion``).
+///
+/// **Order.** Migrations run in registration order; one registered between two that a
+/// database already ran runs after them. A migration registered after a database was opened
+/// runs on the next open.
 public struct DocumentMigrator: Sendable {
     struct Migration: Sendable {
         let name: String
@@ -102,6 +115,8 @@ public final class MigrationContext {
     private var context: DocumentStore.WriteContext
     /// Documents written so far, and the progress reporter.
     private(set) var written = 0
+    /// The collections written (as UTF-8), whose observers the completed migration wakes.
+    private(set) var touched: Set<[UInt8]> = []
     private let report: (Int) -> Void
 
     init(store: DocumentStore, journal: MigrationJournal, batchSize: Int, report: @escaping (Int) -> Void) throws {
@@ -115,6 +130,7 @@ public final class MigrationContext {
     private static func makeContext(_ store: DocumentStore, _ journal: MigrationJournal) throws -> DocumentStore.WriteContext {
         let context = try DocumentStore.WriteContext(store: store)
         context.journal = journal
+        context.publishes = false
         return context
     }
 
@@ -130,13 +146,15 @@ public final class MigrationContext {
         return try context.current(store.layout.document(collection, element), collection, element)
     }
 
-    /// The documents matching `query`, as this migration left them.
+    /// The documents matching `query`, as this migration left them. It commits the
+    /// migration's pending batch first, so call it once, not once per document.
     public func find(_ collection: String, _ query: Query = Query()) throws -> [JSONValue] {
         try flush()
         return try store.read { try $0.find(collection, query) }
     }
 
-    /// The number of documents matching `query`, as this migration left them.
+    /// The number of documents matching `query`, as this migration left them. It commits
+    /// the migration's pending batch first, like ``find(_:_:)``.
     public func count(_ collection: String, _ query: Query = Query()) throws -> Int {
         try flush()
         return try store.read { try $0.count(collection, query) }
@@ -145,6 +163,11 @@ public final class MigrationContext {
     /// Calls `body` with every document of `collection` as they are when `forEach` starts,
     /// in primary-key order, reading in batches (memory stays bounded). Writes made by
     /// `body` do not change what is visited.
+    ///
+    /// - Important: `body` gets each document as it was when `forEach` started, even one
+    ///   this migration has changed since (while visiting another document, say). To change
+    ///   a document another step may have written, read it again with ``get(_:id:)``, which
+    ///   sees this migration's writes.
     public func forEach(_ collection: String, _ body: (JSONValue) throws -> Void) throws {
         _ = try context.catalog.schema.collection(collection)
         try flush()
@@ -180,9 +203,8 @@ public final class MigrationContext {
     /// Deletes a document; returns whether there was one.
     @discardableResult
     public func delete(_ collection: String, id: JSONValue) throws -> Bool {
-        guard let change = try context.write(collection, .delete, document: nil, id: id) else { return false }
-        _ = change
-        try counted()
+        guard try context.write(collection, .delete, document: nil, id: id) != nil else { return false }
+        try counted(collection)
         return true
     }
 
@@ -190,12 +212,13 @@ public final class MigrationContext {
         guard let change = try context.write(collection, mode, document: document, id: id) else {
             throw KVDocsError(.invalidArgument, "nothing was written")
         }
-        try counted()
+        try counted(collection)
         return change
     }
 
-    private func counted() throws {
+    private func counted(_ collection: String) throws {
         written += 1
+        touched.insert(Array(collection.utf8))
         if context.writes >= batchSize || context.indexes.pendingWork >= TextIndexMaintainer.flushThreshold { try flush() }
     }
 

@@ -126,4 +126,14 @@ extension TypedCollection where T: Sendable {
     public func count(_ query: Query = Query()) async throws -> Int {
         try await base.count(query)
     }
+
+    /// The hits of a text query, decoded; see ``search(_:options:)``.
+    public func search(_ query: String, options: SearchOptions = SearchOptions()) async throws -> [TypedSearchHit<T>] {
+        try await base.store.executor.read { [self] in try search(query, options: options) }
+    }
+
+    /// The values around `center`, decoded; see ``near(_:within:query:index:)``.
+    public func near(_ center: GeoPoint, within: Double? = nil, query: Query = Query(), index: String? = nil) async throws -> [TypedNearHit<T>] {
+        try await base.store.executor.read { [self] in try near(center, within: within, query: query, index: index) }
+    }
 }

@@ -25,8 +25,9 @@ extension DocumentStore {
     }
 
     /// New changes as they are committed, for in-process observers. The stream starts with
-    /// the next write and ends when the caller stops iterating. Writes made through any
-    /// store open on the same database and root are delivered.
+    /// the next write and ends when the caller stops iterating or the database closes.
+    /// Writes made through any store open on the same database and root are delivered; a
+    /// data migration's changes are delivered when it completes (none for one undone).
     ///
     /// ```swift
     /// for await change in store.changeStream() { refresh(change.collection, change.id) }

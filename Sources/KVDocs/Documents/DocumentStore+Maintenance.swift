@@ -135,6 +135,7 @@ extension DocumentStore {
                 maintainers = maintainers.filter { $0.identity.name.hasSameCodePoints(as: index) }
                 if maintainers.isEmpty { _ = try collectionSchema.index(index, collection: collection) }
             }
+            defer { hub.wake([Array(collection.utf8)]) }
             for maintainer in maintainers {
                 try rebuild(maintainer, progress: progress)
             }

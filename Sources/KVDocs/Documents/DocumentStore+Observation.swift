@@ -67,6 +67,18 @@ extension TypedCollection {
         base.observeCount(query)
     }
 
+    /// Observes ``search(_:options:)``, decoding each hit's document as `T`. Two results
+    /// are compared by their hits (ids, scores, documents, highlights, snippets).
+    public func observeSearch(_ query: String, options: SearchOptions = SearchOptions()) -> Observation<[TypedSearchHit<T>]> where T: Sendable {
+        let name = base.name
+        var options = options
+        options.includeDocuments = true
+        return Observation(store: base.store, collections: [name]) { [options] tx in
+            let hits = try tx.search(name, query, options: options)
+            return (try hits.map { TypedSearchHit($0, value: try Self.value($0.document)) }, hits)
+        }
+    }
+
     /// Observes ``near(_:within:query:index:)``, decoding each document as `T`.
     public func observeNear(_ center: GeoPoint, within: Double? = nil, query: Query = Query(),
                             index: String? = nil) -> Observation<[TypedNearHit<T>]> where T: Sendable {

@@ -66,6 +66,8 @@ extension DocumentStore {
     @discardableResult
     public func salvage(quarantine: String = "quarantine", progress: ((IndexBuildProgress) -> Void)? = nil) throws -> SalvageReport {
         var report = SalvageReport(quarantine: quarantine)
+        // Documents moved, a collection added, every index rebuilt: every observer looks again.
+        defer { hub.publishToAll() }
         var damaged: [(collection: String, key: [UInt8], value: [UInt8], id: TupleElement?, reason: String)] = []
         var schema = try storage.withExclusiveWrite {
             let schema = try catalog().schema
@@ -113,7 +115,7 @@ extension DocumentStore {
                 // stop at the damaged documents).
                 schema.collections[quarantine] = CollectionSchema(primaryKey: "id")
                 let batch = WriteBatch()
-                records.putSchema(schema.jsonData(), format: Self.formatVersion, generation: try nextGeneration(), in: batch)
+                records.putSchema(schema.jsonData(), format: try recordedFormat(), generation: try nextGeneration(), in: batch)
                 try storage.write(batch, sync: true)
             }
             let hex = { (bytes: [UInt8]) in bytes.map { String($0, radix: 16).leftPadded(to: 2) }.joined() }

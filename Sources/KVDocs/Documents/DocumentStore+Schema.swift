@@ -14,11 +14,24 @@ extension DocumentStore {
         try storage.withExclusiveWrite {
             let current = try catalog()
             let target = StoreCatalog(generation: current.generation, schema: newSchema, states: current.states, layout: layout)
+            let storedJSON = try records.schemaData(in: storage)
+            let newJSON = newSchema.jsonData()
+            // The same schema, every index ready, nothing left over: nothing to write, and
+            // nobody to wake (every open of a store with its schema comes here).
+            if let storedJSON, storedJSON.elementsEqual(newJSON), current.unready.isEmpty,
+               current.states.allSatisfy({ current.maintainer($0.key)?.definitionJSON == $0.value.definition }) {
+                return
+            }
+            // The collections whose results can change: those added, removed or declared
+            // differently, and those of indexes dropped or built.
+            var changed = Set(Set(current.schema.collections.keys).union(newSchema.collections.keys)
+                .filter { current.schema.collections[$0] != newSchema.collections[$0] }.map { Array($0.utf8) })
             // States that no index of the stored schema owns with that definition (left by an
             // apply that failed or was interrupted) are garbage: nothing kept them up to date.
             for (identity, state) in current.states where current.maintainer(identity)?.definitionJSON != state.definition {
                 try dropState(identity)
                 if let range = layout.keyRange(of: identity) { try storage.deleteAll(in: range) }
+                changed.insert(Array(identity.collection.utf8))
             }
             // Drop what is gone, changed or unfinished.
             var dropped: [any IndexMaintainer] = []
@@ -36,18 +49,22 @@ extension DocumentStore {
             do {
                 for maintainer in try catalog(newSchema).unready {
                     built.append(maintainer)
+                    changed.insert(Array(maintainer.identity.collection.utf8))
                     try build(maintainer, progress: progress)
                 }
             } catch {
                 for maintainer in built { try? drop(maintainer) }
                 for maintainer in dropped { try rebuild(maintainer, progress: progress) }
+                // Observers that read while an index was missing look again.
+                hub.wake(changed)
                 throw error
             }
+            for maintainer in dropped { changed.insert(Array(maintainer.identity.collection.utf8)) }
             let batch = WriteBatch()
-            records.putSchema(newSchema.jsonData(), format: Self.formatVersion, generation: try nextGeneration(), in: batch)
+            records.putSchema(newJSON, format: try recordedFormat(), generation: try nextGeneration(), in: batch)
             try storage.write(batch, sync: true)
-            // A collection may have gone, or a query may plan differently: everyone looks again.
-            hub.publishToAll()
+            // A collection may have gone, or a query may plan differently: its observers look again.
+            hub.wake(changed)
         }
     }
 

@@ -27,6 +27,9 @@ extension DocumentStore {
         /// Whether writes record changes in the change feed and take sequence numbers
         /// (not when a failed migration is rolled back: its change records are removed).
         var recordsChanges = true
+        /// Whether the commit delivers the changes to the hub's streams and observers (not
+        /// for a data migration's batches: it delivers them when it completes).
+        var publishes = true
         /// Writes added to the batch (documents written or deleted).
         private(set) var writes = 0
         /// The first write of the batch that failed.
@@ -137,7 +140,11 @@ extension DocumentStore {
             }
             store.records.putSequence(sequence, in: batch)
             try store.storage.write(batch, sync: sync)
-            store.published(changes, lastSequence: sequence)
+            if publishes {
+                store.published(changes, lastSequence: sequence)
+            } else {
+                store.state.withLock { $0.lastSequence = sequence }
+            }
         }
     }
 

@@ -144,13 +144,13 @@ public final class DocumentStore: @unchecked Sendable {
         }
         let loaded = try StoreCatalog.load(storage, catalog, layout: Layout(root: root))
         state = Locked(State(catalog: loaded, lastSequence: try catalog.lastSequence(in: storage)))
-        if let format, format < Self.formatVersion {
+        // Before anything is changed: a database migrated by a newer app is refused.
+        if let migrator { try checkMigrationsKnown(migrator) }
+        if let format, format < Self.formatWithoutMigrations {
             try migrate(from: format, progress: progress)
         }
         // A data migration the process died in is undone first, whoever opens the store.
         try recoverInterruptedMigration(progress: migrationProgress)
-        // Before anything is changed: a database migrated by a newer app is refused.
-        if let migrator { try checkMigrationsKnown(migrator) }
         if let schema {
             try apply(schema, progress: progress)
         } else if finishingBuilds, !(try self.catalog()).unready.isEmpty {
@@ -242,13 +242,29 @@ extension DocumentStore {
     ///   its sign; object keys in code-point order). Object values in secondary indexes are
     ///   keyed by this text, so opening a version 1 store rebuilds its secondary indexes.
     ///
+    /// - 3: version 2 with the records of data migrations (``DocumentMigrator``): the
+    ///   migrations run, and the journal of one running. A store is marked 3 in the same
+    ///   write that starts its first data migration, so a KVDocs version that knows nothing
+    ///   of migrations refuses it (with `.notSupported`) instead of reading half-migrated
+    ///   documents, or ignoring a journal it cannot undo. A store that never ran a data
+    ///   migration stays at version 2, readable by those versions.
+    ///
     /// Opening a store with an older version migrates it before `init` returns, reporting
     /// progress like an index build; a newer version is refused with `.notSupported`. Each
     /// index also records the format of its own entries (``IndexState/format``): an index
     /// of an older format is rebuilt on open.
-    public static let formatVersion: Int64 = 2
+    public static let formatVersion: Int64 = 3
 
-    /// Brings a store of an older format to ``formatVersion``. Each step is idempotent, and
+    /// The version written for a store that never ran a data migration.
+    static let formatWithoutMigrations: Int64 = 2
+
+    /// The version to record with a schema: the stored one (3 once migrations ran), at
+    /// least ``formatWithoutMigrations``. REQUIRES: the writer lock.
+    func recordedFormat() throws -> Int64 {
+        max(try records.formatVersion(in: storage) ?? Self.formatWithoutMigrations, Self.formatWithoutMigrations)
+    }
+
+    /// Brings a store of an older format to version 2. Each step is idempotent, and
     /// the new version is stored only after every step succeeded, so an interrupted
     /// migration runs again on the next open.
     func migrate(from format: Int64, progress: ((IndexBuildProgress) -> Void)?) throws {
@@ -263,9 +279,11 @@ extension DocumentStore {
                 }
             }
             let batch = WriteBatch()
-            records.putFormat(Self.formatVersion, in: batch)
+            records.putFormat(Self.formatWithoutMigrations, in: batch)
             try storage.write(batch, sync: true)
         }
+        // Documents read differently now: every observer looks again.
+        hub.publishToAll()
     }
 }
 

@@ -145,6 +145,8 @@ public final class LayeredDatabase: @unchecked Sendable {
         do {
             try store.rederive(storage) { p in progress?(Progress(phase: "rederiving", done: p.done, total: p.total)) }
         } catch {
+            // Observers may have read the abandoned base: they look again.
+            defer { store.hub.publishToAll() }
             // Undo: the old base again, derived data exact over it, nothing pending.
             try storage.replaceBase(with: old)
             try store.rederive(storage)

@@ -27,7 +27,10 @@ import Foundation
 /// - Ending the loop (`break`, `return`, a thrown error) or cancelling the task ends the
 ///   observation and releases its registration and snapshot; the sequence then ends (`nil`).
 /// - A read that fails (the collection was removed from the schema, the database was
-///   closed) ends the sequence with that error.
+///   closed) ends the sequence with that error; closing the database wakes every
+///   observation for that. A read that fails while an index of an observed collection is
+///   being built (a search during a reindex) is not an end: the observation waits for the
+///   next write or schema change, as the end of the build is one.
 ///
 /// Each iteration is an observation of its own: iterating the sequence twice observes
 /// twice.
@@ -105,13 +108,23 @@ final class ObservationCursor<Element: Sendable> {
             started = true
             if Task.isCancelled { end(); return nil }
             let (store, registration, fetch) = (observation.store, registration, observation.fetch)
+            let collections = observation.collections
             let fetched: (value: Element, identity: any Equatable & Sendable)
             do {
-                fetched = try await store.executor.read {
+                let outcome = try await store.executor.read { () throws -> Evaluation in
                     // Before the snapshot: a commit after this point is in it or wakes the next wait.
                     registration.startEvaluation()
-                    return try store.read { try fetch($0) }
+                    return try store.read { tx in
+                        do {
+                            return .value(try fetch(tx))
+                        } catch {
+                            if Self.isBuilding(tx.catalog, collections) { return .indexBeingBuilt }
+                            throw error
+                        }
+                    }
                 }
+                guard case .value(let value) = outcome else { continue }
+                fetched = value
             } catch is CancellationError {
                 end()
                 return nil
@@ -124,6 +137,20 @@ final class ObservationCursor<Element: Sendable> {
             return fetched.value
         }
         return nil
+    }
+
+    /// What one evaluation gave.
+    private enum Evaluation: Sendable {
+        case value((value: Element, identity: any Equatable & Sendable))
+        /// The read failed while an index of an observed collection was not ready.
+        case indexBeingBuilt
+    }
+
+    /// Whether an index of `collections` (all when `nil`) is being built in `catalog`.
+    private static func isBuilding(_ catalog: StoreCatalog, _ collections: Set<[UInt8]>?) -> Bool {
+        func observed(_ collection: String) -> Bool { collections.map { $0.contains(Array(collection.utf8)) } ?? true }
+        return catalog.unready.contains { observed($0.identity.collection) }
+            || catalog.states.contains { $0.value.phase == .building && observed($0.key.collection) }
     }
 
     private static func equal(_ a: any Equatable & Sendable, _ b: any Equatable & Sendable) -> Bool {

@@ -103,6 +103,40 @@ extension DocumentCollection {
     }
 }
 
+/// One hit of a full-text search on a ``TypedCollection``.
+public struct TypedSearchHit<T: Sendable>: Sendable {
+    /// The primary key of the matching document.
+    public let id: JSONValue
+    /// The score as FTS5's `bm25()` returns it: negative, lower is better.
+    public let score: Double
+    /// The document, decoded.
+    public let value: T
+    /// Each indexed field's text with matches wrapped in the requested markers.
+    public let highlights: [String: String]
+    /// The snippet of the best-matching field; `nil` unless a snippet was asked for.
+    public let snippet: String?
+
+    init(_ hit: SearchHit, value: T) {
+        id = hit.id
+        score = hit.score
+        self.value = value
+        highlights = hit.highlights
+        snippet = hit.snippet
+    }
+}
+
+extension TypedCollection {
+    /// Searches the collection's text index, decoding each hit's document as `T`. See
+    /// ``ReadTransaction/search(_:_:options:)``; ``SearchOptions/includeDocuments`` is
+    /// ignored (a value needs its document).
+    /// - Throws: as `search`, and `.decoding` when a stored document does not decode as `T`.
+    public func search(_ query: String, options: SearchOptions = SearchOptions()) throws -> [TypedSearchHit<T>] where T: Sendable {
+        var options = options
+        options.includeDocuments = true
+        return try base.search(query, options: options).map { TypedSearchHit($0, value: try Self.value($0.document)) }
+    }
+}
+
 /// A term of a text index and the number of documents that hold it.
 public struct TextTermInfo: Sendable, Equatable {
     /// The term as stored (folded, and stemmed with `porter`).

@@ -130,7 +130,8 @@ public final class Database: @unchecked Sendable {
     private let attachments = Locked<[String: AnyObject]>([:])
 
     /// The object shared under `key` by everything using this database, made by `make` the
-    /// first time it is asked for. Every caller of one key must ask for the same type.
+    /// first time it is asked for. Every caller of one key must ask for the same type. An
+    /// attachment that is a ``DatabaseCloseListener`` is told when the database closes.
     func attachment<T: AnyObject & Sendable>(_ key: String, make: () -> T) -> T {
         attachments.withLock { attached in
             if let existing = attached[key] as? T { return existing }
@@ -210,8 +211,8 @@ public final class Database: @unchecked Sendable {
     /// - Important: REQUIRES: not called from inside a closure that KVDocs is running for this
     ///   database (``withValue(forKey:options:_:)``, ``forEach(in:order:limit:options:_:)``), which would wait for itself.
     public func close() {
-        lock.withWriteLock {
-            guard let handle else { return }
+        let closed = lock.withWriteLock { () -> Bool in
+            guard let handle else { return false }
             let live = resources.withLock { table in
                 defer { table.removeAll() }
                 return Array(table.values)
@@ -225,7 +226,12 @@ public final class Database: @unchecked Sendable {
             if let openIdentity { Self.openDirectories.withLock { _ = $0.remove(openIdentity) } }
             // Best effort: a copy that cannot be removed stays where it was made.
             if copiedFrom != nil { try? FileManager.default.removeItem(atPath: path) }
+            return true
         }
+        guard closed else { return }
+        // Outside the lock: a listener's waiters may read (and get `.closed`) at once.
+        let listeners = attachments.withLock { $0.values.compactMap { $0 as? any DatabaseCloseListener } }
+        for listener in listeners { listener.databaseDidClose() }
     }
 
     /// Runs `body` with the open handle, holding the lock for reading.
@@ -354,4 +360,11 @@ public final class Database: @unchecked Sendable {
 enum OwnedHandle: @unchecked Sendable {
     case iterator(OpaquePointer)
     case snapshot(OpaquePointer)
+}
+
+/// An attachment (``Database/attachment(_:make:)``) told when its database closes: the
+/// document layer's hub ends its change streams and wakes its observers then.
+protocol DatabaseCloseListener: AnyObject, Sendable {
+    /// Called once, after the database closed, on the thread that closed it.
+    func databaseDidClose()
 }
