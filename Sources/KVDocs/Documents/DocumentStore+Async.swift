@@ -127,12 +127,12 @@ extension TypedCollection where T: Sendable {
         try await base.count(query)
     }
 
-    /// The hits of a text query, decoded; see ``search(_:options:)``.
+    /// The hits of a text query, decoded; see ``search(_:options:)-95y1v``.
     public func search(_ query: String, options: SearchOptions = SearchOptions()) async throws -> [TypedSearchHit<T>] {
         try await base.store.executor.read { [self] in try search(query, options: options) }
     }
 
-    /// The values around `center`, decoded; see ``near(_:within:query:index:)``.
+    /// The values around `center`, decoded; see ``near(_:within:query:index:)-91jny``.
     public func near(_ center: GeoPoint, within: Double? = nil, query: Query = Query(), index: String? = nil) async throws -> [TypedNearHit<T>] {
         try await base.store.executor.read { [self] in try near(center, within: within, query: query, index: index) }
     }

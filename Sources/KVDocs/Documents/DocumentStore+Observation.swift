@@ -67,7 +67,7 @@ extension TypedCollection {
         base.observeCount(query)
     }
 
-    /// Observes ``search(_:options:)``, decoding each hit's document as `T`. Two results
+    /// Observes ``search(_:options:)-95y1v``, decoding each hit's document as `T`. Two results
     /// are compared by their hits (ids, scores, documents, highlights, snippets).
     public func observeSearch(_ query: String, options: SearchOptions = SearchOptions()) -> Observation<[TypedSearchHit<T>]> where T: Sendable {
         let name = base.name
@@ -79,7 +79,7 @@ extension TypedCollection {
         }
     }
 
-    /// Observes ``near(_:within:query:index:)``, decoding each document as `T`.
+    /// Observes ``near(_:within:query:index:)-91jny``, decoding each document as `T`.
     public func observeNear(_ center: GeoPoint, within: Double? = nil, query: Query = Query(),
                             index: String? = nil) -> Observation<[TypedNearHit<T>]> where T: Sendable {
         let name = base.name
