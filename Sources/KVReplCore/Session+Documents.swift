@@ -19,6 +19,7 @@ extension Session {
                  "schema stored: \(schema.collections.keys.sorted().joined(separator: ", "))")
         case .collections:
             let store = try documents()
+            leadingColumns = ["name", "primary_key", "documents"]
             for (name, c) in store.schema.collections.sorted(by: { $0.key < $1.key }) {
                 let count = try reading { try $0.count(name) }
                 emitRow(["name": .string(name), "primary_key": .string(c.primaryKey), "documents": .int(Int64(count))],
@@ -26,6 +27,7 @@ extension Session {
             }
         case .indexes(let collection):
             let c = try documents().schema.collection(collection)
+            leadingColumns = ["name", "kind", "fields"]
             for index in c.indexes {
                 emitRow(["name": .string(index.name), "fields": .array(index.fields.map { .string($0.description) }), "unique": .bool(index.unique), "kind": "secondary"],
                      "\(index.name): \(index.fields.map(\.description).joined(separator: ", "))\(index.unique ? " (unique)" : "")")
@@ -49,6 +51,7 @@ extension Session {
             guard let document = try reading({ try $0.get(collection, id: id) }) else {
                 throw KVDocsError(.notFound, "collection \"\(collection)\" has no document \(id)")
             }
+            leadingColumns = [try documents().schema.collection(collection).primaryKey]
             emitRow(document, interactive ? Display.prettyJSON(document) : document.compactDescription)
         case .remove(let collection, let id):
             guard try documents().collection(collection).delete(id: id, sync: sync) else {
@@ -82,14 +85,22 @@ extension Session {
                   "plan": .string(plan.description)],
                  plan.description)
         case .search(let collection, let text, let limit, let highlight):
-            let options = SearchOptions(limit: limit, highlight: highlight ? .init(open: interactive && !json ? "\u{1B}[1m" : "[", close: interactive && !json ? "\u{1B}[0m" : "]") : nil,
-                                        includeDocuments: false)
-            leadingColumns = ["id", "score"]
+            // A format's rows are the documents hit, with their scores (as near's are with
+            // their distances); text and --json print ids and scores.
+            let rowsHaveDocuments = format != nil && !json
+            let options = SearchOptions(limit: limit, highlight: highlight ? .init(open: interactive && !json && format == nil ? "\u{1B}[1m" : "[", close: interactive && !json && format == nil ? "\u{1B}[0m" : "]") : nil,
+                                        includeDocuments: rowsHaveDocuments)
+            let primaryKey = try documents().schema.collection(collection).primaryKey
+            leadingColumns = [primaryKey, "score"]
             for hit in try reading({ try $0.search(collection, text, options: options) }) {
                 var o: JSONObject = ["id": hit.id, "score": .double(hit.score)]
                 if highlight { o["highlights"] = .object(JSONObject(hit.highlights.mapValues { .string($0) })) }
+                var row: JSONObject = [primaryKey: hit.id]
+                if case .object(let fields) = hit.document { row = fields }
+                row["score"] = .double(hit.score)
+                if highlight { row["highlights"] = o["highlights"] }
                 let fields = hit.highlights.sorted { $0.key < $1.key }.filter { !$0.value.isEmpty }.map { "  \($0.key): \($0.value)" }
-                emitRow(.object(o), (["\(hit.id)  \(String(format: "%.6f", hit.score))"] + fields).joined(separator: "\n"))
+                emitRow(.object(o), (["\(hit.id)  \(String(format: "%.6f", hit.score))"] + fields).joined(separator: "\n"), row: .object(row))
             }
         case .near(let near):
             let hits = try reading { try $0.near(near.collection, near.center, within: near.within, query: near.query, index: near.index, includeDocuments: !json) }
@@ -121,6 +132,7 @@ extension Session {
             if !json {
                 emit(.null, "\(stats.documents) documents, \(stats.tokens) tokens (\(String(format: "%.1f", stats.averageLength)) per document)")
             }
+            leadingColumns = ["term", "documents"]
             for t in terms {
                 emitRow(["term": .string(t.term), "documents": .int(Int64(t.documents))], "\(t.term)  \(t.documents)")
             }

@@ -248,7 +248,9 @@ public final class Session {
         guard let format, !rows.isEmpty else { return }
         let text = format.render(rows, leading: leadingColumns)
         rows = []
-        if !text.isEmpty { out(text.hasSuffix("\r\n") ? String(text.dropLast(2)) + "\r" : text) }
+        // CSV ends its records with CRLF; `out` adds the LF of the last one. ("\r\n" is one
+        // Character in Swift: drop it by scalars, or the last cell would go with it.)
+        if !text.isEmpty { out(text.hasSuffix("\r\n") ? String(String.UnicodeScalarView(text.unicodeScalars.dropLast(1))) : text) }
     }
 
     var readOptions: ReadOptions { ReadOptions(snapshot: snapshot) }

@@ -128,7 +128,29 @@ import Testing
         #expect(table.count == 6)
         #expect(table.first?.hasPrefix("+--") == true)
         #expect(table[1].hasPrefix("| id "))
-        #expect(table[3].hasPrefix("| CLAISEBROOK ") || table[3].hasPrefix("| "))
+        #expect(table[3].hasPrefix("| CARLISLE "))
+        #expect(table[4].hasPrefix("| CITY-WEST "))
+        #expect(Set(table.map(\.count)).count == 1, "aligned:\n\(r.stdout)")
+
+        // The rows of search and near are the documents hit, with their score or distance
+        // after the primary key; terms lead with the term.
+        r = try kvrepl([db, "--format", "jsonl", "-c", "search stations \"parking\" limit 2", "-c", "near stations (-31.9540, 115.8620) within 1500 limit 2"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let hits = try jsonLines(r.stdout)
+        #expect(hits.count == 4)
+        #expect(hits.prefix(2).allSatisfy { $0["score"] != nil && $0["name"] != nil && $0["zone"] != nil })
+        #expect(hits.suffix(2).allSatisfy { $0["distance"] != nil && $0["name"] != nil })
+        #expect(hits[2]["id"] == "PERTH")
+        r = try kvrepl([db, "--format", "csv", "-c", "search stations \"parking\" limit 2", "-c", "terms stations limit 2"])
+        let csvLines = r.stdout.unicodeScalars.split(separator: "\n").map { String(String.UnicodeScalarView($0)) }
+        #expect(csvLines.count == 7, "\(r.stdout)")
+        #expect(csvLines.allSatisfy { $0.hasSuffix("\r") || $0.hasSuffix(")") }, "CRLF records, the statistics line LF")
+        #expect(csvLines.first?.hasPrefix("id,score,") == true, "\(r.stdout)")
+        #expect(csvLines[0].hasSuffix(",zone\r") && csvLines[2].hasSuffix(",4\r"), "the last cell of the last record is kept:\n\(r.stdout)")
+        #expect(csvLines[4].hasPrefix("term,documents"), "\(r.stdout)")
+        // --json keeps search's {"id", "score"}.
+        let searched = try jsonLines(try kvrepl([db, "--json", "-c", "search stations \"parking\" limit 2"]).stdout)
+        #expect(searched.allSatisfy { if case .object(let o) = $0 { return Set(o.keys) == ["id", "score"] } else { return false } })
 
         // Switched inside the shell; messages stay text; CSV's header and records.
         r = try kvrepl([db, "-c", "format csv", "-c", find, "-c", "format jsonl", "-c", find, "-c", "count stations"])
