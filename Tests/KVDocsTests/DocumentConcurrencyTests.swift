@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import Testing
 import KVDocs
 import KVDocsTestSupport
@@ -23,7 +22,7 @@ import KVDocsTestSupport
 
     /// Runs `workers` closures on their own threads at once and returns the problems they report.
     private func runWorkers(_ count: Int, _ body: @escaping @Sendable (Int) -> [String]) -> [String] {
-        let problems = Mutex<[String]>([])
+        let problems = TestLock<[String]>([])
         DispatchQueue.concurrentPerform(iterations: count) { worker in
             let found = body(worker)
             problems.withLock { $0 += found }
@@ -38,7 +37,7 @@ import KVDocsTestSupport
         let db = try Database(path: path)
         let store = try DocumentStore(database: db, schema: try Schema(json: Data(Self.schema.utf8)))
         let writers = 3, perWriter = 120
-        let acknowledged = Mutex<[Int: Int?]>([:])   // id → version, nil for deleted
+        let acknowledged = TestLock<[Int: Int?]>([:])   // id → version, nil for deleted
         let problems = runWorkers(8) { worker in
             var problems: [String] = []
             func allowed(_ error: Error) -> Bool {

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import Testing
 @testable import KVDocs
 import KVDocsTestSupport
@@ -51,7 +50,7 @@ import KVDocsTestSupport
     @Test func migrationsRunOnceEachInOrderAndAreRecorded() throws {
         let dir = TemporaryDirectory()
         let path = dir.child("db")
-        let ran = Mutex<[String]>([])
+        let ran = TestLock<[String]>([])
         func migrator(_ names: [String]) throws -> DocumentMigrator {
             var m = DocumentMigrator()
             for name in names {

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import Testing
 @testable import KVDocs
 import KVDocsTestSupport
@@ -36,8 +35,8 @@ import KVDocsTestSupport
 
     /// Collects an observation's values from a task of its own.
     final class Collector<T: Sendable>: Sendable {
-        let values = Mutex<[T]>([])
-        let failure = Mutex<(any Error)?>(nil)
+        let values = TestLock<[T]>([])
+        let failure = TestLock<(any Error)?>(nil)
         var count: Int { values.withLock { $0.count } }
         var last: T? { values.withLock { $0.last } }
         func start(_ observation: Observation<T>) -> Task<Void, Never> {
