@@ -17,7 +17,8 @@ import Foundation
 /// - The first value is the results when iteration starts. After it, a value is computed
 ///   only when a write to one of the observed collections has been committed (through any
 ///   ``DocumentStore`` open on the same database and root), or the schema changed, or a
-///   layered store's base was replaced. A write to other collections wakes nobody.
+///   layered store's base was replaced. A write to other collections wakes nobody. Raw
+///   writes through ``Database`` under the store's keys bypass the store, and wake nobody.
 /// - Every value is computed from one snapshot (one ``ReadTransaction``).
 /// - Two values in a row are never equal: results that a write left unchanged are not
 ///   yielded again.
