@@ -54,11 +54,9 @@ final class ChangeHub: DatabaseCloseListener {
     /// REQUIRES: called after the write is committed, under the exclusive writer lock (so
     /// deliveries keep the order of the writes).
     func publish(_ changes: [Change]) {
-        let (streams, observers) = state.withLock { ($0.streams.values.map { $0 }, $0.observers.values.map { $0 }) }
+        let streams = state.withLock { $0.streams.values.map { $0 } }
         for stream in streams { for change in changes { stream.yield(change) } }
-        guard !observers.isEmpty, !changes.isEmpty else { return }
-        let written = Set(changes.map { Array($0.collection.utf8) })
-        for observer in observers where observer.isInterested(in: written) { observer.notify() }
+        wake(Set(changes.map { Array($0.collection.utf8) }))
     }
 
     /// Whether any change stream is open.

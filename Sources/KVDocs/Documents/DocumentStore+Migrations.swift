@@ -98,7 +98,7 @@ extension DocumentStore {
                     try rollBack(name: migration.name, start: start, restoring: false, batchSize: batchSize) { report(.rollingBack, $0) }
                 } catch let undoError {
                     throw KVDocsError((undoError as? KVDocsError)?.kind ?? .ioError,
-                                      "migration \"\(migration.name)\" failed (\(Self.describe(error))), and undoing it failed too (\(Self.describe(undoError))); its journal is kept, and the next open of the store finishes undoing it",
+                                      "migration \"\(migration.name)\" failed (\(error)), and undoing it failed too (\(undoError)); its journal is kept, and the next open of the store finishes undoing it",
                                       path: storage.name)
                 }
                 if var refused = error as? KVDocsError {
@@ -141,10 +141,6 @@ extension DocumentStore {
             hub.publish(chunk)
             since = last.sequence
         }
-    }
-
-    static func describe(_ error: any Error) -> String {
-        (error as? KVDocsError)?.description ?? "\(error)"
     }
 
     static let phaseRunning = "running"
@@ -211,13 +207,18 @@ extension DocumentStore {
     private func rollBack(name: String, start: Int64, restoring: Bool, batchSize: Int, report: (Int) -> Void) throws {
         let undo = records.undo
         let batchSize = max(1, batchSize)
+        // Undoing writes neither change records nor publishes: the feed goes back to `start`.
+        func undoContext() throws -> WriteContext {
+            let context = try WriteContext(store: self)
+            context.recordsChanges = false
+            context.publishes = false
+            return context
+        }
         report(0)
         if !restoring {
             // Phase 1: delete what the migration left of every document it touched.
             var deleted = 0
-            var context = try WriteContext(store: self)
-            context.recordsChanges = false
-            context.publishes = false
+            var context = try undoContext()
             let cursor = try storage.scan(undo.range, order: .forward)
             while let (key, value) = try cursor.next({ k, v in (Array(k), Array(v)) }) {
                 let record = try undoRecord(key, value)
@@ -226,9 +227,7 @@ extension DocumentStore {
                 if context.writes >= batchSize {
                     try context.commit()
                     report(deleted)
-                    context = try WriteContext(store: self)
-                    context.recordsChanges = false
-                    context.publishes = false
+                    context = try undoContext()
                 }
             }
             try context.commit()
@@ -240,9 +239,7 @@ extension DocumentStore {
         var restored = 0
         var range = undo.range
         while true {
-            let context = try WriteContext(store: self)
-            context.recordsChanges = false
-            context.publishes = false
+            let context = try undoContext()
             var taken = 0
             var last: [UInt8]?
             let cursor = try storage.scan(range, order: .forward)
