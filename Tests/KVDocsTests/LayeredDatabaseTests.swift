@@ -130,15 +130,22 @@ private func makeBase(_ path: String, ids: Range<Int>, tag: String) throws {
             try layers.store.collection("athletes").upsert(["id": 60, "name": "edited", "country": "AUS"])
             layers.close()
         }
-        // What a kill -9 between recording and committing leaves: the new copy and a pending record.
+        // What a kill -9 between recording and applying leaves: the new copy, its staged
+        // derived data and a pending record (the user layer's derived data still the old).
         let layersPath = dir.child("user") + ".layers"
         var record = try #require(try LayersRecord.read(layersPath))
-        let copy = try LayeredDatabase.copyBase(dir.child("v2"), into: layersPath, progress: nil)
-        record.pending = LayersRecord.Pending(base: dir.child("v2"), copy: copy, fingerprint: try LayeredDatabase.fingerprint(dir.child("v2")))
+        do {
+            let user = try Database(path: dir.child("user"))
+            defer { user.close() }
+            record.pending = try LayeredDatabase.prepare(dir.child("v2"), layersPath: layersPath, user: user, root: Subspace(), expected: nil,
+                                                         allowingUnrelated: false, progress: nil)
+        }
         try record.write(layersPath)
-        // The next open (naming the new base) finishes it.
+        let copy = try #require(record.pending?.copy)
+        // The next open, naming the new base, applies it.
         let layers = try LayeredDatabase(user: dir.child("user"), base: dir.child("v2"))
         defer { layers.close() }
+        #expect(layers.baseChangeFailure == nil)
         #expect(try LayersRecord.read(layersPath)?.pending == nil)
         #expect(try LayersRecord.read(layersPath)?.copy == copy)
         let athletes = try layers.store.collection("athletes")
@@ -146,5 +153,245 @@ private func makeBase(_ path: String, ids: Range<Int>, tag: String) throws {
         #expect(try athletes.get(id: 60)?["name"] == "edited")
         #expect(try athletes.search("old").isEmpty)
         #expect(try layers.store.verify().isClean)
+        // Nothing of the replacement is left beside the copy in force.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: layersPath).sorted() == ["LAYERS.json", copy])
+    }
+}
+
+private let layeredPeopleSchema = #"""
+{"collections": {"people": {"primaryKey": "id", "indexes": [{"name": "by_email", "fields": ["email"], "unique": true}, {"name": "by_zone", "fields": ["zone"]}],
+                            "text": [{"name": "bio", "fields": ["bio"]}]},
+                 "groups": {"primaryKey": "id"}}}
+"""#
+
+/// A base of people `ids` with emails `<prefix><id>@x.org`, zone `zone(id)`.
+private func makePeople(_ path: String, ids: Range<Int>, prefix: String, schema: String = layeredPeopleSchema, zone: (Int) -> Int = { $0 % 10 }) throws {
+    let db = try Database(path: path)
+    defer { db.close() }
+    let store = try DocumentStore(database: db, schema: try Schema(json: Data(schema.utf8)))
+    try store.write { batch in
+        for i in ids {
+            try batch.insert("people", ["id": .int(Int64(i)), "email": .string("\(prefix)\(i)@x.org"), "zone": .int(Int64(zone(i))), "bio": .string("person \(i) river")])
+        }
+    }
+}
+
+/// Replaces the directory `path` by a copy of `from` (an app update shipping a new base).
+private func ship(_ from: String, to path: String) throws {
+    try FileManager.default.removeItem(atPath: path)
+    try FileManager.default.copyItem(atPath: from, toPath: path)
+}
+
+@Suite struct LayeredDatabaseSafetyTests {
+    /// A user layer whose documents take the emails u0…u49.
+    private func userOver(_ dir: TemporaryDirectory, base: String) throws {
+        let layers = try LayeredDatabase(user: dir.child("user"), base: base, create: true)
+        defer { layers.close() }
+        let people = try layers.store.collection("people")
+        try layers.store.write { batch in
+            for i in 0..<50 { try batch.insert("people", ["id": .int(Int64(10_000 + i)), "email": .string("u\(i)@x.org"), "zone": 3, "bio": "user lake"]) }
+        }
+        #expect(try people.count() == 250)
+    }
+
+    @Test func aConflictingReplacementLeavesTheOldBaseAndNothingBehind() throws {
+        let dir = TemporaryDirectory("layers-safe")
+        try makePeople(dir.child("b1"), ids: 0..<200, prefix: "b")
+        try makePeople(dir.child("b3"), ids: 0..<200, prefix: "u")
+        try userOver(dir, base: dir.child("b1"))
+        let layers = try LayeredDatabase(user: dir.child("user"), base: dir.child("b1"))
+        defer { layers.close() }
+        let before = try FileManager.default.contentsOfDirectory(atPath: layers.layersPath).sorted()
+        expectError(.uniqueViolation) { try layers.replaceBase(with: dir.child("b3")) }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: layers.layersPath).sorted() == before)
+        #expect(layers.basePath == dir.child("b1"))
+        #expect(try layers.store.collection("people").count() == 250)
+        #expect(try layers.store.verify().isClean)
+        expectError(.uniqueViolation) { try layers.store.collection("people").insert(["id": 1, "email": "u1@x.org"]) }
+    }
+
+    @Test func aReplacementKilledBeforeItWasRecordedLeavesTheOldBase() throws {
+        // What the code before layers format 2 left after a kill: a pending record of a
+        // conflicting base that was never checked. Every later open failed on it.
+        let dir = TemporaryDirectory("layers-safe")
+        try makePeople(dir.child("b1"), ids: 0..<200, prefix: "b")
+        try makePeople(dir.child("b3"), ids: 0..<200, prefix: "u")
+        try userOver(dir, base: dir.child("b1"))
+        let layersPath = dir.child("user") + ".layers"
+        let data = try Data(contentsOf: URL(fileURLWithPath: layersPath + "/LAYERS.json"))
+        guard case .object(var stored) = try JSONValue(parsing: data), case .string(let oldCopy)? = stored["copy"] else {
+            Issue.record("no record")
+            return
+        }
+        let legacyCopy = "base-legacy"
+        try FileManager.default.copyItem(atPath: dir.child("b3"), toPath: layersPath + "/" + legacyCopy)
+        stored["format"] = 1
+        stored["files"] = nil
+        stored["fingerprint"] = ["CURRENT:16"]
+        stored["pending"] = ["base": .string(dir.child("b3")), "copy": .string(legacyCopy), "fingerprint": ["CURRENT:16"]]
+        try Data(JSONValue.object(stored).description.utf8).write(to: URL(fileURLWithPath: layersPath + "/LAYERS.json"))
+        // A kill during the checks of a format-2 replacement leaves directories, no record.
+        try FileManager.default.copyItem(atPath: dir.child("b3"), toPath: layersPath + "/base-killed")
+        try FileManager.default.createDirectory(atPath: layersPath + "/derive-killed", withIntermediateDirectories: false)
+        for base in ["b1", "b3", "b1"] {
+            let layers = try LayeredDatabase(user: dir.child("user"), base: dir.child(base))
+            #expect(try layers.store.collection("people").count() == 250)
+            #expect(try layers.store.verify().isClean)
+            #expect(layers.basePath == dir.child("b1"))
+            // Opening over b3 tries the replacement again and says why it keeps b1.
+            #expect(layers.baseChangeFailure?.kind == (base == "b3" ? .uniqueViolation : nil))
+            layers.close()
+            let names = try FileManager.default.contentsOfDirectory(atPath: layersPath).sorted()
+            #expect(names == ["LAYERS.json", oldCopy])
+        }
+    }
+
+    @Test func aBaseRebuiltWithTheSameFileSizesIsDetectedByContent() throws {
+        let dir = TemporaryDirectory("layers-safe")
+        // Two builds that differ only in a fixed-width value: zone 7 against zone 8.
+        try makePeople(dir.child("build-a"), ids: 0..<200, prefix: "b", zone: { $0 % 4 == 0 ? 7 : 1 })
+        try makePeople(dir.child("build-b"), ids: 0..<200, prefix: "b", zone: { $0 % 4 == 0 ? 8 : 1 })
+        let sizes = { (path: String) in try FileManager.default.contentsOfDirectory(atPath: path).filter { $0 != "LOCK" && !$0.hasPrefix("LOG") }.sorted()
+            .map { "\($0):\(try FileManager.default.attributesOfItem(atPath: path + "/" + $0)[.size] as? Int ?? -1)" } }
+        #expect(try sizes(dir.child("build-a")) == sizes(dir.child("build-b")))
+        try FileManager.default.copyItem(atPath: dir.child("build-a"), toPath: dir.child("shipped"))
+        try userOver(dir, base: dir.child("shipped"))
+        try ship(dir.child("build-b"), to: dir.child("shipped"))
+        let layers = try LayeredDatabase(user: dir.child("user"), base: dir.child("shipped"))
+        defer { layers.close() }
+        #expect(layers.baseChangeFailure == nil)
+        let people = try layers.store.collection("people")
+        #expect(try people.count(Query().where("zone", .equal(7))) == 0)
+        #expect(try people.count(Query().where("zone", .equal(8))) == 50)
+        #expect(try layers.store.verify().isClean)
+    }
+
+    @Test func filesOverwrittenInPlaceInTheBaseLeaveTheCopyAloneAndAreNoticedOnOpen() throws {
+        let dir = TemporaryDirectory("layers-safe")
+        try makePeople(dir.child("new"), ids: 0..<199, prefix: "b")
+        try makePeople(dir.child("shipped"), ids: 0..<200, prefix: "b")
+        try userOver(dir, base: dir.child("shipped"))
+        let layersPath = dir.child("user") + ".layers"
+        let copy = try #require(try LayersRecord.read(layersPath)?.copy)
+        let copied = try files(layersPath + "/" + copy)
+        // `cp new/* shipped/`: the same inodes, new bytes.
+        for name in try FileManager.default.contentsOfDirectory(atPath: dir.child("new")) where name != "LOCK" {
+            let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: dir.child("shipped") + "/" + name)) as FileHandle?
+                ?? FileHandle(forWritingAtPath: dir.child("shipped") + "/" + name)
+            if let handle {
+                try handle.truncate(atOffset: 0)
+                try handle.write(contentsOf: Data(contentsOf: URL(fileURLWithPath: dir.child("new") + "/" + name)))
+                try handle.close()
+            } else {
+                try FileManager.default.copyItem(atPath: dir.child("new") + "/" + name, toPath: dir.child("shipped") + "/" + name)
+            }
+        }
+        for name in try FileManager.default.contentsOfDirectory(atPath: dir.child("shipped")) where !FileManager.default.fileExists(atPath: dir.child("new") + "/" + name) && name != "LOCK" {
+            try FileManager.default.removeItem(atPath: dir.child("shipped") + "/" + name)
+        }
+        #expect(try files(layersPath + "/" + copy) == copied)
+        let layers = try LayeredDatabase(user: dir.child("user"), base: dir.child("shipped"))
+        defer { layers.close() }
+        #expect(layers.baseChangeFailure == nil)
+        #expect(try layers.store.collection("people").count() == 249)
+        #expect(try layers.store.collection("people").count(Query().where("zone", .equal(9))) == 19)
+        #expect(try layers.store.verify().isClean)
+    }
+
+    @Test func aBaseChangedInPlaceIsCheckedAgainstTheSchemaLikeAReplacement() throws {
+        let dir = TemporaryDirectory("layers-safe")
+        try makePeople(dir.child("shipped"), ids: 0..<200, prefix: "b")
+        let loose = layeredPeopleSchema.replacingOccurrences(of: #""unique": true"#, with: #""unique": false"#)
+        try makePeople(dir.child("loose"), ids: 0..<200, prefix: "c", schema: loose)
+        try userOver(dir, base: dir.child("shipped"))
+        try ship(dir.child("loose"), to: dir.child("shipped"))
+        let layers = try LayeredDatabase(user: dir.child("user"), base: dir.child("shipped"))
+        defer { layers.close() }
+        #expect(layers.baseChangeFailure?.kind == .schema)
+        #expect(layers.baseChangeFailure?.message.contains("by_email") == true)
+        // The old base stays in force, and so does the unique index.
+        #expect(try layers.store.collection("people").get(id: 0)?["email"] == "b0@x.org")
+        expectError(.uniqueViolation) { try layers.store.collection("people").insert(["id": 5000, "email": "u1@x.org"]) }
+        #expect(try layers.store.verify().isClean)
+    }
+
+    @Test func aConflictingBaseChangedInPlaceKeepsTheOldBaseAndSaysWhy() throws {
+        let dir = TemporaryDirectory("layers-safe")
+        try makePeople(dir.child("shipped"), ids: 0..<200, prefix: "b")
+        try makePeople(dir.child("conflicting"), ids: 0..<200, prefix: "u")
+        try userOver(dir, base: dir.child("shipped"))
+        try ship(dir.child("conflicting"), to: dir.child("shipped"))
+        for _ in 0..<2 {
+            let layers = try LayeredDatabase(user: dir.child("user"), base: dir.child("shipped"))
+            #expect(layers.baseChangeFailure?.kind == .uniqueViolation)
+            #expect(try layers.store.collection("people").get(id: 0)?["email"] == "b0@x.org")
+            #expect(try layers.store.verify().isClean)
+            layers.close()
+        }
+    }
+
+    @Test func basesThatWouldHideTheUsersDocumentsAreRefusedUnlessAskedFor() throws {
+        let dir = TemporaryDirectory("layers-safe")
+        try makePeople(dir.child("b1"), ids: 0..<200, prefix: "b")
+        try userOver(dir, base: dir.child("b1"))
+        let empty = try Database(path: dir.child("empty"))
+        empty.close()
+        try makePeople(dir.child("other"), ids: 0..<10, prefix: "o",
+                       schema: #"{"collections": {"people": {"primaryKey": "id"}}}"#.replacingOccurrences(of: "people", with: "stations"))
+        let layers = try LayeredDatabase(user: dir.child("user"), base: dir.child("b1"))
+        defer { layers.close() }
+        let before = try FileManager.default.contentsOfDirectory(atPath: layers.layersPath).sorted()
+        for (path, words) in [(dir.child("empty"), "no document store"), (dir.child("other"), "none of the store's collections"),
+                              (dir.child("user"), "is the user database"), (dir.child("user") + "/", "is the user database"),
+                              (layers.layersPath + "/" + (before.first { $0.hasPrefix("base-") } ?? ""), "inside the user database's layers")] {
+            let e = expectError(.invalidArgument) { try layers.replaceBase(with: path) }
+            #expect(e?.message.contains(words) == true, "\(path): \(e?.message ?? "")")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: layers.layersPath).sorted() == before)
+        #expect(try layers.store.collection("people").count() == 250)
+        // Asked for explicitly, an unrelated base is used.
+        try layers.replaceBase(with: dir.child("other"), allowingUnrelatedBase: true)
+        #expect(try layers.store.collection("stations").count() == 10)
+    }
+
+    @Test func aBaseThatIsTheUserDatabaseIsRefusedBeforeAnythingIsWritten() throws {
+        let dir = TemporaryDirectory("layers-safe")
+        try makePeople(dir.child("b"), ids: 0..<20, prefix: "b")
+        let before = try files(dir.child("b"))
+        expectError(.invalidArgument) { try LayeredDatabase(user: dir.child("b"), base: dir.child("b")) }
+        expectError(.invalidArgument) { try LayeredDatabase(user: dir.child("b") + "/inner", base: dir.child("b"), create: true) }
+        #expect(try files(dir.child("b")) == before)
+        #expect(!FileManager.default.fileExists(atPath: dir.child("b") + ".layers"))
+        // The plain database still opens.
+        let db = try Database(path: dir.child("b"))
+        #expect(try DocumentStore(database: db).collection("people").count() == 20)
+        db.close()
+    }
+
+    @Test func aLayersRecordOfFormat1IsMigratedOnOpen() throws {
+        let dir = TemporaryDirectory("layers-fixture")
+        let fixture = packageRoot.appendingPathComponent("Tests/Fixtures/layers1").path
+        for name in ["base-db", "user-db", "user-db.layers"] {
+            try FileManager.default.copyItem(atPath: fixture + "/" + name, toPath: dir.child(name))
+        }
+        #expect(try LayersRecord.read(dir.child("user-db.layers"))?.legacy == true)
+        do {
+            let layers = try LayeredDatabase(user: dir.child("user-db"), base: dir.child("base-db"))
+            #expect(layers.baseChangeFailure == nil)
+            let people = try layers.store.collection("people")
+            #expect(try people.count() == 44)                         // 0..<45 without 3
+            #expect(try people.get(id: 3) == nil)
+            #expect(try people.get(id: 36)?["email"] == "u36@x.org")
+            #expect(try people.count(Query().where("zone", .equal(7))) == 10)
+            #expect(try people.search("lake").count == 10)
+            #expect(try layers.store.collection("groups").get(id: "g")?["members"] == [1, 2, 36])
+            #expect(try layers.store.verify().isClean)
+            layers.close()
+        }
+        let record = try #require(try LayersRecord.read(dir.child("user-db.layers")))
+        #expect(!record.legacy)
+        #expect(record.files.map(\.name).contains("CURRENT"))
+        let raw = try Data(contentsOf: URL(fileURLWithPath: dir.child("user-db.layers") + "/LAYERS.json"))
+        #expect(try JSONValue(parsing: raw)["format"] == 2)
     }
 }

@@ -1,57 +1,175 @@
 import Foundation
 
-extension DocumentStore {
-    /// Makes the user layer's derived data (index entries and their tombstones, text
-    /// postings and statistics, geo entries) exact over `layered`'s current base: drops
-    /// every derived entry of the user layer, then replays each document the user layer
-    /// holds (or deletes) as a write from the base's version of it to the user's. The user's
-    /// documents and document deletes are kept as they are (a delete of a base document
-    /// hides that id in every later base too); user-only collections come out as they were.
+/// The user layer's derived data (index entries and their tombstones, text postings and
+/// statistics, geo entries) over a base, built apart from the user database and then copied
+/// into it.
+///
+/// A base replacement first builds the derived data the user layer needs over the new base
+/// into a **staging** database (``stage(root:base:user:staging:progress:)``); that is where a
+/// unique conflict, a damaged base or a bad document fails, with the user database untouched.
+/// Only then is the replacement recorded, and ``apply(staging:to:root:progress:)`` copies the
+/// staged entries over the user's derived data: a copy that can be redone from the start
+/// after a crash and cannot fail on the data.
+enum LayerDerivation {
+    /// The key ranges of derived data under `root`: secondary, text and geo indexes.
+    static func derivedRanges(_ root: Subspace) -> [KeyRange] {
+        ["i", "t", "g"].map { root.subspace([.string($0)]).range }
+    }
+
+    /// Builds into the empty database `staging` the user layer's derived data over `base`:
+    /// for every document the user layer holds or deletes, the base's version of it leaves
+    /// the indexes (first pass, so that values moving between documents never conflict), then
+    /// the user's version enters them (second pass). Streams the user's documents, writing a
+    /// batch every 10,000 entries: memory is bounded, time linear in the user layer.
     ///
-    /// REQUIRES: the store reads and writes through `layered`.
-    /// - Throws: `.uniqueViolation` when a user document and a base document now share a
-    ///   unique value; storage errors. The user layer's derived data is then inexact until
-    ///   the next call succeeds (a replacement undoes itself with one).
-    func rederive(_ layered: LayeredStore, progress: ((IndexBuildProgress) -> Void)? = nil) throws {
-        try storage.withExclusiveWrite {
-            let user = layered.user, base = layered.base
-            for kind in ["i", "t", "g"] {
-                try user.deleteAll(in: root.subspace([.string(kind)]).range)
+    /// `staging` holds the result as the user layer stores it (tagged values, tombstones of
+    /// base entries), relative to `base`.
+    /// - Throws: `.uniqueViolation` when a user document and a base document share a unique
+    ///   value; `.corruption` for an unreadable document or entry; storage errors.
+    static func stage(root: Subspace, base: Database, user: Database, staging: Database,
+                      progress: ((_ done: Int, _ total: Int) -> Void)? = nil) throws {
+        let layout = Layout(root: root)
+        let store = try StagedDerivationStore(base: base, user: user, staging: staging, derived: derivedRanges(root),
+                                              userOnly: [layout.changes.range])
+        let catalog = try StoreCatalog.load(store, Catalog(root: root), layout: layout)
+        let documents = root.subspace(["d"])
+        let total = try user.count(documents.range) * 2
+        var done = 0
+        for adding in [false, true] {
+            var context = IndexUpdateContext(storage: store, batch: WriteBatch())
+            var touched: [String] = []
+            func finishChunk() throws {
+                for name in touched { for maintainer in catalog.maintainers(of: name) { try maintainer.finish(context: context) } }
+                if context.batch.count > 0 { try store.write(context.batch, sync: false) }
+                context = IndexUpdateContext(storage: store, batch: WriteBatch())
+                touched.removeAll()
             }
-            let documents = root.subspace(["d"])
-            var overrides: [(key: [UInt8], collection: String, id: TupleElement, document: [UInt8]?)] = []
             let cursor = try user.entries(documents.range)
             while let entry = try cursor.next() {
-                let document = try LayeredStore.untag(entry.value, key: entry.key, name: user.path)
+                done += 1
+                if done % 1000 == 0 { progress?(done, total) }
                 guard let t = try? documents.unpack(entry.key), t.count == 2, let collection = try? t.string(at: 0) else {
                     throw KVDocsError(.corruption, "a document key of the user layer is not (collection, id)", path: user.path, key: entry.key)
                 }
-                overrides.append((entry.key, collection, t[1], document))
-            }
-
-            let catalog = try self.catalog()
-            let context = IndexUpdateContext(storage: storage, batch: WriteBatch())
-            var touched: [String] = []
-            let total = overrides.count
-            for (done, override) in overrides.enumerated() {
-                let maintainers = catalog.maintainers(of: override.collection)
+                let maintainers = catalog.maintainers(of: collection)
                 guard !maintainers.isEmpty else { continue }
-                if !touched.contains(override.collection) { touched.append(override.collection) }
-                let old = try base.get(override.key).map { try documentValue($0, collection: override.collection, id: override.id) }
-                let new = try override.document.map { try documentValue($0, collection: override.collection, id: override.id) }
+                let bytes: [UInt8]?
+                if adding {
+                    bytes = try LayeredStore.untag(entry.value, key: entry.key, name: user.path)
+                } else {
+                    bytes = try base.get(entry.key)
+                }
+                guard let bytes else { continue }
+                let document: JSONValue
+                do {
+                    document = try JSONValue(parsing: bytes)
+                } catch let e as KVDocsError {
+                    throw KVDocsError(.corruption, "document \(t[1]) of \"\(collection)\" in the \(adding ? "user layer" : "base") is not valid JSON: \(e.message)",
+                                      path: adding ? user.path : (base.copiedFrom ?? base.path), key: entry.key)
+                }
+                if !touched.contains(collection) { touched.append(collection) }
+                // Explicitly optional: JSONValue is expressible by `nil` (its null).
+                let old: JSONValue? = adding ? Optional.none : Optional.some(document)
+                let new: JSONValue? = adding ? Optional.some(document) : Optional.none
                 for maintainer in maintainers {
-                    try maintainer.update(id: override.id, old: old, new: new, context: context)
+                    try maintainer.update(id: t[1], old: old, new: new, context: context)
                 }
-                if context.batch.count >= 10_000 || context.pendingWork >= TextIndexMaintainer.flushThreshold {
-                    for name in touched { for maintainer in catalog.maintainers(of: name) { try maintainer.flush(context: context) } }
-                    try storage.write(context.batch, sync: false)
-                    context.batch.clear()
-                    context.pendingWork = 0
-                }
-                if done % 1000 == 0 { progress?(IndexBuildProgress(collection: override.collection, index: "*", done: done, total: total)) }
+                if context.batch.count >= 10_000 || context.pendingWork >= TextIndexMaintainer.flushThreshold { try finishChunk() }
             }
-            for name in touched { for maintainer in catalog.maintainers(of: name) { try maintainer.finish(context: context) } }
-            try storage.write(context.batch, sync: true)
+            try finishChunk()
+        }
+        try staging.write(WriteBatch(), sync: true)
+        progress?(total, total)
+    }
+
+    /// Replaces the user layer's derived data with the entries of `staging`, byte for byte:
+    /// deletes every derived entry of `user`, then copies the staged ones in batches, the
+    /// last synced. Idempotent: after a crash, calling it again gives the same result.
+    static func apply(staging: Database, to user: Database, root: Subspace, progress: ((_ done: Int) -> Void)? = nil) throws {
+        let ranges = derivedRanges(root)
+        for range in ranges { try user.deleteAll(in: range) }
+        let batch = WriteBatch()
+        var copied = 0
+        for range in ranges {
+            let cursor = try staging.entries(range)
+            while let entry = try cursor.next() {
+                batch.put(entry.key, entry.value)
+                copied += 1
+                if batch.count >= 10_000 {
+                    try user.write(batch)
+                    batch.clear()
+                    progress?(copied)
+                }
+            }
+        }
+        try user.write(batch, sync: true)
+        progress?(copied)
+    }
+}
+
+extension DocumentStore {
+    /// Makes the user layer's derived data exact over `layered`'s current base (see
+    /// ``LayerDerivation``): stages it in a temporary database beside the user database,
+    /// then applies it, under the writer lock.
+    ///
+    /// REQUIRES: the store reads and writes through `layered`.
+    /// - Throws: `.uniqueViolation` when a user document and a base document share a unique
+    ///   value (the user layer is then unchanged); storage errors.
+    func rederive(_ layered: LayeredStore, progress: ((IndexBuildProgress) -> Void)? = nil) throws {
+        try storage.withExclusiveWrite {
+            let path = layered.user.path + ".derive-" + UUID().uuidString
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            let staging = try Database(path: path)
+            defer { staging.close() }
+            try LayerDerivation.stage(root: root, base: layered.base, user: layered.user, staging: staging) { done, total in
+                progress?(IndexBuildProgress(collection: "*", index: "*", done: done, total: total))
+            }
+            try layered.withReadsHeld {
+                try LayerDerivation.apply(staging: staging, to: layered.user, root: root)
+            }
         }
     }
+}
+
+/// The view a staged derivation reads and writes through: derived data is the staging
+/// database's over the base, everything else the user layer's over the base; writes go to
+/// the staging database, tagged as the user layer stores them.
+///
+/// REQUIRES: every scan lies within one side (a derived range, or none).
+final class StagedDerivationStore: KeyValueStore, @unchecked Sendable {
+    // @unchecked Sendable: used by one thread, under the user database's writer lock.
+    private let derivedSide: LayeredStore
+    private let documentSide: LayeredStore
+    private let derived: [KeyRange]
+
+    init(base: Database, user: Database, staging: Database, derived: [KeyRange], userOnly: [KeyRange]) throws {
+        derivedSide = try LayeredStore(base: base, user: staging, userOnly: userOnly)
+        documentSide = try LayeredStore(base: base, user: user, userOnly: userOnly)
+        self.derived = derived
+    }
+
+    var name: String { documentSide.user.path }
+
+    private func side(_ key: [UInt8]?) -> LayeredStore {
+        guard let key, derived.contains(where: { $0.contains(key) }) else { return documentSide }
+        return derivedSide
+    }
+
+    func value(forKey key: [UInt8]) throws -> [UInt8]? { try side(key).value(forKey: key) }
+
+    func scan(_ range: KeyRange, order: ScanOrder) throws -> any KeyValueCursor {
+        // A scan bounded on one side only (the last block at or before a key) is routed by
+        // the bound it has.
+        try side(range.lower?.key ?? range.upper?.key).scan(range, order: order)
+    }
+
+    func write(_ batch: WriteBatch, sync: Bool) throws { try derivedSide.write(batch, sync: sync) }
+
+    func snapshotReader() throws -> any SnapshotReader {
+        throw KVDocsError(.notSupported, "a staged derivation takes no snapshot", path: name)
+    }
+
+    func withExclusiveWriter<R>(_ body: () throws -> R) rethrows -> R { try body() }
+
+    func withExclusiveWrite<R>(_ body: () throws -> R) throws -> R { try body() }
 }

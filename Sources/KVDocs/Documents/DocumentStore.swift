@@ -292,14 +292,14 @@ extension DocumentStore {
 extension DocumentStore {
     /// Throws when the schema stored in `base` and `schema` declare a shared collection
     /// differently: its primary key, or an index missing from one side or defined otherwise.
-    static func checkAgreement(base: Database, schema: Schema, root: Subspace) throws {
+    static func checkAgreement(base: Database, schema: Schema, root: Subspace, named: String? = nil) throws {
         let catalog = Catalog(root: root)
         guard let data = try catalog.schemaData(in: base) else { return }
         let stored = try Schema(json: Data(data), file: "the base's stored schema")
         for name in stored.collections.keys.sorted() {
             guard let mine = schema[collection: name], let theirs = stored[collection: name] else { continue }
             func fail(_ what: String) -> KVDocsError {
-                KVDocsError(.schema, "the base \(base.copiedFrom ?? base.path) and the user layer disagree on collection \"\(name)\": \(what)")
+                KVDocsError(.schema, "the base \(named ?? base.copiedFrom ?? base.path) and the user layer disagree on collection \"\(name)\": \(what)")
             }
             if !mine.primaryKey.hasSameCodePoints(as: theirs.primaryKey) {
                 throw fail("primary key \"\(theirs.primaryKey)\" in the base, \"\(mine.primaryKey)\" in the user's schema")

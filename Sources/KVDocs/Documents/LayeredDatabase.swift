@@ -13,20 +13,31 @@ import Foundation
 /// ```
 ///
 /// **Invariants.**
-/// - The base directory is never modified. It is opened through a copy kept beside the user
-///   database, in `USER.layers/`: its table files are hard-linked (so opening costs the same
-///   whatever the base's size) or, across file systems, copied once, with progress; the copy
-///   is reused while the base's files stay the same.
+/// - The base directory is never modified. It is opened through a byte copy kept beside the
+///   user database, in `USER.layers/` (never a hard link: a vendor overwriting the base's
+///   files in place cannot change the copy under a running app). Each of the base's files is
+///   identified by its content (CRC-32C) when it is copied; the copy is reused while the
+///   base's files keep that content. Files whose `stat` facts (size, inode, modification and
+///   status-change times) are unchanged are not read again, so an unchanged base opens
+///   without reading it.
 /// - Every read sees the merged database (``LayeredStore``); writes go to the user database.
-/// - `USER.layers/LAYERS.json` records the base in use. Replacing the base prepares the new
-///   copy beside the old, records the replacement as pending, makes the user layer's derived
-///   data exact over the new base, then records the new base with one rename. A crash at
-///   any moment leaves either the old or the new base in force: the next open finishes a
-///   pending replacement. Old copies are removed when no handle uses them (at the next open
-///   or close).
-/// - Opening with a base whose files changed since the last open (an app update that ships
-///   a new base) replaces the base the same way. Opening a user database that has no
-///   record (a backup, a copy) makes its derived data exact over the base given.
+/// - `USER.layers/LAYERS.json` records the base in force. A replacement (``replaceBase(with:allowingUnrelatedBase:progress:)``,
+///   or an open whose base changed) copies the new base, reads all of it with checksums
+///   verified, checks it against the store's schema, and builds the user layer's derived data
+///   over it in a staging database, all before anything is recorded: a unique conflict, a
+///   damaged base, a schema mismatch or a crash there leaves the old base in force and the
+///   attempt removed. Only then is the replacement recorded as pending, the staged entries
+///   copied over the user's derived data, and the new base recorded with one rename. A
+///   crash after the pending record is finished by the next open, which cannot fail on the
+///   data (it was checked). Old copies are removed when no handle uses them (at the next
+///   open or close).
+/// - An open whose base changed and cannot replace the old one keeps the old base in force
+///   and says why in ``baseChangeFailure``; the open itself succeeds.
+/// - Refused before anything is written: a base that is the user database or lies inside it
+///   or its layers directory, a user database inside the base, and (unless
+///   `allowingUnrelatedBase`) a base with no document store, one that shares none of the
+///   store's collections, or one whose schema would hide collections holding the user's
+///   documents.
 public final class LayeredDatabase: @unchecked Sendable {
     // @unchecked Sendable: the mutable record is behind a lock; the handles are Sendable.
 
@@ -38,19 +49,25 @@ public final class LayeredDatabase: @unchecked Sendable {
     public let store: DocumentStore
     /// Where the base copies and the record live: `USER.layers`.
     public let layersPath: String
+    /// Why the base given to ``init(user:base:schema:create:allowingUnrelatedBase:progress:)``
+    /// is not the base in force: its files changed since the last open (or it is another
+    /// base) and replacing the old one failed (a unique conflict, damage, a schema mismatch,
+    /// a refusal). `nil` when the base given is in force.
+    public let baseChangeFailure: KVDocsError?
     private let record: Locked<LayersRecord>
 
-    /// Progress of opening or replacing: copying the base's files, or making derived data exact.
+    /// Progress of opening or replacing.
     public struct Progress: Sendable {
-        /// What is being done: `"copying base"` or `"rederiving"`.
+        /// What is being done: `"copying base"`, `"checking base"`, `"deriving"` (building the
+        /// user layer's derived data over the new base) or `"applying"`.
         public let phase: String
-        /// Files copied, or documents replayed, so far.
+        /// Files copied, entries checked, documents derived or entries applied so far.
         public let done: Int
-        /// In all.
+        /// In all (0 when unknown).
         public let total: Int
     }
 
-    /// The base directory in use (as given when it was opened or replaced).
+    /// The base directory in force (as given when it was opened or replaced).
     public var basePath: String { record.withLock { $0.base } }
 
     /// Opens the layered store of the user database at `user` over the base at `base`.
@@ -60,103 +77,146 @@ public final class LayeredDatabase: @unchecked Sendable {
     ///   - schema: as for ``DocumentStore/init(layered:schema:root:progress:)``; it must agree
     ///     with the base's stored schema on shared collections.
     ///   - create: create the user database when it does not exist.
-    ///   - progress: called while the base is copied (only when it cannot be linked) and
-    ///     while derived data is made exact after a base change.
-    /// - Throws: `.invalidArgument` for a base that is not a database, or a missing user
-    ///   database without `create`; `.schema` for schemas that disagree; storage errors.
-    public init(user: String, base: String, schema: Schema? = nil, create: Bool = false, progress: ((Progress) -> Void)? = nil) throws {
+    ///   - allowingUnrelatedBase: accept a changed base that has no document store, shares
+    ///     none of the store's collections or hides collections holding the user's documents.
+    ///   - progress: called while the base is copied and checked and derived data is made
+    ///     exact after a base change.
+    /// - Throws: `.invalidArgument` for a base that is not a database, is the user database or
+    ///   lies inside it, or a missing user database without `create`; `.schema` for schemas
+    ///   that disagree; `.uniqueViolation` when a user database with no layers record (a
+    ///   backup, a copy) conflicts with the base; storage errors. A base change that fails
+    ///   over an old base in force does not throw: see ``baseChangeFailure``.
+    public init(user: String, base: String, schema: Schema? = nil, create: Bool = false, allowingUnrelatedBase: Bool = false,
+                progress: ((Progress) -> Void)? = nil) throws {
         let fm = FileManager.default
         userPath = user
         layersPath = user + ".layers"
         let base = URL(fileURLWithPath: base).standardizedFileURL.path
+        // Refusals first: nothing is written before them.
+        try Self.checkPaths(base: base, user: user)
         guard fm.fileExists(atPath: base + "/CURRENT") else {
             throw KVDocsError(.invalidArgument, "the base \(base) is not a LevelDB database (it has no CURRENT file)", path: base)
         }
         if !create, !fm.fileExists(atPath: user + "/CURRENT") {
             throw KVDocsError(.invalidArgument, "the user database \(user) does not exist (create it with create: true, kvrepl --create)", path: user)
         }
-        try fm.createDirectory(atPath: layersPath, withIntermediateDirectories: true)
         var current = try LayersRecord.read(layersPath)
+        let madeLayers = !fm.fileExists(atPath: layersPath)
         var options = Options()
         options.createIfMissing = create
         let userDB = try Database(path: user, options: options)
+        var failure: KVDocsError?
         do {
-            // A user layer without a record (a backup, a copy) may have been derived over
-            // another base: make it exact over this one once open.
-            let hasData = try userDB.entries(limit: 1).next() != nil
-            let adopting = current == nil && hasData
-            // A replacement interrupted after it was recorded: finish it.
-            if let pending = current?.pending {
-                current = try Self.finish(pending, record: current!, layersPath: layersPath, user: userDB, progress: progress)
+            try fm.createDirectory(atPath: layersPath, withIntermediateDirectories: true)
+            let root = Subspace()
+            // A replacement recorded as pending was checked: apply it.
+            if let known = current, let pending = known.pending {
+                current = try Self.finish(pending, record: known, layersPath: layersPath, user: userDB, root: root, progress: progress)
             }
-            let fingerprint = try Self.fingerprint(base)
-            if current == nil || current!.base != base || current!.fingerprint != fingerprint || !fm.fileExists(atPath: layersPath + "/" + current!.copy + "/CURRENT") {
-                let copy = try Self.copyBase(base, into: layersPath, progress: progress)
-                if var known = current, fm.fileExists(atPath: layersPath + "/" + known.copy + "/CURRENT") {
-                    // The base changed since the last open: replace it.
-                    known.pending = LayersRecord.Pending(base: base, copy: copy, fingerprint: fingerprint)
-                    try known.write(layersPath)
-                    current = try Self.finish(known.pending!, record: known, layersPath: layersPath, user: userDB, progress: progress)
-                } else {
-                    current = LayersRecord(base: base, copy: copy, fingerprint: fingerprint)
-                    try current!.write(layersPath)
+            if let known = current, known.base == base, !known.legacy, fm.fileExists(atPath: layersPath + "/" + known.copy + "/CURRENT"),
+               let files = try? DatabaseFiles.fingerprint(base, known: known.files),
+               files.count == known.files.count, zip(files, known.files).allSatisfy({ $0.sameContent(as: $1) }) {
+                // The base in force, unchanged. New stat facts (a copy of the same bytes) are
+                // recorded so that the next open need not read the files.
+                if files != known.files {
+                    var updated = known
+                    updated.files = files
+                    try updated.write(layersPath)
+                    current = updated
                 }
+            } else if let known = current, fm.fileExists(atPath: layersPath + "/" + known.copy + "/CURRENT") {
+                // The base changed (or another is given, or the record predates content
+                // fingerprints): a checked replacement; on failure the old base stays.
+                do {
+                    let expected = try schema ?? Self.effectiveSchema(copy: layersPath + "/" + known.copy, user: userDB, root: root)
+                    let prepared = try Self.prepare(base, layersPath: layersPath, user: userDB, root: root, expected: expected,
+                                                    allowingUnrelated: allowingUnrelatedBase, progress: progress)
+                    var committed = known
+                    committed.pending = prepared
+                    try committed.write(layersPath)
+                    current = try Self.finish(prepared, record: committed, layersPath: layersPath, user: userDB, root: root, progress: progress)
+                } catch let e as KVDocsError {
+                    failure = e
+                }
+            } else if try userDB.entries(limit: 1).next() != nil {
+                // A user layer with no record (a backup, a copy) or no copy of its base: its
+                // derived data may be over another base; make it exact over this one.
+                let prepared = try Self.prepare(base, layersPath: layersPath, user: userDB, root: root, expected: schema,
+                                                allowingUnrelated: true, progress: progress)
+                var committed = LayersRecord(base: prepared.base, copy: prepared.copy, files: prepared.files)
+                committed.pending = prepared
+                try committed.write(layersPath)
+                current = try Self.finish(prepared, record: committed, layersPath: layersPath, user: userDB, root: root, progress: progress)
+            } else {
+                // A new user database: its layer is empty, nothing to derive.
+                let name = "base-" + UUID().uuidString
+                let files = try DatabaseFiles.copy(from: base, to: layersPath + "/" + name) { done, total in
+                    progress?(Progress(phase: "copying base", done: done, total: total))
+                }
+                let made = LayersRecord(base: base, copy: name, files: files)
+                try made.write(layersPath)
+                current = made
             }
             guard let opened = current else { throw KVDocsError(.ioError, "no layers record in \(layersPath)", path: layersPath) }
             let baseDB = try Database(path: layersPath + "/" + opened.copy)
-            storage = try LayeredStore(base: baseDB, user: userDB, userOnly: [Layout(root: Subspace()).changes.range])
+            storage = try LayeredStore(base: baseDB, user: userDB, userOnly: [Layout(root: root).changes.range])
             store = try DocumentStore(layered: storage, schema: schema)
             record = Locked(opened)
-            if adopting {
-                try store.rederive(storage) { p in progress?(Progress(phase: "rederiving", done: p.done, total: p.total)) }
-            }
         } catch {
             userDB.close()
+            if madeLayers, (try? LayersRecord.read(layersPath)) == nil { try? fm.removeItem(atPath: layersPath) }
             throw error
         }
+        baseChangeFailure = failure
         removeUnusedCopies()
     }
 
     /// Replaces the base with the database at `newBase`, keeping every document and delete
     /// of the user layer and making its derived data exact over the new base. Readers
-    /// holding a snapshot keep reading the old base until they finish.
-    /// - Throws: `.invalidArgument` for a path that is not a database; `.schema` when the new
-    ///   base's schema disagrees with the store's; `.uniqueViolation` when a user document
-    ///   and a new base document share a unique value (the old base stays in force).
-    public func replaceBase(with newBase: String, progress: ((Progress) -> Void)? = nil) throws {
+    /// holding a snapshot keep reading the old base until they finish; writers wait.
+    /// - Parameters:
+    ///   - newBase: the new base's directory; never modified.
+    ///   - allowingUnrelatedBase: accept a base with no document store, one that shares none
+    ///     of the store's collections, or one whose schema hides collections holding the
+    ///     user's documents.
+    ///   - progress: called while the base is copied and checked and derived data is built.
+    /// - Throws: `.invalidArgument` for a path that is not a database, is the user database
+    ///   or lies inside it, or an unrelated base; `.schema` when the new base's schema
+    ///   disagrees with the store's; `.uniqueViolation` when a user document and a new base
+    ///   document share a unique value; `.corruption` for a damaged new base. In every case
+    ///   the old base stays in force and the attempt is removed.
+    public func replaceBase(with newBase: String, allowingUnrelatedBase: Bool = false, progress: ((Progress) -> Void)? = nil) throws {
         let newBase = URL(fileURLWithPath: newBase).standardizedFileURL.path
+        try Self.checkPaths(base: newBase, user: userPath)
         guard FileManager.default.fileExists(atPath: newBase + "/CURRENT") else {
             throw KVDocsError(.invalidArgument, "the new base \(newBase) is not a LevelDB database (it has no CURRENT file)", path: newBase)
         }
-        let fingerprint = try Self.fingerprint(newBase)
-        let copy = try Self.copyBase(newBase, into: layersPath, progress: progress)
-        let newDB = try Database(path: layersPath + "/" + copy)
-        do {
-            try DocumentStore.checkAgreement(base: newDB, schema: store.schema, root: store.root)
-        } catch {
-            newDB.close()
-            try? FileManager.default.removeItem(atPath: layersPath + "/" + copy)
-            throw error
+        try storage.withExclusiveWrite {
+            let prepared = try Self.prepare(newBase, layersPath: layersPath, user: storage.user, root: store.root, expected: store.schema,
+                                            allowingUnrelated: allowingUnrelatedBase, progress: progress)
+            var committed = record.withLock { $0 }
+            committed.pending = prepared
+            do {
+                try committed.write(layersPath)
+            } catch {
+                Self.remove(prepared, layersPath: layersPath)
+                throw error
+            }
+            // Recorded: from here a crash is finished by the next open.
+            let newDB = try Database(path: layersPath + "/" + prepared.copy)
+            let staging = try Database(path: layersPath + "/" + (prepared.staging ?? ""))
+            defer { staging.close() }
+            try storage.withReadsHeld {
+                try storage.replaceBase(with: newDB)
+                try LayerDerivation.apply(staging: staging, to: storage.user, root: store.root) { done in
+                    progress?(Progress(phase: "applying", done: done, total: 0))
+                }
+            }
+            let replaced = LayersRecord(base: prepared.base, copy: prepared.copy, files: prepared.files)
+            try replaced.write(layersPath)
+            record.withLock { $0 = replaced }
         }
-        var pending = record.withLock { $0 }
-        pending.pending = LayersRecord.Pending(base: newBase, copy: copy, fingerprint: fingerprint)
-        try pending.write(layersPath)
-        let old = try storage.replaceBase(with: newDB)
-        do {
-            try store.rederive(storage) { p in progress?(Progress(phase: "rederiving", done: p.done, total: p.total)) }
-        } catch {
-            // Observers may have read the abandoned base: they look again.
-            defer { store.hub.publishToAll() }
-            // Undo: the old base again, derived data exact over it, nothing pending.
-            try storage.replaceBase(with: old)
-            try store.rederive(storage)
-            let kept = record.withLock { $0 }
-            try kept.write(layersPath)
-            throw error
-        }
-        let replaced = LayersRecord(base: newBase, copy: copy, fingerprint: fingerprint)
-        try replaced.write(layersPath)
-        record.withLock { $0 = replaced }
+        removeUnusedStaging()
         // Every collection of the base may have changed.
         store.hub.publishToAll()
         // The old copy stays until no handle can use it (snapshots may still read it): the
@@ -182,72 +242,160 @@ public final class LayeredDatabase: @unchecked Sendable {
         (Self.directorySize(basePath), Self.directorySize(userPath))
     }
 
-    // MARK: - Copies and the record
+    // MARK: - Replacements
 
-    /// Finishes a recorded replacement: opens the pending base's copy, makes the user
-    /// layer's derived data exact over it, and records it.
-    private static func finish(_ pending: LayersRecord.Pending, record: LayersRecord, layersPath: String, user: Database,
+    /// Refuses a base that is the user database or lies inside it or its layers directory,
+    /// and a user database inside the base.
+    static func checkPaths(base: String, user: String) throws {
+        func resolved(_ path: String) -> String {
+            URL(fileURLWithPath: path).standardizedFileURL.resolvingSymlinksInPath().path
+        }
+        let b = resolved(base), u = resolved(user), l = resolved(user + ".layers")
+        if b == u || b.hasPrefix(u + "/") {
+            throw KVDocsError(.invalidArgument, "the base \(base) is the user database \(user) or lies inside it: a base must be another database", path: base)
+        }
+        if b == l || b.hasPrefix(l + "/") {
+            throw KVDocsError(.invalidArgument, "the base \(base) lies inside the user database's layers directory \(user).layers: give the base's own directory", path: base)
+        }
+        if u.hasPrefix(b + "/") {
+            throw KVDocsError(.invalidArgument, "the user database \(user) lies inside the base \(base): keep the user database outside the base's directory", path: user)
+        }
+    }
+
+    /// The schema the store has over the base copy at `copy`: the user layer's over it.
+    static func effectiveSchema(copy: String, user: Database, root: Subspace) throws -> Schema? {
+        let base = try Database(path: copy)
+        defer { base.close() }
+        let layered = try LayeredStore(base: base, user: user)
+        guard let data = try Catalog(root: root).schemaData(in: layered) else { return nil }
+        return try Schema(json: Data(data), file: "the stored schema")
+    }
+
+    /// Copies `newBase`, reads it all with checksums verified, checks it against `expected`
+    /// (and, unless `allowingUnrelated`, that it is related), and stages the user layer's
+    /// derived data over it. Nothing is recorded; on failure the copy and the staging
+    /// database are removed.
+    static func prepare(_ newBase: String, layersPath: String, user: Database, root: Subspace, expected: Schema?,
+                                allowingUnrelated: Bool, progress: ((Progress) -> Void)?) throws -> LayersRecord.Pending {
+        let copy = "base-" + UUID().uuidString, staging = "derive-" + UUID().uuidString
+        var pending = LayersRecord.Pending(base: newBase, copy: copy, files: [], staging: staging)
+        do {
+            pending.files = try DatabaseFiles.copy(from: newBase, to: layersPath + "/" + copy) { done, total in
+                progress?(Progress(phase: "copying base", done: done, total: total))
+            }
+            var baseOptions = Options()
+            baseOptions.createIfMissing = false
+            let newDB = try Database(path: layersPath + "/" + copy, options: baseOptions)
+            defer { newDB.close() }
+            // Damage anywhere in the new base fails here, not later in a read.
+            var checked = 0
+            let all = try newDB.entries()
+            while try all.next({ _, _ in () }) != nil {
+                checked += 1
+                if checked % 10_000 == 0 { progress?(Progress(phase: "checking base", done: checked, total: 0)) }
+            }
+            if !allowingUnrelated { try checkRelated(newDB, base: newBase, user: user, root: root, expected: expected) }
+            if let expected { try DocumentStore.checkAgreement(base: newDB, schema: expected, root: root, named: newBase) }
+            let stagingDB = try Database(path: layersPath + "/" + staging)
+            defer { stagingDB.close() }
+            try LayerDerivation.stage(root: root, base: newDB, user: user, staging: stagingDB) { done, total in
+                progress?(Progress(phase: "deriving", done: done, total: total))
+            }
+            return pending
+        } catch {
+            remove(pending, layersPath: layersPath)
+            throw error
+        }
+    }
+
+    /// Refuses a base that would hide the user's data: one with no document store, one
+    /// that shares none of `expected`'s collections, or one over which a collection holding
+    /// user documents would leave the schema.
+    private static func checkRelated(_ newDB: Database, base: String, user: Database, root: Subspace, expected: Schema?) throws {
+        let catalog = Catalog(root: root)
+        let advice = "(kvrepl: replace-base PATH --allow-unrelated; the library: allowingUnrelatedBase: true)"
+        guard try catalog.formatVersion(in: newDB) != nil, let data = try catalog.schemaData(in: newDB) else {
+            throw KVDocsError(.invalidArgument, "the base \(base) has no document store: it would hide the user's documents; pass it on purpose to use it anyway \(advice)", path: base)
+        }
+        let theirs = try Schema(json: Data(data), file: "the base's stored schema")
+        guard let expected else { return }
+        let mine = Set(expected.collections.keys)
+        if !mine.isEmpty, mine.isDisjoint(with: theirs.collections.keys) {
+            throw KVDocsError(.invalidArgument, "the base \(base) has none of the store's collections (\(mine.sorted().joined(separator: ", "))): it would hide the user's documents; pass it on purpose to use it anyway \(advice)", path: base)
+        }
+        let layered = try LayeredStore(base: newDB, user: user)
+        let after = try catalog.schemaData(in: layered).map { try Schema(json: Data($0), file: "the stored schema") }
+        let layout = Layout(root: root)
+        for name in mine.sorted() where after?[collection: name] == nil {
+            if try user.entries(layout.documents(name).range, limit: 1).next() != nil {
+                throw KVDocsError(.invalidArgument, "over the base \(base) the collection \"\(name)\" would leave the schema and hide the user's documents in it; pass it on purpose to use it anyway \(advice)", path: base)
+            }
+        }
+    }
+
+    /// Applies a pending replacement: copies its staged derived data into the user layer and
+    /// records its base. A pending replacement that cannot be applied (its staging database
+    /// is missing or unreadable, or the record predates staging) is rolled back instead: the
+    /// user layer's derived data is made exact over the old base again, which held before.
+    private static func finish(_ pending: LayersRecord.Pending, record: LayersRecord, layersPath: String, user: Database, root: Subspace,
                                progress: ((Progress) -> Void)?) throws -> LayersRecord {
-        let newDB = try Database(path: layersPath + "/" + pending.copy)
-        defer { newDB.close() }
-        let layered = try LayeredStore(base: newDB, user: user, userOnly: [Layout(root: Subspace()).changes.range])
-        let store = try DocumentStore(layered: layered)
-        try DocumentStore.checkAgreement(base: newDB, schema: store.schema, root: store.root)
-        try store.rederive(layered) { p in progress?(Progress(phase: "rederiving", done: p.done, total: p.total)) }
-        let done = LayersRecord(base: pending.base, copy: pending.copy, fingerprint: pending.fingerprint)
-        try done.write(layersPath)
-        return done
-    }
-
-    /// Links (or copies) the base's files into a new directory under `layersPath`; returns its name.
-    static func copyBase(_ base: String, into layersPath: String, progress: ((Progress) -> Void)?) throws -> String {
         let fm = FileManager.default
-        let name = "base-" + UUID().uuidString
-        let copy = layersPath + "/" + name
-        do {
-            try fm.createDirectory(atPath: copy, withIntermediateDirectories: true)
-            let files = try fm.contentsOfDirectory(atPath: base).filter { $0 != "LOCK" }.sorted()
-            var copied = 0
-            for file in files {
-                let from = base + "/" + file, to = copy + "/" + file
-                if file.hasSuffix(".ldb") || file.hasSuffix(".sst") {
-                    do { try fm.linkItem(atPath: from, toPath: to) } catch {
-                        try fm.copyItem(atPath: from, toPath: to)
-                        copied += 1
-                        progress?(Progress(phase: "copying base", done: copied, total: files.count))
-                    }
-                } else {
-                    try fm.copyItem(atPath: from, toPath: to)
+        if let staging = pending.staging, fm.fileExists(atPath: layersPath + "/" + pending.copy + "/CURRENT") {
+            do {
+                var options = Options()
+                options.createIfMissing = false
+                let stagingDB = try Database(path: layersPath + "/" + staging, options: options)
+                defer { stagingDB.close() }
+                try LayerDerivation.apply(staging: stagingDB, to: user, root: root) { done in
+                    progress?(Progress(phase: "applying", done: done, total: 0))
                 }
+                let done = LayersRecord(base: pending.base, copy: pending.copy, files: pending.files)
+                try done.write(layersPath)
+                try? fm.removeItem(atPath: layersPath + "/" + staging)
+                return done
+            } catch {
+                // Rolled back below.
             }
-            try Database.syncDirectory(copy)
-        } catch {
-            try? fm.removeItem(atPath: copy)
-            throw KVDocsError(.ioError, "cannot copy the base \(base) into \(layersPath): \(error.localizedDescription)", path: base)
         }
-        return name
+        // Back to the old base: the user layer held exact data over it before.
+        let oldStaging = "derive-" + UUID().uuidString
+        defer { try? fm.removeItem(atPath: layersPath + "/" + oldStaging) }
+        let base = try Database(path: layersPath + "/" + record.copy)
+        defer { base.close() }
+        let stagingDB = try Database(path: layersPath + "/" + oldStaging)
+        defer { stagingDB.close() }
+        try LayerDerivation.stage(root: root, base: base, user: user, staging: stagingDB) { done, total in
+            progress?(Progress(phase: "deriving", done: done, total: total))
+        }
+        try LayerDerivation.apply(staging: stagingDB, to: user, root: root)
+        var kept = record
+        kept.pending = nil
+        try kept.write(layersPath)
+        remove(pending, layersPath: layersPath)
+        return kept
     }
 
-    /// What identifies a base's contents: each file's name and size (LevelDB never
-    /// rewrites a file in place; a changed database has new names or sizes).
-    static func fingerprint(_ base: String) throws -> [String] {
-        let fm = FileManager.default
-        do {
-            return try fm.contentsOfDirectory(atPath: base).filter { $0 != "LOCK" && !$0.hasPrefix("LOG") }.sorted().map { name in
-                let size = (try fm.attributesOfItem(atPath: base + "/" + name)[.size] as? NSNumber)?.intValue ?? -1
-                return "\(name):\(size)"
-            }
-        } catch {
-            throw KVDocsError(.ioError, "cannot list the base \(base): \(error.localizedDescription)", path: base)
-        }
+    /// Removes the directories of a replacement that was not made.
+    private static func remove(_ pending: LayersRecord.Pending, layersPath: String) {
+        try? FileManager.default.removeItem(atPath: layersPath + "/" + pending.copy)
+        if let staging = pending.staging { try? FileManager.default.removeItem(atPath: layersPath + "/" + staging) }
     }
 
-    /// Removes base copies that neither the record nor an open handle uses.
+    /// Removes base copies and staging databases that neither the record nor an open handle uses.
     private func removeUnusedCopies() {
         let fm = FileManager.default
-        let (inUse, pending) = record.withLock { ($0.copy, $0.pending?.copy) }
+        let (inUse, pending) = record.withLock { ($0.copy, $0.pending) }
         guard let names = try? fm.contentsOfDirectory(atPath: layersPath) else { return }
-        for name in names where name.hasPrefix("base-") && name != inUse && name != pending {
+        for name in names where (name.hasPrefix("base-") || name.hasPrefix("derive-")) && name != inUse && name != pending?.copy && name != pending?.staging {
+            try? fm.removeItem(atPath: layersPath + "/" + name)
+        }
+    }
+
+    /// Removes staging databases not pending (the live handles never use them).
+    private func removeUnusedStaging() {
+        let fm = FileManager.default
+        guard let names = try? fm.contentsOfDirectory(atPath: layersPath) else { return }
+        for name in names where name.hasPrefix("derive-") {
             try? fm.removeItem(atPath: layersPath + "/" + name)
         }
     }
@@ -256,68 +404,6 @@ public final class LayeredDatabase: @unchecked Sendable {
         let fm = FileManager.default
         return ((try? fm.contentsOfDirectory(atPath: path)) ?? []).reduce(0) { total, name in
             total + ((try? fm.attributesOfItem(atPath: path + "/" + name)[.size] as? NSNumber)?.intValue ?? 0)
-        }
-    }
-}
-
-/// `USER.layers/LAYERS.json`: the base in use, and a replacement under way.
-struct LayersRecord: Codable, Equatable {
-    var format = 1
-    /// The base's directory, as given.
-    var base: String
-    /// The directory of its copy, under the layers directory.
-    var copy: String
-    /// ``LayeredDatabase/fingerprint(_:)`` of the base when it was copied.
-    var fingerprint: [String]
-    var pending: Pending?
-
-    struct Pending: Codable, Equatable {
-        var base: String
-        var copy: String
-        var fingerprint: [String]
-    }
-
-    init(base: String, copy: String, fingerprint: [String]) {
-        self.base = base
-        self.copy = copy
-        self.fingerprint = fingerprint
-    }
-
-    static func read(_ layersPath: String) throws -> LayersRecord? {
-        let path = layersPath + "/LAYERS.json"
-        guard FileManager.default.fileExists(atPath: path) else { return nil }
-        do {
-            let record = try JSONDecoder().decode(LayersRecord.self, from: Data(contentsOf: URL(fileURLWithPath: path)))
-            guard record.format == 1 else {
-                throw KVDocsError(.notSupported, "\(path) has layers format \(record.format), written by a newer version of KVDocs; this version reads format 1", path: path)
-            }
-            return record
-        } catch let e as KVDocsError {
-            throw e
-        } catch {
-            throw KVDocsError(.corruption, "\(path) cannot be read: \(error.localizedDescription)", path: path)
-        }
-    }
-
-    /// Writes the record with one rename (a crash leaves the old record or the new one).
-    func write(_ layersPath: String) throws {
-        let path = layersPath + "/LAYERS.json", temporary = path + ".new"
-        do {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            let data = try encoder.encode(self)
-            let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-            guard fd >= 0 else { throw KVDocsError(.ioError, "cannot write \(temporary): \(String(cString: strerror(errno)))", path: temporary) }
-            let written = data.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-            let synced = fsync(fd)
-            _ = Glibc.close(fd)
-            guard written == data.count, synced == 0 else { throw KVDocsError(.ioError, "cannot write \(temporary): \(String(cString: strerror(errno)))", path: temporary) }
-            guard rename(temporary, path) == 0 else { throw KVDocsError(.ioError, "cannot rename \(temporary): \(String(cString: strerror(errno)))", path: path) }
-            try Database.syncDirectory(layersPath)
-        } catch let e as KVDocsError {
-            throw e
-        } catch {
-            throw KVDocsError(.ioError, "cannot write \(path): \(error.localizedDescription)", path: path)
         }
     }
 }

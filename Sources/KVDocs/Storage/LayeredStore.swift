@@ -32,6 +32,9 @@ public final class LayeredStore: KeyValueStore, @unchecked Sendable {
     /// store's change feed, which records the user's writes only).
     public let userOnly: [KeyRange]
     private let current: Locked<Database>
+    /// Held shared while a read starts (a value, a cursor, a snapshot), exclusively by
+    /// ``withReadsHeld(_:)``: no read starts while the layers change in several steps.
+    private let gate = ReadWriteLock()
 
     static let tombstone: UInt8 = 0
     static let present: UInt8 = 1
@@ -78,17 +81,27 @@ public final class LayeredStore: KeyValueStore, @unchecked Sendable {
 
     /// The merged value of `key`: the user layer's, else (unless the user deleted it) the base's.
     public func value(forKey key: [UInt8]) throws -> [UInt8]? {
-        try Self.value(key, base: DatabaseReader(base), user: DatabaseReader(user), userOnly: userOnly)
+        try gate.withReadLock { try Self.value(key, base: DatabaseReader(base), user: DatabaseReader(user), userOnly: userOnly) }
     }
 
     /// A cursor over the merged entries of `range`, in `order`.
     public func scan(_ range: KeyRange, order: ScanOrder) throws -> any KeyValueCursor {
-        try MergedCursor(base: base.entries(range, order: order), user: user.entries(range, order: order), order: order, userName: user.path, userOnly: userOnly)
+        try gate.withReadLock {
+            try MergedCursor(base: base.entries(range, order: order), user: user.entries(range, order: order), order: order, userName: user.path, userOnly: userOnly)
+        }
     }
 
     /// A reader of both layers as they are now (one snapshot of each).
     public func snapshotReader() throws -> any SnapshotReader {
-        LayeredSnapshotReader(base: try base.snapshot(), user: try user.snapshot(), userOnly: userOnly)
+        try gate.withReadLock { LayeredSnapshotReader(base: try base.snapshot(), user: try user.snapshot(), userOnly: userOnly) }
+    }
+
+    /// Runs `body` while no read starts: reads that started before go on over the layers as
+    /// they were, later ones start after `body` (a base replacement swaps the base and
+    /// rewrites the user's derived data in several batches under it).
+    /// REQUIRES: `body` does not read through this store.
+    func withReadsHeld<R>(_ body: () throws -> R) rethrows -> R {
+        try gate.withWriteLock(body)
     }
 
     /// Applies `batch` to the user database, atomically: puts as tagged values, deletes as
