@@ -87,10 +87,16 @@ import Testing
         try fm.createDirectory(atPath: leftover, withIntermediateDirectories: true)
         try Data(Database.backupMarkerContents.utf8).write(to: URL(fileURLWithPath: leftover + "/" + Database.backupMarkerName))
         try Data("half a table".utf8).write(to: URL(fileURLWithPath: leftover + "/000005.ldb"))
+        // A backup to the same directory still running (its marker locked) is not a leftover.
+        let running = dir.child("keep.partial-" + UUID().uuidString)
+        try fm.createDirectory(atPath: running, withIntermediateDirectories: true)
+        let marker = try BackupMarker(creatingIn: running)
+        defer { marker.release() }
 
         let report = try db.backup(to: dir.child("keep"))
         #expect(report.entries == 1)
         #expect(!fm.fileExists(atPath: leftover))
+        #expect(fm.fileExists(atPath: running + "/" + Database.backupMarkerName))
         #expect(try Data(contentsOf: URL(fileURLWithPath: notes + "/notes.txt")) == Data("mine".utf8))
         #expect(try Data(contentsOf: URL(fileURLWithPath: unmarked + "/notes.txt")) == Data("mine".utf8))
         #expect(try Data(contentsOf: URL(fileURLWithPath: csv)) == Data("a,b\n".utf8))
@@ -137,6 +143,11 @@ import Testing
             #expect(error?.message.contains("cannot back up") == true, "\(error?.message ?? "")")
             #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path) == ["db"])
         }
+        // Under a file: refused, naming the file.
+        try Data().write(to: URL(fileURLWithPath: dir.child("file")))
+        let error = expectError(.invalidArgument) { try db.backup(to: dir.path + "/file/new/copy") }
+        #expect(error?.message == "cannot back up to \(dir.path)/file/new/copy: \(dir.path)/file is not a directory")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted() == ["db", "file"])
     }
 
     /// A backup inside a layered database's layers directory would be taken for a stale

@@ -97,25 +97,38 @@ struct BackupTarget {
 
     /// Makes the missing directories above the target, outermost first.
     /// - Returns: the directories made, outermost first, for removal if the backup fails.
-    /// - Throws: `.ioError` naming the directory that cannot be made (none is left made).
+    /// - Throws: `.invalidArgument` when the nearest existing one is not a directory;
+    ///   `.ioError` naming the directory that cannot be made (none is left made).
     func makeParents() throws -> [String] {
         var missing: [String] = []
         var directory = parent
-        while directory != "/", !FileManager.default.fileExists(atPath: directory) {
+        var isDirectory: ObjCBool = false
+        while directory != "/", !FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) {
             missing.append(directory)
             directory = (directory as NSString).deletingLastPathComponent
+        }
+        guard directory == "/" || isDirectory.boolValue else {
+            throw KVDocsError(.invalidArgument, "cannot back up to \(path): \(directory) is not a directory", path: path)
         }
         var made: [String] = []
         for directory in missing.reversed() {
             do {
-                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
+                try Self.makeDirectory(directory)
                 made.append(directory)
-            } catch {
+            } catch let error as KVDocsError {
                 for done in made.reversed() { _ = rmdir(done) }
-                throw KVDocsError(.ioError, "cannot back up to \(path): cannot create the directory \(directory): \(error.localizedDescription)", path: path)
+                throw KVDocsError(.ioError, "cannot back up to \(path): \(error.message)", path: path)
             }
         }
         return made
+    }
+
+    /// Makes one directory (its parent exists).
+    /// - Throws: `.ioError` naming the directory and the system's reason.
+    static func makeDirectory(_ directory: String) throws {
+        guard mkdir(directory, 0o755) == 0 else {
+            throw KVDocsError(.ioError, "cannot create the directory \(directory): \(String(cString: strerror(errno)))", path: directory)
+        }
     }
 
     /// Removes the temporary directories of earlier backups to this target that were

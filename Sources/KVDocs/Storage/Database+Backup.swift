@@ -46,7 +46,7 @@ extension Database {
     ///   - progress: called after every batch with the entries copied so far.
     /// - Returns: what was written; its path is `path` without trailing slashes.
     /// - Throws: `.invalidArgument` when `path` exists, names no new directory (`.`, `..`,
-    ///   `/`), or lies inside a layers directory, and for invalid `options`; `.ioError` when
+    ///   `/`), lies under a file or inside a layers directory, and for invalid `options`; `.ioError` when
     ///   the copy cannot be written or renamed (nothing is left at `path` then); storage
     ///   errors of the reads.
     @discardableResult
@@ -66,7 +66,11 @@ extension Database {
         do {
             target.removeLeftovers()
             let directory = target.resolved + ".partial-" + UUID().uuidString
-            try fm.createDirectory(atPath: directory, withIntermediateDirectories: false)
+            do {
+                try BackupTarget.makeDirectory(directory)
+            } catch let error as KVDocsError {
+                throw KVDocsError(.ioError, "cannot back up \(self.path) to \(path): \(error.message)", path: path)
+            }
             partial = directory
             marker = try BackupMarker(creatingIn: directory)
             let snapshot = try self.snapshot()
