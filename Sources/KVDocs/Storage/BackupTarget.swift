@@ -163,9 +163,13 @@ final class BackupMarker {
         guard descriptor >= 0 else {
             throw KVDocsError(.ioError, "cannot create \(path): \(String(cString: strerror(errno)))", path: path)
         }
+        // Locked before it holds its contents, so a backup looking for leftovers never
+        // reads them from a marker whose backup is running. Blocking: such a backup holds
+        // the lock only while it reads the file.
+        let locked = flock(descriptor, LOCK_EX) == 0
         let bytes = Array(Database.backupMarkerContents.utf8)
-        let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
-        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0, written == bytes.count else {
+        let written = locked ? bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) } : -1
+        guard locked, written == bytes.count else {
             let reason = String(cString: strerror(errno))
             release()
             throw KVDocsError(.ioError, "cannot write and lock \(path): \(reason)", path: path)
