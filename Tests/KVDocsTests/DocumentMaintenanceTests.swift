@@ -313,6 +313,46 @@ import Testing
         }
     }
 
+    /// A line that one of the collection's indexes refuses, after 1,000 good lines, is
+    /// reported with its number before anything is written: a geo field that holds no
+    /// point, an indexed value nested deeper than an index stores. Staged or read again.
+    @Test(arguments: [0, DocumentStore.importStagingBudget])
+    func aLineAnIndexRefusesIsReportedWithItsNumberAndNothingIsImported(budget: Int) throws {
+        let schema = try Schema(json: Data(#"""
+            {"collections": {"places": {"primaryKey": "id", "indexes": [
+              {"name": "by_tags", "fields": ["tags"]},
+              {"name": "by_loc", "fields": ["loc"], "type": "geo"}]}}}
+            """#.utf8))
+        let good = (0..<1000).map { #"{"id": \#($0), "loc": {"lat": \#($0 % 90), "lon": 0}, "tags": [["a"]]}"# }
+        let deep = String(repeating: "[", count: 130) + String(repeating: "]", count: 130)
+        let refused = [
+            (#"{"id": 1000, "loc": {"lat": "10", "lon": 0}}"#,
+             #"geo index by_loc of collection "places": field loc of document 1000 holds {"lat":"10","lon":0}, which is not a point"#),
+            (#"{"id": 1000, "tags": \#(deep)}"#,
+             #"index by_tags of collection "places": field tags holds arrays nested 130 levels deep"#),
+        ]
+        for (bad, reason) in refused {
+            try withTemporaryDatabase { db, _ throws in
+                let store = try DocumentStore(database: db, schema: schema)
+                let dir = TemporaryDirectory()
+                let path = try Self.write(good + [bad], dir)
+                let error = try #require(throws: KVDocsError.self) {
+                    try store.importJSONLines(into: "places", path: path, mode: .upsert, batchSize: 100, maximumLineLength: 1 << 20,
+                                              sync: false, stagingBudget: budget, progress: nil)
+                }
+                #expect(error.kind == .invalidArgument)
+                #expect(error.message.hasPrefix("\(path):1001: "), "\(error.message)")
+                #expect(error.message.contains(reason), "\(error.message)")
+                #expect(error.message.hasSuffix("nothing was imported"), "\(error.message)")
+                #expect(try store.collection("places").count() == 0)
+                #expect(store.lastSequence == 0)
+                #expect(try store.verify().isClean)
+                // Without the refused line, the same file imports whole.
+                #expect(try store.importJSONLines(into: "places", path: try Self.write(good, dir)) == 1000)
+            }
+        }
+    }
+
     @Test func aFailingWriteKeepsEarlierBatchesAndDropsItsOwn() throws {
         try withPeopleStore { store, people throws in
             let dir = TemporaryDirectory()

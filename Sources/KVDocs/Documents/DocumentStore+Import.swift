@@ -39,10 +39,14 @@ extension DocumentStore {
     /// Memory stays bounded whatever the file's size: the longest line (at most
     /// `maximumLineLength` bytes) plus one batch. Reading is linear in the file's size,
     /// whatever the lines' lengths. A first pass checks every line (valid JSON, an object, a
-    /// usable primary key, not too long), so a malformed line is reported with its number
-    /// before anything is written. A write that fails in the second pass (a unique
-    /// violation, an existing id in `.insert` mode) stops the import with the line number;
-    /// its batch is not written, the batches before it are.
+    /// usable primary key, not too long) and every document against each of the
+    /// collection's indexes, as a write would (a geo index's field holding no point, arrays
+    /// nested deeper than an index stores), so a line that cannot be written is reported as
+    /// `file:line: reason` before anything is written. What depends on other documents is
+    /// found in the second pass, as the documents are written (checking it first would
+    /// hold every value of the file): a write that fails there (a unique value taken by a
+    /// stored document or an earlier line, an existing id in `.insert` mode) stops the
+    /// import with the line number; its batch is not written, the batches before it are.
     ///
     /// `progress` is called during both passes, every 10,000 lines or 16 MiB read,
     /// whichever comes first, once more at the end of the first pass (unless it just was), and
@@ -74,6 +78,7 @@ extension DocumentStore {
     func importJSONLines(into collection: String, path: String, mode: ImportMode, batchSize: Int, maximumLineLength: Int,
                          sync: Bool, stagingBudget: Int, progress: ((ImportProgress) -> Void)?) throws -> Int {
         let schema = try self.schema.collection(collection)
+        let maintainers = try catalog().maintainers(of: collection)
         guard batchSize >= 1 else { throw KVDocsError(.invalidArgument, "batchSize must be at least 1") }
         let totalBytes = ((try? FileManager.default.attributesOfItem(atPath: path)[.size]) as? NSNumber)?.intValue ?? 0
         let reportEvery = (lines: 10_000, bytes: 16 << 20)
@@ -113,7 +118,10 @@ extension DocumentStore {
                     guard let pk = document[schema.primaryKey] else {
                         throw KVDocsError(.invalidArgument, "no primary key field \"\(schema.primaryKey)\"")
                     }
-                    _ = try Self.idElement(pk, collection: collection, primaryKey: schema.primaryKey)
+                    let id = try Self.idElement(pk, collection: collection, primaryKey: schema.primaryKey)
+                    // What every index refuses of one document (a geo field with no point,
+                    // arrays nested too deep), the check a write makes before it updates.
+                    for maintainer in maintainers { try maintainer.validate(id: id, document: document) }
                 } catch let e as KVDocsError {
                     throw KVDocsError(.invalidArgument, "\(path):\(reader.lineNumber): \(e.message); nothing was imported", path: storage.name)
                 }
