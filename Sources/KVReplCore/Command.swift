@@ -55,8 +55,8 @@ public enum Command: Equatable, Sendable {
     case changes(since: Int64, limit: Int?)
     /// `layers`: the base and user databases of a layered session, with their sizes.
     case layers
-    /// `replace-base NEWBASE`
-    case replaceBase(String)
+    /// `replace-base NEWBASE [--allow-unrelated]`
+    case replaceBase(String, allowingUnrelated: Bool)
     /// `backup DIR`
     case backup(String)
 
@@ -316,7 +316,11 @@ extension Command {
             return .reindex(collection, s.word())
         case "salvage": return .salvage(quarantine: s.word())
         case "layers": return .layers
-        case "replace-base": return .replaceBase(try path(&s))
+        case "replace-base":
+            let newBase = try path(&s)
+            s.skipSpaces()
+            let allowing = s.accept("--allow-unrelated")
+            return .replaceBase(newBase, allowingUnrelated: allowing)
         case "backup": return .backup(try path(&s))
         case "changes":
             var since: Int64 = 0

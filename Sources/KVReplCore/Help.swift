@@ -39,7 +39,7 @@ enum Help {
         ("salvage", "salvage [QUARANTINE]", "after a repair: move unreadable documents to a quarantine collection (default quarantine), rebuild every index, report what was lost"),
         ("changes", "changes [since SEQ] [limit N]", "the change feed"),
         ("layers", "layers", "a layered session (--base): the base and user databases and their sizes"),
-        ("replace-base", "replace-base NEWBASE", "a layered session: swap the base for the database at NEWBASE atomically, keeping the user's documents and deletes"),
+        ("replace-base", "replace-base NEWBASE [--allow-unrelated]", "a layered session: swap the base for the database at NEWBASE atomically, keeping the user's documents and deletes; the new base is copied, read whole and checked (schema, unique values) first, and on any failure the old base stays; a base with no document store or none of the store's collections is refused unless --allow-unrelated"),
         ("backup", "backup DIR", "write a consistent copy of the database (of the user database, in a layered session) into the new directory DIR, from one snapshot"),
         ("format", "format [table|line|json|jsonl|csv|text]", "how results print (also: mode); without a format, the current one (--format sets it at start; --json is unchanged)"),
         ("timer", "timer [on|off]", "print each command's wall time after it"),

@@ -170,9 +170,9 @@ extension Session {
             let (baseBytes, userBytes) = layers.sizes()
             emit(["base": .string(layers.basePath), "base_bytes": .int(Int64(baseBytes)), "user": .string(layers.userPath), "user_bytes": .int(Int64(userBytes))],
                  "base: \(layers.basePath) (\(baseBytes) bytes, read-only)\nuser: \(layers.userPath) (\(userBytes) bytes)")
-        case .replaceBase(let newBase):
+        case .replaceBase(let newBase, let allowingUnrelated):
             guard let layers else { throw KVDocsError(.invalidArgument, "this session has no layers: open it with --base BASEDB") }
-            try layers.replaceBase(with: newBase) { [progress] p in progress?("\(p.phase): \(p.done)/\(p.total)") }
+            try layers.replaceBase(with: newBase, allowingUnrelatedBase: allowingUnrelated) { [progress] p in progress?("\(p.phase): \(p.done)/\(p.total)") }
             emit(["ok": true, "base": .string(layers.basePath)], "the base is now \(layers.basePath)")
         case .backup(let directory):
             let report = try layers.map { try $0.backup(to: directory) } ?? database.backup(to: directory)

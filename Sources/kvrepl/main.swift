@@ -90,6 +90,9 @@ do {
     }
     session = try Session.open(path: path, create: options.create || options.demo, readOnly: options.readOnly, json: options.json,
                                schemaFile: options.schema, base: options.base, progress: interactive ? { standardError($0) } : nil)
+    if let failure = session.layers?.baseChangeFailure, let layers = session.layers {
+        standardError("kvrepl: warning: the base \(options.base ?? "") changed or differs from the one in force, and replacing it failed: \(failure.message); the base in force is still \(layers.basePath) (fix the new base and reopen, or replace-base it)")
+    }
     if let damage = session.storeDamage {
         standardError("kvrepl: warning: the document layer could not be opened: \(damage.message); run salvage to set damaged documents aside and rebuild the indexes")
     }

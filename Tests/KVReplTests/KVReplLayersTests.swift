@@ -80,3 +80,67 @@ import Testing
         return path
     }
 }
+
+/// The layer defects of issue 27 as a shell user meets them: a replacement that conflicts,
+/// bases that would hide the user's documents, a base that is the user database.
+@Suite struct KVReplLayerSafetyTests {
+    private func people(_ dir: TemporaryDirectory, _ name: String, ids: Range<Int>, email: String) throws -> String {
+        let schema = dir.child("people-schema.json")
+        try #"{"collections": {"people": {"primaryKey": "id", "indexes": [{"name": "by_email", "fields": ["email"], "unique": true}], "text": [{"name": "bio", "fields": ["bio"]}]}}}"#
+            .write(toFile: schema, atomically: true, encoding: .utf8)
+        let lines = ids.map { #"{"id": \#($0), "email": "\#(email)\#($0 % 1000)@x.org", "bio": "person \#($0)"}"# }.joined(separator: "\n") + "\n"
+        let file = dir.child(name + ".jsonl")
+        try lines.write(toFile: file, atomically: true, encoding: .utf8)
+        let r = try kvrepl([dir.child(name), "--create", "--schema", schema, "-c", "import people \(file)"])
+        #expect(r.status == 0, "\(r.stderr)")
+        return dir.child(name)
+    }
+
+    @Test func aConflictingReplaceBaseFailsAndEveryLaterOpenWorks() throws {
+        let dir = TemporaryDirectory("kvrepl-layer-safety")
+        let b1 = try people(dir, "b1", ids: 0..<300, email: "b"), b3 = try people(dir, "b3", ids: 0..<300, email: "u")
+        let users = try people(dir, "t", ids: 1000..<1100, email: "u")     // u0…u99, as b3's
+        var r = try kvrepl([dir.child("u"), "--base", b1, "--create", "-c", "import people \(users).jsonl"])
+        #expect(r.status == 0, "\(r.stderr)")
+        r = try kvrepl([dir.child("u"), "--base", b1, "-c", "replace-base \(b3)"])
+        #expect(r.status == 1)
+        #expect(r.stderr.contains(#"unique index "by_email" of "people" already has"#), "\(r.stderr)")
+        for base in [b1, b3, b1] {
+            r = try kvrepl([dir.child("u"), "--base", base, "-c", "count people", "-c", "verify", "-c", "layers"])
+            #expect(r.status == 0, "\(r.stderr)")
+            #expect(r.stdout.hasPrefix("400\n"), "\(r.stdout)")
+            #expect(r.stdout.contains("base: \(b1)"))
+            // Naming the conflicting base: a warning, the old base kept.
+            #expect(r.stderr.contains("the base in force is still \(b1)") == (base == b3), "\(r.stderr)")
+        }
+    }
+
+    @Test func basesThatHideTheUsersDocumentsOrAreTheUserDatabaseAreRefused() throws {
+        let dir = TemporaryDirectory("kvrepl-layer-safety")
+        let b = try people(dir, "b", ids: 0..<50, email: "b")
+        let u = dir.child("u")
+        var r = try kvrepl([u, "--base", b, "--create", "-c", #"insert people {"id": 500, "email": "mine@x.org"}"#])
+        #expect(r.status == 0, "\(r.stderr)")
+        r = try kvrepl([dir.child("empty"), "--create", "-c", "put a b"])
+        #expect(r.status == 0, "\(r.stderr)")
+        for (target, words) in [(dir.child("empty"), "has no document store"), (u, "is the user database")] {
+            r = try kvrepl([u, "--base", b, "-c", "replace-base \(target)", "-c", "count people"])
+            #expect(r.status == 1)
+            #expect(r.stderr.contains(words), "\(r.stderr)")
+            #expect(r.stdout == "51\n")
+        }
+        // Said explicitly, the empty base is used (the collection leaves the schema with it).
+        r = try kvrepl([u, "--base", b, "-c", "replace-base \(dir.child("empty")) --allow-unrelated", "-c", "layers"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.contains("base: \(dir.child("empty"))"))
+        // A base opened as its own user database: refused, nothing written.
+        let before = try fingerprint(b)
+        r = try kvrepl([b, "--base", b, "-c", "count people"])
+        #expect(r.status == 1)
+        #expect(r.stderr.contains("is the user database"), "\(r.stderr)")
+        #expect(try fingerprint(b) == before)
+        #expect(!FileManager.default.fileExists(atPath: b + ".layers"))
+        r = try kvrepl([b, "-c", "count people"])
+        #expect(r.stdout == "50\n", "\(r.stderr)")
+    }
+}
