@@ -2,9 +2,11 @@ import Foundation
 import KVDocs
 
 extension Bench {
-    /// Opening a layered store over a shipped base: the first open (the base's tables
-    /// hard-linked, or copied across file systems) and later opens, for a small base and a
-    /// 100 MB one, against opening the base database alone.
+    /// Opening a layered store over a shipped base: the first open (the base's files copied
+    /// byte for byte and checksummed), later opens (the files' `stat` facts compared), and a
+    /// later open after the base's files were touched (their content checksummed again), for
+    /// a small base and a 100 MB one, against opening the base database alone. Then base
+    /// replacement over user layers of growing size, against importing the same documents.
     func runLayers() throws {
         let sizes = quick ? [2 << 20, 8 << 20] : [5 << 20, 100 << 20]
         var lines: [String] = []
@@ -19,8 +21,7 @@ extension Bench {
                 db.close()
                 return (now() - t, 1, ["base bytes": bytes])
             }
-            // Same file system: tables hard-linked.
-            try measure("layers", "first open (tables linked), \(label)", "kvdocs") {
+            try measure("layers", "first open (base copied), \(label)", "kvdocs") {
                 let user = freshPath("layers-user")
                 let t = now()
                 let layers = try LayeredDatabase(user: user, base: base, create: true)
@@ -37,34 +38,67 @@ extension Bench {
                 layers.close()
                 return (seconds, 1, ["base bytes": bytes])
             }
-            // Another file system (/dev/shm): the tables are copied once.
-            let shm = "/dev/shm"
-            if FileManager.default.isWritableFile(atPath: shm) {
-                let remote = shm + "/kvbench-layers-\(getpid())"
-                defer { try? FileManager.default.removeItem(atPath: remote) }
-                var copies: [String] = []
-                try measure("layers", "first open (tables copied), \(label)", "kvdocs") {
-                    let user = remote + "/user-" + UUID().uuidString
-                    copies.append(user)
-                    let t = now()
-                    let layers = try LayeredDatabase(user: user, base: base, create: true)
-                    let seconds = now() - t
-                    layers.close()
-                    return (seconds, 1, ["base bytes": bytes])
+            // The base's files touched (an app update that rewrote the same bytes): read and
+            // checksummed again, nothing replaced.
+            try measure("layers", "later open, base files touched, \(label)", "kvdocs") {
+                for name in try FileManager.default.contentsOfDirectory(atPath: base) {
+                    try FileManager.default.setAttributes([.modificationDate: Date()], ofItemAtPath: base + "/" + name)
                 }
-                if let user = copies.first {
-                    try measure("layers", "later open after a copy, \(label)", "kvdocs") {
-                        let t = now()
-                        let layers = try LayeredDatabase(user: user, base: base)
-                        let seconds = now() - t
-                        layers.close()
-                        return (seconds, 1, ["base bytes": bytes])
-                    }
-                }
+                let t = now()
+                let layers = try LayeredDatabase(user: user, base: base)
+                let seconds = now() - t
+                layers.close()
+                return (seconds, 1, ["base bytes": bytes])
             }
         }
+        try runLayerReplacement()
         FileHandle.standardError.write(Data(("  " + lines.joined(separator: "; ") + "\n").utf8))
     }
+
+    /// Replacing the base under user layers of text-indexed documents of growing size: the
+    /// time per user document should stay flat (linear in the user layer) and the peak
+    /// memory bounded; against importing the same documents into a new store.
+    func runLayerReplacement() throws {
+        let counts = quick ? [300, 1000, 3000] : [300, 1000, 3000, 10_000, 30_000]
+        let baseA = freshPath("layers-replace-a"), baseB = freshPath("layers-replace-b")
+        _ = try Self.makeLayersBase(baseA, targetBytes: 1 << 20)
+        _ = try Self.makeLayersBase(baseB, targetBytes: 1 << 20)
+        let words = ["harbour", "river", "coach", "club", "season", "relay", "gold", "final", "heat", "junior", "world", "training"]
+        func document(_ i: Int) -> JSONValue {
+            .object(["id": .int(Int64(1_000_000 + i)), "name": .string("user athlete \(i)"), "country": .string(["AUS", "NZL"][i % 2]),
+                     "bio": .string((0..<(30 + i % 40)).map { words[($0 * 7 + i) % words.count] }.joined(separator: " ")), "born": .int(Int64(1970 + i % 30))])
+        }
+        let schema = try Schema(json: Data(Self.layersSchemaJSON.utf8))
+        for n in counts {
+            let user = freshPath("layers-replace-user")
+            let layers = try LayeredDatabase(user: user, base: baseA, create: true)
+            try layers.store.write { batch in for i in 0..<n { try batch.insert("athletes", document(i)) } }
+            var useB = true
+            try measure("layers", "replace the base under \(n) user documents", "kvdocs") {
+                try? "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)
+                let before = Self.peakResidentMegabytes()
+                let t = now()
+                try layers.replaceBase(with: useB ? baseB : baseA)
+                let seconds = now() - t
+                useB.toggle()
+                return (seconds, n, ["user documents": Double(n), "peak MB over the start": Self.peakResidentMegabytes() - before])
+            }
+            layers.close()
+            try measure("layers", "replace the base under \(n) user documents", "import") {
+                let db = try Database(path: freshPath("layers-replace-import"))
+                defer { db.close() }
+                let store = try DocumentStore(database: db, schema: schema)
+                let t = now()
+                try store.write { batch in for i in 0..<n { try batch.insert("athletes", document(i)) } }
+                return (now() - t, n, ["user documents": Double(n)])
+            }
+        }
+    }
+
+    static let layersSchemaJSON = #"""
+        {"collections": {"athletes": {"indexes": [{"name": "by_country", "fields": ["country"]}],
+          "text": [{"name": "about", "fields": ["name", "bio"]}]}}}
+        """#
 
     /// A base of athletes with a secondary and a text index, written until its directory
     /// holds `targetBytes`; returns the documents and the bytes.

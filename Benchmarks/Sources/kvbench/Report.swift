@@ -127,8 +127,16 @@ struct Report {
         if bench.results.contains(where: { $0.section == "layers" }) {
             var lines = ["### Layered databases: opening a user database over a shipped base", "",
                          "| open | milliseconds |", "|---|---:|"]
-            for m in bench.results where m.section == "layers" {
+            for m in bench.results where m.section == "layers" && !m.name.hasPrefix("replace") {
                 lines.append("| \(m.name) | \(String(format: "%.2f", m.seconds * 1000)) |")
+            }
+            lines += ["", "### Layered databases: replacing the base under the user's documents (against importing them)", "",
+                      "| user documents | replace (ms) | µs per user document | peak MB | import (ms) | replace / import |", "|---:|---:|---:|---:|---:|---:|"]
+            for m in bench.results where m.section == "layers" && m.name.hasPrefix("replace") && m.variant == "kvdocs" {
+                let imported = bench.results.first { $0.section == "layers" && $0.name == m.name && $0.variant == "import" }
+                lines.append("| \(m.operations) | \(String(format: "%.1f", m.seconds * 1000)) | \(String(format: "%.1f", m.microsecondsPerOperation)) | "
+                             + "\(String(format: "%.0f", m.extra["peak MB over the start"] ?? 0)) | \(imported.map { String(format: "%.1f", $0.seconds * 1000) } ?? "—") | "
+                             + "\(imported.map { String(format: "%.2f×", m.seconds / $0.seconds) } ?? "—") |")
             }
             parts.append(lines.joined(separator: "\n"))
             parts.append("")
