@@ -214,9 +214,9 @@ public final class Session {
 
     func report(_ message: String) {
         if json {
-            err(String(decoding: (try? JSONValue.object(["error": .string(message)]).canonicalData()) ?? Data(), as: UTF8.self))
+            err(Display.jsonSafe(String(decoding: (try? JSONValue.object(["error": .string(message)]).canonicalData()) ?? Data(), as: UTF8.self)))
         } else {
-            err("error: " + message)
+            err("error: " + Display.terminalSafe(message))
         }
     }
 
@@ -224,10 +224,10 @@ public final class Session {
     /// `value` in JSON mode, `text` otherwise, whatever the format.
     func emit(_ value: @autoclosure () -> JSONValue, _ text: @autoclosure () -> String) {
         if json {
-            out(String(decoding: (try? value().canonicalData()) ?? Data("null".utf8), as: UTF8.self))
+            out(Display.jsonSafe(String(decoding: (try? value().canonicalData()) ?? Data("null".utf8), as: UTF8.self)))
         } else {
             flushRows()
-            out(text())
+            out(Display.terminalSafe(text()))
         }
     }
 
@@ -235,12 +235,39 @@ public final class Session {
     /// contract), `row` (or `value`) gathered for the session's format, `text` otherwise.
     func emitRow(_ value: @autoclosure () -> JSONValue, _ text: @autoclosure () -> String, row: @autoclosure () -> JSONValue? = nil) {
         if json {
-            out(String(decoding: (try? value().canonicalData()) ?? Data("null".utf8), as: UTF8.self))
+            out(Display.jsonSafe(String(decoding: (try? value().canonicalData()) ?? Data("null".utf8), as: UTF8.self)))
         } else if format != nil {
             rows.append(row() ?? value())
         } else {
-            out(text())
+            out(Display.terminalSafe(text()))
         }
+    }
+
+    /// Prints the rows that `produce` hands to its argument, each as it comes, never
+    /// gathering them: `--json` and the default output (`text` of each row) a line at a
+    /// time, a format a row at a time. `table` and `csv` begin with a header that needs every
+    /// row's columns, so `produce` runs twice, first for the ``OutputFormat/Layout``; it must
+    /// hand over the same rows both times (read them from one snapshot).
+    func streamRows(text: @escaping (JSONValue) -> String, _ produce: ((JSONValue) throws -> Void) throws -> Void) throws {
+        guard let format, !json else {
+            try produce { row in emitRow(row, text(row)) }
+            return
+        }
+        flushRows()
+        var layout = OutputFormat.Layout(leading: leadingColumns, widths: format == .table)
+        if format.needsLayout {
+            try produce { layout.add($0) }
+            guard !layout.columns.isEmpty else { return }
+        }
+        // CSV ends its records with CRLF: `out` adds the LF.
+        let end = format == .csv ? "\r" : ""
+        if let header = format.header(layout) { out(header + end) }
+        var first = true
+        try produce { row in
+            out(format.record(row, first: first, layout) + end)
+            first = false
+        }
+        if let footer = format.footer(layout) { out(footer + end) }
     }
 
     /// Prints the rows gathered so far in the session's format.
