@@ -16,7 +16,9 @@ extension Session {
             if let store {
                 try store.apply(schema) { [progress] p in progress?("building \(p.collection).\(p.index): \(p.done)/\(p.total)") }
             } else {
+                // Also replaces a stored schema that cannot be read (Advice.storeDamage).
                 store = try DocumentStore(database: database, schema: schema)
+                storeDamage = nil
             }
             emit(["ok": true, "collections": .array(schema.collections.keys.sorted().map { .string($0) })],
                  "schema stored: \(schema.collections.keys.sorted().joined(separator: ", "))")
@@ -166,10 +168,14 @@ extension Session {
         case .salvage(let quarantine):
             let building: (DocumentStore.IndexBuildProgress) -> Void = { [progress] p in progress?("building \(p.collection).\(p.index): \(p.done)/\(p.total)") }
             let report: SalvageReport
-            if store == nil, storeDamage != nil {
+            if store == nil, let storeDamage {
+                // Salvage would fail on this damage as the open did: say what fixes it.
+                guard DocumentStore.remedy(for: storeDamage) == .salvage else {
+                    throw KVDocsError(.corruption, "salvage cannot open the document layer (\(storeDamage.message)): \(Advice.storeDamage(storeDamage))")
+                }
                 let (salvaged, salvageReport) = try DocumentStore.salvage(database: database, quarantine: quarantine ?? "quarantine", progress: building)
                 store = salvaged
-                storeDamage = nil
+                self.storeDamage = nil
                 report = salvageReport
             } else {
                 report = try documents().salvage(quarantine: quarantine ?? "quarantine", progress: building)
@@ -179,7 +185,8 @@ extension Session {
             }
             emit(["ok": .bool(report.verification.isClean), "kept": .int(Int64(report.kept.values.reduce(0, +))),
                   "quarantine": .string(report.quarantine), "quarantined": .array(lost),
-                  "rebuilt_indexes": .array(report.rebuiltIndexes.map { .string($0) })],
+                  "rebuilt_indexes": .array(report.rebuiltIndexes.map { .string($0) }),
+                  "catalog_repairs": .array(report.catalogRepairs.map { .string($0) })],
                  report.description)
             if !report.verification.isClean { throw KVDocsError(.corruption, "salvage finished but verify still finds problems: \(report.verification.missingEntries) missing and \(report.verification.danglingEntries) dangling entries, \(report.verification.badDocuments) bad documents") }
         case .layers:

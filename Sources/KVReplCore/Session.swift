@@ -92,6 +92,11 @@ public final class Session {
             }
         }
         do {
+            // A layered backup (or a copy of a user layer) reads only over its base. (A read
+            // that fails here is left to the commands, which report it with their advice.)
+            if (try? DocumentStore.isUserLayer(database)) == true {
+                throw KVDocsError(.invalidArgument, Advice.userLayerWithoutBase(path), path: path)
+            }
             var store: DocumentStore?
             var damage: KVDocsError?
             let report: (DocumentStore.IndexBuildProgress) -> Void = { p in progress?("building \(p.collection).\(p.index): \(p.done)/\(p.total)") }
@@ -101,8 +106,9 @@ public final class Session {
                 do {
                     store = try DocumentStore(database: database, progress: report)
                 } catch let e as KVDocsError where e.kind == .corruption {
-                    // Finishing an index build met a damaged document: open the raw database
-                    // so that salvage can set the damaged documents aside.
+                    // Damage in the document layer (a document an index build met, a catalog
+                    // record): open the raw database, so that what Advice.storeDamage names
+                    // (salvage, repair, schema load) can be run.
                     damage = e
                 }
             }
@@ -154,7 +160,12 @@ public final class Session {
             if try DocumentStore.exists(in: reopened) {
                 store = try DocumentStore(database: reopened) { [progress] p in progress?("building \(p.collection).\(p.index): \(p.done)/\(p.total)") }
             }
+            storeDamage = nil
         } catch let e as KVDocsError {
+            if e.kind == .corruption {
+                storeDamage = e
+                throw KVDocsError(e.kind, "\(what) and the database is open again, but its document layer could not be loaded: \(e.message); \(Advice.storeDamage(e))", path: directory)
+            }
             throw KVDocsError(e.kind, "\(what) and the database is open again, but its keyspaces or document layer could not be loaded: \(e.message)", path: directory)
         }
         guard let report else {
@@ -204,8 +215,7 @@ public final class Session {
             report(e.description)
         } catch let e as KVDocsError {
             // LevelDB's own damage reports (not, say, verify's findings, which reindex fixes).
-            let damaged = e.message.hasPrefix("Corruption: ") || (e.message.hasPrefix("IO error: ") && e.message.contains(database.path + "/"))
-            report(e.message + (damaged && !readOnly ? " (if the database is damaged, the repair command rebuilds it from what it can read)" : ""))
+            report(e.message + (Advice.command(e, in: self).map { " (\($0))" } ?? ""))
         } catch {
             report("\(error)")
         }
@@ -285,7 +295,7 @@ public final class Session {
     func documents() throws -> DocumentStore {
         guard let store else {
             if let storeDamage {
-                throw KVDocsError(.corruption, "the document layer could not be opened (\(storeDamage.message)): run salvage")
+                throw KVDocsError(.corruption, "the document layer could not be opened (\(storeDamage.message)): \(Advice.storeDamage(storeDamage))")
             }
             throw KVDocsError(.schema, "this database has no schema: start with --schema FILE or run: schema load FILE")
         }

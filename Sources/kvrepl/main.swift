@@ -91,12 +91,12 @@ do {
     session = try Session.open(path: path, create: options.create || options.demo, readOnly: options.readOnly, json: options.json,
                                schemaFile: options.schema, base: options.base, progress: interactive ? { standardError($0) } : nil)
     if let damage = session.storeDamage {
-        standardError("kvrepl: warning: the document layer could not be opened: \(damage.message); run salvage to set damaged documents aside and rebuild the indexes")
+        standardError("kvrepl: warning: the document layer could not be opened: \(damage.message); \(Advice.storeDamage(damage))")
     }
 } catch let e as KVDocsError {
     var message = e.message
-    if (e.kind == .corruption || e.message.hasPrefix("IO error: ")) && !options.repair && !options.readOnly {
-        message += " (if the database is damaged, kvrepl --repair \(path) rebuilds it from what it can read)"
+    if let advice = Advice.opening(e, path: path, base: options.base, readOnly: options.readOnly, repairing: options.repair) {
+        message += " (\(advice))"
     }
     if options.json {
         standardError(String(decoding: (try? JSONValue.object(["error": .string(message)]).canonicalData()) ?? Data(), as: UTF8.self))
