@@ -44,7 +44,7 @@ extension Display {
 
     /// Text for the terminal: every control character escaped but line feeds and tabs (the
     /// default output's multi-line results and aligned columns).
-    static func terminalSafe(_ text: String) -> String {
+    public static func terminalSafe(_ text: String) -> String {
         escaped(text, keeping: ["\n", "\t"])
     }
 

@@ -91,7 +91,7 @@ do {
     session = try Session.open(path: path, create: options.create || options.demo, readOnly: options.readOnly, json: options.json,
                                schemaFile: options.schema, base: options.base, progress: interactive ? { standardError($0) } : nil)
     if let damage = session.storeDamage {
-        standardError("kvrepl: warning: the document layer could not be opened: \(damage.message); \(Advice.storeDamage(damage))")
+        standardError(Display.terminalSafe("kvrepl: warning: the document layer could not be opened: \(damage.message); \(Advice.storeDamage(damage))"))
     }
 } catch let e as KVDocsError {
     var message = e.message
@@ -99,9 +99,9 @@ do {
         message += " (\(advice))"
     }
     if options.json {
-        standardError(String(decoding: (try? JSONValue.object(["error": .string(message)]).canonicalData()) ?? Data(), as: UTF8.self))
+        standardError(Display.jsonSafe(String(decoding: (try? JSONValue.object(["error": .string(message)]).canonicalData()) ?? Data(), as: UTF8.self)))
     } else {
-        standardError("kvrepl: \(message)")
+        standardError("kvrepl: " + Display.terminalSafe(message))
     }
     exit(1)
 } catch {
