@@ -36,6 +36,7 @@ public enum OutputFormat: String, CaseIterable, Sendable {
         var layout = Layout(leading: leading, widths: self == .table)
         if needsLayout {
             for row in rows { layout.add(row) }
+            layout = layout.frozen()
             guard !layout.columns.isEmpty else { return "" }
         }
         var pieces: [String] = []
@@ -94,6 +95,8 @@ public enum OutputFormat: String, CaseIterable, Sendable {
         /// The columns in order of first appearance, and the widest `table` cell of each.
         private var seen: [(name: String, width: Int)] = []
         private let measuring: Bool
+        /// ``columns`` and ``widths`` once ``frozen()`` (every row added).
+        private var cache: (columns: [String], widths: [Int])?
 
         /// An empty layout; `widths` measures the `table` cells of every row added.
         public init(leading: [String], widths: Bool) {
@@ -101,8 +104,16 @@ public enum OutputFormat: String, CaseIterable, Sendable {
             self.measuring = widths
         }
 
+        /// The layout with its columns and widths worked out once, for printing every row.
+        public func frozen() -> Layout {
+            var copy = self
+            copy.cache = (columns, widths)
+            return copy
+        }
+
         /// Adds the fields of `row`.
         public mutating func add(_ row: JSONValue) {
+            cache = nil
             guard case .object(let fields) = row else {
                 note("value", row)
                 return
@@ -121,13 +132,15 @@ public enum OutputFormat: String, CaseIterable, Sendable {
 
         /// The columns, in order.
         public var columns: [String] {
+            if let cache { return cache.columns }
             let lead = leading.filter { name in seen.contains { $0.name.sameCodePoints(name) } }
             return lead + seen.map(\.name).filter { name in !lead.contains { $0.sameCodePoints(name) } }
         }
 
         /// The widths of ``columns``' `table` cells.
         var widths: [Int] {
-            columns.map { name in seen.first { $0.name.sameCodePoints(name) }?.width ?? 0 }
+            if let cache { return cache.widths }
+            return columns.map { name in seen.first { $0.name.sameCodePoints(name) }?.width ?? 0 }
         }
     }
 

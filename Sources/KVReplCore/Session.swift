@@ -267,6 +267,7 @@ public final class Session {
         var layout = OutputFormat.Layout(leading: leadingColumns, widths: format == .table)
         if format.needsLayout {
             try produce { layout.add($0) }
+            layout = layout.frozen()
             guard !layout.columns.isEmpty else { return }
         }
         // CSV ends its records with CRLF: `out` adds the LF.
