@@ -64,6 +64,12 @@ public final class Session {
         if let base {
             guard !readOnly else { throw KVDocsError(.invalidArgument, "--base opens the user database for writing; it cannot be used with --read-only") }
             let schema = try schemaFile.map { try Schema(contentsOfFile: $0) }
+            // A user database whose CURRENT file is gone is damaged, not missing: repair
+            // rebuilds it (see Advice.opening); --create would start it anew.
+            let fm = FileManager.default
+            if !create, !fm.fileExists(atPath: path + "/CURRENT"), let files = try? fm.contentsOfDirectory(atPath: path), files.contains(where: { $0.hasPrefix("MANIFEST-") || $0.hasSuffix(".log") || $0.hasSuffix(".ldb") }) {
+                throw KVDocsError(.corruption, "the user database \(path) has no CURRENT file", path: path)
+            }
             let layers = try LayeredDatabase(user: path, base: base, schema: schema, create: create) { p in
                 progress?("\(p.phase): \(p.done)/\(p.total)")
             }

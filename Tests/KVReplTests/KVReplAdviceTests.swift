@@ -74,6 +74,19 @@ import Testing
         #expect(try kvrepl([user, "--base", base, "-c", "verify"]).stdout.hasSuffix(": ok\n"))
     }
 
+    /// The user database itself damaged: repair it, with its base.
+    @Test func aUserDatabaseWithoutItsCurrentFileSaysToRepairItWithItsBase() throws {
+        let dir = TemporaryDirectory("kvrepl-advice")
+        let (base, user) = try Self.layered(dir)
+        try FileManager.default.removeItem(atPath: user + "/CURRENT")
+        var r = try Self.countLayered(user, base)
+        #expect(r.status == 1)
+        #expect(r.stderr.contains("has no CURRENT file (if the user database is damaged, kvrepl \(user) --base \(base) --repair rebuilds it"), "\(r.stderr)")
+        #expect(!r.stderr.contains("--create"), "\(r.stderr)")
+        r = try kvrepl([user, "--base", base, "--repair", "-c", "count stations", "-c", #"doc stations "HOME""#])
+        #expect(r.status == 0 && r.stdout.contains("61\n") && r.stdout.contains("\"HOME\""), "\(r.stderr)")
+    }
+
     /// A backup of a layered session's user database holds tagged values: it reads only
     /// over its base, and says so instead of "no schema".
     @Test(arguments: [false, true])
