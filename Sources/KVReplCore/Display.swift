@@ -17,10 +17,11 @@ public enum Display {
         m < 10_000 ? String(format: "%.1f m", m) : String(format: "%.3f km", m / 1000)
     }
 
-    /// Printable UTF-8 text (no control characters but tab and newline), or nil.
+    /// Printable UTF-8 text (no control characters but tab and newline, see
+    /// ``isControl(_:)``), or nil.
     static func printable(_ bytes: [UInt8]) -> String? {
         guard let s = String(validating: bytes, as: UTF8.self) else { return nil }
-        let ok = s.unicodeScalars.allSatisfy { ($0.value >= 0x20 && $0.value != 0x7F) || $0 == "\t" || $0 == "\n" }
+        let ok = s.unicodeScalars.allSatisfy { !isControl($0) || $0 == "\t" || $0 == "\n" }
         return ok ? s : nil
     }
 
@@ -42,7 +43,7 @@ public enum Display {
 
     /// A value for display.
     public static func value(_ bytes: [UInt8], pretty: Bool) -> String {
-        if let json = jsonDocument(bytes) { return pretty ? prettyJSON(json) : json.compactDescription }
+        if let json = jsonDocument(bytes) { return pretty ? prettyJSON(json) : compactJSON(json) }
         if let s = printable(bytes) { return s }
         return hex(bytes)
     }
@@ -60,8 +61,9 @@ public enum Display {
         return try? JSONValue(parsing: Data(bytes))
     }
 
+    /// A value as pretty-printed JSON, safe for a terminal (``jsonSafe(_:)``).
     public static func prettyJSON(_ value: JSONValue) -> String {
-        (try? value.prettyText()) ?? value.compactDescription
+        jsonSafe((try? value.prettyText()) ?? value.compactDescription)
     }
 
     /// A raw entry in `--json` mode.

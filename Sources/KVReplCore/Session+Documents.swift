@@ -2,6 +2,9 @@ import Foundation
 import KVDocs
 
 extension Session {
+    /// The markers of an interactive search's bold matches (private-use characters).
+    static let boldOn = "\u{E000}", boldOff = "\u{E001}"
+
     func executeDocument(_ command: Command) throws {
         switch command {
         case .schema:
@@ -13,7 +16,9 @@ extension Session {
             if let store {
                 try store.apply(schema) { [progress] p in progress?("building \(p.collection).\(p.index): \(p.done)/\(p.total)") }
             } else {
+                // Also replaces a stored schema that cannot be read (Advice.storeDamage).
                 store = try DocumentStore(database: database, schema: schema)
+                storeDamage = nil
             }
             emit(["ok": true, "collections": .array(schema.collections.keys.sorted().map { .string($0) })],
                  "schema stored: \(schema.collections.keys.sorted().joined(separator: ", "))")
@@ -52,7 +57,7 @@ extension Session {
                 throw KVDocsError(.notFound, "collection \"\(collection)\" has no document \(id)")
             }
             leadingColumns = [try documents().schema.collection(collection).primaryKey]
-            emitRow(document, interactive ? Display.prettyJSON(document) : document.compactDescription)
+            emitRow(document, interactive ? Display.prettyJSON(document) : Display.compactJSON(document))
         case .remove(let collection, let id):
             guard try documents().collection(collection).delete(id: id, sync: sync) else {
                 throw KVDocsError(.notFound, "collection \"\(collection)\" has no document \(id)")
@@ -68,9 +73,13 @@ extension Session {
             let count = try reading { try $0.exportJSONLines(from: collection, to: file) }
             emit(["ok": true, "documents": .int(Int64(count)), "file": .string(file)], "exported \(count) documents to \(file)")
         case .find(let collection, let query):
+            // Streamed from one snapshot: a result of any size prints in bounded memory.
             leadingColumns = [try documents().schema.collection(collection).primaryKey]
-            for document in try reading({ try $0.find(collection, query) }) {
-                emitRow(document, interactive ? Display.prettyJSON(document) : document.compactDescription)
+            let interactive = interactive
+            try reading { tx in
+                try streamRows(text: { interactive ? Display.prettyJSON($0) : Display.compactJSON($0) }) { row in
+                    try tx.forEach(collection, query, row)
+                }
             }
         case .count(let collection, let query):
             let n = try reading { try $0.count(collection, query) }
@@ -88,7 +97,11 @@ extension Session {
             // A format's rows are the documents hit, with their scores (as near's are with
             // their distances); text and --json print ids and scores.
             let rowsHaveDocuments = format != nil && !json
-            let options = SearchOptions(limit: limit, highlight: highlight ? .init(open: interactive && !json && format == nil ? "\u{1B}[1m" : "[", close: interactive && !json && format == nil ? "\u{1B}[0m" : "]") : nil,
+            // Interactively, matches are bold. The highlighter wraps them in two private-use
+            // characters, turned into the terminal's bold on and off only after the stored
+            // text around them is escaped (a stored U+E000 turns bold on, nothing worse).
+            let bold = interactive && !json && format == nil
+            let options = SearchOptions(limit: limit, highlight: highlight ? .init(open: bold ? Self.boldOn : "[", close: bold ? Self.boldOff : "]") : nil,
                                         includeDocuments: rowsHaveDocuments)
             let primaryKey = try documents().schema.collection(collection).primaryKey
             leadingColumns = [primaryKey, "score"]
@@ -99,8 +112,14 @@ extension Session {
                 if case .object(let fields) = hit.document { row = fields }
                 row["score"] = .double(hit.score)
                 if highlight { row["highlights"] = o["highlights"] }
-                let fields = hit.highlights.sorted { $0.key < $1.key }.filter { !$0.value.isEmpty }.map { "  \($0.key): \($0.value)" }
-                emitRow(.object(o), (["\(hit.id)  \(String(format: "%.6f", hit.score))"] + fields).joined(separator: "\n"), row: .object(row))
+                let fields = hit.highlights.sorted { $0.key < $1.key }.filter { !$0.value.isEmpty }
+                    .map { "  \(Display.escaped($0.key)): \(Display.escaped($0.value))" }
+                let text = (["\(Display.compactJSON(hit.id))  \(String(format: "%.6f", hit.score))"] + fields).joined(separator: "\n")
+                if bold {
+                    out(text.replacingOccurrences(of: Self.boldOn, with: "\u{1B}[1m").replacingOccurrences(of: Self.boldOff, with: "\u{1B}[0m"))
+                } else {
+                    emitRow(.object(o), text, row: .object(row))
+                }
             }
         case .near(let near):
             let hits = try reading { try $0.near(near.collection, near.center, within: near.within, query: near.query, index: near.index, includeDocuments: !json) }
@@ -111,7 +130,7 @@ extension Session {
                 if case .object(let fields) = hit.document { row = fields }
                 row["distance"] = .double(hit.distance)
                 emitRow(["id": hit.id, "distance": .double(hit.distance)],
-                        "\(hit.id.compactDescription)  \(Display.metres(hit.distance))  \(hit.document.compactDescription)", row: .object(row))
+                        "\(Display.compactJSON(hit.id))  \(Display.metres(hit.distance))  \(Display.compactJSON(hit.document))", row: .object(row))
             }
         case .explainNear(let near):
             let plan = try reading { try $0.explainNear(near.collection, near.center, within: near.within, query: near.query, index: near.index) }
@@ -134,7 +153,7 @@ extension Session {
             }
             leadingColumns = ["term", "documents"]
             for t in terms {
-                emitRow(["term": .string(t.term), "documents": .int(Int64(t.documents))], "\(t.term)  \(t.documents)")
+                emitRow(["term": .string(t.term), "documents": .int(Int64(t.documents))], "\(Display.escaped(t.term))  \(t.documents)")
             }
         case .verify(let collection):
             let report = try documents().verify(collection: collection)
@@ -149,10 +168,14 @@ extension Session {
         case .salvage(let quarantine):
             let building: (DocumentStore.IndexBuildProgress) -> Void = { [progress] p in progress?("building \(p.collection).\(p.index): \(p.done)/\(p.total)") }
             let report: SalvageReport
-            if store == nil, storeDamage != nil {
+            if store == nil, let storeDamage {
+                // Salvage would fail on this damage as the open did: say what fixes it.
+                guard DocumentStore.remedy(for: storeDamage) == .salvage else {
+                    throw KVDocsError(.corruption, "salvage cannot open the document layer (\(storeDamage.message)): \(Advice.storeDamage(storeDamage))")
+                }
                 let (salvaged, salvageReport) = try DocumentStore.salvage(database: database, quarantine: quarantine ?? "quarantine", progress: building)
                 store = salvaged
-                storeDamage = nil
+                self.storeDamage = nil
                 report = salvageReport
             } else {
                 report = try documents().salvage(quarantine: quarantine ?? "quarantine", progress: building)
@@ -162,7 +185,8 @@ extension Session {
             }
             emit(["ok": .bool(report.verification.isClean), "kept": .int(Int64(report.kept.values.reduce(0, +))),
                   "quarantine": .string(report.quarantine), "quarantined": .array(lost),
-                  "rebuilt_indexes": .array(report.rebuiltIndexes.map { .string($0) })],
+                  "rebuilt_indexes": .array(report.rebuiltIndexes.map { .string($0) }),
+                  "catalog_repairs": .array(report.catalogRepairs.map { .string($0) })],
                  report.description)
             if !report.verification.isClean { throw KVDocsError(.corruption, "salvage finished but verify still finds problems: \(report.verification.missingEntries) missing and \(report.verification.danglingEntries) dangling entries, \(report.verification.badDocuments) bad documents") }
         case .layers:

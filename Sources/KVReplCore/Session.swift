@@ -64,6 +64,12 @@ public final class Session {
         if let base {
             guard !readOnly else { throw KVDocsError(.invalidArgument, "--base opens the user database for writing; it cannot be used with --read-only") }
             let schema = try schemaFile.map { try Schema(contentsOfFile: $0) }
+            // A user database whose CURRENT file is gone is damaged, not missing: repair
+            // rebuilds it (see Advice.opening); --create would start it anew.
+            let fm = FileManager.default
+            if !create, !fm.fileExists(atPath: path + "/CURRENT"), let files = try? fm.contentsOfDirectory(atPath: path), files.contains(where: { $0.hasPrefix("MANIFEST-") || $0.hasSuffix(".log") || $0.hasSuffix(".ldb") }) {
+                throw KVDocsError(.corruption, "the user database \(path) has no CURRENT file", path: path)
+            }
             let layers = try LayeredDatabase(user: path, base: base, schema: schema, create: create) { p in
                 progress?("\(p.phase): \(p.done)/\(p.total)")
             }
@@ -92,6 +98,11 @@ public final class Session {
             }
         }
         do {
+            // A layered backup (or a copy of a user layer) reads only over its base. (A read
+            // that fails here is left to the commands, which report it with their advice.)
+            if (try? DocumentStore.isUserLayer(database)) == true {
+                throw KVDocsError(.invalidArgument, Advice.userLayerWithoutBase(path), path: path)
+            }
             var store: DocumentStore?
             var damage: KVDocsError?
             let report: (DocumentStore.IndexBuildProgress) -> Void = { p in progress?("building \(p.collection).\(p.index): \(p.done)/\(p.total)") }
@@ -101,8 +112,9 @@ public final class Session {
                 do {
                     store = try DocumentStore(database: database, progress: report)
                 } catch let e as KVDocsError where e.kind == .corruption {
-                    // Finishing an index build met a damaged document: open the raw database
-                    // so that salvage can set the damaged documents aside.
+                    // Damage in the document layer (a document an index build met, a catalog
+                    // record): open the raw database, so that what Advice.storeDamage names
+                    // (salvage, repair, schema load) can be run.
                     damage = e
                 }
             }
@@ -154,7 +166,12 @@ public final class Session {
             if try DocumentStore.exists(in: reopened) {
                 store = try DocumentStore(database: reopened) { [progress] p in progress?("building \(p.collection).\(p.index): \(p.done)/\(p.total)") }
             }
+            storeDamage = nil
         } catch let e as KVDocsError {
+            if e.kind == .corruption {
+                storeDamage = e
+                throw KVDocsError(e.kind, "\(what) and the database is open again, but its document layer could not be loaded: \(e.message); \(Advice.storeDamage(e))", path: directory)
+            }
             throw KVDocsError(e.kind, "\(what) and the database is open again, but its keyspaces or document layer could not be loaded: \(e.message)", path: directory)
         }
         guard let report else {
@@ -204,8 +221,7 @@ public final class Session {
             report(e.description)
         } catch let e as KVDocsError {
             // LevelDB's own damage reports (not, say, verify's findings, which reindex fixes).
-            let damaged = e.message.hasPrefix("Corruption: ") || (e.message.hasPrefix("IO error: ") && e.message.contains(database.path + "/"))
-            report(e.message + (damaged && !readOnly ? " (if the database is damaged, the repair command rebuilds it from what it can read)" : ""))
+            report(e.message + (Advice.command(e, in: self).map { " (\($0))" } ?? ""))
         } catch {
             report("\(error)")
         }
@@ -214,9 +230,9 @@ public final class Session {
 
     func report(_ message: String) {
         if json {
-            err(String(decoding: (try? JSONValue.object(["error": .string(message)]).canonicalData()) ?? Data(), as: UTF8.self))
+            err(Display.jsonSafe(String(decoding: (try? JSONValue.object(["error": .string(message)]).canonicalData()) ?? Data(), as: UTF8.self)))
         } else {
-            err("error: " + message)
+            err("error: " + Display.terminalSafe(message))
         }
     }
 
@@ -224,10 +240,10 @@ public final class Session {
     /// `value` in JSON mode, `text` otherwise, whatever the format.
     func emit(_ value: @autoclosure () -> JSONValue, _ text: @autoclosure () -> String) {
         if json {
-            out(String(decoding: (try? value().canonicalData()) ?? Data("null".utf8), as: UTF8.self))
+            out(Display.jsonSafe(String(decoding: (try? value().canonicalData()) ?? Data("null".utf8), as: UTF8.self)))
         } else {
             flushRows()
-            out(text())
+            out(Display.terminalSafe(text()))
         }
     }
 
@@ -235,12 +251,40 @@ public final class Session {
     /// contract), `row` (or `value`) gathered for the session's format, `text` otherwise.
     func emitRow(_ value: @autoclosure () -> JSONValue, _ text: @autoclosure () -> String, row: @autoclosure () -> JSONValue? = nil) {
         if json {
-            out(String(decoding: (try? value().canonicalData()) ?? Data("null".utf8), as: UTF8.self))
+            out(Display.jsonSafe(String(decoding: (try? value().canonicalData()) ?? Data("null".utf8), as: UTF8.self)))
         } else if format != nil {
             rows.append(row() ?? value())
         } else {
-            out(text())
+            out(Display.terminalSafe(text()))
         }
+    }
+
+    /// Prints the rows that `produce` hands to its argument, each as it comes, never
+    /// gathering them: `--json` and the default output (`text` of each row) a line at a
+    /// time, a format a row at a time. `table` and `csv` begin with a header that needs every
+    /// row's columns, so `produce` runs twice, first for the ``OutputFormat/Layout``; it must
+    /// hand over the same rows both times (read them from one snapshot).
+    func streamRows(text: @escaping (JSONValue) -> String, _ produce: ((JSONValue) throws -> Void) throws -> Void) throws {
+        guard let format, !json else {
+            try produce { row in emitRow(row, text(row)) }
+            return
+        }
+        flushRows()
+        var layout = OutputFormat.Layout(leading: leadingColumns, widths: format == .table)
+        if format.needsLayout {
+            try produce { layout.add($0) }
+            layout = layout.frozen()
+            guard !layout.columns.isEmpty else { return }
+        }
+        // CSV ends its records with CRLF: `out` adds the LF.
+        let end = format == .csv ? "\r" : ""
+        if let header = format.header(layout) { out(header + end) }
+        var first = true
+        try produce { row in
+            out(format.record(row, first: first, layout) + end)
+            first = false
+        }
+        if let footer = format.footer(layout) { out(footer + end) }
     }
 
     /// Prints the rows gathered so far in the session's format.
@@ -258,7 +302,7 @@ public final class Session {
     func documents() throws -> DocumentStore {
         guard let store else {
             if let storeDamage {
-                throw KVDocsError(.corruption, "the document layer could not be opened (\(storeDamage.message)): run salvage")
+                throw KVDocsError(.corruption, "the document layer could not be opened (\(storeDamage.message)): \(Advice.storeDamage(storeDamage))")
             }
             throw KVDocsError(.schema, "this database has no schema: start with --schema FILE or run: schema load FILE")
         }

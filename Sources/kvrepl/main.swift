@@ -94,17 +94,17 @@ do {
         standardError("kvrepl: warning: the base \(options.base ?? "") changed or differs from the one in force, and replacing it failed: \(failure.message); the base in force is still \(layers.basePath) (fix the new base and reopen, or replace-base it)")
     }
     if let damage = session.storeDamage {
-        standardError("kvrepl: warning: the document layer could not be opened: \(damage.message); run salvage to set damaged documents aside and rebuild the indexes")
+        standardError(Display.terminalSafe("kvrepl: warning: the document layer could not be opened: \(damage.message); \(Advice.storeDamage(damage))"))
     }
 } catch let e as KVDocsError {
     var message = e.message
-    if (e.kind == .corruption || e.message.hasPrefix("IO error: ")) && !options.repair && !options.readOnly {
-        message += " (if the database is damaged, kvrepl --repair \(path) rebuilds it from what it can read)"
+    if let advice = Advice.opening(e, path: path, base: options.base, readOnly: options.readOnly, repairing: options.repair) {
+        message += " (\(advice))"
     }
     if options.json {
-        standardError(String(decoding: (try? JSONValue.object(["error": .string(message)]).canonicalData()) ?? Data(), as: UTF8.self))
+        standardError(Display.jsonSafe(String(decoding: (try? JSONValue.object(["error": .string(message)]).canonicalData()) ?? Data(), as: UTF8.self)))
     } else {
-        standardError("kvrepl: \(message)")
+        standardError("kvrepl: " + Display.terminalSafe(message))
     }
     exit(1)
 } catch {

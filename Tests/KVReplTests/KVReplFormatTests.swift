@@ -67,7 +67,15 @@ import Testing
         }
         let csv = OutputFormat.csv.render(rows, leading: ["id"])
         let columns = OutputFormat.columns(rows, leading: ["id"])
-        let expected = [columns] + rows.map { row in columns.map { OutputFormat.cell(row, $0) } }
+        // Cells as written: control characters but LF and tab escaped (a CR too), a `'`
+        // before a text that starts like a formula (a CR piece does).
+        func shown(_ text: String, guarded: Bool) -> String {
+            let escaped = Display.escaped(text, keeping: ["\n", "\t"])
+            return guarded && (text.first == "\r" || text.first == "\r\n") ? "'" + escaped : escaped
+        }
+        let expected = [columns] + rows.map { row in
+            columns.map { shown(OutputFormat.cell(row, $0), guarded: !OutputFormat.isNumber(OutputFormat.value(row, $0))) }
+        }
         let script = """
         import csv, io, json, sys
         data = sys.stdin.buffer.read().decode("utf-8")

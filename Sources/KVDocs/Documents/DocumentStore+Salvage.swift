@@ -22,6 +22,10 @@ public struct SalvageReport: Sendable, CustomStringConvertible {
     public var quarantined: [QuarantinedDocument] = []
     /// The indexes rebuilt, as `collection.index`.
     public var rebuiltIndexes: [String] = []
+    /// The catalog's records that could not be read, each with why and what was done, before
+    /// the store was opened: an index's state removed (every index is rebuilt, its state
+    /// written again), the sequence number set from the change feed, the generation reset.
+    public var catalogRepairs: [String] = []
     /// ``DocumentStore/verify(collection:)`` after the salvage.
     public var verification = VerifyReport()
 
@@ -32,6 +36,7 @@ public struct SalvageReport: Sendable, CustomStringConvertible {
     public var description: String {
         let keptTotal = kept.values.reduce(0, +)
         var lines = ["salvage: kept \(keptTotal) documents, moved \(lost) to \"\(quarantine)\", rebuilt \(rebuiltIndexes.count) indexes; verify: \(verification.isClean ? "ok" : "\(verification.missingEntries) missing, \(verification.danglingEntries) dangling, \(verification.badDocuments) bad")"]
+        for repair in catalogRepairs { lines.append("  catalog: \(repair)") }
         for q in quarantined {
             lines.append("  \(q.collection) \(q.id?.compactDescription ?? "(damaged key)") → \(q.quarantineID): \(q.reason)")
         }
@@ -157,12 +162,102 @@ extension DocumentStore {
 extension DocumentStore {
     /// Opens the store in `database` without finishing interrupted index builds, then runs
     /// ``salvage(quarantine:progress:)``: for a store that cannot be opened because an index
-    /// build meets a damaged document (`init` then throws `.corruption` naming it).
+    /// build meets a damaged document, or because a catalog record salvage can rebuild
+    /// cannot be read (`init` then throws `.corruption` naming it; see
+    /// ``remedy(for:root:)``). Those records are repaired first, in one synced write, and
+    /// listed in ``SalvageReport/catalogRepairs``:
+    /// - an index's state is removed: salvage rebuilds every index of the schema and writes
+    ///   their states again;
+    /// - the sequence number is set to the change feed's last (0 for none);
+    /// - the catalog generation is set anew (no reader of this process has it cached: the
+    ///   store could not be opened).
+    ///
+    /// A damaged stored schema or format version is not salvaged: nothing else records them
+    /// (``init(database:schema:root:progress:)`` with the schema replaces the schema).
+    ///
+    /// ```swift
+    /// let (store, report) = try DocumentStore.salvage(database: db)
+    /// print(report)
+    /// ```
     /// - Returns: the store, usable, and what the salvage did.
+    /// - Throws: what ``salvage(quarantine:progress:)`` throws; `.corruption` for a catalog
+    ///   record salvage cannot rebuild; storage errors.
     public static func salvage(database: Database, root: Subspace = Subspace(), quarantine: String = "quarantine",
                                progress: ((IndexBuildProgress) -> Void)? = nil) throws -> (DocumentStore, SalvageReport) {
+        let repairs = try repairCatalog(database, root: root)
         let store = try DocumentStore(database: database, schema: nil, root: root, finishingBuilds: false, progress: progress)
-        return (store, try store.salvage(quarantine: quarantine, progress: progress))
+        var report = try store.salvage(quarantine: quarantine, progress: progress)
+        report.catalogRepairs = repairs
+        return (store, report)
+    }
+
+    /// Repairs the catalog records of the store under `root` that salvage can rebuild and
+    /// that cannot be read, in one synced write; returns what it did.
+    private static func repairCatalog(_ database: Database, root: Subspace) throws -> [String] {
+        let records = Catalog(root: root)
+        let layout = Layout(root: root)
+        let batch = WriteBatch()
+        var repairs: [String] = []
+        for (key, reason) in try records.unreadableIndexStates([.secondary, .text, .geo], in: database) {
+            batch.delete(key)
+            repairs.append("removed an index state that cannot be read: \(reason)")
+        }
+        func unreadable(_ key: [UInt8]) throws -> Bool {
+            guard let bytes = try database.get(key) else { return false }
+            return (try? Tuple(decoding: bytes).int64(at: 0)) == nil
+        }
+        if try unreadable(records.sequenceKey) {
+            let last = try database.entries(layout.changes.range, order: .reverse, limit: 1).next()
+            let sequence = last.flatMap { try? layout.changes.unpack($0.key).int64(at: 0) } ?? 0
+            records.putSequence(sequence, in: batch)
+            repairs.append("the sequence number was not an integer: set to \(sequence), the change feed's last")
+        }
+        var generation = (try? records.generation(in: database)) ?? 0
+        if try unreadable(records.generationKey) {
+            generation = 0
+            repairs.append("the generation was not an integer: set anew")
+        }
+        guard !repairs.isEmpty else { return [] }
+        records.deleteRecords([], generation: generation.saturatingAdd(1), in: batch)
+        try database.write(batch, sync: true)
+        return repairs
+    }
+}
+
+extension DocumentStore {
+    /// What makes a store open again after opening it threw `error`.
+    public enum OpenRemedy: Sendable, Hashable {
+        /// ``salvage(database:root:quarantine:progress:)``: an index build met a damaged
+        /// document, or an index's state, the sequence number or the generation in the
+        /// catalog cannot be read.
+        case salvage
+        /// LevelDB's repair (``Database/repair(path:options:)``), then salvage: LevelDB
+        /// itself reports damage (a checksum that does not match, a missing file).
+        case repair
+        /// Opening with the schema again (``init(database:schema:root:progress:)`` with a
+        /// schema): the stored schema cannot be read.
+        case reloadSchema
+        /// Nothing this library does: a catalog record that only the database's backup
+        /// restores (the format version), or an error that is not damage to the store.
+        case none
+    }
+
+    /// What makes the store under `root` open again after its open threw `error`.
+    ///
+    /// ```swift
+    /// do { store = try DocumentStore(database: db) } catch let e as KVDocsError {
+    ///     if DocumentStore.remedy(for: e) == .salvage { (store, _) = try DocumentStore.salvage(database: db) }
+    /// }
+    /// ```
+    public static func remedy(for error: KVDocsError, root: Subspace = Subspace()) -> OpenRemedy {
+        guard error.kind == .corruption || error.kind == .ioError else { return .none }
+        if error.message.hasPrefix("Corruption: ") || error.message.hasPrefix("IO error: ") { return .repair }
+        guard error.kind == .corruption else { return .none }
+        let records = Catalog(root: root)
+        guard let key = error.key else { return .salvage }
+        if key == records.schemaKey { return .reloadSchema }
+        if records.isIndexStateKey(key) || key == records.sequenceKey || key == records.generationKey { return .salvage }
+        return records.isCatalogKey(key) ? .none : .salvage
     }
 }
 

@@ -90,6 +90,8 @@ public final class DocumentStore: @unchecked Sendable {
     ///     database: those with the same `root` share its documents and one sequence of changes.
     ///   - schema: the schema to use; `nil` keeps the stored one (or none). A schema that
     ///     differs from the stored one is applied (indexes added, dropped, rebuilt) and stored.
+    ///     A stored schema that cannot be read is replaced by this one (every index built
+    ///     again); without one, such a store throws `.corruption`.
     ///   - root: the subspace holding all of the store's keys; the whole key space by default.
     ///   - progress: called while indexes are built.
     /// - Throws: `.schema` for an invalid schema, `.uniqueViolation` when a new unique index
@@ -141,6 +143,14 @@ public final class DocumentStore: @unchecked Sendable {
         let format = try catalog.formatVersion(in: storage)
         if let format, format > Self.formatVersion {
             throw KVDocsError(.notSupported, "the document store in \(storage.name) has format version \(format), written by a newer version of KVDocs; this version reads format \(Self.formatVersion) and older", path: storage.name)
+        }
+        if schema != nil, let stored = try catalog.schemaData(in: storage), (try? Schema(json: Data(stored))) == nil {
+            // A stored schema that cannot be read is replaced by the one given: removed
+            // first, so the schema is applied as to a store without one (every index of it
+            // built again, the states no index owns dropped).
+            let batch = WriteBatch()
+            catalog.deleteRecords([catalog.schemaKey], generation: try catalog.generation(in: storage).saturatingAdd(1), in: batch)
+            try storage.write(batch, sync: true)
         }
         let loaded = try StoreCatalog.load(storage, catalog, layout: Layout(root: root))
         state = Locked(State(catalog: loaded, lastSequence: try catalog.lastSequence(in: storage)))

@@ -40,25 +40,37 @@ struct QueryExecution {
 
     /// The documents matching the plan's query, in its order, after `offset`, up to `limit`.
     func documents(offset: Int, limit: Int?) throws -> [JSONValue] {
-        var output = Output(skip: offset, limit: limit, countOnly: false)
-        if plan.index == nil {
-            if plan.order == nil {
-                try streamDocuments(into: &output)
+        var documents: [JSONValue] = []
+        try forEach(offset: offset, limit: limit) { documents.append($0) }
+        return documents
+    }
+
+    /// Calls `body` with each document matching the plan's query, in its order, after
+    /// `offset`, up to `limit`, as the scan finds it: none is held once `body` has it, but
+    /// for an order the scan does not give, the top-k heap holds the first `offset + limit`
+    /// matches (every match without a limit) until the scan ends.
+    func forEach(offset: Int, limit: Int?, _ body: (JSONValue) throws -> Void) throws {
+        // The output holds `body` only while this call runs.
+        try withoutActuallyEscaping(body) { body in
+            var output = Output(skip: offset, limit: limit, countOnly: false, sink: body)
+            if plan.index == nil {
+                if plan.order == nil {
+                    try streamDocuments(into: &output)
+                } else {
+                    try topKByOrder(candidates: try DocumentScan(execution: self), into: &output)
+                }
+            } else if plan.orderedByScan {
+                try stream(RangeScan(execution: self, reverse: plan.reverse), into: &output)
+            } else if plan.order == nil {
+                if let merge = try MergeByID(execution: self) {
+                    try stream(merge, into: &output)
+                } else {
+                    try topKByID(into: &output)
+                }
             } else {
-                try topKByOrder(candidates: try DocumentScan(execution: self), into: &output)
+                try topKByOrder(candidates: RangeScan(execution: self, reverse: false), into: &output)
             }
-        } else if plan.orderedByScan {
-            try stream(RangeScan(execution: self, reverse: plan.reverse), into: &output)
-        } else if plan.order == nil {
-            if let merge = try MergeByID(execution: self) {
-                try stream(merge, into: &output)
-            } else {
-                try topKByID(into: &output)
-            }
-        } else {
-            try topKByOrder(candidates: RangeScan(execution: self, reverse: false), into: &output)
         }
-        return output.documents
     }
 
     /// The number of matches (order, offset and limit play no part).
@@ -74,22 +86,22 @@ struct QueryExecution {
 
     // MARK: - Output
 
-    /// Matches after the offset, up to the limit.
+    /// Matches after the offset, up to the limit, each handed to `sink` as it is taken.
     struct Output {
         var skip: Int
         let limit: Int?
         let countOnly: Bool
-        var documents: [JSONValue] = []
+        var sink: (JSONValue) throws -> Void = { _ in }
         var count = 0
 
         var isFull: Bool { limit.map { count >= $0 } ?? false }
 
         /// Takes one match (in order); `document` is fetched only when it is kept.
-        mutating func take(_ document: () throws -> JSONValue?) rethrows {
+        mutating func take(_ document: () throws -> JSONValue?) throws {
             if skip > 0 { skip -= 1; return }
             if countOnly { count += 1; return }
             guard let d = try document() else { return }
-            documents.append(d)
+            try sink(d)
             count += 1
         }
     }
@@ -133,7 +145,7 @@ struct QueryExecution {
             let key = documentPrefix + idBytes
             let document = try store.documentValue(bytes, collection: collection, key: key, idOffset: documentPrefix.count)
             guard passes(document) else { continue }
-            output.take { document }
+            try output.take { document }
         }
     }
 
@@ -145,7 +157,7 @@ struct QueryExecution {
             if seen?.insert(ByteKey(candidate.id)).inserted == false { continue }
             if check {
                 guard let document = try document(candidate), passes(document) else { continue }
-                output.take { document }
+                try output.take { document }
             } else {
                 try output.take { try document(candidate) }
             }
@@ -190,7 +202,7 @@ struct QueryExecution {
             best.insert(Ranked(sortKey: sortKey, id: idBytes, document: document, descending: descending))
         }
         for entry in best.sorted() where !output.isFull {
-            output.take { entry.document }
+            try output.take { entry.document }
         }
     }
 

@@ -71,6 +71,27 @@ public final class ReadTransaction {
         return documents.map { FieldPath.project($0, onto: selected) }
     }
 
+    /// Calls `body` with each document matching `query`, in its order, after its offset, up
+    /// to its limit, as the query's scan finds it: the documents ``find(_:_:)`` returns,
+    /// without holding them all. Export-sized results stay in bounded memory, like
+    /// ``exportJSONLines(from:to:)``, except that an order no index gives holds the first
+    /// `offset + limit` matches (all of them without a limit) to sort them.
+    ///
+    /// ```swift
+    /// try store.read { tx in
+    ///     try tx.forEach("people", Query().where("age", .greaterOrEqual(18))) { print($0) }
+    /// }
+    /// ```
+    /// - Throws: what ``find(_:_:)`` throws, met when the scan reaches it (documents before
+    ///   it have been handed to `body`), or what `body` throws, which ends the scan.
+    public func forEach(_ collection: String, _ query: Query = Query(), _ body: (JSONValue) throws -> Void) throws {
+        let plan = try planner.plan(collection, query)
+        let selected = query.fields.map { $0.map(\.wholeField) }
+        try QueryExecution(transaction: self, collection: collection, plan: plan).forEach(offset: query.offset, limit: query.limit) { document in
+            try body(selected.map { FieldPath.project(document, onto: $0) } ?? document)
+        }
+    }
+
     /// The number of documents matching `query`'s conditions (its limit and offset ignored).
     public func count(_ collection: String, _ query: Query = Query()) throws -> Int {
         var q = query

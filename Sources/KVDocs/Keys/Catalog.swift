@@ -68,7 +68,7 @@ public struct Catalog: Sendable, Hashable {
     /// - Throws: `.corruption` for a version that is not an integer, storage errors.
     public func formatVersion(in reader: some KeyValueReader) throws -> Int64? {
         if let bytes = try reader.value(forKey: formatKey) {
-            return try integer(bytes, "format version", reader)
+            return try integer(bytes, "format version", formatKey, reader)
         }
         let exists = try reader.value(forKey: schemaKey) != nil || reader.value(forKey: sequenceKey) != nil
         return exists ? 1 : nil
@@ -77,14 +77,14 @@ public struct Catalog: Sendable, Hashable {
     /// The generation counter (0 before the first catalog change).
     func generation(in reader: some KeyValueReader) throws -> Int64 {
         guard let bytes = try reader.value(forKey: generationKey) else { return 0 }
-        return try integer(bytes, "catalog generation", reader)
+        return try integer(bytes, "catalog generation", generationKey, reader)
     }
 
     /// The last change sequence number (0 before the first write).
     /// - Throws: `.corruption` for a sequence that is not an integer, storage errors.
     public func lastSequence(in reader: some KeyValueReader) throws -> Int64 {
         guard let bytes = try reader.value(forKey: sequenceKey) else { return 0 }
-        return try integer(bytes, "sequence number", reader)
+        return try integer(bytes, "sequence number", sequenceKey, reader)
     }
 
     /// The stored schema JSON, or `nil`.
@@ -104,17 +104,63 @@ public struct Catalog: Sendable, Hashable {
                 throw KVDocsError(.corruption, "a catalog key under (\"m\", \"\(kind.catalogName)\") is not (collection, index)", path: reader.name, key: key)
             }
             let identity = IndexIdentity(collection, name, kind)
-            result[identity] = try IndexState(json: value, index: identity, in: reader.name)
+            do {
+                result[identity] = try IndexState(json: value, index: identity, in: reader.name)
+            } catch var e as KVDocsError {
+                e.key = key
+                throw e
+            }
         }
         return result
     }
 
-    private func integer(_ bytes: [UInt8], _ what: String, _ reader: some KeyValueReader) throws -> Int64 {
+    /// The index-state records of `kinds` that cannot be read, each with why: a key that is
+    /// not `(collection, index)`, or a value that is not an ``IndexState``. (Any of them makes
+    /// ``indexStates(_:in:)`` throw, and so the store's open.)
+    /// - Throws: storage errors.
+    func unreadableIndexStates(_ kinds: [IndexIdentity.Kind], in reader: some KeyValueReader) throws -> [(key: [UInt8], reason: String)] {
+        var found: [(key: [UInt8], reason: String)] = []
+        for kind in kinds {
+            let subspace = states(kind)
+            let cursor = try reader.scan(subspace.range, order: .forward)
+            while let (key, value) = try cursor.next({ k, v in (Array(k), Array(v)) }) {
+                guard let t = try? subspace.unpack(key), t.count == 2,
+                      let collection = try? t.string(at: 0), let name = try? t.string(at: 1) else {
+                    found.append((key, "a catalog key under (\"m\", \"\(kind.catalogName)\") is not (collection, index)"))
+                    continue
+                }
+                do {
+                    _ = try IndexState(json: value, index: IndexIdentity(collection, name, kind), in: reader.name)
+                } catch let e as KVDocsError {
+                    found.append((key, e.message))
+                }
+            }
+        }
+        return found
+    }
+
+    /// Adds the deletion of the records at `keys` to `batch`.
+    func deleteRecords(_ keys: [[UInt8]], generation: Int64, in batch: WriteBatch) {
+        for key in keys { batch.delete(key) }
+        batch.put(generationKey, Tuple([.int(generation)]))
+    }
+
+    private func integer(_ bytes: [UInt8], _ what: String, _ key: [UInt8], _ reader: some KeyValueReader) throws -> Int64 {
         do {
             return try Tuple(decoding: bytes).int64(at: 0)
         } catch {
-            throw KVDocsError(.corruption, "the catalog's \(what) is not an integer", path: reader.name)
+            throw KVDocsError(.corruption, "the catalog's \(what) is not an integer", path: reader.name, key: key)
         }
+    }
+
+    /// Whether `key` is an index's state record (or lies where those are kept).
+    func isIndexStateKey(_ key: [UInt8]) -> Bool {
+        [IndexIdentity.Kind.secondary, .text, .geo].contains { key.starts(with: states($0).prefix) }
+    }
+
+    /// Whether `key` is one of the catalog's records.
+    func isCatalogKey(_ key: [UInt8]) -> Bool {
+        key.starts(with: root.subspace(["m"]).prefix)
     }
 
     // MARK: - Writing (each bumps the generation in the same batch)
