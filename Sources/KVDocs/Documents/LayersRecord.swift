@@ -66,7 +66,7 @@ struct LayersRecord: Equatable {
         do {
             stored = try JSONDecoder().decode(Stored.self, from: Data(contentsOf: URL(fileURLWithPath: path)))
         } catch {
-            throw KVDocsError(.corruption, "\(path) cannot be read (\(error.localizedDescription)); remove \(layersPath) to open the user database over the base again, re-deriving its indexes", path: path)
+            throw KVDocsError(.corruption, "\(path) cannot be read (\(error.localizedDescription)); remove it and open again with the base: the user database is then taken over that base, its indexes re-derived", path: path)
         }
         guard stored.format == 1 || stored.format == format else {
             throw KVDocsError(.notSupported, "\(path) has layers format \(stored.format), written by a newer version of KVDocs; this version reads formats 1 and \(format)", path: path)
