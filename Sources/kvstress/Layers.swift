@@ -116,6 +116,7 @@ enum LayersScenario {
         for step in 0..<10_000 {
             let action = backupsOnly ? 0 : rng.next() % 6
             if action == 0 {
+                ack("begin backup")
                 try layers.backup(to: work + "/backup-\(seed)-\(step)")
                 ack("ack backup \(step)")
                 // The parent checks the last few (each the same promise); older ones go.
@@ -125,12 +126,14 @@ enum LayersScenario {
                     try? FileManager.default.removeItem(atPath: doomed)
                 }
             } else if action == 1 || action == 2 {
+                ack("begin replace")
                 current = current == first ? second : first
                 try layers.replaceBase(with: current)
                 ack("ack replace \(current)")
             } else if action == 3 {
                 // Bases that must be refused, the old base staying in force.
                 let (path, kind): (String, KVDocsError.Kind) = [(bad.conflicting, .uniqueViolation), (bad.damaged, .corruption), (bad.empty, .invalidArgument)][Int(rng.next() % 3)]
+                ack("begin refused replacement \(path == bad.conflicting ? "conflicting" : path == bad.damaged ? "damaged" : "hiding")")
                 do {
                     try layers.replaceBase(with: path)
                     throw Failure("the base \(path) was accepted")
@@ -140,6 +143,7 @@ enum LayersScenario {
             } else {
                 // An app update overwrites the shipped base in place, then the app reopens.
                 let from = [first, second, bad.conflicting][Int(rng.next() % 3)]
+                ack("begin in-place change \(from == bad.conflicting ? "conflicting" : "good")")
                 layers.close()
                 try copyInPlace(from, to: shipped(work))
                 layers = try LayeredDatabase(user: work + "/user", base: shipped(work))
@@ -195,6 +199,10 @@ enum LayersScenario {
                 break
             }
             let lines = child.stdout.split(separator: "\n")
+            // The step the kill landed in: the last one begun and not acknowledged.
+            if let last = lines.last, last.hasPrefix("begin ") {
+                figures.count("killed during: " + last.dropFirst("begin ".count))
+            }
             figures.add("acknowledged replacements", lines.filter { $0.hasPrefix("ack replace") }.count)
             figures.add("acknowledged backups", lines.filter { $0.hasPrefix("ack backup") }.count)
             figures.add("refused replacements", lines.filter { $0.hasPrefix("ack refused") }.count)
