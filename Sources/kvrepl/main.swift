@@ -90,6 +90,15 @@ do {
     }
     session = try Session.open(path: path, create: options.create || options.demo, readOnly: options.readOnly, json: options.json,
                                schemaFile: options.schema, base: options.base, progress: interactive ? { standardError($0) } : nil)
+    if let tail = session.database.recoveredTornTail {
+        // One line: what the open dropped (the unsynced writes a power loss tore), and where it is kept.
+        let copy = options.readOnly ? " (in the private copy; \(path) itself is unchanged)" : ""
+        if options.json {
+            standardError(String(decoding: (try? JSONValue.object(["notice": .string("\(tail)\(copy)")]).canonicalData()) ?? Data(), as: UTF8.self))
+        } else {
+            standardError("kvrepl: notice: the open \(tail)\(copy)")
+        }
+    }
     if let damage = session.storeDamage {
         standardError("kvrepl: warning: the document layer could not be opened: \(damage.message); run salvage to set damaged documents aside and rebuild the indexes")
     }
