@@ -200,8 +200,13 @@ public final class Database: @unchecked Sendable {
             }
         }
         // A torn tail of the newest log (a power loss after unsynced writes) is cut first;
-        // any other damage is left for LevelDB to refuse.
-        let tail = try TornTailRecovery.recover(in: path, paranoidChecks: options.paranoidChecks)
+        // any other damage is left for LevelDB to refuse. Only one thread of the process
+        // opens a directory at a time this way: the cut holds a POSIX lock on LOCK, and
+        // releasing it would release LevelDB's own lock, taken by another thread's open.
+        let identity = DirectoryIdentity(path: path)
+        let claimed = identity.map { id in Self.openingDirectories.withLock { $0.insert(id).inserted } } ?? false
+        defer { if claimed, let identity { Self.openingDirectories.withLock { _ = $0.remove(identity) } } }
+        let tail = claimed ? try TornTailRecovery.recover(in: path, paranoidChecks: options.paranoidChecks) : nil
         do {
             handle = try Self.openHandle(cOptions, path: path)
         } catch var error as KVDocsError where tail != nil {

@@ -200,7 +200,13 @@ enum TornTailRecovery {
     ///   for its end (only with `paranoidChecks`); `.ioError` when a tail that LevelDB would
     ///   refuse cannot be saved or cut.
     static func recover(in path: String, paranoidChecks: Bool) throws -> TornLogTail? {
-        guard let newest = liveLogs(in: path)?.last else { return nil }
+        // The newest log is the highest-numbered one (LevelDB deletes the older ones it no
+        // longer needs); the manifest is read only when its end is not a whole record.
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
+        guard names.contains("CURRENT"), let newest = names.compactMap({ name -> (number: UInt64, name: String)? in
+            guard name.hasSuffix(".log"), let number = UInt64(name.dropLast(4)) else { return nil }
+            return (number, name)
+        }).max(by: { $0.number < $1.number })?.name else { return nil }
         let log = path + "/" + newest
         var status = stat()
         guard stat(log, &status) == 0, !endsWithWholeRecord(log, size: Int(status.st_size)) else { return nil }
