@@ -190,6 +190,27 @@ import Testing
         #expect(try Self.fingerprint(logged.path) == before)
     }
 
+    /// A whole garbled block with intact blocks after it: the fragments at the start of the
+    /// later blocks show that the damage is in the middle.
+    @Test func aGarbledBlockFollowedByIntactBlocksIsStillRefused() throws {
+        let dir = TemporaryDirectory()
+        let logged = try Self.write(dir.child("db"), synced: 100, unsynced: 0, valueSize: 1000)
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: logged.log)))
+        try #require(bytes.count > 3 * LogFileCheck.blockSize)
+        var rng = SplitMix64(seed: 12)
+        for i in LogFileCheck.blockSize..<(2 * LogFileCheck.blockSize) { bytes[i] = UInt8(truncatingIfNeeded: rng.next()) }
+        try Data(bytes).write(to: URL(fileURLWithPath: logged.log))
+        guard case .damagedInTheMiddle(_, let at, let intact, _) = bytes.withUnsafeBytes({ TornTailRecovery.verdict($0) }) else {
+            Issue.record("a garbled block with intact blocks after it was not judged damage in the middle")
+            return
+        }
+        #expect(at == LogFileCheck.blockSize)
+        #expect(intact == 2 * LogFileCheck.blockSize)
+        let error = expectError(.corruption) { try Database(path: logged.path).close() }
+        #expect(error?.message.contains(logged.log) == true, "\(String(describing: error))")
+        #expect(!FileManager.default.fileExists(atPath: logged.path + "/lost"))
+    }
+
     /// A garbled region in the middle of the last block whose first header runs past the
     /// end of the file: LevelDB alone takes it for the end of the log and drops the intact
     /// records after it without an error. The open refuses, naming the log and both offsets.
