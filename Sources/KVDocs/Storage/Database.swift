@@ -38,8 +38,8 @@ import Synchronization
 ///   and a synced write forces the log to the disk with `fsync` before it returns). Later
 ///   writes made without `sync` may be lost, as a suffix: the writes that survive are a
 ///   prefix of the writes in the order they were made, each one whole (a write batch is
-///   never torn). The end of the log that such a loss leaves zeroed or garbled (a torn
-///   tail) is cut on the next open and reported in ``recoveredTornTail``.
+///   never torn). The end of the log that such a loss leaves zeroed, garbled or cut short
+///   (a torn tail) is cut on the next open and reported in ``recoveredTornTail``.
 ///
 /// One limit comes from LevelDB: when the log fills (about ``Options/writeBufferSize``
 /// bytes) LevelDB starts a new one without syncing the old, which it turns into a table in
