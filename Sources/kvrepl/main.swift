@@ -91,7 +91,16 @@ do {
     session = try Session.open(path: path, create: options.create || options.demo, readOnly: options.readOnly, json: options.json,
                                schemaFile: options.schema, base: options.base, progress: interactive ? { standardError($0) } : nil)
     if let failure = session.layers?.baseChangeFailure, let layers = session.layers {
-        standardError("kvrepl: warning: the base \(options.base ?? "") changed or differs from the one in force, and replacing it failed: \(failure.message); the base in force is still \(layers.basePath) (fix the new base and reopen, or replace-base it)")
+        standardError(Display.terminalSafe("kvrepl: warning: the base \(options.base ?? "") changed or differs from the one in force, and replacing it failed: \(failure.message); the base in force is still \(layers.basePath) (fix the new base and reopen, or replace-base it)"))
+    }
+    if let tail = session.database.recoveredTornTail {
+        // One line: what the open dropped (the unsynced writes a power loss tore), and where it is kept.
+        let copy = options.readOnly ? " (in the private copy; \(path) itself is unchanged)" : ""
+        if options.json {
+            standardError(Display.jsonSafe(String(decoding: (try? JSONValue.object(["notice": .string("\(tail)\(copy)")]).canonicalData()) ?? Data(), as: UTF8.self)))
+        } else {
+            standardError(Display.terminalSafe("kvrepl: notice: the open \(tail)\(copy)"))
+        }
     }
     if let damage = session.storeDamage {
         standardError(Display.terminalSafe("kvrepl: warning: the document layer could not be opened: \(damage.message); \(Advice.storeDamage(damage))"))

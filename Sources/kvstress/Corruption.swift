@@ -135,13 +135,16 @@ enum CorruptionScenario {
             let adults = try people.count(Query(conditions: [Condition(field: "age", op: .greaterOrEqual(.int(40)))]))
             let expectedAdults = try people.find().filter { ($0["age"].flatMap { if case .int(let a) = $0 { a } else { nil } } ?? 0) >= 40 }.count
             _ = try store.read { try $0.search("people", "river OR station", options: SearchOptions(limit: 10)) }
+            if let tail = db.recoveredTornTail { result["torn_tail"] = .string(tail.description) }
             let report = try store.verify()
             if report.isClean {
                 // Verify says the store is sound: then it must hold exactly what was written,
                 // or, when a log lost its tail, exactly the state after some batch.
                 let exact = state == final
                 if !exact {
-                    guard damage.contains(".log") && damage.hasPrefix("truncated"), allStates.contains(state) else {
+                    // A log cut short, or one whose damaged end the open cut as a torn tail.
+                    let logTailLost = damage.contains(".log") && (damage.hasPrefix("truncated") || db.recoveredTornTail != nil)
+                    guard logTailLost, allStates.contains(state) else {
                         throw Failure("verify is clean but the documents are not what was written (\(state.count) documents, \(final.count) expected)")
                     }
                 }
@@ -205,6 +208,7 @@ enum CorruptionScenario {
                 let asFound = value?["as_found"].flatMap { if case .string(let s) = $0 { s } else { nil } } ?? "?"
                 figures.count(asFound.hasPrefix("error") ? "as found: clear error" : asFound.hasPrefix("verified") ? "as found: verified exact or consistent" : "as found: verify reported the damage")
                 if asFound.hasPrefix("error") && asFound.contains(directory + "/db/") { figures.count("as found: clear error naming the file") }
+                if value?["torn_tail"] != nil { figures.count("as found: a damaged log end cut as a torn tail") }
                 if case .bool(true)? = value?["salvaged"] {
                     figures.count("repaired and salvaged, verify clean")
                     if case .int(let lost)? = value?["lost"] { figures.add("documents lost in salvaged rounds", Int(lost)) }

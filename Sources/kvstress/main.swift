@@ -7,8 +7,8 @@ import KVDocs
 struct KVStress: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "kvstress",
-        abstract: "Reliability scenarios: corruption, crashes, fuzzing (see RELIABILITY.md).",
-        subcommands: [Corrupt.self, CorruptRound.self, Crash.self, CrashChild.self, Layers.self, LayersChild.self, Migrate.self, MigrateChild.self, FuzzCommand.self, Fuzz.self])
+        abstract: "Reliability scenarios: corruption, crashes, power losses, fuzzing (see RELIABILITY.md).",
+        subcommands: [Corrupt.self, CorruptRound.self, Crash.self, CrashChild.self, PowerLoss.self, Layers.self, LayersChild.self, Migrate.self, MigrateChild.self, FuzzCommand.self, Fuzz.self])
 }
 
 func finish(_ figures: Figures) throws {
@@ -69,6 +69,19 @@ struct CrashChild: ParsableCommand {
 
     func run() throws {
         try CrashScenario.child(path: path, seed: seed, round: round)
+    }
+}
+
+struct PowerLoss: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "power-loss",
+        abstract: "Write document batches, some synced, then leave the log as a power loss could (cut off, zeroed or garbled at a random offset past the last synced batch), and check that the open keeps every synced batch, holds exactly the batches whose records were whole, reports the torn tail, and that verify is clean.")
+    @Option(help: "Power losses to emulate.") var rounds = 30
+    @Option(help: "The seed of the writes and the damage.") var seed: UInt64 = 1
+    @Flag(help: "Print each round's outcome.") var verbose = false
+
+    func run() throws {
+        try finish(try PowerLossScenario.run(rounds: rounds, seed: seed, verbose: verbose))
     }
 }
 

@@ -30,6 +30,19 @@ import KVDocsTestSupport
         #expect(run.figures?["failures"] == .int(0))
     }
 
+    /// Power losses emulated on the log (its end past the last synced batch cut off,
+    /// zeroed or garbled): every synced batch is kept, the batches kept are exactly those
+    /// whose records were whole, the torn tail is reported, verify is clean.
+    @Test func powerLossesKeepEverySyncedWriteAndAPrefixOfTheRestAndReportTheTornTail() throws {
+        let run = try Self.kvstress(["power-loss", "--rounds", "12", "--seed", "5000"])
+        #expect(run.status == 0, "\(run.output)")
+        #expect(run.figures?["rounds"] == .int(12))
+        #expect(run.figures?["failures"] == .int(0))
+        if case .object(let outcomes)? = run.figures?["outcomes"] {
+            #expect(outcomes["torn tail reported and cut"] != nil)
+        }
+    }
+
     /// kill -9 while a layered store's base is replaced and while backups are written: the
     /// store opens over one base with exactly the merged documents, backups open, verify is
     /// clean, the bases never change.

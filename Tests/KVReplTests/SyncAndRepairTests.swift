@@ -237,6 +237,38 @@ final class RunningKVRepl {
         #expect(try kvrepl([db, "--repair", "--read-only"]).status == 2)
     }
 
+    /// A power loss tore the end of the log after the last synced write: kvrepl opens,
+    /// says in one line what was dropped, and has every synced write. Read-only, it says so
+    /// and the original stays as it was.
+    @Test func aTornLogTailIsCutWithAOneLineNoticeAndReadOnlyLeavesTheOriginal() throws {
+        let dir = TemporaryDirectory("kvrepl-test")
+        let db = dir.child("db")
+        #expect(try kvrepl([db, "--create", "-c", "sync on", "-c", "put a 1", "-c", "sync off", "-c", "put b 2"]).status == 0)
+        let log = db + "/" + (try #require(try FileManager.default.contentsOfDirectory(atPath: db).filter { $0.hasSuffix(".log") }.max()))
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: log)))
+        for i in (bytes.count - 3)..<bytes.count { bytes[i] ^= 0xA5 }   // the payload of "put b 2"
+        try Data(bytes).write(to: URL(fileURLWithPath: log))
+        let before = try fingerprint(db)
+
+        var r = try kvrepl([db, "--read-only", "-c", "scan --count"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout == "1\n")
+        let notice = r.stderr.split(separator: "\n")
+        #expect(notice.count == 1 && notice[0].hasPrefix("kvrepl: notice: the open dropped a torn tail of \(URL(fileURLWithPath: log).lastPathComponent): "), "\(r.stderr)")
+        #expect(notice.first?.hasSuffix(" (in the private copy; \(db) itself is unchanged)") == true, "\(r.stderr)")
+        #expect(try fingerprint(db) == before)
+
+        r = try kvrepl([db, "--json", "-c", "get a", "-c", "scan --count"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(try jsonLines(r.stdout) == [["key": "a", "key_hex": "61", "value": "1", "value_hex": "31"], ["count": 1]])
+        let line = try #require(try jsonLines(r.stderr).first)
+        guard case .string(let text)? = line["notice"] else { Issue.record("no notice: \(r.stderr)"); return }
+        #expect(text.contains("kept in \(db)/lost/"))
+        // Cut once: the next open has nothing to say.
+        r = try kvrepl([db, "-c", "scan --count"])
+        #expect(r.stderr.isEmpty && r.stdout == "1\n", "\(r.stderr)")
+    }
+
     @Test func repairIsRefusedReadOnly() throws {
         let dir = TemporaryDirectory("kvrepl-test")
         let db = dir.child("db")

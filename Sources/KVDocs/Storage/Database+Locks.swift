@@ -19,6 +19,9 @@ struct DirectoryIdentity: Hashable, Sendable {
 extension Database {
     /// The directories this process has open as databases.
     static let openDirectories = Locked<Set<DirectoryIdentity>>([])
+    /// The directories a thread of this process is opening (from before a torn log tail is
+    /// cut until the handle is in ``openDirectories`` or the open failed).
+    static let openingDirectories = Locked<Set<DirectoryIdentity>>([])
 
     /// Why the database directory at `path` is in use, or `nil` when no handle of this
     /// process and no other process has it open.

@@ -36,7 +36,16 @@ import Synchronization
 /// - **A power loss or an operating-system crash** keeps only the writes made with
 ///   `sync: true`, and every write acknowledged before them (the log is written in order,
 ///   and a synced write forces the log to the disk with `fsync` before it returns). Later
-///   writes made without `sync` may be lost, each one whole (a write batch is never torn).
+///   writes made without `sync` may be lost, as a suffix: the writes that survive are a
+///   prefix of the writes in the order they were made, each one whole (a write batch is
+///   never torn). The end of the log that such a loss leaves zeroed, garbled or cut short
+///   (a torn tail) is cut on the next open and reported in ``recoveredTornTail``.
+///
+/// One limit comes from LevelDB: when the log fills (about ``Options/writeBufferSize``
+/// bytes) LevelDB starts a new one without syncing the old, which it turns into a table in
+/// the background. A power loss before that table is written can damage the end of the
+/// older log under a newer one; the open then refuses with a `.corruption` error naming
+/// the older log, and ``repair(path:options:)`` keeps the writes up to the damage.
 ///
 /// A synced write waits for the disk (about 450 µs against under 3 µs without `sync` on
 /// the benchmark machine of the README's Performance section); to make many writes durable
@@ -51,6 +60,8 @@ import Synchronization
 /// - ``options``
 /// - ``close()``
 /// - ``isClosed``
+/// - ``recoveredTornTail``
+/// - ``TornLogTail``
 ///
 /// ### Reading
 /// - ``get(_:options:)``
@@ -98,6 +109,18 @@ public final class Database: @unchecked Sendable {
     /// For a private copy (see ``openPrivateCopy(of:options:under:)``), the directory it
     /// was copied from; `nil` for a database opened in place. ``close()`` removes the copy.
     public let copiedFrom: String?
+    /// The torn end of the newest log that this open cut, or `nil` when the logs were
+    /// sound (see ``TornLogTail``).
+    ///
+    /// A power loss or an operating-system crash can leave the bytes of the writes made
+    /// after the last synced one zeroed, garbled or cut short at the end of the log. When
+    /// everything before the damage is intact and no intact record follows it, the open
+    /// drops that end (keeping its bytes in `lost/`) instead of refusing: the writes lost
+    /// are the latest ones, unsynced, each one whole, and the writes kept are all those
+    /// before them. Damage followed by an intact record is still refused with a
+    /// `.corruption` error naming the log. For a private copy
+    /// (``openPrivateCopy(of:options:under:)``) the copy is cut, never the original.
+    public let recoveredTornTail: TornLogTail?
 
     private var handle: OpaquePointer?
     private let lock = ReadWriteLock()
@@ -148,6 +171,8 @@ public final class Database: @unchecked Sendable {
     ///   `.locked` when another process or handle has the database open; `.corruption` when the
     ///   files are damaged, including a directory of LevelDB files whose `CURRENT` file is
     ///   missing (LevelDB would otherwise start an empty database over it: use ``repair(path:options:)``).
+    ///   A torn tail of the newest log is not an error: it is cut, and reported in
+    ///   ``recoveredTornTail``.
     public convenience init(path: String, options: Options = Options()) throws {
         try self.init(path: path, options: options, copiedFrom: nil)
     }
@@ -174,15 +199,21 @@ public final class Database: @unchecked Sendable {
                 throw KVDocsError(.ioError, "cannot create the directory \(path): \(error.localizedDescription)", path: path)
             }
         }
+        // A torn tail of the newest log (a power loss after unsynced writes) is cut first;
+        // any other damage is left for LevelDB to refuse. Only one thread of the process
+        // opens a directory at a time this way: the cut holds a POSIX lock on LOCK, and
+        // releasing it would release LevelDB's own lock, taken by another thread's open.
+        let identity = DirectoryIdentity(path: path)
+        let claimed = identity.map { id in Self.openingDirectories.withLock { $0.insert(id).inserted } } ?? false
+        defer { if claimed, let identity { Self.openingDirectories.withLock { _ = $0.remove(identity) } } }
+        let tail = claimed ? try TornTailRecovery.recover(in: path, paranoidChecks: options.paranoidChecks) : nil
         do {
-            handle = try withLevelDBError(path: path) { leveldb_open(cOptions.options, path, $0) }
-        } catch let error as KVDocsError where error.kind == .ioError
-            && (error.message.contains("Read-only file system") || error.message.contains("Permission denied")) {
-            throw KVDocsError(
-                .ioError,
-                "cannot open \(path) for writing: the directory or its file system is read-only (\(error.message)); open a private copy with Database.openPrivateCopy(of:) (kvrepl --read-only)",
-                path: path)
+            handle = try Self.openHandle(cOptions, path: path)
+        } catch var error as KVDocsError where tail != nil {
+            error.message += " (after the open \(tail.map(String.init(describing:)) ?? ""))"
+            throw error
         }
+        recoveredTornTail = tail
         self.cOptions = cOptions
         defaultReadOptions = leveldb_readoptions_create()
         leveldb_readoptions_set_verify_checksums(defaultReadOptions, 1)
@@ -335,6 +366,19 @@ public final class Database: @unchecked Sendable {
     func compareKeys(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
         if let comparator { return comparator.compare(a, b) }
         return Comparator.bytewise(a, b)
+    }
+
+    /// Opens LevelDB's handle, naming a read-only directory in the error.
+    private static func openHandle(_ cOptions: COptions, path: String) throws -> OpaquePointer? {
+        do {
+            return try withLevelDBError(path: path) { leveldb_open(cOptions.options, path, $0) }
+        } catch let error as KVDocsError where error.kind == .ioError
+            && (error.message.contains("Read-only file system") || error.message.contains("Permission denied")) {
+            throw KVDocsError(
+                .ioError,
+                "cannot open \(path) for writing: the directory or its file system is read-only (\(error.message)); open a private copy with Database.openPrivateCopy(of:) (kvrepl --read-only)",
+                path: path)
+        }
     }
 
     /// LevelDB starts a new, empty database over a directory whose CURRENT file is gone when

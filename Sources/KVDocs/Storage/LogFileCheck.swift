@@ -20,6 +20,12 @@ struct LogFileCheck: Equatable {
     /// What was wrong at `intactLength`, or `nil` when the log is sound (a record cut short
     /// at the very end, as a writer that died leaves it, is sound: LevelDB ignores it too).
     var damage: String?
+    /// Where the damage of ``damage`` begins: the offset of the fragment that failed its
+    /// check (at or after ``intactLength``); `nil` for a sound log.
+    var damageOffset: Int?
+    /// The end of the last fragment that passed its checks, whole record or not: where the
+    /// log stops being a chain of intact fragments (at or after ``intactLength``).
+    var chainEnd: Int
 
     static let blockSize = 32_768
     static let headerSize = 7
@@ -33,6 +39,8 @@ struct LogFileCheck: Equatable {
         var intact = 0
         var records = 0
         var damage: String?
+        var damageOffset: Int?
+        var chainEnd = 0
         let size = bytes.count
 
         scan: while offset < size {
@@ -55,6 +63,7 @@ struct LogFileCheck: Equatable {
                     break scan
                 }
                 damage = "bad record length at offset \(offset)"
+                damageOffset = offset
                 break scan
             }
             let stored = UInt32(bytes[offset]) | UInt32(bytes[offset + 1]) << 8
@@ -62,23 +71,27 @@ struct LogFileCheck: Equatable {
             let crc = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: bytes[(offset + 6)..<(offset + Self.headerSize + length)]))
             guard CRC32C.mask(crc) == stored else {
                 damage = "checksum mismatch at offset \(offset)"
+                damageOffset = offset
                 break scan
             }
             switch type {
             case 1, 2:  // full, first
                 if inFragmentedRecord {
                     damage = "a record without its last fragment before offset \(offset)"
+                    damageOffset = offset
                     break scan
                 }
                 inFragmentedRecord = type == 2
             case 3, 4:  // middle, last
                 if !inFragmentedRecord {
                     damage = "a record fragment without its first fragment at offset \(offset)"
+                    damageOffset = offset
                     break scan
                 }
                 inFragmentedRecord = type == 3
             default:
                 damage = "unknown record type \(type) at offset \(offset)"
+                damageOffset = offset
                 break scan
             }
             if payloads.count < keeping {
@@ -86,6 +99,7 @@ struct LogFileCheck: Equatable {
                 pending.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[(offset + Self.headerSize)..<(offset + Self.headerSize + length)]))
             }
             offset += Self.headerSize + length
+            chainEnd = offset
             if !inFragmentedRecord {
                 records += 1
                 intact = offset
@@ -96,5 +110,7 @@ struct LogFileCheck: Equatable {
         self.records = records
         self.payloads = payloads
         self.damage = damage
+        self.damageOffset = damageOffset
+        self.chainEnd = chainEnd
     }
 }

@@ -24,7 +24,9 @@ public struct Options: Sendable {
     /// With it, LevelDB verifies the checksum of every block it reads for a compaction or a
     /// repair, of every table's index, and of every log record it replays on open: damage
     /// gives a `.corruption` error (on open, on the read, or on the next write after a failed
-    /// background compaction) instead of reaching code that trusts the bytes. Without it, a
+    /// background compaction) instead of reaching code that trusts the bytes. (A torn tail of
+    /// the newest log, as a power loss leaves it, is cut and reported instead: see
+    /// ``Database/recoveredTornTail``.) Without it, a
     /// damaged block can be compacted into a new table, where LevelDB's table builder
     /// asserts (`table_builder.cc`, keys out of order) and aborts the process, and a damaged
     /// log record is skipped silently on open. Turn it off only for data that can be rebuilt;
