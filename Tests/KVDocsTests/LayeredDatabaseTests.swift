@@ -184,7 +184,7 @@ private func ship(_ from: String, to path: String) throws {
 
 @Suite struct LayeredDatabaseSafetyTests {
     /// A user layer whose documents take the emails u0…u49.
-    private func userOver(_ dir: TemporaryDirectory, base: String) throws {
+    func userOver(_ dir: TemporaryDirectory, base: String) throws {
         let layers = try LayeredDatabase(user: dir.child("user"), base: base, create: true)
         defer { layers.close() }
         let people = try layers.store.collection("people")
@@ -400,5 +400,26 @@ private func ship(_ from: String, to path: String) throws {
         #expect(record.files.map(\.name).contains("CURRENT"))
         let raw = try Data(contentsOf: URL(fileURLWithPath: dir.child("user-db.layers") + "/LAYERS.json"))
         #expect(try JSONValue(parsing: raw)["format"] == 2)
+    }
+}
+
+extension LayeredDatabaseSafetyTests {
+    @Test func aBackupOpenedOverABaseWithNoDocumentStoreIsRefusedUnlessAskedFor() throws {
+        let dir = TemporaryDirectory("layers-safe")
+        try makePeople(dir.child("b1"), ids: 0..<200, prefix: "b")
+        try userOver(dir, base: dir.child("b1"))
+        do {
+            let layers = try LayeredDatabase(user: dir.child("user"), base: dir.child("b1"))
+            try layers.backup(to: dir.child("backup"))
+            layers.close()
+        }
+        try Database(path: dir.child("empty")).close()
+        let e = expectError(.invalidArgument) { try LayeredDatabase(user: dir.child("backup"), base: dir.child("empty")) }
+        #expect(e?.message.contains("has no document store") == true)
+        #expect(!FileManager.default.fileExists(atPath: dir.child("backup") + ".layers"))
+        let layers = try LayeredDatabase(user: dir.child("backup"), base: dir.child("b1"))
+        defer { layers.close() }
+        #expect(try layers.store.collection("people").count() == 250)
+        #expect(try layers.store.verify().isClean)
     }
 }

@@ -142,7 +142,7 @@ public final class LayeredDatabase: @unchecked Sendable {
                 // A user layer with no record (a backup, a copy) or no copy of its base: its
                 // derived data may be over another base; make it exact over this one.
                 let prepared = try Self.prepare(base, layersPath: layersPath, user: userDB, root: root, expected: schema,
-                                                allowingUnrelated: true, progress: progress)
+                                                allowingUnrelated: allowingUnrelatedBase, progress: progress)
                 var committed = LayersRecord(base: prepared.base, copy: prepared.copy, files: prepared.files)
                 committed.pending = prepared
                 try committed.write(layersPath)
