@@ -423,3 +423,21 @@ extension LayeredDatabaseSafetyTests {
         #expect(try layers.store.verify().isClean)
     }
 }
+
+extension LayeredDatabaseSafetyTests {
+    @Test func theSameBaseAtAnotherPathIsRecognisedByContentAndNotReplaced() throws {
+        let dir = TemporaryDirectory("layers-safe")
+        try makePeople(dir.child("bundle-1"), ids: 0..<200, prefix: "b")
+        try userOver(dir, base: dir.child("bundle-1"))
+        let layersPath = dir.child("user") + ".layers"
+        let copy = try #require(try LayersRecord.read(layersPath)?.copy)
+        // An app reinstalled: the same base, another bundle path.
+        try FileManager.default.moveItem(atPath: dir.child("bundle-1"), toPath: dir.child("bundle-2"))
+        let layers = try LayeredDatabase(user: dir.child("user"), base: dir.child("bundle-2"))
+        defer { layers.close() }
+        #expect(layers.baseChangeFailure == nil)
+        #expect(try LayersRecord.read(layersPath)?.copy == copy)
+        #expect(layers.basePath == dir.child("bundle-2"))
+        #expect(try layers.store.collection("people").count() == 250)
+    }
+}

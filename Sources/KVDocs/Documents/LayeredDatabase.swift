@@ -113,13 +113,15 @@ public final class LayeredDatabase: @unchecked Sendable {
             if let known = current, let pending = known.pending {
                 current = try Self.finish(pending, record: known, layersPath: layersPath, user: userDB, root: root, progress: progress)
             }
-            if let known = current, known.base == base, !known.legacy, fm.fileExists(atPath: layersPath + "/" + known.copy + "/CURRENT"),
-               let files = try? DatabaseFiles.fingerprint(base, known: known.files),
+            if let known = current, !known.legacy, fm.fileExists(atPath: layersPath + "/" + known.copy + "/CURRENT"),
+               let files = try? DatabaseFiles.fingerprint(base, known: known.base == base ? known.files : []),
                files.count == known.files.count, zip(files, known.files).allSatisfy({ $0.sameContent(as: $1) }) {
-                // The base in force, unchanged. New stat facts (a copy of the same bytes) are
-                // recorded so that the next open need not read the files.
-                if files != known.files {
+                // The base in force, unchanged (at its path, or moved: an app's bundle path
+                // changes between installs). New stat facts or a new path are recorded so
+                // that the next open need not read the files.
+                if files != known.files || known.base != base {
                     var updated = known
+                    updated.base = base
                     updated.files = files
                     try updated.write(layersPath)
                     current = updated
