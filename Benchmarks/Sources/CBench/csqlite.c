@@ -47,10 +47,10 @@ cs_db *cs_open(const char *path, int indexes, int covering, char **error) {
         "CREATE TABLE IF NOT EXISTS person (id TEXT PRIMARY KEY NOT NULL, name TEXT, age INTEGER, city TEXT, email TEXT, score REAL);";
     if (exec(d->db, setup, error)) { cs_close(d); return NULL; }
     if (indexes >= 1 && exec(d->db, covering ? "CREATE INDEX IF NOT EXISTS by_city ON person(city, id, name, age, email, score);"
-                                             : "CREATE INDEX IF NOT EXISTS by_city ON person(city);", error)) { cs_close(d); return NULL; }
+                                             : "CREATE INDEX IF NOT EXISTS by_city ON person(city, id);", error)) { cs_close(d); return NULL; }
     if (indexes >= 3 && exec(d->db, covering ? "CREATE INDEX IF NOT EXISTS by_age ON person(age, id, name, city, email, score);"
                                               "CREATE UNIQUE INDEX IF NOT EXISTS by_email ON person(email);"
-                                            : "CREATE INDEX IF NOT EXISTS by_age ON person(age);"
+                                            : "CREATE INDEX IF NOT EXISTS by_age ON person(age, id);"
                                               "CREATE UNIQUE INDEX IF NOT EXISTS by_email ON person(email);", error)) { cs_close(d); return NULL; }
     if (prepare(d->db, "INSERT INTO person (id, name, age, city, email, score) VALUES (?, ?, ?, ?, ?, ?)", &d->insert, error) ||
         prepare(d->db, "UPDATE person SET name = ?2, age = ?3, city = ?4, email = ?5, score = ?6 WHERE id = ?1", &d->update, error) ||
