@@ -91,6 +91,8 @@ extension Session {
                   "range_conditions": .array(plan.rangeConditions.map { .string($0.description) }),
                   "filter": .array(plan.filter.map { .string($0.description) }),
                   "ordered_by_scan": .bool(plan.orderedByScan), "covering": .bool(plan.covering),
+                  "scanned_documents": plan.scannedDocuments.map { .int(Int64($0)) } ?? .null,
+                  "suggestion": plan.suggestion.map { .string($0) } ?? .null,
                   "plan": .string(plan.description)],
                  plan.description)
         case .search(let collection, let text, let limit, let highlight):

@@ -119,6 +119,31 @@ import Testing
             #expect(tags.index == "by_tag" && tags.ranges.count == 2)
         }
     }
+
+    @Test func explainMarksAFullScanWithTheDocumentsItReadsAndAnIndexThatWouldServe() throws {
+        try withPeopleStore { store, people throws in
+            try store.write { batch in for i in 0..<7 { try batch.insert("people", ["id": .int(Int64(i)), "last": .string("L\(i % 2)"), "nickname": "n"]) } }
+            // No index on the fields: one to declare, equality fields first, then the range.
+            let scan = try people.explain(Query().where("nickname", .equal("x")).where("score", .greater(3)).orderBy("score"))
+            #expect(scan.index == nil)
+            #expect(scan.scannedDocuments == 7)
+            #expect(scan.suggestion == #"declare an index on (nickname, score): {"name": "by_nickname_score", "fields": ["nickname", "score"]}"#)
+            #expect(scan.description.contains("SCAN, a full scan of every document (no usable index), reads 7 documents"))
+            #expect(scan.description.contains("suggestion: declare an index on (nickname, score)"))
+            // A compound index whose second field has no condition: named, with what it lacks.
+            let prefix = try people.explain(Query().where("last", .equal("L1")).orderBy("age"))
+            #expect(prefix.index == nil)
+            #expect(prefix.suggestion?.hasPrefix("index by_last_first on (last, first) serves a query only with a condition on each of its fields") == true)
+            #expect(prefix.suggestion?.contains("add one on (first)") == true)
+            // An order alone: an index on it; nothing to use at all: no suggestion.
+            #expect(try people.explain(Query().where("nickname", .notEqual("x"))).suggestion == nil)
+            #expect(try people.explain(Query().orderBy("nickname")).suggestion?.contains(#"["nickname"]"#) == true)
+            // An index plan carries neither.
+            let indexed = try people.explain(Query().where("age", .greater(3)))
+            #expect(indexed.index == "by_age" && indexed.scannedDocuments == nil && indexed.suggestion == nil)
+            #expect(!indexed.description.contains("SCAN"))
+        }
+    }
 }
 
 @Suite struct DocumentIntegrityTests {

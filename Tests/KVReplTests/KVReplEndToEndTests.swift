@@ -283,3 +283,21 @@ func fingerprint(_ dir: String) throws -> [String: Data] {
         #expect(r.contains("interactive session ok"), "\(r)")
     }
 }
+
+@Suite struct KVReplExplainScanTests {
+    @Test func explainMarksAFullScanWithItsDocumentsAndASuggestion() throws {
+        let dir = TemporaryDirectory("kvrepl-explain")
+        let demo = dir.child("demo")
+        var r = try kvrepl(["--demo", demo, "-c", #"explain find stations where description = "x""#])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.contains("SCAN, a full scan of every document (no usable index), reads 60 documents"), "\(r.stdout)")
+        #expect(r.stdout.contains(#"suggestion: declare an index on (description): {"name": "by_description", "fields": ["description"]}"#), "\(r.stdout)")
+        r = try kvrepl([demo, "--json", "-c", #"explain find stations where description = "x""#, "-c", "explain find stations where zone = 1"])
+        let lines = try jsonLines(r.stdout)
+        #expect(lines.count == 2)
+        #expect(lines.first?["scanned_documents"] == 60)
+        #expect(lines.first?["index"] == .null)
+        #expect(lines.last?["scanned_documents"] == .null)
+        #expect(lines.last?["suggestion"] == .null)
+    }
+}

@@ -28,6 +28,13 @@ public struct QueryPlan: Sendable, CustomStringConvertible {
     /// Whether the index's entries carry every field the query reads (a covering index):
     /// documents are read from the entries, never fetched.
     public let covering: Bool
+    /// For a full scan (``index`` is `nil`) returned by `explain`: the documents the scan
+    /// reads, counted at the explained snapshot; `nil` for an index plan.
+    public internal(set) var scannedDocuments: Int?
+    /// For a full scan returned by `explain`: what would let an index serve the query (an
+    /// existing index and the condition it lacks, or an index to declare); `nil` when no
+    /// index could serve it (no condition and no order) or for an index plan.
+    public internal(set) var suggestion: String?
 
     init(collection: String, index: String?, ranges: [KeyRange], rangeConditions: [Condition], query: Query,
          orderedByScan: Bool, reverse: Bool, mayRepeat: Bool, keyPrefixLength: Int, idInValue: Bool = false, covering: Bool = false) {
@@ -68,7 +75,8 @@ public struct QueryPlan: Sendable, CustomStringConvertible {
             for r in ranges.prefix(5) { lines.append("  keys: " + Self.describe(r)) }
             if ranges.count > 5 { lines.append("  keys: … \(ranges.count - 5) more") }
         } else {
-            lines.append("collection \(collection): full scan of every document (no usable index)")
+            lines.append("collection \(collection): SCAN, a full scan of every document (no usable index)" + (scannedDocuments.map { ", reads \($0) document\($0 == 1 ? "" : "s")" } ?? ""))
+            if let suggestion { lines.append("  suggestion: " + suggestion) }
         }
         lines.append("  filter: " + (filter.isEmpty ? "none" : filter.map(\.description).joined(separator: " and ")))
         if covering { lines.append("  covering: answered from the index entries alone (no document read)") }
@@ -136,6 +144,40 @@ struct QueryPlanner {
         }
         catalog.plans.remember(best?.position ?? -1, for: shape)
         return best?.plan ?? fullScan(collectionName, query)
+    }
+
+    /// What would let an index serve `query`, which a full scan answers: an existing index
+    /// whose leading fields the query constrains but whose other fields lack a condition, or
+    /// an index to declare (equality fields, then the first range field, else the order
+    /// field). `nil` when the query has no condition an index could use and no order.
+    func suggestion(_ collectionName: String, _ query: Query) -> String? {
+        var equalities: [FieldPath] = [], ranges: [FieldPath] = []
+        for c in query.conditions {
+            switch c.op {
+            case .equal, .in: if !equalities.contains(c.field) { equalities.append(c.field) }
+            case .less, .lessOrEqual, .greater, .greaterOrEqual, .between, .prefix: if !ranges.contains(c.field) { ranges.append(c.field) }
+            case .notEqual: break
+            }
+        }
+        var fields = equalities
+        if let range = ranges.first(where: { !fields.contains($0) }) {
+            fields.append(range)
+        } else if let order = query.order?.field, !fields.contains(order), !order.description.hasSuffix("[]") {
+            fields.append(order)
+        }
+        guard !fields.isEmpty else { return nil }
+        let constrained = Set(query.conditions.map(\.field))
+        let quoted = { (f: [FieldPath]) in "(" + f.map(\.description).joined(separator: ", ") + ")" }
+        if let schema = catalog.schema[collection: collectionName] {
+            for index in schema.indexes where index.fields.first.map({ constrained.contains($0) }) == true {
+                let missing = index.fields.filter { !constrained.contains($0) }
+                guard !missing.isEmpty else { continue }
+                return "index \(index.name) on \(quoted(index.fields)) serves a query only with a condition on each of its fields (documents missing one are not in it): add one on \(quoted(missing)) (for example >= the smallest value), or declare an index on \(quoted(fields))"
+            }
+        }
+        let name = "by_" + fields.map { $0.description.replacingOccurrences(of: "[]", with: "").replacingOccurrences(of: ".", with: "_") }.joined(separator: "_")
+        let json = fields.map { "\"\($0.description)\"" }.joined(separator: ", ")
+        return "declare an index on \(quoted(fields)): {\"name\": \"\(name)\", \"fields\": [\(json)]}"
     }
 
     private func fullScan(_ collectionName: String, _ query: Query) -> QueryPlan {

@@ -105,9 +105,15 @@ public final class ReadTransaction {
         return try QueryExecution(transaction: self, collection: collection, plan: try planner.plan(collection, q)).count()
     }
 
-    /// The plan ``find(_:_:)`` would use.
+    /// The plan ``find(_:_:)`` would use. A full scan says how many documents it reads (a
+    /// count at this snapshot) and what would let an index serve the query.
     public func explain(_ collection: String, _ query: Query) throws -> QueryPlan {
-        try planner.plan(collection, query)
+        var plan = try planner.plan(collection, query)
+        if plan.index == nil {
+            plan.scannedDocuments = try reader.count(store.layout.documents(collection).range)
+            plan.suggestion = planner.suggestion(collection, query)
+        }
+        return plan
     }
 }
 
