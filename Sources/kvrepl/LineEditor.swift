@@ -19,10 +19,24 @@ enum LineEditor {
         FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
     }
 
+    /// libedit decodes typed bytes through the C library's character type: in the "C"
+    /// locale every process starts in, it drops each non-ASCII byte ("Tromsø" arrives as
+    /// "Troms"). So the environment's character type is taken (`LANG`, `LC_ALL`,
+    /// `LC_CTYPE`), and "C.UTF-8" when that is not UTF-8. Only `LC_CTYPE` changes: number
+    /// formatting stays the C locale's.
+    static func useUTF8CharacterType() {
+        let chosen = setlocale(LC_CTYPE, "").map { String(cString: $0) } ?? ""
+        let upper = chosen.uppercased()
+        if !upper.contains("UTF-8") && !upper.contains("UTF8") {
+            _ = setlocale(LC_CTYPE, "C.UTF-8")
+        }
+    }
+
     static func run(_ session: Session) {
         self.session = session
         let history = (ProcessInfo.processInfo.environment["KVREPL_HISTORY"]
             ?? ((ProcessInfo.processInfo.environment["HOME"] ?? ".") + "/.kvrepl_history"))
+        useUTF8CharacterType()
         kv_set_readline_name("kvrepl")
         kv_disable_filename_completion()
         kv_set_completer { text, _, _ in

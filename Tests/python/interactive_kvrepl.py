@@ -1,5 +1,7 @@
 """Drives kvrepl through a pseudo-terminal, as a person would: the prompt, a command,
-history recall (up arrow), tab completion of a command and of a key, the question repair asks.
+history recall (up arrow), tab completion of a command and of a key, the question repair asks,
+and UTF-8 typed at the prompt ("Tromsø", with no locale in the environment: libedit drops
+non-ASCII bytes in the C locale, so kvrepl must choose a UTF-8 character type).
 
 Usage: interactive_kvrepl.py KVREPL DBPATH HISTORYFILE   (exit 0 when every step was seen)
 """
@@ -14,6 +16,8 @@ pid, fd = pty.fork()
 if pid == 0:
     os.environ["KVREPL_HISTORY"] = history
     os.environ["TERM"] = "xterm"
+    for name in ("LANG", "LC_ALL", "LC_CTYPE"):
+        os.environ.pop(name, None)
     os.execv(binary, [binary, db, "--create"])
 
 output = b""
@@ -67,6 +71,12 @@ read_until(b"kvrepl> ", 8)
 send("get greeting\r")
 read_until(b"hello", 5)
 read_until(b"kvrepl> ", 9)
+send("put city Tromsø\r")               # typed UTF-8 arrives whole
+read_until(b"OK", 2)
+read_until(b"kvrepl> ", 10)
+send("get city\r")
+read_until("Tromsø".encode(), 2)        # the echo and the value
+read_until(b"kvrepl> ", 11)
 send("quit\r")
 _, status = os.waitpid(pid, 0)
 with open(history) as f:
