@@ -90,7 +90,7 @@ public final class Session {
             do {
                 database = try Database(path: path, options: options)
             } catch let e as KVDocsError {
-                if e.kind == .locked { throw KVDocsError(.locked, "the database at \(path) is in use by another process or handle (\(e.message))", path: path) }
+                if e.kind == .locked { throw e }   // it names the holder (a handle of this process, or a pid)
                 if e.kind == .invalidArgument && e.message.contains("does not exist") {
                     throw KVDocsError(.invalidArgument, "\(path) is not a LevelDB database (use --create to create one)", path: path)
                 }

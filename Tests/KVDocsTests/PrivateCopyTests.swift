@@ -161,6 +161,9 @@ func fingerprint(_ directory: String) throws -> [String: Data] {
         let error = expectError(.locked) { try Database.openPrivateCopy(of: original, under: dir.path) }
         #expect(error?.message == "the database at \(original) is in use by another process (pid \(holder.processIdentifier))")
         #expect(try Self.copies(in: dir.path).isEmpty)
+        // A plain open names the holder too.
+        let plain = expectError(.locked) { try Database(path: original) }
+        #expect(plain?.message.hasPrefix("the database at \(original) is in use by another process (pid \(holder.processIdentifier)) (") == true, "\(plain?.message ?? "")")
     }
 
     @Test func aCopyThatCannotBeOpenedIsRemovedAndTheErrorNamesTheOriginal() throws {

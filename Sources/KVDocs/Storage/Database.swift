@@ -368,10 +368,14 @@ public final class Database: @unchecked Sendable {
         return Comparator.bytewise(a, b)
     }
 
-    /// Opens LevelDB's handle, naming a read-only directory in the error.
+    /// Opens LevelDB's handle, naming a read-only directory, or the holder of the lock (a
+    /// handle of this process, or another process with its pid), in the error.
     private static func openHandle(_ cOptions: COptions, path: String) throws -> OpaquePointer? {
         do {
             return try withLevelDBError(path: path) { leveldb_open(cOptions.options, path, $0) }
+        } catch let error as KVDocsError where error.kind == .locked {
+            let holder = holder(of: path) ?? "another process or handle"
+            throw KVDocsError(.locked, "the database at \(path) is in use by \(holder) (\(error.message))", path: path)
         } catch let error as KVDocsError where error.kind == .ioError
             && (error.message.contains("Read-only file system") || error.message.contains("Permission denied")) {
             throw KVDocsError(
