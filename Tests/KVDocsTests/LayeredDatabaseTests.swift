@@ -441,3 +441,15 @@ extension LayeredDatabaseSafetyTests {
         #expect(try layers.store.collection("people").count() == 250)
     }
 }
+
+extension LayeredDatabaseSafetyTests {
+    @Test func aFailedCreateLeavesTheDirectoryAsItWasAndNamesTheBaseGiven() throws {
+        let dir = TemporaryDirectory("layers-safe")
+        try makePeople(dir.child("b1"), ids: 0..<20, prefix: "b")
+        let before = try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted()
+        let mismatched = try Schema(json: Data(#"{"collections": {"people": {"primaryKey": "id", "indexes": [{"name": "by_email", "fields": ["email"]}]}}}"#.utf8))
+        let e = expectError(.schema) { try LayeredDatabase(user: dir.child("user"), base: dir.child("b1"), schema: mismatched, create: true) }
+        #expect(e?.message.hasPrefix("the base \(dir.child("b1")) and the user layer disagree on collection \"people\"") == true, "\(e?.message ?? "")")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted() == before)
+    }
+}

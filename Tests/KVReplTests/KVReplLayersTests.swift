@@ -115,6 +115,18 @@ import Testing
         }
     }
 
+    @Test func aFailedCreateOverAMismatchedBaseLeavesNothingAndNamesTheBase() throws {
+        let dir = TemporaryDirectory("kvrepl-layer-safety")
+        let b = try people(dir, "b", ids: 0..<20, email: "b")
+        let mismatched = dir.child("mismatched.json")
+        try #"{"collections": {"people": {"primaryKey": "id"}}}"#.write(toFile: mismatched, atomically: true, encoding: .utf8)
+        let before = try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted()
+        let r = try kvrepl([dir.child("u"), "--base", b, "--create", "--schema", mismatched, "-c", "count people"])
+        #expect(r.status == 1)
+        #expect(r.stderr.contains("the base \(b) and the user layer disagree"), "\(r.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted() == before)
+    }
+
     @Test func basesThatHideTheUsersDocumentsOrAreTheUserDatabaseAreRefused() throws {
         let dir = TemporaryDirectory("kvrepl-layer-safety")
         let b = try people(dir, "b", ids: 0..<50, email: "b")

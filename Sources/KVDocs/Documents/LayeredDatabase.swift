@@ -102,6 +102,7 @@ public final class LayeredDatabase: @unchecked Sendable {
         }
         var current = try LayersRecord.read(layersPath)
         let madeLayers = !fm.fileExists(atPath: layersPath)
+        let madeUser = !fm.fileExists(atPath: user)
         var options = Options()
         options.createIfMissing = create
         let userDB = try Database(path: user, options: options)
@@ -161,12 +162,20 @@ public final class LayeredDatabase: @unchecked Sendable {
             }
             guard let opened = current else { throw KVDocsError(.ioError, "no layers record in \(layersPath)", path: layersPath) }
             let baseDB = try Database(path: layersPath + "/" + opened.copy)
+            // Named by the base's own path, not its copy's.
+            if let schema { try DocumentStore.checkAgreement(base: baseDB, schema: schema, root: root, named: opened.base) }
             storage = try LayeredStore(base: baseDB, user: userDB, userOnly: [Layout(root: root).changes.range])
             store = try DocumentStore(layered: storage, schema: schema)
             record = Locked(opened)
         } catch {
             userDB.close()
-            if madeLayers, (try? LayersRecord.read(layersPath)) == nil { try? fm.removeItem(atPath: layersPath) }
+            // A failed open leaves the directories as they were: what it created goes.
+            if madeUser {
+                try? fm.removeItem(atPath: user)
+                if madeLayers { try? fm.removeItem(atPath: layersPath) }
+            } else if madeLayers, (try? LayersRecord.read(layersPath)) == nil {
+                try? fm.removeItem(atPath: layersPath)
+            }
             throw error
         }
         baseChangeFailure = failure
