@@ -130,7 +130,9 @@ extension Session {
             for hit in hits {
                 var row: JSONObject = [primaryKey: hit.id]
                 if case .object(let fields) = hit.document { row = fields }
-                row["distance"] = .double(hit.distance)
+                // Shown to 0.1 m in table, line and csv; json and jsonl keep the exact value.
+                let exact = format == .json || format == .jsonl
+                row["distance"] = .double(exact ? hit.distance : (hit.distance * 10).rounded() / 10)
                 emitRow(["id": hit.id, "distance": .double(hit.distance)],
                         "\(Display.compactJSON(hit.id))  \(Display.metres(hit.distance))  \(Display.compactJSON(hit.document))", row: .object(row))
             }

@@ -122,4 +122,20 @@ import Testing
         #expect(r.status == 0, "\(r.stderr)")
         #expect(try jsonLines(r.stdout).contains { $0["kind"] == "geo" && $0["name"] == "by_work" })
     }
+
+    @Test func distancesAreShownToADecimetreInTablesAndExactInJSON() throws {
+        let dir = TemporaryDirectory("kvrepl-near-format")
+        let demo = dir.child("demo")
+        var r = try kvrepl(["--demo", demo, "--format", "csv", "-c", "near stations (-31.9540, 115.8620) within 1500 limit 1"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let rows = r.stdout.components(separatedBy: "\r\n")
+        #expect(rows.count >= 2 && rows[1].hasPrefix("PERTH,354.6,"), "\(r.stdout)")
+        r = try kvrepl([demo, "--format", "table", "-c", "near stations (-31.9540, 115.8620) within 1500 limit 1"])
+        #expect(r.stdout.contains("| PERTH | 354.6    |") || r.stdout.contains("354.6 "), "\(r.stdout)")
+        #expect(!r.stdout.contains("354.60095"))
+        r = try kvrepl([demo, "--format", "jsonl", "-c", "near stations (-31.9540, 115.8620) within 1500 limit 1"])
+        #expect(r.stdout.contains("354.60095"), "\(r.stdout)")
+        r = try kvrepl([demo, "--json", "-c", "near stations (-31.9540, 115.8620) within 1500 limit 1"])
+        #expect(r.stdout.contains("354.60095"), "\(r.stdout)")
+    }
 }
