@@ -142,7 +142,9 @@ extension Command {
     /// earlier name of ``names``.
     static func nearestName(to word: String) -> String? {
         let typed = Array(word.lowercased().unicodeScalars)
-        let allowed = typed.count <= 4 ? 1 : 2
+        // One edit (a letter wrong, missing, extra or two swapped) below 8 letters, two from
+        // 8 on: "clear" is 2 edits from "near" and gets no suggestion.
+        let allowed = typed.count < 8 ? 1 : 2
         var best: (name: String, distance: Int)?
         for name in names {
             let d = editDistance(typed, Array(name.unicodeScalars))

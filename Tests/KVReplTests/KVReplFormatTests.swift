@@ -115,7 +115,7 @@ import Testing
         }
     }
 
-    @Test(arguments: ["xyzzy", "q", "selectstar", "findings"])
+    @Test(arguments: ["xyzzy", "q", "selectstar", "findings", "clear", "ls"])
     func aWordFarFromEveryCommandGetsNoSuggestion(typed: String) {
         do {
             _ = try Command.parse(typed)
