@@ -453,3 +453,84 @@ extension LayeredDatabaseSafetyTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted() == before)
     }
 }
+
+extension LayeredDatabaseSafetyTests {
+    @Test func aLiveReplacementFailingAfterItWasRecordedGoesBackToTheOldBaseBeforeAnyWrite() throws {
+        let dir = TemporaryDirectory("layers-safe")
+        try makePeople(dir.child("b1"), ids: 0..<200, prefix: "b")
+        try makePeople(dir.child("b2"), ids: 100..<300, prefix: "c")
+        try userOver(dir, base: dir.child("b1"))
+        let layers = try LayeredDatabase(user: dir.child("user"), base: dir.child("b1"))
+        let before = try FileManager.default.contentsOfDirectory(atPath: layers.layersPath).sorted()
+        LayeredDatabase.faultAfterRecording.withLock { $0[dir.child("user")] = { throw KVDocsError(.ioError, "injected") } }
+        defer { _ = LayeredDatabase.faultAfterRecording.withLock { $0.removeValue(forKey: dir.child("user")) } }
+        let e = expectError(.ioError) { try layers.replaceBase(with: dir.child("b2")) }
+        #expect(e?.message == "injected")
+        // The old base, exact, and nothing of the attempt left, on disk or in memory.
+        #expect(layers.basePath == dir.child("b1"))
+        #expect(try LayersRecord.read(layers.layersPath)?.pending == nil)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: layers.layersPath).sorted() == before)
+        let people = try layers.store.collection("people")
+        #expect(try people.count() == 250)
+        #expect(try people.get(id: 0)?["email"] == "b0@x.org")
+        #expect(try layers.store.verify().isClean)
+        try people.insert(["id": 9999, "email": "new@x.org", "zone": 1])
+        layers.close()
+        let again = try LayeredDatabase(user: dir.child("user"), base: dir.child("b1"))
+        defer { again.close() }
+        #expect(try again.store.collection("people").count() == 251)
+        #expect(try again.store.verify().isClean)
+    }
+
+    @Test func aRefusedBaseIsNotTriedAgainUntilItsFilesChangeAndItsErrorsNameIt() throws {
+        let dir = TemporaryDirectory("layers-safe")
+        try makePeople(dir.child("shipped"), ids: 0..<200, prefix: "b")
+        try makePeople(dir.child("conflicting"), ids: 0..<200, prefix: "u")
+        try userOver(dir, base: dir.child("shipped"))
+        try ship(dir.child("conflicting"), to: dir.child("shipped"))
+        var messages: [String] = []
+        for _ in 0..<2 {
+            let layers = try LayeredDatabase(user: dir.child("user"), base: dir.child("shipped"))
+            #expect(layers.baseChangeFailure?.kind == .uniqueViolation)
+            messages.append(layers.baseChangeFailure?.message ?? "")
+            layers.close()
+        }
+        #expect(!messages[0].contains("refused when the base was last opened"))
+        #expect(messages[1].contains("refused when the base was last opened"))
+        // New files: tried again, and replaced.
+        try makePeople(dir.child("fixed"), ids: 0..<200, prefix: "f")
+        try ship(dir.child("fixed"), to: dir.child("shipped"))
+        let layers = try LayeredDatabase(user: dir.child("user"), base: dir.child("shipped"))
+        defer { layers.close() }
+        #expect(layers.baseChangeFailure == nil)
+        #expect(try layers.store.collection("people").get(id: 0)?["email"] == "f0@x.org")
+        // A damaged base's error names the base given, not the copy that was removed.
+        try FileManager.default.copyItem(atPath: dir.child("fixed"), toPath: dir.child("damaged"))
+        for _ in 0..<2 { let db = try Database(path: dir.child("damaged")); try db.compact(); db.close() }
+        let table = try #require(try FileManager.default.contentsOfDirectory(atPath: dir.child("damaged")).first { $0.hasSuffix(".ldb") })
+        var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: dir.child("damaged") + "/" + table)))
+        for i in stride(from: bytes.count / 4, to: bytes.count / 2, by: 7) { bytes[i] ^= 0x5A }
+        try Data(bytes).write(to: URL(fileURLWithPath: dir.child("damaged") + "/" + table))
+        let e = expectError(.corruption) { try layers.replaceBase(with: dir.child("damaged")) }
+        #expect(e?.description.contains(dir.child("damaged")) == true, "\(e?.description ?? "")")
+        #expect(e?.description.contains(".layers/base-") == false, "\(e?.description ?? "")")
+    }
+
+    @Test func aBackupWithItsOwnSchemaIsCheckedAgainstTheBaseItIsOpenedOver() throws {
+        let dir = TemporaryDirectory("layers-safe")
+        try makePeople(dir.child("b1"), ids: 0..<50, prefix: "b")
+        do {
+            // The user's own schema (a collection of its own), stored in the user layer.
+            let own = layeredPeopleSchema.replacingOccurrences(of: #""groups": {"primaryKey": "id"}"#, with: #""groups": {"primaryKey": "id"}, "notes": {"primaryKey": "id"}"#)
+            let layers = try LayeredDatabase(user: dir.child("user"), base: dir.child("b1"), schema: try Schema(json: Data(own.utf8)), create: true)
+            try layers.store.collection("people").insert(["id": 500, "email": "mine@x.org"])
+            try layers.backup(to: dir.child("backup"))
+            layers.close()
+        }
+        let loose = layeredPeopleSchema.replacingOccurrences(of: #""unique": true"#, with: #""unique": false"#)
+        try makePeople(dir.child("loose"), ids: 0..<50, prefix: "c", schema: loose)
+        let e = expectError(.schema) { try LayeredDatabase(user: dir.child("backup"), base: dir.child("loose")) }
+        #expect(e?.message.contains("by_email") == true, "\(e?.message ?? "")")
+        #expect(e?.message.contains(dir.child("loose")) == true, "\(e?.message ?? "")")
+    }
+}

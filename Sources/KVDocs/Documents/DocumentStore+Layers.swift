@@ -83,11 +83,13 @@ enum LayerDerivation {
     }
 
     /// Replaces the user layer's derived data with the entries of `staging`, byte for byte:
-    /// deletes every derived entry of `user`, then copies the staged ones in batches, the
-    /// last synced. Idempotent: after a crash, calling it again gives the same result.
-    static func apply(staging: Database, to user: Database, root: Subspace, progress: ((_ done: Int) -> Void)? = nil) throws {
+    /// deletes every derived entry of `user`, then copies the staged ones in batches, each
+    /// synced (a power loss cannot tear an earlier batch). Idempotent: after a crash, calling
+    /// it again gives the same result. Returns the entries copied.
+    @discardableResult
+    static func apply(staging: Database, to user: Database, root: Subspace, progress: ((_ done: Int) -> Void)? = nil) throws -> Int {
         let ranges = derivedRanges(root)
-        for range in ranges { try user.deleteAll(in: range) }
+        for range in ranges { try user.deleteAll(in: range, sync: true) }
         let batch = WriteBatch()
         var copied = 0
         for range in ranges {
@@ -96,7 +98,7 @@ enum LayerDerivation {
                 batch.put(entry.key, entry.value)
                 copied += 1
                 if batch.count >= 10_000 {
-                    try user.write(batch)
+                    try user.write(batch, sync: true)
                     batch.clear()
                     progress?(copied)
                 }
@@ -104,13 +106,16 @@ enum LayerDerivation {
         }
         try user.write(batch, sync: true)
         progress?(copied)
+        return copied
     }
 }
 
 extension DocumentStore {
     /// Makes the user layer's derived data exact over `layered`'s current base (see
     /// ``LayerDerivation``): stages it in a temporary database beside the user database,
-    /// then applies it, under the writer lock.
+    /// then applies it, under the writer lock. It records nothing, so a crash while it
+    /// applies leaves the derived data inexact: ``LayeredDatabase`` records its
+    /// replacements instead; this serves tests of the derivation itself.
     ///
     /// REQUIRES: the store reads and writes through `layered`.
     /// - Throws: `.uniqueViolation` when a user document and a base document share a unique
@@ -124,7 +129,7 @@ extension DocumentStore {
             try LayerDerivation.stage(root: root, base: layered.base, user: layered.user, staging: staging) { done, total in
                 progress?(IndexBuildProgress(collection: "*", index: "*", done: done, total: total))
             }
-            try layered.withReadsHeld {
+            _ = try layered.withReadsHeld {
                 try LayerDerivation.apply(staging: staging, to: layered.user, root: root)
             }
         }

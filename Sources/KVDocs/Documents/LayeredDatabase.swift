@@ -112,7 +112,7 @@ public final class LayeredDatabase: @unchecked Sendable {
             let root = Subspace()
             // A replacement recorded as pending was checked: apply it.
             if let known = current, let pending = known.pending {
-                current = try Self.finish(pending, record: known, layersPath: layersPath, user: userDB, root: root, progress: progress)
+                (current, failure) = try Self.finish(pending, record: known, layersPath: layersPath, user: userDB, root: root, progress: progress)
             }
             if let known = current, !known.legacy, fm.fileExists(atPath: layersPath + "/" + known.copy + "/CURRENT"),
                let files = try? DatabaseFiles.fingerprint(base, known: known.base == base ? known.files : []),
@@ -130,16 +130,37 @@ public final class LayeredDatabase: @unchecked Sendable {
             } else if let known = current, fm.fileExists(atPath: layersPath + "/" + known.copy + "/CURRENT") {
                 // The base changed (or another is given, or the record predates content
                 // fingerprints): a checked replacement; on failure the old base stays.
-                do {
-                    let expected = try schema ?? Self.effectiveSchema(copy: layersPath + "/" + known.copy, user: userDB, root: root)
-                    let prepared = try Self.prepare(base, layersPath: layersPath, user: userDB, root: root, expected: expected,
+                // A base refused before, with the same files: not tried again until they change
+                // (replaceBase tries it whenever asked).
+                let refusedAgain = known.refused.flatMap { refused -> KVDocsError? in
+                    guard refused.base == base, let files = try? DatabaseFiles.fingerprint(base, known: refused.files),
+                          files.count == refused.files.count, zip(files, refused.files).allSatisfy({ $0.sameContent(as: $1) }) else { return nil }
+                    return KVDocsError(KVDocsError.Kind(refused.kind), refused.reason + " (refused when the base was last opened; its files have not changed since)", path: base)
+                }
+                if let refusedAgain {
+                    failure = refusedAgain
+                } else {
+                    var prepared: LayersRecord.Pending?
+                    do {
+                        let expected = try schema ?? Self.effectiveSchema(copy: layersPath + "/" + known.copy, user: userDB, root: root)
+                        prepared = try Self.prepare(base, layersPath: layersPath, user: userDB, root: root, expected: expected,
                                                     allowingUnrelated: allowingUnrelatedBase, progress: progress)
-                    var committed = known
-                    committed.pending = prepared
-                    try committed.write(layersPath)
-                    current = try Self.finish(prepared, record: committed, layersPath: layersPath, user: userDB, root: root, progress: progress)
-                } catch let e as KVDocsError {
-                    failure = e
+                    } catch let e as KVDocsError {
+                        // Refused: the old base stays; the refusal is remembered with the files.
+                        failure = e
+                        var kept = known
+                        kept.refused = LayersRecord.Refused(base: base, files: (try? DatabaseFiles.fingerprint(base)) ?? [], kind: e.kind.rawValue, reason: e.message)
+                        try kept.write(layersPath)
+                        current = kept
+                    }
+                    if let prepared {
+                        // Recorded: any failure from here is not a refusal, and is thrown.
+                        var committed = known
+                        committed.pending = prepared
+                        committed.refused = nil
+                        try committed.write(layersPath)
+                        (current, failure) = try Self.finish(prepared, record: committed, layersPath: layersPath, user: userDB, root: root, progress: progress)
+                    }
                 }
             } else if try userDB.entries(limit: 1).next() != nil {
                 // A user layer with no record (a backup, a copy) or no copy of its base: its
@@ -149,7 +170,7 @@ public final class LayeredDatabase: @unchecked Sendable {
                 var committed = LayersRecord(base: prepared.base, copy: prepared.copy, files: prepared.files)
                 committed.pending = prepared
                 try committed.write(layersPath)
-                current = try Self.finish(prepared, record: committed, layersPath: layersPath, user: userDB, root: root, progress: progress)
+                (current, failure) = try Self.finish(prepared, record: committed, layersPath: layersPath, user: userDB, root: root, progress: progress)
             } else {
                 // A new user database: its layer is empty, nothing to derive.
                 let name = "base-" + UUID().uuidString
@@ -161,9 +182,16 @@ public final class LayeredDatabase: @unchecked Sendable {
                 current = made
             }
             guard let opened = current else { throw KVDocsError(.ioError, "no layers record in \(layersPath)", path: layersPath) }
-            let baseDB = try Database(path: layersPath + "/" + opened.copy)
+            let baseDB = try Database(path: layersPath + "/" + opened.copy, options: Self.existing)
             // Named by the base's own path, not its copy's.
-            if let schema { try DocumentStore.checkAgreement(base: baseDB, schema: schema, root: root, named: opened.base) }
+            if let schema {
+                do {
+                    try DocumentStore.checkAgreement(base: baseDB, schema: schema, root: root, named: opened.base)
+                } catch var e as KVDocsError {
+                    if let failure { e.message += " (the base \(base) given is not in force: \(failure.message))" }
+                    throw e
+                }
+            }
             storage = try LayeredStore(base: baseDB, user: userDB, userOnly: [Layout(root: root).changes.range])
             store = try DocumentStore(layered: storage, schema: schema)
             record = Locked(opened)
@@ -207,27 +235,46 @@ public final class LayeredDatabase: @unchecked Sendable {
                                             allowingUnrelated: allowingUnrelatedBase, progress: progress)
             var committed = record.withLock { $0 }
             committed.pending = prepared
+            committed.refused = nil
             do {
                 try committed.write(layersPath)
             } catch {
                 Self.remove(prepared, layersPath: layersPath)
                 throw error
             }
-            // Recorded: from here a crash is finished by the next open.
-            let newDB = try Database(path: layersPath + "/" + prepared.copy)
-            let staging = try Database(path: layersPath + "/" + (prepared.staging ?? ""))
-            defer { staging.close() }
-            try storage.withReadsHeld {
-                try storage.replaceBase(with: newDB)
-                try LayerDerivation.apply(staging: staging, to: storage.user, root: store.root) { done in
-                    progress?(Progress(phase: "applying", done: done, total: 0))
+            // Recorded: from here a crash is finished by the next open. The record in memory
+            // says so too, so that nothing removes the new copy or the staging database.
+            let previous = record.withLock { old -> LayersRecord in defer { old = committed }; return old }
+            let oldBase = storage.base
+            var applied = 0
+            do {
+                if let fault = Self.faultAfterRecording.withLock({ $0[userPath] }) { try fault() }
+                let newDB = try Database(path: layersPath + "/" + prepared.copy, options: Self.existing)
+                let staging = try Database(path: layersPath + "/" + (prepared.staging ?? ""), options: Self.existing)
+                defer { staging.close() }
+                try storage.withReadsHeld {
+                    try storage.replaceBase(with: newDB)
+                    applied = try LayerDerivation.apply(staging: staging, to: storage.user, root: store.root)
                 }
+                let replaced = LayersRecord(base: prepared.base, copy: prepared.copy, files: prepared.files)
+                try replaced.write(layersPath)
+                record.withLock { $0 = replaced }
+                try? FileManager.default.removeItem(atPath: layersPath + "/" + (prepared.staging ?? ""))
+            } catch {
+                // Back to the old base, durably, before the writer lock is released.
+                do {
+                    try rollBack(to: previous, from: oldBase, abandoning: prepared)
+                } catch let rollback {
+                    // Neither way could be finished here: the handle stops, and the next open
+                    // finishes the recorded replacement.
+                    storage.user.close()
+                    throw KVDocsError(.ioError, "replacing the base with \(newBase) failed after it was recorded (\(error)), and going back failed too (\(rollback)); the database is closed: open it again, which finishes the replacement", path: userPath)
+                }
+                store.hub.publishToAll()
+                throw error
             }
-            let replaced = LayersRecord(base: prepared.base, copy: prepared.copy, files: prepared.files)
-            try replaced.write(layersPath)
-            record.withLock { $0 = replaced }
+            progress?(Progress(phase: "applying", done: applied, total: applied))
         }
-        removeUnusedStaging()
         // Every collection of the base may have changed.
         store.hub.publishToAll()
         // The old copy stays until no handle can use it (snapshots may still read it): the
@@ -251,6 +298,37 @@ public final class LayeredDatabase: @unchecked Sendable {
     /// Bytes on disk of the base (its own directory) and of the user database.
     public func sizes() -> (base: Int, user: Int) {
         (Self.directorySize(basePath), Self.directorySize(userPath))
+    }
+
+    /// Fault injection for tests: a failure thrown in ``replaceBase(with:allowingUnrelatedBase:progress:)``
+    /// right after the replacement is recorded, by user database path.
+    static let faultAfterRecording = Locked<[String: @Sendable () throws -> Void]>([:])
+
+    /// Options that open an existing directory only (a missing one is an error, never a
+    /// new empty database).
+    static var existing: Options {
+        var options = Options()
+        options.createIfMissing = false
+        return options
+    }
+
+    /// Undoes a live replacement that failed after it was recorded: the old base again, the
+    /// user layer's derived data made exact over it, the record without the replacement,
+    /// and the replacement's directories removed. REQUIRES: the writer lock.
+    private func rollBack(to previous: LayersRecord, from oldBase: Database, abandoning prepared: LayersRecord.Pending) throws {
+        let fm = FileManager.default
+        let name = "derive-" + UUID().uuidString
+        defer { try? fm.removeItem(atPath: layersPath + "/" + name) }
+        let staging = try Database(path: layersPath + "/" + name)
+        defer { staging.close() }
+        try LayerDerivation.stage(root: store.root, base: oldBase, user: storage.user, staging: staging)
+        try storage.withReadsHeld {
+            try storage.replaceBase(with: oldBase)
+            _ = try LayerDerivation.apply(staging: staging, to: storage.user, root: store.root)
+        }
+        try previous.write(layersPath)
+        record.withLock { $0 = previous }
+        Self.remove(prepared, layersPath: layersPath)
     }
 
     // MARK: - Replacements
@@ -298,6 +376,9 @@ public final class LayeredDatabase: @unchecked Sendable {
             baseOptions.createIfMissing = false
             let newDB = try Database(path: layersPath + "/" + copy, options: baseOptions)
             defer { newDB.close() }
+            // Without a schema given, the one the user layer keeps (its own, else the base's).
+            let expected = try expected ?? Catalog(root: root).schemaData(in: try LayeredStore(base: newDB, user: user))
+                .map { try Schema(json: Data($0), file: "the stored schema") }
             // Damage anywhere in the new base fails here, not later in a read.
             var checked = 0
             let all = try newDB.entries()
@@ -313,6 +394,13 @@ public final class LayeredDatabase: @unchecked Sendable {
                 progress?(Progress(phase: "deriving", done: done, total: total))
             }
             return pending
+        } catch var e as KVDocsError {
+            remove(pending, layersPath: layersPath)
+            // The copy is gone: errors name the base given instead.
+            let copyPath = layersPath + "/" + copy
+            e.message = e.message.replacingOccurrences(of: copyPath, with: newBase)
+            if let path = e.path, path.hasPrefix(copyPath) { e.path = newBase + path.dropFirst(copyPath.count) }
+            throw e
         } catch {
             remove(pending, layersPath: layersPath)
             throw error
@@ -347,43 +435,49 @@ public final class LayeredDatabase: @unchecked Sendable {
     /// Applies a pending replacement: copies its staged derived data into the user layer and
     /// records its base. A pending replacement that cannot be applied (its staging database
     /// is missing or unreadable, or the record predates staging) is rolled back instead: the
-    /// user layer's derived data is made exact over the old base again, which held before.
+    /// user layer's derived data is made exact over the old base again, which held before;
+    /// the reason is returned with the record.
     private static func finish(_ pending: LayersRecord.Pending, record: LayersRecord, layersPath: String, user: Database, root: Subspace,
-                               progress: ((Progress) -> Void)?) throws -> LayersRecord {
+                               progress: ((Progress) -> Void)?) throws -> (LayersRecord, KVDocsError?) {
         let fm = FileManager.default
+        var reason: KVDocsError
         if let staging = pending.staging, fm.fileExists(atPath: layersPath + "/" + pending.copy + "/CURRENT") {
             do {
-                var options = Options()
-                options.createIfMissing = false
-                let stagingDB = try Database(path: layersPath + "/" + staging, options: options)
+                let stagingDB = try Database(path: layersPath + "/" + staging, options: existing)
                 defer { stagingDB.close() }
-                try LayerDerivation.apply(staging: stagingDB, to: user, root: root) { done in
+                _ = try LayerDerivation.apply(staging: stagingDB, to: user, root: root) { done in
                     progress?(Progress(phase: "applying", done: done, total: 0))
                 }
                 let done = LayersRecord(base: pending.base, copy: pending.copy, files: pending.files)
                 try done.write(layersPath)
                 try? fm.removeItem(atPath: layersPath + "/" + staging)
-                return done
+                return (done, nil)
+            } catch let e as KVDocsError {
+                reason = e
             } catch {
-                // Rolled back below.
+                reason = KVDocsError(.ioError, "\(error)", path: layersPath)
             }
+        } else {
+            reason = KVDocsError(.notSupported, "the replacement by \(pending.base) recorded in \(layersPath) \(pending.staging == nil ? "was recorded by an older KVDocs before it was checked" : "has lost its copy of the base")", path: layersPath)
         }
         // Back to the old base: the user layer held exact data over it before.
         let oldStaging = "derive-" + UUID().uuidString
         defer { try? fm.removeItem(atPath: layersPath + "/" + oldStaging) }
-        let base = try Database(path: layersPath + "/" + record.copy)
+        let base = try Database(path: layersPath + "/" + record.copy, options: existing)
         defer { base.close() }
         let stagingDB = try Database(path: layersPath + "/" + oldStaging)
         defer { stagingDB.close() }
         try LayerDerivation.stage(root: root, base: base, user: user, staging: stagingDB) { done, total in
             progress?(Progress(phase: "deriving", done: done, total: total))
         }
-        try LayerDerivation.apply(staging: stagingDB, to: user, root: root)
+        _ = try LayerDerivation.apply(staging: stagingDB, to: user, root: root)
         var kept = record
         kept.pending = nil
         try kept.write(layersPath)
-        remove(pending, layersPath: layersPath)
-        return kept
+        // The copy in force stays (an adopted user layer's pending copy is its own).
+        if pending.copy != record.copy { try? fm.removeItem(atPath: layersPath + "/" + pending.copy) }
+        if let staging = pending.staging { try? fm.removeItem(atPath: layersPath + "/" + staging) }
+        return (kept, KVDocsError(reason.kind, "the replacement by \(pending.base) could not be finished and was undone: \(reason.message)", path: reason.path))
     }
 
     /// Removes the directories of a replacement that was not made.
@@ -398,15 +492,6 @@ public final class LayeredDatabase: @unchecked Sendable {
         let (inUse, pending) = record.withLock { ($0.copy, $0.pending) }
         guard let names = try? fm.contentsOfDirectory(atPath: layersPath) else { return }
         for name in names where (name.hasPrefix("base-") || name.hasPrefix("derive-")) && name != inUse && name != pending?.copy && name != pending?.staging {
-            try? fm.removeItem(atPath: layersPath + "/" + name)
-        }
-    }
-
-    /// Removes staging databases not pending (the live handles never use them).
-    private func removeUnusedStaging() {
-        let fm = FileManager.default
-        guard let names = try? fm.contentsOfDirectory(atPath: layersPath) else { return }
-        for name in names where name.hasPrefix("derive-") {
             try? fm.removeItem(atPath: layersPath + "/" + name)
         }
     }

@@ -26,6 +26,17 @@ struct LayersRecord: Equatable {
     var pending: Pending?
     /// Read from a format-1 record.
     var legacy = false
+    /// The last base an open refused to replace this one with, and why: an open given the
+    /// same base with the same files keeps the base in force without trying again.
+    var refused: Refused?
+
+    struct Refused: Codable, Equatable {
+        var base: String
+        var files: [DatabaseFile]
+        /// The refusal's ``KVDocsError/Kind`` (its raw value).
+        var kind: String
+        var reason: String
+    }
 
     struct Pending: Equatable {
         var base: String
@@ -49,6 +60,7 @@ struct LayersRecord: Equatable {
         var files: [DatabaseFile]?
         var fingerprint: [String]?
         var pending: StoredPending?
+        var refused: Refused?
     }
 
     private struct StoredPending: Codable {
@@ -68,11 +80,15 @@ struct LayersRecord: Equatable {
         } catch {
             throw KVDocsError(.corruption, "\(path) cannot be read (\(error.localizedDescription)); remove it and open again with the base: the user database is then taken over that base, its indexes re-derived", path: path)
         }
-        guard stored.format == 1 || stored.format == format else {
+        guard stored.format <= format else {
             throw KVDocsError(.notSupported, "\(path) has layers format \(stored.format), written by a newer version of KVDocs; this version reads formats 1 and \(format)", path: path)
+        }
+        guard stored.format >= 1 else {
+            throw KVDocsError(.corruption, "\(path) has layers format \(stored.format), which no version of KVDocs writes; remove it and open again with the base", path: path)
         }
         var record = LayersRecord(base: stored.base, copy: stored.copy, files: stored.files ?? [])
         record.legacy = stored.format == 1
+        record.refused = stored.format == 1 ? nil : stored.refused
         if let p = stored.pending {
             record.pending = Pending(base: p.base, copy: p.copy, files: p.files ?? [], staging: stored.format == 1 ? nil : p.staging)
         }
@@ -83,7 +99,8 @@ struct LayersRecord: Equatable {
     func write(_ layersPath: String) throws {
         let path = layersPath + "/LAYERS.json", temporary = path + ".new"
         let stored = Stored(format: Self.format, base: base, copy: copy, files: files, fingerprint: nil,
-                            pending: pending.map { StoredPending(base: $0.base, copy: $0.copy, files: $0.files, fingerprint: nil, staging: $0.staging) })
+                            pending: pending.map { StoredPending(base: $0.base, copy: $0.copy, files: $0.files, fingerprint: nil, staging: $0.staging) },
+                            refused: refused)
         do {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]

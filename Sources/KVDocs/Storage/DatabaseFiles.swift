@@ -10,6 +10,8 @@ struct DatabaseFile: Codable, Equatable, Sendable {
     var size: Int
     /// CRC-32C (Castagnoli) of its bytes.
     var crc32c: UInt32
+    /// `st_dev`.
+    var device: UInt64
     /// `st_ino`.
     var inode: UInt64
     /// `st_mtim`, in nanoseconds since 1970.
@@ -56,19 +58,22 @@ enum DatabaseFiles {
         guard (s.st_mode & S_IFMT) == S_IFREG else {
             throw KVDocsError(.invalidArgument, "\(path) is not a regular file", path: path)
         }
-        return DatabaseFile(name: name, size: Int(s.st_size), crc32c: 0, inode: UInt64(s.st_ino),
+        return DatabaseFile(name: name, size: Int(s.st_size), crc32c: 0, device: UInt64(s.st_dev), inode: UInt64(s.st_ino),
                             modified: Int64(s.st_mtim.tv_sec) * 1_000_000_000 + Int64(s.st_mtim.tv_nsec),
                             statusChanged: Int64(s.st_ctim.tv_sec) * 1_000_000_000 + Int64(s.st_ctim.tv_nsec))
     }
 
-    /// The content of every content file of `directory`. A file whose `stat` facts equal
-    /// those of its entry in `known` keeps that entry's checksum; any other file is read.
+    /// The content of every content file of `directory`. A file whose `stat` facts (size,
+    /// device, inode, modification and status-change times) equal those of its entry in
+    /// `known` keeps that entry's checksum; any other file is read. On file systems whose
+    /// status-change time is not kept (FAT, some network mounts), a file rewritten in place
+    /// with the same size and a restored modification time is not noticed.
     static func fingerprint(_ directory: String, known: [DatabaseFile] = []) throws -> [DatabaseFile] {
         let byName = Dictionary(known.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
         return try names(in: directory).map { name in
             let path = directory + "/" + name
             var file = try status(path, name: name)
-            if let old = byName[name], old.size == file.size, old.inode == file.inode, old.modified == file.modified,
+            if let old = byName[name], old.size == file.size, old.device == file.device, old.inode == file.inode, old.modified == file.modified,
                old.statusChanged == file.statusChanged {
                 file.crc32c = old.crc32c
             } else {
