@@ -32,7 +32,14 @@ import Foundation
 ///   data (it was checked). Old copies are removed when no handle uses them (at the next
 ///   open or close).
 /// - An open whose base changed and cannot replace the old one keeps the old base in force
-///   and says why in ``baseChangeFailure``; the open itself succeeds.
+///   and says why in ``baseChangeFailure``; the open itself succeeds. The refusal is
+///   recorded with the base's files: later opens given the same files do not try again
+///   (``replaceBase(with:allowingUnrelatedBase:progress:)`` does, whenever called).
+/// - The base given to an open is the one wanted: after a replacement, open with the new
+///   base's path (``basePath``); an open given another base replaces the one in force by it.
+/// - A live replacement that fails after it was recorded goes back to the old base (the
+///   user layer's derived data made exact over it again) before writers resume; if even
+///   that fails, the handle is closed and the next open finishes the recorded replacement.
 /// - Refused before anything is written: a base that is the user database or lies inside it
 ///   or its layers directory, a user database inside the base, and (unless
 ///   `allowingUnrelatedBase`) a base with no document store, one that shares none of the
