@@ -104,6 +104,9 @@ package final class PlyvelHolder {
         }
     }
 
+    /// The holder's process id (what a lock error names).
+    package var processIdentifier: Int32 { process.processIdentifier }
+
     /// Ends the holder (closing its standard input) and waits for it. Calling it again does nothing.
     package func close() {
         guard !closed else { return }

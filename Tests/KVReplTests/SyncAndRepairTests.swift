@@ -323,17 +323,8 @@ final class RunningKVRepl {
         let path = dir.child("db")
         var r = try kvrepl([path, "--create", "-c", "put a b"])
         #expect(r.status == 0, "\(r.stderr)")
-        let ready = dir.child("ready")
-        let holder = Process()
-        holder.executableURL = URL(fileURLWithPath: try referencePython())
-        holder.arguments = ["-c", "import plyvel, sys, pathlib; d = plyvel.DB(\(pythonString(path))); pathlib.Path(\(pythonString(ready))).touch(); sys.stdin.read()"]
-        let stdin = Pipe()
-        holder.standardInput = stdin
-        try holder.run()
-        defer { try? stdin.fileHandleForWriting.close(); holder.waitUntilExit() }
-        let deadline = Date().addingTimeInterval(20)
-        while !FileManager.default.fileExists(atPath: ready) && Date() < deadline { usleep(20_000) }
-        try #require(FileManager.default.fileExists(atPath: ready))
+        let holder = try PlyvelHolder(path: path)
+        defer { holder.close() }
         r = try kvrepl([path, "-c", "get a"])
         #expect(r.status == 1)
         #expect(r.stderr.contains("the database at \(path) is in use by another process (pid \(holder.processIdentifier))"), "\(r.stderr)")

@@ -82,6 +82,19 @@ enum LayerDerivation {
         progress?(total, total)
     }
 
+    /// Makes the user layer's derived data exact over `base` in one go: stages it in a
+    /// temporary database at `stagingPath` (removed afterwards), then applies it inside
+    /// `around` (a caller that must hold readers back wraps the apply).
+    static func rederive(root: Subspace, base: Database, user: Database, stagingPath: String,
+                         progress: ((_ done: Int, _ total: Int) -> Void)? = nil,
+                         around: (() throws -> Void) throws -> Void = { try $0() }) throws {
+        defer { try? FileManager.default.removeItem(atPath: stagingPath) }
+        let staging = try Database(path: stagingPath)
+        defer { staging.close() }
+        try stage(root: root, base: base, user: user, staging: staging, progress: progress)
+        try around { _ = try apply(staging: staging, to: user, root: root) }
+    }
+
     /// Replaces the user layer's derived data with the entries of `staging`, byte for byte:
     /// deletes every derived entry of `user`, then copies the staged ones in batches, each
     /// synced (a power loss cannot tear an earlier batch). Idempotent: after a crash, calling
@@ -122,16 +135,10 @@ extension DocumentStore {
     ///   value (the user layer is then unchanged); storage errors.
     func rederive(_ layered: LayeredStore, progress: ((IndexBuildProgress) -> Void)? = nil) throws {
         try storage.withExclusiveWrite {
-            let path = layered.user.path + ".derive-" + UUID().uuidString
-            defer { try? FileManager.default.removeItem(atPath: path) }
-            let staging = try Database(path: path)
-            defer { staging.close() }
-            try LayerDerivation.stage(root: root, base: layered.base, user: layered.user, staging: staging) { done, total in
-                progress?(IndexBuildProgress(collection: "*", index: "*", done: done, total: total))
-            }
-            _ = try layered.withReadsHeld {
-                try LayerDerivation.apply(staging: staging, to: layered.user, root: root)
-            }
+            try LayerDerivation.rederive(root: root, base: layered.base, user: layered.user,
+                                         stagingPath: layered.user.path + ".derive-" + UUID().uuidString,
+                                         progress: { progress?(IndexBuildProgress(collection: "*", index: "*", done: $0, total: $1)) },
+                                         around: { apply in try layered.withReadsHeld(apply) })
         }
     }
 }

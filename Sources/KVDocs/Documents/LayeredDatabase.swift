@@ -123,7 +123,7 @@ public final class LayeredDatabase: @unchecked Sendable {
             }
             if let known = current, !known.legacy, fm.fileExists(atPath: layersPath + "/" + known.copy + "/CURRENT"),
                let files = try? DatabaseFiles.fingerprint(base, known: known.base == base ? known.files : []),
-               files.count == known.files.count, zip(files, known.files).allSatisfy({ $0.sameContent(as: $1) }) {
+               DatabaseFiles.sameContent(files, known.files) {
                 // The base in force, unchanged (at its path, or moved: an app's bundle path
                 // changes between installs). New stat facts or a new path are recorded so
                 // that the next open need not read the files.
@@ -141,7 +141,7 @@ public final class LayeredDatabase: @unchecked Sendable {
                 // (replaceBase tries it whenever asked).
                 let refusedAgain = known.refused.flatMap { refused -> KVDocsError? in
                     guard refused.base == base, let files = try? DatabaseFiles.fingerprint(base, known: refused.files),
-                          files.count == refused.files.count, zip(files, refused.files).allSatisfy({ $0.sameContent(as: $1) }) else { return nil }
+                          DatabaseFiles.sameContent(files, refused.files) else { return nil }
                     return KVDocsError(KVDocsError.Kind(refused.kind), refused.reason + " (refused when the base was last opened; its files have not changed since)", path: base)
                 }
                 if let refusedAgain {
@@ -161,12 +161,8 @@ public final class LayeredDatabase: @unchecked Sendable {
                         current = kept
                     }
                     if let prepared {
-                        // Recorded: any failure from here is not a refusal, and is thrown.
-                        var committed = known
-                        committed.pending = prepared
-                        committed.refused = nil
-                        try committed.write(layersPath)
-                        (current, failure) = try Self.finish(prepared, record: committed, layersPath: layersPath, user: userDB, root: root, progress: progress)
+                        // Any failure from here is not a refusal, and is thrown.
+                        (current, failure) = try Self.record(prepared, over: known, layersPath: layersPath, user: userDB, root: root, progress: progress)
                     }
                 }
             } else if try userDB.entries(limit: 1).next() != nil {
@@ -174,10 +170,8 @@ public final class LayeredDatabase: @unchecked Sendable {
                 // derived data may be over another base; make it exact over this one.
                 let prepared = try Self.prepare(base, layersPath: layersPath, user: userDB, root: root, expected: schema,
                                                 allowingUnrelated: allowingUnrelatedBase, progress: progress)
-                var committed = LayersRecord(base: prepared.base, copy: prepared.copy, files: prepared.files)
-                committed.pending = prepared
-                try committed.write(layersPath)
-                (current, failure) = try Self.finish(prepared, record: committed, layersPath: layersPath, user: userDB, root: root, progress: progress)
+                (current, failure) = try Self.record(prepared, over: LayersRecord(base: prepared.base, copy: prepared.copy, files: prepared.files),
+                                                     layersPath: layersPath, user: userDB, root: root, progress: progress)
             } else {
                 // A new user database: its layer is empty, nothing to derive.
                 let name = "base-" + UUID().uuidString
@@ -323,16 +317,13 @@ public final class LayeredDatabase: @unchecked Sendable {
     /// user layer's derived data made exact over it, the record without the replacement,
     /// and the replacement's directories removed. REQUIRES: the writer lock.
     private func rollBack(to previous: LayersRecord, from oldBase: Database, abandoning prepared: LayersRecord.Pending) throws {
-        let fm = FileManager.default
-        let name = "derive-" + UUID().uuidString
-        defer { try? fm.removeItem(atPath: layersPath + "/" + name) }
-        let staging = try Database(path: layersPath + "/" + name)
-        defer { staging.close() }
-        try LayerDerivation.stage(root: store.root, base: oldBase, user: storage.user, staging: staging)
-        try storage.withReadsHeld {
-            try storage.replaceBase(with: oldBase)
-            _ = try LayerDerivation.apply(staging: staging, to: storage.user, root: store.root)
-        }
+        try LayerDerivation.rederive(root: store.root, base: oldBase, user: storage.user,
+                                     stagingPath: layersPath + "/derive-" + UUID().uuidString, around: { apply in
+            try storage.withReadsHeld {
+                try storage.replaceBase(with: oldBase)
+                try apply()
+            }
+        })
         try previous.write(layersPath)
         record.withLock { $0 = previous }
         Self.remove(prepared, layersPath: layersPath)
@@ -439,6 +430,16 @@ public final class LayeredDatabase: @unchecked Sendable {
         }
     }
 
+    /// Records `prepared` as pending over `record`, then finishes it (see ``finish``).
+    private static func record(_ prepared: LayersRecord.Pending, over record: LayersRecord, layersPath: String, user: Database, root: Subspace,
+                               progress: ((Progress) -> Void)?) throws -> (LayersRecord, KVDocsError?) {
+        var committed = record
+        committed.pending = prepared
+        committed.refused = nil
+        try committed.write(layersPath)
+        return try finish(prepared, record: committed, layersPath: layersPath, user: user, root: root, progress: progress)
+    }
+
     /// Applies a pending replacement: copies its staged derived data into the user layer and
     /// records its base. A pending replacement that cannot be applied (its staging database
     /// is missing or unreadable, or the record predates staging) is rolled back instead: the
@@ -468,16 +469,11 @@ public final class LayeredDatabase: @unchecked Sendable {
             reason = KVDocsError(.notSupported, "the replacement by \(pending.base) recorded in \(layersPath) \(pending.staging == nil ? "was recorded by an older KVDocs before it was checked" : "has lost its copy of the base")", path: layersPath)
         }
         // Back to the old base: the user layer held exact data over it before.
-        let oldStaging = "derive-" + UUID().uuidString
-        defer { try? fm.removeItem(atPath: layersPath + "/" + oldStaging) }
         let base = try Database(path: layersPath + "/" + record.copy, options: existing)
         defer { base.close() }
-        let stagingDB = try Database(path: layersPath + "/" + oldStaging)
-        defer { stagingDB.close() }
-        try LayerDerivation.stage(root: root, base: base, user: user, staging: stagingDB) { done, total in
+        try LayerDerivation.rederive(root: root, base: base, user: user, stagingPath: layersPath + "/derive-" + UUID().uuidString) { done, total in
             progress?(Progress(phase: "deriving", done: done, total: total))
         }
-        _ = try LayerDerivation.apply(staging: stagingDB, to: user, root: root)
         var kept = record
         kept.pending = nil
         try kept.write(layersPath)

@@ -83,14 +83,25 @@ enum DatabaseFiles {
         }
     }
 
+    /// Whether two fingerprints name the same files with the same content.
+    static func sameContent(_ a: [DatabaseFile], _ b: [DatabaseFile]) -> Bool {
+        a.count == b.count && zip(a, b).allSatisfy { $0.sameContent(as: $1) }
+    }
+
     /// CRC-32C of the bytes of the file at `path`.
     static func checksum(_ path: String) throws -> UInt32 {
+        try readChunks(path) { _ in }
+    }
+
+    /// Reads the file at `path` in chunks of 1 MiB, handing each to `body`; returns the
+    /// CRC-32C of all of them.
+    private static func readChunks(_ path: String, _ body: (UnsafeRawBufferPointer) throws -> Void) throws -> UInt32 {
         let fd = open(path, O_RDONLY)
         guard fd >= 0 else { throw KVDocsError(.ioError, "cannot open \(path): \(String(cString: strerror(errno)))", path: path) }
         defer { close(fd) }
-        var crc: UInt32 = 0
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
         defer { buffer.deallocate() }
+        var crc: UInt32 = 0
         while true {
             let n = read(fd, buffer.baseAddress, buffer.count)
             if n < 0 {
@@ -98,7 +109,9 @@ enum DatabaseFiles {
                 throw KVDocsError(.ioError, "cannot read \(path): \(String(cString: strerror(errno)))", path: path)
             }
             if n == 0 { return crc }
-            crc = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: buffer[0..<n]), continuing: crc)
+            let chunk = UnsafeRawBufferPointer(rebasing: buffer[0..<n])
+            crc = CRC32C.checksum(chunk, continuing: crc)
+            try body(chunk)
         }
     }
 
@@ -131,34 +144,22 @@ enum DatabaseFiles {
 
     private static func copyFile(_ from: String, to: String, name: String) throws -> DatabaseFile {
         var file = try status(from, name: name)
-        let input = open(from, O_RDONLY)
-        guard input >= 0 else { throw KVDocsError(.ioError, "cannot open \(from): \(String(cString: strerror(errno)))", path: from) }
-        defer { close(input) }
         let output = open(to, O_WRONLY | O_CREAT | O_EXCL, 0o644)
         guard output >= 0 else { throw KVDocsError(.ioError, "cannot create \(to): \(String(cString: strerror(errno)))", path: to) }
         defer { close(output) }
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
-        defer { buffer.deallocate() }
-        guard let start = buffer.baseAddress else { throw KVDocsError(.ioError, "cannot allocate a copy buffer", path: from) }
-        var crc: UInt32 = 0, total = 0
-        while true {
-            let n = read(input, start, buffer.count)
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw KVDocsError(.ioError, "cannot read \(from): \(String(cString: strerror(errno)))", path: from)
-            }
-            if n == 0 { break }
-            crc = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: buffer[0..<n]), continuing: crc)
+        var total = 0
+        let crc = try readChunks(from) { chunk in
+            guard let start = chunk.baseAddress else { return }
             var offset = 0
-            while offset < n {
-                let w = write(output, start + offset, n - offset)
+            while offset < chunk.count {
+                let w = write(output, start + offset, chunk.count - offset)
                 if w < 0 {
                     if errno == EINTR { continue }
                     throw KVDocsError(.ioError, "cannot write \(to): \(String(cString: strerror(errno)))", path: to)
                 }
                 offset += w
             }
-            total += n
+            total += chunk.count
         }
         guard fsync(output) == 0 else { throw KVDocsError(.ioError, "cannot sync \(to): \(String(cString: strerror(errno)))", path: to) }
         let after = try status(from, name: name)
