@@ -57,7 +57,7 @@ extension Bench {
 
     /// Replacing the base under user layers of text-indexed documents of growing size: the
     /// time per user document should stay flat (linear in the user layer) and the peak
-    /// memory bounded; against importing the same documents into a new store.
+    /// memory bounded; against inserting the same documents into a new store (one batch).
     func runLayerReplacement() throws {
         let counts = quick ? [300, 1000, 3000] : [300, 1000, 3000, 10_000, 30_000]
         let baseA = freshPath("layers-replace-a"), baseB = freshPath("layers-replace-b")
