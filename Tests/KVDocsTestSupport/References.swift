@@ -19,6 +19,9 @@ package enum Reference: String, CaseIterable, Sendable {
     /// SQLite's FTS5 through Python's `sqlite3` module: the tokenizers, `bm25()`,
     /// `highlight()` the text tests compare with.
     case sqliteFTS5 = "SQLite FTS5 (Python's sqlite3)"
+    /// SQLite's JSON functions (`json_extract`, `json_type`, `json_each`) through Python's
+    /// `sqlite3` module: the reference for document queries.
+    case sqliteJSON = "SQLite JSON functions (Python's sqlite3)"
 
     /// The Python statement that succeeds only when the reference works.
     private var probe: String {
@@ -27,6 +30,7 @@ package enum Reference: String, CaseIterable, Sendable {
         case .fdbTuple: "import fdb.tuple"
         case .plyvel: "import plyvel"
         case .sqliteFTS5: "import sqlite3; sqlite3.connect(':memory:').execute('CREATE VIRTUAL TABLE t USING fts5(x)')"
+        case .sqliteJSON: "import sqlite3; sqlite3.connect(':memory:').execute(\"SELECT json_type('[1]', '$[0]'), value FROM json_each('[1]')\").fetchall()"
         }
     }
 

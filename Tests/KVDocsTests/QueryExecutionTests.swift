@@ -129,8 +129,18 @@ import Testing
         let document: JSONValue = ["a": 1, "b": ["y", "x", 3, 3.0, "x", ["n", nil]]]
         let expected = [JSONValue(3), "x", "y", ["n", nil]].map { Tuple(ValueOrder.encode(1) + ValueOrder.encode($0)).encoded }
         #expect(SecondaryIndexMaintainer.encodedValues(index, document) == expected)
-        #expect(SecondaryIndexMaintainer.encodedValues(index, ["b": ["x"]]).isEmpty)
-        #expect(SecondaryIndexMaintainer.encodedValues(index, ["a": 1, "b": []]).isEmpty)
+        // Not sparse: a missing field, or a multi-valued one without elements, is the
+        // missing marker, which sorts before null.
+        let missing = SecondaryIndexMaintainer.missingMarker
+        #expect(SecondaryIndexMaintainer.encodedValues(index, ["b": ["x"]]) == [missing + Tuple(ValueOrder.encode("x")).encoded])
+        #expect(SecondaryIndexMaintainer.encodedValues(index, ["a": 1, "b": []]) == [Tuple(ValueOrder.encode(1)).encoded + missing])
+        #expect(SecondaryIndexMaintainer.encodedValues(index, [:]) == [missing + missing])
+        #expect(compareBytes(missing, ValueOrder.key(nil)) < 0)
+        // Sparse: such documents have no entry.
+        let sparse = IndexDefinition(name: "i", fields: ["a", "b[]"], sparse: true)
+        #expect(SecondaryIndexMaintainer.encodedValues(sparse, ["b": ["x"]]).isEmpty)
+        #expect(SecondaryIndexMaintainer.encodedValues(sparse, ["a": 1, "b": []]).isEmpty)
+        #expect(SecondaryIndexMaintainer.encodedValues(sparse, document) == expected)
     }
 }
 

@@ -32,6 +32,11 @@ enum LayerDerivation {
         let store = try StagedDerivationStore(base: base, user: user, staging: staging, derived: derivedRanges(root),
                                               userOnly: [layout.changes.range])
         let catalog = try StoreCatalog.load(store, Catalog(root: root), layout: layout)
+        let whole = try indexesDerivedWhole(catalog, base: base, root: root)
+        for maintainer in whole { try deriveWhole(maintainer, through: store, layout: layout) }
+        func maintainers(of collection: String) -> [any IndexMaintainer] {
+            catalog.maintainers(of: collection).filter { m in !whole.contains { $0.identity == m.identity } }
+        }
         let documents = root.subspace(["d"])
         let total = try user.count(documents.range) * 2
         var done = 0
@@ -39,7 +44,7 @@ enum LayerDerivation {
             var context = IndexUpdateContext(storage: store, batch: WriteBatch())
             var touched: [String] = []
             func finishChunk() throws {
-                for name in touched { for maintainer in catalog.maintainers(of: name) { try maintainer.finish(context: context) } }
+                for name in touched { for maintainer in maintainers(of: name) { try maintainer.finish(context: context) } }
                 if context.batch.count > 0 { try store.write(context.batch, sync: false) }
                 context = IndexUpdateContext(storage: store, batch: WriteBatch())
                 touched.removeAll()
@@ -51,7 +56,7 @@ enum LayerDerivation {
                 guard let t = try? documents.unpack(entry.key), t.count == 2, let collection = try? t.string(at: 0) else {
                     throw KVDocsError(.corruption, "a document key of the user layer is not (collection, id)", path: user.path, key: entry.key)
                 }
-                let maintainers = catalog.maintainers(of: collection)
+                let maintainers = maintainers(of: collection)
                 guard !maintainers.isEmpty else { continue }
                 let bytes: [UInt8]?
                 if adding {
@@ -80,6 +85,51 @@ enum LayerDerivation {
         }
         try staging.write(WriteBatch(), sync: true)
         progress?(total, total)
+    }
+
+    /// The indexes whose entries in `base` are not the ones `catalog` (the user layer's over
+    /// `base`) uses: the base lacks the index, or holds it at another definition or format
+    /// (written by an older KVDocs, say). Their base entries cannot be kept, so they are
+    /// derived whole, over every document.
+    static func indexesDerivedWhole(_ catalog: StoreCatalog, base: Database, root: Subspace) throws -> [any IndexMaintainer] {
+        let records = Catalog(root: root)
+        let all = catalog.schema.collections.keys.sorted { JSONObject.compareKeys($0, $1) < 0 }.flatMap { catalog.maintainers(of: $0) }
+        var states: [IndexIdentity: IndexState] = [:]
+        for kind in Set(all.map(\.identity.kind)) { states.merge(try records.indexStates(kind, in: base)) { $1 } }
+        return all.filter { maintainer in
+            guard let state = states[maintainer.identity] else { return true }
+            return !(state.phase == .ready && state.definition == maintainer.definitionJSON && state.format == maintainer.formatVersion)
+        }
+    }
+
+    /// Derives one index whole through `store`: a tombstone for each of the base's entries,
+    /// then the entries of every document the layers hold together.
+    static func deriveWhole(_ maintainer: any IndexMaintainer, through store: StagedDerivationStore, layout: Layout) throws {
+        try store.deleteAll(in: maintainer.keyRange)
+        let collection = maintainer.identity.collection
+        let docs = layout.documents(collection)
+        let cursor = try store.scan(docs.range, order: .forward)
+        let context = IndexUpdateContext(storage: store, batch: WriteBatch())
+        context.building = true
+        while let entry = try cursor.next({ k, v in (try docs.unpack(Array(k)), Array(v)) }) {
+            guard entry.0.count == 1 else { continue }
+            let document: JSONValue
+            do {
+                document = try JSONValue(parsing: entry.1)
+            } catch let e as KVDocsError {
+                throw KVDocsError(.corruption, "document \(entry.0[0]) of \"\(collection)\" is not valid JSON: \(e.message)",
+                                  path: store.name, key: docs.pack(entry.0))
+            }
+            try maintainer.update(id: entry.0[0], old: nil, new: document, context: context)
+            if context.batch.count >= 10_000 || context.pendingWork >= TextIndexMaintainer.flushThreshold {
+                try maintainer.flush(context: context)
+                try store.write(context.batch, sync: false)
+                context.batch.clear()
+                context.pendingWork = 0
+            }
+        }
+        try maintainer.finish(context: context)
+        try store.write(context.batch, sync: false)
     }
 
     /// Makes the user layer's derived data exact over `base` in one go: stages it in a

@@ -108,10 +108,12 @@ public struct QueryPlan: Sendable, CustomStringConvertible {
 /// very snapshot whose data the plan will scan, so a plan never uses an index that its
 /// snapshot does not hold ready.
 ///
-/// An index can serve a query only when every one of its fields has a condition
-/// (documents missing a field are not in the index). Among those, the plan with the most
-/// leading equality (`=`, `in`) fields wins, then one with a range on the next field, then
-/// one whose scan gives the requested order.
+/// An index serves equality (`=`, `in`) on any of its leading fields, then a range or the
+/// requested order on the next one, as a SQLite index does; a sparse index
+/// (``IndexDefinition/sparse``, or a unique one) only when every one of its fields has a
+/// condition (documents missing a field are not in it). Among the indexes that serve, the
+/// plan with the most leading equality fields wins, then one with a range on the next
+/// field, then one whose scan gives the requested order.
 struct QueryPlanner {
     /// The most key ranges a plan expands `in` lists into.
     static let maximumRanges = 1000
@@ -169,10 +171,11 @@ struct QueryPlanner {
         let constrained = Set(query.conditions.map(\.field))
         let quoted = { (f: [FieldPath]) in "(" + f.map(\.description).joined(separator: ", ") + ")" }
         if let schema = catalog.schema[collection: collectionName] {
-            for index in schema.indexes where index.fields.first.map({ constrained.contains($0) }) == true {
+            for index in schema.indexes where index.isSparse && index.fields.first.map({ constrained.contains($0) }) == true {
                 let missing = index.fields.filter { !constrained.contains($0) }
                 guard !missing.isEmpty else { continue }
-                return "index \(index.name) on \(quoted(index.fields)) serves a query only with a condition on each of its fields (documents missing one are not in it): add one on \(quoted(missing)) (for example >= the smallest value), or declare an index on \(quoted(fields))"
+                let kind = index.unique ? "unique (so sparse)" : "sparse"
+                return "index \(index.name) on \(quoted(index.fields)) is \(kind) and serves a query only with a condition on each of its fields (documents missing one are not in it): add one on \(quoted(missing)) (for example >= the smallest value), or declare an index on \(quoted(fields))"
             }
         }
         let name = "by_" + fields.map { $0.description.replacingOccurrences(of: "[]", with: "").replacingOccurrences(of: ".", with: "_") }.joined(separator: "_")

@@ -39,14 +39,22 @@ extension Schema {
                     collection.geo.append(GeoIndexDefinition(name: indexName, field: paths[0]))
                     continue
                 }
-                if let extra = Set(o.keys).subtracting(["name", "fields", "unique", "include"]).sorted().first {
-                    throw failIndex("unknown member \"\(extra)\" (expected \"name\", \"fields\", \"unique\", \"include\", \"type\")")
+                if let extra = Set(o.keys).subtracting(["name", "fields", "unique", "include", "sparse"]).sorted().first {
+                    throw failIndex("unknown member \"\(extra)\" (expected \"name\", \"fields\", \"unique\", \"include\", \"sparse\", \"type\")")
                 }
                 let paths = try Self.fieldPaths(o["fields"], failIndex)
                 var unique = false
                 if let u = o["unique"] {
                     guard case .bool(let b) = u else { throw failIndex("\"unique\" must be true or false") }
                     unique = b
+                }
+                var sparse = false
+                if let value = o["sparse"] {
+                    guard case .bool(let b) = value else { throw failIndex("\"sparse\" must be true or false") }
+                    guard b || !unique else {
+                        throw failIndex("a unique index is always sparse (documents missing a field are left out, so they never conflict): remove \"sparse\": false")
+                    }
+                    sparse = b
                 }
                 var include = IndexDefinition.Inclusion.none
                 switch o["include"] {
@@ -55,7 +63,7 @@ extension Schema {
                 case .array?: include = .fields(try Self.fieldPaths(o["include"], { failIndex($0.replacingOccurrences(of: "\"fields\"", with: "\"include\"")) }))
                 case let other?: throw failIndex("\"include\" must be an array of field paths or \"*\", not \(other.compactDescription)")
                 }
-                collection.indexes.append(IndexDefinition(name: indexName, fields: paths, unique: unique, include: include))
+                collection.indexes.append(IndexDefinition(name: indexName, fields: paths, unique: unique, include: include, sparse: sparse))
             }
             for (i, value) in try Self.array(fields["text"], "text", failIn).enumerated() {
                 guard case .object(let o) = value else { throw failIn("text[\(i)] must be an object") }

@@ -120,6 +120,18 @@ public struct IndexDefinition: Sendable, Hashable {
     /// What each entry carries besides its key, so that queries can be answered from the
     /// index alone (a covering index). `.none` by default.
     public var include: Inclusion
+    /// Whether a document missing an indexed field (or whose multi-valued field holds no
+    /// element) is left out of the index. `false` by default: such a document has an entry
+    /// in which each missing field is a "missing" marker that orders before `null`, as in
+    /// MongoDB, so the index serves equality on any leading fields followed by a range or
+    /// an order on the next one, as a SQLite index does. A sparse index is smaller when most
+    /// documents lack its fields, but serves a query only when every one of its fields has
+    /// a condition. A unique index is always sparse (two documents missing the field do not
+    /// conflict), whatever this says. In the schema JSON: `"sparse": true`.
+    public var sparse: Bool
+
+    /// Whether documents missing a field are left out: ``sparse``, or a ``unique`` index.
+    var isSparse: Bool { sparse || unique }
 
     /// What the entries of a covering index carry.
     ///
@@ -141,11 +153,13 @@ public struct IndexDefinition: Sendable, Hashable {
     ///   - fields: the indexed fields, in sort order.
     ///   - unique: whether to reject two documents with the same values.
     ///   - include: what each entry carries besides its key (a covering index).
-    public init(name: String, fields: [FieldPath], unique: Bool = false, include: Inclusion = .none) {
+    ///   - sparse: whether documents missing an indexed field are left out (see ``sparse``).
+    public init(name: String, fields: [FieldPath], unique: Bool = false, include: Inclusion = .none, sparse: Bool = false) {
         self.name = name
         self.fields = fields
         self.unique = unique
         self.include = include
+        self.sparse = sparse
     }
 
     func validate(collection: String) throws {

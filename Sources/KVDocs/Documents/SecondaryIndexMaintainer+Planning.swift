@@ -15,14 +15,17 @@ extension SecondaryIndexMaintainer {
     }
 
     /// A plan that scans this index for `query`, with its score, or `nil` when the index
-    /// cannot answer it: every field of the index needs a condition, since documents
-    /// missing a field are not indexed. The score counts leading equality fields (8 each),
-    /// a range on the next field (4), a scan in the requested order (2) and covering (1); a
-    /// plan needs more than covering alone.
+    /// cannot answer it. Every document has entries in an index that is not sparse, so any
+    /// leading prefix of its fields serves; a sparse index leaves out documents missing a
+    /// field, so every one of its fields needs a condition (which no missing field meets).
+    /// The score counts leading equality fields (8 each), a range on the next field (4), a
+    /// scan in the requested order (2) and covering (1); a plan needs more than covering alone.
     func candidatePlan(for query: Query) -> (score: Int, plan: QueryPlan)? {
         let index = definition, collectionName = identity.collection
         let byField = Dictionary(grouping: query.conditions, by: \.field)
-        guard index.fields.allSatisfy({ byField[$0] != nil }) else { return nil }
+        if index.isSparse {
+            guard index.fields.allSatisfy({ byField[$0] != nil }) else { return nil }
+        }
         var bindings = Bindings()
         bindEqualities(index, byField, &bindings)
         bindRange(index, byField, &bindings)

@@ -3,8 +3,11 @@ import Foundation
 /// A secondary index: plain, unique, compound (several fields) or multi-valued (one `[]`
 /// field).
 ///
-/// Each combination of the fields' values (in ``ValueOrder``'s encoding) is one entry; a
-/// document missing a field has none.
+/// Each combination of the fields' values (in ``ValueOrder``'s encoding) is one entry. In a
+/// sparse index (``IndexDefinition/sparse``, and every unique index) a document missing a
+/// field has none; otherwise each missing field (or multi-valued field without elements)
+/// is the ``missingMarker``, which orders before every value, so every document has an
+/// entry and the index serves any leading prefix of its fields.
 /// - A plain index stores `(…index subspace, value encodings…, id) → ""`: entries of one
 ///   value are sorted by id.
 /// - A unique index (format 2) stores `(…index subspace, value encodings…) → id`: one entry
@@ -59,9 +62,15 @@ struct SecondaryIndexMaintainer: IndexMaintainer {
     }
 
     var definitionJSON: JSONValue { definition.json }
-    /// 1: every index `(values…, id) → ""`. 2: unique indexes `(values…) → id`; plain
-    /// indexes are unchanged, so they stay at 1 and are not rebuilt.
-    var formatVersion: Int64 { definition.unique ? 2 : 1 }
+    /// 1: every index `(values…, id) → ""`, documents missing a field left out (sparse
+    /// plain indexes stay at 1). 2: unique indexes `(values…) → id`. 3: plain indexes that
+    /// are not sparse, with an entry for every document (``missingMarker``).
+    var formatVersion: Int64 { definition.unique ? 2 : (definition.sparse ? 1 : 3) }
+
+    /// What stands for a missing field in the entries of an index that is not sparse: the
+    /// tuple integer -1, which orders before every ``ValueOrder`` encoding (their type tags
+    /// are 0 and up), so missing sorts before `null`, as the query order requires.
+    static let missingMarker: [UInt8] = Tuple([.int(-1)]).encoded
     var keyRange: KeyRange { subspace.range }
     /// Whether an entry's id is its value (unique indexes) rather than its key's last element.
     var idInValue: Bool { definition.unique }
@@ -210,14 +219,20 @@ struct SecondaryIndexMaintainer: IndexMaintainer {
     }
 
     /// Every combination of the index's field values in `document`, each as the tuple
-    /// encoding of its fields' ``ValueOrder`` encodings, sorted bytewise and distinct;
-    /// none when a field is missing. A multi-valued field gives each distinct element once.
+    /// encoding of its fields' ``ValueOrder`` encodings, sorted bytewise and distinct. A
+    /// multi-valued field gives each distinct element once. A missing field (or a
+    /// multi-valued one without elements) leaves the document out of a sparse index, and is
+    /// the ``missingMarker`` in any other.
     static func encodedValues(_ index: IndexDefinition, _ document: JSONValue) -> [[UInt8]] {
         var combinations: [[UInt8]] = [[]]
         var encoder = TupleEncoder()
         for field in index.fields {
             let values = field.values(in: document)
-            if values.isEmpty { return [] }
+            if values.isEmpty {
+                if index.isSparse { return [] }
+                for k in combinations.indices { combinations[k].append(contentsOf: missingMarker) }
+                continue
+            }
             if values.count == 1 {
                 encoder.bytes.removeAll(keepingCapacity: true)
                 ValueOrder.append(values[0], to: &encoder)
@@ -245,6 +260,8 @@ extension IndexDefinition {
     /// The definition as the catalog stores it.
     var json: JSONValue {
         var o: JSONObject = ["name": .string(name), "fields": .array(fields.map { .string($0.description) }), "unique": .bool(unique)]
+        // Only when set, so definitions from before the member stay as they were stored.
+        if sparse { o["sparse"] = true }
         switch include {
         case .none: break
         case .document: o["include"] = "*"
