@@ -34,8 +34,9 @@ extension Session {
             let c = try documents().schema.collection(collection)
             leadingColumns = ["name", "kind", "fields"]
             for index in c.indexes {
-                emitRow(["name": .string(index.name), "fields": .array(index.fields.map { .string($0.description) }), "unique": .bool(index.unique), "kind": "secondary"],
-                     "\(index.name): \(index.fields.map(\.description).joined(separator: ", "))\(index.unique ? " (unique)" : "")")
+                emitRow(["name": .string(index.name), "fields": .array(index.fields.map { .string($0.description) }), "unique": .bool(index.unique),
+                         "sparse": .bool(index.unique || index.sparse), "kind": "secondary"],
+                     "\(index.name): \(index.fields.map(\.description).joined(separator: ", "))\(index.unique ? " (unique)" : index.sparse ? " (sparse)" : "")")
             }
             for geo in c.geo {
                 emitRow(["name": .string(geo.name), "fields": [.string(geo.field.description)], "kind": "geo"], "\(geo.name): geo(\(geo.field))")

@@ -107,7 +107,7 @@ import Testing
         default:
             if k < index.count, !index[k].hasSuffix("[]") {
                 drawn.query = drawn.query.orderBy(FieldPath(stringLiteral: index[k]), descending: Bool.random(using: &rng))
-                if k == 0 && index.count == 1 { drawn.prefixServes = true }
+                if k == 0 { drawn.prefixServes = true }
             }
         }
         if Bool.random(using: &rng) { drawn.query = drawn.query.limit(Int.random(in: 0...12, using: &rng)) }
@@ -135,7 +135,8 @@ import Testing
     /// documents missing fields or holding null: every query's answer, in order, and its
     /// count equal SQLite's, before and after random rewrites and deletes; an index that is
     /// not sparse serves every query with an equality on its first field (or a range on it,
-    /// or an order by a lone field), and a sparse one only those constraining all its fields.
+    /// or an order by it, ties sorted by id when other fields follow), and a sparse one only
+    /// those constraining all its fields.
     @Test(.requires(.sqliteJSON), arguments: [(1, false), (2, false), (3, false), (4, false), (5, false), (6, false), (7, true), (8, true)] as [(UInt64, Bool)])
     func prefixPlansAnswerAsSQLiteDoes(seed: UInt64, sparse: Bool) throws {
         var rng = SplitMix64(seed: seed)
@@ -212,6 +213,36 @@ import Testing
             #expect(try athletes.count(count) == 20)
             // All of a country's documents, the ones missing points among them, are counted.
             #expect(try athletes.count(Query().where("country", .equal("NOR")).where("points", .greaterOrEqual(0))) < 20)
+        }
+    }
+
+    /// An order on an index field that other fields follow comes from the scan, each run of
+    /// equal order values sorted by id (the index sorts it by the later field), both ways,
+    /// with offsets falling inside a run.
+    @Test func tiesOfAnOrderServedByTheIndexAreSortedByID() throws {
+        let schema = try Schema(json: Data(#"{"collections": {"c": {"indexes": [{"name": "i", "fields": ["k", "p", "name"]}]}}}"#.utf8))
+        try withTemporaryDatabase { db, _ in
+            let store = try DocumentStore(database: db, schema: schema)
+            let c = try store.collection("c")
+            var rows: [(id: Int, p: Int)] = []
+            for id in 1...30 {
+                let p = id % 4
+                // Names run against ids, so the index holds each run in reverse id order.
+                try c.insert(["id": .int(Int64(id)), "k": "x", "p": .int(Int64(p)), "name": .string(String(UnicodeScalar(UInt8(100 - id))))])
+                rows.append((id, p))
+            }
+            for descending in [false, true] {
+                for offset in [0, 3, 8] {
+                    let q = Query().where("k", .equal("x")).orderBy("p", descending: descending).offset(offset).limit(9)
+                    let plan = try c.explain(q)
+                    #expect(plan.index == "i" && plan.orderedByScan && plan.tiesSortedByID)
+                    #expect(plan.description.contains("each run of equal order values sorted by id"))
+                    let expected = rows.sorted { a, b in
+                        a.p != b.p ? (a.p < b.p) != descending : (a.id < b.id) != descending
+                    }.dropFirst(offset).prefix(9).map { JSONValue.int(Int64($0.id)) }
+                    #expect(try c.find(q).map { $0["id"] ?? nil } == Array(expected), "descending \(descending) offset \(offset)")
+                }
+            }
         }
     }
 

@@ -59,6 +59,8 @@ struct QueryExecution {
                 } else {
                     try topKByOrder(candidates: try DocumentScan(execution: self), into: &output)
                 }
+            } else if plan.orderedByScan, let tieValues = plan.tieValues {
+                try stream(TieSortedScan(RangeScan(execution: self, reverse: plan.reverse, groupValues: tieValues)), into: &output)
             } else if plan.orderedByScan {
                 try stream(RangeScan(execution: self, reverse: plan.reverse), into: &output)
             } else if plan.order == nil {
@@ -262,13 +264,18 @@ extension QueryExecution {
     final class RangeScan: IDSource, CandidateSource {
         let execution: QueryExecution
         let reverse: Bool
+        /// When set, the number of leading index values whose encodings ``group`` holds.
+        let groupValues: Int?
+        /// The encodings of the first ``groupValues`` values of the last entry returned.
+        private(set) var group: [UInt8] = []
         private var rangeIndex = 0
         private var cursor: (any KeyValueCursor)?
         var yieldsEachIDOnce: Bool { false }
 
-        init(execution: QueryExecution, reverse: Bool) {
+        init(execution: QueryExecution, reverse: Bool, groupValues: Int? = nil) {
             self.execution = execution
             self.reverse = reverse
+            self.groupValues = groupValues
         }
 
         func nextID() throws -> Candidate? {
@@ -280,7 +287,18 @@ extension QueryExecution {
                     cursor = try execution.reader.scan(ranges[rangeIndex], order: reverse ? .reverse : .forward)
                     rangeIndex += 1
                 }
-                if let candidate = try cursor?.next({ key, value in try QueryExecution.entry(key, value, prefixLength: prefixLength, in: execution)?.candidate }) {
+                if let candidate = try cursor?.next({ key, value -> Candidate? in
+                    guard let entry = try QueryExecution.entry(key, value, prefixLength: prefixLength, in: execution) else { return nil }
+                    if let groupValues {
+                        do {
+                            group = Array(key[prefixLength..<(try ValueOrder.end(ofValues: groupValues, in: key, from: prefixLength))])
+                        } catch let error as KVDocsError {
+                            throw KVDocsError(.corruption, "index \(execution.plan.index ?? "?") of \"\(execution.collection)\" has a malformed entry: \(error.message)",
+                                              path: execution.reader.name, key: Array(key))
+                        }
+                    }
+                    return entry.candidate
+                }) {
                     guard let candidate else { continue }
                     return candidate
                 }
@@ -293,6 +311,41 @@ extension QueryExecution {
                 if let document = try execution.document(candidate) { return (candidate.id, document) }
             }
             return nil
+        }
+    }
+
+    /// The entries of a scan that gives the order's values in order but their ties in the
+    /// order of the index's later fields: each run of entries with one order value is read
+    /// whole and returned sorted by id (descending for a reverse scan).
+    final class TieSortedScan: IDSource {
+        private let scan: RangeScan
+        /// The rest of the current run, last first.
+        private var run: [Candidate] = []
+        /// The entry read past the current run, with its order value.
+        private var pending: ([UInt8], Candidate)?
+        var yieldsEachIDOnce: Bool { false }
+
+        init(_ scan: RangeScan) { self.scan = scan }
+
+        private func read() throws -> ([UInt8], Candidate)? {
+            guard let candidate = try scan.nextID() else { return nil }
+            return (scan.group, candidate)
+        }
+
+        func nextID() throws -> Candidate? {
+            if let next = run.popLast() { return next }
+            guard let (group, first) = try pending ?? read() else { return nil }
+            pending = nil
+            var entries = [first]
+            while let next = try read() {
+                if next.0 != group { pending = next; break }
+                entries.append(next.1)
+            }
+            // Last first: the largest id at the front, so an ascending scan pops the
+            // smallest first; a reverse scan pops the largest first.
+            run = entries.sorted { compareBytes($0.id, $1.id) > 0 }
+            if scan.reverse { run.reverse() }
+            return run.popLast()
         }
     }
 

@@ -13,8 +13,17 @@ public struct QueryPlan: Sendable, CustomStringConvertible {
     /// guarantee (a condition the scanned ranges already encode is not re-checked).
     public let filter: [Condition]
     /// Whether the scan yields documents already in the requested order, so the scan
-    /// stops after `offset + limit` matches.
+    /// stops after `offset + limit` matches (and the rest of the last one's ties, when
+    /// ``tiesSortedByID``).
     public let orderedByScan: Bool
+    /// For a scan ordered by an index field that other fields follow: the number of index
+    /// values (the equalities and the order's field) whose encodings form an entry's order
+    /// value. Entries sharing it (ties of the order) come sorted by the later fields, so each
+    /// run of them is sorted by id before it is returned. `nil` otherwise.
+    let tieValues: Int?
+    /// Whether ties of the order are sorted by id as they come off the scan (see
+    /// ``orderedByScan``).
+    public var tiesSortedByID: Bool { tieValues != nil }
     let reverse: Bool
     let mayRepeat: Bool
     /// The length of the scanned subspace's prefix: an entry's key is this prefix, then
@@ -37,8 +46,10 @@ public struct QueryPlan: Sendable, CustomStringConvertible {
     public internal(set) var suggestion: String?
 
     init(collection: String, index: String?, ranges: [KeyRange], rangeConditions: [Condition], query: Query,
-         orderedByScan: Bool, reverse: Bool, mayRepeat: Bool, keyPrefixLength: Int, idInValue: Bool = false, covering: Bool = false) {
+         orderedByScan: Bool, reverse: Bool, mayRepeat: Bool, keyPrefixLength: Int, idInValue: Bool = false, covering: Bool = false,
+         tieValues: Int? = nil) {
         self.idInValue = idInValue
+        self.tieValues = tieValues
         self.covering = covering
         let conditions = query.conditions
         self.order = query.order
@@ -55,6 +66,9 @@ public struct QueryPlan: Sendable, CustomStringConvertible {
 
     /// How results reach the requested order, for ``description``.
     var orderDescription: String {
+        if orderedByScan, tieValues != nil {
+            return "from the scan\(reverse ? " (reverse)" : ""), each run of equal order values sorted by id, stopping after offset + limit matches"
+        }
         if orderedByScan {
             return "from the scan\(reverse ? " (reverse)" : ""), stopping after offset + limit matches"
         }

@@ -29,7 +29,8 @@ extension SecondaryIndexMaintainer {
         var bindings = Bindings()
         bindEqualities(index, byField, &bindings)
         bindRange(index, byField, &bindings)
-        let ordered = ordersByScan(index, query, bindings)
+        let scanOrder = ordersByScan(index, query, bindings)
+        let ordered = scanOrder != .none
         // Among equals, a covering index wins (it reads no document).
         let score = 8 * bindings.equalities.count + (bindings.rangeField != nil ? 4 : 0) + (ordered ? 2 : 0) + (covers(query) ? 1 : 0)
         guard score > 1 else { return nil }
@@ -39,7 +40,8 @@ extension SecondaryIndexMaintainer {
         let plan = QueryPlan(collection: collectionName, index: index.name, ranges: ranges, rangeConditions: bindings.used,
                              query: query, orderedByScan: ordered, reverse: reverse,
                              mayRepeat: index.fields.contains(where: \.isMultiValued), keyPrefixLength: subspace.prefix.count,
-                             idInValue: idInValue, covering: covers(query))
+                             idInValue: idInValue, covering: covers(query),
+                             tieValues: scanOrder == .tiesByLaterFields ? bindings.equalities.count + 1 : nil)
         return (score, plan)
     }
 
@@ -118,19 +120,32 @@ extension SecondaryIndexMaintainer {
         }
     }
 
-    /// Whether scanning the ranges in order yields the query's order (or primary-key order
-    /// without one): only when every equality binds one value.
-    private func ordersByScan(_ index: IndexDefinition, _ query: Query, _ bindings: Bindings) -> Bool {
+    /// How scanning the ranges relates to the query's order (or primary-key order without one).
+    enum ScanOrder {
+        /// The scan does not give the order.
+        case none
+        /// The scan gives the order exactly.
+        case exact
+        /// The scan gives the order's values in order, but ties come sorted by the index's
+        /// later fields, not by id.
+        case tiesByLaterFields
+    }
+
+    /// How scanning the ranges yields the query's order: only when every equality binds one
+    /// value. An order on the field after the equalities (which a range may bound) comes
+    /// from the scan, its ties sorted by id afterwards when other fields follow it.
+    private func ordersByScan(_ index: IndexDefinition, _ query: Query, _ bindings: Bindings) -> ScanOrder {
         let k = bindings.equalities.count
         let lastField = index.fields.count - 1
-        guard bindings.equalities.allSatisfy({ $0.count == 1 }) else { return false }
+        guard bindings.equalities.allSatisfy({ $0.count == 1 }) else { return .none }
         if let order = query.order {
-            if k == lastField, bindings.rangeField == nil || bindings.rangeField == order.field, order.field == index.fields[lastField], !order.field.isMultiValued {
-                return true
+            if k <= lastField, bindings.rangeField == nil || bindings.rangeField == order.field,
+               order.field == index.fields[k], !order.field.isMultiValued {
+                return k == lastField ? .exact : .tiesByLaterFields
             }
-            return k == index.fields.count && index.fields.contains(order.field)
+            return k == index.fields.count && index.fields.contains(order.field) ? .exact : .none
         }
-        return k == index.fields.count
+        return k == index.fields.count ? .exact : .none
     }
 
     /// One key range per combination of equality values, bounded by the range or prefix.

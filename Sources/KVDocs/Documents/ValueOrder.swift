@@ -39,6 +39,28 @@ public enum ValueOrder {
         }
     }
 
+    /// The offset just past the `count` value encodings that start at `from` in `key`:
+    /// each a type tag, then its payload's elements (none for `null` and for an index's
+    /// missing marker, the tag -1; two for a number; one otherwise).
+    /// - Throws: `.decoding` when the bytes end early or are not tuple elements.
+    static func end(ofValues count: Int, in key: UnsafeRawBufferPointer, from: Int) throws -> Int {
+        var decoder = TupleDecoder(key)
+        decoder.position = from
+        for _ in 0..<count {
+            let tagStart = decoder.position
+            guard tagStart < key.count else {
+                throw KVDocsError(.decoding, "an index key ends at byte \(tagStart), before its \(count) values")
+            }
+            try decoder.skipElement()
+            // Tags are small integers: 0x14 is 0 (null), 0x15 n is n, 0x13 0xFE is -1 (missing).
+            let code = key[tagStart]
+            let tag = code == 0x15 && decoder.position == tagStart + 2 ? Int(key[tagStart + 1]) : (code == 0x14 ? 0 : -1)
+            let payload = tag <= 0 ? 0 : (tag == Int(Tag.number.rawValue) ? 2 : 1)
+            for _ in 0..<payload { try decoder.skipElement() }
+        }
+        return decoder.position
+    }
+
     /// The encoding of one value.
     public static func encode(_ value: JSONValue) -> [TupleElement] {
         var e: [TupleElement] = []
