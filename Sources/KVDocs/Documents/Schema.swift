@@ -14,6 +14,7 @@ import Foundation
 ///       {"name": "by_email",      "fields": ["email"], "unique": true},
 ///       {"name": "by_tag",        "fields": ["tags[]"]},
 ///       {"name": "by_city",       "fields": ["address.city"]},
+///       {"name": "by_nickname",   "fields": ["nickname"], "sparse": true},
 ///       {"name": "by_location",   "fields": ["home"], "type": "geo"}
 ///     ],
 ///     "text": [{"name": "bio_text", "fields": ["bio", "title"], "tokenizer": "unicode61"}]
@@ -314,12 +315,15 @@ extension GeoIndexDefinition {
 extension IndexDefinition {
     public static func == (a: IndexDefinition, b: IndexDefinition) -> Bool {
         a.name.hasSameCodePoints(as: b.name) && a.fields == b.fields && a.unique == b.unique
+            && a.include == b.include && a.isSparse == b.isSparse
     }
 
     public func hash(into hasher: inout Hasher) {
         JSONValue.hashCodePoints(name, into: &hasher)
         hasher.combine(fields)
         hasher.combine(unique)
+        hasher.combine(include)
+        hasher.combine(isSparse)
     }
 }
 
