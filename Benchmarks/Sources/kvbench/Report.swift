@@ -124,6 +124,7 @@ struct Report {
             parts.append("")
         }
         if bench.results.contains(where: { $0.section == "geo" }) { parts.append(geoTable()); parts.append("") }
+        if bench.results.contains(where: { $0.section == "apps" }) { parts.append(appsTable()); parts.append("") }
         if bench.results.contains(where: { $0.section == "layers" }) {
             var lines = ["### Layered databases: opening a user database over a shipped base", "",
                          "| open | milliseconds |", "|---|---:|"]
@@ -169,16 +170,45 @@ struct Report {
         return lines.joined(separator: "\n")
     }
 
+    /// The key of `Bench.notes` holding the KVDocs plan of an apps row, before the row's name.
+    static let appsPlanKey = "apps row plan: "
+
+    /// The apps table: typed KVDocs against SQLite's C API on two app workloads, then the
+    /// plan each side used for each query (a KVDocs full scan shows as `SCAN`).
+    func appsTable() -> String {
+        var lines = ["### Apps: typed KVDocs against SQLite's C API (same run)", "",
+                     "athletes: a typed collection with indexes `(country, points)` and unique `licence`; SQLite `athlete(id INTEGER PRIMARY KEY, licence TEXT UNIQUE, …)` with `(country, points)`. stations: typed collections, a geo index on `location` and `(station, time)`; SQLite an R*Tree of the stations (bounding box of the 1.5 km circle, exact haversine on the candidates, the nearest kept), the station's row, and `departure(station, time)`; neither side shares one snapshot between the two reads (KVDocs' typed API has no typed reads inside `store.read`; SQLite runs each statement in its own transaction). Each side's answers are checked equal before timing. Inserts: one run, batches of 1000. Ratios are time per operation (below 1: KVDocs is faster).", "",
+                     "| workload | kvdocs µs/op | sqlite-c µs/op | kvdocs / sqlite-c | operations (kvdocs / sqlite-c) | kvdocs plan |", "|---|---:|---:|---:|---:|---|"]
+        var names: [String] = []
+        for m in bench.results where m.section == "apps" && !names.contains(m.name) { names.append(m.name) }
+        for name in names {
+            let k = find("apps", name, "kvdocs"), s = find("apps", name, "sqlite-c")
+            let ratio = (k != nil && s != nil) ? String(format: "%.2f×", k!.microsecondsPerOperation / s!.microsecondsPerOperation) : "—"
+            lines.append("| \(name) | \(k.map { Self.us($0.microsecondsPerOperation) } ?? "—") | \(s.map { Self.us($0.microsecondsPerOperation) } ?? "—") | \(ratio) | "
+                         + "\(k.map { String($0.operations) } ?? "—") / \(s.map { String($0.operations) } ?? "—") | \(bench.notes[Self.appsPlanKey + name] ?? "—") |")
+        }
+        let plans = bench.notes.filter { $0.key.hasPrefix("apps: ") }.sorted { $0.key < $1.key }
+        if !plans.isEmpty {
+            lines += ["", "Plans used:", ""]
+            for (name, plan) in plans {
+                lines.append("- \(name.dropFirst("apps: ".count)):")
+                lines += ["", "  ```"] + plan.split(separator: "\n").map { "  " + $0 } + ["  ```", ""]
+            }
+        }
+        return lines.joined(separator: "\n")
+    }
+
     func json() throws -> Data {
         struct Output: Encodable {
             let n: Int, repeats: Int, quick: Bool, seconds: Double, machine: String
             let results: [Measurement]
             let peakMemoryMB: [String: Double]
+            let notes: [String: String]
         }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         return try encoder.encode(Output(n: bench.n, repeats: bench.repeats, quick: bench.quick, seconds: seconds, machine: Self.machine(),
-                                         results: bench.results, peakMemoryMB: bench.peakMemory))
+                                         results: bench.results, peakMemoryMB: bench.peakMemory, notes: bench.notes))
     }
 
     static func machine() -> String {

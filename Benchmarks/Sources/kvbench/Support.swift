@@ -45,6 +45,10 @@ final class Bench {
     var textSizeOverride: [Int]?
     /// The points of the geo section.
     var geoPoints = 1_000_000
+    /// The athletes of the apps section.
+    var appAthletes = 18_000
+    /// What a run found out besides figures (the plans each side used), by name.
+    var notes: [String: String] = [:]
 
     init(n: Int, repeats: Int, quick: Bool) throws {
         self.n = n

@@ -10,14 +10,14 @@ struct KVBench: ParsableCommand {
     @Flag(help: "Small sizes (N = 20,000, 3 repeats): a smoke run that finishes in about a minute.")
     var quick = false
 
-    @Option(help: "Keys for the raw and tuning workloads (db_bench's default: 1,000,000).")
+    @Option(help: "Keys for the raw and tuning workloads (db_bench's default: 1,000,000); also the apps section's athletes (at most 100,000; default 18,000, --quick 2,000).")
     var n: Int?
 
     @Option(help: "Repeats of each measurement; the median is reported.")
     var repeats = 3
 
-    @Option(help: "Sections to run: raw, tuning, documents, text, import, scaling, geo, layers (comma-separated).")
-    var sections = "raw,tuning,documents,text,import,scaling,geo,layers"
+    @Option(help: "Sections to run: raw, tuning, documents, text, import, scaling, geo, layers, apps (comma-separated).")
+    var sections = "raw,tuning,documents,text,import,scaling,geo,layers,apps"
 
     @Option(help: "Points of the geo section (default 1,000,000; --quick 20,000).")
     var geoPoints: Int?
@@ -39,6 +39,9 @@ struct KVBench: ParsableCommand {
             bench.textSizeOverride = sizes
         }
         bench.geoPoints = geoPoints ?? (quick ? 20_000 : 1_000_000)
+        // The apps section's athletes: --n when given (at most 100,000, as the documents
+        // section), else the size of a real import.
+        bench.appAthletes = max(100, min(n ?? (quick ? 2_000 : 18_000), 100_000))
         let wanted = Set(sections.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
         let started = Date()
         try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true)
@@ -46,6 +49,7 @@ struct KVBench: ParsableCommand {
         let runs: [(String, () throws -> Void)] = [
             ("raw", bench.runRaw), ("tuning", bench.runTuning), ("documents", bench.runDocuments),
             ("text", bench.runText), ("import", bench.runImport), ("scaling", bench.runScaling), ("geo", bench.runGeo), ("layers", bench.runLayers),
+            ("apps", bench.runApps),
         ]
         for (name, body) in runs where wanted.contains(name) {
             try bench.section(name, body)

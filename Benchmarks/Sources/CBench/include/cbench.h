@@ -8,6 +8,7 @@
 #include "csqlite.h"  // the raw SQLite baseline of the documents section
 #include "cfts.h"     // the FTS5 baseline of the text section
 #include "cgeo.h"     // the R*Tree and brute-force baselines of the geo section
+#include "capps.h"    // the SQLite sides of the apps section
 
 typedef struct cb_db cb_db;
 
