@@ -75,11 +75,17 @@ struct QueryExecution {
         }
     }
 
-    /// The number of matches (order, offset and limit play no part).
+    /// The number of matches (order, offset and limit play no part). Without a residual
+    /// filter, on an index where each document has one entry per range (no multi-valued
+    /// field), the entries are counted without decoding them.
     func count() throws -> Int {
         var output = Output(skip: 0, limit: nil, countOnly: true)
         if plan.index == nil {
             try streamDocuments(into: &output)
+        } else if plan.filter.isEmpty && !plan.mayRepeat {
+            var total = 0
+            for range in plan.ranges { total += try reader.count(range) }
+            return total
         } else {
             try stream(RangeScan(execution: self, reverse: false), into: &output)
         }
