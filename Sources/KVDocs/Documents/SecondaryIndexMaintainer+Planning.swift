@@ -32,7 +32,8 @@ extension SecondaryIndexMaintainer {
         let scanOrder = ordersByScan(index, query, bindings)
         let ordered = scanOrder != .none
         // Among equals, a covering index wins (it reads no document).
-        let score = 8 * bindings.equalities.count + (bindings.rangeField != nil ? 4 : 0) + (ordered ? 2 : 0) + (covers(query) ? 1 : 0)
+        let covering = covers(query)
+        let score = 8 * bindings.equalities.count + (bindings.rangeField != nil ? 4 : 0) + (ordered ? 2 : 0) + (covering ? 1 : 0)
         guard score > 1 else { return nil }
         var ranges = keyRanges(subspace, bindings)
         let reverse = ordered && (query.order?.descending ?? false)
@@ -40,7 +41,7 @@ extension SecondaryIndexMaintainer {
         let plan = QueryPlan(collection: collectionName, index: index.name, ranges: ranges, rangeConditions: bindings.used,
                              query: query, orderedByScan: ordered, reverse: reverse,
                              mayRepeat: index.fields.contains(where: \.isMultiValued), keyPrefixLength: subspace.prefix.count,
-                             idInValue: idInValue, covering: covers(query),
+                             idInValue: idInValue, covering: covering,
                              tieValues: scanOrder == .tiesByLaterFields ? bindings.equalities.count + 1 : nil)
         return (score, plan)
     }
@@ -150,10 +151,14 @@ extension SecondaryIndexMaintainer {
 
     /// One key range per combination of equality values, bounded by the range or prefix.
     private func keyRanges(_ subspace: Subspace, _ bindings: Bindings) -> [KeyRange] {
-        var prefixes: [[TupleElement]] = [[]]
-        for values in bindings.equalities { prefixes = prefixes.flatMap { p in values.map { p + ValueOrder.encode($0) } } }
-        return prefixes.map { elements in
-            let base = subspace.pack(Tuple(elements))
+        // A tuple's encoding is its elements' encodings one after another, so each key
+        // prefix is the subspace's followed by the values' encodings, built as bytes.
+        var prefixes: [[UInt8]] = [subspace.prefix]
+        for values in bindings.equalities {
+            let encoded = values.map(ValueOrder.key)
+            prefixes = prefixes.flatMap { p in encoded.map { p + $0 } }
+        }
+        return prefixes.map { base in
             if let prefix = bindings.prefix {
                 let encoded = Tuple([.int(ValueOrder.Tag.string.rawValue), .string(prefix)]).encoded
                 var range = KeyRange.prefix(base + encoded.dropLast())  // without the string's terminator
@@ -190,7 +195,7 @@ extension SecondaryIndexMaintainer {
     /// The key range of index entries whose value (after `base`) is beyond a bound.
     /// Entries of a value are `base + value + id`, and an id never starts with 0xFF.
     static func bound(_ base: [UInt8], _ b: (JSONValue, Bool), isLower: Bool) -> KeyRange {
-        let key = base + Tuple(ValueOrder.encode(b.0)).encoded
+        let key = base + ValueOrder.key(b.0)
         if isLower {
             return KeyRange(lower: .included(b.1 ? key : key + [0xFF]), upper: nil)
         }
