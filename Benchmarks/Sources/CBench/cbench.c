@@ -165,3 +165,38 @@ int cb_level0_files(cb_db *d) {
     leveldb_free(v);
     return n;
 }
+
+double cb_index_floor(cb_db *d, const char *starts, const size_t *start_lens, int queries, int limit,
+                      const char *doc_keys, const size_t *doc_lens, int *entries, char **error) {
+    *error = NULL;
+    *entries = 0;
+    double t0 = now();
+    const char *start = starts, *doc = doc_keys;
+    for (int q = 0; q < queries; q++) {
+        if (start_lens[q] == 0) goto gets;  /* no index: the gets alone */
+        leveldb_iterator_t *it = leveldb_create_iterator(d->db, d->read);
+        leveldb_iter_seek(it, start, start_lens[q]);
+        for (int i = 0; i < limit && leveldb_iter_valid(it); i++) {
+            size_t klen, vlen;
+            const char *k = leveldb_iter_key(it, &klen);
+            const char *v = leveldb_iter_value(it, &vlen);
+            (void)k; (void)v; (void)klen; (void)vlen;
+            (*entries)++;
+            leveldb_iter_next(it);
+        }
+        leveldb_iter_get_error(it, error);
+        leveldb_iter_destroy(it);
+        if (*error) return -1;
+    gets:
+        start += start_lens[q];
+        for (int i = 0; i < limit; i++) {
+            size_t n = doc_lens[q * limit + i], vlen = 0;
+            if (n == 0) continue;
+            char *value = leveldb_get(d->db, d->read, doc, n, &vlen, error);
+            if (*error) return -1;
+            leveldb_free(value);
+            doc += n;
+        }
+    }
+    return now() - t0;
+}

@@ -403,6 +403,86 @@ extension Bench {
             try queue.write { db in for p in s { _ = try Person.deleteOne(db, key: p.id) } }
             return (now() - start, s.count, [:])
         }
+        try measureFloors(db: db, store: store, untyped: untyped, lookups: lookups, queries: queries, lows: lows, names: [
+            "get by primary key", equality, rangeByAge])
+    }
+
+    /// The physical floor of the read workloads on this very database: LevelDB's C API
+    /// doing the access pattern KVDocs' plans do (a seek and `limit` index entries, then
+    /// one get per returned document), with none of KVDocs' work (no plan, no snapshot, no
+    /// parsing). Keys are taken from KVDocs' answers first, untimed; the KVDocs database is
+    /// then closed and reopened through the C API with KVDocs' options.
+    func measureFloors(db: KVDocs.Database, store: DocumentStore, untyped: DocumentCollection, lookups: [String],
+                       queries: Int, lows: [Int64], names: [String]) throws {
+        let documents = Subspace().subspace(["d", "person"])
+        func docKey(_ document: JSONValue) -> [UInt8] { documents.pack([document["id"].flatMap { $0.stringValue }.map(TupleElement.string) ?? .null]) }
+        struct Pattern { var starts: [UInt8] = []; var startLengths: [Int] = []; var docs: [UInt8] = []; var docLengths: [Int] = []; var limit = 0 }
+        var patterns: [Pattern] = []
+        // get by primary key: one get each.
+        var gets = Pattern(limit: 1)
+        for id in lookups { let k = documents.pack([.string(id)]); gets.startLengths.append(0); gets.docs += k; gets.docLengths.append(k.count) }
+        patterns.append(gets)
+        // Equality and range: the index prefix KVDocs' plan seeks, then its documents.
+        for (limit, prefix, query) in [(20, "by_city", { (i: Int) in Query().where("city", .equal(.string("City \(i % 50)"))).limit(20) }),
+                                       (50, "by_age", { (i: Int) in Query().where("age", .greaterOrEqual(.int(lows[i]))).where("age", .less(.int(lows[i] + 2))).orderBy("age").limit(50) })] {
+            var p = Pattern(limit: limit)
+            for i in 0..<queries {
+                let plan = try untyped.explain(query(i))
+                guard let range = plan.ranges.first, let lower = range.lower?.key, plan.index == prefix else {
+                    throw BenchError("floor: the \(prefix) query did not plan on its index")
+                }
+                p.starts += lower; p.startLengths.append(lower.count)
+                let found = try untyped.find(query(i))
+                for k in 0..<limit {
+                    if k < found.count { let key = docKey(found[k]); p.docs += key; p.docLengths.append(key.count) } else { p.docLengths.append(0) }
+                }
+            }
+            patterns.append(p)
+        }
+        let path = db.path
+        db.close()
+        var error: UnsafeMutablePointer<CChar>?
+        guard let cdb = cb_open(path, cb_options(write_buffer_size: 0, block_size: 0, cache_capacity: 0, bloom_bits: 10, compression: 1), &error) else {
+            defer { free(error) }
+            throw BenchError("floor: " + (error.map { String(cString: $0) } ?? "cannot open"))
+        }
+        defer { cb_close(cdb) }
+        for (name, full) in zip(names, patterns) {
+            // The index part alone (no document gets): what a covering entry costs at least.
+            var indexOnly = full
+            indexOnly.docLengths = indexOnly.docLengths.map { _ in 0 }
+            indexOnly.docs = []
+            try measure("documents", name, "leveldb-floor") {
+                var extra: [String: Double] = [:]
+                var seconds = 0.0
+                for (p, label) in [(indexOnly, "index_only_us"), (full, "")] where label.isEmpty || full.startLengths.contains(where: { $0 > 0 }) {
+                var entries: Int32 = 0
+                var error: UnsafeMutablePointer<CChar>?
+                let elapsed = p.starts.withUnsafeBufferPointer { starts in
+                    p.docs.withUnsafeBufferPointer { docs in
+                        p.startLengths.withUnsafeBufferPointer { sl in
+                            p.docLengths.withUnsafeBufferPointer { dl in
+                                starts.withMemoryRebound(to: CChar.self) { s in
+                                    docs.withMemoryRebound(to: CChar.self) { d in
+                                        cb_index_floor(cdb, s.baseAddress, sl.baseAddress, Int32(p.startLengths.count), Int32(p.limit),
+                                                       d.baseAddress, dl.baseAddress, &entries, &error)
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+                if elapsed < 0 { defer { free(error) }; throw BenchError("floor: " + (error.map { String(cString: $0) } ?? "")) }
+                if label.isEmpty {
+                    seconds = elapsed
+                    extra["index_entries"] = Double(entries)
+                } else {
+                    extra[label] = elapsed * 1e6 / Double(max(1, p.startLengths.count))
+                }
+                }
+                return (seconds, full.startLengths.count, extra)
+            }
+        }
     }
 }
 

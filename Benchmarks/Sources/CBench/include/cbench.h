@@ -36,5 +36,13 @@ double cb_seek_random(cb_db *db, const char *keys, const int32_t *order, int n, 
 double cb_compact(cb_db *db);
 // The number of table files at level 0 (-1 when unknown): reads wait for it to drain.
 int cb_level0_files(cb_db *db);
+// The physical floor of an index query on LevelDB alone: for each query q, one iterator
+// seeks to its start key (start_lens[q] bytes, one after another in `starts`) and reads up
+// to `limit` entries from there (key and value), then `limit` gets of the
+// document keys the query returns (doc_lens[q * limit + i] bytes each, 0 for none, one
+// after another in `doc_keys`). A query whose start is empty (length 0) reads no index:
+// its gets alone. *entries counts the index entries read.
+double cb_index_floor(cb_db *db, const char *starts, const size_t *start_lens, int queries, int limit,
+                      const char *doc_keys, const size_t *doc_lens, int *entries, char **error);
 
 #endif
