@@ -33,6 +33,10 @@ import Synchronization
 /// each one whole (documents and index entries together, never one without the other).
 /// Schema changes and index builds are always synced. See ``Database``, Durability.
 ///
+/// **Typed documents.** `Codable` values are stored as their JSON, with `Date`s as the
+/// store's ``dateStrategy`` says (Unix seconds for a new store), recorded in the catalog
+/// so that a store is never read with another strategy than it was written with.
+///
 /// **Schema changes.** Opening with a schema that differs from the stored one builds new
 /// indexes, drops removed ones and rebuilds changed ones before `init` returns, reporting
 /// progress. A query only ever uses an index whose state is `ready`.
