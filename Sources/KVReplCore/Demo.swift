@@ -77,7 +77,8 @@ public enum Demo {
             // A sample database made by an earlier version gets the current sample schema
             // (its new indexes), unless it holds other collections.
             let store = try DocumentStore(database: db)
-            if store.schema != schema, Set(store.schema.collections.keys) == Set(schema.collections.keys) { try store.apply(schema) }
+            let stored = try store.schema
+            if stored != schema, Set(stored.collections.keys) == Set(schema.collections.keys) { try store.apply(schema) }
             return 0
         }
         let store = try DocumentStore(database: db, schema: schema)

@@ -25,7 +25,7 @@ extension Session {
         case .collections:
             let store = try documents()
             leadingColumns = ["name", "primary_key", "documents"]
-            for (name, c) in store.schema.collections.sorted(by: { $0.key < $1.key }) {
+            for (name, c) in try store.schema.collections.sorted(by: { $0.key < $1.key }) {
                 let count = try reading { try $0.count(name) }
                 emitRow(["name": .string(name), "primary_key": .string(c.primaryKey), "documents": .int(Int64(count))],
                      "\(name) (primary key \(c.primaryKey), \(count) documents)")
@@ -226,7 +226,10 @@ extension Session {
             candidates = Command.names
         } else {
             let command = words[0].lowercased()
-            let collections = store?.schema.collections.keys.sorted() ?? []
+            // Completion offers what it can: a schema that cannot be read offers no names
+            // (the command itself then reports the error).
+            let schema = store.flatMap { try? $0.schema }
+            let collections = schema?.collections.keys.sorted() ?? []
             switch (command, index) {
             case ("find", 1), ("count", 1), ("insert", 1), ("upsert", 1), ("doc", 1), ("remove", 1), ("indexes", 1),
                  ("import", 1), ("export", 1), ("search", 1), ("near", 1), ("terms", 1), ("verify", 1), ("reindex", 1):
@@ -236,9 +239,9 @@ extension Session {
             case ("explain", 1): candidates = ["find", "near"]
             case ("explain", 2): candidates = collections
             case ("terms", 2):
-                if let c = store?.schema.collections[words[1]] { candidates = c.text.map(\.name) }
+                if let c = schema?.collections[words[1]] { candidates = c.text.map(\.name) }
             case ("reindex", 2), ("indexes", 2):
-                if let c = store?.schema.collections[words[1]] { candidates = c.indexes.map(\.name) + c.text.map(\.name) + c.geo.map(\.name) }
+                if let c = schema?.collections[words[1]] { candidates = c.indexes.map(\.name) + c.text.map(\.name) + c.geo.map(\.name) }
             case ("get", _), ("del", _), ("scan", _), ("put", 1), ("delrange", _):
                 candidates = (try? database.entries(.prefix(text), limit: 50, options: readOptions).collect()
                     .compactMap { Display.printable($0.key) }.filter { !$0.contains(" ") }) ?? []
@@ -246,7 +249,7 @@ extension Session {
             case ("help", 1): candidates = Command.names
             case ("near", _):
                 candidates = ["within", "using", "where", "and", "limit", "offset"]
-                if let c = store?.schema.collections[words[1]], words.last?.lowercased() == "using" { candidates = c.geo.map(\.name) }
+                if let c = schema?.collections[words[1]], words.last?.lowercased() == "using" { candidates = c.geo.map(\.name) }
             case ("find", _), ("count", _):
                 candidates = ["where", "and", "order", "by", "asc", "desc", "limit", "offset", "prefix", "in"]
             default: break

@@ -58,17 +58,17 @@ enum CrashScenario {
         let db = try Database(path: path)
         let store = try DocumentStore(database: db)
         let base = try Workload.schema()
-        if store.schema.collections["people"] == nil { try store.apply(base) }
+        if try store.schema.collections["people"] == nil { try store.apply(base) }
         let extended = try extendedSchema()
         let importFile = path + "-import-\(round).jsonl"
         func ack(_ text: String) { FileHandle.standardOutput.write(Data((text + "\n").utf8)) }
-        ack("ready \(store.lastSequence)")
+        ack("ready \(try store.lastSequence)")
         for (index, action) in actions(seed: seed, round: round).enumerated() {
             switch action {
             case .batch(let ops, let sync):
                 try Workload.write(ops, to: store, sync: sync)
             case .toggleSchema:
-                try store.apply(store.schema == base ? extended : base)
+                try store.apply(try store.schema == base ? extended : base)
             case .reindex:
                 try store.reindex(collection: "people")
             case .importFile(let version):
@@ -93,7 +93,7 @@ enum CrashScenario {
         let db = try Database(path: path)
         defer { db.close() }
         let store = try DocumentStore(database: db)   // finishes an interrupted index build
-        if store.schema.collections["people"] == nil {
+        if try store.schema.collections["people"] == nil {
             guard acked < 0, before.people.isEmpty else { throw Failure("the schema is gone after acknowledged writes") }
             figures.count("killed before the schema was stored")
             return before
@@ -151,7 +151,8 @@ enum CrashScenario {
             guard change.sequence == sequence + 1 else { throw Failure("change feed gap or disorder: \(change.sequence) after \(sequence)") }
             sequence = change.sequence
         }
-        guard sequence == store.lastSequence else { throw Failure("the change feed ends at \(sequence), the store's last sequence is \(store.lastSequence)") }
+        let last = try store.lastSequence
+        guard sequence == last else { throw Failure("the change feed ends at \(sequence), the store's last sequence is \(last)") }
         let batchChanges = changes.compactMap { change -> (Int, Change.Operation)? in
             guard case .int(let id) = change.id, id < importBase else { return nil }
             return (Int(id), change.operation)

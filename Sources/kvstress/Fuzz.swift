@@ -1157,7 +1157,8 @@ struct FuzzImports {
             return .failed("cannot write the input file: \(error)")
         }
         let (refused, documents) = Self.model(bytes)
-        let before = store.lastSequence
+        let before: Int64
+        do { before = try store.lastSequence } catch { return .failed("cannot read the last sequence: \(error)") }
         let written: Int
         do {
             written = try store.importJSONLines(into: collection, path: file, mode: mode, batchSize: batchSize)
@@ -1166,7 +1167,8 @@ struct FuzzImports {
             guard case .rejected = judged else { return judged }
             if refused || collection != "people" {
                 outcomes["rejected before writing", default: 0] += 1
-                let after = store.lastSequence
+                let after: Int64
+                do { after = try store.lastSequence } catch { return .failed("cannot read the last sequence: \(error)") }
                 if after != before { return .failed("a refused file (a malformed line, or no such collection) changed the store: sequence \(before) became \(after)") }
             } else {
                 outcomes["rejected while writing", default: 0] += 1

@@ -270,8 +270,9 @@ enum MigrationScenario {
             expected += (people..<(people + 100)).map { ($0, .insert) }
         }
         let changes = try store.changes()
-        guard changes.map(\.sequence) == Array((0..<Int64(changes.count)).map { $0 + 1 }), changes.last?.sequence ?? 0 == store.lastSequence else {
-            throw Failure("the change feed has \(changes.count) records, last \(changes.last?.sequence ?? 0), and the store's last sequence is \(store.lastSequence)")
+        let lastSequence = try store.lastSequence
+        guard changes.map(\.sequence) == Array((0..<Int64(changes.count)).map { $0 + 1 }), changes.last?.sequence ?? 0 == lastSequence else {
+            throw Failure("the change feed has \(changes.count) records, last \(changes.last?.sequence ?? 0), and the store's last sequence is \(lastSequence)")
         }
         guard changes.count == expected.count else {
             throw Failure("the change feed has \(changes.count) records, expected \(expected.count) for \(applied)")

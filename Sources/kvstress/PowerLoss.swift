@@ -188,8 +188,9 @@ enum PowerLossScenario {
             guard change.sequence == last + 1 else { throw Failure("change feed gap or disorder: \(change.sequence) after \(last)") }
             last = change.sequence
         }
-        guard last == store.lastSequence, changes.count == expectedChanges else {
-            throw Failure("the change feed has \(changes.count) new changes ending at \(last), \(expectedChanges) expected ending at \(store.lastSequence)")
+        let lastSequence = try store.lastSequence
+        guard last == lastSequence, changes.count == expectedChanges else {
+            throw Failure("the change feed has \(changes.count) new changes ending at \(last), \(expectedChanges) expected ending at \(lastSequence)")
         }
         model = expected
         sequence = last

@@ -103,12 +103,26 @@ import Testing
             empty: [:])
     }
 
+    /// Foundation's encoder with the date strategy that matches `dates`.
+    static func foundationEncoder(_ dates: DateStrategy) -> JSONEncoder {
+        let encoder = JSONEncoder()
+        switch dates {
+        case .secondsSince1970: encoder.dateEncodingStrategy = .secondsSince1970
+        case .millisecondsSince1970: encoder.dateEncodingStrategy = .millisecondsSince1970
+        case .iso8601: encoder.dateEncodingStrategy = .iso8601
+        case .secondsSince2001: encoder.dateEncodingStrategy = .deferredToDate
+        }
+        return encoder
+    }
+
     @Test func encodingGivesWhatParsingJSONEncoderOutputGives() throws {
         var rng = SplitMix64(seed: 2026)
-        for _ in 0..<3000 {
+        for n in 0..<3000 {
             let value = Self.everything(&rng)
-            let direct = try JSONValue(encoding: value)
-            let viaFoundation = try JSONValue(parsing: JSONEncoder().encode(value))
+            // Every date strategy in turn, against JSONEncoder's matching one.
+            let dates = DateStrategy.allCases[n % DateStrategy.allCases.count]
+            let direct = try JSONValue(encoding: value, dates: dates)
+            let viaFoundation = try JSONValue(parsing: Self.foundationEncoder(dates).encode(value))
             #expect(direct == viaFoundation, "\(value)")
             #expect(try direct.canonicalBytes() == viaFoundation.canonicalBytes())
         }
@@ -160,7 +174,7 @@ import Testing
         let people = try TypedCollectionTestSupport.errors()
         #expect(people.count == 5)
         for (document, fragment) in people {
-            let error = try #require(throws: KVDocsError.self) { _ = try TypedCollection<Everything>.value(document) }
+            let error = try #require(throws: KVDocsError.self) { _ = try TypedCollection<Everything>.value(document, dates: .secondsSince2001) }
             #expect(error.kind == .decoding)
             #expect(error.message.contains(fragment), "\(error.message)")
         }
@@ -183,8 +197,11 @@ import Testing
                 value.s = "id\(n)"
                 try things.insert(value)
                 let stored = try db.get(Subspace().pack(["d", "things", .string(value.s)]))
-                #expect(stored == (try JSONValue(parsing: JSONEncoder().encode(value)).canonicalBytes()))
-                #expect(try things.get(id: .string(value.s)) == (try JSONDecoder().decode(Everything.self, from: Data(stored ?? []))))
+                // The store's default date strategy is Unix seconds: JSONEncoder's .secondsSince1970.
+                #expect(stored == (try JSONValue(parsing: Self.foundationEncoder(.secondsSince1970).encode(value)).canonicalBytes()))
+                let decoder = JSONDecoder()
+                decoder.dateDecodingStrategy = .secondsSince1970
+                #expect(try things.get(id: .string(value.s)) == (try decoder.decode(Everything.self, from: Data(stored ?? []))))
             }
         }
     }

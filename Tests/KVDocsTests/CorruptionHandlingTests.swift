@@ -145,7 +145,7 @@ import KVDocsTestSupport
             let before = try store.verify()
             #expect(before.badDocuments == 2)
             expectError(.corruption) { try store.reindex(collection: "people") }
-            let sequence = store.lastSequence
+            let sequence = try store.lastSequence
 
             let report = try store.salvage()
             #expect(report.verification.isClean)
@@ -191,7 +191,7 @@ import KVDocsTestSupport
     @Test func salvageRefusesAQuarantineCollectionWithAnotherPrimaryKey() throws {
         try withTemporaryDatabase { db, _ in
             let store = try storeWithPeople(db)
-            var schema = store.schema
+            var schema = try store.schema
             schema.collections["q"] = CollectionSchema(primaryKey: "name")
             try store.apply(schema)
             expectError(.schema) { try store.salvage(quarantine: "q") }

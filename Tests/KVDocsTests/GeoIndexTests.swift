@@ -186,7 +186,7 @@ private func makePlaces(_ rng: inout SplitMix64, count: Int) -> [Place] {
     @Test func invalidPointsAreRejectedNamingTheIndexFieldAndValueAndNothingIsWritten() throws {
         try withPlaces { store, collection throws in
             try collection.insert(["id": "ok", "loc": ["lat": 1, "lon": 2]])
-            let sequence = store.lastSequence
+            let sequence = try store.lastSequence
             let bad: [(JSONValue, String)] = [
                 (["lat": 91, "lon": 0], "latitude 91.0 is outside [-90, 90]"),
                 (["lat": -90.0000001, "lon": 0], "outside [-90, 90]"),
@@ -217,7 +217,7 @@ private func makePlaces(_ rng: inout SplitMix64, count: Int) -> [Place] {
                 }
 
             }
-            #expect(store.lastSequence == sequence)
+            #expect(try store.lastSequence == sequence)
             #expect(try collection.count() == 1)
             // A refused write leaves the batch usable: the caller may go on without it.
             let kept = try store.write { batch -> Change in
@@ -244,7 +244,7 @@ private func makePlaces(_ rng: inout SplitMix64, count: Int) -> [Place] {
             let error = expectError(.invalidArgument) { try store.apply(withGeo) }
             #expect(error?.message.contains("geo index by_loc") == true)
             #expect(error?.message.contains("document \"b\"") == true)
-            #expect(store.schema == plain)
+            #expect(try store.schema == plain)
             #expect(try db.entries(.prefix(store.layout.geo("places", "by_loc").prefix)).collect().isEmpty)
             #expect(try db.entries(.prefix(store.layout.index("places", "by_id").prefix)).collect().isEmpty)
             #expect(try store.catalog().states.isEmpty)

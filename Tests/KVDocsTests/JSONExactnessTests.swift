@@ -362,7 +362,7 @@ import Testing
             let changes = try store1.changes()
             #expect(changes.map(\.sequence) == [1, 2, 3])
             #expect(changes.map(\.id) == [1, 2, 3])
-            #expect(store1.lastSequence == 3 && store2.lastSequence == 3)
+            #expect(try store1.lastSequence == 3 && store2.lastSequence == 3)
         }
     }
 

@@ -22,7 +22,7 @@ import Testing
             try people.insert(["id": 2, "email": "b@x", "handle": "h"])
             let error = #expect(throws: KVDocsError.self) { try store.apply(v2) }
             #expect(error?.kind == .uniqueViolation)
-            #expect(store.schema == v1)
+            #expect(try store.schema == v1)
             #expect(throws: KVDocsError.self) { try people.insert(["id": 3, "email": "a@x"]) }
             #expect(try store.verify().isClean)
             #expect(try people.explain(Query().where("email", .equal("a@x"))).index == "by_email")

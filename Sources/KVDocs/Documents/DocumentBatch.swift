@@ -3,9 +3,13 @@
 /// ```swift
 /// try store.write { batch in
 ///     try batch.insert("people", ["id": "p1", "age": 30])
+///     try batch.upsert("people", encoding: Person(id: "p2", name: "Ada", age: 36))
 ///     try batch.delete("people", id: "p0")
 /// }
 /// ```
+///
+/// `Codable` values are written with ``insert(_:encoding:)``, ``upsert(_:encoding:)`` and
+/// ``update(_:encoding:)``, dates as the store writes them; ids may be given as Swift values.
 ///
 /// Later writes in the batch see earlier ones (ids, unique values). If the body throws, or
 /// any write fails, nothing is written.
@@ -55,16 +59,45 @@ public struct DocumentBatch: ~Copyable {
         try context.write(collection, .delete, document: nil, id: id) != nil
     }
 
-    /// Inserts an `Encodable` value (stored as its JSON).
+    /// Deletes the document whose primary key is `id`, given as a Swift value (`Int`,
+    /// `String`, `UUID`, or any `Encodable` value whose JSON is a string or an integer);
+    /// returns whether there was one.
+    /// - Throws: `.invalidArgument` for an id whose JSON is neither.
     @discardableResult
-    public func insert<T: Encodable>(_ collection: String, encoding value: T) throws -> Change {
-        try insert(collection, try JSONValue(encoding: value))
+    public func delete<ID: Encodable>(_ collection: String, id: ID) throws -> Bool {
+        try delete(collection, id: try context.store.idJSON(id))
     }
 
-    /// Adds or replaces an `Encodable` value.
+    /// Inserts a `Codable` value, stored as its JSON with dates as the store writes them
+    /// (``DocumentStore/dateStrategy``).
+    ///
+    /// ```swift
+    /// try store.write { batch in
+    ///     for athlete in athletes { try batch.insert("athletes", encoding: athlete) }
+    ///     try batch.update("groups", encoding: group)
+    ///     try batch.delete("groups", id: 12)
+    /// }
+    /// ```
+    /// - Throws: `.invalidArgument` when `value` does not encode as a JSON object with a
+    ///   valid primary key; otherwise as ``insert(_:_:)``.
+    @discardableResult
+    public func insert<T: Encodable>(_ collection: String, encoding value: T) throws -> Change {
+        try insert(collection, try context.store.json(encoding: value))
+    }
+
+    /// Adds a `Codable` value, or replaces the document with its id; as
+    /// ``insert(_:encoding:)`` otherwise.
     @discardableResult
     public func upsert<T: Encodable>(_ collection: String, encoding value: T) throws -> Change {
-        try upsert(collection, try JSONValue(encoding: value))
+        try upsert(collection, try context.store.json(encoding: value))
+    }
+
+    /// Replaces the document with `value`'s id by `value`; as ``insert(_:encoding:)``
+    /// otherwise.
+    /// - Throws: `.conflict` when there is no document with its id.
+    @discardableResult
+    public func update<T: Encodable>(_ collection: String, encoding value: T) throws -> Change {
+        try update(collection, try context.store.json(encoding: value))
     }
 
     private func required(_ change: Change?) throws -> Change {

@@ -46,9 +46,30 @@ public struct DocumentCollection: Sendable {
         try store.performWrites(sync: sync) { try $0.write(name, .delete, document: nil, id: id) } != nil
     }
 
+    /// Removes the document whose primary key is `id`, given as a Swift value: an `Int`, a
+    /// `String`, a `UUID` (stored as its `uuidString`), or any `Encodable` value whose JSON
+    /// is a string or an integer. As ``delete(id:sync:)-35q1d``.
+    /// - Throws: `.invalidArgument` for an id whose JSON is neither.
+    @discardableResult
+    public func delete<ID: Encodable>(id: ID, sync: Bool = false) throws -> Bool {
+        try delete(id: try store.idJSON(id), sync: sync)
+    }
+
     /// The document with primary key `id`, or `nil`.
     public func get(id: JSONValue) throws -> JSONValue? {
         try store.read { try $0.get(name, id: id) }
+    }
+
+    /// The document whose primary key is `id`, given as a Swift value (`Int`, `String`,
+    /// `UUID`, or any `Encodable` value whose JSON is a string or an integer), or `nil`.
+    ///
+    /// ```swift
+    /// let athlete = try athletes.get(id: 42)
+    /// let session = try sessions.get(id: UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F"))
+    /// ```
+    /// - Throws: `.invalidArgument` for an id whose JSON is neither a string nor an integer.
+    public func get<ID: Encodable>(id: ID) throws -> JSONValue? {
+        try get(id: try store.idJSON(id))
     }
 
     /// The documents matching `query`.
@@ -76,93 +97,60 @@ public struct DocumentCollection: Sendable {
     }
 }
 
-/// A collection read and written as `Codable` values (stored as JSON).
+/// A collection read and written as `Codable` values (stored as JSON, dates as the store's
+/// ``DocumentStore/dateStrategy`` writes them).
 ///
 /// ```swift
 /// struct Person: Codable { var id: String; var name: String; var age: Int }
 /// let people = try store.collection("people", of: Person.self)
 /// try people.insert(Person(id: "p1", name: "Ada", age: 36))
 /// let found: [Person] = try people.find(Query().where("age", .greater(30)))
+/// let ada = try people.get(id: "p1")
 /// ```
 public struct TypedCollection<T: Codable>: Sendable {
     /// The untyped collection the values are stored in, as JSON.
     public let base: DocumentCollection
 
+    /// The typed handle on `base`.
+    /// - Parameter base: the collection the values are stored in.
+    public init(base: DocumentCollection) { self.base = base }
+
     /// Adds `value`, stored as its JSON; `sync` is as for ``DocumentCollection/insert(_:sync:)-4cqtc``.
     /// - Throws: `.invalidArgument` when `value` does not encode as a JSON object with a valid
     ///   primary key; otherwise as ``DocumentCollection/insert(_:sync:)-4cqtc``.
-    @discardableResult public func insert(_ value: T, sync: Bool = false) throws -> Change { try base.insert(try Self.json(value), sync: sync) }
+    @discardableResult public func insert(_ value: T, sync: Bool = false) throws -> Change { try base.insert(try json(value), sync: sync) }
     /// Adds `value`, or replaces the document with its id; `sync` is as for
     /// ``DocumentCollection/insert(_:sync:)-4cqtc``.
-    @discardableResult public func upsert(_ value: T, sync: Bool = false) throws -> Change { try base.upsert(try Self.json(value), sync: sync) }
+    @discardableResult public func upsert(_ value: T, sync: Bool = false) throws -> Change { try base.upsert(try json(value), sync: sync) }
     /// Replaces the document with `value`'s id; `sync` is as for ``DocumentCollection/insert(_:sync:)-4cqtc``.
     /// - Throws: `.conflict` when there is none.
-    @discardableResult public func update(_ value: T, sync: Bool = false) throws -> Change { try base.update(try Self.json(value), sync: sync) }
-    /// Removes the document with primary key `id`; returns whether there was one. As
-    /// ``DocumentCollection/delete(id:sync:)-35q1d``.
+    @discardableResult public func update(_ value: T, sync: Bool = false) throws -> Change { try base.update(try json(value), sync: sync) }
+    /// Removes the document with primary key `id` (an `Int`, a `String`, a `UUID`, a
+    /// ``JSONValue``, or any value that encodes as a string or an integer); returns whether
+    /// there was one. As ``DocumentCollection/delete(id:sync:)-35q1d``.
+    @discardableResult public func delete<ID: Encodable>(id: ID, sync: Bool = false) throws -> Bool { try base.delete(id: id, sync: sync) }
+    /// Removes the document with primary key `id`, given as JSON (`.int(7)`).
     @discardableResult public func delete(id: JSONValue, sync: Bool = false) throws -> Bool { try base.delete(id: id, sync: sync) }
-    /// The document with primary key `id` decoded as `T`, or `nil`.
-    /// - Throws: `.decoding` when the stored document does not decode as `T`.
-    public func get(id: JSONValue) throws -> T? { try base.get(id: id).map { try Self.value($0) } }
+    /// The document with primary key `id` (an `Int`, a `String`, a `UUID`, a ``JSONValue``,
+    /// or any value that encodes as a string or an integer) decoded as `T`, or `nil`.
+    /// - Throws: `.decoding` when the stored document does not decode as `T`;
+    ///   `.invalidArgument` for an id that is not a string or an integer.
+    public func get<ID: Encodable>(id: ID) throws -> T? { try base.get(id: id).map { try value($0) } }
+    /// The document with primary key `id`, given as JSON (`.int(7)`), decoded as `T`, or `nil`.
+    public func get(id: JSONValue) throws -> T? { try base.get(id: id).map { try value($0) } }
     /// The documents matching `query`, decoded as `T`, as ``DocumentCollection/find(_:)-1iyg`` returns them.
     /// - Throws: `.decoding` when a stored document does not decode as `T`.
-    public func find(_ query: Query = Query()) throws -> [T] { try base.find(query).map { try Self.value($0) } }
+    public func find(_ query: Query = Query()) throws -> [T] { try base.find(query).map { try value($0) } }
     /// The number of documents matching `query`'s conditions (its limit and offset ignored).
     public func count(_ query: Query = Query()) throws -> Int { try base.count(query) }
 
-    static func json(_ value: T) throws -> JSONValue { try JSONValue(encoding: value) }
+    /// `value`'s JSON, dates as the store writes them.
+    func json(_ value: T) throws -> JSONValue { try base.store.json(encoding: value) }
 
     /// Decodes a stored document straight from its parsed value (no JSON text in between).
     /// - Throws: `.decoding`, naming the coding path and what was expected and found.
-    static func value(_ json: JSONValue) throws -> T {
-        do {
-            return try JSONValueDecoder.decode(T.self, from: json)
-        } catch let error as DecodingError {
-            throw KVDocsError(.decoding, "stored document does not decode as \(T.self): \(error.summary)")
-        } catch {
-            throw KVDocsError(.decoding, "stored document does not decode as \(T.self): \(error)")
-        }
-    }
-}
+    func value(_ json: JSONValue) throws -> T { try DocumentStore.decodeStored(T.self, json, dates: base.store.dateStrategy) }
 
-extension JSONValue {
-    /// The JSON of an `Encodable` value, built directly (no JSON text in between): the
-    /// value that parsing `JSONEncoder`'s output (default strategies) would give.
-    /// - Throws: `.invalidArgument` when the value cannot be encoded (a non-finite number).
-    public init<T: Encodable>(encoding value: T) throws {
-        do {
-            self = try JSONValueEncoder.encode(value)
-        } catch let error as EncodingError {
-            throw KVDocsError(.invalidArgument, "cannot encode \(T.self) as JSON: \(error.summary)")
-        } catch {
-            throw KVDocsError(.invalidArgument, "cannot encode \(T.self) as JSON: \(error)")
-        }
-    }
-}
-
-extension DecodingError {
-    /// What failed and where, for messages: `at address.zip: expected Int, found a string ("x")`.
-    var summary: String {
-        let context: Context
-        switch self {
-        case .typeMismatch(_, let c), .valueNotFound(_, let c), .keyNotFound(_, let c), .dataCorrupted(let c): context = c
-        @unknown default: return "\(self)"
-        }
-        return "at \(Self.path(context.codingPath)): \(context.debugDescription)"
-    }
-
-    static func path(_ keys: [any CodingKey]) -> String {
-        keys.isEmpty ? "the top level" : keys.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
-            .replacingOccurrences(of: ".[", with: "[")
-    }
-}
-
-extension EncodingError {
-    /// What failed and where, for messages.
-    var summary: String {
-        switch self {
-        case .invalidValue(_, let c): return "at \(DecodingError.path(c.codingPath)): \(c.debugDescription)"
-        @unknown default: return "\(self)"
-        }
-    }
+    /// Decodes a stored document with `dates` (for closures that hold no collection).
+    static func value(_ json: JSONValue, dates: DateStrategy) throws -> T { try DocumentStore.decodeStored(T.self, json, dates: dates) }
 }

@@ -13,7 +13,7 @@
 /// let store = try DocumentStore(database: db, schema: schema, migrator: migrator)
 /// ```
 ///
-/// **When.** ``DocumentStore/init(database:schema:root:migrator:progress:migrationProgress:)``
+/// **When.** ``DocumentStore/init(database:schema:root:dates:migrator:progress:migrationProgress:)``
 /// applies the schema (building new indexes), then runs every registered migration the
 /// database has not run yet, in registration order, before it returns: the store is never
 /// used with data half-migrated.

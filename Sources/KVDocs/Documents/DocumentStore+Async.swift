@@ -63,6 +63,19 @@ extension DocumentCollection {
         try await store.executor.read { [self] in try get(id: id) }
     }
 
+    /// Deletes the document whose primary key is `id`, a Swift value (`Int`, `String`,
+    /// `UUID`, …); see ``delete(id:sync:)``.
+    @discardableResult
+    public func delete<ID: Encodable>(id: ID, sync: Bool = false) async throws -> Bool {
+        try await delete(id: try store.idJSON(id), sync: sync)
+    }
+
+    /// The document whose primary key is `id`, a Swift value (`Int`, `String`, `UUID`, …);
+    /// see ``get(id:)``.
+    public func get<ID: Encodable>(id: ID) async throws -> JSONValue? {
+        try await get(id: try store.idJSON(id))
+    }
+
     /// The documents matching `query`; see ``find(_:)``.
     public func find(_ query: Query = Query()) async throws -> [JSONValue] {
         try await store.executor.read { [self] in try find(query) }
@@ -91,19 +104,19 @@ extension TypedCollection where T: Sendable {
     /// Adds a value; see ``insert(_:sync:)``.
     @discardableResult
     public func insert(_ value: T, sync: Bool = false) async throws -> Change {
-        try await base.insert(try Self.json(value), sync: sync)
+        try await base.insert(try json(value), sync: sync)
     }
 
     /// Adds or replaces a value; see ``upsert(_:sync:)``.
     @discardableResult
     public func upsert(_ value: T, sync: Bool = false) async throws -> Change {
-        try await base.upsert(try Self.json(value), sync: sync)
+        try await base.upsert(try json(value), sync: sync)
     }
 
     /// Replaces a value; see ``update(_:sync:)``.
     @discardableResult
     public func update(_ value: T, sync: Bool = false) async throws -> Change {
-        try await base.update(try Self.json(value), sync: sync)
+        try await base.update(try json(value), sync: sync)
     }
 
     /// Deletes a value; see ``delete(id:sync:)``.
@@ -114,12 +127,25 @@ extension TypedCollection where T: Sendable {
 
     /// The value with primary key `id`; see ``get(id:)``.
     public func get(id: JSONValue) async throws -> T? {
-        try await base.get(id: id).map { try Self.value($0) }
+        try await base.get(id: id).map { try self.value($0) }
+    }
+
+    /// Deletes the value whose primary key is `id`, a Swift value (`Int`, `String`,
+    /// `UUID`, …); see ``delete(id:sync:)``.
+    @discardableResult
+    public func delete<ID: Encodable>(id: ID, sync: Bool = false) async throws -> Bool {
+        try await base.delete(id: try base.store.idJSON(id), sync: sync)
+    }
+
+    /// The value whose primary key is `id`, a Swift value (`Int`, `String`, `UUID`, …);
+    /// see ``get(id:)``.
+    public func get<ID: Encodable>(id: ID) async throws -> T? {
+        try await base.get(id: try base.store.idJSON(id)).map { try self.value($0) }
     }
 
     /// The values matching `query`; see ``find(_:)``.
     public func find(_ query: Query = Query()) async throws -> [T] {
-        try await base.find(query).map { try Self.value($0) }
+        try await base.find(query).map { try self.value($0) }
     }
 
     /// The number of values matching `query`; see ``count(_:)``.

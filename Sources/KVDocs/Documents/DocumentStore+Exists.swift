@@ -1,6 +1,6 @@
 extension DocumentStore {
     /// Whether `database` holds a document store under `root`: a schema stored by
-    /// ``init(database:schema:root:progress:)`` or ``apply(_:progress:)``.
+    /// ``init(database:schema:root:dates:progress:)`` or ``apply(_:progress:)``.
     ///
     /// Tools use it to open the document layer only where there is one, without writing:
     ///

@@ -6,10 +6,11 @@ extension DocumentStore {
     /// See ``DocumentMigrator`` for the guarantees.
     ///
     /// - Parameters:
-    ///   - database: as for ``init(database:schema:root:progress:)``.
-    ///   - schema: as for ``init(database:schema:root:progress:)``; applied before the
+    ///   - database: as for ``init(database:schema:root:dates:progress:)``.
+    ///   - schema: as for ``init(database:schema:root:dates:progress:)``; applied before the
     ///     migrations run, so they write under it.
-    ///   - root: as for ``init(database:schema:root:progress:)``.
+    ///   - root: as for ``init(database:schema:root:dates:progress:)``.
+    ///   - dates: as for ``init(database:schema:root:dates:progress:)``.
     ///   - migrator: the migrations, in order.
     ///   - progress: called while indexes are built.
     ///   - migrationProgress: called as each migration starts, after each batch it writes
@@ -17,11 +18,12 @@ extension DocumentStore {
     /// - Throws: `.notSupported` when the database recorded a migration `migrator` does not
     ///   register (it was migrated by a newer version of the app; nothing is changed); what
     ///   a migration throws (that migration is undone, those before it stay done);
-    ///   otherwise as ``init(database:schema:root:progress:)``.
-    public convenience init(database: Database, schema: Schema? = nil, root: Subspace = Subspace(), migrator: DocumentMigrator,
+    ///   otherwise as ``init(database:schema:root:dates:progress:)``.
+    public convenience init(database: Database, schema: Schema? = nil, root: Subspace = Subspace(), dates: DateStrategy? = nil,
+                            migrator: DocumentMigrator,
                             progress: ((IndexBuildProgress) -> Void)? = nil,
                             migrationProgress: ((MigrationProgress) -> Void)? = nil) throws {
-        try self.init(storage: database, database: database, schema: schema, root: root, finishingBuilds: true,
+        try self.init(storage: database, database: database, schema: schema, root: root, dates: dates, finishingBuilds: true,
                       migrator: migrator, progress: progress, migrationProgress: migrationProgress)
     }
 

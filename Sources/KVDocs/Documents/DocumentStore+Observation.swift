@@ -55,10 +55,10 @@ extension TypedCollection {
     /// their stored documents, so `T` need not be `Equatable`.
     /// - Throws: (from the sequence) `.decoding` when a document does not decode as `T`.
     public func observe(_ query: Query = Query()) -> Observation<[T]> where T: Sendable {
-        let name = base.name
+        let name = base.name, dates = base.store.dateStrategy
         return Observation(store: base.store, collections: [name]) { tx in
             let documents = try tx.find(name, query)
-            return (try documents.map { try Self.value($0) }, documents)
+            return (try documents.map { try Self.value($0, dates: dates) }, documents)
         }
     }
 
@@ -70,22 +70,22 @@ extension TypedCollection {
     /// Observes ``search(_:options:)-95y1v``, decoding each hit's document as `T`. Two results
     /// are compared by their hits (ids, scores, documents, highlights, snippets).
     public func observeSearch(_ query: String, options: SearchOptions = SearchOptions()) -> Observation<[TypedSearchHit<T>]> where T: Sendable {
-        let name = base.name
+        let name = base.name, dates = base.store.dateStrategy
         var options = options
         options.includeDocuments = true
         return Observation(store: base.store, collections: [name]) { [options] tx in
             let hits = try tx.search(name, query, options: options)
-            return (try hits.map { TypedSearchHit($0, value: try Self.value($0.document)) }, hits)
+            return (try hits.map { TypedSearchHit($0, value: try Self.value($0.document, dates: dates)) }, hits)
         }
     }
 
     /// Observes ``near(_:within:query:index:)-91jny``, decoding each document as `T`.
     public func observeNear(_ center: GeoPoint, within: Double? = nil, query: Query = Query(),
                             index: String? = nil) -> Observation<[TypedNearHit<T>]> where T: Sendable {
-        let name = base.name
+        let name = base.name, dates = base.store.dateStrategy
         return Observation(store: base.store, collections: [name]) { tx in
             let hits = try tx.near(name, center, within: within, query: query, index: index)
-            return (try hits.map { TypedNearHit(id: $0.id, distance: $0.distance, value: try Self.value($0.document)) }, hits)
+            return (try hits.map { TypedNearHit(id: $0.id, distance: $0.distance, value: try Self.value($0.document, dates: dates)) }, hits)
         }
     }
 }

@@ -173,7 +173,7 @@ extension DocumentStore {
     ///   store could not be opened).
     ///
     /// A damaged stored schema or format version is not salvaged: nothing else records them
-    /// (``init(database:schema:root:progress:)`` with the schema replaces the schema).
+    /// (``init(database:schema:root:dates:progress:)`` with the schema replaces the schema).
     ///
     /// ```swift
     /// let (store, report) = try DocumentStore.salvage(database: db)
@@ -234,7 +234,7 @@ extension DocumentStore {
         /// LevelDB's repair (``Database/repair(path:options:)``), then salvage: LevelDB
         /// itself reports damage (a checksum that does not match, a missing file).
         case repair
-        /// Opening with the schema again (``init(database:schema:root:progress:)`` with a
+        /// Opening with the schema again (``init(database:schema:root:dates:progress:)`` with a
         /// schema): the stored schema cannot be read.
         case reloadSchema
         /// Nothing this library does: a catalog record that only the database's backup

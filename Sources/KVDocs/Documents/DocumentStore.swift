@@ -33,6 +33,10 @@ import Synchronization
 /// each one whole (documents and index entries together, never one without the other).
 /// Schema changes and index builds are always synced. See ``Database``, Durability.
 ///
+/// **Typed documents.** `Codable` values are stored as their JSON, with `Date`s as the
+/// store's ``dateStrategy`` says (Unix seconds for a new store), recorded in the catalog
+/// so that a store is never read with another strategy than it was written with.
+///
 /// **Schema changes.** Opening with a schema that differs from the stored one builds new
 /// indexes, drops removed ones and rebuilds changed ones before `init` returns, reporting
 /// progress. A query only ever uses an index whose state is `ready`.
@@ -51,6 +55,17 @@ public final class DocumentStore: @unchecked Sendable {
     public let root: Subspace
     /// The store's catalog records (keys under `("m", …)` of ``root``).
     let records: Catalog
+    /// How the store's typed documents write and read `Date`s: recorded in the catalog
+    /// (`("m", "dates")`) by the first open of this version, and never changed after.
+    ///
+    /// A new store uses the strategy it is opened with, else ``DateStrategy/default``
+    /// (seconds since 1970). A store written before strategies were recorded that holds
+    /// documents keeps ``DateStrategy/secondsSince2001``, what it was written with. Every
+    /// typed API of the store (``TypedCollection``, typed reads of a ``ReadTransaction``,
+    /// typed writes of a ``DocumentBatch``, ids given as `Date`s) uses it; to convert a
+    /// value yourself, pass it to ``JSONValue/init(encoding:dates:)`` and
+    /// ``JSONValue/decode(_:dates:)``.
+    public let dateStrategy: DateStrategy
 
     struct State {
         /// The catalog as last read from the latest state of the database.
@@ -67,7 +82,7 @@ public final class DocumentStore: @unchecked Sendable {
     /// Where the async API runs its LevelDB calls (``StoreExecutor``).
     let executor: StoreExecutor
 
-    /// Progress of an index build, for the callback of ``init(database:schema:root:progress:)``.
+    /// Progress of an index build, for the callback of ``init(database:schema:root:dates:progress:)``.
     public struct IndexBuildProgress: Sendable {
         /// The collection of the index being built.
         public let collection: String
@@ -93,13 +108,17 @@ public final class DocumentStore: @unchecked Sendable {
     ///     A stored schema that cannot be read is replaced by this one (every index built
     ///     again); without one, such a store throws `.corruption`.
     ///   - root: the subspace holding all of the store's keys; the whole key space by default.
+    ///   - dates: how typed documents store `Date`s (``dateStrategy``); `nil` keeps the
+    ///     recorded strategy, and gives a new store ``DateStrategy/default``. A strategy that
+    ///     differs from the recorded one is refused: the stored dates would be misread.
     ///   - progress: called while indexes are built.
     /// - Throws: `.schema` for an invalid schema, `.uniqueViolation` when a new unique index
     ///   meets duplicate values (nothing of the new schema is kept), `.notSupported` for a
-    ///   store written by a newer version, storage errors.
-    public convenience init(database: Database, schema: Schema? = nil, root: Subspace = Subspace(),
+    ///   store written by a newer version, `.invalidArgument` for `dates` other than the
+    ///   recorded strategy (naming both), storage errors.
+    public convenience init(database: Database, schema: Schema? = nil, root: Subspace = Subspace(), dates: DateStrategy? = nil,
                             progress: ((IndexBuildProgress) -> Void)? = nil) throws {
-        try self.init(database: database, schema: schema, root: root, finishingBuilds: true, progress: progress)
+        try self.init(storage: database, database: database, schema: schema, root: root, dates: dates, finishingBuilds: true, progress: progress)
     }
 
     /// Opens the store; `finishingBuilds: false` leaves interrupted index builds unfinished
@@ -116,21 +135,23 @@ public final class DocumentStore: @unchecked Sendable {
     ///
     /// - Parameters:
     ///   - layered: the base and user databases.
-    ///   - schema: as for ``init(database:schema:root:progress:)``. The base's stored schema
+    ///   - schema: as for ``init(database:schema:root:dates:progress:)``. The base's stored schema
     ///     and this one must agree on the collections they share.
     ///   - root: the subspace holding the store's keys, in both layers.
+    ///   - dates: as for ``init(database:schema:root:dates:progress:)``; the strategy the base
+    ///     records is the store's when the user layer records none.
     ///   - progress: called while indexes are built.
     /// - Throws: `.schema` naming the collection and the index when the base and the schema
-    ///   disagree on a shared collection; otherwise as ``init(database:schema:root:progress:)``.
-    public convenience init(layered: LayeredStore, schema: Schema? = nil, root: Subspace = Subspace(),
+    ///   disagree on a shared collection; otherwise as ``init(database:schema:root:dates:progress:)``.
+    public convenience init(layered: LayeredStore, schema: Schema? = nil, root: Subspace = Subspace(), dates: DateStrategy? = nil,
                             progress: ((IndexBuildProgress) -> Void)? = nil) throws {
         if let schema {
             try Self.checkAgreement(base: layered.base, schema: schema, root: root)
         }
-        try self.init(storage: layered, database: layered.user, schema: schema, root: root, finishingBuilds: true, progress: progress)
+        try self.init(storage: layered, database: layered.user, schema: schema, root: root, dates: dates, finishingBuilds: true, progress: progress)
     }
 
-    init(storage: any KeyValueStore, database: Database, schema: Schema?, root: Subspace, finishingBuilds: Bool,
+    init(storage: any KeyValueStore, database: Database, schema: Schema?, root: Subspace, dates: DateStrategy? = nil, finishingBuilds: Bool,
          migrator: DocumentMigrator? = nil, progress: ((IndexBuildProgress) -> Void)?,
          migrationProgress: ((MigrationProgress) -> Void)? = nil) throws {
         self.database = database
@@ -152,6 +173,8 @@ public final class DocumentStore: @unchecked Sendable {
             catalog.deleteRecords([catalog.schemaKey], generation: try catalog.generation(in: storage).saturatingAdd(1), in: batch)
             try storage.write(batch, sync: true)
         }
+        let (strategy, recorded) = try Self.dateStrategy(requested: dates, storage: storage, catalog: catalog, existing: format != nil, layout: Layout(root: root))
+        self.dateStrategy = strategy
         let loaded = try StoreCatalog.load(storage, catalog, layout: Layout(root: root))
         state = Locked(State(catalog: loaded, lastSequence: try catalog.lastSequence(in: storage)))
         // Before anything is changed: a database migrated by a newer app is refused.
@@ -166,6 +189,11 @@ public final class DocumentStore: @unchecked Sendable {
         } else if finishingBuilds, !(try self.catalog()).unready.isEmpty {
             // An index build was interrupted, or an index's format is older: finish it.
             try apply(try self.catalog().schema, progress: progress)
+        }
+        // Recorded once the store exists (an empty database opened without a schema is not
+        // written to), before any migration writes documents.
+        if !recorded, try catalog.formatVersion(in: storage) != nil {
+            try recordDateStrategy()
         }
         if let migrator { try runMigrations(migrator, progress: migrationProgress) }
     }
@@ -191,12 +219,22 @@ public final class DocumentStore: @unchecked Sendable {
         return loaded
     }
 
-    /// The current schema.
-    public var schema: Schema { ((try? catalog()) ?? state.withLock { $0.catalog }).schema }
+    /// The current schema, as stored at the latest state of the database (read again when
+    /// another store on the database changed it).
+    /// - Throws: storage errors, and `.corruption` for a catalog that cannot be read; never
+    ///   a stale schema in their place.
+    public var schema: Schema {
+        get throws { try catalog().schema }
+    }
 
     /// The sequence number of the last write to this database under ``root`` (0 before the
-    /// first), through this store or any other store on the same database.
-    public var lastSequence: Int64 { (try? storedSequence()) ?? state.withLock { $0.lastSequence } }
+    /// first), through this store or any other store on the same database, read from the
+    /// catalog.
+    /// - Throws: storage errors, and `.corruption` for a stored sequence that is not an
+    ///   integer; never a stale number in their place.
+    public var lastSequence: Int64 {
+        get throws { try storedSequence() }
+    }
 
     /// The last sequence number as stored in the catalog.
     func storedSequence() throws -> Int64 {

@@ -81,7 +81,7 @@ public final class LayeredDatabase: @unchecked Sendable {
     /// - Parameters:
     ///   - user: the user database's directory.
     ///   - base: the base database's directory; never modified.
-    ///   - schema: as for ``DocumentStore/init(layered:schema:root:progress:)``; it must agree
+    ///   - schema: as for ``DocumentStore/init(layered:schema:root:dates:progress:)``; it must agree
     ///     with the base's stored schema on shared collections.
     ///   - create: create the user database when it does not exist.
     ///   - allowingUnrelatedBase: accept a changed base that has no document store, shares

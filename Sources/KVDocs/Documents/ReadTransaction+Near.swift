@@ -11,15 +11,39 @@ public struct NearHit: Sendable {
     public let document: JSONValue
 }
 
-/// One hit of a geo query on a ``TypedCollection``.
-public struct TypedNearHit<T: Sendable>: Sendable {
+/// One hit of a geo query whose documents are decoded as `T`: from a ``TypedCollection``,
+/// or ``ReadTransaction/near(_:_:within:query:index:as:)``.
+public struct TypedNearHit<T> {
     /// The primary key of the document.
     public let id: JSONValue
     /// The distance from the query's centre, in metres.
     public let distance: Double
     /// The document, decoded.
     public let value: T
+
+    /// A hit of `value`, the document with primary key `id`, at `distance` metres.
+    /// - Parameters:
+    ///   - id: the document's primary key.
+    ///   - distance: the distance from the query's centre, in metres.
+    ///   - value: the document, decoded.
+    public init(id: JSONValue, distance: Double, value: T) {
+        self.id = id
+        self.distance = distance
+        self.value = value
+    }
+
+    /// The hit `hit` with its document decoded as `T`.
+    /// - Parameters:
+    ///   - hit: an untyped hit, with its document.
+    ///   - dates: how the document's dates were written: the store's
+    ///     ``DocumentStore/dateStrategy``.
+    /// - Throws: `.decoding` when the document does not decode as `T`.
+    public init(decoding hit: NearHit, dates: DateStrategy) throws where T: Decodable {
+        self.init(id: hit.id, distance: hit.distance, value: try hit.document.decode(T.self, dates: dates))
+    }
 }
+
+extension TypedNearHit: Sendable where T: Sendable {}
 
 /// How a geo query read its index: the cells of each widening circle and the key ranges
 /// read (see ``ReadTransaction/explainNear(_:_:within:query:index:)``).
@@ -200,7 +224,7 @@ extension TypedCollection {
     /// - Throws: as `near`, and `.decoding` when a stored document does not decode as `T`.
     public func near(_ center: GeoPoint, within: Double? = nil, query: Query = Query(), index: String? = nil) throws -> [TypedNearHit<T>] where T: Sendable {
         try base.near(center, within: within, query: query, index: index).map {
-            TypedNearHit(id: $0.id, distance: $0.distance, value: try Self.value($0.document))
+            TypedNearHit(id: $0.id, distance: $0.distance, value: try value($0.document))
         }
     }
 }

@@ -103,8 +103,9 @@ extension DocumentCollection {
     }
 }
 
-/// One hit of a full-text search on a ``TypedCollection``.
-public struct TypedSearchHit<T: Sendable>: Sendable {
+/// One hit of a full-text search whose documents are decoded as `T`: from a
+/// ``TypedCollection``, or ``ReadTransaction/search(_:_:options:as:)``.
+public struct TypedSearchHit<T> {
     /// The primary key of the matching document.
     public let id: JSONValue
     /// The score as FTS5's `bm25()` returns it: negative, lower is better.
@@ -116,14 +117,30 @@ public struct TypedSearchHit<T: Sendable>: Sendable {
     /// The snippet of the best-matching field; `nil` unless a snippet was asked for.
     public let snippet: String?
 
-    init(_ hit: SearchHit, value: T) {
+    /// The hit `hit` with `value`, its document decoded.
+    /// - Parameters:
+    ///   - hit: an untyped hit.
+    ///   - value: its document, decoded.
+    public init(_ hit: SearchHit, value: T) {
         id = hit.id
         score = hit.score
         self.value = value
         highlights = hit.highlights
         snippet = hit.snippet
     }
+
+    /// The hit `hit` with its document decoded as `T`.
+    /// - Parameters:
+    ///   - hit: an untyped hit, with its document.
+    ///   - dates: how the document's dates were written: the store's
+    ///     ``DocumentStore/dateStrategy``.
+    /// - Throws: `.decoding` when the document does not decode as `T`.
+    public init(decoding hit: SearchHit, dates: DateStrategy) throws where T: Decodable {
+        self.init(hit, value: try hit.document.decode(T.self, dates: dates))
+    }
 }
+
+extension TypedSearchHit: Sendable where T: Sendable {}
 
 extension TypedCollection {
     /// Searches the collection's text index, decoding each hit's document as `T`. See
@@ -133,7 +150,7 @@ extension TypedCollection {
     public func search(_ query: String, options: SearchOptions = SearchOptions()) throws -> [TypedSearchHit<T>] where T: Sendable {
         var options = options
         options.includeDocuments = true
-        return try base.search(query, options: options).map { TypedSearchHit($0, value: try Self.value($0.document)) }
+        return try base.search(query, options: options).map { TypedSearchHit($0, value: try value($0.document)) }
     }
 }
 

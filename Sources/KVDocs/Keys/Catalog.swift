@@ -11,6 +11,7 @@ import Foundation
 /// | `("m", "schema")` | the document schema, as JSON |
 /// | `("m", "seq")` | the last change sequence number, `(n,)` |
 /// | `("m", "keyspaces")` | the declared keyspaces, as JSON |
+/// | `("m", "dates")` | how typed documents store dates, `(name,)`: a ``DateStrategy`` raw value |
 /// | `("m", KIND, collection, index)` | an index's ``IndexState``, as JSON |
 /// | `("m", "migration", name)` | a data migration that ran to its end, `(position,)` |
 /// | `("m", "migrating")` | the data migration running: `(name, sequence before it, phase)` |
@@ -41,6 +42,7 @@ public struct Catalog: Sendable, Hashable {
     var schemaKey: [UInt8] { root.pack(["m", "schema"]) }
     var sequenceKey: [UInt8] { root.pack(["m", "seq"]) }
     var keyspacesKey: [UInt8] { root.pack(["m", "keyspaces"]) }
+    var datesKey: [UInt8] { root.pack(["m", "dates"]) }
 
     func stateKey(_ index: IndexIdentity) -> [UInt8] {
         root.pack(["m", .string(index.kind.catalogName), .string(index.collection), .string(index.name)])
@@ -85,6 +87,24 @@ public struct Catalog: Sendable, Hashable {
     public func lastSequence(in reader: some KeyValueReader) throws -> Int64 {
         guard let bytes = try reader.value(forKey: sequenceKey) else { return 0 }
         return try integer(bytes, "sequence number", sequenceKey, reader)
+    }
+
+    /// The recorded date strategy of typed documents; `nil` when none is recorded (a store
+    /// written before strategies were recorded, or none written yet).
+    /// - Throws: `.notSupported` for a strategy this version does not know (recorded by a
+    ///   newer version), `.corruption` for a record that is not a name, storage errors.
+    public func dateStrategy(in reader: some KeyValueReader) throws -> DateStrategy? {
+        guard let bytes = try reader.value(forKey: datesKey) else { return nil }
+        let name: String
+        do {
+            name = try Tuple(decoding: bytes).string(at: 0)
+        } catch {
+            throw KVDocsError(.corruption, "the catalog's date strategy is not a name", path: reader.name, key: datesKey)
+        }
+        guard let strategy = DateStrategy(rawValue: name) else {
+            throw KVDocsError(.notSupported, "the document store in \(reader.name) stores dates as \"\(name)\", a strategy this version of KVDocs does not know (it knows \(DateStrategy.allCases.map(\.rawValue).joined(separator: ", ")))", path: reader.name, key: datesKey)
+        }
+        return strategy
     }
 
     /// The stored schema JSON, or `nil`.
@@ -184,6 +204,10 @@ public struct Catalog: Sendable, Hashable {
 
     func putFormat(_ version: Int64, in batch: WriteBatch) {
         batch.put(formatKey, Tuple([.int(version)]))
+    }
+
+    func putDateStrategy(_ strategy: DateStrategy, in batch: WriteBatch) {
+        batch.put(datesKey, Tuple([.string(strategy.rawValue)]))
     }
 
     func putSequence(_ sequence: Int64, in batch: WriteBatch) {

@@ -4,33 +4,36 @@ import Foundation
 ///
 /// It accepts what Foundation's `JSONDecoder` (default strategies) accepts for the same
 /// JSON: an integer type takes any number with an integral value in its range (`1.0`,
-/// `1e2`), a floating-point type any number within its range, `Date` seconds since 2001,
+/// `1e2`), a floating-point type any number within its range, `Date` as its
+/// ``DateStrategy`` writes it (`JSONDecoder`'s default is seconds since 2001),
 /// `Data` base64, `URL` a string, `Decimal` a number. Object keys are looked up by exact
 /// code points. Failures are `DecodingError`s with the coding path.
 struct JSONValueDecoder {
     /// Decodes a `T` from `value`.
-    static func decode<T: Decodable>(_ type: T.Type, from value: JSONValue) throws -> T {
-        try Decoder(value: value, codingPath: []).decode(type)
+    static func decode<T: Decodable>(_ type: T.Type, from value: JSONValue, dates: DateStrategy = .secondsSince2001) throws -> T {
+        try Decoder(value: value, codingPath: [], dates: dates).decode(type)
     }
 
     final class Decoder: Swift.Decoder {
         let value: JSONValue
         let codingPath: [any CodingKey]
+        let dates: DateStrategy
         var userInfo: [CodingUserInfoKey: Any] { [:] }
 
-        init(value: JSONValue, codingPath: [any CodingKey]) {
+        init(value: JSONValue, codingPath: [any CodingKey], dates: DateStrategy) {
             self.value = value
             self.codingPath = codingPath
+            self.dates = dates
         }
 
         func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
             guard case .object(let object) = value else { throw mismatch([String: JSONValue].self, value, codingPath) }
-            return KeyedDecodingContainer(KeyedContainer<Key>(object: object, codingPath: codingPath))
+            return KeyedDecodingContainer(KeyedContainer<Key>(object: object, codingPath: codingPath, dates: dates))
         }
 
         func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
             guard case .array(let array) = value else { throw mismatch([JSONValue].self, value, codingPath) }
-            return UnkeyedContainer(array: array, codingPath: codingPath)
+            return UnkeyedContainer(array: array, codingPath: codingPath, dates: dates)
         }
 
         func singleValueContainer() throws -> any SingleValueDecodingContainer { SingleValueContainer(decoder: self) }
@@ -38,6 +41,7 @@ struct JSONValueDecoder {
         /// Decodes `type` from this decoder's value, special-casing what `JSONDecoder` does.
         func decode<T: Decodable>(_ type: T.Type) throws -> T {
             if type == JSONValue.self, let v = value as? T { return v }
+            if type == Date.self { return try cast(dates.date(value, path: codingPath)) }
             if type == Data.self {
                 guard case .string(let s) = value else { throw mismatch(type, value, codingPath) }
                 guard let data = Data(base64Encoded: s) else {
@@ -168,6 +172,7 @@ struct JSONValueDecoder {
     struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         let object: JSONObject
         let codingPath: [any CodingKey]
+        let dates: DateStrategy
 
         var allKeys: [Key] { object.compactMap { Key(stringValue: $0.key) } }
         func contains(_ key: Key) -> Bool { object[key.stringValue] != nil }
@@ -199,32 +204,34 @@ struct JSONValueDecoder {
         func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try integer(type, value(key), path(key)) }
         func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try integer(type, value(key), path(key)) }
         func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
-            try Decoder(value: value(key), codingPath: path(key)).decode(type)
+            try Decoder(value: value(key), codingPath: path(key), dates: dates).decode(type)
         }
         func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
-            try Decoder(value: value(key), codingPath: path(key)).container(keyedBy: type)
+            try Decoder(value: value(key), codingPath: path(key), dates: dates).container(keyedBy: type)
         }
         func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
-            try Decoder(value: value(key), codingPath: path(key)).unkeyedContainer()
+            try Decoder(value: value(key), codingPath: path(key), dates: dates).unkeyedContainer()
         }
         func superDecoder() throws -> any Swift.Decoder {
-            Decoder(value: object["super"] ?? .null, codingPath: codingPath + [IndexKey(stringValue: "super")])
+            Decoder(value: object["super"] ?? .null, codingPath: codingPath + [IndexKey(stringValue: "super")], dates: dates)
         }
         func superDecoder(forKey key: Key) throws -> any Swift.Decoder {
-            Decoder(value: object[key.stringValue] ?? .null, codingPath: path(key))
+            Decoder(value: object[key.stringValue] ?? .null, codingPath: path(key), dates: dates)
         }
     }
 
     struct UnkeyedContainer: UnkeyedDecodingContainer {
         let array: [JSONValue]
         let codingPath: [any CodingKey]
+        let dates: DateStrategy
         var currentIndex = 0
         var count: Int? { array.count }
         var isAtEnd: Bool { currentIndex >= array.count }
 
-        init(array: [JSONValue], codingPath: [any CodingKey]) {
+        init(array: [JSONValue], codingPath: [any CodingKey], dates: DateStrategy) {
             self.array = array
             self.codingPath = codingPath
+            self.dates = dates
         }
 
         private var path: [any CodingKey] { codingPath + [IndexKey(intValue: currentIndex)] }
@@ -262,16 +269,20 @@ struct JSONValueDecoder {
         mutating func decode(_ type: UInt32.Type) throws -> UInt32 { try take(type) { try integer(type, $0, $1) } }
         mutating func decode(_ type: UInt64.Type) throws -> UInt64 { try take(type) { try integer(type, $0, $1) } }
         mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
-            try take(type) { try Decoder(value: $0, codingPath: $1).decode(type) }
+            let dates = self.dates
+            return try take(type) { try Decoder(value: $0, codingPath: $1, dates: dates).decode(type) }
         }
         mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<NestedKey> {
-            try take(KeyedDecodingContainer<NestedKey>.self) { try Decoder(value: $0, codingPath: $1).container(keyedBy: type) }
+            let dates = self.dates
+            return try take(KeyedDecodingContainer<NestedKey>.self) { try Decoder(value: $0, codingPath: $1, dates: dates).container(keyedBy: type) }
         }
         mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
-            try take((any UnkeyedDecodingContainer).self) { try Decoder(value: $0, codingPath: $1).unkeyedContainer() }
+            let dates = self.dates
+            return try take((any UnkeyedDecodingContainer).self) { try Decoder(value: $0, codingPath: $1, dates: dates).unkeyedContainer() }
         }
         mutating func superDecoder() throws -> any Swift.Decoder {
-            try take((any Swift.Decoder).self) { Decoder(value: $0, codingPath: $1) }
+            let dates = self.dates
+            return try take((any Swift.Decoder).self) { Decoder(value: $0, codingPath: $1, dates: dates) }
         }
     }
 

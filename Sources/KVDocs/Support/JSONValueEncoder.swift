@@ -5,16 +5,17 @@ import Foundation
 /// The result is exactly what parsing Foundation's `JSONEncoder` output (default
 /// strategies) would give: integers as integers, a `Double` with an integral value below
 /// 2^53 (inclusive) as an integer (as `JSONEncoder` writes `1.0` as `1`), `-0.0` kept, `Float` by its
-/// shortest decimal spelling, `Date` as seconds since 2001 (`deferredToDate`), `Data` as
-/// base64, `URL` as its absolute string, `Decimal` as a number. Non-finite numbers throw.
+/// shortest decimal spelling, `Date` as its ``DateStrategy`` writes it (`JSONEncoder`'s
+/// default is ``DateStrategy/secondsSince2001``), `Data` as base64, `URL` as its absolute
+/// string, `Decimal` as a number. Non-finite numbers throw.
 /// Of duplicate keys in one container, the last wins.
 struct JSONValueEncoder {
     /// The JSON value of `value`.
     /// - Throws: `EncodingError.invalidValue` for a non-finite number or a value that
     ///   encodes nothing.
-    static func encode<T: Encodable>(_ value: T) throws -> JSONValue {
-        if let direct = try directValue(value, path: []) { return direct }
-        let encoder = Encoder(path: [])
+    static func encode<T: Encodable>(_ value: T, dates: DateStrategy = .secondsSince2001) throws -> JSONValue {
+        if let direct = try directValue(value, path: [], dates: dates) { return direct }
+        let encoder = Encoder(path: [], dates: dates)
         try value.encode(to: encoder)
         guard let node = encoder.node else {
             throw EncodingError.invalidValue(value, .init(codingPath: [], debugDescription: "\(T.self) encoded no value"))
@@ -23,9 +24,10 @@ struct JSONValueEncoder {
     }
 
     /// Values encoded without their own `encode(to:)`, as `JSONEncoder` special-cases them.
-    static func directValue(_ value: Any, path: [any CodingKey]) throws -> JSONValue? {
+    static func directValue(_ value: Any, path: [any CodingKey], dates: DateStrategy) throws -> JSONValue? {
         switch value {
         case let v as JSONValue: return v
+        case let v as Date: return try dates.json(v, path: path)
         case let v as String: return .string(v)
         case let v as Bool: return .bool(v)
         case let v as Int: return .int(Int64(v))
@@ -104,10 +106,14 @@ struct JSONValueEncoder {
 
     final class Encoder: Swift.Encoder {
         let codingPath: [any CodingKey]
+        let dates: DateStrategy
         var userInfo: [CodingUserInfoKey: Any] { [:] }
         var node: Node?
 
-        init(path: [any CodingKey]) { self.codingPath = path }
+        init(path: [any CodingKey], dates: DateStrategy) {
+            self.codingPath = path
+            self.dates = dates
+        }
 
         /// This encoder's node, made as `storage` the first time; a container asked again
         /// of the same kind shares it.
@@ -119,20 +125,20 @@ struct JSONValueEncoder {
         }
 
         func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
-            KeyedEncodingContainer(KeyedContainer<Key>(node: node(.object([])), codingPath: codingPath))
+            KeyedEncodingContainer(KeyedContainer<Key>(node: node(.object([])), codingPath: codingPath, dates: dates))
         }
 
         func unkeyedContainer() -> any UnkeyedEncodingContainer {
-            UnkeyedContainer(node: node(.array([])), codingPath: codingPath)
+            UnkeyedContainer(node: node(.array([])), codingPath: codingPath, dates: dates)
         }
 
         func singleValueContainer() -> any SingleValueEncodingContainer { SingleValueContainer(encoder: self) }
     }
 
     /// The node of any value: direct for the special cases, else through its `encode(to:)`.
-    static func node<T: Encodable>(_ value: T, path: [any CodingKey]) throws -> Node {
-        if let direct = try directValue(value, path: path) { return Node(.value(direct)) }
-        let encoder = Encoder(path: path)
+    static func node<T: Encodable>(_ value: T, path: [any CodingKey], dates: DateStrategy) throws -> Node {
+        if let direct = try directValue(value, path: path, dates: dates) { return Node(.value(direct)) }
+        let encoder = Encoder(path: path, dates: dates)
         try value.encode(to: encoder)
         // A value that encodes nothing is an empty object, as JSONEncoder writes it.
         return encoder.node ?? Node(.object([]))
@@ -141,6 +147,7 @@ struct JSONValueEncoder {
     struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
         let node: Node
         let codingPath: [any CodingKey]
+        let dates: DateStrategy
 
         mutating func encodeNil(forKey key: Key) throws { node.set(key.stringValue, Node(.value(.null))) }
         mutating func encode(_ value: Bool, forKey key: Key) throws { node.set(key.stringValue, Node(.value(.bool(value)))) }
@@ -162,23 +169,23 @@ struct JSONValueEncoder {
         mutating func encode(_ value: UInt32, forKey key: Key) throws { node.set(key.stringValue, Node(.value(.int(Int64(value))))) }
         mutating func encode(_ value: UInt64, forKey key: Key) throws { node.set(key.stringValue, Node(.value(unsigned(value)))) }
         mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
-            node.set(key.stringValue, try JSONValueEncoder.node(value, path: codingPath + [key]))
+            node.set(key.stringValue, try JSONValueEncoder.node(value, path: codingPath + [key], dates: dates))
         }
         mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key) -> KeyedEncodingContainer<NestedKey> {
             let child = Node(.object([]))
             node.set(key.stringValue, child)
-            return KeyedEncodingContainer(KeyedContainer<NestedKey>(node: child, codingPath: codingPath + [key]))
+            return KeyedEncodingContainer(KeyedContainer<NestedKey>(node: child, codingPath: codingPath + [key], dates: dates))
         }
         mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
             let child = Node(.array([]))
             node.set(key.stringValue, child)
-            return UnkeyedContainer(node: child, codingPath: codingPath + [key])
+            return UnkeyedContainer(node: child, codingPath: codingPath + [key], dates: dates)
         }
         mutating func superEncoder() -> any Swift.Encoder { superEncoder(name: "super", key: nil) }
         mutating func superEncoder(forKey key: Key) -> any Swift.Encoder { superEncoder(name: key.stringValue, key: key) }
 
         private func superEncoder(name: String, key: (any CodingKey)?) -> any Swift.Encoder {
-            let encoder = Encoder(path: codingPath + [key ?? IndexKey(stringValue: name)])
+            let encoder = Encoder(path: codingPath + [key ?? IndexKey(stringValue: name)], dates: dates)
             let child = encoder.node(.object([]))
             node.set(name, child)
             return ReferencingEncoder(base: encoder, child: child)
@@ -188,12 +195,14 @@ struct JSONValueEncoder {
     struct UnkeyedContainer: UnkeyedEncodingContainer {
         let node: Node
         let codingPath: [any CodingKey]
+        let dates: DateStrategy
         var count: Int { node.count }
         private var nextPath: [any CodingKey] { codingPath + [IndexKey(intValue: count)] }
 
-        init(node: Node, codingPath: [any CodingKey]) {
+        init(node: Node, codingPath: [any CodingKey], dates: DateStrategy) {
             self.node = node
             self.codingPath = codingPath
+            self.dates = dates
         }
 
         mutating func encodeNil() throws { node.append(Node(.value(.null))) }
@@ -211,21 +220,21 @@ struct JSONValueEncoder {
         mutating func encode(_ value: UInt16) throws { node.append(Node(.value(.int(Int64(value))))) }
         mutating func encode(_ value: UInt32) throws { node.append(Node(.value(.int(Int64(value))))) }
         mutating func encode(_ value: UInt64) throws { node.append(Node(.value(unsigned(value)))) }
-        mutating func encode<T: Encodable>(_ value: T) throws { node.append(try JSONValueEncoder.node(value, path: nextPath)) }
+        mutating func encode<T: Encodable>(_ value: T) throws { node.append(try JSONValueEncoder.node(value, path: nextPath, dates: dates)) }
         mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
             let path = nextPath
             let child = Node(.object([]))
             node.append(child)
-            return KeyedEncodingContainer(KeyedContainer<NestedKey>(node: child, codingPath: path))
+            return KeyedEncodingContainer(KeyedContainer<NestedKey>(node: child, codingPath: path, dates: dates))
         }
         mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {
             let path = nextPath
             let child = Node(.array([]))
             node.append(child)
-            return UnkeyedContainer(node: child, codingPath: path)
+            return UnkeyedContainer(node: child, codingPath: path, dates: dates)
         }
         mutating func superEncoder() -> any Swift.Encoder {
-            let encoder = Encoder(path: nextPath)
+            let encoder = Encoder(path: nextPath, dates: dates)
             let child = encoder.node(.object([]))
             node.append(child)
             return ReferencingEncoder(base: encoder, child: child)
@@ -256,7 +265,7 @@ struct JSONValueEncoder {
         mutating func encode(_ value: UInt32) throws { set(.int(Int64(value))) }
         mutating func encode(_ value: UInt64) throws { set(unsigned(value)) }
         mutating func encode<T: Encodable>(_ value: T) throws {
-            let child = try JSONValueEncoder.node(value, path: codingPath)
+            let child = try JSONValueEncoder.node(value, path: codingPath, dates: encoder.dates)
             if let node = encoder.node { node.storage = child.storage } else { encoder.node = child }
         }
     }
