@@ -137,7 +137,7 @@ private func makeBase(_ path: String, ids: Range<Int>, tag: String) throws {
         do {
             let user = try Database(path: dir.child("user"))
             defer { user.close() }
-            record.pending = try LayeredDatabase.prepare(dir.child("v2"), layersPath: layersPath, user: user, root: Subspace(), expected: nil,
+            record.pending = try LayeredDatabase.prepare(dir.child("v2"), layersPath: layersPath, user: user, root: Subspace(), expected: nil, dates: nil,
                                                          allowingUnrelated: false, progress: nil)
         }
         try record.write(layersPath)
@@ -520,5 +520,31 @@ extension LayeredDatabaseSafetyTests {
         let e = expectError(.schema) { try LayeredDatabase(user: dir.child("backup"), base: dir.child("loose")) }
         #expect(e?.message.contains("by_email") == true, "\(e?.message ?? "")")
         #expect(e?.message.contains(dir.child("loose")) == true, "\(e?.message ?? "")")
+    }
+}
+
+/// A new base must store typed dates the way the user's store reads them.
+@Suite struct LayeredDatesTests {
+    private func base(_ path: String, dates: DateStrategy, ids: Range<Int>) throws {
+        let db = try Database(path: path)
+        defer { db.close() }
+        let store = try DocumentStore(database: db, schema: try Schema(json: Data(schemaJSON.utf8)), dates: dates)
+        try store.write { batch in for i in ids { try batch.insert("athletes", ["id": .int(Int64(i)), "name": "a", "country": "NZL"]) } }
+    }
+
+    @Test func aBaseStoringDatesAnotherWayIsRefusedAndTheOldBaseStays() throws {
+        let dir = TemporaryDirectory("layers")
+        try base(dir.child("v1"), dates: .secondsSince1970, ids: 0..<5)
+        try base(dir.child("iso"), dates: .iso8601, ids: 0..<6)
+        try base(dir.child("v2"), dates: .secondsSince1970, ids: 0..<7)
+        let layers = try LayeredDatabase(user: dir.child("user"), base: dir.child("v1"), create: true)
+        defer { layers.close() }
+        let athletes = try layers.store.collection("athletes")
+        try athletes.upsert(["id": 100, "name": "mine", "country": "AUS"])
+        let error = expectError(.invalidArgument) { try layers.replaceBase(with: dir.child("iso")) }
+        #expect(error?.message.contains("stores typed dates as iso8601, but the user's store reads them as secondsSince1970") == true)
+        #expect(try athletes.count() == 6)
+        try layers.replaceBase(with: dir.child("v2"))
+        #expect(try athletes.count() == 8)
     }
 }

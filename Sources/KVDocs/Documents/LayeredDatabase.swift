@@ -150,7 +150,8 @@ public final class LayeredDatabase: @unchecked Sendable {
                     var prepared: LayersRecord.Pending?
                     do {
                         let expected = try schema ?? Self.effectiveSchema(copy: layersPath + "/" + known.copy, user: userDB, root: root)
-                        prepared = try Self.prepare(base, layersPath: layersPath, user: userDB, root: root, expected: expected,
+                        let dates = try Self.effectiveDates(copy: layersPath + "/" + known.copy, user: userDB, root: root)
+                        prepared = try Self.prepare(base, layersPath: layersPath, user: userDB, root: root, expected: expected, dates: dates,
                                                     allowingUnrelated: allowingUnrelatedBase, progress: progress)
                     } catch let e as KVDocsError {
                         // Refused: the old base stays; the refusal is remembered with the files.
@@ -169,6 +170,7 @@ public final class LayeredDatabase: @unchecked Sendable {
                 // A user layer with no record (a backup, a copy) or no copy of its base: its
                 // derived data may be over another base; make it exact over this one.
                 let prepared = try Self.prepare(base, layersPath: layersPath, user: userDB, root: root, expected: schema,
+                                                dates: try Catalog(root: root).dateStrategy(in: userDB),
                                                 allowingUnrelated: allowingUnrelatedBase, progress: progress)
                 (current, failure) = try Self.record(prepared, over: LayersRecord(base: prepared.base, copy: prepared.copy, files: prepared.files),
                                                      layersPath: layersPath, user: userDB, root: root, progress: progress)
@@ -233,6 +235,7 @@ public final class LayeredDatabase: @unchecked Sendable {
         }
         try storage.withExclusiveWrite {
             let prepared = try Self.prepare(newBase, layersPath: layersPath, user: storage.user, root: store.root, expected: store.schema,
+                                            dates: store.dateStrategy,
                                             allowingUnrelated: allowingUnrelatedBase, progress: progress)
             var committed = record.withLock { $0 }
             committed.pending = prepared
@@ -358,11 +361,34 @@ public final class LayeredDatabase: @unchecked Sendable {
         return try Schema(json: Data(data), file: "the stored schema")
     }
 
+    /// The date strategy the store over the base copy at `copy` reads typed documents with:
+    /// the user layer's record, else the base's, else seconds since 2001 when the base holds
+    /// a document store written before strategies were recorded; `nil` when neither holds one.
+    static func effectiveDates(copy: String, user: Database, root: Subspace) throws -> DateStrategy? {
+        let base = try Database(path: copy)
+        defer { base.close() }
+        let catalog = Catalog(root: root)
+        if let recorded = try catalog.dateStrategy(in: try LayeredStore(base: base, user: user)) { return recorded }
+        return try catalog.formatVersion(in: base) != nil ? .secondsSince2001 : nil
+    }
+
+    /// Refuses a new base whose typed dates are stored another way than `dates`, the way
+    /// the store reads them: over it, either the base's documents or the user's would be
+    /// misread. A base with no record but a document store was written as seconds since 2001.
+    static func checkDates(_ newDB: Database, base: String, dates: DateStrategy?, root: Subspace) throws {
+        let catalog = Catalog(root: root)
+        guard let dates, try catalog.formatVersion(in: newDB) != nil else { return }
+        let theirs = try catalog.dateStrategy(in: newDB) ?? .secondsSince2001
+        guard theirs == dates else {
+            throw KVDocsError(.invalidArgument, "the base \(base) stores typed dates as \(theirs.rawValue), but the user's store reads them as \(dates.rawValue): over it, one side's dates would be misread; write the new base with DocumentStore(…, dates: .\(dates.rawValue))", path: base)
+        }
+    }
+
     /// Copies `newBase`, reads it all with checksums verified, checks it against `expected`
-    /// (and, unless `allowingUnrelated`, that it is related), and stages the user layer's
-    /// derived data over it. Nothing is recorded; on failure the copy and the staging
-    /// database are removed.
-    static func prepare(_ newBase: String, layersPath: String, user: Database, root: Subspace, expected: Schema?,
+    /// (and, unless `allowingUnrelated`, that it is related) and its dates against `dates`,
+    /// and stages the user layer's derived data over it. Nothing is recorded; on failure the
+    /// copy and the staging database are removed.
+    static func prepare(_ newBase: String, layersPath: String, user: Database, root: Subspace, expected: Schema?, dates: DateStrategy?,
                                 allowingUnrelated: Bool, progress: ((Progress) -> Void)?) throws -> LayersRecord.Pending {
         let copy = "base-" + UUID().uuidString, staging = "derive-" + UUID().uuidString
         var pending = LayersRecord.Pending(base: newBase, copy: copy, files: [], staging: staging)
@@ -386,6 +412,7 @@ public final class LayeredDatabase: @unchecked Sendable {
             }
             if !allowingUnrelated { try checkRelated(newDB, base: newBase, user: user, root: root, expected: expected) }
             if let expected { try DocumentStore.checkAgreement(base: newDB, schema: expected, root: root, named: newBase) }
+            try checkDates(newDB, base: newBase, dates: dates, root: root)
             let stagingDB = try Database(path: layersPath + "/" + staging)
             defer { stagingDB.close() }
             try LayerDerivation.stage(root: root, base: newDB, user: user, staging: stagingDB) { done, total in
