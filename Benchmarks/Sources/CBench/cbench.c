@@ -167,7 +167,7 @@ int cb_level0_files(cb_db *d) {
 }
 
 double cb_index_floor(cb_db *d, const char *starts, const size_t *start_lens, int queries, int limit,
-                      const char *doc_keys, const size_t *doc_lens, int *entries, char **error) {
+                      const char *doc_keys, const size_t *doc_lens, int seek_docs, int *entries, char **error) {
     *error = NULL;
     *entries = 0;
     double t0 = now();
@@ -189,6 +189,30 @@ double cb_index_floor(cb_db *d, const char *starts, const size_t *start_lens, in
         if (*error) return -1;
     gets:
         start += start_lens[q];
+        if (seek_docs) {
+            /* The documents in key order through one iterator: a step when the next key
+               is the next entry, else a seek. */
+            leveldb_iterator_t *docs = leveldb_create_iterator(d->db, d->read);
+            for (int i = 0; i < limit; i++) {
+                size_t n = doc_lens[q * limit + i], klen = 0, vlen = 0;
+                if (n == 0) continue;
+                int found = 0;
+                if (leveldb_iter_valid(docs)) {
+                    leveldb_iter_next(docs);
+                    if (leveldb_iter_valid(docs)) {
+                        const char *k = leveldb_iter_key(docs, &klen);
+                        found = klen == n && memcmp(k, doc, n) == 0;
+                    }
+                }
+                if (!found) leveldb_iter_seek(docs, doc, n);
+                if (leveldb_iter_valid(docs)) (void)leveldb_iter_value(docs, &vlen);
+                doc += n;
+            }
+            leveldb_iter_get_error(docs, error);
+            leveldb_iter_destroy(docs);
+            if (*error) return -1;
+            continue;
+        }
         for (int i = 0; i < limit; i++) {
             size_t n = doc_lens[q * limit + i], vlen = 0;
             if (n == 0) continue;

@@ -455,7 +455,8 @@ extension Bench {
             try measure("documents", name, "leveldb-floor") {
                 var extra: [String: Double] = [:]
                 var seconds = 0.0
-                for (p, label) in [(indexOnly, "index_only_us"), (full, "")] where label.isEmpty || full.startLengths.contains(where: { $0 > 0 }) {
+                for (p, label, seek) in [(indexOnly, "index_only_us", false), (full, "documents_by_iterator_us", true), (full, "", false)]
+                where label.isEmpty || full.startLengths.contains(where: { $0 > 0 }) {
                 var entries: Int32 = 0
                 var error: UnsafeMutablePointer<CChar>?
                 let elapsed = p.starts.withUnsafeBufferPointer { starts in
@@ -465,7 +466,7 @@ extension Bench {
                                 starts.withMemoryRebound(to: CChar.self) { s in
                                     docs.withMemoryRebound(to: CChar.self) { d in
                                         cb_index_floor(cdb, s.baseAddress, sl.baseAddress, Int32(p.startLengths.count), Int32(p.limit),
-                                                       d.baseAddress, dl.baseAddress, &entries, &error)
+                                                       d.baseAddress, dl.baseAddress, seek ? 1 : 0, &entries, &error)
                                     }
                                 }
                             }

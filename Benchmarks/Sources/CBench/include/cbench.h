@@ -41,8 +41,10 @@ int cb_level0_files(cb_db *db);
 // to `limit` entries from there (key and value), then `limit` gets of the
 // document keys the query returns (doc_lens[q * limit + i] bytes each, 0 for none, one
 // after another in `doc_keys`). A query whose start is empty (length 0) reads no index:
-// its gets alone. *entries counts the index entries read.
+// its gets alone. With seek_docs, the documents are read through one iterator instead of
+// gets (a step when the next document is the next entry, else a seek). *entries counts
+// the index entries read.
 double cb_index_floor(cb_db *db, const char *starts, const size_t *start_lens, int queries, int limit,
-                      const char *doc_keys, const size_t *doc_lens, int *entries, char **error);
+                      const char *doc_keys, const size_t *doc_lens, int seek_docs, int *entries, char **error);
 
 #endif
