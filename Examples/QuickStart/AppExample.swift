@@ -27,8 +27,8 @@ func appExample(_ path: String) async throws {
     let departures = try store.collection("departures")
 
     // Async access: LevelDB runs on the store's executor, never on the awaiting thread.
-    try await departures.upsert(["id": "P-1000", "station": "PERTH", "time": 1000, "platform": 7])
-    try await departures.delete(id: "P-0900")   // (left by an earlier run of this example)
+    try await departures.async.upsert(["id": "P-1000", "station": "PERTH", "time": 1000, "platform": 7])
+    try await departures.async.delete(id: "P-0900")   // (left by an earlier run of this example)
     let (count, first) = try await store.read { tx in
         (try tx.count("departures"), try tx.find("departures", Query().orderBy("time").limit(1)))
     }
@@ -38,6 +38,6 @@ func appExample(_ path: String) async throws {
     let perth = Query().where("station", .equal("PERTH")).orderBy("time").limit(3)
     var board = departures.observe(perth).makeAsyncIterator()
     print("board:", try await board.next()?.compactMap { $0["id"] } ?? [])   // ["P-1000"]
-    try await departures.upsert(["id": "P-0900", "station": "PERTH", "time": 900, "platform": 2])
+    try await departures.async.upsert(["id": "P-0900", "station": "PERTH", "time": 900, "platform": 2])
     print("board:", try await board.next()?.compactMap { $0["id"] } ?? [])   // ["P-0900", "P-1000"]
 }

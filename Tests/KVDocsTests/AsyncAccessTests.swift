@@ -34,6 +34,29 @@ import KVDocsTestSupport
         #expect(!StoreExecutor.isCurrent)
     }
 
+    /// Inside an `async` function a collection call written without `await` is the
+    /// synchronous one (it compiles, and runs on the caller's thread, not the executor);
+    /// the async one is spelled `.async`, and runs on the executor. With async overloads of
+    /// the same names, the first lines would not compile.
+    @Test func collectionCallsWithoutAwaitStaySynchronousInAsyncCode() async throws {
+        struct Person: Codable, Sendable { var id: Int; var age: Int; var bio: String }
+        let dir = TemporaryDirectory()
+        let (db, store) = try Self.open(dir)
+        defer { db.close() }
+        let people = try store.collection("people")
+        let typed = try store.collection("people", of: Person.self)
+        try people.insert(["id": 1, "age": 30, "bio": "river"])
+        try typed.upsert(Person(id: 2, age: 40, bio: "sea"))
+        #expect(try people.count() == 2)
+        #expect(try typed.get(id: 2)?.age == 40)
+        #expect(try people.find(Query().where("age", .greaterOrEqual(35))).count == 1)
+        try await people.async.delete(id: 1)
+        #expect(try await typed.async.count() == 1)
+        // The store's read keeps its GRDB-style async overload.
+        let onExecutor = try await store.read { _ in StoreExecutor.isCurrent }
+        #expect(onExecutor)
+    }
+
     @Test func everyCollectionCallHasAnAsyncVariantWithTheSameResults() async throws {
         struct Person: Codable, Sendable, Equatable { var id: Int; var age: Int; var bio: String }
         let dir = TemporaryDirectory()
@@ -41,26 +64,26 @@ import KVDocsTestSupport
         defer { db.close() }
         let people = try store.collection("people")
         let typed = try store.collection("people", of: Person.self)
-        #expect(try await people.insert(["id": 1, "age": 30, "bio": "river bank"]).operation == .insert)
-        #expect(try await people.upsert(["id": 1, "age": 31, "bio": "river bank"]).operation == .update)
-        #expect(try await people.update(["id": 1, "age": 32, "bio": "river bank"]).operation == .update)
-        try await typed.insert(Person(id: 2, age: 20, bio: "ocean river"))
-        try await typed.upsert(Person(id: 3, age: 70, bio: "mountain"))
-        try await typed.update(Person(id: 3, age: 71, bio: "mountain"))
-        #expect(try await people.get(id: 1)?["age"] == 32)
-        #expect(try await typed.get(id: 2) == Person(id: 2, age: 20, bio: "ocean river"))
+        #expect(try await people.async.insert(["id": 1, "age": 30, "bio": "river bank"]).operation == .insert)
+        #expect(try await people.async.upsert(["id": 1, "age": 31, "bio": "river bank"]).operation == .update)
+        #expect(try await people.async.update(["id": 1, "age": 32, "bio": "river bank"]).operation == .update)
+        try await typed.async.insert(Person(id: 2, age: 20, bio: "ocean river"))
+        try await typed.async.upsert(Person(id: 3, age: 70, bio: "mountain"))
+        try await typed.async.update(Person(id: 3, age: 71, bio: "mountain"))
+        #expect(try await people.async.get(id: 1)?["age"] == 32)
+        #expect(try await typed.async.get(id: 2) == Person(id: 2, age: 20, bio: "ocean river"))
         let young = Query().where("age", .less(50)).orderBy("age")
-        #expect(try await people.find(young).map { $0["id"] } == [2, 1])
-        #expect(try await typed.find(young).map(\.id) == [2, 1])
-        #expect(try await people.count(young) == 2)
-        #expect(try await typed.count() == 3)
-        let hits = try await people.search("river")
+        #expect(try await people.async.find(young).map { $0["id"] } == [2, 1])
+        #expect(try await typed.async.find(young).map(\.id) == [2, 1])
+        #expect(try await people.async.count(young) == 2)
+        #expect(try await typed.async.count() == 3)
+        let hits = try await people.async.search("river")
         #expect(try await hits == store.read { try $0.search("people", "river") })
-        #expect(try await people.delete(id: 3))
-        #expect(try await typed.delete(id: 3) == false)
+        #expect(try await people.async.delete(id: 3))
+        #expect(try await typed.async.delete(id: 3) == false)
         #expect(try await store.changes(since: 0).count == 7)
         // Errors come through unchanged.
-        await #expect(throws: KVDocsError.self) { try await people.insert(["id": 1, "age": 1, "bio": ""]) }
+        await #expect(throws: KVDocsError.self) { try await people.async.insert(["id": 1, "age": 1, "bio": ""]) }
     }
 
     @Test func anAsyncReadTransactionSeesOneSnapshotAcrossCollectionsWhileWritersRun() async throws {
@@ -98,10 +121,10 @@ import KVDocsTestSupport
         let people = try store.collection("people")
         let task = Task {
             withUnsafeCurrentTask { $0?.cancel() }
-            return try await people.insert(["id": 1, "age": 1, "bio": ""])
+            return try await people.async.insert(["id": 1, "age": 1, "bio": ""])
         }
         await #expect(throws: CancellationError.self) { try await task.value }
-        #expect(try await people.count() == 0)
+        #expect(try await people.async.count() == 0)
         #expect(try store.lastSequence == 0)
     }
 
@@ -127,15 +150,15 @@ import KVDocsTestSupport
         }
         // A safety net, never reached when cancellation works: the gate opens by itself.
         DispatchQueue.global().asyncAfter(deadline: .now() + 60) { opened.withLock { $0 = true }; gate.signal() }
-        let waiting = Task { try await people.insert(["id": 2, "age": 2, "bio": ""]) }
+        let waiting = Task { try await people.async.insert(["id": 2, "age": 2, "bio": ""]) }
         try await Task.sleep(nanoseconds: 20_000_000)   // let it queue (either way it must be cancelled)
         waiting.cancel()
         await #expect(throws: CancellationError.self) { try await waiting.value }
         #expect(!opened.withLock { $0 }, "the cancelled call waited for the write ahead of it")
         gate.signal()
         try await blocker.value
-        #expect(try await people.get(id: 2) == nil)
-        #expect(try await people.get(id: 1) != nil)
+        #expect(try await people.async.get(id: 2) == nil)
+        #expect(try await people.async.get(id: 1) != nil)
         #expect(try store.lastSequence == 1)
     }
 
@@ -172,9 +195,9 @@ import KVDocsTestSupport
         defer { db.close() }
         let people = try store.collection("people")
         for version in 0..<50 {
-            try await people.upsert(["id": 1, "age": .int(Int64(version)), "bio": ""])
+            try await people.async.upsert(["id": 1, "age": .int(Int64(version)), "bio": ""])
         }
-        #expect(try await people.get(id: 1)?["age"] == 49)
+        #expect(try await people.async.get(id: 1)?["age"] == 49)
         #expect(try await store.changes().map(\.sequence) == Array(1...50))
     }
 }

@@ -268,7 +268,7 @@ import Testing
             }
             return seen
         }
-        for i in 0..<20 { try await people.upsert(["id": .int(Int64(i % 7))]) }
+        for i in 0..<20 { try await people.async.upsert(["id": .int(Int64(i % 7))]) }
         #expect(await reader.value == Array(1...20))
     }
 }

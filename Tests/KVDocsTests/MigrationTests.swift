@@ -359,7 +359,7 @@ import KVDocsTestSupport
         #expect(try store.lastSequence == start)
         // The write after the undone migration takes the next number, and is the first
         // change the stream delivers.
-        try await store.collection("groups").insert(["id": "after"])
+        try await store.collection("groups").async.insert(["id": "after"])
         let first = try #require(await stream.next())
         #expect(first.sequence == start + 1 && first.collection == "groups")
 

@@ -55,7 +55,7 @@ import KVDocsTestSupport
         let (db, store) = try Self.open(dir)
         defer { db.close() }
         let people = try store.collection("people")
-        try await people.insert(Self.person(1, age: 40))
+        try await people.async.insert(Self.person(1, age: 40))
         let adults = Query().where("age", .greaterOrEqual(18)).orderBy("age")
         let collector = Collector<[JSONValue]>()
         let task = collector.start(people.observe(adults))
@@ -64,12 +64,12 @@ import KVDocsTestSupport
         let registration = try #require(store.hub.registrations.first)
 
         // A write that leaves the results as they were is evaluated, not yielded.
-        try await people.insert(Self.person(2, age: 10))
+        try await people.async.insert(Self.person(2, age: 10))
         try await Self.eventually("the minor's write was evaluated") { registration.counts.evaluations == 2 }
-        try await people.insert(Self.person(3, age: 30))
+        try await people.async.insert(Self.person(3, age: 30))
         try await Self.eventually("the second value") { collector.count == 2 }
         #expect(collector.last == [Self.person(3, age: 30), Self.person(1, age: 40)])
-        try await people.delete(id: 1)
+        try await people.async.delete(id: 1)
         try await Self.eventually("the third value") { collector.count == 3 }
         #expect(collector.last == [Self.person(3, age: 30)])
         let values = collector.values.withLock { $0 }
@@ -88,7 +88,7 @@ import KVDocsTestSupport
         try await Self.eventually("the first value") { collector.count == 1 }
         let registration = try #require(store.hub.registrations.first)
         let trips = try store.collection("trips")
-        for i in 0..<50 { try await trips.insert(["id": .int(Int64(i))]) }
+        for i in 0..<50 { try await trips.async.insert(["id": .int(Int64(i))]) }
         try await store.write { batch in for i in 50..<60 { try batch.insert("trips", ["id": .int(Int64(i))]) } }
         #expect(registration.counts.wakes == 0)
         #expect(registration.counts.evaluations == 1)
@@ -111,7 +111,7 @@ import KVDocsTestSupport
         let people = try store.collection("people")
         var iterator = people.observeCount().makeAsyncIterator()
         #expect(try await iterator.next() == 0)
-        for i in 0..<200 { try await people.insert(Self.person(i, age: i % 90)) }
+        for i in 0..<200 { try await people.async.insert(Self.person(i, age: i % 90)) }
         #expect(try await iterator.next() == 200)
         #expect(iterator.cursor.registration.counts.evaluations == 2)
         #expect(iterator.cursor.registration.counts.wakes == 200)
@@ -142,12 +142,12 @@ import KVDocsTestSupport
         #expect(try await typedNear.next()?.isEmpty == true)
         #expect(try await typedSearch.next()?.isEmpty == true)
 
-        try await people.insert(Self.person(1, age: 20, bio: "river bank", lat: 0.001, lon: 0))
-        try await people.insert(Self.person(2, age: 50, bio: "ocean", lat: 5, lon: 5))
+        try await people.async.insert(Self.person(1, age: 20, bio: "river bank", lat: 0.001, lon: 0))
+        try await people.async.insert(Self.person(2, age: 50, bio: "ocean", lat: 5, lon: 5))
         #expect(try await count.next() == 1)
         let hits = try #require(try await search.next())
         #expect(hits.map(\.id) == [1])
-        #expect(try await people.search("river").map(\.score) == hits.map(\.score))
+        #expect(try await people.async.search("river").map(\.score) == hits.map(\.score))
         let nearHits = try #require(try await near.next())
         #expect(nearHits.map(\.id) == [1])
         #expect(abs(nearHits[0].distance - 111.19) < 0.1)
@@ -158,7 +158,7 @@ import KVDocsTestSupport
         #expect(typedHits.map(\.score) == hits.map(\.score))
 
         // Another river document changes the first hit's BM25 score: a new value.
-        try await people.insert(Self.person(3, age: 60, bio: "river river river", lat: 9, lon: 9))
+        try await people.async.insert(Self.person(3, age: 60, bio: "river river river", lat: 9, lon: 9))
         let rescored = try #require(try await search.next())
         #expect(rescored.map(\.id) == [3, 1])
         #expect(rescored.first { $0.id == 1 }?.score != hits[0].score)
@@ -186,7 +186,7 @@ import KVDocsTestSupport
         #expect(store.hub.observerCount == 0)
         #expect(collector.failure.withLock { $0 } == nil)
         // Writes after the end reach nobody.
-        try await people.insert(Self.person(1, age: 1))
+        try await people.async.insert(Self.person(1, age: 1))
         #expect(collector.count == 1)
     }
 
@@ -297,7 +297,7 @@ import KVDocsTestSupport
         try await Self.eventually("the first value") { collector.count == 1 }
         let stream = store.changeStream()
         let streamed = Task { var n = 0; for await _ in stream { n += 1 }; return n }
-        try await store.collection("people").insert(Self.person(1, age: 1))
+        try await store.collection("people").async.insert(Self.person(1, age: 1))
         try await Self.eventually("the second value") { collector.count == 2 }
         db.close()
         await task.value
@@ -346,7 +346,7 @@ import KVDocsTestSupport
         let (db, store) = try Self.open(dir)
         defer { db.close() }
         let people = try store.collection("people")
-        try await people.insert(Self.person(1, age: 30, bio: "river"))
+        try await people.async.insert(Self.person(1, age: 30, bio: "river"))
         // The catalog as an interrupted rebuild leaves it: the text index is not ready.
         let identity = IndexIdentity("people", "bio_text", .text)
         var state = try #require(try store.records.indexStates(.text, in: db)[identity])
@@ -375,7 +375,7 @@ import KVDocsTestSupport
         var count = try store.collection("people").observeCount().makeAsyncIterator()
         #expect(try await count.next() == 0)
         var changes = store.changeStream().makeAsyncIterator()
-        try await other.collection("people").insert(Self.person(7, age: 3))
+        try await other.collection("people").async.insert(Self.person(7, age: 3))
         #expect(try await count.next() == 1)
         #expect(await changes.next()?.id == 7)
     }

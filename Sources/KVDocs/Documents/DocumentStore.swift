@@ -23,7 +23,7 @@ import Synchronization
 /// serialized per database (``Database/withExclusiveWriter(_:)``); readers never block.
 ///
 /// **Durability.** Every write method takes `sync: Bool = false`
-/// (``DocumentCollection/insert(_:sync:)-49nra``, `upsert`, `update`, `delete`, the same on
+/// (``DocumentCollection/insert(_:sync:)``, `upsert`, `update`, `delete`, the same on
 /// ``TypedCollection``, ``write(sync:_:)-55jhg`` for a ``DocumentBatch``, and
 /// ``importJSONLines(into:path:mode:batchSize:maximumLineLength:sync:progress:)``), passed to
 /// LevelDB's `sync` write option. A write is in LevelDB's log, handed to the operating

@@ -1,0 +1,72 @@
+/// The async calls of a ``TypedCollection``, spelled `collection.async.…`: the same typed
+/// reads and writes, run on the store's executor (see ``AsyncDocumentCollection``).
+///
+/// ```swift
+/// let top = try await athletes.async.find(Query().where("country", .equal("NOR")).orderBy("points", descending: true).limit(10))
+/// ```
+public struct AsyncTypedCollection<T: Codable & Sendable>: Sendable {
+    /// The collection the calls read and write.
+    public let collection: TypedCollection<T>
+
+    /// Adds a value; see ``TypedCollection/insert(_:sync:)``.
+    @discardableResult
+    public func insert(_ value: T, sync: Bool = false) async throws -> Change {
+        try await collection.base.async.insert(try collection.json(value), sync: sync)
+    }
+
+    /// Adds or replaces a value; see ``TypedCollection/upsert(_:sync:)``.
+    @discardableResult
+    public func upsert(_ value: T, sync: Bool = false) async throws -> Change {
+        try await collection.base.async.upsert(try collection.json(value), sync: sync)
+    }
+
+    /// Replaces a value; see ``TypedCollection/update(_:sync:)``.
+    @discardableResult
+    public func update(_ value: T, sync: Bool = false) async throws -> Change {
+        try await collection.base.async.update(try collection.json(value), sync: sync)
+    }
+
+    /// Deletes a value; see ``TypedCollection/delete(id:sync:)-(JSONValue,_)``.
+    @discardableResult
+    public func delete(id: JSONValue, sync: Bool = false) async throws -> Bool {
+        try await collection.base.async.delete(id: id, sync: sync)
+    }
+
+    /// The value with primary key `id`; see ``TypedCollection/get(id:)-(JSONValue)``.
+    public func get(id: JSONValue) async throws -> T? {
+        try await collection.base.async.get(id: id).map { try collection.value($0) }
+    }
+
+    /// Deletes the value whose primary key is `id`, a Swift value (`Int`, `String`,
+    /// `UUID`, …); see ``TypedCollection/delete(id:sync:)-(ID,_)``.
+    @discardableResult
+    public func delete<ID: Encodable>(id: ID, sync: Bool = false) async throws -> Bool {
+        try await collection.base.async.delete(id: try collection.base.store.idJSON(id), sync: sync)
+    }
+
+    /// The value whose primary key is `id`, a Swift value (`Int`, `String`, `UUID`, …);
+    /// see ``TypedCollection/get(id:)-(ID)``.
+    public func get<ID: Encodable>(id: ID) async throws -> T? {
+        try await collection.base.async.get(id: try collection.base.store.idJSON(id)).map { try collection.value($0) }
+    }
+
+    /// The values matching `query`; see ``TypedCollection/find(_:)``.
+    public func find(_ query: Query = Query()) async throws -> [T] {
+        try await collection.base.async.find(query).map { try collection.value($0) }
+    }
+
+    /// The number of values matching `query`; see ``TypedCollection/count(_:)``.
+    public func count(_ query: Query = Query()) async throws -> Int {
+        try await collection.base.async.count(query)
+    }
+
+    /// The hits of a text query, decoded; see ``TypedCollection/search(_:options:)-95y1v``.
+    public func search(_ query: String, options: SearchOptions = SearchOptions()) async throws -> [TypedSearchHit<T>] {
+        try await collection.base.store.executor.read { [collection] in try collection.search(query, options: options) }
+    }
+
+    /// The values around `center`, decoded; see ``TypedCollection/near(_:within:query:index:)-91jny``.
+    public func near(_ center: GeoPoint, within: Double? = nil, query: Query = Query(), index: String? = nil) async throws -> [TypedNearHit<T>] {
+        try await collection.base.store.executor.read { [collection] in try collection.near(center, within: within, query: query, index: index) }
+    }
+}
