@@ -64,6 +64,20 @@ let package = Package(
             dependencies: ["KVDocs"],
             path: "Examples/QuickStart"
         ),
+        // The two app stories, typed end to end (`swift run example-athletes DIR`,
+        // `swift run example-stations DIR`): athletes with the user's groups in a layered
+        // store and a replaced base; the nearest station and its next departures in one
+        // snapshot. Run by the tests (Tests/KVReplTests/AppStoryTests.swift).
+        .executableTarget(
+            name: "example-athletes",
+            dependencies: ["KVDocs"],
+            path: "Examples/Athletes"
+        ),
+        .executableTarget(
+            name: "example-stations",
+            dependencies: ["KVDocs"],
+            path: "Examples/Stations"
+        ),
         // The reliability scenarios of RELIABILITY.md (corruption, crashes, fuzzing), run in
         // short modes by the tests and in long modes by hand.
         .executableTarget(
