@@ -547,4 +547,20 @@ extension LayeredDatabaseSafetyTests {
         try layers.replaceBase(with: dir.child("v2"))
         #expect(try athletes.count() == 8)
     }
+
+    /// Opening with the strategy the app expects: the same as the layers' opens, another
+    /// fails naming both, and nothing is created for a new user database.
+    @Test func theExpectedDateStrategyIsCheckedWhenOpening() throws {
+        let dir = TemporaryDirectory("layers")
+        try base(dir.child("v1"), dates: .iso8601, ids: 0..<3)
+        let error = expectError(.invalidArgument) {
+            try LayeredDatabase(user: dir.child("user"), base: dir.child("v1"), create: true, dates: .secondsSince1970)
+        }
+        #expect(error?.message.contains("iso8601") == true)
+        #expect(!FileManager.default.fileExists(atPath: dir.child("user")))
+        #expect(!FileManager.default.fileExists(atPath: dir.child("user") + ".layers"))
+        let layers = try LayeredDatabase(user: dir.child("user"), base: dir.child("v1"), create: true, dates: .iso8601)
+        defer { layers.close() }
+        #expect(layers.store.dateStrategy == .iso8601)
+    }
 }

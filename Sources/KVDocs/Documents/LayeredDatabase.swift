@@ -56,7 +56,7 @@ public final class LayeredDatabase: @unchecked Sendable {
     public let store: DocumentStore
     /// Where the base copies and the record live: `USER.layers`.
     public let layersPath: String
-    /// Why the base given to ``init(user:base:schema:create:allowingUnrelatedBase:progress:)``
+    /// Why the base given to ``init(user:base:schema:create:dates:allowingUnrelatedBase:progress:)``
     /// is not the base in force: its files changed since the last open (or it is another
     /// base) and replacing the old one failed (a unique conflict, damage, a schema mismatch,
     /// a refusal). `nil` when the base given is in force.
@@ -84,6 +84,10 @@ public final class LayeredDatabase: @unchecked Sendable {
     ///   - schema: as for ``DocumentStore/init(layered:schema:root:dates:progress:)``; it must agree
     ///     with the base's stored schema on shared collections.
     ///   - create: create the user database when it does not exist.
+    ///   - dates: the date strategy the app expects the store to read typed documents with
+    ///     (``DocumentStore/dateStrategy``); `nil` takes the one the layers record (the base's
+    ///     when the user layer has none). Given, a base storing dates another way is refused
+    ///     (when it changed), and a store recording another strategy fails to open, naming both.
     ///   - allowingUnrelatedBase: accept a changed base that has no document store, shares
     ///     none of the store's collections or hides collections holding the user's documents.
     ///   - progress: called while the base is copied and checked and derived data is made
@@ -93,8 +97,8 @@ public final class LayeredDatabase: @unchecked Sendable {
     ///   that disagree; `.uniqueViolation` when a user database with no layers record (a
     ///   backup, a copy) conflicts with the base; storage errors. A base change that fails
     ///   over an old base in force does not throw: see ``baseChangeFailure``.
-    public init(user: String, base: String, schema: Schema? = nil, create: Bool = false, allowingUnrelatedBase: Bool = false,
-                progress: ((Progress) -> Void)? = nil) throws {
+    public init(user: String, base: String, schema: Schema? = nil, create: Bool = false, dates: DateStrategy? = nil,
+                allowingUnrelatedBase: Bool = false, progress: ((Progress) -> Void)? = nil) throws {
         let fm = FileManager.default
         userPath = user
         layersPath = user + ".layers"
@@ -150,8 +154,8 @@ public final class LayeredDatabase: @unchecked Sendable {
                     var prepared: LayersRecord.Pending?
                     do {
                         let expected = try schema ?? Self.effectiveSchema(copy: layersPath + "/" + known.copy, user: userDB, root: root)
-                        let dates = try Self.effectiveDates(copy: layersPath + "/" + known.copy, user: userDB, root: root)
-                        prepared = try Self.prepare(base, layersPath: layersPath, user: userDB, root: root, expected: expected, dates: dates,
+                        let expectedDates = try dates ?? Self.effectiveDates(copy: layersPath + "/" + known.copy, user: userDB, root: root)
+                        prepared = try Self.prepare(base, layersPath: layersPath, user: userDB, root: root, expected: expected, dates: expectedDates,
                                                     allowingUnrelated: allowingUnrelatedBase, progress: progress)
                     } catch let e as KVDocsError {
                         // Refused: the old base stays; the refusal is remembered with the files.
@@ -170,7 +174,7 @@ public final class LayeredDatabase: @unchecked Sendable {
                 // A user layer with no record (a backup, a copy) or no copy of its base: its
                 // derived data may be over another base; make it exact over this one.
                 let prepared = try Self.prepare(base, layersPath: layersPath, user: userDB, root: root, expected: schema,
-                                                dates: try Catalog(root: root).dateStrategy(in: userDB),
+                                                dates: try dates ?? Catalog(root: root).dateStrategy(in: userDB),
                                                 allowingUnrelated: allowingUnrelatedBase, progress: progress)
                 (current, failure) = try Self.record(prepared, over: LayersRecord(base: prepared.base, copy: prepared.copy, files: prepared.files),
                                                      layersPath: layersPath, user: userDB, root: root, progress: progress)
@@ -196,7 +200,7 @@ public final class LayeredDatabase: @unchecked Sendable {
                 }
             }
             storage = try LayeredStore(base: baseDB, user: userDB, userOnly: [Layout(root: root).changes.range])
-            store = try DocumentStore(layered: storage, schema: schema)
+            store = try DocumentStore(layered: storage, schema: schema, dates: dates)
             record = Locked(opened)
         } catch {
             userDB.close()
