@@ -209,32 +209,35 @@ struct QueryPlanner {
 /// not the operand values.
 struct QueryShape: Hashable, Sendable {
     let collection: String
-    /// Each condition's field (compared by code points) and operator with operand types.
+    /// Each condition's field (compared by code points).
     let conditions: [FieldPath]
-    let operators: [[String]]
+    /// Each condition's operator and operand types, as numbers one after another: the
+    /// operator's code, then its operands' ``ValueOrder`` tags (for `in`, the number of
+    /// distinct values instead, which decides whether the list fits the range limit).
+    let operators: [Int64]
     let order: Query.Order?
     let fields: [FieldPath]?
 
     init(collection: String, query: Query) {
         self.collection = collection
         self.conditions = query.conditions.map(\.field)
-        self.operators = query.conditions.map { c in
-            var parts: [String] = []
-            func tag(_ v: JSONValue) -> String { String(ValueOrder.tag(of: v).rawValue) }
+        var operators: [Int64] = []
+        operators.reserveCapacity(query.conditions.count * 3)
+        func tag(_ v: JSONValue) -> Int64 { ValueOrder.tag(of: v).rawValue }
+        for c in query.conditions {
             switch c.op {
-            case .equal(let v): parts += ["=", tag(v)]
-            case .notEqual(let v): parts += ["!=", tag(v)]
-            case .less(let v): parts += ["<", tag(v)]
-            case .lessOrEqual(let v): parts += ["<=", tag(v)]
-            case .greater(let v): parts += [">", tag(v)]
-            case .greaterOrEqual(let v): parts += [">=", tag(v)]
-            case .between(let lo, let hi): parts += ["between", tag(lo), tag(hi)]
-            case .prefix: parts += ["prefix"]
-            // The number of distinct values decides whether the list fits the range limit.
-            case .in(let list): parts += ["in", String(Set(list.map(ValueOrder.key)).count)]
+            case .equal(let v): operators += [0, tag(v)]
+            case .notEqual(let v): operators += [1, tag(v)]
+            case .less(let v): operators += [2, tag(v)]
+            case .lessOrEqual(let v): operators += [3, tag(v)]
+            case .greater(let v): operators += [4, tag(v)]
+            case .greaterOrEqual(let v): operators += [5, tag(v)]
+            case .between(let lo, let hi): operators += [6, tag(lo), tag(hi)]
+            case .prefix: operators += [7]
+            case .in(let list): operators += [8, Int64(Set(list.map(ValueOrder.key)).count)]
             }
-            return parts
         }
+        self.operators = operators
         self.order = query.order
         self.fields = query.fields
     }
