@@ -20,11 +20,12 @@ import Testing
             try Self.populate(try store.collection("people"))
             let query = Query().where("last", .equal("Smith")).orderBy("age")
             let before = try store.collection("people").find(query)
-            // by_age serves the order alone: its scan gives it, last = Smith is filtered.
+            // by_age could give the order, but without a limit the whole index and a get per
+            // document cost more than a scan and a sort.
             let both = Query().where("last", .equal("Smith")).where("age", .greaterOrEqual(0)).orderBy("age")
             let beforeBoth = try store.collection("people").find(both)
             #expect(!beforeBoth.isEmpty)
-            #expect(try store.collection("people").explain(query).index == "by_age")
+            #expect(try store.collection("people").explain(query).index == nil)
 
             // Add an index: built with progress, then used.
             schema.collections["people"]?.indexes.append(IndexDefinition(name: "by_last", fields: ["last"]))

@@ -101,16 +101,19 @@ import Testing
             add(field, Bool.random(using: &rng) ? .notEqual(scalar(&rng)) : .equal(scalar(&rng)))
         }
         let single = pool.filter { !$0.hasSuffix("[]") }
+        var orderOnly = false
         switch Int.random(in: 0..<4, using: &rng) {
         case 0: break
         case 1: if let f = single.randomElement(using: &rng) { drawn.query = drawn.query.orderBy(FieldPath(stringLiteral: f), descending: Bool.random(using: &rng)) }
         default:
             if k < index.count, !index[k].hasSuffix("[]") {
                 drawn.query = drawn.query.orderBy(FieldPath(stringLiteral: index[k]), descending: Bool.random(using: &rng))
-                if k == 0 { drawn.prefixServes = true }
+                orderOnly = k == 0
             }
         }
         if Bool.random(using: &rng) { drawn.query = drawn.query.limit(Int.random(in: 0...12, using: &rng)) }
+        // The order alone is served from the index only with a limit to stop the scan.
+        if orderOnly && drawn.query.limit != nil { drawn.prefixServes = true }
         if Int.random(in: 0..<3, using: &rng) == 0 { drawn.query = drawn.query.offset(Int.random(in: 0...5, using: &rng)) }
         let order: JSONValue = drawn.query.order.map { [.string($0.field.description), .bool($0.descending)] } ?? nil
         drawn.spec = ["conditions": .array(conditions), "order": order,
@@ -243,6 +246,20 @@ import Testing
                     #expect(try c.find(q).map { $0["id"] ?? nil } == Array(expected), "descending \(descending) offset \(offset)")
                 }
             }
+        }
+    }
+
+    /// A unique index bound on its field is one point read: it wins over a prefix of a
+    /// compound index with as many equalities, whichever is declared first; an order alone
+    /// is read from an index only with a limit.
+    @Test func aPointLookupBeatsAPrefixAndAnOrderAloneNeedsALimit() throws {
+        let schema = try Schema(json: Data(#"{"collections": {"athletes": {"indexes": [{"name": "by_country_points", "fields": ["country", "points"]}, {"name": "by_licence", "fields": ["licence"], "unique": true}]}}}"#.utf8))
+        try withTemporaryDatabase { db, _ in
+            let athletes = try DocumentStore(database: db, schema: schema).collection("athletes")
+            try athletes.insert(["id": 1, "country": "NOR", "licence": "L1", "points": 3])
+            #expect(try athletes.explain(Query().where("country", .equal("NOR")).where("licence", .equal("L1"))).index == "by_licence")
+            #expect(try athletes.explain(Query().orderBy("country")).index == nil)
+            #expect(try athletes.explain(Query().orderBy("country").limit(5)).index == "by_country_points")
         }
     }
 

@@ -548,6 +548,21 @@ extension LayeredDatabaseSafetyTests {
         #expect(try athletes.count() == 8)
     }
 
+    /// The user layer records the strategy itself even when the base records it, so a
+    /// later base (one with no document store, allowed on purpose) cannot take it away.
+    @Test func theUserLayerKeepsItsOwnDateRecord() throws {
+        let dir = TemporaryDirectory("layers")
+        try base(dir.child("v1"), dates: .iso8601, ids: 0..<3)
+        do {
+            let layers = try LayeredDatabase(user: dir.child("user"), base: dir.child("v1"), create: true)
+            defer { layers.close() }
+            #expect(layers.store.dateStrategy == .iso8601)
+        }
+        let user = try Database(path: dir.child("user"))
+        defer { user.close() }
+        #expect(try LayeredDatabase.ownDates(user, root: Subspace()) == .iso8601)
+    }
+
     /// Opening with the strategy the app expects: the same as the layers' opens, another
     /// fails naming both, and nothing is created for a new user database.
     @Test func theExpectedDateStrategyIsCheckedWhenOpening() throws {

@@ -315,3 +315,24 @@ struct FixtureRun: Codable, Equatable {
     var id: Int
     var at: Date
 }
+
+/// A store opened on an empty database without a schema records its date strategy when the
+/// schema first makes it a store, so typed dates written then read back the same after a
+/// reopen (and are not taken for the legacy layout).
+@Suite struct DateRecordTests {
+    @Test func aStoreGivenItsSchemaLaterRecordsItsDateStrategyWithIt() throws {
+        try withTemporaryDatabase { db, _ in
+            let born = Date(timeIntervalSince1970: 1_000_000_000)
+            do {
+                let store = try DocumentStore(database: db)
+                #expect(try Catalog().dateStrategy(in: db) == nil)
+                try store.apply(try Schema(collections: ["athletes": CollectionSchema()]))
+                #expect(try Catalog().dateStrategy(in: db) == .secondsSince1970)
+                try store.collection("athletes", of: Athlete.self).insert(Athlete(id: 1, name: "a", club: "c", born: born))
+            }
+            let reopened = try DocumentStore(database: db)
+            #expect(reopened.dateStrategy == .secondsSince1970)
+            #expect(try reopened.collection("athletes", of: Athlete.self).get(id: 1)?.born == born)
+        }
+    }
+}

@@ -37,17 +37,24 @@ extension DocumentStore {
         return try cursor.next({ _, _ in () }) != nil
     }
 
-    /// Records ``dateStrategy`` in the catalog (synced), unless a store opened meanwhile
-    /// recorded it.
+    /// Whether the database this store writes to holds a date strategy record of its own:
+    /// in a layered store, the user layer (whose values are tagged), not the base.
+    func holdsOwnDateRecord() throws -> Bool {
+        guard let layered = storage as? LayeredStore else { return try records.dateStrategy(in: storage) != nil }
+        guard let stored = try layered.user.get(records.datesKey) else { return false }
+        return try LayeredStore.untag(stored, key: records.datesKey, name: layered.user.path) != nil
+    }
+
+    /// Records ``dateStrategy`` in the catalog (synced), unless the database holds it
+    /// already. In a layered store the user layer gets its own record even when the base
+    /// has one, so the user's documents keep their strategy whatever base they are over.
     /// - Throws: `.invalidArgument` when another store recorded a different one meanwhile.
     func recordDateStrategy() throws {
         try storage.withExclusiveWrite {
-            if let recorded = try records.dateStrategy(in: storage) {
-                guard recorded == dateStrategy else {
-                    throw KVDocsError(.invalidArgument, "the document store in \(storage.name) was given the date strategy \(recorded) by another open meanwhile; this one was opened with \(dateStrategy)", path: storage.name)
-                }
-                return
+            if let recorded = try records.dateStrategy(in: storage), recorded != dateStrategy {
+                throw KVDocsError(.invalidArgument, "the document store in \(storage.name) was given the date strategy \(recorded) by another open meanwhile; this one was opened with \(dateStrategy)", path: storage.name)
             }
+            if try holdsOwnDateRecord() { return }
             let batch = WriteBatch()
             records.putDateStrategy(dateStrategy, in: batch)
             try storage.write(batch, sync: true)

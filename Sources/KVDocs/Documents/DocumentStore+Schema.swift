@@ -62,6 +62,9 @@ extension DocumentStore {
             for maintainer in dropped { changed.insert(Array(maintainer.identity.collection.utf8)) }
             let batch = WriteBatch()
             records.putSchema(newJSON, format: try recordedFormat(), generation: try nextGeneration(), in: batch)
+            // The store exists from here: how its typed documents store dates is recorded
+            // with it (a store opened on an empty database had nothing to record it in).
+            if try !holdsOwnDateRecord() { records.putDateStrategy(dateStrategy, in: batch) }
             try storage.write(batch, sync: true)
             // A collection may have gone, or a query may plan differently: its observers look again.
             hub.wake(changed)

@@ -173,7 +173,7 @@ public final class DocumentStore: @unchecked Sendable {
             catalog.deleteRecords([catalog.schemaKey], generation: try catalog.generation(in: storage).saturatingAdd(1), in: batch)
             try storage.write(batch, sync: true)
         }
-        let (strategy, recorded) = try Self.dateStrategy(requested: dates, storage: storage, catalog: catalog, existing: format != nil, layout: Layout(root: root))
+        let (strategy, _) = try Self.dateStrategy(requested: dates, storage: storage, catalog: catalog, existing: format != nil, layout: Layout(root: root))
         self.dateStrategy = strategy
         let loaded = try StoreCatalog.load(storage, catalog, layout: Layout(root: root))
         state = Locked(State(catalog: loaded, lastSequence: try catalog.lastSequence(in: storage)))
@@ -192,7 +192,7 @@ public final class DocumentStore: @unchecked Sendable {
         }
         // Recorded once the store exists (an empty database opened without a schema is not
         // written to), before any migration writes documents.
-        if !recorded, try catalog.formatVersion(in: storage) != nil {
+        if try catalog.formatVersion(in: storage) != nil, try !holdsOwnDateRecord() {
             try recordDateStrategy()
         }
         if let migrator { try runMigrations(migrator, progress: migrationProgress) }

@@ -174,7 +174,7 @@ public final class LayeredDatabase: @unchecked Sendable {
                 // A user layer with no record (a backup, a copy) or no copy of its base: its
                 // derived data may be over another base; make it exact over this one.
                 let prepared = try Self.prepare(base, layersPath: layersPath, user: userDB, root: root, expected: schema,
-                                                dates: try dates ?? Catalog(root: root).dateStrategy(in: userDB),
+                                                dates: try dates ?? Self.ownDates(userDB, root: root),
                                                 allowingUnrelated: allowingUnrelatedBase, progress: progress)
                 (current, failure) = try Self.record(prepared, over: LayersRecord(base: prepared.base, copy: prepared.copy, files: prepared.files),
                                                      layersPath: layersPath, user: userDB, root: root, progress: progress)
@@ -366,14 +366,27 @@ public final class LayeredDatabase: @unchecked Sendable {
     }
 
     /// The date strategy the store over the base copy at `copy` reads typed documents with:
-    /// the user layer's record, else the base's, else seconds since 2001 when the base holds
-    /// a document store written before strategies were recorded; `nil` when neither holds one.
+    /// the user layer's record, else the base's, else seconds since 2001 when the layers
+    /// hold documents written before strategies were recorded; `nil` otherwise.
     static func effectiveDates(copy: String, user: Database, root: Subspace) throws -> DateStrategy? {
         let base = try Database(path: copy)
         defer { base.close() }
         let catalog = Catalog(root: root)
-        if let recorded = try catalog.dateStrategy(in: try LayeredStore(base: base, user: user)) { return recorded }
-        return try catalog.formatVersion(in: base) != nil ? .secondsSince2001 : nil
+        let layered = try LayeredStore(base: base, user: user)
+        if let recorded = try catalog.dateStrategy(in: layered) { return recorded }
+        return try DocumentStore.holdsDocuments(layered, layout: Layout(root: root)) ? .secondsSince2001 : nil
+    }
+
+    /// The date strategy the user layer `user` records itself (its values are tagged), or
+    /// `nil`.
+    static func ownDates(_ user: Database, root: Subspace) throws -> DateStrategy? {
+        let catalog = Catalog(root: root)
+        guard let stored = try user.get(catalog.datesKey),
+              let value = try LayeredStore.untag(stored, key: catalog.datesKey, name: user.path) else { return nil }
+        guard let name = try? Tuple(decoding: value).string(at: 0), let strategy = DateStrategy(rawValue: name) else {
+            throw KVDocsError(.corruption, "the user layer's date strategy record is not a strategy this version knows", path: user.path, key: catalog.datesKey)
+        }
+        return strategy
     }
 
     /// Refuses a new base whose typed dates are stored another way than `dates`, the way
@@ -382,7 +395,9 @@ public final class LayeredDatabase: @unchecked Sendable {
     static func checkDates(_ newDB: Database, base: String, dates: DateStrategy?, root: Subspace) throws {
         let catalog = Catalog(root: root)
         guard let dates, try catalog.formatVersion(in: newDB) != nil else { return }
-        let theirs = try catalog.dateStrategy(in: newDB) ?? .secondsSince2001
+        // A store with no record and no document has no dates to misread.
+        guard let theirs = try catalog.dateStrategy(in: newDB)
+                ?? (DocumentStore.holdsDocuments(newDB, layout: Layout(root: root)) ? .secondsSince2001 : nil) else { return }
         guard theirs == dates else {
             throw KVDocsError(.invalidArgument, "the base \(base) stores typed dates as \(theirs.rawValue), but the user's store reads them as \(dates.rawValue): over it, one side's dates would be misread; write the new base with DocumentStore(…, dates: .\(dates.rawValue))", path: base)
         }

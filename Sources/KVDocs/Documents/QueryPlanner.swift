@@ -205,8 +205,8 @@ struct QueryPlanner {
 }
 
 /// What the planner's choice of index depends on: the collection, each condition's field,
-/// operator and operand types (and `in` list sizes), the order and the selected fields;
-/// not the operand values.
+/// operator and operand types (and `in` list sizes), the order, the selected fields and
+/// whether there is a limit; not the operand values.
 struct QueryShape: Hashable, Sendable {
     let collection: String
     /// Each condition's field (compared by code points).
@@ -217,6 +217,8 @@ struct QueryShape: Hashable, Sendable {
     let operators: [Int64]
     let order: Query.Order?
     let fields: [FieldPath]?
+    /// Whether the query has a limit: an index read only for its order serves only then.
+    let limited: Bool
 
     init(collection: String, query: Query) {
         self.collection = collection
@@ -240,6 +242,7 @@ struct QueryShape: Hashable, Sendable {
         self.operators = operators
         self.order = query.order
         self.fields = query.fields
+        self.limited = query.limit != nil
     }
 }
 

@@ -18,8 +18,10 @@ extension SecondaryIndexMaintainer {
     /// cannot answer it. Every document has entries in an index that is not sparse, so any
     /// leading prefix of its fields serves; a sparse index leaves out documents missing a
     /// field, so every one of its fields needs a condition (which no missing field meets).
-    /// The score counts leading equality fields (8 each), a range on the next field (4), a
-    /// scan in the requested order (2) and covering (1); a plan needs more than covering alone.
+    /// The score counts leading equality fields (8 each), a unique index bound on every
+    /// field (7), a range on the next field (4), a scan in the requested order (2) and
+    /// covering (1); a plan needs more than covering alone, and a plan of the order alone
+    /// (no equality, no range) needs a limit.
     func candidatePlan(for query: Query) -> (score: Int, plan: QueryPlan)? {
         let index = definition, collectionName = identity.collection
         let byField = Dictionary(grouping: query.conditions, by: \.field)
@@ -33,7 +35,13 @@ extension SecondaryIndexMaintainer {
         let ordered = scanOrder != .none
         // Among equals, a covering index wins (it reads no document).
         let covering = covers(query)
-        let score = 8 * bindings.equalities.count + (bindings.rangeField != nil ? 4 : 0) + (ordered ? 2 : 0) + (covering ? 1 : 0)
+        // Reading a whole index in order, one document get per entry, beats a scan and a sort
+        // only when a limit stops it early.
+        if bindings.equalities.isEmpty, bindings.rangeField == nil, query.limit == nil, !covering { return nil }
+        // A unique index bound on every field is one point read: it wins among plans with as
+        // many equalities (a prefix of another index may match many documents).
+        let point = index.unique && bindings.equalities.count == index.fields.count ? 7 : 0
+        let score = 8 * bindings.equalities.count + point + (bindings.rangeField != nil ? 4 : 0) + (ordered ? 2 : 0) + (covering ? 1 : 0)
         guard score > 1 else { return nil }
         var ranges = keyRanges(subspace, bindings)
         let reverse = ordered && (query.order?.descending ?? false)

@@ -261,7 +261,7 @@ extension IndexDefinition {
     var json: JSONValue {
         var o: JSONObject = ["name": .string(name), "fields": .array(fields.map { .string($0.description) }), "unique": .bool(unique)]
         // Only when set, so definitions from before the member stay as they were stored.
-        if sparse { o["sparse"] = true }
+        if sparse && !unique { o["sparse"] = true }
         switch include {
         case .none: break
         case .document: o["include"] = "*"
