@@ -1,4 +1,6 @@
 #include "capps.h"
+#include "cb_time.h"
+#include "cb_sqlite.h"
 #include "cgeo.h"
 #include <math.h>
 #include <sqlite3.h>
@@ -18,32 +20,6 @@ struct ca_stations {
     sqlite3 *db;
     sqlite3_stmt *insert_station, *insert_box, *insert_departure, *box, *station, *next, *begin, *commit;
 };
-
-static double now(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
-static int fail(sqlite3 *db, char **error) {
-    *error = strdup(db ? sqlite3_errmsg(db) : "out of memory");
-    return -1;
-}
-
-static int exec(sqlite3 *db, const char *sql, char **error) {
-    char *m = NULL;
-    if (sqlite3_exec(db, sql, NULL, NULL, &m) != SQLITE_OK) {
-        *error = strdup(m ? m : "sqlite3_exec failed");
-        sqlite3_free(m);
-        return -1;
-    }
-    return 0;
-}
-
-static int prepare(sqlite3 *db, const char *sql, sqlite3_stmt **s, char **error) {
-    if (sqlite3_prepare_v3(db, sql, -1, SQLITE_PREPARE_PERSISTENT, s, NULL) != SQLITE_OK) return fail(db, error);
-    return 0;
-}
 
 static int step_done(sqlite3 *db, sqlite3_stmt *s, char **error) {
     int rc = sqlite3_step(s);

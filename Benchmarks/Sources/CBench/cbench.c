@@ -1,4 +1,5 @@
 #include "cbench.h"
+#include "cb_time.h"
 #include <leveldb/c.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,12 +14,6 @@ struct cb_db {
     leveldb_writeoptions_t *write;
     leveldb_writeoptions_t *write_sync;
 };
-
-static double now(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
 
 cb_db *cb_open(const char *path, cb_options o, char **error) {
     cb_db *d = calloc(1, sizeof(cb_db));

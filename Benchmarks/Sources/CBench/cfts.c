@@ -1,4 +1,5 @@
 #include "cfts.h"
+#include "cb_time.h"
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,12 +10,6 @@ struct cf_db {
     sqlite3 *db;
     sqlite3_stmt *insert, *query, *begin, *commit;
 };
-
-static double now(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
 
 static double fail(sqlite3 *db, char **error) {
     *error = strdup(db ? sqlite3_errmsg(db) : "out of memory");

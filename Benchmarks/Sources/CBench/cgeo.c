@@ -1,4 +1,6 @@
 #include "cgeo.h"
+#include "cb_time.h"
+#include "cb_sqlite.h"
 #include <math.h>
 #include <sqlite3.h>
 #include <stdlib.h>
@@ -11,17 +13,6 @@ struct cg_db {
     sqlite3 *db;
     sqlite3_stmt *insert, *box;
 };
-
-static double now(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
-static int fail(sqlite3 *db, char **error) {
-    *error = strdup(db ? sqlite3_errmsg(db) : "out of memory");
-    return -1;
-}
 
 double cg_haversine(double lat1, double lon1, double lat2, double lon2) {
     const double k = M_PI / 180;

@@ -1,4 +1,6 @@
 #include "csqlite.h"
+#include "cb_time.h"
+#include "cb_sqlite.h"
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,33 +11,6 @@ struct cs_db {
     sqlite3 *db;
     sqlite3_stmt *insert, *update, *delete, *get, *equal, *range_age, *range_id, *begin, *commit;
 };
-
-static double now(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
-static int fail(sqlite3 *db, char **error) {
-    const char *m = db ? sqlite3_errmsg(db) : "out of memory";
-    *error = strdup(m);
-    return -1;
-}
-
-static int exec(sqlite3 *db, const char *sql, char **error) {
-    char *m = NULL;
-    if (sqlite3_exec(db, sql, NULL, NULL, &m) != SQLITE_OK) {
-        *error = strdup(m ? m : "sqlite3_exec failed");
-        sqlite3_free(m);
-        return -1;
-    }
-    return 0;
-}
-
-static int prepare(sqlite3 *db, const char *sql, sqlite3_stmt **s, char **error) {
-    if (sqlite3_prepare_v3(db, sql, -1, SQLITE_PREPARE_PERSISTENT, s, NULL) != SQLITE_OK) return fail(db, error);
-    return 0;
-}
 
 cs_db *cs_open(const char *path, int indexes, int covering, char **error) {
     *error = NULL;
