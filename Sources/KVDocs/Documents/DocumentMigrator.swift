@@ -2,12 +2,11 @@
 ///
 /// ```swift
 /// var migrator = DocumentMigrator()
-/// migrator.register("split names") { migration in
+/// try migrator.register("split names") { migration in
 ///     try migration.forEach("people") { person in
-///         guard case .string(let full)? = person["name"] else { return }
-///         var changed = person
-///         changed["first"] = .string(String(full.split(separator: " ").first ?? ""))
-///         try migration.upsert("people", changed)
+///         guard case .string(let full)? = person["name"], case .object(var fields) = person else { return }
+///         fields["first"] = .string(String(full.split(separator: " ").first ?? ""))
+///         try migration.upsert("people", .object(fields))
 ///     }
 /// }
 /// let store = try DocumentStore(database: db, schema: schema, migrator: migrator)
