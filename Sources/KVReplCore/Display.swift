@@ -55,7 +55,14 @@ public enum Display {
         return .string(hex(bytes))
     }
 
+    /// A stored document (in the binary form or as JSON text) or another JSON object or array.
     static func jsonDocument(_ bytes: [UInt8]) -> JSONValue? {
+        if bytes.first == 0xF5, let value = try? JSONValue(storedDocument: bytes) {
+            switch value {
+            case .object, .array: return value
+            default: return nil
+            }
+        }
         guard let first = bytes.first(where: { $0 != 0x20 && $0 != 0x0A && $0 != 0x09 && $0 != 0x0D }),
               first == UInt8(ascii: "{") || first == UInt8(ascii: "[") else { return nil }
         return try? JSONValue(parsing: Data(bytes))

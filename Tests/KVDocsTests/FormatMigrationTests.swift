@@ -18,10 +18,11 @@ import Testing
         #expect(try db.get(Subspace().pack(["m", "format"])) == nil)
         var built = Set<String>()
         let store = try DocumentStore(database: db) { built.insert("\($0.collection)/\($0.index)") }
-        // Every index: the secondary ones for the format-1 key order, the text index for its
-        // blocked layout (text format 2).
-        #expect(built == ["things/by_n", "things/by_meta", "things/by_code", "things/by_tag", "things/body"])
-        #expect(try db.get(Subspace().pack(["m", "format"]), as: Tuple.self) == Tuple([.int(DocumentStore.formatWithoutMigrations)]))
+        // The documents, rewritten in the binary form (an empty index name), and every index:
+        // the secondary ones for the format-1 key order, the text index for its blocked
+        // layout (text format 2).
+        #expect(built == ["things/", "things/by_n", "things/by_meta", "things/by_code", "things/by_tag", "things/body"])
+        #expect(try db.get(Subspace().pack(["m", "format"]), as: Tuple.self) == Tuple([.int(DocumentStore.formatVersion)]))
         #expect(try store.verify().isClean)
         let things = try store.collection("things")
         #expect(try things.count() == 3)
@@ -49,9 +50,10 @@ import Testing
         #expect(try Catalog().indexStates(.secondary, in: db)[identity]?.format == 1)
         var built = Set<String>()
         let store = try DocumentStore(database: db) { built.insert($0.index) }
-        // The unique index for its point layout, the text index for its blocked layout, the
-        // plain indexes for their entries of documents missing a field (format 3).
-        #expect(built == ["by_code", "body", "by_n", "by_meta", "by_tag"])
+        // The documents in the binary form (""), the unique index for its point layout, the
+        // text index for its blocked layout, the plain indexes for their entries of documents
+        // missing a field (format 3).
+        #expect(built == ["", "by_code", "body", "by_n", "by_meta", "by_tag"])
         #expect(try Catalog().indexStates(.secondary, in: db)[identity]?.format == 2)
         #expect(try store.verify().isClean)
         let code = Subspace().subspace(["i", "things", "by_code"])
@@ -82,8 +84,9 @@ import Testing
         #expect(try Catalog().indexStates(.text, in: db)[identity]?.format == 1)
         var progress: [DocumentStore.IndexBuildProgress] = []
         let store = try DocumentStore(database: db) { progress.append($0) }
-        // The plain index too: format 3 has entries for documents missing its field.
-        #expect(Set(progress.map { $0.index }) == ["body_text", "by_year"])
+        // The plain index too: format 3 has entries for documents missing its field; and the
+        // documents, in the binary form ("").
+        #expect(Set(progress.map { $0.index }) == ["", "body_text", "by_year"])
         let last = try #require(progress.last { $0.index == "body_text" })
         #expect(last.done == 4 && last.total == 4)
         #expect(try Catalog().indexStates(.text, in: db)[identity]?.format == 2)
@@ -167,10 +170,70 @@ import Testing
         }
     }
 
+    /// The fixture written by format-2 code (documents as JSON text) opens with every
+    /// document rewritten in the binary form and its covering indexes rebuilt, with
+    /// progress; every document and every covering query reads as that code read them.
+    @Test func aStoreOfTextDocumentsIsRewrittenInTheBinaryFormOnOpen() throws {
+        let dir = TemporaryDirectory()
+        let path = dir.child("db")
+        try FileManager.default.copyItem(atPath: packageRoot.appendingPathComponent("Tests/Fixtures/docs3-db").path, toPath: path)
+        let db = try Database(path: path)
+        defer { db.close() }
+        let layout = Layout(root: Subspace())
+        func storedValues(_ range: KeyRange) throws -> [[UInt8]] {
+            let cursor = try db.scan(range, order: .forward)
+            var values: [[UInt8]] = []
+            while let v = try cursor.next({ _, v in Array(v) }) { values.append(v) }
+            return values
+        }
+        #expect(try db.get(Subspace().pack(["m", "format"]), as: Tuple.self) == Tuple([.int(2)]))
+        #expect(try storedValues(layout.documents("athletes").range).allSatisfy { $0.first == UInt8(ascii: "{") })
+
+        var progress: [DocumentStore.IndexBuildProgress] = []
+        let store = try DocumentStore(database: db) { progress.append($0) }
+        #expect(Set(progress.map { "\($0.collection)/\($0.index)" }).isSuperset(of: ["athletes/", "notes/", "athletes/by_club_cover", "athletes/by_country_whole"]))
+        let rewrite = try #require(progress.last { $0.collection == "athletes" && $0.index.isEmpty })
+        #expect(rewrite.done == 5 && rewrite.total == 5)
+        #expect(try db.get(Subspace().pack(["m", "format"]), as: Tuple.self) == Tuple([.int(DocumentStore.formatVersion)]))
+        for collection in ["athletes", "notes"] {
+            let values = try storedValues(layout.documents(collection).range)
+            #expect(!values.isEmpty && values.allSatisfy { BinaryJSON.isBinary($0) })
+        }
+        for index in ["by_club_cover", "by_country_whole"] {
+            let values = try storedValues(layout.index("athletes", index).range)
+            #expect(!values.isEmpty && values.allSatisfy { BinaryJSON.isBinary($0) }, "\(index)")
+        }
+        #expect(try store.verify().isClean)
+
+        // Every document reads as the format-2 code printed it.
+        let expected = try String(contentsOfFile: packageRoot.appendingPathComponent("Tests/Fixtures/docs3-expected.jsonl").path, encoding: .utf8)
+            .split(separator: "\n").map { try JSONValue(parsing: String($0)) }
+        let found = try store.collection("athletes").find() + store.collection("notes").find()
+        #expect(found == expected)
+        #expect(try found.map { try $0.canonicalBytes() } == expected.map { try $0.canonicalBytes() })
+        // Covering queries read the rewritten entries; the other indexes still serve.
+        let athletes = try store.collection("athletes")
+        let club = Query().where("club", .equal("Tromsø SK")).select(["name"])
+        #expect(try athletes.explain(club).covering)
+        #expect(try athletes.find(club) == [["name": "Ola Nordmann"], ["name": "Escapes \" \\ \n \t \u{1}"]])
+        let whole = Query().where("country", .equal("NOR"))
+        #expect(try athletes.explain(whole).covering)
+        #expect(try athletes.find(whole) == expected.filter { $0["country"] == "NOR" })
+        #expect(try athletes.find(Query().where("country", .equal("NOR")).orderBy("points", descending: true)).map { $0["id"] } == [3, 1])
+        #expect(try athletes.count(Query().where("licence", .equal("L-2"))) == 1)
+        #expect(try athletes.search("nordmann").map(\.id) == [1])
+        #expect(try athletes.near(GeoPoint(latitude: 69.65, longitude: 18.95), within: 1000).map(\.id) == [1])
+
+        // Opened again: nothing more to do.
+        progress = []
+        _ = try DocumentStore(database: db) { progress.append($0) }
+        #expect(progress.isEmpty)
+    }
+
     @Test func aNewStoreRecordsTheCurrentFormat() throws {
         try withTemporaryDatabase { db, _ throws in
             _ = try DocumentStore(database: db, schema: try peopleSchema())
-            #expect(try db.get(Subspace().pack(["m", "format"]), as: Tuple.self) == Tuple([.int(DocumentStore.formatWithoutMigrations)]))
+            #expect(try db.get(Subspace().pack(["m", "format"]), as: Tuple.self) == Tuple([.int(DocumentStore.formatVersion)]))
         }
     }
 }

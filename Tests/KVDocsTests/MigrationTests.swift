@@ -260,47 +260,44 @@ import KVDocsTestSupport
 
     static func format(_ db: Database) throws -> Int64? { try Catalog().formatVersion(in: db) }
 
-    /// Format 3 marks a store that ran, or is running, a data migration, so that KVDocs
-    /// versions from before migrations (which read format 2 and older) refuse it instead of
-    /// reading half-migrated documents; a store that never ran one stays at 2 (readable by
-    /// them), and one whose only migration was undone goes back to 2.
-    @Test func aStoreIsMarkedFormat3FromTheWriteThatStartsItsFirstMigration() throws {
+    /// Every store this version writes is at format 4 (binary documents), from the write
+    /// that creates it: KVDocs versions that read format 3 and older refuse it instead of
+    /// misreading its documents. Running a migration, or undoing one, keeps it at 4.
+    @Test func aStoreIsAtFormat4FromItsFirstWriteThroughMigrationsAndUndoneOnes() throws {
         struct Refused: Error {}
         let dir = TemporaryDirectory()
         let db = try Database(path: dir.child("db"))
         defer { db.close() }
         let store = try DocumentStore(database: db, schema: try Self.parsedSchema)
         try Self.populate(store, 20)
-        #expect(try Self.format(db) == DocumentStore.formatWithoutMigrations)
-        #expect(DocumentStore.formatWithoutMigrations == 2 && DocumentStore.formatVersion == 3)
+        #expect(DocumentStore.formatVersion == 4)
+        #expect(try Self.format(db) == 4)
 
         var failing = DocumentMigrator()
         try failing.register("fails") { migration in
-            #expect(try Self.format(db) == 3, "a migration runs under format 3")
+            #expect(try Self.format(db) == 4)
             try migration.insert("groups", ["id": "g"])
             throw Refused()
         }
         #expect(throws: Refused.self) { _ = try DocumentStore(database: db, migrator: failing) }
-        #expect(try Self.format(db) == 2)
+        #expect(try Self.format(db) == 4)
 
         var migrator = DocumentMigrator()
         try migrator.register("adds a group") { try $0.insert("groups", ["id": "g"]) }
         _ = try DocumentStore(database: db, migrator: migrator)
-        #expect(try Self.format(db) == 3)
-        // A later schema change keeps the mark.
+        #expect(try Self.format(db) == 4)
         var schema = try Self.parsedSchema
         schema.collections["trips"] = CollectionSchema(primaryKey: "id")
         try store.apply(schema)
-        #expect(try Self.format(db) == 3)
-        // Code that reads only format 2 (as KVDocs did before migrations) is refused by the
-        // check every version makes: a newer format is `.notSupported`.
+        #expect(try Self.format(db) == 4)
+        // A newer format is refused: `.notSupported`.
         try db.put(Catalog().formatKey, Tuple([.int(DocumentStore.formatVersion + 1)]))
         expectError(.notSupported) { try DocumentStore(database: db) }
     }
 
-    /// The fixture written by format-2 code (before migrations): opened without a migrator it
-    /// stays format 2; a migrator's first migration runs on it and marks it 3.
-    @Test func aFormat2StoreFromTheFixtureStaysFormat2UntilItsFirstMigration() throws {
+    /// The fixture written by format-2 code (before migrations): opened, it is at format 4
+    /// (binary documents); a migrator's first migration runs on it.
+    @Test func aFormat2StoreFromTheFixtureIsMigratedAndRunsItsFirstMigration() throws {
         let dir = TemporaryDirectory()
         let path = dir.child("db")
         try FileManager.default.copyItem(atPath: packageRoot.appendingPathComponent("Tests/Fixtures/format2-db").path, toPath: path)
@@ -308,7 +305,7 @@ import KVDocsTestSupport
         defer { db.close() }
         #expect(try Self.format(db) == 2)
         let store = try DocumentStore(database: db)
-        #expect(try Self.format(db) == 2)
+        #expect(try Self.format(db) == 4)
         let before = try store.collection("things").find()
         var migrator = DocumentMigrator()
         try migrator.register("tag things") { migration in
@@ -319,7 +316,7 @@ import KVDocsTestSupport
             }
         }
         let migrated = try DocumentStore(database: db, migrator: migrator)
-        #expect(try Self.format(db) == 3)
+        #expect(try Self.format(db) == 4)
         let after = try migrated.collection("things").find()
         #expect(after.count == before.count && !after.isEmpty)
         #expect(after.allSatisfy { $0["tagged"] == true })

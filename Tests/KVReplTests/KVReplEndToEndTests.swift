@@ -106,6 +106,24 @@ func fingerprint(_ dir: String) throws -> [String: Data] {
         #expect(r.status == 1 && r.stderr.contains("no text index \"nope\""))
     }
 
+    /// Raw `get` and `scan` show a stored document (binary form) as its JSON, in text and
+    /// `--json` output alike.
+    @Test func rawReadsShowStoredDocumentsAsJSON() throws {
+        let dir = TemporaryDirectory("kvrepl-test")
+        let db = dir.child("db")
+        let schema = dir.child("schema.json")
+        try Data(#"{"collections": {"people": {"primaryKey": "id"}}}"#.utf8).write(to: URL(fileURLWithPath: schema))
+        var r = try kvrepl([db, "--create", "--schema", schema, "-c", #"insert people {"id": 1, "name": "Åse", "n": -0.0}"#])
+        #expect(r.status == 0, "\(r.stderr)")
+        r = try kvrepl([db, "--json", "-c", #"scan ("d", "people")"#])
+        let line = try #require(r.stdout.split(separator: "\n").first)
+        let entry = try JSONValue(parsing: String(line))
+        #expect(entry["value"] == ["id": 1, "name": "Åse", "n": .double(-0.0)])
+        #expect(entry["value_hex"].map { if case .string(let hex) = $0 { hex.hasPrefix("f5") } else { false } } == true)
+        r = try kvrepl([db, "-c", #"get ("d", "people", 1)"#])
+        #expect(r.stdout.contains(#""name":"Åse""#), "\(r.stdout)")
+    }
+
     @Test func usageErrorsExitWithTwo() throws {
         #expect(try kvrepl([]).status == 2)
         #expect(try kvrepl(["/tmp/x", "--no-such-flag"]).status == 2)

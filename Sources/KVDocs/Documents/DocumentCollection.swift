@@ -135,12 +135,15 @@ public struct TypedCollection<T: Codable>: Sendable {
     /// or any value that encodes as a string or an integer) decoded as `T`, or `nil`.
     /// - Throws: `.decoding` when the stored document does not decode as `T`;
     ///   `.invalidArgument` for an id that is not a string or an integer.
-    public func get<ID: Encodable>(id: ID) throws -> T? { try base.get(id: id).map { try value($0) } }
+    public func get<ID: Encodable>(id: ID) throws -> T? {
+        let id = try base.store.idJSON(id)
+        return try base.store.read { [name = base.name] in try $0.getDecoded(name, id: id, as: T.self) }
+    }
     /// The document with primary key `id`, given as JSON (`.int(7)`), decoded as `T`, or `nil`.
-    public func get(id: JSONValue) throws -> T? { try base.get(id: id).map { try value($0) } }
+    public func get(id: JSONValue) throws -> T? { try base.store.read { [name = base.name] in try $0.getDecoded(name, id: id, as: T.self) } }
     /// The documents matching `query`, decoded as `T`, as ``DocumentCollection/find(_:)-1iyg`` returns them.
     /// - Throws: `.decoding` when a stored document does not decode as `T`.
-    public func find(_ query: Query = Query()) throws -> [T] { try base.find(query).map { try value($0) } }
+    public func find(_ query: Query = Query()) throws -> [T] { try base.store.read { [name = base.name] in try $0.find(name, query, as: T.self) } }
     /// The number of documents matching `query`'s conditions (its limit and offset ignored).
     public func count(_ query: Query = Query()) throws -> Int { try base.count(query) }
 

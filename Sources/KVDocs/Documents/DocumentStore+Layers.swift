@@ -67,7 +67,7 @@ enum LayerDerivation {
                 guard let bytes else { continue }
                 let document: JSONValue
                 do {
-                    document = try JSONValue(parsing: bytes)
+                    document = try DocumentStore.parseStored(bytes)
                 } catch let e as KVDocsError {
                     throw KVDocsError(.corruption, "document \(t[1]) of \"\(collection)\" in the \(adding ? "user layer" : "base") is not valid JSON: \(e.message)",
                                       path: adding ? user.path : (base.copiedFrom ?? base.path), key: entry.key)
@@ -115,7 +115,7 @@ enum LayerDerivation {
             guard entry.0.count == 1 else { continue }
             let document: JSONValue
             do {
-                document = try JSONValue(parsing: entry.1)
+                document = try DocumentStore.parseStored(entry.1)
             } catch let e as KVDocsError {
                 throw KVDocsError(.corruption, "document \(entry.0[0]) of \"\(collection)\" is not valid JSON: \(e.message)",
                                   path: store.name, key: docs.pack(entry.0))

@@ -76,7 +76,7 @@ extension DocumentStore {
             let id = key[0]
             let document: JSONValue
             do {
-                document = try JSONValue(parsing: entry.1)
+                document = try DocumentStore.parseStored(entry.1)
             } catch let e as KVDocsError {
                 report.badDocuments += 1
                 report.note("\(name): document \(id) is not valid JSON: \(e.message)")

@@ -263,16 +263,12 @@ extension DocumentStore {
             report(restored)
             range = undo.range.starting(after: last)
         }
-        // The change feed and the sequence as they were before the migration, and the
-        // format as it was (3 only while migrations are recorded).
+        // The change feed and the sequence as they were before the migration.
         let changeRange = layout.changes.range.starting(at: layout.change(start.saturatingAdd(1)))
         _ = try storage.deleteAll(in: changeRange)
         let final = WriteBatch()
         records.putSequence(start, in: final)
         final.delete(records.migratingKey)
-        if try storage.count(records.migrations.range) == 0 {
-            records.putFormat(Self.formatWithoutMigrations, in: final)
-        }
         try storage.write(final, sync: true)
         state.withLock { $0.lastSequence = start }
     }

@@ -95,7 +95,7 @@ extension DocumentStore {
                     let id = elements[0]
                     let document: JSONValue
                     do {
-                        document = try JSONValue(parsing: value)
+                        document = try DocumentStore.parseStored(value)
                     } catch let error as KVDocsError {
                         damaged.append((name, key, value, id, "not valid JSON: \(error.message)"))
                         continue

@@ -141,24 +141,75 @@ extension DocumentStore {
         report(done)
     }
 
-    /// A stored document's value.
-    /// - Throws: `.corruption` naming the document and its key when its bytes are not JSON.
-    /// The document stored under `key` (whose id starts at `idOffset`), parsed.
-    /// - Throws: `.corruption` naming the document when its bytes are not valid JSON.
+    /// The bytes a document is stored as: its binary form (``BinaryJSON``, store format 4).
+    /// - Throws: `.invalidArgument` for a number that is not finite or nesting too deep.
+    static func storedBytes(_ document: JSONValue) throws -> [UInt8] {
+        try BinaryJSON.encode(document)
+    }
+
+    /// The value of stored bytes: the binary form, or JSON text (written by format 3 and
+    /// earlier, which a layered base may still hold), told apart by the first byte.
+    /// - Throws: `.decoding` naming where the bytes are damaged.
+    static func parseStored(_ bytes: [UInt8]) throws -> JSONValue {
+        BinaryJSON.isBinary(bytes) ? try BinaryJSON.decode(bytes) : try JSONValue(parsing: bytes)
+    }
+
+    /// A `T` decoded from stored bytes: straight from the binary form, without building a
+    /// ``JSONValue``; JSON text is parsed first.
+    /// - Throws: `.decoding` when the document does not decode as `T`;
+    ///   ``BinaryJSON/Damage`` (or `.decoding`, for JSON text) when its bytes are damaged.
+    static func decodeStored<T: Decodable>(_ type: T.Type, bytes: [UInt8], dates: DateStrategy) throws -> T {
+        guard BinaryJSON.isBinary(bytes) else {
+            let value: JSONValue
+            do { value = try JSONValue(parsing: bytes) } catch let e as KVDocsError { throw BinaryJSON.Damage(error: e) }
+            return try decodeStored(type, value, dates: dates)
+        }
+        do {
+            return try BinaryJSONDecoder.decode(T.self, from: bytes, dates: dates)
+        } catch let error as DecodingError {
+            throw KVDocsError(.decoding, "stored document does not decode as \(T.self): \(error.summary)")
+        } catch let error as KVDocsError {
+            throw error
+        } catch let damage as BinaryJSON.Damage {
+            throw damage
+        } catch {
+            throw KVDocsError(.decoding, "stored document does not decode as \(T.self): \(error)")
+        }
+    }
+
+    /// The document stored under `key` (whose id starts at `idOffset`), read.
+    /// - Throws: `.corruption` naming the document and its key when its bytes are damaged.
     func documentValue(_ bytes: [UInt8], collection: String, key: [UInt8], idOffset: Int) throws -> JSONValue {
         do {
-            return try JSONValue(parsing: bytes)
+            return try Self.parseStored(bytes)
         } catch let e as KVDocsError {
             let id = (try? Tuple(decoding: key[idOffset...]).elements.first).map { "\($0)" } ?? "?"
             throw invalidDocument(e, id: id, collection: collection, key: key)
         }
     }
 
-    /// The document of `collection` with primary key `id`, parsed from its stored `bytes`.
-    /// - Throws: `.corruption` naming the document when its bytes are not valid JSON.
+    /// The document stored under `key` (whose id starts at `idOffset`) decoded as `T`.
+    /// - Throws: `.decoding` when it does not decode as `T`; `.corruption` naming the
+    ///   document and its key when its bytes are damaged.
+    func decodeDocument<T: Decodable>(_ type: T.Type, bytes: [UInt8], collection: String, key: [UInt8], idOffset: Int) throws -> T {
+        do {
+            return try Self.decodeStored(type, bytes: bytes, dates: dateStrategy)
+        } catch let damage as BinaryJSON.Damage {
+            throw damagedDocument(damage.error, collection: collection, key: key, idOffset: idOffset)
+        }
+    }
+
+    /// The error for a document whose stored bytes are damaged.
+    func damagedDocument(_ e: KVDocsError, collection: String, key: [UInt8], idOffset: Int) -> KVDocsError {
+        let id = (try? Tuple(decoding: key[idOffset...]).elements.first).map { "\($0)" } ?? "?"
+        return invalidDocument(e, id: id, collection: collection, key: key)
+    }
+
+    /// The document of `collection` with primary key `id`, read from its stored `bytes`.
+    /// - Throws: `.corruption` naming the document when its bytes are damaged.
     func documentValue(_ bytes: [UInt8], collection: String, id: TupleElement) throws -> JSONValue {
         do {
-            return try JSONValue(parsing: bytes)
+            return try Self.parseStored(bytes)
         } catch let e as KVDocsError {
             throw invalidDocument(e, id: "\(id)", collection: collection, key: layout.document(collection, id))
         }

@@ -76,7 +76,7 @@ extension DocumentStore {
             default:
                 break
             }
-            let stored = try document?.canonicalBytes()
+            let stored = try document.map { try DocumentStore.storedBytes($0) }
             let maintainers = catalog.maintainers(of: collectionName)
             if let document {
                 for maintainer in maintainers { try maintainer.validate(id: id, document: document) }

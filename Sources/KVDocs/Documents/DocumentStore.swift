@@ -86,7 +86,8 @@ public final class DocumentStore: @unchecked Sendable {
     public struct IndexBuildProgress: Sendable {
         /// The collection of the index being built.
         public let collection: String
-        /// The name of the index being built.
+        /// The name of the index being built; empty while opening a store of an older
+        /// format rewrites the collection's documents in the current one.
         public let index: String
         /// Documents indexed so far.
         public let done: Int
@@ -179,7 +180,7 @@ public final class DocumentStore: @unchecked Sendable {
         state = Locked(State(catalog: loaded, lastSequence: try catalog.lastSequence(in: storage)))
         // Before anything is changed: a database migrated by a newer app is refused.
         if let migrator { try checkMigrationsKnown(migrator) }
-        if let format, format < Self.formatWithoutMigrations {
+        if let format, format < Self.formatVersion {
             try migrate(from: format, progress: progress)
         }
         // A data migration the process died in is undone first, whoever opens the store.
@@ -296,24 +297,27 @@ extension DocumentStore {
     ///   of migrations refuses it (with `.notSupported`) instead of reading half-migrated
     ///   documents, or ignoring a journal it cannot undo. A store that never ran a data
     ///   migration stays at version 2, readable by those versions.
+    /// - 4: documents and the entries of covering indexes in the binary form
+    ///   (``BinaryJSON``): a member is found by binary search, and typed reads decode
+    ///   straight from the bytes. Every store this version writes is at 4. Opening an older
+    ///   store rewrites its documents in the binary form and rebuilds its covering indexes,
+    ///   reporting progress (a document rewrite reports an empty index name). Documents as
+    ///   JSON text stay readable, told apart by their first byte, so a layered store does
+    ///   not copy an older base's documents into its user layer: they are read as they are.
     ///
     /// Opening a store with an older version migrates it before `init` returns, reporting
     /// progress like an index build; a newer version is refused with `.notSupported`. Each
     /// index also records the format of its own entries (``IndexState/format``): an index
     /// of an older format is rebuilt on open.
-    public static let formatVersion: Int64 = 3
+    public static let formatVersion: Int64 = 4
 
-    /// The version written for a store that never ran a data migration.
-    static let formatWithoutMigrations: Int64 = 2
-
-    /// The version to record with a schema: the stored one (3 once migrations ran), at
-    /// least ``formatWithoutMigrations``. REQUIRES: the writer lock.
+    /// The version to record with a schema. REQUIRES: the writer lock.
     func recordedFormat() throws -> Int64 {
-        max(try records.formatVersion(in: storage) ?? Self.formatWithoutMigrations, Self.formatWithoutMigrations)
+        Self.formatVersion
     }
 
-    /// Brings a store of an older format to version 2. Each step is idempotent, and
-    /// the new version is stored only after every step succeeded, so an interrupted
+    /// Brings a store of an older format to ``formatVersion``. Each step is idempotent,
+    /// and the new version is stored only after every step succeeded, so an interrupted
     /// migration runs again on the next open.
     func migrate(from format: Int64, progress: ((IndexBuildProgress) -> Void)?) throws {
         try storage.withExclusiveWrite {
@@ -326,12 +330,53 @@ extension DocumentStore {
                     try rebuild(maintainer, progress: progress)
                 }
             }
+            if format < 4, !(storage is LayeredStore) {
+                // Documents and covering entries in the binary form. (A layered store reads
+                // its base's text documents as they are.)
+                let current = try catalog()
+                let names = current.schema.collections.keys.sorted(by: { JSONObject.compareKeys($0, $1) < 0 })
+                for name in names { try rewriteInBinaryForm(name, progress: progress) }
+                for maintainer in names.flatMap({ current.maintainers(of: $0) })
+                where (maintainer as? SecondaryIndexMaintainer)?.definition.include != IndexDefinition.Inclusion.none && current.isReady(maintainer.identity) {
+                    try rebuild(maintainer, progress: progress)
+                }
+            }
             let batch = WriteBatch()
-            records.putFormat(Self.formatWithoutMigrations, in: batch)
+            records.putFormat(Self.formatVersion, in: batch)
             try storage.write(batch, sync: true)
         }
         // Documents read differently now: every observer looks again.
         hub.publishToAll()
+    }
+}
+
+extension DocumentStore {
+    /// Rewrites the documents of `collection` that are JSON text in the binary form, in
+    /// batches, reporting progress with an empty index name. REQUIRES: the writer lock.
+    func rewriteInBinaryForm(_ collection: String, progress: ((IndexBuildProgress) -> Void)?) throws {
+        let documents = layout.documents(collection)
+        let range = documents.range
+        let total = try storage.count(range)
+        progress?(IndexBuildProgress(collection: collection, index: "", done: 0, total: total))
+        let snapshot = try storage.snapshotReader()
+        defer { snapshot.release() }
+        let cursor = try snapshot.scan(range, order: .forward)
+        let batch = WriteBatch()
+        var done = 0
+        while let (key, value) = try cursor.next({ (Array($0), Array($1)) }) {
+            done += 1
+            if !BinaryJSON.isBinary(value) {
+                let document = try documentValue(value, collection: collection, key: key, idOffset: documents.prefix.count)
+                batch.put(key, try Self.storedBytes(document))
+            }
+            if batch.count >= 1000 {
+                try storage.write(batch, sync: false)
+                batch.clear()
+                progress?(IndexBuildProgress(collection: collection, index: "", done: done, total: total))
+            }
+        }
+        try storage.write(batch, sync: false)
+        progress?(IndexBuildProgress(collection: collection, index: "", done: done, total: total))
     }
 }
 

@@ -41,15 +41,16 @@ struct QueryExecution {
     /// The documents matching the plan's query, in its order, after `offset`, up to `limit`.
     func documents(offset: Int, limit: Int?) throws -> [JSONValue] {
         var documents: [JSONValue] = []
-        try forEach(offset: offset, limit: limit) { documents.append($0) }
+        try forEach(offset: offset, limit: limit) { documents.append(try value($0)) }
         return documents
     }
 
     /// Calls `body` with each document matching the plan's query, in its order, after
     /// `offset`, up to `limit`, as the scan finds it: none is held once `body` has it, but
     /// for an order the scan does not give, the top-k heap holds the first `offset + limit`
-    /// matches (every match without a limit) until the scan ends.
-    func forEach(offset: Int, limit: Int?, _ body: (JSONValue) throws -> Void) throws {
+    /// matches (every match without a limit) until the scan ends. A match is handed over as
+    /// read: its stored bytes, unless the residual filter or the order needed its value.
+    func forEach(offset: Int, limit: Int?, _ body: (Match) throws -> Void) throws {
         // The output holds `body` only while this call runs.
         try withoutActuallyEscaping(body) { body in
             var output = Output(skip: offset, limit: limit, countOnly: false, sink: body)
@@ -99,13 +100,13 @@ struct QueryExecution {
         var skip: Int
         let limit: Int?
         let countOnly: Bool
-        var sink: (JSONValue) throws -> Void = { _ in }
+        var sink: (Match) throws -> Void = { _ in }
         var count = 0
 
         var isFull: Bool { limit.map { count >= $0 } ?? false }
 
         /// Takes one match (in order); `document` is fetched only when it is kept.
-        mutating func take(_ document: () throws -> JSONValue?) throws {
+        mutating func take(_ document: () throws -> Match?) throws {
             if skip > 0 { skip -= 1; return }
             if countOnly { count += 1; return }
             guard let d = try document() else { return }
@@ -116,23 +117,76 @@ struct QueryExecution {
 
     // MARK: - Fetching and filtering
 
-    /// The document with the id encoded by `idBytes`, or `nil` (a dangling entry).
-    func fetch(_ idBytes: some Collection<UInt8>) throws -> JSONValue? {
-        let key = documentPrefix + idBytes
-        guard let bytes = try reader.value(forKey: key) else { return nil }
-        return try store.documentValue(bytes, collection: collection, key: key, idOffset: documentPrefix.count)
+    /// A match as read: the stored bytes of its document (or of a covering entry's payload),
+    /// not yet decoded, or a value already built (to filter or sort it).
+    enum Match {
+        /// Stored bytes: of the document under `key`, or carried by an entry of the plan's
+        /// index for that document (`fromIndex`).
+        case stored([UInt8], key: [UInt8], fromIndex: Bool)
+        /// A document already read.
+        case value(JSONValue)
     }
 
-    /// The document of an index entry: parsed from what a covering entry carries, else
+    /// The document with the id encoded by `idBytes` as stored, or `nil` (a dangling entry).
+    func fetchMatch(_ idBytes: some Collection<UInt8>) throws -> Match? {
+        let key = documentPrefix + idBytes
+        guard let bytes = try reader.value(forKey: key) else { return nil }
+        return .stored(bytes, key: key, fromIndex: false)
+    }
+
+    /// The match of an index entry: what a covering entry carries, else the document
+    /// fetched by id (`nil` for a dangling entry).
+    func match(_ candidate: Candidate) throws -> Match? {
+        guard let payload = candidate.payload else { return try fetchMatch(candidate.id) }
+        return .stored(payload, key: documentPrefix + candidate.id, fromIndex: true)
+    }
+
+    /// The document with the id encoded by `idBytes`, or `nil` (a dangling entry).
+    func fetch(_ idBytes: some Collection<UInt8>) throws -> JSONValue? {
+        try fetchMatch(idBytes).map(value)
+    }
+
+    /// The document of an index entry: read from what a covering entry carries, else
     /// fetched by id (`nil` for a dangling entry).
     func document(_ candidate: Candidate) throws -> JSONValue? {
-        guard let payload = candidate.payload else { return try fetch(candidate.id) }
-        do {
-            return try JSONValue(parsing: payload)
-        } catch let e as KVDocsError {
-            throw KVDocsError(.corruption, "index \(plan.index ?? "?") of \"\(collection)\" carries invalid JSON for document \(Self.describeID(candidate.id)): \(e.message)",
-                              path: reader.name, key: documentPrefix + candidate.id)
+        try match(candidate).map(value)
+    }
+
+    /// A match's document.
+    /// - Throws: `.corruption` naming the document (and the index, for an entry's payload)
+    ///   when its bytes are damaged.
+    func value(_ match: Match) throws -> JSONValue {
+        switch match {
+        case .value(let v): return v
+        case .stored(let bytes, let key, false):
+            return try store.documentValue(bytes, collection: collection, key: key, idOffset: documentPrefix.count)
+        case .stored(let bytes, let key, true):
+            do {
+                return try DocumentStore.parseStored(bytes)
+            } catch let e as KVDocsError {
+                throw damagedPayload(e, key: key)
+            }
         }
+    }
+
+    /// A match's document decoded as `T`: straight from stored bytes in the binary form.
+    /// - Throws: `.decoding` when it does not decode as `T`; `.corruption` as ``value(_:)``.
+    func decode<T: Decodable>(_ match: Match, as type: T.Type) throws -> T {
+        switch match {
+        case .value(let v): return try DocumentStore.decodeStored(type, v, dates: store.dateStrategy)
+        case .stored(let bytes, let key, let fromIndex):
+            guard fromIndex else { return try store.decodeDocument(type, bytes: bytes, collection: collection, key: key, idOffset: documentPrefix.count) }
+            do {
+                return try DocumentStore.decodeStored(type, bytes: bytes, dates: store.dateStrategy)
+            } catch let e as BinaryJSON.Damage {
+                throw damagedPayload(e.error, key: key)
+            }
+        }
+    }
+
+    private func damagedPayload(_ e: KVDocsError, key: [UInt8]) -> KVDocsError {
+        KVDocsError(.corruption, "index \(plan.index ?? "?") of \"\(collection)\" carries invalid JSON for document \(Self.describeID(Array(key[documentPrefix.count...]))): \(e.message)",
+                    path: reader.name, key: key)
     }
 
     static func describeID(_ id: [UInt8]) -> String {
@@ -151,9 +205,13 @@ struct QueryExecution {
         let scan = try DocumentScan(execution: self)
         while !output.isFull, let (idBytes, bytes) = try scan.next() {
             let key = documentPrefix + idBytes
+            if plan.filter.isEmpty {
+                try output.take { .stored(bytes, key: key, fromIndex: false) }
+                continue
+            }
             let document = try store.documentValue(bytes, collection: collection, key: key, idOffset: documentPrefix.count)
             guard passes(document) else { continue }
-            try output.take { document }
+            try output.take { .value(document) }
         }
     }
 
@@ -165,9 +223,9 @@ struct QueryExecution {
             if seen?.insert(ByteKey(candidate.id)).inserted == false { continue }
             if check {
                 guard let document = try document(candidate), passes(document) else { continue }
-                try output.take { document }
+                try output.take { .value(document) }
             } else {
-                try output.take { try document(candidate) }
+                try output.take { try match(candidate) }
             }
         }
     }
@@ -184,15 +242,17 @@ struct QueryExecution {
             if seen?.insert(ByteKey(candidate.id)).inserted == false { continue }
             // An id that cannot make the cut is not even fetched.
             guard best.wouldKeep(Ranked(sortKey: [], id: candidate.id, document: nil)) else { continue }
-            var document: JSONValue?
-            if check || candidate.payload != nil {
+            var document: Match?
+            if check {
                 guard let d = try self.document(candidate), passes(d) else { continue }
-                document = d
+                document = .value(d)
+            } else if candidate.payload != nil {
+                document = try match(candidate)
             }
             best.insert(Ranked(sortKey: [], id: candidate.id, document: document))
         }
         for entry in best.sorted() where !output.isFull {
-            try output.take { try entry.document ?? fetch(entry.id) }
+            try output.take { try entry.document ?? fetchMatch(entry.id) }
         }
     }
 
@@ -207,7 +267,7 @@ struct QueryExecution {
             if seen?.insert(ByteKey(idBytes)).inserted == false { continue }
             guard passes(document) else { continue }
             let sortKey = order.flatMap { $0.field.values(in: document).first.map(ValueOrder.key) } ?? []
-            best.insert(Ranked(sortKey: sortKey, id: idBytes, document: document, descending: descending))
+            best.insert(Ranked(sortKey: sortKey, id: idBytes, document: .value(document), descending: descending))
         }
         for entry in best.sorted() where !output.isFull {
             try output.take { entry.document }
@@ -218,7 +278,7 @@ struct QueryExecution {
     struct Ranked: Comparable {
         let sortKey: [UInt8]
         let id: [UInt8]
-        let document: JSONValue?
+        let document: Match?
         var descending = false
 
         static func < (a: Ranked, b: Ranked) -> Bool {

@@ -26,7 +26,7 @@ extension ReadTransaction {
     /// - Throws: `.decoding` when the document does not decode as `T`; otherwise as
     ///   `get(_:id:)`.
     public func get<ID: Encodable, T: Decodable>(_ collection: String, id: ID, as type: T.Type) throws -> T? {
-        try get(collection, id: try store.idJSON(id)).map { try decoded($0, as: type) }
+        try getDecoded(collection, id: try store.idJSON(id), as: type)
     }
 
     /// The documents matching `query` decoded as `T`, in its order, after its offset, up to
@@ -41,7 +41,9 @@ extension ReadTransaction {
     /// - Throws: `.decoding` when a document does not decode as `T` (a query that selects
     ///   fields returns documents with those fields only); otherwise as ``find(_:_:)``.
     public func find<T: Decodable>(_ collection: String, _ query: Query = Query(), as type: T.Type) throws -> [T] {
-        try find(collection, query).map { try decoded($0, as: type) }
+        var values: [T] = []
+        try forEachDecoded(collection, query, as: type) { values.append($0) }
+        return values
     }
 
     /// Calls `body` with each document matching `query` decoded as `T`, as the scan finds
@@ -49,7 +51,7 @@ extension ReadTransaction {
     /// - Throws: `.decoding` when a document does not decode as `T` (documents before it
     ///   have been handed to `body`); otherwise as ``forEach(_:_:_:)``.
     public func forEach<T: Decodable>(_ collection: String, _ query: Query = Query(), as type: T.Type, _ body: (T) throws -> Void) throws {
-        try forEach(collection, query) { try body(try decoded($0, as: type)) }
+        try forEachDecoded(collection, query, as: type, body)
     }
 
     /// The documents within `within` metres of `center`, nearest first, decoded as `T`

@@ -87,9 +87,36 @@ public final class ReadTransaction {
     public func forEach(_ collection: String, _ query: Query = Query(), _ body: (JSONValue) throws -> Void) throws {
         let plan = try planner.plan(collection, query)
         let selected = query.fields.map { $0.map(\.wholeField) }
-        try QueryExecution(transaction: self, collection: collection, plan: plan).forEach(offset: query.offset, limit: query.limit) { document in
+        let execution = QueryExecution(transaction: self, collection: collection, plan: plan)
+        try execution.forEach(offset: query.offset, limit: query.limit) { match in
+            let document = try execution.value(match)
             try body(selected.map { FieldPath.project(document, onto: $0) } ?? document)
         }
+    }
+
+    /// Calls `body` with each document matching `query` decoded as `T`: straight from the
+    /// stored bytes (no ``JSONValue`` built) unless the query selects fields or its filter
+    /// or order needed the document's value.
+    func forEachDecoded<T: Decodable>(_ collection: String, _ query: Query, as type: T.Type, _ body: (T) throws -> Void) throws {
+        let plan = try planner.plan(collection, query)
+        let selected = query.fields.map { $0.map(\.wholeField) }
+        let execution = QueryExecution(transaction: self, collection: collection, plan: plan)
+        try execution.forEach(offset: query.offset, limit: query.limit) { match in
+            if let selected {
+                try body(try DocumentStore.decodeStored(type, FieldPath.project(try execution.value(match), onto: selected), dates: store.dateStrategy))
+            } else {
+                try body(try execution.decode(match, as: type))
+            }
+        }
+    }
+
+    /// The document with primary key `id` decoded as `T` straight from its stored bytes, or `nil`.
+    func getDecoded<T: Decodable>(_ collection: String, id: JSONValue, as type: T.Type) throws -> T? {
+        let schema = try catalog.schema.collection(collection)
+        let element = try DocumentStore.idElement(id, collection: collection, primaryKey: schema.primaryKey)
+        let key = store.layout.document(collection, element)
+        guard let bytes = try reader.value(forKey: key) else { return nil }
+        return try store.decodeDocument(type, bytes: bytes, collection: collection, key: key, idOffset: store.layout.documents(collection).prefix.count)
     }
 
     /// The number of documents matching `query`'s conditions (its limit and offset ignored).

@@ -38,13 +38,13 @@ struct SecondaryIndexMaintainer: IndexMaintainer {
         }
     }
 
-    /// What an entry of `document` carries besides its key (canonical JSON), or `nil` for
-    /// an index that includes nothing.
+    /// What an entry of `document` carries besides its key (in the binary form,
+    /// ``BinaryJSON``, like stored documents), or `nil` for an index that includes nothing.
     func payload(_ document: JSONValue) throws -> [UInt8]? {
         switch definition.include {
         case .none: return nil
-        case .document: return try document.canonicalBytes()
-        case .fields: return try FieldPath.project(document, onto: carried ?? []).canonicalBytes()
+        case .document: return try DocumentStore.storedBytes(document)
+        case .fields: return try DocumentStore.storedBytes(FieldPath.project(document, onto: carried ?? []))
         }
     }
 

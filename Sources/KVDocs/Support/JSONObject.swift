@@ -46,6 +46,12 @@ public struct JSONObject: Sendable, RandomAccessCollection, ExpressibleByDiction
         self.members = members
     }
 
+    /// Members already in strictly increasing code-point order of their keys (the binary
+    /// form checks that as it reads them).
+    init(sortedMembers: [Element]) {
+        self.members = sortedMembers
+    }
+
     private static func normalize(_ members: inout [Element]) {
         // Stored documents are canonical, so their members arrive already sorted.
         var sorted = true
@@ -145,7 +151,7 @@ public struct JSONObject: Sendable, RandomAccessCollection, ExpressibleByDiction
 
 /// `memcmp` without importing Foundation here.
 @inline(__always)
-private func memcmpBytes(_ a: UnsafePointer<UInt8>, _ b: UnsafePointer<UInt8>, _ count: Int) -> Int {
+func memcmpBytes(_ a: UnsafePointer<UInt8>, _ b: UnsafePointer<UInt8>, _ count: Int) -> Int {
     for i in 0..<count where a[i] != b[i] {
         return a[i] < b[i] ? -1 : 1
     }

@@ -1,0 +1,318 @@
+import Foundation
+
+/// Decodes `Decodable` values straight from the binary form (``BinaryJSON``): members are
+/// found by binary search over an object's offsets, and no ``JSONValue`` is built except
+/// for a scalar being read (or a whole value asked for as `JSONValue`).
+///
+/// It accepts exactly what ``JSONValueDecoder`` accepts from the same value, with the same
+/// errors and coding paths: the scalar rules are shared.
+struct BinaryJSONDecoder {
+    /// Decodes a `T` from `bytes` (starting with ``BinaryJSON/marker``).
+    /// - Throws: `DecodingError` as ``JSONValueDecoder``; `.decoding` for damaged bytes.
+    static func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8], dates: DateStrategy) throws -> T {
+        guard BinaryJSON.isBinary(bytes) else { throw BinaryJSON.Reader.damaged("does not start with the binary form's marker", at: 0) }
+        return try Decoder(storage: Storage(bytes), position: 1, codingPath: [], dates: dates).decode(type)
+    }
+
+    /// The bytes decoded, shared by every container of one decode.
+    final class Storage {
+        let bytes: [UInt8]
+        init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+        /// Runs `body` with a reader at `position`.
+        @inline(__always)
+        func read<R>(at position: Int, _ body: (inout BinaryJSON.Reader) throws -> R) throws -> R {
+            try bytes.withUnsafeBufferPointer { buffer in
+                var reader = BinaryJSON.Reader(buffer)
+                reader.position = position
+                return try body(&reader)
+            }
+        }
+
+        /// The tag of the value at `position`.
+        func tag(at position: Int) throws -> UInt8 {
+            guard position < bytes.count else { throw BinaryJSON.Reader.damaged("ends in the middle of a value", at: position) }
+            return bytes[position]
+        }
+
+        /// The whole value at `position`.
+        func value(at position: Int) throws -> JSONValue {
+            try read(at: position) { try $0.value(depth: 0) }
+        }
+
+        /// Where the value after the one at `position` starts.
+        func end(of position: Int) throws -> Int {
+            try read(at: position) { r in try r.skip(); return r.position }
+        }
+    }
+
+    final class Decoder: Swift.Decoder {
+        let storage: Storage
+        let position: Int
+        let codingPath: [any CodingKey]
+        let dates: DateStrategy
+        var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+        init(storage: Storage, position: Int, codingPath: [any CodingKey], dates: DateStrategy) {
+            self.storage = storage
+            self.position = position
+            self.codingPath = codingPath
+            self.dates = dates
+        }
+
+        var value: JSONValue {
+            get throws { try storage.value(at: position) }
+        }
+
+        func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
+            guard let object = try ObjectHeader(storage, at: position) else { throw JSONValueDecoder.mismatch([String: JSONValue].self, try value, codingPath) }
+            return KeyedDecodingContainer(KeyedContainer<Key>(storage: storage, object: object, codingPath: codingPath, dates: dates))
+        }
+
+        func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
+            guard try storage.tag(at: position) == BinaryJSON.Tag.array else { throw JSONValueDecoder.mismatch([JSONValue].self, try value, codingPath) }
+            return try UnkeyedContainer(storage: storage, at: position, codingPath: codingPath, dates: dates)
+        }
+
+        func singleValueContainer() throws -> any SingleValueDecodingContainer { SingleValueContainer(decoder: self) }
+
+        /// Decodes `type` from this decoder's value, special-casing what ``JSONValueDecoder`` does.
+        func decode<T: Decodable>(_ type: T.Type) throws -> T {
+            if type == JSONValue.self || type == Date.self || type == Data.self || type == URL.self || type == Decimal.self {
+                return try JSONValueDecoder.Decoder(value: try value, codingPath: codingPath, dates: dates).decode(type)
+            }
+            return try T(from: self)
+        }
+    }
+
+    /// An object's layout: its offsets and members.
+    struct ObjectHeader {
+        let width: Int
+        let count: Int
+        /// Where the offsets start.
+        let offsets: Int
+        /// Where the first member starts (offsets count from here).
+        let first: Int
+        /// Where the object ends.
+        let end: Int
+
+        /// The object at `position`, or `nil` when the value there is not an object.
+        init?(_ storage: Storage, at position: Int) throws {
+            guard let width = BinaryJSON.Reader.offsetWidth(tag: try storage.tag(at: position)) else { return nil }
+            (count, offsets, end) = try storage.read(at: position + 1) { r in
+                let n = try r.varint()
+                let end = try r.bodyEnd()
+                guard n <= (end - r.position) / width else { throw BinaryJSON.Reader.damaged("has an object whose count does not fit its length", at: position) }
+                return (n, r.position, end)
+            }
+            self.width = width
+            first = offsets + count * width
+        }
+
+        /// The position of the member `name`'s value, or `nil`.
+        func find(_ name: String, in storage: Storage) throws -> Int? {
+            var name = name
+            return try name.withUTF8 { target in
+                try storage.read(at: 0) { r in
+                    var low = 0, high = count
+                    while low < high {
+                        let mid = (low + high) / 2
+                        r.position = offsets + mid * width
+                        r.position = first + Int(try r.fixed(width))
+                        guard r.position < end else { throw BinaryJSON.Reader.damaged("has a member offset beyond its object", at: offsets + mid * width) }
+                        let key = try r.span(try r.varint())
+                        let c = BinaryJSON.Reader.compare(key, target)
+                        if c == 0 { return r.position }
+                        if c < 0 { low = mid + 1 } else { high = mid }
+                    }
+                    return nil
+                }
+            }
+        }
+
+        /// Every key, in order.
+        func keys(in storage: Storage) throws -> [String] {
+            try storage.read(at: first) { r in
+                var keys: [String] = []
+                for _ in 0..<count {
+                    keys.append(try r.string())
+                    try r.skip()
+                }
+                return keys
+            }
+        }
+    }
+
+    struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
+        let storage: Storage
+        let object: ObjectHeader
+        let codingPath: [any CodingKey]
+        let dates: DateStrategy
+
+        var allKeys: [Key] { ((try? object.keys(in: storage)) ?? []).compactMap { Key(stringValue: $0) } }
+        func contains(_ key: Key) -> Bool { ((try? object.find(key.stringValue, in: storage)) ?? nil) != nil }
+
+        private func position(_ key: Key) throws -> Int {
+            guard let p = try object.find(key.stringValue, in: storage) else {
+                throw DecodingError.keyNotFound(key, .init(codingPath: codingPath, debugDescription: "no member \"\(key.stringValue)\""))
+            }
+            return p
+        }
+        private func value(_ key: Key) throws -> JSONValue { try storage.value(at: try position(key)) }
+        private func path(_ key: Key) -> [any CodingKey] { codingPath + [key] }
+        private func decoder(_ key: Key) throws -> Decoder {
+            Decoder(storage: storage, position: try position(key), codingPath: path(key), dates: dates)
+        }
+
+        func decodeNil(forKey key: Key) throws -> Bool { try storage.tag(at: try position(key)) == BinaryJSON.Tag.null }
+        func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try JSONValueDecoder.bool(value(key), path(key)) }
+        func decode(_ type: String.Type, forKey key: Key) throws -> String { try JSONValueDecoder.string(value(key), path(key)) }
+        func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try JSONValueDecoder.double(value(key), path(key)) }
+        func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try JSONValueDecoder.float(value(key), path(key)) }
+        func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try JSONValueDecoder.integer(type, value(key), path(key)) }
+        func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try JSONValueDecoder.integer(type, value(key), path(key)) }
+        func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try JSONValueDecoder.integer(type, value(key), path(key)) }
+        func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try JSONValueDecoder.integer(type, value(key), path(key)) }
+        func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try JSONValueDecoder.integer(type, value(key), path(key)) }
+        func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try JSONValueDecoder.integer(type, value(key), path(key)) }
+        func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try JSONValueDecoder.integer(type, value(key), path(key)) }
+        func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try JSONValueDecoder.integer(type, value(key), path(key)) }
+        func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try JSONValueDecoder.integer(type, value(key), path(key)) }
+        func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try JSONValueDecoder.integer(type, value(key), path(key)) }
+        func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T { try decoder(key).decode(type) }
+        func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
+            guard let p = try object.find(key.stringValue, in: storage), try storage.tag(at: p) != BinaryJSON.Tag.null else { return nil }
+            return try Decoder(storage: storage, position: p, codingPath: path(key), dates: dates).decode(type)
+        }
+        func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
+            try decoder(key).container(keyedBy: type)
+        }
+        func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
+            try decoder(key).unkeyedContainer()
+        }
+        func superDecoder() throws -> any Swift.Decoder {
+            try superDecoder(named: "super", path: codingPath + [IndexKey(stringValue: "super")])
+        }
+        func superDecoder(forKey key: Key) throws -> any Swift.Decoder {
+            try superDecoder(named: key.stringValue, path: path(key))
+        }
+        private func superDecoder(named name: String, path: [any CodingKey]) throws -> any Swift.Decoder {
+            guard let p = try object.find(name, in: storage) else { return JSONValueDecoder.Decoder(value: .null, codingPath: path, dates: dates) }
+            return Decoder(storage: storage, position: p, codingPath: path, dates: dates)
+        }
+    }
+
+    struct UnkeyedContainer: UnkeyedDecodingContainer {
+        let storage: Storage
+        let codingPath: [any CodingKey]
+        let dates: DateStrategy
+        let total: Int
+        let end: Int
+        var currentIndex = 0
+        /// Where the element at `currentIndex` starts.
+        var position: Int
+        var count: Int? { total }
+        var isAtEnd: Bool { currentIndex >= total }
+
+        init(storage: Storage, at start: Int, codingPath: [any CodingKey], dates: DateStrategy) throws {
+            self.storage = storage
+            self.codingPath = codingPath
+            self.dates = dates
+            (total, position, end) = try storage.read(at: start + 1) { r in
+                let n = try r.varint()
+                let end = try r.bodyEnd()
+                guard n <= end - r.position else { throw BinaryJSON.Reader.damaged("has an array whose count does not fit its length", at: start) }
+                return (n, r.position, end)
+            }
+        }
+
+        private var path: [any CodingKey] { codingPath + [IndexKey(intValue: currentIndex)] }
+
+        private func check(_ type: Any.Type) throws {
+            guard currentIndex < total else {
+                throw DecodingError.valueNotFound(type, .init(codingPath: path, debugDescription: "the array has no more elements"))
+            }
+        }
+
+        private mutating func advance() throws {
+            position = try storage.end(of: position)
+            guard position <= end else { throw BinaryJSON.Reader.damaged("has an array element beyond its end", at: position) }
+            currentIndex += 1
+        }
+
+        private mutating func take<T>(_ type: T.Type, _ body: (JSONValue, [any CodingKey]) throws -> T) throws -> T {
+            try check(type)
+            let v = try body(try storage.value(at: position), path)
+            try advance()
+            return v
+        }
+
+        mutating func decodeNil() throws -> Bool {
+            try check(Never.self)
+            guard try storage.tag(at: position) == BinaryJSON.Tag.null else { return false }
+            try advance()
+            return true
+        }
+        mutating func decode(_ type: Bool.Type) throws -> Bool { try take(type) { try JSONValueDecoder.bool($0, $1) } }
+        mutating func decode(_ type: String.Type) throws -> String { try take(type) { try JSONValueDecoder.string($0, $1) } }
+        mutating func decode(_ type: Double.Type) throws -> Double { try take(type) { try JSONValueDecoder.double($0, $1) } }
+        mutating func decode(_ type: Float.Type) throws -> Float { try take(type) { try JSONValueDecoder.float($0, $1) } }
+        mutating func decode(_ type: Int.Type) throws -> Int { try take(type) { try JSONValueDecoder.integer(type, $0, $1) } }
+        mutating func decode(_ type: Int8.Type) throws -> Int8 { try take(type) { try JSONValueDecoder.integer(type, $0, $1) } }
+        mutating func decode(_ type: Int16.Type) throws -> Int16 { try take(type) { try JSONValueDecoder.integer(type, $0, $1) } }
+        mutating func decode(_ type: Int32.Type) throws -> Int32 { try take(type) { try JSONValueDecoder.integer(type, $0, $1) } }
+        mutating func decode(_ type: Int64.Type) throws -> Int64 { try take(type) { try JSONValueDecoder.integer(type, $0, $1) } }
+        mutating func decode(_ type: UInt.Type) throws -> UInt { try take(type) { try JSONValueDecoder.integer(type, $0, $1) } }
+        mutating func decode(_ type: UInt8.Type) throws -> UInt8 { try take(type) { try JSONValueDecoder.integer(type, $0, $1) } }
+        mutating func decode(_ type: UInt16.Type) throws -> UInt16 { try take(type) { try JSONValueDecoder.integer(type, $0, $1) } }
+        mutating func decode(_ type: UInt32.Type) throws -> UInt32 { try take(type) { try JSONValueDecoder.integer(type, $0, $1) } }
+        mutating func decode(_ type: UInt64.Type) throws -> UInt64 { try take(type) { try JSONValueDecoder.integer(type, $0, $1) } }
+        mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
+            try check(type)
+            let v = try Decoder(storage: storage, position: position, codingPath: path, dates: dates).decode(type)
+            try advance()
+            return v
+        }
+        mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<NestedKey> {
+            try check(KeyedDecodingContainer<NestedKey>.self)
+            let v = try Decoder(storage: storage, position: position, codingPath: path, dates: dates).container(keyedBy: type)
+            try advance()
+            return v
+        }
+        mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
+            try check((any UnkeyedDecodingContainer).self)
+            let v = try Decoder(storage: storage, position: position, codingPath: path, dates: dates).unkeyedContainer()
+            try advance()
+            return v
+        }
+        mutating func superDecoder() throws -> any Swift.Decoder {
+            try check((any Swift.Decoder).self)
+            let v = Decoder(storage: storage, position: position, codingPath: path, dates: dates)
+            try advance()
+            return v
+        }
+    }
+
+    struct SingleValueContainer: SingleValueDecodingContainer {
+        let decoder: Decoder
+        var codingPath: [any CodingKey] { decoder.codingPath }
+        private var value: JSONValue { get throws { try decoder.value } }
+
+        func decodeNil() -> Bool { (try? decoder.storage.tag(at: decoder.position)) == BinaryJSON.Tag.null }
+        func decode(_ type: Bool.Type) throws -> Bool { try JSONValueDecoder.bool(value, codingPath) }
+        func decode(_ type: String.Type) throws -> String { try JSONValueDecoder.string(value, codingPath) }
+        func decode(_ type: Double.Type) throws -> Double { try JSONValueDecoder.double(value, codingPath) }
+        func decode(_ type: Float.Type) throws -> Float { try JSONValueDecoder.float(value, codingPath) }
+        func decode(_ type: Int.Type) throws -> Int { try JSONValueDecoder.integer(type, value, codingPath) }
+        func decode(_ type: Int8.Type) throws -> Int8 { try JSONValueDecoder.integer(type, value, codingPath) }
+        func decode(_ type: Int16.Type) throws -> Int16 { try JSONValueDecoder.integer(type, value, codingPath) }
+        func decode(_ type: Int32.Type) throws -> Int32 { try JSONValueDecoder.integer(type, value, codingPath) }
+        func decode(_ type: Int64.Type) throws -> Int64 { try JSONValueDecoder.integer(type, value, codingPath) }
+        func decode(_ type: UInt.Type) throws -> UInt { try JSONValueDecoder.integer(type, value, codingPath) }
+        func decode(_ type: UInt8.Type) throws -> UInt8 { try JSONValueDecoder.integer(type, value, codingPath) }
+        func decode(_ type: UInt16.Type) throws -> UInt16 { try JSONValueDecoder.integer(type, value, codingPath) }
+        func decode(_ type: UInt32.Type) throws -> UInt32 { try JSONValueDecoder.integer(type, value, codingPath) }
+        func decode(_ type: UInt64.Type) throws -> UInt64 { try JSONValueDecoder.integer(type, value, codingPath) }
+        func decode<T: Decodable>(_ type: T.Type) throws -> T { try decoder.decode(type) }
+    }
+}
