@@ -281,9 +281,16 @@ enum BinaryJSON {
 
         mutating func string() throws -> String {
             let start = position
-            let bytes = try span(try varint())
-            guard let s = String(validating: bytes, as: UTF8.self) else { throw Self.damaged("has a string that is not valid UTF-8", at: start) }
+            guard let s = Self.text(try span(try varint())) else { throw Self.damaged("has a string that is not valid UTF-8", at: start) }
             return s
+        }
+
+        /// `bytes` as a string, or `nil` when they are not valid UTF-8. ASCII (most keys
+        /// and many values) takes a fast path.
+        static func text(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
+            var ascii = true
+            for b in bytes where b >= 0x80 { ascii = false; break }
+            return ascii ? String(decoding: bytes, as: UTF8.self) : String(validating: bytes, as: UTF8.self)
         }
 
         static func signExtend(_ v: UInt64, width: Int) -> Int64 {
@@ -396,7 +403,7 @@ enum BinaryJSON {
             let keyStart = position
             let key = try span(try varint())
             if let previous, !Self.less(previous, key) { throw Self.damaged("has object keys out of order", at: keyStart) }
-            guard let name = String(validating: key, as: UTF8.self) else { throw Self.damaged("has a key that is not valid UTF-8", at: keyStart) }
+            guard let name = Self.text(key) else { throw Self.damaged("has a key that is not valid UTF-8", at: keyStart) }
             return (name, key)
         }
 
