@@ -36,7 +36,7 @@ func appExample(_ path: String) async throws {
 
     // An observed query: the results now, then new results after each write that changes them.
     let perth = Query().where("station", .equal("PERTH")).orderBy("time").limit(3)
-    var board = departures.observe(perth).makeAsyncIterator()
+    var board = store.observe(.find(departures, perth)).makeAsyncIterator()
     print("board:", try await board.next()?.compactMap { $0["id"] } ?? [])   // ["P-1000"]
     try await departures.async.upsert(["id": "P-0900", "station": "PERTH", "time": 900, "platform": 2])
     print("board:", try await board.next()?.compactMap { $0["id"] } ?? [])   // ["P-0900", "P-1000"]

@@ -50,23 +50,27 @@ public struct AsyncTypedCollection<T: Codable & Sendable>: Sendable {
         try await collection.base.async.get(id: try collection.base.store.idJSON(id)).map { try collection.value($0) }
     }
 
-    /// The values matching `query`; see ``TypedCollection/find(_:)``.
+    /// The values matching `query`.
+    @available(*, deprecated, message: "use try await store.fetch(.find(collection, query))")
     public func find(_ query: Query = Query()) async throws -> [T] {
-        try await collection.base.async.find(query).map { try collection.value($0) }
+        try await collection.base.store.fetch(.find(collection, query))
     }
 
-    /// The number of values matching `query`; see ``TypedCollection/count(_:)``.
+    /// The number of values matching `query`.
+    @available(*, deprecated, message: "use try await store.fetch(.count(collection, query))")
     public func count(_ query: Query = Query()) async throws -> Int {
-        try await collection.base.async.count(query)
+        try await collection.base.store.fetch(.count(collection, query))
     }
 
-    /// The hits of a text query, decoded; see ``TypedCollection/search(_:options:)-95y1v``.
+    /// The hits of a text query, decoded.
+    @available(*, deprecated, message: "use try await store.fetch(.search(collection, text, options: options))")
     public func search(_ query: String, options: SearchOptions = SearchOptions()) async throws -> [TypedSearchHit<T>] {
-        try await collection.base.store.executor.read { [collection] in try collection.search(query, options: options) }
+        try await collection.base.store.fetch(.search(collection, query, options: options))
     }
 
-    /// The values around `center`, decoded; see ``TypedCollection/near(_:within:query:index:)-91jny``.
+    /// The values around `center`, decoded.
+    @available(*, deprecated, message: "use try await store.fetch(.near(collection, center, within:, query:, index:))")
     public func near(_ center: GeoPoint, within: Double? = nil, query: Query = Query(), index: String? = nil) async throws -> [TypedNearHit<T>] {
-        try await collection.base.store.executor.read { [collection] in try collection.near(center, within: within, query: query, index: index) }
+        try await collection.base.store.fetch(.near(collection, center, within: within, query: query, index: index))
     }
 }

@@ -40,16 +40,16 @@ public struct Observation<Element: Sendable>: AsyncSequence, Sendable {
     public typealias Failure = any Error
 
     let store: DocumentStore
-    /// The collections whose writes can change the value (`nil`: every write).
-    let collections: Set<[UInt8]>?
+    /// The collections whose writes can change the value.
+    let region: ObservedRegion
     /// Reads the value from one transaction, with what two values are compared by (a
     /// decoded `T` need not be `Equatable`; its documents are).
     let fetch: @Sendable (ReadTransaction) throws -> (value: Element, identity: any Equatable & Sendable)
 
-    init(store: DocumentStore, collections: [String]?,
+    init(store: DocumentStore, region: ObservedRegion,
          fetch: @escaping @Sendable (ReadTransaction) throws -> (value: Element, identity: any Equatable & Sendable)) {
         self.store = store
-        self.collections = collections.map { Set($0.map { Array($0.utf8) }) }
+        self.region = region
         self.fetch = fetch
     }
 
@@ -87,7 +87,7 @@ final class ObservationCursor<Element: Sendable> {
 
     init(_ observation: Observation<Element>) {
         self.observation = observation
-        registration = ObservationRegistration(collections: observation.collections)
+        registration = ObservationRegistration(region: observation.region)
         observation.store.hub.add(registration, id: id)
     }
 
@@ -109,17 +109,20 @@ final class ObservationCursor<Element: Sendable> {
             started = true
             if Task.isCancelled { end(); return nil }
             let (store, registration, fetch) = (observation.store, registration, observation.fetch)
-            let collections = observation.collections
             let fetched: (value: Element, identity: any Equatable & Sendable)
             do {
                 let outcome = try await store.executor.read { () throws -> Evaluation in
                     // Before the snapshot: a commit after this point is in it or wakes the next wait.
                     registration.startEvaluation()
                     return try store.read { tx in
+                        // What this run read is what the next wait watches (tracked anew
+                        // on every run, so a branch that reads another collection is seen).
+                        defer { if registration.tracking { registration.track(tx.collectionsRead) } }
                         do {
                             return .value(try fetch(tx))
                         } catch {
-                            if Self.isBuilding(tx.catalog, collections) { return .indexBeingBuilt }
+                            let observed = registration.tracking ? tx.collectionsRead : registration.collections
+                            if Self.isBuilding(tx.catalog, observed) { return .indexBeingBuilt }
                             throw error
                         }
                     }
