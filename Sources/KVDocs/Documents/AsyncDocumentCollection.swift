@@ -1,13 +1,19 @@
 /// The async calls of a ``DocumentCollection``, spelled `collection.async.…`: the same
-/// reads and writes, run on the store's executor so that the awaiting
+/// writes and lookups by id, run on the store's executor so that the awaiting
 /// thread never blocks on LevelDB. Reads run concurrently; a store's writes run in the
 /// order they were submitted. A task cancelled before its call starts gets
 /// `CancellationError` and nothing is read or written; a call that has started completes.
 ///
 /// ```swift
-/// let adults = try await people.async.find(Query().where("age", .greaterOrEqual(18)))
 /// try await people.async.upsert(["id": "p1", "age": 36])
+/// let ada = try await people.async.get(id: "p1")
+/// let adults = try await people.store.fetch(.find(people, Query().where("age", .greaterOrEqual(18))))
 /// ```
+///
+/// Queries, counts, searches and geo queries are requests, read asynchronously through
+/// the store's one async entry point, `try await store.fetch(request)` (see
+/// ``DocumentRequest``); this type's `find`, `count`, `search` and `near` are deprecated
+/// spellings of it.
 public struct AsyncDocumentCollection: Sendable {
     /// The collection the calls read and write.
     public let collection: DocumentCollection

@@ -1,9 +1,14 @@
 /// The async calls of a ``TypedCollection``, spelled `collection.async.…`: the same typed
-/// reads and writes, run on the store's executor (see ``AsyncDocumentCollection``).
+/// writes and lookups by id, run on the store's executor (see ``AsyncDocumentCollection``).
 ///
 /// ```swift
-/// let top = try await athletes.async.find(Query().where("country", .equal("NOR")).orderBy("points", descending: true).limit(10))
+/// try await athletes.async.upsert(Athlete(id: 7, name: "Ada", country: "NOR", points: 812))
+/// let top = try await store.fetch(.find(athletes, Query().where("country", .equal("NOR")).orderBy("points", descending: true).limit(10)))
 /// ```
+///
+/// Typed reads of many values are requests (`try await store.fetch(.find(athletes, query))`,
+/// see ``DocumentRequest``); this type's `find`, `count`, `search` and `near` are
+/// deprecated spellings of that.
 public struct AsyncTypedCollection<T: Codable & Sendable>: Sendable {
     /// The collection the calls read and write.
     public let collection: TypedCollection<T>

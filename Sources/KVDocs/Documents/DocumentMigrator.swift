@@ -147,7 +147,7 @@ public final class MigrationContext {
     }
 
     /// The value of `request`, read as this migration left the documents: the same
-    /// requests as ``DocumentStore/fetch(_:)`` reads. It commits the migration's pending
+    /// requests as `store.fetch(_:)` reads. It commits the migration's pending
     /// batch first, so call it once, not once per document.
     ///
     /// ```swift

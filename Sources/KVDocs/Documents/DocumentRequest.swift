@@ -7,11 +7,11 @@ import Foundation
 ///
 /// | Reader | Call |
 /// |---|---|
-/// | one snapshot | ``DocumentStore/fetch(_:)`` |
+/// | one snapshot | `store.fetch(_:)` |
 /// | a transaction | ``ReadTransaction/fetch(_:)`` |
 /// | async, off the caller's thread | `try await store.fetch(request)` |
 /// | a data migration | ``MigrationContext/fetch(_:)`` |
-/// | kept current | ``DocumentStore/observe(_:)-(DocumentRequest)`` |
+/// | kept current | ``DocumentStore/observe(_:)`` |
 ///
 /// The library's requests are built with static members, so a call reads like the read it
 /// makes; give `as: T.self` (or a ``TypedCollection``) for decoded values:
@@ -29,7 +29,7 @@ import Foundation
 ///
 /// Conform a type of your own to read anything through a transaction: its requirement is
 /// the one read, and observing it tracks the collections that read touched (see
-/// ``DocumentStore/observe(_:)-(DocumentRequest)``). A request names no collections:
+/// ``DocumentStore/observe(_:)``). A request names no collections:
 /// observation records what each run read instead.
 public protocol DocumentRequest<Value>: Sendable {
     /// What fetching the request returns.

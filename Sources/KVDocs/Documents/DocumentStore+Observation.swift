@@ -1,5 +1,6 @@
 // Observation: one entry point for requests (`observe(_:)` with a ``DocumentRequest``),
-// one for any reads (`observe { tx in … }`), both tracking the collections each run read,
+// one for any reads (`observe(tracking:)`, spelled `observe { tx in … }` with a trailing
+// closure, after GRDB's `ValueObservation.tracking`), both tracking the collections each run read,
 // and the explicit-region variant `observe(collections:_:)`. The per-collection
 // `observe`, `observeCount`, `observeSearch` and `observeNear` are deprecated spellings of
 // `store.observe(.find(…))` and its kin.
@@ -16,7 +17,7 @@ extension DocumentStore {
     /// ```
     ///
     /// The collections watched are those the request read (tracked on every run, see
-    /// ``observe(_:)-((ReadTransaction)->Value)``). Two values are compared by the stored
+    /// ``observe(tracking:)``). Two values are compared by the stored
     /// documents or hits they were decoded from, so a decoded `T` need not be `Equatable`;
     /// a request of your own is compared by its value when that is `Equatable`, and
     /// yielded after every relevant write otherwise.
@@ -27,7 +28,8 @@ extension DocumentStore {
 
     /// Observes any reads: `fetch` is run on one snapshot now, then again after each
     /// committed write to a collection its last run read, and its result is yielded when
-    /// it differs from the last one. See ``Observation``.
+    /// it differs from the last one. Written with a trailing closure,
+    /// `store.observe { tx in … }`. See ``Observation``.
     ///
     /// ```swift
     /// struct Summary: Equatable, Sendable { var people: Int; var trips: Int? }
@@ -46,7 +48,7 @@ extension DocumentStore {
     /// ``ReadTransaction/snapshot`` are not seen: name their collections with
     /// ``observe(collections:_:)``.
     /// - Parameter fetch: the reads, through one transaction. Its errors end the sequence.
-    public func observe<Value: Equatable & Sendable>(_ fetch: @escaping @Sendable (ReadTransaction) throws -> Value) -> Observation<Value> {
+    public func observe<Value: Equatable & Sendable>(tracking fetch: @escaping @Sendable (ReadTransaction) throws -> Value) -> Observation<Value> {
         Observation(store: self, region: .tracked) { tx in
             let value = try fetch(tx)
             return (value, value)
@@ -56,7 +58,7 @@ extension DocumentStore {
     /// Observes any reads, woken by writes to the collections named rather than those
     /// read: `fetch` is run on one snapshot now, then again after each committed write to
     /// one of `collections`, and its result is yielded when it differs from the last one.
-    /// Prefer ``observe(_:)-((ReadTransaction)->Value)``, which tracks what `fetch` reads;
+    /// Prefer ``observe(tracking:)``, which tracks what `fetch` reads;
     /// name the collections when `fetch` reads through ``ReadTransaction/snapshot``, or to
     /// wake on every write (`nil`).
     ///

@@ -4,16 +4,19 @@ import Foundation
 /// then new results after each committed write that could change them.
 ///
 /// ```swift
-/// for try await departures in stations.observe(Query().where("station", .equal("PERTH")).limit(10)) {
+/// for try await departures in store.observe(.find("departures", Query().where("station", .equal("PERTH")).limit(10))) {
 ///     show(departures)   // the current results first, then after each relevant write
 /// }
 /// ```
 ///
-/// Make one with ``DocumentCollection/observe(_:)`` (and `observeCount`, `observeSearch`,
-/// `observeNear`), the same on ``TypedCollection``, or
-/// ``DocumentStore/observe(collections:_:)`` for any reads across collections.
+/// Make one with ``DocumentStore/observe(_:)`` for any request (see
+/// ``DocumentRequest``), ``DocumentStore/observe(tracking:)`` for any
+/// reads across collections, or ``DocumentStore/observe(collections:_:)`` to name the
+/// collections whose writes wake it.
 ///
 /// **Invariants.**
+/// - The observed collections are those the last value's reads touched (tracked anew for
+///   every value), or those named with `observe(collections:_:)`.
 /// - The first value is the results when iteration starts. After it, a value is computed
 ///   only when a write to one of the observed collections has been committed (through any
 ///   ``DocumentStore`` open on the same database and root), or the schema changed, or a
