@@ -211,7 +211,7 @@ import KVDocsTestSupport
         try Self.populate(store)
         let (people, trips, notes) = (try store.collection("people"), try store.collection("trips"), try store.collection("notes"))
         let runs = Locked(0)
-        var iterator = store.observe(Self.trackedFetch(runs: runs)).makeAsyncIterator()
+        var iterator = store.observe(tracking: Self.trackedFetch(runs: runs)).makeAsyncIterator()
         let registration = iterator.cursor.registration
 
         #expect(try await iterator.next() == [1, 4, -1])

@@ -17,12 +17,14 @@ import Foundation
 /// makes; give `as: T.self` (or a ``TypedCollection``) for decoded values:
 ///
 /// ```swift
-/// let adults: some DocumentRequest<[Person]> = .find("people", Query().where("age", .greaterOrEqual(18)), as: Person.self)
-/// let now = try store.fetch(adults)
-/// let alsoNow = try store.read { tx in try tx.fetch(adults) }
-/// let stillNow = try await store.fetch(adults)
+/// let adults: FindRequest<Person> = .find("people", Query().where("age", .greaterOrEqual(18)), as: Person.self)
+/// let now = try await store.fetch(adults)                    // [Person]
+/// let (same, trips) = try await store.read { tx in (try tx.fetch(adults), try tx.fetch(.count("trips"))) }
 /// for try await people in store.observe(adults) { print(people.count) }
 /// ```
+///
+/// In synchronous code, `try store.fetch(adults)` and `try store.read { tx in try
+/// tx.fetch(adults) }` read on the calling thread.
 ///
 /// ``FindRequest`` finds documents, ``CountRequest`` counts them, ``SearchRequest`` runs a
 /// full-text search and ``NearRequest`` a geo query.

@@ -36,7 +36,7 @@ extension DocumentStore {
     /// let summary = store.observe { tx in
     ///     let people = try tx.count("people")
     ///     // "trips" is watched only while a run reads it.
-    ///     return Summary(people: people, trips: people > 0 ? try tx.count("trips") : nil)
+    ///     return Summary(people: people, trips: try people > 0 ? tx.count("trips") : nil)
     /// }
     /// ```
     ///
