@@ -21,9 +21,9 @@ public final class ReadTransaction {
     let reader: any KeyValueReader
     /// The snapshot reader this transaction made (and releases), or `nil` for one given.
     private let owned: (any SnapshotReader)?
-    /// The collections this transaction's reads touched (as UTF-8, so names that differ
-    /// only in Unicode normalisation stay distinct): what an observation tracks.
-    private(set) var collectionsRead: Set<[UInt8]> = []
+    /// The collections this transaction's reads touched, in the order first read (told
+    /// apart by their UTF-8 bytes, as the hub tells writes apart).
+    private var namesRead: [String] = []
 
     /// Reads through `snapshot`, or through a new snapshot reader of the store's storage.
     init(store: DocumentStore, snapshot: Snapshot? = nil) throws {
@@ -55,9 +55,17 @@ public final class ReadTransaction {
 
     /// Records that a read of `collection` is made (before it can fail: a read that fails
     /// while an index is being built still names what it waits for).
+    /// REQUIRES: cheap, as every `get` calls it: a transaction reads few collections, so a
+    /// scan of those read (the last first) allocates nothing once a collection is known.
     func recordRead(_ collection: String) {
-        collectionsRead.insert(Array(collection.utf8))
+        if let last = namesRead.last, last.utf8.elementsEqual(collection.utf8) { return }
+        guard !namesRead.contains(where: { $0.utf8.elementsEqual(collection.utf8) }) else { return }
+        namesRead.append(collection)
     }
+
+    /// The collections this transaction's reads touched (as UTF-8, so names that differ
+    /// only in Unicode normalisation stay distinct): what an observation tracks.
+    var collectionsRead: Set<[UInt8]> { Set(namesRead.map { Array($0.utf8) }) }
 
     /// The planner for this transaction's snapshot.
     var planner: QueryPlanner { QueryPlanner(catalog: catalog, layout: store.layout) }
