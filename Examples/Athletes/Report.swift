@@ -32,17 +32,17 @@ func readReport(of store: DocumentStore) throws -> Report {
         // Served by the compound index (country, points): ten index entries read.
         let top = Query().where("country", .equal(.string(ReportQueries.topCountry)))
             .orderBy("points", descending: true).limit(10)
-        report.top = try tx.find("athletes", top, as: Athlete.self)
+        report.top = try tx.fetch(.find("athletes", top, as: Athlete.self))
         for country in ReportQueries.countedCountries {
             report.counts.append((country, try tx.count("athletes", Query().where("country", .equal(.string(country))))))
         }
         // The unique index by_licence: one entry.
-        report.byLicence = try tx.find("athletes", Query().where("licence", .equal(.string(ReportQueries.licence))).limit(1),
-                                       as: Athlete.self).first
+        report.byLicence = try tx.fetch(.find("athletes", Query().where("licence", .equal(.string(ReportQueries.licence))).limit(1),
+                                              as: Athlete.self)).first
         // Dates compare as the Unix seconds the store wrote.
         let born = Query().where("born", .greater(.int(Int64(ReportQueries.bornAfter))))
         report.bornAfter = try tx.count("athletes", born)
-        report.youngest = try tx.find("athletes", born.orderBy("born", descending: true).limit(3), as: Athlete.self)
+        report.youngest = try tx.fetch(.find("athletes", born.orderBy("born", descending: true).limit(3), as: Athlete.self))
         // Typed ids: a String for a group, the Ints of its members.
         report.group = try tx.get("groups", id: ReportQueries.group, as: Group.self)
         for member in report.group?.members ?? [] {

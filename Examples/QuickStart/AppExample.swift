@@ -2,7 +2,8 @@ import Foundation
 import KVDocs
 
 /// The README's app example: a data migration run when the store opens, async reads and
-/// writes, and an observed query that keeps a departure board current.
+/// writes, requests fetched by several readers, and an observed query that keeps a
+/// departure board current.
 func appExample(_ path: String) async throws {
     let schema = try Schema(json: Data(#"""
         {"collections": {"departures": {"primaryKey": "id",
@@ -34,9 +35,18 @@ func appExample(_ path: String) async throws {
     }
     print("departures:", count, "first:", first.first?["id"] ?? .null)
 
+    // Requests: a read as a value, fetched by any reader (a transaction, the store, async,
+    // a migration, an observation), typed with `as:`.
+    struct Departure: Codable, Sendable { var id: String; var station: String; var time: Int; var platform: Int }
+    let next: FindRequest<Departure> = .find("departures", Query().where("station", .equal("PERTH")).orderBy("time").limit(3),
+                                             as: Departure.self)
+    let rows = try await store.fetch(next)                                  // [Departure], off the caller's thread
+    let (same, total) = try await store.read { tx in (try tx.fetch(next), try tx.fetch(.count("departures"))) }
+    print("next:", rows.map(\.id), same.count == rows.count, total)
+
     // An observed query: the results now, then new results after each write that changes them.
     let perth = Query().where("station", .equal("PERTH")).orderBy("time").limit(3)
-    var board = departures.observe(perth).makeAsyncIterator()
+    var board = store.observe(.find(departures, perth)).makeAsyncIterator()
     print("board:", try await board.next()?.compactMap { $0["id"] } ?? [])   // ["P-1000"]
     try await departures.async.upsert(["id": "P-0900", "station": "PERTH", "time": 900, "platform": 2])
     print("board:", try await board.next()?.compactMap { $0["id"] } ?? [])   // ["P-0900", "P-1000"]

@@ -15,12 +15,12 @@ func board(_ store: DocumentStore, here: GeoPoint, radius: Double, after: Date) 
     // A Date operand as the store writes dates (Unix seconds by default).
     let from = try JSONValue(encoding: after, dates: store.dateStrategy)
     return try store.read { tx in
-        guard let nearest = try tx.near("stations", here, within: radius, query: Query().limit(1), as: Station.self).first else {
+        guard let nearest = try tx.fetch(.near("stations", here, within: radius, query: Query().limit(1), as: Station.self)).first else {
             return Board()
         }
         let next = Query().where("station", .equal(.string(nearest.value.id))).where("time", .greaterOrEqual(from))
             .orderBy("time").limit(5)
-        return Board(station: nearest, departures: try tx.find("departures", next, as: Departure.self))
+        return Board(station: nearest, departures: try tx.fetch(.find("departures", next, as: Departure.self)))
     }
 }
 

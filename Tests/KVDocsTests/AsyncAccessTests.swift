@@ -51,7 +51,7 @@ import KVDocsTestSupport
         #expect(try typed.get(id: 2)?.age == 40)
         #expect(try people.find(Query().where("age", .greaterOrEqual(35))).count == 1)
         try await people.async.delete(id: 1)
-        #expect(try await typed.async.count() == 1)
+        #expect(try await store.fetch(.count(typed)) == 1)
         // The store's read keeps its GRDB-style async overload.
         let onExecutor = try await store.read { _ in StoreExecutor.isCurrent }
         #expect(onExecutor)
@@ -73,11 +73,12 @@ import KVDocsTestSupport
         #expect(try await people.async.get(id: 1)?["age"] == 32)
         #expect(try await typed.async.get(id: 2) == Person(id: 2, age: 20, bio: "ocean river"))
         let young = Query().where("age", .less(50)).orderBy("age")
-        #expect(try await people.async.find(young).map { $0["id"] } == [2, 1])
-        #expect(try await typed.async.find(young).map(\.id) == [2, 1])
-        #expect(try await people.async.count(young) == 2)
-        #expect(try await typed.async.count() == 3)
-        let hits = try await people.async.search("river")
+        let found = try await store.fetch(.find(people, young))
+        #expect(found.map { $0["id"] } == [2, 1])
+        #expect(try await store.fetch(.find(typed, young)).map(\.id) == [2, 1])
+        #expect(try await store.fetch(.count(people, young)) == 2)
+        #expect(try await store.fetch(.count(typed)) == 3)
+        let hits = try await store.fetch(.search(people, "river"))
         #expect(try await hits == store.read { try $0.search("people", "river") })
         #expect(try await people.async.delete(id: 3))
         #expect(try await typed.async.delete(id: 3) == false)
@@ -124,7 +125,7 @@ import KVDocsTestSupport
             return try await people.async.insert(["id": 1, "age": 1, "bio": ""])
         }
         await #expect(throws: CancellationError.self) { try await task.value }
-        #expect(try await people.async.count() == 0)
+        #expect(try await store.fetch(.count(people)) == 0)
         #expect(try store.lastSequence == 0)
     }
 

@@ -139,7 +139,7 @@ import KVDocsTestSupport
             }
             for i in n..<(n + 100) { try migration.insert("people", Self.person(i)) }
             try migration.delete("groups", id: "g")
-            #expect(try migration.count("people") == n + 100 - n / 10)
+            #expect(try migration.fetch(.count("people")) == n + 100 - n / 10)
             if throwsCustomError { throw Refused() }
             // A unique violation: the email of a document the migration kept.
             try migration.upsert("people", ["id": 100_000, "email": "p3@x.org"])
@@ -249,10 +249,10 @@ import KVDocsTestSupport
         try migrator.register("groups") { migration in
             try migration.insert("groups", ["id": "all", "size": 0])
             #expect(try migration.get("groups", id: "all")?["size"] == 0)
-            let size = try migration.count("people")
+            let size = try migration.fetch(.count("people"))
             try migration.update("groups", ["id": "all", "size": .int(Int64(size))])
             #expect(try migration.get("groups", id: "all")?["size"] == 5)
-            #expect(try migration.find("groups").count == 1)
+            #expect(try migration.fetch(.find("groups")).count == 1)
         }
         let store = try DocumentStore(database: db, migrator: migrator)
         #expect(try store.collection("groups").get(id: "all")?["size"] == 5)

@@ -58,7 +58,7 @@ import KVDocsTestSupport
         try await people.async.insert(Self.person(1, age: 40))
         let adults = Query().where("age", .greaterOrEqual(18)).orderBy("age")
         let collector = Collector<[JSONValue]>()
-        let task = collector.start(people.observe(adults))
+        let task = collector.start(store.observe(.find(people, adults)))
         try await Self.eventually("the first value") { collector.count == 1 }
         #expect(collector.last == [Self.person(1, age: 40)])
         let registration = try #require(store.hub.registrations.first)
@@ -84,7 +84,7 @@ import KVDocsTestSupport
         let (db, store) = try Self.open(dir)
         defer { db.close() }
         let collector = Collector<Int>()
-        let task = collector.start(try store.collection("people").observeCount())
+        let task = collector.start(store.observe(.count(try store.collection("people"))))
         try await Self.eventually("the first value") { collector.count == 1 }
         let registration = try #require(store.hub.registrations.first)
         let trips = try store.collection("trips")
@@ -109,7 +109,7 @@ import KVDocsTestSupport
         let (db, store) = try Self.open(dir)
         defer { db.close() }
         let people = try store.collection("people")
-        var iterator = people.observeCount().makeAsyncIterator()
+        var iterator = store.observe(.count(people)).makeAsyncIterator()
         #expect(try await iterator.next() == 0)
         for i in 0..<200 { try await people.async.insert(Self.person(i, age: i % 90)) }
         #expect(try await iterator.next() == 200)
@@ -129,12 +129,12 @@ import KVDocsTestSupport
         defer { db.close() }
         let people = try store.collection("people")
         let typed = try store.collection("people", of: Person.self)
-        var count = people.observeCount(Query().where("age", .less(30))).makeAsyncIterator()
-        var search = people.observeSearch("river").makeAsyncIterator()
-        var near = people.observeNear(try GeoPoint(latitude: 0, longitude: 0), within: 1000).makeAsyncIterator()
-        var found = typed.observe(Query().orderBy("age")).makeAsyncIterator()
-        var typedNear = typed.observeNear(try GeoPoint(latitude: 0, longitude: 0), within: 1000).makeAsyncIterator()
-        var typedSearch = typed.observeSearch("river").makeAsyncIterator()
+        var count = store.observe(.count(people, Query().where("age", .less(30)))).makeAsyncIterator()
+        var search = store.observe(.search(people, "river")).makeAsyncIterator()
+        var near = store.observe(.near(people, try GeoPoint(latitude: 0, longitude: 0), within: 1000)).makeAsyncIterator()
+        var found = store.observe(.find(typed, Query().orderBy("age"))).makeAsyncIterator()
+        var typedNear = store.observe(.near(typed, try GeoPoint(latitude: 0, longitude: 0), within: 1000)).makeAsyncIterator()
+        var typedSearch = store.observe(.search(typed, "river")).makeAsyncIterator()
         #expect(try await count.next() == 0)
         #expect(try await search.next()?.isEmpty == true)
         #expect(try await near.next()?.isEmpty == true)
@@ -147,7 +147,7 @@ import KVDocsTestSupport
         #expect(try await count.next() == 1)
         let hits = try #require(try await search.next())
         #expect(hits.map(\.id) == [1])
-        #expect(try await people.async.search("river").map(\.score) == hits.map(\.score))
+        #expect(try await store.fetch(.search(people, "river")).map(\.score) == hits.map(\.score))
         let nearHits = try #require(try await near.next())
         #expect(nearHits.map(\.id) == [1])
         #expect(abs(nearHits[0].distance - 111.19) < 0.1)
@@ -169,7 +169,7 @@ import KVDocsTestSupport
         let (db, store) = try Self.open(dir)
         defer { db.close() }
         let people = try store.collection("people")
-        for try await value in people.observeCount() {
+        for try await value in store.observe(.count(people)) {
             #expect(value == 0)
             #expect(store.hub.observerCount == 1)
             break
@@ -178,7 +178,7 @@ import KVDocsTestSupport
 
         // A task waiting for a change, cancelled: its loop ends without an error.
         let collector = Collector<Int>()
-        let task = collector.start(people.observeCount())
+        let task = collector.start(store.observe(.count(people)))
         try await Self.eventually("the first value") { collector.count == 1 }
         #expect(store.hub.observerCount == 1)
         task.cancel()
@@ -195,7 +195,7 @@ import KVDocsTestSupport
         let (db, store) = try Self.open(dir)
         defer { db.close() }
         let collector = Collector<Int>()
-        let task = collector.start(try store.collection("trips").observeCount())
+        let task = collector.start(store.observe(.count(try store.collection("trips"))))
         try await Self.eventually("the first value") { collector.count == 1 }
         try store.apply(try Schema(json: Data(#"{"collections": {"people": {"primaryKey": "id"}}}"#.utf8)))
         await task.value
@@ -293,7 +293,7 @@ import KVDocsTestSupport
         let dir = TemporaryDirectory()
         let (db, store) = try Self.open(dir)
         let collector = Collector<Int>()
-        let task = collector.start(try store.collection("people").observeCount())
+        let task = collector.start(store.observe(.count(try store.collection("people"))))
         try await Self.eventually("the first value") { collector.count == 1 }
         let stream = store.changeStream()
         let streamed = Task { var n = 0; for await _ in stream { n += 1 }; return n }
@@ -307,7 +307,7 @@ import KVDocsTestSupport
         // After the close: a stream ends at once, an observation fails at once.
         for await _ in store.changeStream() { Issue.record("a change after the close") }
         await #expect(throws: KVDocsError.self) {
-            for try await _ in try store.collection("people").observeCount() {}
+            for try await _ in store.observe(.count(try store.collection("people"))) {}
         }
     }
 
@@ -318,7 +318,7 @@ import KVDocsTestSupport
         let (db, store) = try Self.open(dir)
         defer { db.close() }
         let collector = Collector<Int>()
-        let task = collector.start(try store.collection("people").observeCount())
+        let task = collector.start(store.observe(.count(try store.collection("people"))))
         try await Self.eventually("the first value") { collector.count == 1 }
         let registration = try #require(store.hub.registrations.first)
         let generation = try store.records.generation(in: db)
@@ -355,7 +355,7 @@ import KVDocsTestSupport
         store.records.putState(state, of: identity, generation: try store.nextGeneration(), in: batch)
         try db.write(batch)
         let collector = Collector<[SearchHit]>()
-        let task = collector.start(people.observeSearch("river"))
+        let task = collector.start(store.observe(.search(people, "river")))
         try await Self.eventually("the first evaluation") { store.hub.registrations.first?.counts.evaluations == 1 }
         #expect(collector.count == 0)
         #expect(store.hub.observerCount == 1)
@@ -372,7 +372,7 @@ import KVDocsTestSupport
         let (db, store) = try Self.open(dir)
         defer { db.close() }
         let other = try DocumentStore(database: db)
-        var count = try store.collection("people").observeCount().makeAsyncIterator()
+        var count = store.observe(.count(try store.collection("people"))).makeAsyncIterator()
         #expect(try await count.next() == 0)
         var changes = store.changeStream().makeAsyncIterator()
         try await other.collection("people").async.insert(Self.person(7, age: 3))

@@ -142,10 +142,10 @@ private let bo = Athlete(id: 2, name: "Bo Berg", club: "Oslo IL", born: Date(tim
                 try athletes.insert(Athlete(id: 3, name: "Cy", club: "Oslo IL", born: .now))
                 var visited: [Int] = []
                 try tx.forEach("athletes", Query().orderBy("id"), as: Athlete.self) { visited.append($0.id) }
-                return (try tx.find("athletes", Query().where("club", .equal("Oslo IL")), as: Athlete.self),
+                return (try tx.fetch(.find("athletes", Query().where("club", .equal("Oslo IL")), as: Athlete.self)),
                         try tx.count("athletes", Query().where("club", .equal("Oslo IL"))),
-                        try tx.near("stations", here, within: 20_000, as: Station.self),
-                        try tx.search("athletes", "lovelace", as: Athlete.self),
+                        try tx.fetch(.near("stations", here, within: 20_000, as: Station.self)),
+                        try tx.fetch(.search("athletes", "lovelace", as: Athlete.self)),
                         visited)
             }
             #expect(found == [bo])
@@ -175,7 +175,7 @@ private let bo = Athlete(id: 2, name: "Bo Berg", club: "Oslo IL", born: Date(tim
         try withTemporaryDatabase { db, _ throws in
             let store = try DocumentStore(database: db, schema: try typedSchema())
             try store.collection("athletes").insert(["id": 9, "name": "No club"])
-            let error = expectError(.decoding) { try store.read { try $0.find("athletes", as: Athlete.self) } }
+            let error = expectError(.decoding) { try store.read { try $0.fetch(.find("athletes", as: Athlete.self)) } }
             #expect(error?.message == #"stored document does not decode as Athlete: at the top level: no member "club""#)
         }
     }

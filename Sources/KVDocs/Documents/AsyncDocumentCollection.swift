@@ -1,13 +1,19 @@
 /// The async calls of a ``DocumentCollection``, spelled `collection.async.…`: the same
-/// reads and writes, run on the store's executor so that the awaiting
+/// writes and lookups by id, run on the store's executor so that the awaiting
 /// thread never blocks on LevelDB. Reads run concurrently; a store's writes run in the
 /// order they were submitted. A task cancelled before its call starts gets
 /// `CancellationError` and nothing is read or written; a call that has started completes.
 ///
 /// ```swift
-/// let adults = try await people.async.find(Query().where("age", .greaterOrEqual(18)))
 /// try await people.async.upsert(["id": "p1", "age": 36])
+/// let ada = try await people.async.get(id: "p1")
+/// let adults = try await people.store.fetch(.find(people, Query().where("age", .greaterOrEqual(18))))
 /// ```
+///
+/// Queries, counts, searches and geo queries are requests, read asynchronously through
+/// the store's one async entry point, `try await store.fetch(request)` (see
+/// ``DocumentRequest``); this type's `find`, `count`, `search` and `near` are deprecated
+/// spellings of it.
 public struct AsyncDocumentCollection: Sendable {
     /// The collection the calls read and write.
     public let collection: DocumentCollection
@@ -54,26 +60,28 @@ public struct AsyncDocumentCollection: Sendable {
         try await get(id: try collection.store.idJSON(id))
     }
 
-    /// The documents matching `query`; see ``DocumentCollection/find(_:)``.
+    /// The documents matching `query`.
+    @available(*, deprecated, message: "use try await store.fetch(.find(collection, query))")
     public func find(_ query: Query = Query()) async throws -> [JSONValue] {
-        try await collection.store.executor.read { [collection] in try collection.find(query) }
+        try await collection.store.fetch(.find(collection, query))
     }
 
-    /// The number of documents matching `query`; see ``DocumentCollection/count(_:)``.
+    /// The number of documents matching `query`.
+    @available(*, deprecated, message: "use try await store.fetch(.count(collection, query))")
     public func count(_ query: Query = Query()) async throws -> Int {
-        try await collection.store.executor.read { [collection] in try collection.count(query) }
+        try await collection.store.fetch(.count(collection, query))
     }
 
-    /// The hits of a text query; see ``DocumentCollection/search(_:options:)``.
+    /// The hits of a text query.
+    @available(*, deprecated, message: "use try await store.fetch(.search(collection, text, options: options))")
     public func search(_ query: String, options: SearchOptions = SearchOptions()) async throws -> [SearchHit] {
-        try await collection.store.executor.read { [collection] in try collection.search(query, options: options) }
+        try await collection.store.fetch(.search(collection, query, options: options))
     }
 
-    /// The documents around `center`; see ``DocumentCollection/near(_:within:query:index:includeDocuments:)``.
+    /// The documents around `center`.
+    @available(*, deprecated, message: "use try await store.fetch(.near(collection, center, within:, query:, index:, includeDocuments:))")
     public func near(_ center: GeoPoint, within: Double? = nil, query: Query = Query(), index: String? = nil,
                      includeDocuments: Bool = true) async throws -> [NearHit] {
-        try await collection.store.executor.read { [collection] in
-            try collection.near(center, within: within, query: query, index: index, includeDocuments: includeDocuments)
-        }
+        try await collection.store.fetch(.near(collection, center, within: within, query: query, index: index, includeDocuments: includeDocuments))
     }
 }

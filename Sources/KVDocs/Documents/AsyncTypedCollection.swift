@@ -1,9 +1,14 @@
 /// The async calls of a ``TypedCollection``, spelled `collection.async.…`: the same typed
-/// reads and writes, run on the store's executor (see ``AsyncDocumentCollection``).
+/// writes and lookups by id, run on the store's executor (see ``AsyncDocumentCollection``).
 ///
 /// ```swift
-/// let top = try await athletes.async.find(Query().where("country", .equal("NOR")).orderBy("points", descending: true).limit(10))
+/// try await athletes.async.upsert(Athlete(id: 7, name: "Ada", country: "NOR", points: 812))
+/// let top = try await store.fetch(.find(athletes, Query().where("country", .equal("NOR")).orderBy("points", descending: true).limit(10)))
 /// ```
+///
+/// Typed reads of many values are requests (`try await store.fetch(.find(athletes, query))`,
+/// see ``DocumentRequest``); this type's `find`, `count`, `search` and `near` are
+/// deprecated spellings of that.
 public struct AsyncTypedCollection<T: Codable & Sendable>: Sendable {
     /// The collection the calls read and write.
     public let collection: TypedCollection<T>
@@ -50,23 +55,27 @@ public struct AsyncTypedCollection<T: Codable & Sendable>: Sendable {
         try await collection.base.async.get(id: try collection.base.store.idJSON(id)).map { try collection.value($0) }
     }
 
-    /// The values matching `query`; see ``TypedCollection/find(_:)``.
+    /// The values matching `query`.
+    @available(*, deprecated, message: "use try await store.fetch(.find(collection, query))")
     public func find(_ query: Query = Query()) async throws -> [T] {
-        try await collection.base.async.find(query).map { try collection.value($0) }
+        try await collection.base.store.fetch(.find(collection, query))
     }
 
-    /// The number of values matching `query`; see ``TypedCollection/count(_:)``.
+    /// The number of values matching `query`.
+    @available(*, deprecated, message: "use try await store.fetch(.count(collection, query))")
     public func count(_ query: Query = Query()) async throws -> Int {
-        try await collection.base.async.count(query)
+        try await collection.base.store.fetch(.count(collection, query))
     }
 
-    /// The hits of a text query, decoded; see ``TypedCollection/search(_:options:)-95y1v``.
+    /// The hits of a text query, decoded.
+    @available(*, deprecated, message: "use try await store.fetch(.search(collection, text, options: options))")
     public func search(_ query: String, options: SearchOptions = SearchOptions()) async throws -> [TypedSearchHit<T>] {
-        try await collection.base.store.executor.read { [collection] in try collection.search(query, options: options) }
+        try await collection.base.store.fetch(.search(collection, query, options: options))
     }
 
-    /// The values around `center`, decoded; see ``TypedCollection/near(_:within:query:index:)-91jny``.
+    /// The values around `center`, decoded.
+    @available(*, deprecated, message: "use try await store.fetch(.near(collection, center, within:, query:, index:))")
     public func near(_ center: GeoPoint, within: Double? = nil, query: Query = Query(), index: String? = nil) async throws -> [TypedNearHit<T>] {
-        try await collection.base.store.executor.read { [collection] in try collection.near(center, within: within, query: query, index: index) }
+        try await collection.base.store.fetch(.near(collection, center, within: within, query: query, index: index))
     }
 }

@@ -66,7 +66,7 @@ final class ChangeHub: DatabaseCloseListener {
     func wake(_ collections: Set<[UInt8]>) {
         guard !collections.isEmpty else { return }
         let observers = state.withLock { $0.observers.values.map { $0 } }
-        for observer in observers where observer.isInterested(in: collections) { observer.notify() }
+        for observer in observers { observer.written(collections) }
     }
 
     /// Ends every change stream and wakes every observer, whose next read then fails with
@@ -89,30 +89,85 @@ final class ChangeHub: DatabaseCloseListener {
     }
 }
 
+/// The collections whose writes wake an observation.
+enum ObservedRegion: Sendable {
+    /// Every write.
+    case everyWrite
+    /// The collections named (as UTF-8 bytes, so names that differ only in Unicode
+    /// normalisation stay distinct).
+    case collections(Set<[UInt8]>)
+    /// The collections the last evaluation read (``ReadTransaction/collectionsRead``),
+    /// tracked anew on every evaluation.
+    case tracked
+}
+
 /// One observation's registration with the hub: whether a write it cares about was
 /// committed since it last read, and the task waiting for one.
 final class ObservationRegistration: Sendable {
-    /// The collections whose writes matter (as UTF-8 bytes, so names that differ only in
-    /// Unicode normalisation stay distinct), or `nil` for every write.
-    let collections: Set<[UInt8]>?
+    /// Whether the collections that matter are those the last evaluation read.
+    let tracking: Bool
 
     private struct State {
+        /// The collections whose writes matter (UTF-8), or `nil` for every write.
+        var collections: Set<[UInt8]>?
         var changed = false
         var cancelled = false
         var waiter: CheckedContinuation<Void, Never>?
+        /// While a tracking evaluation runs: every collection written since it started,
+        /// checked against what it turns out to have read when it ends.
+        var evaluating = false
+        var writtenDuringEvaluation: Set<[UInt8]> = []
         /// Writes that woke this observation, and values it computed (for tests).
         var wakes = 0
         var evaluations = 0
     }
-    private let state = Locked(State())
+    private let state: Locked<State>
 
-    init(collections: Set<[UInt8]>?) {
-        self.collections = collections
+    init(region: ObservedRegion) {
+        switch region {
+        case .everyWrite:
+            tracking = false
+            state = Locked(State(collections: nil))
+        case .collections(let names):
+            tracking = false
+            state = Locked(State(collections: names))
+        case .tracked:
+            // Nothing read yet: the first evaluation runs without waiting for a write.
+            tracking = true
+            state = Locked(State(collections: []))
+        }
     }
 
-    func isInterested(in written: Set<[UInt8]>) -> Bool {
-        guard let collections else { return true }
-        return !collections.isDisjoint(with: written)
+    /// The collections whose writes wake this observation now (`nil`: every write).
+    var collections: Set<[UInt8]>? { state.withLock { $0.collections } }
+
+    /// A commit wrote `written`: records a relevant one, and resumes the waiting task.
+    func written(_ written: Set<[UInt8]>) {
+        let waiter = state.withLock { s -> CheckedContinuation<Void, Never>? in
+            if s.evaluating { s.writtenDuringEvaluation.formUnion(written) }
+            guard s.collections.map({ !$0.isDisjoint(with: written) }) ?? true else { return nil }
+            s.changed = true
+            s.wakes += 1
+            defer { s.waiter = nil }
+            return s.waiter
+        }
+        waiter?.resume()
+    }
+
+    /// Ends a tracking evaluation that read `read`: its writes matter from now on. A commit
+    /// to one of them after the evaluation's snapshot was taken (while it ran, when the
+    /// collections it would read were not known yet) counts as a relevant commit, so it is
+    /// not missed.
+    func track(_ read: Set<[UInt8]>) {
+        state.withLock { s in
+            s.collections = read
+            if s.evaluating && !s.changed && !s.writtenDuringEvaluation.isDisjoint(with: read) {
+                s.changed = true
+                s.wakes += 1
+            }
+            s.evaluating = false
+            s.writtenDuringEvaluation = []
+        }
     }
 
     /// Records a relevant commit, and resumes the waiting task.
@@ -139,7 +194,14 @@ final class ObservationRegistration: Sendable {
     /// Forgets the commits seen so far: called just before a new snapshot is taken, so a
     /// commit after this point is either in that snapshot or wakes the next wait.
     func startEvaluation() {
-        state.withLock { $0.changed = false; $0.evaluations += 1 }
+        state.withLock { s in
+            s.changed = false
+            s.evaluations += 1
+            if tracking {
+                s.evaluating = true
+                s.writtenDuringEvaluation = []
+            }
+        }
     }
 
     /// Returns when a relevant commit happened since ``startEvaluation()`` (at once if one

@@ -72,14 +72,16 @@ public struct DocumentCollection: Sendable {
         try get(id: try store.idJSON(id))
     }
 
-    /// The documents matching `query`.
+    /// The documents matching `query`, from one snapshot: `store.fetch(.find(collection,
+    /// query))` (see ``FindRequest``).
     public func find(_ query: Query = Query()) throws -> [JSONValue] {
-        try store.read { try $0.find(name, query) }
+        try store.fetch(.find(self, query))
     }
 
-    /// The number of documents matching `query`'s conditions.
+    /// The number of documents matching `query`'s conditions, from one snapshot:
+    /// `store.fetch(.count(collection, query))` (see ``CountRequest``).
     public func count(_ query: Query = Query()) throws -> Int {
-        try store.read { try $0.count(name, query) }
+        try store.fetch(.count(self, query))
     }
 
     /// How ``find(_:)-1iyg`` would answer `query`.
@@ -141,11 +143,13 @@ public struct TypedCollection<T: Codable>: Sendable {
     }
     /// The document with primary key `id`, given as JSON (`.int(7)`), decoded as `T`, or `nil`.
     public func get(id: JSONValue) throws -> T? { try base.store.read { [name = base.name] in try $0.getDecoded(name, id: id, as: T.self) } }
-    /// The documents matching `query`, decoded as `T`, as ``DocumentCollection/find(_:)-1iyg`` returns them.
+    /// The documents matching `query`, decoded as `T`, from one snapshot:
+    /// `store.fetch(.find(collection, query))` (see ``FindRequest``).
     /// - Throws: `.decoding` when a stored document does not decode as `T`.
-    public func find(_ query: Query = Query()) throws -> [T] { try base.store.read { [name = base.name] in try $0.find(name, query, as: T.self) } }
-    /// The number of documents matching `query`'s conditions (its limit and offset ignored).
-    public func count(_ query: Query = Query()) throws -> Int { try base.count(query) }
+    public func find(_ query: Query = Query()) throws -> [T] { try base.store.fetch(.find(self, query)) }
+    /// The number of documents matching `query`'s conditions (its limit and offset ignored):
+    /// `store.fetch(.count(collection, query))` (see ``CountRequest``).
+    public func count(_ query: Query = Query()) throws -> Int { try base.store.fetch(.count(self, query)) }
 
     /// `value`'s JSON, dates as the store writes them.
     func json(_ value: T) throws -> JSONValue { try base.store.json(encoding: value) }

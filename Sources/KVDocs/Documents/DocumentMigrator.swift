@@ -145,18 +145,36 @@ public final class MigrationContext {
         return try context.current(store.layout.document(collection, element), collection, element)
     }
 
-    /// The documents matching `query`, as this migration left them. It commits the
-    /// migration's pending batch first, so call it once, not once per document.
-    public func find(_ collection: String, _ query: Query = Query()) throws -> [JSONValue] {
+    /// The value of `request`, read as this migration left the documents: the same
+    /// requests as `store.fetch(_:)` reads. It commits the migration's pending
+    /// batch first, so call it once, not once per document.
+    ///
+    /// ```swift
+    /// try migrator.register("tag minors") { migration in
+    ///     for person in try migration.fetch(.find("people", Query().where("age", .less(18)))) {
+    ///         guard case .object(var fields) = person else { continue }
+    ///         fields["minor"] = true
+    ///         try migration.update("people", .object(fields))
+    ///     }
+    /// }
+    /// ```
+    /// - Throws: what the request's read throws (see ``DocumentRequest/fetch(from:)``), or
+    ///   what committing the pending batch throws.
+    public func fetch<Request: DocumentRequest>(_ request: Request) throws -> Request.Value {
         try flush()
-        return try store.read { try $0.find(collection, query) }
+        return try store.read { try $0.fetch(request) }
     }
 
-    /// The number of documents matching `query`, as this migration left them. It commits
-    /// the migration's pending batch first, like ``find(_:_:)``.
+    /// The documents matching `query`, as this migration left them.
+    @available(*, deprecated, message: "use fetch(.find(collection, query))")
+    public func find(_ collection: String, _ query: Query = Query()) throws -> [JSONValue] {
+        try fetch(.find(collection, query))
+    }
+
+    /// The number of documents matching `query`, as this migration left them.
+    @available(*, deprecated, message: "use fetch(.count(collection, query))")
     public func count(_ collection: String, _ query: Query = Query()) throws -> Int {
-        try flush()
-        return try store.read { try $0.count(collection, query) }
+        try fetch(.count(collection, query))
     }
 
     /// Calls `body` with every document of `collection` as they are when `forEach` starts,

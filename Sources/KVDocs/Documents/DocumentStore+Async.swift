@@ -2,9 +2,10 @@
 // executor (``StoreExecutor``) so that the awaiting thread never blocks on LevelDB. Reads
 // run concurrently; a store's writes run in the order they were submitted.
 //
-// Naming: the store's `read`, `write` and `changes` have async overloads, as GRDB's
-// `read`/`write` do (in an async function, `try await store.read { … }`). A collection's
-// async calls are spelled `collection.async.find(…)` (``AsyncDocumentCollection``,
+// Naming: the store's `read`, `write`, `fetch` and `changes` have async overloads, as GRDB's
+// `read`/`write` do (in an async function, `try await store.read { … }`,
+// `try await store.fetch(request)`). A collection's async writes and lookups are spelled
+// `collection.async.upsert(…)` (``AsyncDocumentCollection``,
 // ``AsyncTypedCollection``), so a collection call written without `await` is the
 // synchronous one wherever it is written, and `try await people.async.upsert(…)` at top
 // level is the async one: no overload shadows another.
@@ -41,13 +42,13 @@ extension DocumentStore {
 }
 
 extension DocumentCollection {
-    /// This collection's async calls, run on the store's executor:
-    /// `try await people.async.find(query)`.
+    /// This collection's async writes and lookups, run on the store's executor:
+    /// `try await people.async.upsert(document)`.
     public var async: AsyncDocumentCollection { AsyncDocumentCollection(collection: self) }
 }
 
 extension TypedCollection where T: Sendable {
-    /// This collection's async calls, run on the store's executor:
-    /// `try await athletes.async.find(query)`.
+    /// This collection's async writes and lookups, run on the store's executor:
+    /// `try await athletes.async.upsert(athlete)`.
     public var async: AsyncTypedCollection<T> { AsyncTypedCollection(collection: self) }
 }

@@ -1,7 +1,66 @@
+// Observation: one entry point for requests (`observe(_:)` with a ``DocumentRequest``),
+// one for any reads (`observe(tracking:)`, spelled `observe { tx in … }` with a trailing
+// closure, after GRDB's `ValueObservation.tracking`), both tracking the collections each run read,
+// and the explicit-region variant `observe(collections:_:)`. The per-collection
+// `observe`, `observeCount`, `observeSearch` and `observeNear` are deprecated spellings of
+// `store.observe(.find(…))` and its kin.
+
 extension DocumentStore {
+    /// Observes `request`: its value now, then again after each committed write to a
+    /// collection it read, yielded when it differs from the last one. See ``Observation``.
+    ///
+    /// ```swift
+    /// let perth = Query().where("station", .equal("PERTH")).orderBy("time").limit(3)
+    /// for try await departures in store.observe(.find("departures", perth, as: Departure.self)) {
+    ///     board.show(departures)
+    /// }
+    /// ```
+    ///
+    /// The collections watched are those the request read (tracked on every run, see
+    /// ``observe(tracking:)``). Two values are compared by the stored
+    /// documents or hits they were decoded from, so a decoded `T` need not be `Equatable`;
+    /// a request of your own is compared by its value when that is `Equatable`, and
+    /// yielded after every relevant write otherwise.
+    /// - Parameter request: the read; its errors end the sequence.
+    public func observe<Request: DocumentRequest>(_ request: Request) -> Observation<Request.Value> where Request.Value: Sendable {
+        Observation(store: self, region: .tracked) { tx in try Self.observedFetch(request, tx) }
+    }
+
     /// Observes any reads: `fetch` is run on one snapshot now, then again after each
-    /// committed write to one of `collections`, and its result is yielded when it differs
-    /// from the last one. See ``Observation``.
+    /// committed write to a collection its last run read, and its result is yielded when
+    /// it differs from the last one. Written with a trailing closure,
+    /// `store.observe { tx in … }`. See ``Observation``.
+    ///
+    /// ```swift
+    /// struct Summary: Equatable, Sendable { var people: Int; var trips: Int? }
+    /// let summary = store.observe { tx in
+    ///     let people = try tx.count("people")
+    ///     // "trips" is watched only while a run reads it.
+    ///     return Summary(people: people, trips: try people > 0 ? tx.count("trips") : nil)
+    /// }
+    /// ```
+    ///
+    /// Every read of a collection through the transaction counts (`get`, `fetch`, `find`,
+    /// `forEach`, `count`, `explain`, `search`, `near`, and their typed forms), as in GRDB's
+    /// `ValueObservation.tracking`: the collections are tracked anew on every run, so a
+    /// branch that starts reading another collection is watched from that run on, and one
+    /// that stops reading a collection is no longer woken by it. Reads straight through
+    /// ``ReadTransaction/snapshot`` are not seen: name their collections with
+    /// ``observe(collections:_:)``.
+    /// - Parameter fetch: the reads, through one transaction. Its errors end the sequence.
+    public func observe<Value: Equatable & Sendable>(tracking fetch: @escaping @Sendable (ReadTransaction) throws -> Value) -> Observation<Value> {
+        Observation(store: self, region: .tracked) { tx in
+            let value = try fetch(tx)
+            return (value, value)
+        }
+    }
+
+    /// Observes any reads, woken by writes to the collections named rather than those
+    /// read: `fetch` is run on one snapshot now, then again after each committed write to
+    /// one of `collections`, and its result is yielded when it differs from the last one.
+    /// Prefer ``observe(tracking:)``, which tracks what `fetch` reads;
+    /// name the collections when `fetch` reads through ``ReadTransaction/snapshot``, or to
+    /// wake on every write (`nil`).
     ///
     /// ```swift
     /// let dashboard = store.observe(collections: ["people", "trips"]) { tx in
@@ -15,78 +74,96 @@ extension DocumentStore {
     ///   - fetch: the reads, through one transaction. Its errors end the sequence.
     public func observe<Value: Equatable & Sendable>(collections: [String]?,
                                                      _ fetch: @escaping @Sendable (ReadTransaction) throws -> Value) -> Observation<Value> {
-        Observation(store: self, collections: collections) { tx in
+        let region = collections.map { ObservedRegion.collections(Set($0.map { Array($0.utf8) })) } ?? .everyWrite
+        return Observation(store: self, region: region) { tx in
             let value = try fetch(tx)
             return (value, value)
         }
     }
+
+    /// `request`'s value through `tx`, with what two values are compared by: the stored
+    /// result of a library request, the value itself when it is `Equatable`, or nothing
+    /// that is ever equal.
+    static func observedFetch<Request: DocumentRequest>(_ request: Request, _ tx: ReadTransaction) throws
+    -> (value: Request.Value, identity: any Equatable & Sendable) {
+        if let stored = request as? any StoredResultRequest {
+            let fetched = try stored.fetchWithStoredResult(from: tx)
+            if let value = fetched.value as? Request.Value { return (value, fetched.stored) }
+        }
+        let value = try tx.fetch(request)
+        if let equatable = value as? any Equatable { return (value, EquatableValue(value: equatable)) }
+        return (value, NeverEqual())
+    }
+}
+
+/// A request's value compared as `Equatable`. `@unchecked Sendable`: it holds a value of a
+/// `Sendable` type (the request's `Value`, so constrained by `observe(_:)`), only seen
+/// through `any Equatable`.
+private struct EquatableValue: Equatable, @unchecked Sendable {
+    let value: any Equatable
+
+    static func == (lhs: EquatableValue, rhs: EquatableValue) -> Bool {
+        func equal<A: Equatable>(_ a: A) -> Bool { (rhs.value as? A).map { $0 == a } ?? false }
+        return equal(lhs.value)
+    }
+}
+
+/// The identity of a value that cannot be compared: every value is yielded.
+private struct NeverEqual: Equatable, Sendable {
+    static func == (lhs: NeverEqual, rhs: NeverEqual) -> Bool { false }
 }
 
 extension DocumentCollection {
-    /// Observes ``find(_:)-1iyg``: the documents matching `query`, now and after each write to
-    /// this collection that changes them. See ``Observation``.
+    /// Observes the documents matching `query`.
+    @available(*, deprecated, message: "use store.observe(.find(collection, query))")
     public func observe(_ query: Query = Query()) -> Observation<[JSONValue]> {
-        store.observe(collections: [name]) { [name] in try $0.find(name, query) }
+        store.observe(.find(self, query))
     }
 
-    /// Observes ``count(_:)-44yjt``: the number of documents matching `query`'s conditions.
+    /// Observes the number of documents matching `query`'s conditions.
+    @available(*, deprecated, message: "use store.observe(.count(collection, query))")
     public func observeCount(_ query: Query = Query()) -> Observation<Int> {
-        store.observe(collections: [name]) { [name] in try $0.count(name, query) }
+        store.observe(.count(self, query))
     }
 
-    /// Observes ``search(_:options:)-92wb5``: the hits of a text query, their order and scores
-    /// (BM25 changes with the collection, so a write that adds no hit can still change them).
+    /// Observes the hits of a text query.
+    @available(*, deprecated, message: "use store.observe(.search(collection, text, options: options))")
     public func observeSearch(_ query: String, options: SearchOptions = SearchOptions()) -> Observation<[SearchHit]> {
-        store.observe(collections: [name]) { [name] in try $0.search(name, query, options: options) }
+        store.observe(.search(self, query, options: options))
     }
 
-    /// Observes ``near(_:within:query:index:includeDocuments:)-4fdrw``: the documents around
-    /// `center`, nearest first, with their distances.
+    /// Observes the documents around `center`.
+    @available(*, deprecated, message: "use store.observe(.near(collection, center, within:, query:, index:, includeDocuments:))")
     public func observeNear(_ center: GeoPoint, within: Double? = nil, query: Query = Query(), index: String? = nil,
                             includeDocuments: Bool = true) -> Observation<[NearHit]> {
-        store.observe(collections: [name]) { [name] in
-            try $0.near(name, center, within: within, query: query, index: index, includeDocuments: includeDocuments)
-        }
+        store.observe(.near(self, center, within: within, query: query, index: index, includeDocuments: includeDocuments))
     }
 }
 
 extension TypedCollection {
-    /// Observes ``find(_:)-4m7sz``, decoding each document as `T`. Two results are compared by
-    /// their stored documents, so `T` need not be `Equatable`.
-    /// - Throws: (from the sequence) `.decoding` when a document does not decode as `T`.
+    /// Observes the values matching `query`.
+    @available(*, deprecated, message: "use store.observe(.find(collection, query))")
     public func observe(_ query: Query = Query()) -> Observation<[T]> where T: Sendable {
-        let name = base.name, dates = base.store.dateStrategy
-        return Observation(store: base.store, collections: [name]) { tx in
-            let documents = try tx.find(name, query)
-            return (try documents.map { try Self.value($0, dates: dates) }, documents)
-        }
+        base.store.observe(.find(self, query))
     }
 
-    /// Observes ``count(_:)-23eqa``.
+    /// Observes the number of values matching `query`'s conditions.
+    @available(*, deprecated, message: "use store.observe(.count(collection, query))")
     public func observeCount(_ query: Query = Query()) -> Observation<Int> {
-        base.observeCount(query)
+        base.store.observe(.count(self, query))
     }
 
-    /// Observes ``search(_:options:)-95y1v``, decoding each hit's document as `T`. Two results
-    /// are compared by their hits (ids, scores, documents, highlights, snippets).
+    /// Observes the hits of a text query, decoded.
+    @available(*, deprecated, message: "use store.observe(.search(collection, text, options: options))")
     public func observeSearch(_ query: String, options: SearchOptions = SearchOptions()) -> Observation<[TypedSearchHit<T>]> where T: Sendable {
-        let name = base.name, dates = base.store.dateStrategy
-        var options = options
-        options.includeDocuments = true
-        return Observation(store: base.store, collections: [name]) { [options] tx in
-            let hits = try tx.search(name, query, options: options)
-            return (try hits.map { TypedSearchHit($0, value: try Self.value($0.document, dates: dates)) }, hits)
-        }
+        base.store.observe(.search(self, query, options: options))
     }
 
-    /// Observes ``near(_:within:query:index:)-91jny``, decoding each document as `T`.
+    /// Observes the values around `center`, decoded.
+    @available(*, deprecated, message: "use store.observe(.near(collection, center, within:, query:, index:))")
     public func observeNear(_ center: GeoPoint, within: Double? = nil, query: Query = Query(),
                             index: String? = nil) -> Observation<[TypedNearHit<T>]> where T: Sendable {
-        let name = base.name, dates = base.store.dateStrategy
-        return Observation(store: base.store, collections: [name]) { tx in
-            let hits = try tx.near(name, center, within: within, query: query, index: index)
-            return (try hits.map { TypedNearHit(id: $0.id, distance: $0.distance, value: try Self.value($0.document, dates: dates)) }, hits)
-        }
+        base.store.observe(.near(self, center, within: within, query: query, index: index))
     }
 }
 

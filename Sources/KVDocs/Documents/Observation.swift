@@ -4,16 +4,19 @@ import Foundation
 /// then new results after each committed write that could change them.
 ///
 /// ```swift
-/// for try await departures in stations.observe(Query().where("station", .equal("PERTH")).limit(10)) {
+/// for try await departures in store.observe(.find("departures", Query().where("station", .equal("PERTH")).limit(10))) {
 ///     show(departures)   // the current results first, then after each relevant write
 /// }
 /// ```
 ///
-/// Make one with ``DocumentCollection/observe(_:)`` (and `observeCount`, `observeSearch`,
-/// `observeNear`), the same on ``TypedCollection``, or
-/// ``DocumentStore/observe(collections:_:)`` for any reads across collections.
+/// Make one with ``DocumentStore/observe(_:)`` for any request (see
+/// ``DocumentRequest``), ``DocumentStore/observe(tracking:)`` for any
+/// reads across collections, or ``DocumentStore/observe(collections:_:)`` to name the
+/// collections whose writes wake it.
 ///
 /// **Invariants.**
+/// - The observed collections are those the last value's reads touched (tracked anew for
+///   every value), or those named with `observe(collections:_:)`.
 /// - The first value is the results when iteration starts. After it, a value is computed
 ///   only when a write to one of the observed collections has been committed (through any
 ///   ``DocumentStore`` open on the same database and root), or the schema changed, or a
@@ -40,16 +43,16 @@ public struct Observation<Element: Sendable>: AsyncSequence, Sendable {
     public typealias Failure = any Error
 
     let store: DocumentStore
-    /// The collections whose writes can change the value (`nil`: every write).
-    let collections: Set<[UInt8]>?
+    /// The collections whose writes can change the value.
+    let region: ObservedRegion
     /// Reads the value from one transaction, with what two values are compared by (a
     /// decoded `T` need not be `Equatable`; its documents are).
     let fetch: @Sendable (ReadTransaction) throws -> (value: Element, identity: any Equatable & Sendable)
 
-    init(store: DocumentStore, collections: [String]?,
+    init(store: DocumentStore, region: ObservedRegion,
          fetch: @escaping @Sendable (ReadTransaction) throws -> (value: Element, identity: any Equatable & Sendable)) {
         self.store = store
-        self.collections = collections.map { Set($0.map { Array($0.utf8) }) }
+        self.region = region
         self.fetch = fetch
     }
 
@@ -87,7 +90,7 @@ final class ObservationCursor<Element: Sendable> {
 
     init(_ observation: Observation<Element>) {
         self.observation = observation
-        registration = ObservationRegistration(collections: observation.collections)
+        registration = ObservationRegistration(region: observation.region)
         observation.store.hub.add(registration, id: id)
     }
 
@@ -109,17 +112,20 @@ final class ObservationCursor<Element: Sendable> {
             started = true
             if Task.isCancelled { end(); return nil }
             let (store, registration, fetch) = (observation.store, registration, observation.fetch)
-            let collections = observation.collections
             let fetched: (value: Element, identity: any Equatable & Sendable)
             do {
                 let outcome = try await store.executor.read { () throws -> Evaluation in
                     // Before the snapshot: a commit after this point is in it or wakes the next wait.
                     registration.startEvaluation()
                     return try store.read { tx in
+                        // What this run read is what the next wait watches (tracked anew
+                        // on every run, so a branch that reads another collection is seen).
+                        defer { if registration.tracking { registration.track(tx.collectionsRead) } }
                         do {
                             return .value(try fetch(tx))
                         } catch {
-                            if Self.isBuilding(tx.catalog, collections) { return .indexBeingBuilt }
+                            let observed = registration.tracking ? tx.collectionsRead : registration.collections
+                            if Self.isBuilding(tx.catalog, observed) { return .indexBeingBuilt }
                             throw error
                         }
                     }

@@ -137,6 +137,7 @@ extension ReadTransaction {
 
     private func runNear(_ collection: String, _ center: GeoPoint, within: Double?, query: Query, index: String?,
                          includeDocuments: Bool) throws -> (hits: [NearHit], search: GeoSearch) {
+        recordRead(collection)
         try query.validate()
         if let within, !(within.isFinite && within >= 0) {
             throw KVDocsError(.invalidArgument, "the radius must be a finite number of metres, at least 0 (got \(within))")
@@ -204,11 +205,12 @@ extension ReadTransaction {
 }
 
 extension DocumentCollection {
-    /// The documents whose point is within `within` metres of `center`, nearest first. See
-    /// ``ReadTransaction/near(_:_:within:query:index:includeDocuments:)``.
+    /// The documents whose point is within `within` metres of `center`, nearest first, from
+    /// one snapshot: `store.fetch(.near(collection, center, …))` (see ``NearRequest`` and
+    /// ``ReadTransaction/near(_:_:within:query:index:includeDocuments:)``).
     public func near(_ center: GeoPoint, within: Double? = nil, query: Query = Query(), index: String? = nil,
                      includeDocuments: Bool = true) throws -> [NearHit] {
-        try store.read { try $0.near(name, center, within: within, query: query, index: index, includeDocuments: includeDocuments) }
+        try store.fetch(.near(self, center, within: within, query: query, index: index, includeDocuments: includeDocuments))
     }
 
     /// How ``near(_:within:query:index:includeDocuments:)-4fdrw`` reads the index. See
@@ -220,11 +222,10 @@ extension DocumentCollection {
 
 extension TypedCollection {
     /// The values whose point is within `within` metres of `center`, nearest first, with
-    /// their distances. See ``ReadTransaction/near(_:_:within:query:index:includeDocuments:)``.
+    /// their distances, from one snapshot: `store.fetch(.near(collection, center, …))` (see
+    /// ``NearRequest`` and ``ReadTransaction/near(_:_:within:query:index:includeDocuments:)``).
     /// - Throws: as `near`, and `.decoding` when a stored document does not decode as `T`.
     public func near(_ center: GeoPoint, within: Double? = nil, query: Query = Query(), index: String? = nil) throws -> [TypedNearHit<T>] where T: Sendable {
-        try base.near(center, within: within, query: query, index: index).map {
-            TypedNearHit(id: $0.id, distance: $0.distance, value: try value($0.document))
-        }
+        try base.store.fetch(.near(self, center, within: within, query: query, index: index))
     }
 }

@@ -97,9 +97,11 @@ extension ReadTransaction {
 }
 
 extension DocumentCollection {
-    /// Searches the collection's text index. See ``ReadTransaction/search(_:_:options:)``.
+    /// Searches the collection's text index from one snapshot:
+    /// `store.fetch(.search(collection, text, options: options))` (see ``SearchRequest``
+    /// and ``ReadTransaction/search(_:_:options:)``).
     public func search(_ query: String, options: SearchOptions = SearchOptions()) throws -> [SearchHit] {
-        try store.read { try $0.search(name, query, options: options) }
+        try store.fetch(.search(self, query, options: options))
     }
 }
 
@@ -143,14 +145,13 @@ public struct TypedSearchHit<T> {
 extension TypedSearchHit: Sendable where T: Sendable {}
 
 extension TypedCollection {
-    /// Searches the collection's text index, decoding each hit's document as `T`. See
-    /// ``ReadTransaction/search(_:_:options:)``; ``SearchOptions/includeDocuments`` is
-    /// ignored (a value needs its document).
+    /// Searches the collection's text index, decoding each hit's document as `T`, from one
+    /// snapshot: `store.fetch(.search(collection, text, options: options))` (see
+    /// ``SearchRequest`` and ``ReadTransaction/search(_:_:options:)``);
+    /// ``SearchOptions/includeDocuments`` is ignored (a value needs its document).
     /// - Throws: as `search`, and `.decoding` when a stored document does not decode as `T`.
     public func search(_ query: String, options: SearchOptions = SearchOptions()) throws -> [TypedSearchHit<T>] where T: Sendable {
-        var options = options
-        options.includeDocuments = true
-        return try base.search(query, options: options).map { TypedSearchHit($0, value: try value($0.document)) }
+        try base.store.fetch(.search(self, query, options: options))
     }
 }
 
@@ -175,6 +176,7 @@ public struct TextIndexStatistics: Sendable, Equatable {
 extension ReadTransaction {
     /// The ready text index `index` (or the collection's first) of `collection`.
     func textMaintainer(_ collection: String, _ index: String?) throws -> TextIndexMaintainer {
+        recordRead(collection)
         let schema = try catalog.schema.collection(collection)
         guard let definition = index.map({ name in schema.text.first { $0.name.hasSameCodePoints(as: name) } }) ?? schema.text.first else {
             throw KVDocsError(.schema, index.map { "collection \"\(collection)\" has no text index \"\($0)\"" } ?? "collection \"\(collection)\" has no text index")

@@ -21,6 +21,9 @@ public final class ReadTransaction {
     let reader: any KeyValueReader
     /// The snapshot reader this transaction made (and releases), or `nil` for one given.
     private let owned: (any SnapshotReader)?
+    /// The collections this transaction's reads touched, in the order first read (told
+    /// apart by their UTF-8 bytes, as the hub tells writes apart).
+    private var namesRead: [String] = []
 
     /// Reads through `snapshot`, or through a new snapshot reader of the store's storage.
     init(store: DocumentStore, snapshot: Snapshot? = nil) throws {
@@ -50,11 +53,26 @@ public final class ReadTransaction {
     /// Releases the snapshot reader this transaction made.
     func release() { owned?.release() }
 
+    /// Records that a read of `collection` is made (before it can fail: a read that fails
+    /// while an index is being built still names what it waits for).
+    /// REQUIRES: cheap, as every `get` calls it: a transaction reads few collections, so a
+    /// scan of those read (the last first) allocates nothing once a collection is known.
+    func recordRead(_ collection: String) {
+        if let last = namesRead.last, last.utf8.elementsEqual(collection.utf8) { return }
+        guard !namesRead.contains(where: { $0.utf8.elementsEqual(collection.utf8) }) else { return }
+        namesRead.append(collection)
+    }
+
+    /// The collections this transaction's reads touched (as UTF-8, so names that differ
+    /// only in Unicode normalisation stay distinct): what an observation tracks.
+    var collectionsRead: Set<[UInt8]> { Set(namesRead.map { Array($0.utf8) }) }
+
     /// The planner for this transaction's snapshot.
     var planner: QueryPlanner { QueryPlanner(catalog: catalog, layout: store.layout) }
 
     /// The document with primary key `id`, or `nil`.
     public func get(_ collection: String, id: JSONValue) throws -> JSONValue? {
+        recordRead(collection)
         let schema = try catalog.schema.collection(collection)
         let element = try DocumentStore.idElement(id, collection: collection, primaryKey: schema.primaryKey)
         guard let bytes = try reader.value(forKey: store.layout.document(collection, element)) else { return nil }
@@ -63,6 +81,7 @@ public final class ReadTransaction {
 
     /// The documents matching `query`, in its order, after its offset, up to its limit.
     public func find(_ collection: String, _ query: Query = Query()) throws -> [JSONValue] {
+        recordRead(collection)
         let plan = try planner.plan(collection, query)
         let documents = try QueryExecution(transaction: self, collection: collection, plan: plan)
             .documents(offset: query.offset, limit: query.limit)
@@ -85,6 +104,7 @@ public final class ReadTransaction {
     /// - Throws: what ``find(_:_:)`` throws, met when the scan reaches it (documents before
     ///   it have been handed to `body`), or what `body` throws, which ends the scan.
     public func forEach(_ collection: String, _ query: Query = Query(), _ body: (JSONValue) throws -> Void) throws {
+        recordRead(collection)
         let plan = try planner.plan(collection, query)
         let selected = query.fields.map { $0.map(\.wholeField) }
         let execution = QueryExecution(transaction: self, collection: collection, plan: plan)
@@ -98,6 +118,7 @@ public final class ReadTransaction {
     /// stored bytes (no ``JSONValue`` built) unless the query selects fields or its filter
     /// or order needed the document's value.
     func forEachDecoded<T: Decodable>(_ collection: String, _ query: Query, as type: T.Type, _ body: (T) throws -> Void) throws {
+        recordRead(collection)
         let plan = try planner.plan(collection, query)
         let selected = query.fields.map { $0.map(\.wholeField) }
         let execution = QueryExecution(transaction: self, collection: collection, plan: plan)
@@ -112,6 +133,7 @@ public final class ReadTransaction {
 
     /// The document with primary key `id` decoded as `T` straight from its stored bytes, or `nil`.
     func getDecoded<T: Decodable>(_ collection: String, id: JSONValue, as type: T.Type) throws -> T? {
+        recordRead(collection)
         let schema = try catalog.schema.collection(collection)
         let element = try DocumentStore.idElement(id, collection: collection, primaryKey: schema.primaryKey)
         let key = store.layout.document(collection, element)
@@ -121,6 +143,7 @@ public final class ReadTransaction {
 
     /// The number of documents matching `query`'s conditions (its limit and offset ignored).
     public func count(_ collection: String, _ query: Query = Query()) throws -> Int {
+        recordRead(collection)
         var q = query
         q.limit = nil
         q.offset = 0
@@ -135,6 +158,7 @@ public final class ReadTransaction {
     /// The plan ``find(_:_:)`` would use. A full scan says how many documents it reads (a
     /// count at this snapshot) and what would let an index serve the query.
     public func explain(_ collection: String, _ query: Query) throws -> QueryPlan {
+        recordRead(collection)
         var plan = try planner.plan(collection, query)
         if plan.index == nil {
             plan.scannedDocuments = try reader.count(store.layout.documents(collection).range)
