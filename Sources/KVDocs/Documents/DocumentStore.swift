@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// Documents in collections, with declared secondary indexes kept exact on every write.
 ///
@@ -42,8 +41,8 @@ import Synchronization
 /// progress. A query only ever uses an index whose state is `ready`.
 ///
 /// Thread-safe: one store can serve many threads (see ``Database``).
-public final class DocumentStore: @unchecked Sendable {
-    // @unchecked Sendable: mutable state is in `state` (a Locked); the database is Sendable.
+public final class DocumentStore: Sendable {
+    // Checked Sendable: mutable state is in `state` (a Locked of a Sendable value).
 
     /// The LevelDB database the store lives in. The store itself reads and writes through the
     /// storage seam (``KeyValueStore``), which `Database` implements; this property stays for
@@ -298,7 +297,7 @@ extension DocumentStore {
     ///   documents, or ignoring a journal it cannot undo. A store that never ran a data
     ///   migration stays at version 2, readable by those versions.
     /// - 4: documents and the entries of covering indexes in the binary form
-    ///   (``BinaryJSON``): a member is found by binary search, and typed reads decode
+    ///   (tagged values, sorted members behind an offset table): a member is found by binary search, and typed reads decode
     ///   straight from the bytes. Every store this version writes is at 4. Opening an older
     ///   store rewrites its documents in the binary form and rebuilds its covering indexes,
     ///   reporting progress (a document rewrite reports an empty index name). Documents as

@@ -45,8 +45,8 @@ import Foundation
 ///   `allowingUnrelatedBase`) a base with no document store, one that shares none of the
 ///   store's collections, or one whose schema would hide collections holding the user's
 ///   documents.
-public final class LayeredDatabase: @unchecked Sendable {
-    // @unchecked Sendable: the mutable record is behind a lock; the handles are Sendable.
+public final class LayeredDatabase: Sendable {
+    // Checked Sendable: the mutable record is behind a lock; the handles are Sendable.
 
     /// The user database's directory.
     public let userPath: String

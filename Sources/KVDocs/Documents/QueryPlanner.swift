@@ -1,4 +1,3 @@
-import Synchronization
 /// How a query is answered: which index and key ranges, or a full scan.
 public struct QueryPlan: Sendable, CustomStringConvertible {
     /// The collection the query reads.

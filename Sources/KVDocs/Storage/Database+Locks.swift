@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// A directory's identity on its file system (device and inode), whatever the path
 /// (relative, through a symbolic link) that names it.

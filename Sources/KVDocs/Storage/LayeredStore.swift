@@ -21,8 +21,8 @@ import Foundation
 ///   of a key the base does not hold deletes the user's entry instead. The user database is
 ///   therefore not readable on its own: it is a layer.
 /// - Keys compare bytewise in both databases.
-public final class LayeredStore: KeyValueStore, @unchecked Sendable {
-    // @unchecked Sendable: both handles are Sendable; the store holds no other state.
+public final class LayeredStore: KeyValueStore, Sendable {
+    // Checked Sendable: both handles are Sendable (the base behind a lock).
 
     /// The read-only layer (the latest one: ``replaceBase(with:)`` swaps it).
     public var base: Database { current.withLock { $0 } }

@@ -12,9 +12,9 @@ import Darwin
 /// system calls, which ThreadSanitizer does not see: every access made under it is reported
 /// as a race, and the suite could not run under `--sanitize=thread`. A pthread mutex is
 /// intercepted by the sanitizer, and costs the same when uncontended.
-final class Locked<Value>: @unchecked Sendable {
-    // @unchecked Sendable: `value` is read and written only while `mutex` is held; the
-    // mutex lives at a stable heap address for the object's whole life.
+final class Locked<Value> {
+    // `value` is read and written only while `mutex` is held; the mutex lives at a stable
+    // heap address for the object's whole life.
     private var value: Value
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
@@ -39,3 +39,7 @@ final class Locked<Value>: @unchecked Sendable {
         return try body(&value)
     }
 }
+
+// @unchecked Sendable only for a Sendable value: the lock makes access exclusive, but a
+// value that is not Sendable could still escape `withLock` to another thread.
+extension Locked: @unchecked Sendable where Value: Sendable {}
