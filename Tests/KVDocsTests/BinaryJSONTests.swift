@@ -154,4 +154,40 @@ import KVDocsTestSupport
             agree([Int].self); agree(Int?.self); agree([String: Int].self); agree(Bool.self)
         }
     }
+
+    /// A second reader of the format, written from its description in Python
+    /// (`Examples/python/read_kvdocs.py`, through plyvel), reads every document of a store
+    /// as the store does: the format is what the documentation says it is.
+    @Test(.requires(.plyvel, .fdbTuple))
+    func pythonReadsTheBinaryFormAsDescribed() throws {
+        let dir = TemporaryDirectory()
+        let path = dir.child("db")
+        var expected: [JSONValue] = []
+        do {
+            let db = try Database(path: path)
+            let store = try DocumentStore(database: db, schema: try Schema(collections: ["things": CollectionSchema(primaryKey: "id")]))
+            var rng = SplitMix64(seed: 21)
+            try store.write { batch in
+                for n in 0..<400 {
+                    var fields = JSONObject()
+                    for _ in 0..<Int.random(in: 0...6, using: &rng) { fields[Self.randomString(&rng)] = Self.randomValue(&rng) }
+                    fields["id"] = .int(Int64(n))
+                    try batch.insert("things", .object(fields))
+                    expected.append(.object(fields))
+                }
+            }
+            db.close()
+        }
+        let lines = try runPython("Examples/python/read_kvdocs.py", [path, "--json"]).split(separator: "\n")
+        var read: [Int64: JSONValue] = [:]
+        for line in lines {
+            let entry = try JSONValue(parsing: String(line))
+            guard case .array(let key)? = entry["key"], key.first == "d", key.count == 3, case .int(let id) = key[2] else { continue }
+            read[id] = entry["value"]
+        }
+        #expect(read.count == expected.count)
+        for (n, document) in expected.enumerated() {
+            #expect(read[Int64(n)] == document, "document \(n)")
+        }
+    }
 }
