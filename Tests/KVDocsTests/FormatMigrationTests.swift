@@ -191,7 +191,8 @@ import Testing
 
         var progress: [DocumentStore.IndexBuildProgress] = []
         let store = try DocumentStore(database: db) { progress.append($0) }
-        #expect(Set(progress.map { "\($0.collection)/\($0.index)" }).isSuperset(of: ["athletes/", "notes/", "athletes/by_club_cover", "athletes/by_country_whole"]))
+        // The documents and the covering indexes only: the other indexes' entries carry nothing.
+        #expect(Set(progress.map { "\($0.collection)/\($0.index)" }) == ["athletes/", "notes/", "athletes/by_club_cover", "athletes/by_country_whole"])
         let rewrite = try #require(progress.last { $0.collection == "athletes" && $0.index.isEmpty })
         #expect(rewrite.done == 5 && rewrite.total == 5)
         #expect(try db.get(Subspace().pack(["m", "format"]), as: Tuple.self) == Tuple([.int(DocumentStore.formatVersion)]))

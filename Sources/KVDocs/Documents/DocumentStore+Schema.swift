@@ -151,7 +151,7 @@ extension DocumentStore {
     /// earlier, which a layered base may still hold), told apart by the first byte.
     /// - Throws: `.decoding` naming where the bytes are damaged.
     static func parseStored(_ bytes: [UInt8]) throws -> JSONValue {
-        BinaryJSON.isBinary(bytes) ? try BinaryJSON.decode(bytes) : try JSONValue(parsing: bytes)
+        try JSONValue(storedDocument: bytes)
     }
 
     /// A `T` decoded from stored bytes: straight from the binary form, without building a

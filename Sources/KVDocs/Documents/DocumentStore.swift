@@ -336,7 +336,7 @@ extension DocumentStore {
                 let names = current.schema.collections.keys.sorted(by: { JSONObject.compareKeys($0, $1) < 0 })
                 for name in names { try rewriteInBinaryForm(name, progress: progress) }
                 for maintainer in names.flatMap({ current.maintainers(of: $0) })
-                where (maintainer as? SecondaryIndexMaintainer)?.definition.include != IndexDefinition.Inclusion.none && current.isReady(maintainer.identity) {
+                where (maintainer as? SecondaryIndexMaintainer)?.carriesDocuments == true && current.isReady(maintainer.identity) {
                     try rebuild(maintainer, progress: progress)
                 }
             }

@@ -38,6 +38,12 @@ struct SecondaryIndexMaintainer: IndexMaintainer {
         }
     }
 
+    /// Whether entries carry (part of) their document: a covering index.
+    var carriesDocuments: Bool {
+        if case .none = definition.include { return false }
+        return true
+    }
+
     /// What an entry of `document` carries besides its key (in the binary form,
     /// ``BinaryJSON``, like stored documents), or `nil` for an index that includes nothing.
     func payload(_ document: JSONValue) throws -> [UInt8]? {
