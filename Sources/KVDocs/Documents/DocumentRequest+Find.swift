@@ -23,9 +23,7 @@ public struct FindRequest<Element>: DocumentRequest {
     ///   selects fields returns documents with those fields only); otherwise as
     ///   ``ReadTransaction/find(_:_:)``.
     public func fetch(from transaction: ReadTransaction) throws -> [Element] {
-        if let finder = decoder as? any DirectFinder<Element> {
-            return try finder.find(collection, query, in: transaction)
-        }
+        if let values = try decoder.find(collection, query, in: transaction) { return values }
         return try decoded(transaction.find(collection, query), transaction.store.dateStrategy)
     }
 

@@ -94,6 +94,14 @@ protocol RequestDecoder<Stored, Element>: Sendable {
     associatedtype Stored
     associatedtype Element
     func decode(_ stored: Stored, dates: DateStrategy) throws -> Element
+    /// The matches of a find read and decoded straight from the stored bytes, or `nil`
+    /// when this decoder needs the documents as JSON (a requirement, not a cast, so that
+    /// choosing costs nothing per read).
+    func find(_ collection: String, _ query: Query, in transaction: ReadTransaction) throws -> [Element]?
+}
+
+extension RequestDecoder {
+    func find(_ collection: String, _ query: Query, in transaction: ReadTransaction) throws -> [Element]? { nil }
 }
 
 /// Hands what was read over as it is.
@@ -102,21 +110,14 @@ struct UntypedDecoder<Stored>: RequestDecoder {
 }
 
 /// Decodes a stored document as `T`.
-struct DocumentDecoder<T: Decodable>: RequestDecoder, DirectFinder {
+struct DocumentDecoder<T: Decodable>: RequestDecoder {
     func decode(_ stored: JSONValue, dates: DateStrategy) throws -> T { try DocumentStore.decodeStored(T.self, stored, dates: dates) }
 
-    func find(_ collection: String, _ query: Query, in transaction: ReadTransaction) throws -> [T] {
+    func find(_ collection: String, _ query: Query, in transaction: ReadTransaction) throws -> [T]? {
         var values: [T] = []
         try transaction.forEachDecoded(collection, query, as: T.self) { values.append($0) }
         return values
     }
-}
-
-/// A decoder that reads a find's matches itself: typed values decoded straight from the
-/// stored bytes, without building a ``JSONValue`` per document.
-protocol DirectFinder<Element> {
-    associatedtype Element
-    func find(_ collection: String, _ query: Query, in transaction: ReadTransaction) throws -> [Element]
 }
 
 /// Decodes a search hit's document as `T`.

@@ -240,16 +240,19 @@ enum BinaryJSON {
 
         subscript(i: Int) -> UInt8 { base.map { $0[i] } ?? 0 }
 
+        @inline(never)
         static func damaged(_ what: String, at offset: Int) -> Damage {
             Damage(error: KVDocsError(.decoding, "the binary document \(what) (byte \(offset))"))
         }
 
+        @inline(__always)
         mutating func byte() throws -> UInt8 {
             guard position < count, let base else { throw Self.damaged("ends in the middle of a value", at: position) }
             defer { position += 1 }
             return base[position]
         }
 
+        @inline(__always)
         mutating func varint() throws -> Int {
             var result: UInt = 0, shift: UInt = 0
             let start = position
@@ -264,6 +267,7 @@ enum BinaryJSON {
             return Int(result)
         }
 
+        @inline(__always)
         mutating func fixed(_ width: Int) throws -> UInt64 {
             guard width <= count - position, let base else { throw Self.damaged("ends in the middle of a number", at: position) }
             var v: UInt64 = 0
@@ -273,6 +277,7 @@ enum BinaryJSON {
         }
 
         /// The next `n` bytes, checked to lie in the buffer.
+        @inline(__always)
         mutating func span(_ n: Int) throws -> UnsafeBufferPointer<UInt8> {
             guard n >= 0, n <= count - position, let base else { throw Self.damaged("has a length (\(n)) beyond its end", at: position) }
             defer { position += n }
@@ -425,6 +430,7 @@ enum BinaryJSON {
             compare(a, b) < 0
         }
 
+        @inline(__always)
         static func compare(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Int {
             let n = Swift.min(a.count, b.count)
             if n > 0, let pa = a.baseAddress, let pb = b.baseAddress {

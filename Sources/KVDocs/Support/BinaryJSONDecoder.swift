@@ -14,25 +14,37 @@ struct BinaryJSONDecoder {
         return try Decoder(storage: Storage(bytes), position: 1, codingPath: [], dates: dates).decode(type)
     }
 
-    /// The bytes decoded, shared by every container of one decode.
+    /// The bytes decoded, shared by every container of one decode: a private copy, so that
+    /// readers point into it without a closure per read, freed with the last container.
     final class Storage {
-        let bytes: [UInt8]
-        init(_ bytes: [UInt8]) { self.bytes = bytes }
+        let buffer: UnsafeMutableBufferPointer<UInt8>
+
+        init(_ bytes: [UInt8]) {
+            buffer = .allocate(capacity: bytes.count)
+            _ = buffer.initialize(fromContentsOf: bytes)
+        }
+
+        deinit { buffer.deallocate() }
+
+        /// A reader at `position`.
+        @inline(__always)
+        func reader(at position: Int) -> BinaryJSON.Reader {
+            var reader = BinaryJSON.Reader(UnsafeBufferPointer(buffer))
+            reader.position = position
+            return reader
+        }
 
         /// Runs `body` with a reader at `position`.
         @inline(__always)
-        func read<R>(at position: Int, _ body: (inout BinaryJSON.Reader) throws -> R) throws -> R {
-            try bytes.withUnsafeBufferPointer { buffer in
-                var reader = BinaryJSON.Reader(buffer)
-                reader.position = position
-                return try body(&reader)
-            }
+        func read<R>(at position: Int, _ body: (inout BinaryJSON.Reader) throws -> R) rethrows -> R {
+            var reader = reader(at: position)
+            return try body(&reader)
         }
 
         /// The tag of the value at `position`.
         func tag(at position: Int) throws -> UInt8 {
-            guard position < bytes.count else { throw BinaryJSON.Reader.damaged("ends in the middle of a value", at: position) }
-            return bytes[position]
+            guard position >= 0, position < buffer.count else { throw BinaryJSON.Reader.damaged("ends in the middle of a value", at: position) }
+            return buffer[position]
         }
 
         /// The whole value at `position`.
@@ -43,6 +55,48 @@ struct BinaryJSONDecoder {
         /// Where the value after the one at `position` starts.
         func end(of position: Int) throws -> Int {
             try read(at: position) { r in try r.skip(); return r.position }
+        }
+
+        // Fast paths for the scalars `Codable` types read most: each returns `nil` when the
+        // value is of another kind (or damaged), and the caller then goes the general way
+        // (a `JSONValue` and ``JSONValueDecoder``'s rules), which gives the same answer or
+        // the same error.
+
+        /// The string at `position`, when it is one.
+        func string(at position: Int) -> String? {
+            guard position >= 0, position < buffer.count, buffer[position] == BinaryJSON.Tag.string else { return nil }
+            var r = reader(at: position + 1)
+            return try? r.string()
+        }
+
+        /// The integer at `position`, when it is a signed one.
+        func integer(at position: Int) -> Int64? {
+            guard position >= 0, position < buffer.count, let width = BinaryJSON.Reader.intWidth(tag: buffer[position]) else { return nil }
+            var r = reader(at: position + 1)
+            guard let bits = try? r.fixed(width) else { return nil }
+            return BinaryJSON.Reader.signExtend(bits, width: width)
+        }
+
+        /// The number at `position` as a `Double`, when it is a double or a signed integer.
+        func double(at position: Int) -> Double? {
+            guard position >= 0, position < buffer.count else { return nil }
+            if buffer[position] == BinaryJSON.Tag.double {
+                var r = reader(at: position + 1)
+                guard let bits = try? r.fixed(8) else { return nil }
+                let d = Double(bitPattern: bits)
+                return d.isFinite ? d : nil
+            }
+            return integer(at: position).map(Double.init)
+        }
+
+        /// The boolean at `position`, when it is one.
+        func bool(at position: Int) -> Bool? {
+            guard position >= 0, position < buffer.count else { return nil }
+            switch buffer[position] {
+            case BinaryJSON.Tag.true: return true
+            case BinaryJSON.Tag.false: return false
+            default: return nil
+            }
         }
     }
 
@@ -109,25 +163,30 @@ struct BinaryJSONDecoder {
             first = offsets + count * width
         }
 
-        /// The position of the member `name`'s value, or `nil`.
-        func find(_ name: String, in storage: Storage) throws -> Int? {
+        /// The position of the member `name`'s value and the member's index, or `nil`: a
+        /// binary search of the members, which are in code-point order.
+        func find(_ name: String, in storage: Storage) throws -> (position: Int, index: Int)? {
             var name = name
             return try name.withUTF8 { target in
-                try storage.read(at: 0) { r in
-                    var low = 0, high = count
-                    while low < high {
-                        let mid = (low + high) / 2
-                        r.position = offsets + mid * width
-                        r.position = first + Int(try r.fixed(width))
-                        guard r.position < end else { throw BinaryJSON.Reader.damaged("has a member offset beyond its object", at: offsets + mid * width) }
-                        let key = try r.span(try r.varint())
-                        let c = BinaryJSON.Reader.compare(key, target)
-                        if c == 0 { return r.position }
-                        if c < 0 { low = mid + 1 } else { high = mid }
-                    }
-                    return nil
+                var r = storage.reader(at: 0)
+                var low = 0, high = count
+                while low < high {
+                    let mid = (low + high) / 2
+                    let c = try compareKey(at: mid, with: target, &r)
+                    if c == 0 { return (r.position, mid) }
+                    if c < 0 { low = mid + 1 } else { high = mid }
                 }
+                return nil
             }
+        }
+
+        /// How the key of member `index` compares with `target`; leaves `r` at its value.
+        @inline(__always)
+        private func compareKey(at index: Int, with target: UnsafeBufferPointer<UInt8>, _ r: inout BinaryJSON.Reader) throws -> Int {
+            r.position = offsets + index * width
+            r.position = first + Int(try r.fixed(width))
+            guard r.position < end else { throw BinaryJSON.Reader.damaged("has a member offset beyond its object", at: offsets + index * width) }
+            return BinaryJSON.Reader.compare(try r.span(try r.varint()), target)
         }
 
         /// Every key, in order.
@@ -150,10 +209,10 @@ struct BinaryJSONDecoder {
         let dates: DateStrategy
 
         var allKeys: [Key] { ((try? object.keys(in: storage)) ?? []).compactMap { Key(stringValue: $0) } }
-        func contains(_ key: Key) -> Bool { ((try? object.find(key.stringValue, in: storage)) ?? nil) != nil }
+        func contains(_ key: Key) -> Bool { ((try? object.find(key.stringValue, in: storage)?.position) ?? nil) != nil }
 
         private func position(_ key: Key) throws -> Int {
-            guard let p = try object.find(key.stringValue, in: storage) else {
+            guard let p = try object.find(key.stringValue, in: storage)?.position else {
                 throw DecodingError.keyNotFound(key, .init(codingPath: codingPath, debugDescription: "no member \"\(key.stringValue)\""))
             }
             return p
@@ -165,23 +224,42 @@ struct BinaryJSONDecoder {
         }
 
         func decodeNil(forKey key: Key) throws -> Bool { try storage.tag(at: try position(key)) == BinaryJSON.Tag.null }
-        func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try JSONValueDecoder.bool(value(key), path(key)) }
-        func decode(_ type: String.Type, forKey key: Key) throws -> String { try JSONValueDecoder.string(value(key), path(key)) }
-        func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try JSONValueDecoder.double(value(key), path(key)) }
+        // Strings, booleans, doubles and integers are read straight from the bytes; any other
+        // kind of value (or one out of range) goes through ``JSONValueDecoder``'s rules,
+        // which convert it or throw the same error as for JSON.
+        func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool {
+            let p = try position(key)
+            return try storage.bool(at: p) ?? JSONValueDecoder.bool(storage.value(at: p), path(key))
+        }
+        func decode(_ type: String.Type, forKey key: Key) throws -> String {
+            let p = try position(key)
+            return try storage.string(at: p) ?? JSONValueDecoder.string(storage.value(at: p), path(key))
+        }
+        func decode(_ type: Double.Type, forKey key: Key) throws -> Double {
+            let p = try position(key)
+            return try storage.double(at: p) ?? JSONValueDecoder.double(storage.value(at: p), path(key))
+        }
         func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try JSONValueDecoder.float(value(key), path(key)) }
-        func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try JSONValueDecoder.integer(type, value(key), path(key)) }
-        func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try JSONValueDecoder.integer(type, value(key), path(key)) }
-        func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try JSONValueDecoder.integer(type, value(key), path(key)) }
-        func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try JSONValueDecoder.integer(type, value(key), path(key)) }
-        func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try JSONValueDecoder.integer(type, value(key), path(key)) }
-        func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try JSONValueDecoder.integer(type, value(key), path(key)) }
-        func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try JSONValueDecoder.integer(type, value(key), path(key)) }
-        func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try JSONValueDecoder.integer(type, value(key), path(key)) }
-        func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try JSONValueDecoder.integer(type, value(key), path(key)) }
-        func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try JSONValueDecoder.integer(type, value(key), path(key)) }
+        func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try integer(type, key) }
+        func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try integer(type, key) }
+        func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try integer(type, key) }
+        func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try integer(type, key) }
+        func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try integer(type, key) }
+        func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try integer(type, key) }
+        func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try integer(type, key) }
+        func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try integer(type, key) }
+        func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try integer(type, key) }
+        func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try integer(type, key) }
+
+        @inline(__always)
+        private func integer<I: FixedWidthInteger>(_ type: I.Type, _ key: Key) throws -> I {
+            let p = try position(key)
+            if let i = storage.integer(at: p), let result = I(exactly: i) { return result }
+            return try JSONValueDecoder.integer(type, storage.value(at: p), path(key))
+        }
         func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T { try decoder(key).decode(type) }
         func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
-            guard let p = try object.find(key.stringValue, in: storage), try storage.tag(at: p) != BinaryJSON.Tag.null else { return nil }
+            guard let p = try object.find(key.stringValue, in: storage)?.position, try storage.tag(at: p) != BinaryJSON.Tag.null else { return nil }
             return try Decoder(storage: storage, position: p, codingPath: path(key), dates: dates).decode(type)
         }
         func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
@@ -197,7 +275,7 @@ struct BinaryJSONDecoder {
             try superDecoder(named: key.stringValue, path: path(key))
         }
         private func superDecoder(named name: String, path: [any CodingKey]) throws -> any Swift.Decoder {
-            guard let p = try object.find(name, in: storage) else { return JSONValueDecoder.Decoder(value: .null, codingPath: path, dates: dates) }
+            guard let p = try object.find(name, in: storage)?.position else { return JSONValueDecoder.Decoder(value: .null, codingPath: path, dates: dates) }
             return Decoder(storage: storage, position: p, codingPath: path, dates: dates)
         }
     }
@@ -240,9 +318,9 @@ struct BinaryJSONDecoder {
             currentIndex += 1
         }
 
-        private mutating func take<T>(_ type: T.Type, _ body: (JSONValue, [any CodingKey]) throws -> T) throws -> T {
+        private mutating func take<T>(_ type: T.Type, _ fast: (Int) -> T? = { _ in nil }, _ body: (JSONValue, [any CodingKey]) throws -> T) throws -> T {
             try check(type)
-            let v = try body(try storage.value(at: position), path)
+            let v = try fast(position) ?? body(try storage.value(at: position), path)
             try advance()
             return v
         }
@@ -253,20 +331,25 @@ struct BinaryJSONDecoder {
             try advance()
             return true
         }
-        mutating func decode(_ type: Bool.Type) throws -> Bool { try take(type) { try JSONValueDecoder.bool($0, $1) } }
-        mutating func decode(_ type: String.Type) throws -> String { try take(type) { try JSONValueDecoder.string($0, $1) } }
-        mutating func decode(_ type: Double.Type) throws -> Double { try take(type) { try JSONValueDecoder.double($0, $1) } }
+        mutating func decode(_ type: Bool.Type) throws -> Bool { try take(type, { [storage] in storage.bool(at: $0) }) { try JSONValueDecoder.bool($0, $1) } }
+        mutating func decode(_ type: String.Type) throws -> String { try take(type, { [storage] in storage.string(at: $0) }) { try JSONValueDecoder.string($0, $1) } }
+        mutating func decode(_ type: Double.Type) throws -> Double { try take(type, { [storage] in storage.double(at: $0) }) { try JSONValueDecoder.double($0, $1) } }
         mutating func decode(_ type: Float.Type) throws -> Float { try take(type) { try JSONValueDecoder.float($0, $1) } }
-        mutating func decode(_ type: Int.Type) throws -> Int { try take(type) { try JSONValueDecoder.integer(type, $0, $1) } }
-        mutating func decode(_ type: Int8.Type) throws -> Int8 { try take(type) { try JSONValueDecoder.integer(type, $0, $1) } }
-        mutating func decode(_ type: Int16.Type) throws -> Int16 { try take(type) { try JSONValueDecoder.integer(type, $0, $1) } }
-        mutating func decode(_ type: Int32.Type) throws -> Int32 { try take(type) { try JSONValueDecoder.integer(type, $0, $1) } }
-        mutating func decode(_ type: Int64.Type) throws -> Int64 { try take(type) { try JSONValueDecoder.integer(type, $0, $1) } }
-        mutating func decode(_ type: UInt.Type) throws -> UInt { try take(type) { try JSONValueDecoder.integer(type, $0, $1) } }
-        mutating func decode(_ type: UInt8.Type) throws -> UInt8 { try take(type) { try JSONValueDecoder.integer(type, $0, $1) } }
-        mutating func decode(_ type: UInt16.Type) throws -> UInt16 { try take(type) { try JSONValueDecoder.integer(type, $0, $1) } }
-        mutating func decode(_ type: UInt32.Type) throws -> UInt32 { try take(type) { try JSONValueDecoder.integer(type, $0, $1) } }
-        mutating func decode(_ type: UInt64.Type) throws -> UInt64 { try take(type) { try JSONValueDecoder.integer(type, $0, $1) } }
+        mutating func decode(_ type: Int.Type) throws -> Int { try integer(type) }
+        mutating func decode(_ type: Int8.Type) throws -> Int8 { try integer(type) }
+        mutating func decode(_ type: Int16.Type) throws -> Int16 { try integer(type) }
+        mutating func decode(_ type: Int32.Type) throws -> Int32 { try integer(type) }
+        mutating func decode(_ type: Int64.Type) throws -> Int64 { try integer(type) }
+        mutating func decode(_ type: UInt.Type) throws -> UInt { try integer(type) }
+        mutating func decode(_ type: UInt8.Type) throws -> UInt8 { try integer(type) }
+        mutating func decode(_ type: UInt16.Type) throws -> UInt16 { try integer(type) }
+        mutating func decode(_ type: UInt32.Type) throws -> UInt32 { try integer(type) }
+        mutating func decode(_ type: UInt64.Type) throws -> UInt64 { try integer(type) }
+
+        private mutating func integer<I: FixedWidthInteger>(_ type: I.Type) throws -> I {
+            let storage = storage
+            return try take(type, { storage.integer(at: $0).flatMap(I.init(exactly:)) }) { try JSONValueDecoder.integer(type, $0, $1) }
+        }
         mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
             try check(type)
             let v = try Decoder(storage: storage, position: position, codingPath: path, dates: dates).decode(type)
@@ -299,20 +382,27 @@ struct BinaryJSONDecoder {
         private var value: JSONValue { get throws { try decoder.value } }
 
         func decodeNil() -> Bool { (try? decoder.storage.tag(at: decoder.position)) == BinaryJSON.Tag.null }
-        func decode(_ type: Bool.Type) throws -> Bool { try JSONValueDecoder.bool(value, codingPath) }
-        func decode(_ type: String.Type) throws -> String { try JSONValueDecoder.string(value, codingPath) }
-        func decode(_ type: Double.Type) throws -> Double { try JSONValueDecoder.double(value, codingPath) }
+        private var storage: Storage { decoder.storage }
+        private var position: Int { decoder.position }
+        func decode(_ type: Bool.Type) throws -> Bool { try storage.bool(at: position) ?? JSONValueDecoder.bool(value, codingPath) }
+        func decode(_ type: String.Type) throws -> String { try storage.string(at: position) ?? JSONValueDecoder.string(value, codingPath) }
+        func decode(_ type: Double.Type) throws -> Double { try storage.double(at: position) ?? JSONValueDecoder.double(value, codingPath) }
         func decode(_ type: Float.Type) throws -> Float { try JSONValueDecoder.float(value, codingPath) }
-        func decode(_ type: Int.Type) throws -> Int { try JSONValueDecoder.integer(type, value, codingPath) }
-        func decode(_ type: Int8.Type) throws -> Int8 { try JSONValueDecoder.integer(type, value, codingPath) }
-        func decode(_ type: Int16.Type) throws -> Int16 { try JSONValueDecoder.integer(type, value, codingPath) }
-        func decode(_ type: Int32.Type) throws -> Int32 { try JSONValueDecoder.integer(type, value, codingPath) }
-        func decode(_ type: Int64.Type) throws -> Int64 { try JSONValueDecoder.integer(type, value, codingPath) }
-        func decode(_ type: UInt.Type) throws -> UInt { try JSONValueDecoder.integer(type, value, codingPath) }
-        func decode(_ type: UInt8.Type) throws -> UInt8 { try JSONValueDecoder.integer(type, value, codingPath) }
-        func decode(_ type: UInt16.Type) throws -> UInt16 { try JSONValueDecoder.integer(type, value, codingPath) }
-        func decode(_ type: UInt32.Type) throws -> UInt32 { try JSONValueDecoder.integer(type, value, codingPath) }
-        func decode(_ type: UInt64.Type) throws -> UInt64 { try JSONValueDecoder.integer(type, value, codingPath) }
+        func decode(_ type: Int.Type) throws -> Int { try integer(type) }
+        func decode(_ type: Int8.Type) throws -> Int8 { try integer(type) }
+        func decode(_ type: Int16.Type) throws -> Int16 { try integer(type) }
+        func decode(_ type: Int32.Type) throws -> Int32 { try integer(type) }
+        func decode(_ type: Int64.Type) throws -> Int64 { try integer(type) }
+        func decode(_ type: UInt.Type) throws -> UInt { try integer(type) }
+        func decode(_ type: UInt8.Type) throws -> UInt8 { try integer(type) }
+        func decode(_ type: UInt16.Type) throws -> UInt16 { try integer(type) }
+        func decode(_ type: UInt32.Type) throws -> UInt32 { try integer(type) }
+        func decode(_ type: UInt64.Type) throws -> UInt64 { try integer(type) }
+
+        private func integer<I: FixedWidthInteger>(_ type: I.Type) throws -> I {
+            if let i = storage.integer(at: position), let result = I(exactly: i) { return result }
+            return try JSONValueDecoder.integer(type, value, codingPath)
+        }
         func decode<T: Decodable>(_ type: T.Type) throws -> T { try decoder.decode(type) }
     }
 }
