@@ -62,21 +62,27 @@ public struct FieldPath: Sendable, Hashable, CustomStringConvertible, Expressibl
     /// The values at the path: none when a field is missing (or a `[]` meets a non-array),
     /// several when the path fans out over arrays.
     public func values(in document: JSONValue) -> [JSONValue] {
-        var current = [document]
-        for segment in segments {
-            var next: [JSONValue] = []
-            for value in current {
-                switch segment {
-                case .field(let name):
-                    if case .object(let o) = value, let v = o[name] { next.append(v) }
-                case .each:
-                    if case .array(let a) = value { next += a }
-                }
+        var values: [JSONValue] = []
+        forEachValue(in: document) { values.append($0) }
+        return values
+    }
+
+    /// Calls `body` with each value at the path, in the order of ``values(in:)``, without
+    /// collecting them.
+    func forEachValue(in document: JSONValue, _ body: (JSONValue) throws -> Void) rethrows {
+        try forEachValue(in: document, from: segments[...], body)
+    }
+
+    private func forEachValue(in value: JSONValue, from rest: ArraySlice<Segment>, _ body: (JSONValue) throws -> Void) rethrows {
+        guard let segment = rest.first else { return try body(value) }
+        switch segment {
+        case .field(let name):
+            if case .object(let o) = value, let v = o[name] { try forEachValue(in: v, from: rest.dropFirst(), body) }
+        case .each:
+            if case .array(let a) = value {
+                for element in a { try forEachValue(in: element, from: rest.dropFirst(), body) }
             }
-            current = next
-            if current.isEmpty { break }
         }
-        return current
     }
 }
 

@@ -93,8 +93,8 @@ struct SecondaryIndexMaintainer: IndexMaintainer {
     }
 
     func update(id: TupleElement, old: JSONValue?, new: JSONValue?, context: IndexUpdateContext) throws {
-        if let new { try Self.checkNesting(definition, new, collection: identity.collection) }
         let oldValues = old.map { Self.encodedValues(definition, $0) } ?? []
+        // `validate(id:document:)` has checked the nesting of `new` before any update.
         let newValues = new.map { Self.encodedValues(definition, $0) } ?? []
         // A covering index rewrites kept entries whose carried fields changed.
         let newPayload = try new.flatMap { try payload($0) }
@@ -210,17 +210,22 @@ struct SecondaryIndexMaintainer: IndexMaintainer {
     /// the index. JSON allows deeper nesting (``JSONValue/maximumDepth``).
     /// - Throws: `.invalidArgument` naming the index, the field and the limit.
     static func checkNesting(_ index: IndexDefinition, _ document: JSONValue, collection: String) throws {
+        for field in index.fields {
+            try field.forEachValue(in: document) { try checkNesting(of: $0, index, field, collection: collection) }
+        }
+    }
+
+    /// Refuses `value` (of `field`) when it nests arrays too deep for the tuple encoding.
+    @inline(__always)
+    private static func checkNesting(of value: JSONValue, _ index: IndexDefinition, _ field: FieldPath, collection: String) throws {
+        guard case .array = value else { return }
         func depth(_ value: JSONValue) -> Int {
             guard case .array(let elements) = value else { return 0 }
             return 1 + elements.reduce(0) { max($0, depth($1)) }
         }
-        for field in index.fields {
-            for value in field.values(in: document) {
-                let levels = depth(value)
-                if levels > Tuple.maximumNestingDepth {
-                    throw KVDocsError(.invalidArgument, "index \(index.name) of collection \"\(collection)\": field \(field) holds arrays nested \(levels) levels deep; an indexed value may nest at most \(Tuple.maximumNestingDepth) levels (the tuple encoding's limit)")
-                }
-            }
+        let levels = depth(value)
+        if levels > Tuple.maximumNestingDepth {
+            throw KVDocsError(.invalidArgument, "index \(index.name) of collection \"\(collection)\": field \(field) holds arrays nested \(levels) levels deep; an indexed value may nest at most \(Tuple.maximumNestingDepth) levels (the tuple encoding's limit)")
         }
     }
 
@@ -233,19 +238,24 @@ struct SecondaryIndexMaintainer: IndexMaintainer {
         var combinations: [[UInt8]] = [[]]
         var encoder = TupleEncoder()
         for field in index.fields {
-            let values = field.values(in: document)
-            if values.isEmpty {
+            // The first value, and the others only when there are more (most fields hold one).
+            var first: JSONValue?
+            var more: [JSONValue] = []
+            field.forEachValue(in: document) { value in
+                if first == nil { first = value } else { more.append(value) }
+            }
+            guard let first else {
                 if index.isSparse { return [] }
                 for k in combinations.indices { combinations[k].append(contentsOf: missingMarker) }
                 continue
             }
-            if values.count == 1 {
+            if more.isEmpty {
                 encoder.bytes.removeAll(keepingCapacity: true)
-                ValueOrder.append(values[0], to: &encoder)
+                ValueOrder.append(first, to: &encoder)
                 for k in combinations.indices { combinations[k].append(contentsOf: encoder.bytes) }
                 continue
             }
-            var encoded = values.map(ValueOrder.key)
+            var encoded = ([first] + more).map(ValueOrder.key)
             encoded.sort { compareBytes($0, $1) < 0 }
             var distinct: [[UInt8]] = []
             for e in encoded where distinct.last != e { distinct.append(e) }
