@@ -50,7 +50,7 @@ extension DocumentStore {
     /// has one, so the user's documents keep their strategy whatever base they are over.
     /// - Throws: `.invalidArgument` when another store recorded a different one meanwhile.
     func recordDateStrategy() throws {
-        try storage.withExclusiveWrite {
+        try storage.withWriteTransaction {
             if let recorded = try records.dateStrategy(in: storage), recorded != dateStrategy {
                 throw KVDocsError(.invalidArgument, "the document store in \(storage.name) was given the date strategy \(recorded) by another open meanwhile; this one was opened with \(dateStrategy)", path: storage.name)
             }

@@ -184,7 +184,7 @@ extension DocumentStore {
     /// - Throws: `.uniqueViolation` when a user document and a base document share a unique
     ///   value (the user layer is then unchanged); storage errors.
     func rederive(_ layered: LayeredStore, progress: ((IndexBuildProgress) -> Void)? = nil) throws {
-        try storage.withExclusiveWrite {
+        try storage.withWriteTransaction {
             try LayerDerivation.rederive(root: root, base: layered.base, user: layered.user,
                                          stagingPath: layered.user.path + ".derive-" + UUID().uuidString,
                                          progress: { progress?(IndexBuildProgress(collection: "*", index: "*", done: $0, total: $1)) },
@@ -231,7 +231,7 @@ final class StagedDerivationStore: KeyValueStore, @unchecked Sendable {
         throw KVDocsError(.notSupported, "a staged derivation takes no snapshot", path: name)
     }
 
-    func withExclusiveWriter<R>(_ body: () throws -> R) rethrows -> R { try body() }
+    func withWriterLock<R>(_ body: () throws -> R) rethrows -> R { try body() }
 
-    func withExclusiveWrite<R>(_ body: () throws -> R) throws -> R { try body() }
+    func withWriteTransaction<R>(_ body: () throws -> R) throws -> R { try body() }
 }

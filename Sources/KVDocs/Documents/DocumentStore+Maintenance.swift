@@ -127,7 +127,7 @@ extension DocumentStore {
     /// the index, and searches of a text index being rebuilt fail.
     /// - Throws: `.schema` for an unknown collection or index.
     public func reindex(collection: String, index: String? = nil, progress: ((IndexBuildProgress) -> Void)? = nil) throws {
-        try storage.withExclusiveWrite {
+        try storage.withWriteTransaction {
             let current = try catalog()
             let collectionSchema = try current.schema.collection(collection)
             var maintainers = current.maintainers(of: collection)

@@ -81,7 +81,7 @@ extension DocumentStore {
     private func run(_ migration: DocumentMigrator.Migration, position: Int64, batchSize: Int,
                      report: @escaping (MigrationProgress.Phase, Int) -> Void) throws {
         var failure: (any Error)?
-        try storage.withExclusiveWrite {
+        try storage.withWriteTransaction {
             let start = try storedSequence()
             let header = WriteBatch()
             header.put(records.migratingKey, Tuple([.string(migration.name), .int(start), .string(Self.phaseRunning)]))
@@ -161,7 +161,7 @@ extension DocumentStore {
             throw KVDocsError(.notSupported, "\(storage.name) holds the journal of an interrupted data migration (in its base or its user layer); open that database on its own with DocumentStore(database:) to undo the migration, then open the layers again", path: storage.name, key: records.migratingKey)
         }
         var undone = false
-        try storage.withExclusiveWrite {
+        try storage.withWriteTransaction {
             guard let header = try storage.value(forKey: records.migratingKey) else {
                 // A completed migration whose journal was not removed.
                 _ = try storage.deleteAll(in: records.undo.range)

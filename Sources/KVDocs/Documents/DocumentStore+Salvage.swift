@@ -74,7 +74,7 @@ extension DocumentStore {
         // Documents moved, a collection added, every index rebuilt: every observer looks again.
         defer { hub.publishToAll() }
         var damaged: [(collection: String, key: [UInt8], value: [UInt8], id: TupleElement?, reason: String)] = []
-        var schema = try storage.withExclusiveWrite {
+        var schema = try storage.withWriteTransaction {
             let schema = try catalog().schema
             if let existing = schema.collections[quarantine], existing.primaryKey != "id" {
                 throw KVDocsError(.schema, "salvage: the quarantine collection \"\(quarantine)\" has primary key \"\(existing.primaryKey)\"; it needs \"id\"", path: storage.name)
@@ -113,7 +113,7 @@ extension DocumentStore {
             }
             return schema
         }
-        try storage.withExclusiveWrite {
+        try storage.withWriteTransaction {
             if !damaged.isEmpty && schema.collections[quarantine] == nil {
                 // A collection without indexes needs no build: store the schema directly
                 // (``apply(_:progress:)`` would first finish interrupted index builds, which

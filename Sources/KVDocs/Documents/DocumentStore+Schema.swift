@@ -11,7 +11,7 @@ extension DocumentStore {
     /// - Throws: `.uniqueViolation` when a unique index meets duplicate values, `.schema`
     ///   for a document an index cannot take, storage errors.
     public func apply(_ newSchema: Schema, progress: ((IndexBuildProgress) -> Void)? = nil) throws {
-        try storage.withExclusiveWrite {
+        try storage.withWriteTransaction {
             let current = try catalog()
             let target = StoreCatalog(generation: current.generation, schema: newSchema, states: current.states, layout: layout)
             let storedJSON = try records.schemaData(in: storage)

@@ -151,7 +151,7 @@ extension DocumentStore {
     /// Runs `body` with a write context under the exclusive writer lock and commits it.
     /// If `body` throws, nothing is written.
     func performWrites<R>(sync: Bool = false, _ body: (WriteContext) throws -> R) throws -> R {
-        try storage.withExclusiveWrite {
+        try storage.withWriteTransaction {
             let context = try WriteContext(store: self)
             let result = try body(context)
             try context.commit(sync: sync)

@@ -19,7 +19,7 @@ import Foundation
 /// **Writes.** Each insert, update or delete writes the document, its new index entries,
 /// the removal of stale ones and a change record in one LevelDB write batch, so the
 /// indexes are never stale and a failed write leaves nothing behind. Writers are
-/// serialized per database (``Database/withExclusiveWriter(_:)``); readers never block.
+/// serialized per database (``Database/withWriterLock(_:)``); readers never block.
 ///
 /// **Durability.** Every write method takes `sync: Bool = false`
 /// (``DocumentCollection/insert(_:sync:)``, `upsert`, `update`, `delete`, the same on
@@ -319,7 +319,7 @@ extension DocumentStore {
     /// and the new version is stored only after every step succeeded, so an interrupted
     /// migration runs again on the next open.
     func migrate(from format: Int64, progress: ((IndexBuildProgress) -> Void)?) throws {
-        try storage.withExclusiveWrite {
+        try storage.withWriteTransaction {
             if format < 2 {
                 // Version 1 read numbers inexactly and wrote objects through JSONEncoder:
                 // rebuild every secondary index from the documents as this version reads them.

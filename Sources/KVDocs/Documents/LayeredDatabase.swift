@@ -237,7 +237,7 @@ public final class LayeredDatabase: Sendable {
         guard FileManager.default.fileExists(atPath: newBase + "/CURRENT") else {
             throw KVDocsError(.invalidArgument, "the new base \(newBase) is not a LevelDB database (it has no CURRENT file)", path: newBase)
         }
-        try storage.withExclusiveWrite {
+        try storage.withWriteTransaction {
             let prepared = try Self.prepare(newBase, layersPath: layersPath, user: storage.user, root: store.root, expected: store.schema,
                                             dates: store.dateStrategy,
                                             allowingUnrelated: allowingUnrelatedBase, progress: progress)

@@ -37,7 +37,7 @@ public struct RecordStore: Sendable {
 
     /// Stores `value` under `key`, replacing any previous value, in one atomic batch.
     ///
-    /// Reads the record's existing chunk keys first, under ``Database/withExclusiveWriter(_:)``,
+    /// Reads the record's existing chunk keys first, under ``Database/withWriterLock(_:)``,
     /// so concurrent writers of the same record cannot leave stale chunks.
     /// - Parameters:
     ///   - key: the record's key inside ``subspace``.
@@ -45,7 +45,7 @@ public struct RecordStore: Sendable {
     ///   - sync: as for ``Database/put(_:_:sync:)``.
     /// - Throws: ``KVDocsError``; on error the previous value is unchanged.
     public func put<Value: ByteRepresentable>(_ key: Tuple, _ value: Value, sync: Bool = false) throws {
-        try database.withExclusiveWriter {
+        try database.withWriterLock {
             let batch = WriteBatch()
             let existing = try chunkIndexes(of: key)
             var written = Set<Int64>()
@@ -76,7 +76,7 @@ public struct RecordStore: Sendable {
     ///   - sync: as for ``Database/put(_:_:sync:)``.
     /// - Throws: storage errors; on error the record is unchanged.
     public func delete(_ key: Tuple, sync: Bool = false) throws {
-        try database.withExclusiveWriter {
+        try database.withWriterLock {
             let batch = WriteBatch()
             for index in try chunkIndexes(of: key) { batch.delete(chunkKey(key, index)) }
             if batch.count > 0 { try database.write(batch, sync: sync) }

@@ -75,7 +75,7 @@ import Synchronization
 /// - ``write(_:sync:)``
 /// - ``write(sync:_:)``
 /// - ``deleteRange(_:order:limit:batchSize:sync:)``
-/// - ``withExclusiveWriter(_:)``
+/// - ``withWriterLock(_:)``
 ///
 /// ### Iterating
 /// - ``entries(_:order:limit:options:)``
@@ -124,7 +124,7 @@ public final class Database: @unchecked Sendable {
 
     private var handle: OpaquePointer?
     private let lock = ReadWriteLock()
-    /// Serializes the read-modify-write sequences of higher layers (see `withExclusiveWriter`).
+    /// Serializes the read-modify-write sequences of higher layers (see `withWriterLock`).
     private let writerLock = NSRecursiveLock()
     /// How deeply the thread holding `writerLock` has entered it (read and written only
     /// while holding it).
@@ -306,13 +306,14 @@ public final class Database: @unchecked Sendable {
     /// tests can check that `sync` reaches LevelDB's write options.
     var syncedWrites: Int { syncedWriteCount.load(ordering: .relaxed) }
 
-    /// Runs `body` while no other exclusive writer of this database runs.
+    /// Runs `body` holding this database's writer lock: no other holder of it runs meanwhile.
     ///
     /// Layers that read before they write (split records, documents and their indexes)
     /// use it so that two writers cannot interleave between the read and the batch. Plain
-    /// ``put(_:_:sync:)``, ``delete(_:sync:)`` and reads are never blocked by it. Reentrant;
-    /// but a document write (``withExclusiveWrite(_:)``) started inside it is refused.
-    public func withExclusiveWriter<R>(_ body: () throws -> R) rethrows -> R {
+    /// ``put(_:_:sync:)``, ``delete(_:sync:)`` and reads are never blocked by it. The lock is
+    /// reentrant; but a write transaction (``withWriteTransaction(_:)``) started inside it is
+    /// refused.
+    public func withWriterLock<R>(_ body: () throws -> R) rethrows -> R {
         writerLock.lock()
         writerDepth += 1
         defer {
@@ -322,12 +323,13 @@ public final class Database: @unchecked Sendable {
         return try body()
     }
 
-    /// Like ``withExclusiveWriter(_:)``, but refuses to nest: a read-modify-write sequence
-    /// that starts inside another one on the same thread would read state the outer one is
-    /// about to overwrite.
+    /// Runs `body` as a write transaction: holding the writer lock (``withWriterLock(_:)``),
+    /// and refusing to start inside another holder of it on the same thread, because a
+    /// read-modify-write sequence that starts inside another one would read state the outer
+    /// one is about to overwrite. Every document write runs as one.
     /// - Throws: `.invalidArgument` when the calling thread already holds the writer lock,
     ///   or what `body` throws.
-    public func withExclusiveWrite<R>(_ body: () throws -> R) throws -> R {
+    public func withWriteTransaction<R>(_ body: () throws -> R) throws -> R {
         writerLock.lock()
         defer { writerLock.unlock() }
         guard writerDepth == 0 else {
@@ -337,6 +339,14 @@ public final class Database: @unchecked Sendable {
         defer { writerDepth -= 1 }
         return try body()
     }
+
+    /// The writer lock's earlier name.
+    @available(*, deprecated, renamed: "withWriterLock(_:)")
+    public func withExclusiveWriter<R>(_ body: () throws -> R) rethrows -> R { try withWriterLock(body) }
+
+    /// The write transaction's earlier name.
+    @available(*, deprecated, renamed: "withWriteTransaction(_:)")
+    public func withExclusiveWrite<R>(_ body: () throws -> R) throws -> R { try withWriteTransaction(body) }
 
     /// Runs a LevelDB write, refusing it when an earlier one failed.
     ///

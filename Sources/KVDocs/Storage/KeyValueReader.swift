@@ -58,18 +58,18 @@ extension KeyValueReader {
 ///
 /// **Invariants.** ``write(_:sync:)`` applies a batch entirely or not at all; a reader from
 /// ``snapshotReader()`` sees exactly the writes committed before it was made; while one
-/// thread is inside ``withExclusiveWriter(_:)``, no other thread of this process is.
+/// thread is inside ``withWriterLock(_:)``, no other thread of this process is.
 public protocol KeyValueStore: KeyValueReader, Sendable {
     /// Applies `batch` atomically; with `sync`, durably before returning.
     func write(_ batch: WriteBatch, sync: Bool) throws
     /// A reader of the data as it is now, unaffected by later writes, until released.
     func snapshotReader() throws -> any SnapshotReader
-    /// Runs `body` while no other writer of the layers above runs.
-    func withExclusiveWriter<R>(_ body: () throws -> R) rethrows -> R
-    /// Runs `body` while no other writer runs, refusing to start inside another write of
-    /// the same thread.
+    /// Runs `body` holding the store's writer lock (reentrant): no other holder runs meanwhile.
+    func withWriterLock<R>(_ body: () throws -> R) rethrows -> R
+    /// Runs `body` as a write transaction: holding the writer lock, and refusing to start
+    /// inside another holder of it on the same thread.
     /// - Throws: `.invalidArgument` for a nested write, or what `body` throws.
-    func withExclusiveWrite<R>(_ body: () throws -> R) throws -> R
+    func withWriteTransaction<R>(_ body: () throws -> R) throws -> R
 }
 
 /// A reader of one frozen state of a store.
@@ -79,6 +79,14 @@ public protocol SnapshotReader: KeyValueReader {
 }
 
 extension KeyValueStore {
+    /// The writer lock's earlier name.
+    @available(*, deprecated, renamed: "withWriterLock(_:)")
+    public func withExclusiveWriter<R>(_ body: () throws -> R) rethrows -> R { try withWriterLock(body) }
+
+    /// The write transaction's earlier name.
+    @available(*, deprecated, renamed: "withWriteTransaction(_:)")
+    public func withExclusiveWrite<R>(_ body: () throws -> R) throws -> R { try withWriteTransaction(body) }
+
     /// Deletes every key in `range` in batches of `batchSize` (each atomic, the whole not),
     /// returning how many were deleted.
     /// - Throws: `.invalidArgument` for a `batchSize` below 1, storage errors.

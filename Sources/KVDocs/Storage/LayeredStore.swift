@@ -111,13 +111,13 @@ public final class LayeredStore: KeyValueStore, Sendable {
     }
 
     /// Runs `body` under the user database's writer lock.
-    public func withExclusiveWriter<R>(_ body: () throws -> R) rethrows -> R {
-        try user.withExclusiveWriter(body)
+    public func withWriterLock<R>(_ body: () throws -> R) rethrows -> R {
+        try user.withWriterLock(body)
     }
 
     /// Runs `body` under the user database's writer lock, refusing a nested write.
-    public func withExclusiveWrite<R>(_ body: () throws -> R) throws -> R {
-        try user.withExclusiveWrite(body)
+    public func withWriteTransaction<R>(_ body: () throws -> R) throws -> R {
+        try user.withWriteTransaction(body)
     }
 
     /// `batch` as the user layer stores it.
