@@ -60,7 +60,7 @@ func runStory(in directory: String) throws {
     print("downloaded athletes-2025.db: \(imported) athletes imported from athletes-2025.jsonl")
 
     // 2. The user's own database over it: reads see both, writes go to the user layer.
-    let layers = try LayeredDatabase(user: paths.user, base: paths.base(2025), schema: schema, create: true)
+    let layers = try LayeredDocumentStore(user: paths.user, base: paths.base(2025), schema: schema, create: true)
     defer { layers.close() }
     let store = layers.store
     let athletes = try store.collection("athletes", of: Athlete.self)

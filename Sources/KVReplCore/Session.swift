@@ -30,7 +30,7 @@ public final class Session {
     public internal(set) var snapshot: Snapshot?
     /// The layers of a session opened with a base (`--base`): the documents are the merged
     /// view, ``database`` is the user database, and raw commands are refused.
-    public internal(set) var layers: LayeredDatabase?
+    public internal(set) var layers: LayeredDocumentStore?
     /// Writes one block of output to standard output.
     public var out: (String) -> Void = { print($0) }
     /// Writes one error line to standard error.
@@ -70,7 +70,7 @@ public final class Session {
             if !create, !fm.fileExists(atPath: path + "/CURRENT"), let files = try? fm.contentsOfDirectory(atPath: path), files.contains(where: { $0.hasPrefix("MANIFEST-") || $0.hasSuffix(".log") || $0.hasSuffix(".ldb") }) {
                 throw KVDocsError(.corruption, "the user database \(path) has no CURRENT file", path: path)
             }
-            let layers = try LayeredDatabase(user: path, base: base, schema: schema, create: create) { p in
+            let layers = try LayeredDocumentStore(user: path, base: base, schema: schema, create: create) { p in
                 progress?("\(p.phase): \(p.done)/\(p.total)")
             }
             let session = Session(path: path, database: layers.storage.user, store: layers.store, keyspaces: try KeySchema(), readOnly: false, json: json)

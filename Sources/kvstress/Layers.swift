@@ -104,7 +104,7 @@ enum LayersScenario {
         let record = try? JSONValue(parsing: Data(contentsOf: URL(fileURLWithPath: work + "/user.layers/LAYERS.json")))
         var current: String
         if case .string(let base)? = record?["pending"]?["base"] { current = base } else if case .string(let base)? = record?["base"] { current = base } else { current = first }
-        var layers = try LayeredDatabase(user: work + "/user", base: current)
+        var layers = try LayeredDocumentStore(user: work + "/user", base: current)
         defer { layers.close() }
         var rng = SplitMix64(seed: seed)
         func ack(_ text: String) { FileHandle.standardOutput.write(Data((text + "\n").utf8)) }
@@ -146,7 +146,7 @@ enum LayersScenario {
                 ack("begin in-place change \(from == bad.conflicting ? "conflicting" : "good")")
                 layers.close()
                 try copyInPlace(from, to: shipped(work))
-                layers = try LayeredDatabase(user: work + "/user", base: shipped(work))
+                layers = try LayeredDocumentStore(user: work + "/user", base: shipped(work))
                 current = layers.basePath
                 ack(layers.baseChangeFailure == nil ? "ack in place \(from)" : "ack in place refused \(from)")
             }
@@ -172,7 +172,7 @@ enum LayersScenario {
         for round in 0..<rounds {
             // The user's writes, between rounds.
             do {
-                let layers = try LayeredDatabase(user: work + "/user", base: basePath, create: true)
+                let layers = try LayeredDocumentStore(user: work + "/user", base: basePath, create: true)
                 let people = try layers.store.collection("people")
                 for _ in 0..<20 {
                     let id = Int(rng.next() % 400)
@@ -235,7 +235,7 @@ enum LayersScenario {
             throw Failure("the layers record names no base: \(String(decoding: recordData, as: UTF8.self))")
         }
         guard base == first || base == second || base == shipped(work) else { throw Failure("the layers record names an unknown base \(base)") }
-        let layers = try LayeredDatabase(user: work + "/user", base: base)
+        let layers = try LayeredDocumentStore(user: work + "/user", base: base)
         defer { layers.close() }
         if layers.baseChangeFailure != nil { figures.count("opened with the old base kept (the changed base refused)") }
         // Which good base is in force: the refused ones never are.
@@ -254,7 +254,7 @@ enum LayersScenario {
                 continue
             }
             let over = [first, second][name.count % 2]
-            let restored = try LayeredDatabase(user: path, base: over)
+            let restored = try LayeredDocumentStore(user: path, base: over)
             try expect(restored, base: over, user: user, work: work, what: "backup \(name)")
             restored.close()
             figures.count("backups opened and verified")
@@ -279,7 +279,7 @@ enum LayersScenario {
         throw Failure("the base in force is neither good base")
     }
 
-    static func expect(_ layers: LayeredDatabase, base: String, user: UserModel, work: String, what: String) throws {
+    static func expect(_ layers: LayeredDocumentStore, base: String, user: UserModel, work: String, what: String) throws {
         let report = try layers.store.verify()
         guard report.isClean else { throw Failure("\(what): verify: \(report)") }
         let found = try Workload.read(layers.store)

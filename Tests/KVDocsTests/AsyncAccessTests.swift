@@ -23,15 +23,15 @@ import KVDocsTestSupport
         let dir = TemporaryDirectory()
         let (db, store) = try Self.open(dir)
         defer { db.close() }
-        #expect(!StoreExecutor.isCurrent)
+        #expect(!BlockingCallExecutor.isCurrent)
         let wroteThere = try await store.write { batch in
             try batch.insert("people", ["id": 1, "age": 30, "bio": "river"])
-            return StoreExecutor.isCurrent
+            return BlockingCallExecutor.isCurrent
         }
-        let readThere = try await store.read { _ in StoreExecutor.isCurrent }
+        let readThere = try await store.read { _ in BlockingCallExecutor.isCurrent }
         #expect(wroteThere)
         #expect(readThere)
-        #expect(!StoreExecutor.isCurrent)
+        #expect(!BlockingCallExecutor.isCurrent)
     }
 
     /// Inside an `async` function a collection call written without `await` is the
@@ -53,7 +53,7 @@ import KVDocsTestSupport
         try await people.async.delete(id: 1)
         #expect(try await store.fetch(.count(typed)) == 1)
         // The store's read keeps its GRDB-style async overload.
-        let onExecutor = try await store.read { _ in StoreExecutor.isCurrent }
+        let onExecutor = try await store.read { _ in BlockingCallExecutor.isCurrent }
         #expect(onExecutor)
     }
 
@@ -187,7 +187,7 @@ import KVDocsTestSupport
         #expect(final.most == 3)
         #expect(final.order.sorted() == Array(0..<20))
         #expect(throttle.load == (running: 0, waiting: 0))
-        #expect(StoreExecutor.readWidth >= 4)
+        #expect(BlockingCallExecutor.readWidth >= 4)
     }
 
     @Test func asyncWritesAwaitedInTurnTakeConsecutiveSequenceNumbers() async throws {

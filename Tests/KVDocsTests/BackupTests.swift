@@ -161,7 +161,7 @@ import Testing
             defer { base.close() }
             try DocumentStore(database: base, schema: try peopleSchema()).collection("people").insert(["id": "p1", "email": "p1@x"])
         }
-        let layers = try LayeredDatabase(user: dir.child("u.db"), base: dir.child("base"), create: true)
+        let layers = try LayeredDocumentStore(user: dir.child("u.db"), base: dir.child("base"), create: true)
         defer { layers.close() }
         try layers.store.collection("people").insert(["id": "p2", "email": "p2@x"])
         let before = try fm.contentsOfDirectory(atPath: layers.layersPath).sorted()

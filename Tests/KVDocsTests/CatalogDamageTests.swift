@@ -78,7 +78,7 @@ import Testing
             #expect(try DocumentStore.isUserLayer(db) == false)
         }
         do {
-            let layers = try LayeredDatabase(user: user, base: base, create: true)
+            let layers = try LayeredDocumentStore(user: user, base: base, create: true)
             defer { layers.close() }
             try layers.store.collection("people").insert(["id": 2, "age": 2, "name": "b"])
             _ = try layers.backup(to: backup)

@@ -335,7 +335,7 @@ import Testing
         try Self.oldBase(dir.child("v1"), extra: false)
         try Self.oldBase(dir.child("v2"), extra: true)
         let nor = Query().where("country", .equal("NOR")).orderBy("points")
-        let layers = try LayeredDatabase(user: dir.child("user"), base: dir.child("v1"), create: true)
+        let layers = try LayeredDocumentStore(user: dir.child("user"), base: dir.child("v1"), create: true)
         defer { layers.close() }
         let athletes = try layers.store.collection("athletes")
         try athletes.insert(["id": 9, "name": "Iv", "country": "NOR"])

@@ -37,7 +37,7 @@ private func makeBase(_ path: String, ids: Range<Int>, tag: String) throws {
         let before = try files(dir.child("base"))
         var copy = ""
         do {
-            let layers = try LayeredDatabase(user: dir.child("user"), base: dir.child("base"), create: true)
+            let layers = try LayeredDocumentStore(user: dir.child("user"), base: dir.child("base"), create: true)
             defer { layers.close() }
             let athletes = try layers.store.collection("athletes")
             #expect(try athletes.count() == 500)
@@ -56,7 +56,7 @@ private func makeBase(_ path: String, ids: Range<Int>, tag: String) throws {
         }
         #expect(try files(dir.child("base")) == before)
         // Reopened: the same copy, the user's data as left.
-        let layers = try LayeredDatabase(user: dir.child("user"), base: dir.child("base"))
+        let layers = try LayeredDocumentStore(user: dir.child("user"), base: dir.child("base"))
         defer { layers.close() }
         #expect(try LayersRecord.read(layers.layersPath)?.copy == copy)
         #expect(try layers.store.collection("athletes").count() == 499)
@@ -64,7 +64,7 @@ private func makeBase(_ path: String, ids: Range<Int>, tag: String) throws {
         #expect(try layers.store.verify().isClean)
         #expect(try files(dir.child("base")) == before)
         // Without create, a missing user database is an error.
-        expectError(.invalidArgument) { try LayeredDatabase(user: dir.child("nobody"), base: dir.child("base")) }
+        expectError(.invalidArgument) { try LayeredDocumentStore(user: dir.child("nobody"), base: dir.child("base")) }
     }
 
     @Test func replacingTheBaseKeepsTheUsersGroupsAndEdits() throws {
@@ -72,7 +72,7 @@ private func makeBase(_ path: String, ids: Range<Int>, tag: String) throws {
         try makeBase(dir.child("v1"), ids: 0..<300, tag: "old")
         try makeBase(dir.child("v2"), ids: 100..<400, tag: "new")
         let v1 = try files(dir.child("v1")), v2 = try files(dir.child("v2"))
-        let layers = try LayeredDatabase(user: dir.child("user"), base: dir.child("v1"), create: true)
+        let layers = try LayeredDocumentStore(user: dir.child("user"), base: dir.child("v1"), create: true)
         defer { layers.close() }
         let athletes = try layers.store.collection("athletes")
         try athletes.upsert(["id": 150, "name": "athlete 150 edited", "country": "FRA"])
@@ -103,14 +103,14 @@ private func makeBase(_ path: String, ids: Range<Int>, tag: String) throws {
         let dir = TemporaryDirectory("layers")
         try makeBase(dir.child("base"), ids: 0..<100, tag: "v1")
         do {
-            let layers = try LayeredDatabase(user: dir.child("user"), base: dir.child("base"), create: true)
+            let layers = try LayeredDocumentStore(user: dir.child("user"), base: dir.child("base"), create: true)
             try layers.store.collection("athletes").upsert(["id": 5, "name": "mine", "country": "NZL"])
             layers.close()
         }
         // An app update ships a new base at the same path.
         try FileManager.default.removeItem(atPath: dir.child("base"))
         try makeBase(dir.child("base"), ids: 50..<150, tag: "v2")
-        let layers = try LayeredDatabase(user: dir.child("user"), base: dir.child("base"))
+        let layers = try LayeredDocumentStore(user: dir.child("user"), base: dir.child("base"))
         defer { layers.close() }
         let athletes = try layers.store.collection("athletes")
         #expect(try athletes.count() == 101)
@@ -126,7 +126,7 @@ private func makeBase(_ path: String, ids: Range<Int>, tag: String) throws {
         try makeBase(dir.child("v1"), ids: 0..<100, tag: "old")
         try makeBase(dir.child("v2"), ids: 50..<150, tag: "new")
         do {
-            let layers = try LayeredDatabase(user: dir.child("user"), base: dir.child("v1"), create: true)
+            let layers = try LayeredDocumentStore(user: dir.child("user"), base: dir.child("v1"), create: true)
             try layers.store.collection("athletes").upsert(["id": 60, "name": "edited", "country": "AUS"])
             layers.close()
         }
@@ -137,13 +137,13 @@ private func makeBase(_ path: String, ids: Range<Int>, tag: String) throws {
         do {
             let user = try Database(path: dir.child("user"))
             defer { user.close() }
-            record.pending = try LayeredDatabase.prepare(dir.child("v2"), layersPath: layersPath, user: user, root: Subspace(), expected: nil, dates: nil,
+            record.pending = try LayeredDocumentStore.prepare(dir.child("v2"), layersPath: layersPath, user: user, root: Subspace(), expected: nil, dates: nil,
                                                          allowingUnrelated: false, progress: nil)
         }
         try record.write(layersPath)
         let copy = try #require(record.pending?.copy)
         // The next open, naming the new base, applies it.
-        let layers = try LayeredDatabase(user: dir.child("user"), base: dir.child("v2"))
+        let layers = try LayeredDocumentStore(user: dir.child("user"), base: dir.child("v2"))
         defer { layers.close() }
         #expect(layers.baseChangeFailure == nil)
         #expect(try LayersRecord.read(layersPath)?.pending == nil)
@@ -185,7 +185,7 @@ private func ship(_ from: String, to path: String) throws {
 @Suite struct LayeredDatabaseSafetyTests {
     /// A user layer whose documents take the emails u0…u49.
     func userOver(_ dir: TemporaryDirectory, base: String) throws {
-        let layers = try LayeredDatabase(user: dir.child("user"), base: base, create: true)
+        let layers = try LayeredDocumentStore(user: dir.child("user"), base: base, create: true)
         defer { layers.close() }
         let people = try layers.store.collection("people")
         try layers.store.write { batch in
@@ -199,7 +199,7 @@ private func ship(_ from: String, to path: String) throws {
         try makePeople(dir.child("b1"), ids: 0..<200, prefix: "b")
         try makePeople(dir.child("b3"), ids: 0..<200, prefix: "u")
         try userOver(dir, base: dir.child("b1"))
-        let layers = try LayeredDatabase(user: dir.child("user"), base: dir.child("b1"))
+        let layers = try LayeredDocumentStore(user: dir.child("user"), base: dir.child("b1"))
         defer { layers.close() }
         let before = try FileManager.default.contentsOfDirectory(atPath: layers.layersPath).sorted()
         expectError(.uniqueViolation) { try layers.replaceBase(with: dir.child("b3")) }
@@ -234,7 +234,7 @@ private func ship(_ from: String, to path: String) throws {
         try FileManager.default.copyItem(atPath: dir.child("b3"), toPath: layersPath + "/base-killed")
         try FileManager.default.createDirectory(atPath: layersPath + "/derive-killed", withIntermediateDirectories: false)
         for base in ["b1", "b3", "b1"] {
-            let layers = try LayeredDatabase(user: dir.child("user"), base: dir.child(base))
+            let layers = try LayeredDocumentStore(user: dir.child("user"), base: dir.child(base))
             #expect(try layers.store.collection("people").count() == 250)
             #expect(try layers.store.verify().isClean)
             #expect(layers.basePath == dir.child("b1"))
@@ -260,7 +260,7 @@ private func ship(_ from: String, to path: String) throws {
         try FileManager.default.copyItem(atPath: dir.child("build-a"), toPath: dir.child("shipped"))
         try userOver(dir, base: dir.child("shipped"))
         try ship(dir.child("build-b"), to: dir.child("shipped"))
-        let layers = try LayeredDatabase(user: dir.child("user"), base: dir.child("shipped"))
+        let layers = try LayeredDocumentStore(user: dir.child("user"), base: dir.child("shipped"))
         defer { layers.close() }
         #expect(layers.baseChangeFailure == nil)
         let people = try layers.store.collection("people")
@@ -293,7 +293,7 @@ private func ship(_ from: String, to path: String) throws {
             try FileManager.default.removeItem(atPath: dir.child("shipped") + "/" + name)
         }
         #expect(try files(layersPath + "/" + copy) == copied)
-        let layers = try LayeredDatabase(user: dir.child("user"), base: dir.child("shipped"))
+        let layers = try LayeredDocumentStore(user: dir.child("user"), base: dir.child("shipped"))
         defer { layers.close() }
         #expect(layers.baseChangeFailure == nil)
         #expect(try layers.store.collection("people").count() == 249)
@@ -308,7 +308,7 @@ private func ship(_ from: String, to path: String) throws {
         try makePeople(dir.child("loose"), ids: 0..<200, prefix: "c", schema: loose)
         try userOver(dir, base: dir.child("shipped"))
         try ship(dir.child("loose"), to: dir.child("shipped"))
-        let layers = try LayeredDatabase(user: dir.child("user"), base: dir.child("shipped"))
+        let layers = try LayeredDocumentStore(user: dir.child("user"), base: dir.child("shipped"))
         defer { layers.close() }
         #expect(layers.baseChangeFailure?.kind == .schema)
         #expect(layers.baseChangeFailure?.message.contains("by_email") == true)
@@ -330,7 +330,7 @@ private func ship(_ from: String, to path: String) throws {
             let store = try DocumentStore(database: other, schema: try Schema(json: Data(#"{"collections": {"stations": {"primaryKey": "id"}}}"#.utf8)))
             try store.write { batch in for i in 0..<10 { try batch.insert("stations", ["id": .int(Int64(i))]) } }
         }
-        let layers = try LayeredDatabase(user: dir.child("user"), base: dir.child("b1"))
+        let layers = try LayeredDocumentStore(user: dir.child("user"), base: dir.child("b1"))
         defer { layers.close() }
         let before = try FileManager.default.contentsOfDirectory(atPath: layers.layersPath).sorted()
         for (path, words) in [(dir.child("empty"), "no document store"), (dir.child("other"), "none of the store's collections"),
@@ -350,8 +350,8 @@ private func ship(_ from: String, to path: String) throws {
         let dir = TemporaryDirectory("layers-safe")
         try makePeople(dir.child("b"), ids: 0..<20, prefix: "b")
         let before = try files(dir.child("b"))
-        expectError(.invalidArgument) { try LayeredDatabase(user: dir.child("b"), base: dir.child("b")) }
-        expectError(.invalidArgument) { try LayeredDatabase(user: dir.child("b") + "/inner", base: dir.child("b"), create: true) }
+        expectError(.invalidArgument) { try LayeredDocumentStore(user: dir.child("b"), base: dir.child("b")) }
+        expectError(.invalidArgument) { try LayeredDocumentStore(user: dir.child("b") + "/inner", base: dir.child("b"), create: true) }
         #expect(try files(dir.child("b")) == before)
         #expect(!FileManager.default.fileExists(atPath: dir.child("b") + ".layers"))
         // The plain database still opens.
@@ -368,7 +368,7 @@ private func ship(_ from: String, to path: String) throws {
         }
         #expect(try LayersRecord.read(dir.child("user-db.layers"))?.legacy == true)
         do {
-            let layers = try LayeredDatabase(user: dir.child("user-db"), base: dir.child("base-db"))
+            let layers = try LayeredDocumentStore(user: dir.child("user-db"), base: dir.child("base-db"))
             #expect(layers.baseChangeFailure == nil)
             let people = try layers.store.collection("people")
             #expect(try people.count() == 44)                         // 0..<45 without 3
@@ -394,15 +394,15 @@ extension LayeredDatabaseSafetyTests {
         try makePeople(dir.child("b1"), ids: 0..<200, prefix: "b")
         try userOver(dir, base: dir.child("b1"))
         do {
-            let layers = try LayeredDatabase(user: dir.child("user"), base: dir.child("b1"))
+            let layers = try LayeredDocumentStore(user: dir.child("user"), base: dir.child("b1"))
             try layers.backup(to: dir.child("backup"))
             layers.close()
         }
         try Database(path: dir.child("empty")).close()
-        let e = expectError(.invalidArgument) { try LayeredDatabase(user: dir.child("backup"), base: dir.child("empty")) }
+        let e = expectError(.invalidArgument) { try LayeredDocumentStore(user: dir.child("backup"), base: dir.child("empty")) }
         #expect(e?.message.contains("has no document store") == true)
         #expect(!FileManager.default.fileExists(atPath: dir.child("backup") + ".layers"))
-        let layers = try LayeredDatabase(user: dir.child("backup"), base: dir.child("b1"))
+        let layers = try LayeredDocumentStore(user: dir.child("backup"), base: dir.child("b1"))
         defer { layers.close() }
         #expect(try layers.store.collection("people").count() == 250)
         #expect(try layers.store.verify().isClean)
@@ -418,7 +418,7 @@ extension LayeredDatabaseSafetyTests {
         let copy = try #require(try LayersRecord.read(layersPath)?.copy)
         // An app reinstalled: the same base, another bundle path.
         try FileManager.default.moveItem(atPath: dir.child("bundle-1"), toPath: dir.child("bundle-2"))
-        let layers = try LayeredDatabase(user: dir.child("user"), base: dir.child("bundle-2"))
+        let layers = try LayeredDocumentStore(user: dir.child("user"), base: dir.child("bundle-2"))
         defer { layers.close() }
         #expect(layers.baseChangeFailure == nil)
         #expect(try LayersRecord.read(layersPath)?.copy == copy)
@@ -433,7 +433,7 @@ extension LayeredDatabaseSafetyTests {
         try makePeople(dir.child("b1"), ids: 0..<20, prefix: "b")
         let before = try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted()
         let mismatched = try Schema(json: Data(#"{"collections": {"people": {"primaryKey": "id", "indexes": [{"name": "by_email", "fields": ["email"]}]}}}"#.utf8))
-        let e = expectError(.schema) { try LayeredDatabase(user: dir.child("user"), base: dir.child("b1"), schema: mismatched, create: true) }
+        let e = expectError(.schema) { try LayeredDocumentStore(user: dir.child("user"), base: dir.child("b1"), schema: mismatched, create: true) }
         #expect(e?.message.hasPrefix("the base \(dir.child("b1")) and the user layer disagree on collection \"people\"") == true, "\(e?.message ?? "")")
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted() == before)
     }
@@ -445,10 +445,10 @@ extension LayeredDatabaseSafetyTests {
         try makePeople(dir.child("b1"), ids: 0..<200, prefix: "b")
         try makePeople(dir.child("b2"), ids: 100..<300, prefix: "c")
         try userOver(dir, base: dir.child("b1"))
-        let layers = try LayeredDatabase(user: dir.child("user"), base: dir.child("b1"))
+        let layers = try LayeredDocumentStore(user: dir.child("user"), base: dir.child("b1"))
         let before = try FileManager.default.contentsOfDirectory(atPath: layers.layersPath).sorted()
-        LayeredDatabase.faultAfterRecording.withLock { $0[dir.child("user")] = { throw KVDocsError(.ioError, "injected") } }
-        defer { _ = LayeredDatabase.faultAfterRecording.withLock { $0.removeValue(forKey: dir.child("user")) } }
+        LayeredDocumentStore.faultAfterRecording.withLock { $0[dir.child("user")] = { throw KVDocsError(.ioError, "injected") } }
+        defer { _ = LayeredDocumentStore.faultAfterRecording.withLock { $0.removeValue(forKey: dir.child("user")) } }
         let e = expectError(.ioError) { try layers.replaceBase(with: dir.child("b2")) }
         #expect(e?.message == "injected")
         // The old base, exact, and nothing of the attempt left, on disk or in memory.
@@ -461,7 +461,7 @@ extension LayeredDatabaseSafetyTests {
         #expect(try layers.store.verify().isClean)
         try people.insert(["id": 9999, "email": "new@x.org", "zone": 1])
         layers.close()
-        let again = try LayeredDatabase(user: dir.child("user"), base: dir.child("b1"))
+        let again = try LayeredDocumentStore(user: dir.child("user"), base: dir.child("b1"))
         defer { again.close() }
         #expect(try again.store.collection("people").count() == 251)
         #expect(try again.store.verify().isClean)
@@ -476,7 +476,7 @@ extension LayeredDatabaseSafetyTests {
         var messages: [String] = []
         for _ in 0..<2 {
             // A conflicting base changed in place: the old base stays, and the open says why.
-            let layers = try LayeredDatabase(user: dir.child("user"), base: dir.child("shipped"))
+            let layers = try LayeredDocumentStore(user: dir.child("user"), base: dir.child("shipped"))
             #expect(layers.baseChangeFailure?.kind == .uniqueViolation)
             #expect(try layers.store.collection("people").get(id: 0)?["email"] == "b0@x.org")
             #expect(try layers.store.verify().isClean)
@@ -488,7 +488,7 @@ extension LayeredDatabaseSafetyTests {
         // New files: tried again, and replaced.
         try makePeople(dir.child("fixed"), ids: 0..<200, prefix: "f")
         try ship(dir.child("fixed"), to: dir.child("shipped"))
-        let layers = try LayeredDatabase(user: dir.child("user"), base: dir.child("shipped"))
+        let layers = try LayeredDocumentStore(user: dir.child("user"), base: dir.child("shipped"))
         defer { layers.close() }
         #expect(layers.baseChangeFailure == nil)
         #expect(try layers.store.collection("people").get(id: 0)?["email"] == "f0@x.org")
@@ -510,14 +510,14 @@ extension LayeredDatabaseSafetyTests {
         do {
             // The user's own schema (a collection of its own), stored in the user layer.
             let own = layeredPeopleSchema.replacingOccurrences(of: #""groups": {"primaryKey": "id"}"#, with: #""groups": {"primaryKey": "id"}, "notes": {"primaryKey": "id"}"#)
-            let layers = try LayeredDatabase(user: dir.child("user"), base: dir.child("b1"), schema: try Schema(json: Data(own.utf8)), create: true)
+            let layers = try LayeredDocumentStore(user: dir.child("user"), base: dir.child("b1"), schema: try Schema(json: Data(own.utf8)), create: true)
             try layers.store.collection("people").insert(["id": 500, "email": "mine@x.org"])
             try layers.backup(to: dir.child("backup"))
             layers.close()
         }
         let loose = layeredPeopleSchema.replacingOccurrences(of: #""unique": true"#, with: #""unique": false"#)
         try makePeople(dir.child("loose"), ids: 0..<50, prefix: "c", schema: loose)
-        let e = expectError(.schema) { try LayeredDatabase(user: dir.child("backup"), base: dir.child("loose")) }
+        let e = expectError(.schema) { try LayeredDocumentStore(user: dir.child("backup"), base: dir.child("loose")) }
         #expect(e?.message.contains("by_email") == true, "\(e?.message ?? "")")
         #expect(e?.message.contains(dir.child("loose")) == true, "\(e?.message ?? "")")
     }
@@ -537,7 +537,7 @@ extension LayeredDatabaseSafetyTests {
         try base(dir.child("v1"), dates: .secondsSince1970, ids: 0..<5)
         try base(dir.child("iso"), dates: .iso8601, ids: 0..<6)
         try base(dir.child("v2"), dates: .secondsSince1970, ids: 0..<7)
-        let layers = try LayeredDatabase(user: dir.child("user"), base: dir.child("v1"), create: true)
+        let layers = try LayeredDocumentStore(user: dir.child("user"), base: dir.child("v1"), create: true)
         defer { layers.close() }
         let athletes = try layers.store.collection("athletes")
         try athletes.upsert(["id": 100, "name": "mine", "country": "AUS"])
@@ -554,13 +554,13 @@ extension LayeredDatabaseSafetyTests {
         let dir = TemporaryDirectory("layers")
         try base(dir.child("v1"), dates: .iso8601, ids: 0..<3)
         do {
-            let layers = try LayeredDatabase(user: dir.child("user"), base: dir.child("v1"), create: true)
+            let layers = try LayeredDocumentStore(user: dir.child("user"), base: dir.child("v1"), create: true)
             defer { layers.close() }
             #expect(layers.store.dateStrategy == .iso8601)
         }
         let user = try Database(path: dir.child("user"))
         defer { user.close() }
-        #expect(try LayeredDatabase.ownDates(user, root: Subspace()) == .iso8601)
+        #expect(try LayeredDocumentStore.ownDates(user, root: Subspace()) == .iso8601)
     }
 
     /// Opening with the strategy the app expects: the same as the layers' opens, another
@@ -569,12 +569,12 @@ extension LayeredDatabaseSafetyTests {
         let dir = TemporaryDirectory("layers")
         try base(dir.child("v1"), dates: .iso8601, ids: 0..<3)
         let error = expectError(.invalidArgument) {
-            try LayeredDatabase(user: dir.child("user"), base: dir.child("v1"), create: true, dates: .secondsSince1970)
+            try LayeredDocumentStore(user: dir.child("user"), base: dir.child("v1"), create: true, dates: .secondsSince1970)
         }
         #expect(error?.message.contains("iso8601") == true)
         #expect(!FileManager.default.fileExists(atPath: dir.child("user")))
         #expect(!FileManager.default.fileExists(atPath: dir.child("user") + ".layers"))
-        let layers = try LayeredDatabase(user: dir.child("user"), base: dir.child("v1"), create: true, dates: .iso8601)
+        let layers = try LayeredDocumentStore(user: dir.child("user"), base: dir.child("v1"), create: true, dates: .iso8601)
         defer { layers.close() }
         #expect(layers.store.dateStrategy == .iso8601)
     }

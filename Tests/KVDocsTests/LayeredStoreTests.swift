@@ -43,7 +43,7 @@ private let layeredSchemaJSON = #"""
         let before = try layerFingerprint(dir.child("base"))
         let base = try Database.openPrivateCopy(of: dir.child("base"), under: dir.path)
         let user = try Database(path: dir.child("user"))
-        let layered = try LayeredStore(base: base, user: user)
+        let layered = try LayeredKeyValueStore(base: base, user: user)
         var frozen: (reader: any SnapshotReader, model: [[UInt8]: [UInt8]])?
         for step in 0..<400 {
             let k = key()
@@ -118,7 +118,7 @@ private let layeredSchemaJSON = #"""
         let before = try layerFingerprint(dir.child("base"))
         let base = try Database.openPrivateCopy(of: dir.child("base"), under: dir.path)
         let user = try Database(path: dir.child("user"))
-        let store = try DocumentStore(layered: try LayeredStore(base: base, user: user), schema: schema)
+        let store = try DocumentStore(layered: try LayeredKeyValueStore(base: base, user: user), schema: schema)
         let stations = try store.collection("stations")
         #expect(try stations.count() == 300)
         for step in 0..<400 {
@@ -195,13 +195,13 @@ private let layeredSchemaJSON = #"""
         defer { base.close() }
         let user = try Database(path: dir.child("user"))
         defer { user.close() }
-        let error = expectError(.schema) { try DocumentStore(layered: try LayeredStore(base: base, user: user), schema: other) }
+        let error = expectError(.schema) { try DocumentStore(layered: try LayeredKeyValueStore(base: base, user: user), schema: other) }
         #expect(error?.message.contains("collection \"stations\"") == true, "\(error?.message ?? "")")
         #expect(error?.message.contains("index \"by_zone\"") == true)
         // A user-only collection is the user's business.
         var extended = schema
         extended.collections["notes"] = CollectionSchema()
-        _ = try DocumentStore(layered: try LayeredStore(base: base, user: user), schema: extended)
+        _ = try DocumentStore(layered: try LayeredKeyValueStore(base: base, user: user), schema: extended)
     }
 
     /// Replacing the base: the user's documents and deletes stay, derived data is made exact
@@ -236,7 +236,7 @@ private let layeredSchemaJSON = #"""
         let base1 = try Database.openPrivateCopy(of: dir.child("base1"), under: dir.path)
         let user = try Database(path: dir.child("user"))
         defer { user.close() }
-        let layered = try LayeredStore(base: base1, user: user)
+        let layered = try LayeredKeyValueStore(base: base1, user: user)
         let store = try DocumentStore(layered: layered, schema: schema)
         let stations = try store.collection("stations")
         var userDocs: [String: JSONValue?] = [:]      // the user's own writes: a document, or a delete

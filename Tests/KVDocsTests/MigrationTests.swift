@@ -495,7 +495,7 @@ import KVDocsTestSupport
         try base.put(Catalog().migratingKey, Tuple(["m", 0, "running"]))
         let user = try Database(path: dir.child("user"))
         defer { user.close() }
-        let error = expectError(.notSupported) { try DocumentStore(layered: try LayeredStore(base: base, user: user)) }
+        let error = expectError(.notSupported) { try DocumentStore(layered: try LayeredKeyValueStore(base: base, user: user)) }
         #expect(error?.message.contains("interrupted data migration") == true)
     }
 }

@@ -110,7 +110,7 @@ import Testing
         }
 
         // The user's database over the new base is exact: every index agrees with the documents.
-        let layers = try LayeredDatabase(user: dir.child("user.db"), base: dir.child("athletes-2026.db"))
+        let layers = try LayeredDocumentStore(user: dir.child("user.db"), base: dir.child("athletes-2026.db"))
         defer { layers.close() }
         let report = try layers.store.verify()
         #expect(report.isClean, "\(report)")

@@ -1,5 +1,5 @@
 // The async API: the same reads and writes as the synchronous one, run on the store's
-// executor (``StoreExecutor``) so that the awaiting thread never blocks on LevelDB. Reads
+// executor (``BlockingCallExecutor``) so that the awaiting thread never blocks on LevelDB. Reads
 // run concurrently; a store's writes run in the order they were submitted.
 //
 // Naming: the store's `read`, `write`, `fetch` and `changes` have async overloads, as GRDB's

@@ -40,9 +40,9 @@ extension DocumentStore {
     /// Whether the database this store writes to holds a date strategy record of its own:
     /// in a layered store, the user layer (whose values are tagged), not the base.
     func holdsOwnDateRecord() throws -> Bool {
-        guard let layered = storage as? LayeredStore else { return try records.dateStrategy(in: storage) != nil }
+        guard let layered = storage as? LayeredKeyValueStore else { return try records.dateStrategy(in: storage) != nil }
         guard let stored = try layered.user.get(records.datesKey) else { return false }
-        return try LayeredStore.untag(stored, key: records.datesKey, name: layered.user.path) != nil
+        return try LayeredKeyValueStore.untag(stored, key: records.datesKey, name: layered.user.path) != nil
     }
 
     /// Records ``dateStrategy`` in the catalog (synced), unless the database holds it

@@ -13,8 +13,8 @@ extension DocumentStore {
     }
 
     /// Whether `database` is the user layer of a layered store, on its own: a backup or a
-    /// copy of one (``LayeredDatabase/backup(to:progress:)``). Its values carry layer tags
-    /// (``LayeredStore``), so it opens only over its base, never as a store of its own.
+    /// copy of one (``LayeredDocumentStore/backup(to:progress:)``). Its values carry layer tags
+    /// (``LayeredKeyValueStore``), so it opens only over its base, never as a store of its own.
     ///
     /// ```swift
     /// if try DocumentStore.isUserLayer(db) { print("open it over its base") }
@@ -24,7 +24,7 @@ extension DocumentStore {
         // The catalog's integers and the change feed's records are tuples, which never
         // start with the tag byte of a present value (0x01 is the tuple code of bytes).
         func tagged(_ value: [UInt8]) -> Bool {
-            value == [LayeredStore.tombstone] || (value.first == LayeredStore.present && (try? Tuple(decoding: Array(value.dropFirst()))) != nil)
+            value == [LayeredKeyValueStore.tombstone] || (value.first == LayeredKeyValueStore.present && (try? Tuple(decoding: Array(value.dropFirst()))) != nil)
         }
         let records = Catalog(root: root)
         for key in [records.sequenceKey, records.formatKey, records.generationKey] {

@@ -31,7 +31,7 @@ enum LayerDerivation {
         let layout = Layout(root: root)
         let store = try StagedDerivationStore(base: base, user: user, staging: staging, derived: derivedRanges(root),
                                               userOnly: [layout.changes.range])
-        let catalog = try StoreCatalog.load(store, Catalog(root: root), layout: layout)
+        let catalog = try CompiledCatalog.load(store, Catalog(root: root), layout: layout)
         let whole = try indexesDerivedWhole(catalog, base: base, root: root)
         for maintainer in whole { try deriveWhole(maintainer, through: store, layout: layout) }
         func maintainers(of collection: String) -> [any IndexMaintainer] {
@@ -60,7 +60,7 @@ enum LayerDerivation {
                 guard !maintainers.isEmpty else { continue }
                 let bytes: [UInt8]?
                 if adding {
-                    bytes = try LayeredStore.untag(entry.value, key: entry.key, name: user.path)
+                    bytes = try LayeredKeyValueStore.untag(entry.value, key: entry.key, name: user.path)
                 } else {
                     bytes = try base.get(entry.key)
                 }
@@ -91,7 +91,7 @@ enum LayerDerivation {
     /// `base`) uses: the base lacks the index, or holds it at another definition or format
     /// (written by an older KVDocs, say). Their base entries cannot be kept, so they are
     /// derived whole, over every document.
-    static func indexesDerivedWhole(_ catalog: StoreCatalog, base: Database, root: Subspace) throws -> [any IndexMaintainer] {
+    static func indexesDerivedWhole(_ catalog: CompiledCatalog, base: Database, root: Subspace) throws -> [any IndexMaintainer] {
         let records = Catalog(root: root)
         let all = catalog.schema.collections.keys.sorted { JSONObject.compareKeys($0, $1) < 0 }.flatMap { catalog.maintainers(of: $0) }
         var states: [IndexIdentity: IndexState] = [:]
@@ -177,13 +177,13 @@ extension DocumentStore {
     /// Makes the user layer's derived data exact over `layered`'s current base (see
     /// ``LayerDerivation``): stages it in a temporary database beside the user database,
     /// then applies it, under the writer lock. It records nothing, so a crash while it
-    /// applies leaves the derived data inexact: ``LayeredDatabase`` records its
+    /// applies leaves the derived data inexact: ``LayeredDocumentStore`` records its
     /// replacements instead; this serves tests of the derivation itself.
     ///
     /// REQUIRES: the store reads and writes through `layered`.
     /// - Throws: `.uniqueViolation` when a user document and a base document share a unique
     ///   value (the user layer is then unchanged); storage errors.
-    func rederive(_ layered: LayeredStore, progress: ((IndexBuildProgress) -> Void)? = nil) throws {
+    func rederive(_ layered: LayeredKeyValueStore, progress: ((IndexBuildProgress) -> Void)? = nil) throws {
         try storage.withWriteTransaction {
             try LayerDerivation.rederive(root: root, base: layered.base, user: layered.user,
                                          stagingPath: layered.user.path + ".derive-" + UUID().uuidString,
@@ -200,19 +200,19 @@ extension DocumentStore {
 /// REQUIRES: every scan lies within one side (a derived range, or none).
 final class StagedDerivationStore: KeyValueStore, @unchecked Sendable {
     // @unchecked Sendable: used by one thread, under the user database's writer lock.
-    private let derivedSide: LayeredStore
-    private let documentSide: LayeredStore
+    private let derivedSide: LayeredKeyValueStore
+    private let documentSide: LayeredKeyValueStore
     private let derived: [KeyRange]
 
     init(base: Database, user: Database, staging: Database, derived: [KeyRange], userOnly: [KeyRange]) throws {
-        derivedSide = try LayeredStore(base: base, user: staging, userOnly: userOnly)
-        documentSide = try LayeredStore(base: base, user: user, userOnly: userOnly)
+        derivedSide = try LayeredKeyValueStore(base: base, user: staging, userOnly: userOnly)
+        documentSide = try LayeredKeyValueStore(base: base, user: user, userOnly: userOnly)
         self.derived = derived
     }
 
     var name: String { documentSide.user.path }
 
-    private func side(_ key: [UInt8]?) -> LayeredStore {
+    private func side(_ key: [UInt8]?) -> LayeredKeyValueStore {
         guard let key, derived.contains(where: { $0.contains(key) }) else { return documentSide }
         return derivedSide
     }

@@ -157,7 +157,7 @@ extension DocumentStore {
     func recoverInterruptedMigration(progress: ((MigrationProgress) -> Void)?) throws {
         // Most opens find nothing, and take no lock for it.
         guard try storage.value(forKey: records.migratingKey) != nil || storage.count(records.undo.range) > 0 else { return }
-        if storage is LayeredStore {
+        if storage is LayeredKeyValueStore {
             throw KVDocsError(.notSupported, "\(storage.name) holds the journal of an interrupted data migration (in its base or its user layer); open that database on its own with DocumentStore(database:) to undo the migration, then open the layers again", path: storage.name, key: records.migratingKey)
         }
         var undone = false

@@ -13,7 +13,7 @@ extension DocumentStore {
     public func apply(_ newSchema: Schema, progress: ((IndexBuildProgress) -> Void)? = nil) throws {
         try storage.withWriteTransaction {
             let current = try catalog()
-            let target = StoreCatalog(generation: current.generation, schema: newSchema, states: current.states, layout: layout)
+            let target = CompiledCatalog(generation: current.generation, schema: newSchema, states: current.states, layout: layout)
             let storedJSON = try records.schemaData(in: storage)
             let newJSON = newSchema.jsonData()
             // The same schema, every index ready, nothing left over: nothing to write, and
@@ -72,9 +72,9 @@ extension DocumentStore {
     }
 
     /// The latest catalog as it would be with `schema` stored.
-    private func catalog(_ schema: Schema) throws -> StoreCatalog {
+    private func catalog(_ schema: Schema) throws -> CompiledCatalog {
         let current = try catalog()
-        return StoreCatalog(generation: current.generation, schema: schema, states: current.states, layout: layout)
+        return CompiledCatalog(generation: current.generation, schema: schema, states: current.states, layout: layout)
     }
 
     /// The generation the next catalog change records. REQUIRES: the writer lock.

@@ -13,7 +13,7 @@ extension DocumentStore {
     final class WriteContext {
         let store: DocumentStore
         /// The catalog in force: read under the writer lock from the latest state.
-        let catalog: StoreCatalog
+        let catalog: CompiledCatalog
         let indexes: IndexUpdateContext
         var batch: WriteBatch { indexes.batch }
         /// Documents written in this batch by key (`nil`: deleted).

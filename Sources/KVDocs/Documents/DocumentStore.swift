@@ -68,7 +68,7 @@ public final class DocumentStore: Sendable {
 
     struct State {
         /// The catalog as last read from the latest state of the database.
-        var catalog: StoreCatalog
+        var catalog: CompiledCatalog
         var lastSequence: Int64
         /// A long index build writes its batch part-way once maintainers hold this much
         /// work (``IndexUpdateContext/pendingWork``); tests lower it.
@@ -78,8 +78,8 @@ public final class DocumentStore: Sendable {
     /// The change streams and observations of this root of the database, shared by every
     /// store open on it.
     let hub: ChangeHub
-    /// Where the async API runs its LevelDB calls (``StoreExecutor``).
-    let executor: StoreExecutor
+    /// Where the async API runs its LevelDB calls (``BlockingCallExecutor``).
+    let executor: BlockingCallExecutor
 
     /// Progress of an index build, for the callback of ``init(database:schema:root:dates:progress:)``.
     public struct IndexBuildProgress: Sendable {
@@ -143,7 +143,7 @@ public final class DocumentStore: Sendable {
     ///   - progress: called while indexes are built.
     /// - Throws: `.schema` naming the collection and the index when the base and the schema
     ///   disagree on a shared collection; otherwise as ``init(database:schema:root:dates:progress:)``.
-    public convenience init(layered: LayeredStore, schema: Schema? = nil, root: Subspace = Subspace(), dates: DateStrategy? = nil,
+    public convenience init(layered: LayeredKeyValueStore, schema: Schema? = nil, root: Subspace = Subspace(), dates: DateStrategy? = nil,
                             progress: ((IndexBuildProgress) -> Void)? = nil) throws {
         if let schema {
             try Self.checkAgreement(base: layered.base, schema: schema, root: root)
@@ -158,7 +158,7 @@ public final class DocumentStore: Sendable {
         self.storage = storage
         self.root = root
         self.hub = ChangeHub.of(database, root: root)
-        self.executor = StoreExecutor(name: storage.name)
+        self.executor = BlockingCallExecutor(name: storage.name)
         let catalog = Catalog(root: root)
         self.records = catalog
         let format = try catalog.formatVersion(in: storage)
@@ -175,7 +175,7 @@ public final class DocumentStore: Sendable {
         }
         let (strategy, _) = try Self.dateStrategy(requested: dates, storage: storage, catalog: catalog, existing: format != nil, layout: Layout(root: root))
         self.dateStrategy = strategy
-        let loaded = try StoreCatalog.load(storage, catalog, layout: Layout(root: root))
+        let loaded = try CompiledCatalog.load(storage, catalog, layout: Layout(root: root))
         state = Locked(State(catalog: loaded, lastSequence: try catalog.lastSequence(in: storage)))
         // Before anything is changed: a database migrated by a newer app is refused.
         if let migrator { try checkMigrationsKnown(migrator) }
@@ -199,22 +199,22 @@ public final class DocumentStore: Sendable {
     }
 
     /// The catalog at the latest state, from the cache when its generation is the one cached.
-    func catalog() throws -> StoreCatalog {
+    func catalog() throws -> CompiledCatalog {
         try catalog(storage, latest: true)
     }
 
     /// The catalog at `reader`'s state (a snapshot's, or the latest when `latest`), from the
     /// cache when its generation is the one cached.
-    func catalog(_ reader: some KeyValueReader, latest: Bool) throws -> StoreCatalog {
+    func catalog(_ reader: some KeyValueReader, latest: Bool) throws -> CompiledCatalog {
         let generation = try records.generation(in: reader)
         let cached = state.withLock { $0.catalog }
         if cached.generation == generation { return cached }
-        guard latest else { return try StoreCatalog.load(reader, records, layout: layout) }
+        guard latest else { return try CompiledCatalog.load(reader, records, layout: layout) }
         // The latest state is read through a snapshot, so the schema, the states and the
         // generation they are cached under are of one moment, whatever writers do meanwhile.
         let snapshot = try storage.snapshotReader()
         defer { snapshot.release() }
-        let loaded = try StoreCatalog.load(snapshot, records, layout: layout)
+        let loaded = try CompiledCatalog.load(snapshot, records, layout: layout)
         state.withLock { if $0.catalog.generation < loaded.generation { $0.catalog = loaded } }
         return loaded
     }
@@ -329,7 +329,7 @@ extension DocumentStore {
                     try rebuild(maintainer, progress: progress)
                 }
             }
-            if format < 4, !(storage is LayeredStore) {
+            if format < 4, !(storage is LayeredKeyValueStore) {
                 // Documents and covering entries in the binary form. (A layered store reads
                 // its base's text documents as they are.)
                 let current = try catalog()

@@ -154,7 +154,7 @@ final class ObservationCursor<Element: Sendable> {
     }
 
     /// Whether an index of `collections` (all when `nil`) is being built in `catalog`.
-    private static func isBuilding(_ catalog: StoreCatalog, _ collections: Set<[UInt8]>?) -> Bool {
+    private static func isBuilding(_ catalog: CompiledCatalog, _ collections: Set<[UInt8]>?) -> Bool {
         func observed(_ collection: String) -> Bool { collections.map { $0.contains(Array(collection.utf8)) } ?? true }
         return catalog.unready.contains { observed($0.identity.collection) }
             || catalog.states.contains { $0.value.phase == .building && observed($0.key.collection) }

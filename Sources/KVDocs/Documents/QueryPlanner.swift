@@ -117,7 +117,7 @@ public struct QueryPlan: Sendable, CustomStringConvertible {
 /// Chooses how a query is answered: which ready index and which of its key ranges, or a
 /// scan of every document.
 ///
-/// A planner is made from one ``StoreCatalog``: the schema and the index states of the
+/// A planner is made from one ``CompiledCatalog``: the schema and the index states of the
 /// very snapshot whose data the plan will scan, so a plan never uses an index that its
 /// snapshot does not hold ready.
 ///
@@ -131,7 +131,7 @@ struct QueryPlanner {
     /// The most key ranges a plan expands `in` lists into.
     static let maximumRanges = 1000
 
-    let catalog: StoreCatalog
+    let catalog: CompiledCatalog
     let layout: Layout
 
     /// Chooses how to answer `query` on `collection`.

@@ -16,7 +16,7 @@ public final class ReadTransaction {
     /// implementation of the storage seam, whose snapshot reader is not a LevelDB one).
     public let snapshot: Snapshot?
     /// The schema and index states of the snapshot: queries are planned with them.
-    let catalog: StoreCatalog
+    let catalog: CompiledCatalog
     /// Reads through the snapshot: the storage seam.
     let reader: any KeyValueReader
     /// The snapshot reader this transaction made (and releases), or `nil` for one given.

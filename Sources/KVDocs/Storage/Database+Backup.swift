@@ -36,7 +36,7 @@ extension Database {
     /// directories it created.
     ///
     /// A target inside a layered database's layers directory (`USER.layers`, where
-    /// ``LayeredDatabase`` keeps its base copies and removes directories it does not use)
+    /// ``LayeredDocumentStore`` keeps its base copies and removes directories it does not use)
     /// is refused before anything is written.
     ///
     /// - Parameters:

@@ -7,7 +7,7 @@ import Foundation
 /// Reads take it from the same snapshot as the data they read, so a query is always
 /// planned with the schema and index states of the data it scans; writes take it under the
 /// writer lock, from the latest state.
-struct StoreCatalog: Sendable {
+struct CompiledCatalog: Sendable {
     let generation: Int64
     let schema: Schema
     let states: [IndexIdentity: IndexState]
@@ -61,7 +61,7 @@ struct StoreCatalog: Sendable {
     }
 
     /// Reads the catalog as `reader`'s state of the data holds it.
-    static func load(_ reader: some KeyValueReader, _ catalog: Catalog, layout: Layout) throws -> StoreCatalog {
+    static func load(_ reader: some KeyValueReader, _ catalog: Catalog, layout: Layout) throws -> CompiledCatalog {
         let generation = try catalog.generation(in: reader)
         var schema = try Schema()
         if let data = try catalog.schemaData(in: reader) {
@@ -76,6 +76,6 @@ struct StoreCatalog: Sendable {
         for kind in Set([IndexIdentity.Kind.secondary, .text, .geo] + maintainers.values.joined().map(\.identity.kind)) {
             states.merge(try catalog.indexStates(kind, in: reader)) { $1 }
         }
-        return StoreCatalog(generation: generation, schema: schema, states: states, maintainers: maintainers)
+        return CompiledCatalog(generation: generation, schema: schema, states: states, maintainers: maintainers)
     }
 }

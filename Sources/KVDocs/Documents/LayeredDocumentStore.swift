@@ -4,7 +4,7 @@ import Foundation
 /// own **user** database, opened by path.
 ///
 /// ```swift
-/// let layers = try LayeredDatabase(user: documentsPath + "/user.db", base: Bundle.main.path(forResource: "stations", ofType: "db")!,
+/// let layers = try LayeredDocumentStore(user: documentsPath + "/user.db", base: Bundle.main.path(forResource: "stations", ofType: "db")!,
 ///                                  create: true)
 /// defer { layers.close() }
 /// let stations = try layers.store.collection("stations")     // base and user documents, merged
@@ -20,7 +20,7 @@ import Foundation
 ///   base's files keep that content. Files whose `stat` facts (size, inode, modification and
 ///   status-change times) are unchanged are not read again, so an unchanged base opens
 ///   without reading it.
-/// - Every read sees the merged database (``LayeredStore``); writes go to the user database.
+/// - Every read sees the merged database (``LayeredKeyValueStore``); writes go to the user database.
 /// - `USER.layers/LAYERS.json` records the base in force. A replacement (``replaceBase(with:allowingUnrelatedBase:progress:)``,
 ///   or an open whose base changed) copies the new base, reads all of it with checksums
 ///   verified, checks it against the store's schema, and builds the user layer's derived data
@@ -45,13 +45,13 @@ import Foundation
 ///   `allowingUnrelatedBase`) a base with no document store, one that shares none of the
 ///   store's collections, or one whose schema would hide collections holding the user's
 ///   documents.
-public final class LayeredDatabase: Sendable {
+public final class LayeredDocumentStore: Sendable {
     // Checked Sendable: the mutable record is behind a lock; the handles are Sendable.
 
     /// The user database's directory.
     public let userPath: String
     /// The layered storage: the current base copy under the user database.
-    public let storage: LayeredStore
+    public let storage: LayeredKeyValueStore
     /// The document store over the merged layers.
     public let store: DocumentStore
     /// Where the base copies and the record live: `USER.layers`.
@@ -199,7 +199,7 @@ public final class LayeredDatabase: Sendable {
                     throw e
                 }
             }
-            storage = try LayeredStore(base: baseDB, user: userDB, userOnly: [Layout(root: root).changes.range])
+            storage = try LayeredKeyValueStore(base: baseDB, user: userDB, userOnly: [Layout(root: root).changes.range])
             store = try DocumentStore(layered: storage, schema: schema, dates: dates)
             record = Locked(opened)
         } catch {
@@ -360,7 +360,7 @@ public final class LayeredDatabase: Sendable {
     static func effectiveSchema(copy: String, user: Database, root: Subspace) throws -> Schema? {
         let base = try Database(path: copy)
         defer { base.close() }
-        let layered = try LayeredStore(base: base, user: user)
+        let layered = try LayeredKeyValueStore(base: base, user: user)
         guard let data = try Catalog(root: root).schemaData(in: layered) else { return nil }
         return try Schema(json: Data(data), file: "the stored schema")
     }
@@ -372,7 +372,7 @@ public final class LayeredDatabase: Sendable {
         let base = try Database(path: copy)
         defer { base.close() }
         let catalog = Catalog(root: root)
-        let layered = try LayeredStore(base: base, user: user)
+        let layered = try LayeredKeyValueStore(base: base, user: user)
         if let recorded = try catalog.dateStrategy(in: layered) { return recorded }
         return try DocumentStore.holdsDocuments(layered, layout: Layout(root: root)) ? .secondsSince2001 : nil
     }
@@ -382,7 +382,7 @@ public final class LayeredDatabase: Sendable {
     static func ownDates(_ user: Database, root: Subspace) throws -> DateStrategy? {
         let catalog = Catalog(root: root)
         guard let stored = try user.get(catalog.datesKey),
-              let value = try LayeredStore.untag(stored, key: catalog.datesKey, name: user.path) else { return nil }
+              let value = try LayeredKeyValueStore.untag(stored, key: catalog.datesKey, name: user.path) else { return nil }
         guard let name = try? Tuple(decoding: value).string(at: 0), let strategy = DateStrategy(rawValue: name) else {
             throw KVDocsError(.corruption, "the user layer's date strategy record is not a strategy this version knows", path: user.path, key: catalog.datesKey)
         }
@@ -420,7 +420,7 @@ public final class LayeredDatabase: Sendable {
             let newDB = try Database(path: layersPath + "/" + copy, options: baseOptions)
             defer { newDB.close() }
             // Without a schema given, the one the user layer keeps (its own, else the base's).
-            let expected = try expected ?? Catalog(root: root).schemaData(in: try LayeredStore(base: newDB, user: user))
+            let expected = try expected ?? Catalog(root: root).schemaData(in: try LayeredKeyValueStore(base: newDB, user: user))
                 .map { try Schema(json: Data($0), file: "the stored schema") }
             // Damage anywhere in the new base fails here, not later in a read.
             var checked = 0
@@ -466,7 +466,7 @@ public final class LayeredDatabase: Sendable {
         if !mine.isEmpty, mine.isDisjoint(with: theirs.collections.keys) {
             throw KVDocsError(.invalidArgument, "the base \(base) has none of the store's collections (\(mine.sorted().joined(separator: ", "))): it would hide the user's documents; pass it on purpose to use it anyway \(advice)", path: base)
         }
-        let layered = try LayeredStore(base: newDB, user: user)
+        let layered = try LayeredKeyValueStore(base: newDB, user: user)
         let after = try catalog.schemaData(in: layered).map { try Schema(json: Data($0), file: "the stored schema") }
         let layout = Layout(root: root)
         for name in mine.sorted() where after?[collection: name] == nil {
@@ -552,3 +552,7 @@ public final class LayeredDatabase: Sendable {
         }
     }
 }
+
+/// The earlier name of ``LayeredDocumentStore``.
+@available(*, deprecated, renamed: "LayeredDocumentStore")
+public typealias LayeredDatabase = LayeredDocumentStore

@@ -15,7 +15,7 @@ import Foundation
 /// the work waits its turn behind other work, and nothing is read or written; work that has
 /// started runs to its end (a LevelDB call cannot be interrupted), and its result is
 /// returned.
-final class StoreExecutor: Sendable {
+final class BlockingCallExecutor: Sendable {
     private static let marker = DispatchSpecificKey<Bool>()
     /// The most reads that run at once, process-wide.
     static let readWidth = max(4, 2 * ProcessInfo.processInfo.activeProcessorCount)

@@ -6,7 +6,7 @@ import Foundation
 /// ```swift
 /// let base = try Database.openPrivateCopy(of: bundledPath, under: userPath + ".base")
 /// let user = try Database(path: userPath)
-/// let layered = try LayeredStore(base: base, user: user)
+/// let layered = try LayeredKeyValueStore(base: base, user: user)
 /// let value = try layered.value(forKey: key)        // the user's, else the base's
 /// ```
 ///
@@ -21,7 +21,7 @@ import Foundation
 ///   of a key the base does not hold deletes the user's entry instead. The user database is
 ///   therefore not readable on its own: it is a layer.
 /// - Keys compare bytewise in both databases.
-public final class LayeredStore: KeyValueStore, Sendable {
+public final class LayeredKeyValueStore: KeyValueStore, Sendable {
     // Checked Sendable: both handles are Sendable (the base behind a lock).
 
     /// The read-only layer (the latest one: ``replaceBase(with:)`` swaps it).
@@ -170,7 +170,7 @@ final class LayeredSnapshotReader: SnapshotReader {
     var name: String { user.database.path }
 
     func value(forKey key: [UInt8]) throws -> [UInt8]? {
-        try LayeredStore.value(key, base: base.reader, user: user.reader, userOnly: userOnly)
+        try LayeredKeyValueStore.value(key, base: base.reader, user: user.reader, userOnly: userOnly)
     }
 
     func scan(_ range: KeyRange, order: ScanOrder) throws -> any KeyValueCursor {
@@ -232,7 +232,7 @@ final class MergedCursor: KeyValueCursor {
                 }
                 if c == 0 { baseHead = try nextBase() }
                 userHead = try user.next { Entry(key: Array($0), value: Array($1)) }
-                guard let value = try LayeredStore.untag(u.value, key: u.key, name: userName) else { continue }
+                guard let value = try LayeredKeyValueStore.untag(u.value, key: u.key, name: userName) else { continue }
                 return try Self.lend(u.key, value, body)
             }
         }
@@ -248,3 +248,7 @@ final class MergedCursor: KeyValueCursor {
         return a.count == b.count ? 0 : (a.count < b.count ? -1 : 1)
     }
 }
+
+/// The earlier name of ``LayeredKeyValueStore``.
+@available(*, deprecated, renamed: "LayeredKeyValueStore")
+public typealias LayeredStore = LayeredKeyValueStore
