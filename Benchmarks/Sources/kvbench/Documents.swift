@@ -126,13 +126,19 @@ extension Bench {
                  "email": .string(p.email), "score": .double(p.score)])
     }
 
-    func kvdocsStore(_ indexes: Int, covering: Bool) throws -> (KVDocs.Database, DocumentStore) {
-        let db = try KVDocs.Database(path: freshPath("docs"))
+    /// The schema of the documents section: `indexes` of `indexSets`, the plain ones
+    /// including the whole document when `covering`.
+    static func documentsSchema(_ indexes: Int, covering: Bool) throws -> Schema {
         let include: IndexDefinition.Inclusion = covering ? .document : .none
         let defs = (Self.indexSets[indexes] ?? []).map {
             IndexDefinition(name: $0.0, fields: $0.1.map { FieldPath(stringLiteral: $0) }, unique: $0.2, include: $0.2 ? .none : include)
         }
-        let store = try DocumentStore(database: db, schema: try Schema(collections: ["person": CollectionSchema(primaryKey: "id", indexes: defs)]))
+        return try Schema(collections: ["person": CollectionSchema(primaryKey: "id", indexes: defs)])
+    }
+
+    func kvdocsStore(_ indexes: Int, covering: Bool) throws -> (KVDocs.Database, DocumentStore) {
+        let db = try KVDocs.Database(path: freshPath("docs"))
+        let store = try DocumentStore(database: db, schema: try Self.documentsSchema(indexes, covering: covering))
         return (db, store)
     }
 
@@ -176,9 +182,7 @@ extension Bench {
         try measure("documents", "insert (3 indexes, 2 covering)", "kvdocs-untyped") {
             let path = freshPath("docs-covering")
             let db = try KVDocs.Database(path: path)
-            let include = IndexDefinition.Inclusion.document
-            let defs = (Self.indexSets[3] ?? []).map { IndexDefinition(name: $0.0, fields: $0.1.map { FieldPath(stringLiteral: $0) }, unique: $0.2, include: $0.2 ? .none : include) }
-            let store = try DocumentStore(database: db, schema: try Schema(collections: ["person": CollectionSchema(primaryKey: "id", indexes: defs)]))
+            let store = try DocumentStore(database: db, schema: try Self.documentsSchema(3, covering: true))
             let start = now()
             for batch in jsonBatches { try store.write { b in for p in batch { try b.insert("person", p) } } }
             let seconds = now() - start
@@ -403,6 +407,9 @@ extension Bench {
             try queue.write { db in for p in s { _ = try Person.deleteOne(db, key: p.id) } }
             return (now() - start, s.count, [:])
         }
+        try measureDocumentWriteFloors(jsonBatches: jsonBatches, updates: updates, changed: changed, deleteSlices: (0..<repeats).map {
+            people.dropFirst($0 * deleteCount).prefix(deleteCount)
+        })
         try measureFloors(db: db, store: store, untyped: untyped, lookups: lookups, queries: queries, lows: lows, names: [
             "get by primary key", equality, rangeByAge])
     }
