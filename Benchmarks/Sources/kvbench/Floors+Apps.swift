@@ -53,7 +53,9 @@ extension Bench {
     /// - top 10: a reverse scan of the plan's `(country, points)` range, 10 entries, then
     ///   a get of each of the 10 documents KVDocs returned;
     /// - count: a scan of the plan's range, every entry of the country;
-    /// - licence: a get of the unique entry (the plan's key), then of the document.
+    /// - licence: a get of the unique entry (the plan's key), then of the document (KVDocs
+    ///   seeks a cursor to that key instead: timed too, as the row's extra
+    ///   `range_seek_then_get_us`).
     func measureAthleteQueryFloors(db: KVDocs.Database, untyped: DocumentCollection, athletes: TypedCollection<AppAthlete>,
                                    countries: [String], licences: [String], names: (top: String, count: String, licence: String),
                                    top: (String) -> Query, inCountry: (String) -> Query, byLicence: (String) -> Query,
@@ -64,7 +66,7 @@ extension Bench {
             guard plan.index == index, !plan.ranges.isEmpty else { throw BenchError("floor: athletes: \(query) did not plan on \(index):\n\(plan)") }
             return plan
         }
-        let topProgram = FloorProgram(), countProgram = FloorProgram(), licenceProgram = FloorProgram()
+        let topProgram = FloorProgram(), countProgram = FloorProgram(), licenceProgram = FloorProgram(), licenceSeek = FloorProgram()
         var topRows = 0, counted = 0
         for country in countries {
             let p = try plan(top(country), "by_country_points")
@@ -86,6 +88,9 @@ extension Bench {
             licenceProgram.get(key)
             licenceProgram.get(documents.pack([.int(Int64(id))]))
             licenceProgram.endUnit()
+            licenceSeek.scan(p.ranges[0], limit: 1)
+            licenceSeek.get(documents.pack([.int(Int64(id))]))
+            licenceSeek.endUnit()
         }
         db.close()
         let floor = try FloorDatabase(path: db.path)
@@ -94,6 +99,11 @@ extension Bench {
         try measureReadFloor("apps", names.count, program: countProgram, on: floor, maximum: maximumPasses, budget: budget,
                              expect: (counted, 0, 0))
         try measureReadFloor("apps", names.licence, program: licenceProgram, on: floor, expect: (0, 2 * licences.count, 2 * licences.count))
+        // KVDocs reads the unique entry through a cursor on the plan's range, not a get: the
+        // same reads that way, for comparison (extra figure of the row).
+        let (seconds, stats) = try licenceSeek.run(floor, units: 0..<licenceSeek.units)
+        guard stats.entries == licences.count, stats.found == licences.count else { throw BenchError("floor: athletes: the licence seeks found \(stats.entries) entries") }
+        results[results.count - 1].extra["range_seek_then_get_us"] = seconds * 1e6 / Double(licences.count)
     }
 
     /// The floor of the stations screen, on the database KVDocs just queried (closed here,

@@ -104,3 +104,70 @@ extension Bench {
         }
     }
 }
+
+/// Read floors of the documents section that `measureFloors` does not make, built while
+/// KVDocs' databases are open (from `explain` and KVDocs' answers) and run after they close.
+struct DocumentQueryFloors {
+    struct Floor {
+        let name: String
+        let program: FloorProgram
+        let expect: (entries: Int, found: Int, gets: Int)
+        /// The database it reads: the covering store's or the plain one's.
+        let covering: Bool
+    }
+    var floors: [Floor] = []
+}
+
+extension Bench {
+    /// - covering equality / range: on the covering store, a scan of the plan's range, the
+    ///   limit's entries (each carries its document), no get;
+    /// - the range ordered by id (no natural index): on the plain store, a scan of every
+    ///   entry of the plan's `age` ranges (KVDocs keeps the first 50 ids in a heap), then a
+    ///   get of each of the 50 documents returned.
+    func makeDocumentQueryFloors(untyped: DocumentCollection, covered: DocumentCollection, queries: Int,
+                                 equality: @escaping (Int) -> Query, range: @escaping (Int) -> Query, rangeByID: (Int) -> Query,
+                                 names: (coveringEquality: String, coveringRange: String, rangeByID: String)) throws -> DocumentQueryFloors {
+        let documents = Subspace().subspace(["d", "person"])
+        var result = DocumentQueryFloors()
+        for (name, make, limit) in [(names.coveringEquality, equality, 20), (names.coveringRange, range, 50)] {
+            let program = FloorProgram()
+            var entries = 0
+            for i in 0..<queries {
+                let plan = try covered.explain(make(i))
+                guard plan.covering, plan.ranges.count == 1 else { throw BenchError("floor: \(name) is not one covering range:\n\(plan)") }
+                program.scan(plan.ranges[0], limit: limit)
+                program.endUnit()
+                entries += try covered.find(make(i)).count
+            }
+            result.floors.append(.init(name: name, program: program, expect: (entries, 0, 0), covering: true))
+        }
+        let program = FloorProgram()
+        var entries = 0, gets = 0
+        for i in 0..<queries {
+            let plan = try untyped.explain(rangeByID(i))
+            guard plan.index == "by_age", !plan.orderedByScan else { throw BenchError("floor: \(names.rangeByID) is not a top-k over by_age:\n\(plan)") }
+            for range in plan.ranges { program.scan(range) }  // KVDocs: a cursor per range
+            var all = rangeByID(i)
+            all.limit = nil
+            entries += try untyped.count(all)
+            for document in try untyped.find(rangeByID(i)) {
+                guard let id = document["id"]?.stringValue else { throw BenchError("floor: a person without an id") }
+                program.get(documents.pack([.string(id)]))
+                gets += 1
+            }
+            program.endUnit()
+        }
+        result.floors.append(.init(name: names.rangeByID, program: program, expect: (entries, gets, gets), covering: false))
+        return result
+    }
+
+    /// Runs the floors on the two databases (closed by KVDocs, reopened through the C API).
+    func measure(_ floors: DocumentQueryFloors, path: String, coveringPath: String) throws {
+        for covering in [true, false] {
+            let db = try FloorDatabase(path: covering ? coveringPath : path)
+            for floor in floors.floors where floor.covering == covering {
+                try measureReadFloor("documents", floor.name, program: floor.program, on: db, expect: floor.expect)
+            }
+        }
+    }
+}
