@@ -424,7 +424,7 @@ extension Bench {
             try queue.write { db in for p in s { _ = try Person.deleteOne(db, key: p.id) } }
             return (now() - start, s.count, [:])
         }
-        try measureDocumentWriteFloors(jsonBatches: jsonBatches, updates: updates, changed: changed, deleteSlices: (0..<repeats).map {
+        try measureDocumentWriteFloors(jsonBatches: jsonBatches, typedPeople: Array(batches.prefix(1)), updates: updates, changed: changed, deleteSlices: (0..<repeats).map {
             people.dropFirst($0 * deleteCount).prefix(deleteCount)
         })
     }

@@ -18,7 +18,7 @@ extension Bench {
     /// sequence), encoding, planning, locks. Inserts start from a database holding the
     /// store's setup records, as KVDocs' fresh store does; updates and deletes from one
     /// holding the same preloaded documents, compacted, as KVDocs' store is.
-    func measureDocumentWriteFloors(jsonBatches: [[JSONValue]], updates: [Person], changed: @escaping (Person, Int) -> Person,
+    func measureDocumentWriteFloors(jsonBatches: [[JSONValue]], typedPeople: [[Person]], updates: [Person], changed: @escaping (Person, Int) -> Person,
                                     deleteSlices: [ArraySlice<Person>]) throws {
         let documents = [Self.documentPrefix("person")]
         let documentCount = jsonBatches.reduce(0) { $0 + $1.count }
@@ -64,6 +64,22 @@ extension Bench {
             }
         }
         let captured = try captureWrites(schema: try Self.documentsSchema(3, covering: false), phases: phases)
+        // The floor replays the untyped writes. The typed rows write the same keys and almost
+        // the same values (a few numbers encode shorter): compared on the first batch, and
+        // said in the run's notes and under the table.
+        if let first = jsonBatches.first, let typedFirst = typedPeople.first {
+            let typed = try captureWrites(schema: try Self.documentsSchema(3, covering: false), phases: [{ store in
+                try store.write { b in for p in typedFirst { try b.insert("person", encoding: p) } }
+                return 1
+            }])
+            let a = typed.phases[0][0], b = captured.phases[0][0]
+            func size(_ ops: [LoggedWrite]) -> Int { ops.reduce(0) { $0 + $1.key.count + ($1.value?.count ?? 0) } }
+            let sameKeys = a.map(\.key) == b.map(\.key) && first.count == typedFirst.count
+            let differing = zip(a, b).filter { $0.value != $1.value }.count
+            notes["documents: floor of the typed writes"] = !sameKeys ? "typed and untyped inserts write different keys; the floor replays the untyped ones"
+                : differing == 0 ? "typed and untyped inserts write byte-identical batches (first batch compared)"
+                : "typed and untyped inserts write the same keys; \(differing) of \(a.count) values differ (first batch: \(size(a)) bytes typed, \(size(b)) untyped); the floor replays the untyped ones"
+        }
         let program = FloorProgram()
         Self.addWrites(captured.setup, to: program, documents: documents)
         let setup = program.units

@@ -62,6 +62,9 @@ struct Report {
         if !sizes.isEmpty {
             lines += ["", "Space after compaction: " + sizes.map { "\($0.name) \($0.variant): \(String(format: "%.1f", ($0.extra["bytes_on_disk"] ?? 0) / 1e6)) MB" }.joined(separator: "; ")]
         }
+        if let note = bench.notes["documents: floor of the typed writes"] {
+            lines += ["", "Floor of the writes: \(note)."]
+        }
         return lines.joined(separator: "\n")
     }
 
