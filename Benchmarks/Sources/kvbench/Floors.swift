@@ -185,7 +185,10 @@ extension Bench {
         var options = KVDocs.Options()
         options.writeBufferSize = 1 << 30
         let db = try KVDocs.Database(path: freshPath("floor-capture"), options: options)
-        defer { db.close() }
+        defer {
+            db.close()
+            try? FileManager.default.removeItem(atPath: db.path)  // up to 1 GiB of log
+        }
         let store = try DocumentStore(database: db, schema: schema)
         var captured = CapturedWrites(setup: try LevelDBLog.batches(inDatabase: db.path))
         var seen = captured.setup.count
@@ -198,7 +201,6 @@ extension Bench {
             captured.phases.append(Array(all[seen...]))
             seen = all.count
         }
-        try? FileManager.default.removeItem(atPath: db.path)
         return captured
     }
 
