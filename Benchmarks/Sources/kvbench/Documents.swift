@@ -335,9 +335,8 @@ extension Bench {
             }
         }
 
-        // The physical floors of the reads, on these very databases as the queries left them
-        // (closed here and read through the C API), before the writes below change them;
-        // the writes then go through the plain store reopened.
+        // The physical floors of the reads, on these very databases' files as the queries
+        // left them (before the writes below change them).
         let queryFloors = try makeDocumentQueryFloors(
             untyped: untyped, covered: covered, queries: queries,
             equality: { Query().where("city", .equal(.string("City \($0 % 50)"))).limit(20) },
@@ -346,11 +345,7 @@ extension Bench {
             names: ("covering equality (city = ?, id order, limit 20)", "covering range (age in [a, a+2), order by age, limit 50)", rangeByID))
         try measureFloors(db: db, store: store, untyped: untyped, lookups: lookups, queries: queries, lows: lows, names: [
             "get by primary key", equality, rangeByAge])
-        coveringDB.close()
-        try measure(queryFloors, path: db.path, coveringPath: coveringDB.path)
-        let writeDB = try KVDocs.Database(path: db.path)
-        defer { writeDB.close() }
-        let writer = try DocumentStore(database: writeDB, schema: try Self.documentsSchema(3, covering: false))
+        try measure(queryFloors, path: try floorCopy(of: db.path), coveringPath: try floorCopy(of: coveringDB.path))
 
         // Updates that move index entries (age and city change), in batches of 1000.
         let updates = Array(people.prefix(min(n, 20_000)))
@@ -365,7 +360,7 @@ extension Bench {
             let r = round
             let start = now()
             for chunk in stride(from: 0, to: updates.count, by: 1000) {
-                try writer.write { b in for p in updates[chunk..<min(chunk + 1000, updates.count)] { try b.upsert("person", encoding: changed(p, r)) } }
+                try store.write { b in for p in updates[chunk..<min(chunk + 1000, updates.count)] { try b.upsert("person", encoding: changed(p, r)) } }
             }
             return (now() - start, updates.count, [:])
         }
@@ -375,7 +370,7 @@ extension Bench {
             let changedJSON = updates.map { json(changed($0, r)) }
             let start = now()
             for chunk in stride(from: 0, to: changedJSON.count, by: 1000) {
-                try writer.write { b in for p in changedJSON[chunk..<min(chunk + 1000, changedJSON.count)] { try b.upsert("person", p) } }
+                try store.write { b in for p in changedJSON[chunk..<min(chunk + 1000, changedJSON.count)] { try b.upsert("person", p) } }
             }
             return (now() - start, updates.count, [:])
         }
@@ -403,13 +398,13 @@ extension Bench {
         try measure("documents", "delete", "kvdocs") {
             let s = slice()
             let start = now()
-            try writer.write { b in for p in s { try b.delete("person", id: .string(p.id)) } }
+            try store.write { b in for p in s { try b.delete("person", id: .string(p.id)) } }
             return (now() - start, s.count, [:])
         }
         try measure("documents", "delete", "kvdocs-untyped") {
             let s = slice()
             let start = now()
-            try writer.write { b in for p in s { try b.delete("person", id: .string(p.id)) } }
+            try store.write { b in for p in s { try b.delete("person", id: .string(p.id)) } }
             return (now() - start, s.count, [:])
         }
         deleteRound = 0
@@ -432,8 +427,8 @@ extension Bench {
     /// The physical floor of the read workloads on this very database: LevelDB's C API
     /// doing the access pattern KVDocs' plans do (a seek and `limit` index entries, then
     /// one get per returned document), with none of KVDocs' work (no plan, no snapshot, no
-    /// parsing). Keys are taken from KVDocs' answers first, untimed; the KVDocs database is
-    /// then closed and reopened through the C API with KVDocs' options.
+    /// parsing). Keys are taken from KVDocs' answers first, untimed; the database's files are
+    /// then opened through the C API with KVDocs' options (``floorCopy(of:)``).
     func measureFloors(db: KVDocs.Database, store: DocumentStore, untyped: DocumentCollection, lookups: [String],
                        queries: Int, lows: [Int64], names: [String]) throws {
         let documents = Subspace().subspace(["d", "person"])
@@ -461,8 +456,7 @@ extension Bench {
             }
             patterns.append(p)
         }
-        let path = db.path
-        db.close()
+        let path = try floorCopy(of: db.path)
         var error: UnsafeMutablePointer<CChar>?
         guard let cdb = cb_open(path, cb_options(write_buffer_size: 0, block_size: 0, cache_capacity: 0, bloom_bits: 10, compression: 1), &error) else {
             defer { free(error) }

@@ -121,8 +121,8 @@ extension Bench {
     }
 }
 
-/// Read floors of the documents section that `measureFloors` does not make, built while
-/// KVDocs' databases are open (from `explain` and KVDocs' answers) and run after they close.
+/// Read floors of the documents section that `measureFloors` does not make, built from
+/// `explain` and KVDocs' answers and run on copies of KVDocs' databases (``Bench/floorCopy(of:)``).
 struct DocumentQueryFloors {
     struct Floor {
         let name: String
@@ -177,7 +177,7 @@ extension Bench {
         return result
     }
 
-    /// Runs the floors on the two databases (closed by KVDocs, reopened through the C API).
+    /// Runs the floors on the two databases (`floorCopy(of:)` of each, opened through the C API).
     func measure(_ floors: DocumentQueryFloors, path: String, coveringPath: String) throws {
         for covering in [true, false] {
             let db = try FloorDatabase(path: covering ? coveringPath : path)

@@ -87,6 +87,28 @@ final class FloorDatabase {
     func compact() { _ = cb_compact(handle) }
 }
 
+extension Bench {
+    /// A copy of the database at `path` that a floor can open through the C API while KVDocs
+    /// keeps the original open: its table files hard-linked (LevelDB never changes a table
+    /// file, so the copy reads the very same files and page cache), the others (manifest,
+    /// log, `CURRENT`) copied, the lock file left out.
+    /// - Precondition: nothing writes to the database while this runs (here: it was
+    ///   compacted and only read since).
+    func floorCopy(of path: String) throws -> String {
+        let copy = freshPath("floor-copy")
+        let fm = FileManager.default
+        try fm.createDirectory(atPath: copy, withIntermediateDirectories: false)
+        for name in try fm.contentsOfDirectory(atPath: path) where name != "LOCK" {
+            if name.hasSuffix(".ldb") || name.hasSuffix(".sst") {
+                try fm.linkItem(atPath: path + "/" + name, toPath: copy + "/" + name)
+            } else {
+                try fm.copyItem(atPath: path + "/" + name, toPath: copy + "/" + name)
+            }
+        }
+        return copy
+    }
+}
+
 /// One operation of a LevelDB write batch.
 struct LoggedWrite {
     var key: [UInt8]
