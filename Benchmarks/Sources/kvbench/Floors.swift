@@ -35,6 +35,21 @@ final class FloorProgram {
         step(reverse ? CB_SCAN_REVERSE : (sameIterator ? CB_SCAN_SAME : CB_SCAN), range.lower?.key ?? [], range.upper?.key ?? [], limit: limit ?? -1, flags: f)
     }
 
+    /// The same program without its gets (the same units): what the writes cost alone.
+    func withoutGets() -> FloorProgram {
+        let copy = FloorProgram()
+        copy.bytes = bytes
+        var unit = 1
+        for i in kind.indices {
+            while unit < unitStarts.count, unitStarts[unit] <= Int32(i) { copy.endUnit(); unit += 1 }
+            if kind[i] == Int8(CB_GET.rawValue) { continue }
+            copy.kind.append(kind[i]); copy.flags.append(flags[i]); copy.limit.append(limit[i])
+            copy.aOffset.append(aOffset[i]); copy.aLength.append(aLength[i]); copy.bOffset.append(bOffset[i]); copy.bLength.append(bLength[i])
+        }
+        while unit < unitStarts.count { copy.endUnit(); unit += 1 }
+        return copy
+    }
+
     /// Closes the current unit.
     func endUnit() { unitStarts.append(Int32(kind.count)) }
 
@@ -273,13 +288,20 @@ extension Bench {
     }
 
     /// Measures a write floor: per repeat a fresh database, the units before `workload`
-    /// (setup, preloaded documents) untimed, then `workload`'s units timed.
+    /// (setup, preloaded documents) untimed, then `workload`'s units timed. The extra figure
+    /// `writes_only_us` times the same batches without the gets, on another fresh database.
     func measureWriteFloor(_ section: String, _ name: String, program: FloorProgram, workload: Range<Int>, documents: Int, repeats: Int? = nil) throws {
+        let writesOnly = program.withoutGets()
         try measure(section, name, "leveldb-floor", repeats: repeats) {
-            let db = try FloorDatabase(path: freshPath("floor"))
-            _ = try program.run(db, units: 0..<workload.lowerBound)
-            let (seconds, stats) = try program.run(db, units: workload)
-            return (seconds, documents, Self.floorExtra(stats))
+            // Each database is closed (its background compactions done) before the next opens.
+            func run(_ p: FloorProgram) throws -> (seconds: Double, stats: cb_floor_stats) {
+                let db = try FloorDatabase(path: freshPath("floor"))
+                _ = try p.run(db, units: 0..<workload.lowerBound)
+                return try p.run(db, units: workload)
+            }
+            let (seconds, stats) = try run(program)
+            let (writeSeconds, _) = try run(writesOnly)
+            return (seconds, documents, Self.floorExtra(stats).merging(["writes_only_us": writeSeconds * 1e6 / Double(max(1, documents))]) { a, _ in a })
         }
     }
 
