@@ -1,19 +1,10 @@
 #include "cbench.h"
+#include "cb_db.h"
 #include "cb_time.h"
 #include <leveldb/c.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-struct cb_db {
-    leveldb_t *db;
-    leveldb_options_t *options;
-    leveldb_cache_t *cache;
-    leveldb_filterpolicy_t *policy;
-    leveldb_readoptions_t *read;
-    leveldb_writeoptions_t *write;
-    leveldb_writeoptions_t *write_sync;
-};
 
 cb_db *cb_open(const char *path, cb_options o, char **error) {
     cb_db *d = calloc(1, sizeof(cb_db));

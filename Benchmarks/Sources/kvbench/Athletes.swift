@@ -173,6 +173,19 @@ extension Bench {
                 (try self.c { ca_athletes_by_licence(sqlite, lookupStrings.pointer, Int32(lookups.count), nil, $0) }, lookups.count, [:])
             }),
         ])
+
+        // The physical floors (Floors+Apps.swift): the insert's batches replayed, then the
+        // queries' reads on this database (closed by the last).
+        try measureInsertFloor("apps", "athletes: insert \(label), batches of 1000", schema: schema, collections: ["athletes"], documents: count,
+                               unique: [("athletes", "licence", "by_licence")]) { store in
+            for chunk in stride(from: 0, to: count, by: 1000) {
+                try store.write { b in for a in people[chunk..<min(chunk + 1000, count)] { try b.insert("athletes", encoding: a) } }
+            }
+            return (count + 999) / 1000
+        }
+        try measureAthleteQueryFloors(db: db, untyped: untyped, athletes: athletes, countries: countryNames, licences: lookups,
+                                      names: (topName, countName, licenceName), top: top, inCountry: inCountry, byLicence: byLicence,
+                                      maximumPasses: maximumPasses, budget: budget)
     }
 }
 

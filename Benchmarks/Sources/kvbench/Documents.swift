@@ -126,13 +126,19 @@ extension Bench {
                  "email": .string(p.email), "score": .double(p.score)])
     }
 
-    func kvdocsStore(_ indexes: Int, covering: Bool) throws -> (KVDocs.Database, DocumentStore) {
-        let db = try KVDocs.Database(path: freshPath("docs"))
+    /// The schema of the documents section: `indexes` of `indexSets`, the plain ones
+    /// including the whole document when `covering`.
+    static func documentsSchema(_ indexes: Int, covering: Bool) throws -> Schema {
         let include: IndexDefinition.Inclusion = covering ? .document : .none
         let defs = (Self.indexSets[indexes] ?? []).map {
             IndexDefinition(name: $0.0, fields: $0.1.map { FieldPath(stringLiteral: $0) }, unique: $0.2, include: $0.2 ? .none : include)
         }
-        let store = try DocumentStore(database: db, schema: try Schema(collections: ["person": CollectionSchema(primaryKey: "id", indexes: defs)]))
+        return try Schema(collections: ["person": CollectionSchema(primaryKey: "id", indexes: defs)])
+    }
+
+    func kvdocsStore(_ indexes: Int, covering: Bool) throws -> (KVDocs.Database, DocumentStore) {
+        let db = try KVDocs.Database(path: freshPath("docs"))
+        let store = try DocumentStore(database: db, schema: try Self.documentsSchema(indexes, covering: covering))
         return (db, store)
     }
 
@@ -176,9 +182,7 @@ extension Bench {
         try measure("documents", "insert (3 indexes, 2 covering)", "kvdocs-untyped") {
             let path = freshPath("docs-covering")
             let db = try KVDocs.Database(path: path)
-            let include = IndexDefinition.Inclusion.document
-            let defs = (Self.indexSets[3] ?? []).map { IndexDefinition(name: $0.0, fields: $0.1.map { FieldPath(stringLiteral: $0) }, unique: $0.2, include: $0.2 ? .none : include) }
-            let store = try DocumentStore(database: db, schema: try Schema(collections: ["person": CollectionSchema(primaryKey: "id", indexes: defs)]))
+            let store = try DocumentStore(database: db, schema: try Self.documentsSchema(3, covering: true))
             let start = now()
             for batch in jsonBatches { try store.write { b in for p in batch { try b.insert("person", p) } } }
             let seconds = now() - start
@@ -331,6 +335,18 @@ extension Bench {
             }
         }
 
+        // The physical floors of the reads, on these very databases' files as the queries
+        // left them (before the writes below change them).
+        let queryFloors = try makeDocumentQueryFloors(
+            untyped: untyped, covered: covered, queries: queries,
+            equality: { Query().where("city", .equal(.string("City \($0 % 50)"))).limit(20) },
+            range: { i in Query().where("age", .greaterOrEqual(.int(lows[i]))).where("age", .less(.int(lows[i] + 2))).orderBy("age").limit(50) },
+            rangeByID: { i in Query().where("age", .greaterOrEqual(.int(lows[i]))).where("age", .less(.int(lows[i] + 2))).limit(50) },
+            names: ("covering equality (city = ?, id order, limit 20)", "covering range (age in [a, a+2), order by age, limit 50)", rangeByID))
+        try measureFloors(db: db, store: store, untyped: untyped, lookups: lookups, queries: queries, lows: lows, names: [
+            "get by primary key", equality, rangeByAge])
+        try measure(queryFloors, path: try floorCopy(of: db.path), coveringPath: try floorCopy(of: coveringDB.path))
+
         // Updates that move index entries (age and city change), in batches of 1000.
         let updates = Array(people.prefix(min(n, 20_000)))
         var round = 0
@@ -403,15 +419,16 @@ extension Bench {
             try queue.write { db in for p in s { _ = try Person.deleteOne(db, key: p.id) } }
             return (now() - start, s.count, [:])
         }
-        try measureFloors(db: db, store: store, untyped: untyped, lookups: lookups, queries: queries, lows: lows, names: [
-            "get by primary key", equality, rangeByAge])
+        try measureDocumentWriteFloors(jsonBatches: jsonBatches, typedPeople: Array(batches.prefix(1)), updates: updates, changed: changed, deleteSlices: (0..<repeats).map {
+            people.dropFirst($0 * deleteCount).prefix(deleteCount)
+        })
     }
 
     /// The physical floor of the read workloads on this very database: LevelDB's C API
     /// doing the access pattern KVDocs' plans do (a seek and `limit` index entries, then
     /// one get per returned document), with none of KVDocs' work (no plan, no snapshot, no
-    /// parsing). Keys are taken from KVDocs' answers first, untimed; the KVDocs database is
-    /// then closed and reopened through the C API with KVDocs' options.
+    /// parsing). Keys are taken from KVDocs' answers first, untimed; the database's files are
+    /// then opened through the C API with KVDocs' options (``floorCopy(of:)``).
     func measureFloors(db: KVDocs.Database, store: DocumentStore, untyped: DocumentCollection, lookups: [String],
                        queries: Int, lows: [Int64], names: [String]) throws {
         let documents = Subspace().subspace(["d", "person"])
@@ -439,8 +456,7 @@ extension Bench {
             }
             patterns.append(p)
         }
-        let path = db.path
-        db.close()
+        let path = try floorCopy(of: db.path)
         var error: UnsafeMutablePointer<CChar>?
         guard let cdb = cb_open(path, cb_options(write_buffer_size: 0, block_size: 0, cache_capacity: 0, bloom_bits: 10, compression: 1), &error) else {
             defer { free(error) }

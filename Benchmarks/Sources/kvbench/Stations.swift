@@ -198,5 +198,21 @@ extension Bench {
                 return (seconds, queryCount, extra.merging(["candidates per query": Double(candidates) / Double(queryCount)]) { a, _ in a })
             }),
         ])
+
+        // The physical floors (Floors+Apps.swift): the insert's batches replayed, then the
+        // screen's reads on this database (closed by the last).
+        try measureInsertFloor("apps", "stations: insert \(label), batches of 1000", schema: schema, collections: ["stations", "departures"],
+                               documents: count + total) { store in
+            for chunk in stride(from: 0, to: count, by: 1000) {
+                try store.write { b in for s in data.stations[chunk..<min(chunk + 1000, count)] { try b.insert("stations", encoding: s) } }
+            }
+            for chunk in stride(from: 0, to: total, by: 1000) {
+                try store.write { b in for d in data.departures[chunk..<min(chunk + 1000, total)] { try b.insert("departures", encoding: d) } }
+            }
+            return (count + 999) / 1000 + (total + 999) / 1000
+        }
+        let answers = try (0..<queryCount).map { q in try screen(q).map { (station: $0.0.id, departures: $0.1.map(\.id)) } }
+        try measureStationsFloor(db: db, store: store, name: name, points: points, radius: radius, nearest: nearest, answers: answers,
+                                 upcoming: { q, station in upcoming(station, data.queryNows[q]) })
     }
 }

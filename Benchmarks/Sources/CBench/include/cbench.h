@@ -9,6 +9,7 @@
 #include "cfts.h"     // the FTS5 baseline of the text section
 #include "cgeo.h"     // the R*Tree and brute-force baselines of the geo section
 #include "capps.h"    // the SQLite sides of the apps section
+#include "cfloor.h"   // physical floors: programs of LevelDB C API calls
 
 typedef struct cb_db cb_db;
 
