@@ -24,16 +24,16 @@ extension Bench {
             try measure("layers", "first open (base copied), \(label)", "kvdocs") {
                 let user = freshPath("layers-user")
                 let t = now()
-                let layers = try LayeredDatabase(user: user, base: base, create: true)
+                let layers = try LayeredDocumentStore(user: user, base: base, create: true)
                 let seconds = now() - t
                 layers.close()
                 return (seconds, 1, ["base bytes": bytes])
             }
             let user = freshPath("layers-user")
-            try LayeredDatabase(user: user, base: base, create: true).close()
+            try LayeredDocumentStore(user: user, base: base, create: true).close()
             try measure("layers", "later open, \(label)", "kvdocs") {
                 let t = now()
-                let layers = try LayeredDatabase(user: user, base: base)
+                let layers = try LayeredDocumentStore(user: user, base: base)
                 let seconds = now() - t
                 layers.close()
                 return (seconds, 1, ["base bytes": bytes])
@@ -45,7 +45,7 @@ extension Bench {
                     try FileManager.default.setAttributes([.modificationDate: Date()], ofItemAtPath: base + "/" + name)
                 }
                 let t = now()
-                let layers = try LayeredDatabase(user: user, base: base)
+                let layers = try LayeredDocumentStore(user: user, base: base)
                 let seconds = now() - t
                 layers.close()
                 return (seconds, 1, ["base bytes": bytes])
@@ -71,7 +71,7 @@ extension Bench {
         let schema = try Schema(json: Data(Self.layersSchemaJSON.utf8))
         for n in counts {
             let user = freshPath("layers-replace-user")
-            let layers = try LayeredDatabase(user: user, base: baseA, create: true)
+            let layers = try LayeredDocumentStore(user: user, base: baseA, create: true)
             try layers.store.write { batch in for i in 0..<n { try batch.insert("athletes", document(i)) } }
             var useB = true
             try measure("layers", "replace the base under \(n) user documents", "kvdocs") {
