@@ -24,6 +24,10 @@ public protocol KeyValueReader {
     /// REQUIRES: `ranges` in increasing order and disjoint. By default, one ``scan(_:order:)``
     /// after the other; LevelDB's readers seek one iterator instead.
     func scan(ranges: [KeyRange]) throws -> any KeyValueCursor
+
+    /// The number of entries in `range`. By default, a scan that counts what it yields;
+    /// LevelDB's readers step an iterator without handing out the entries.
+    func count(_ range: KeyRange) throws -> Int
 }
 
 /// Entries of a scan, one at a time, lent to a closure without copying.
@@ -130,6 +134,9 @@ extension Database: KeyValueStore {
         try RangesCursor(database: self, ranges: ranges, options: ReadOptions())
     }
 
+    /// The number of entries in `range` in the latest state.
+    public func count(_ range: KeyRange) throws -> Int { try Cursor(database: self, options: ReadOptions()).count(in: range) }
+
     /// A reader of a new ``Snapshot``.
     public func snapshotReader() throws -> any SnapshotReader {
         SnapshotKeyValueReader(try snapshot())
@@ -150,6 +157,7 @@ final class SnapshotKeyValueReader: SnapshotReader {
     func value(forKey key: [UInt8]) throws -> [UInt8]? { try reader.value(forKey: key) }
     func scan(_ range: KeyRange, order: ScanOrder) throws -> any KeyValueCursor { try reader.scan(range, order: order) }
     func scan(ranges: [KeyRange]) throws -> any KeyValueCursor { try reader.scan(ranges: ranges) }
+    func count(_ range: KeyRange) throws -> Int { try reader.count(range) }
     func release() { snapshot.release() }
 }
 
@@ -190,6 +198,12 @@ public struct DatabaseReader: KeyValueReader {
     /// REQUIRES: `ranges` in increasing order and disjoint.
     public func scan(ranges: [KeyRange]) throws -> any KeyValueCursor {
         try RangesCursor(database: database, ranges: ranges, options: options)
+    }
+
+    /// The number of entries in `range` at the reader's state.
+    /// - Throws: `.closed` after ``Database/close()`` or the release of the snapshot; storage errors.
+    public func count(_ range: KeyRange) throws -> Int {
+        try Cursor(database: database, options: options).count(in: range)
     }
 }
 
