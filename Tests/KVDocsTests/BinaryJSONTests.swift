@@ -155,6 +155,41 @@ import KVDocsTestSupport
         }
     }
 
+    /// Selecting fields straight from the bytes (reading only the members on the fields'
+    /// paths) gives what projecting the decoded document gives, for paths that exist, that
+    /// miss, that cross a non-object, and that overlap (`a` and `a.b`).
+    @Test func projectingFromTheBytesAgreesWithProjectingTheValue() throws {
+        var rng = SplitMix64(seed: 31)
+        func path(in value: JSONValue) -> [String] {
+            var names: [String] = []
+            var current: JSONValue? = value
+            for _ in 0..<Int.random(in: 1...3, using: &rng) {
+                if case .object(let o)? = current, !o.isEmpty, Int.random(in: 0..<5, using: &rng) > 0 {
+                    let member = o[Int.random(in: 0..<o.count, using: &rng)]
+                    names.append(member.key)
+                    current = member.value
+                } else {
+                    names.append(Self.randomString(&rng))
+                    current = nil
+                }
+            }
+            return names
+        }
+        for _ in 0..<3000 {
+            var fields = JSONObject()
+            for _ in 0..<Int.random(in: 0...8, using: &rng) {
+                let nested: JSONValue = Bool.random(using: &rng) ? Self.randomValue(&rng)
+                    : .object(JSONObject((0..<Int.random(in: 0...4, using: &rng)).map { _ in (Self.randomString(&rng), Self.randomValue(&rng, depth: 2)) }))
+                fields[Self.randomString(&rng)] = nested
+            }
+            let document = JSONValue.object(fields)
+            var selected = (0..<Int.random(in: 1...4, using: &rng)).map { _ in path(in: document) }
+            if let first = selected.first, first.count > 1, Bool.random(using: &rng) { selected.append([first[0]]) }
+            let bytes = try BinaryJSON.encode(document)
+            #expect(try FieldPath.project(binary: bytes, onto: selected) == FieldPath.project(document, onto: selected), "\(selected) of \(document)")
+        }
+    }
+
     /// A second reader of the format, written from its description in Python
     /// (`Examples/python/read_kvdocs.py`, through plyvel), reads every document of a store
     /// as the store does: the format is what the documentation says it is.

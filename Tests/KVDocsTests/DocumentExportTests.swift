@@ -116,6 +116,21 @@ import Testing
         }
     }
 
+    /// A query that selects fields reads only those members of a binary document; damage
+    /// on their path is still reported with the document and its key, as a full read does.
+    @Test func aDamagedDocumentIsReportedWhenFieldsAreSelected() throws {
+        try Self.withThings { store, things, dir throws in
+            try things.insert(["id": 1, "age": 3])
+            var bytes = try BinaryJSON.encode(["age": "x", "id": 2])
+            // The age's string length now runs past the end of the document.
+            if let s = bytes.firstIndex(of: UInt8(ascii: "x")) { bytes[s - 1] = 0x7F }
+            try store.database.put(store.layout.document("things", .int(2)), bytes)
+            let error = expectError(.corruption) { _ = try things.find(Query().select(["age"])) }
+            #expect(error?.message.hasPrefix("document 2 of \"things\" is not valid JSON: ") == true)
+            #expect(error?.key == store.layout.document("things", .int(2)))
+        }
+    }
+
     @Test func anUnknownCollectionOrAnUnwritableFileIsAnError() throws {
         try Self.withThings { store, things, dir throws in
             try things.insert(["id": 1])

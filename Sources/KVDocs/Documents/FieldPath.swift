@@ -121,6 +121,26 @@ extension FieldPath {
         return .object(result)
     }
 
+    /// ``project(_:onto:)`` of a document stored in the binary form, reading only the
+    /// members on the fields' paths (each found by a binary search of its object's keys):
+    /// no document is built.
+    /// - Throws: `BinaryJSON.Damage` when the bytes read are damaged.
+    static func project(binary bytes: [UInt8], onto fields: [[String]]) throws -> JSONValue {
+        let storage = BinaryJSONDecoder.Storage(bytes)
+        var result = JSONObject()
+        for field in fields {
+            guard let first = field.first else { continue }
+            var position: Int? = 1  // the document, after the marker
+            for name in field {
+                guard let at = position, let object = try BinaryJSONDecoder.ObjectHeader(storage, at: at) else { position = nil; break }
+                position = try object.find(name, in: storage)?.position
+            }
+            guard let position else { continue }
+            result[first] = insert(try storage.value(at: position), at: field.dropFirst(), into: result[first])
+        }
+        return .object(result)
+    }
+
     /// `existing` with `value` placed at `path` (objects made as needed; a value already
     /// taken whole is kept whole).
     private static func insert(_ value: JSONValue, at path: ArraySlice<String>, into existing: JSONValue?) -> JSONValue {

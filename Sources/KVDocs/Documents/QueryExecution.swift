@@ -169,6 +169,21 @@ struct QueryExecution {
         }
     }
 
+    /// A match's document reduced to the whole fields `selected` (``FieldPath/project(_:onto:)``):
+    /// from stored bytes in the binary form, only those fields are read.
+    /// - Throws: `.corruption` as ``value(_:)``.
+    func projected(_ match: Match, onto selected: [[String]]) throws -> JSONValue {
+        guard case .stored(let bytes, let key, let fromIndex) = match, BinaryJSON.isBinary(bytes) else {
+            return FieldPath.project(try value(match), onto: selected)
+        }
+        do {
+            return try FieldPath.project(binary: bytes, onto: selected)
+        } catch let damage as BinaryJSON.Damage {
+            throw fromIndex ? damagedPayload(damage.error, key: key)
+                : store.damagedDocument(damage.error, collection: collection, key: key, idOffset: documentPrefix.count)
+        }
+    }
+
     /// A match's document decoded as `T`: straight from stored bytes in the binary form.
     /// - Throws: `.decoding` when it does not decode as `T`; `.corruption` as ``value(_:)``.
     func decode<T: Decodable>(_ match: Match, as type: T.Type) throws -> T {

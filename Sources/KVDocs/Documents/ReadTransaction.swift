@@ -83,11 +83,12 @@ public final class ReadTransaction {
     public func find(_ collection: String, _ query: Query = Query()) throws -> [JSONValue] {
         recordRead(collection)
         let plan = try planner.plan(collection, query)
-        let documents = try QueryExecution(transaction: self, collection: collection, plan: plan)
-            .documents(offset: query.offset, limit: query.limit)
-        guard let fields = query.fields else { return documents }
+        let execution = QueryExecution(transaction: self, collection: collection, plan: plan)
+        guard let fields = query.fields else { return try execution.documents(offset: query.offset, limit: query.limit) }
         let selected = fields.map(\.wholeField)
-        return documents.map { FieldPath.project($0, onto: selected) }
+        var documents: [JSONValue] = []
+        try execution.forEach(offset: query.offset, limit: query.limit) { documents.append(try execution.projected($0, onto: selected)) }
+        return documents
     }
 
     /// Calls `body` with each document matching `query`, in its order, after its offset, up
@@ -109,8 +110,7 @@ public final class ReadTransaction {
         let selected = query.fields.map { $0.map(\.wholeField) }
         let execution = QueryExecution(transaction: self, collection: collection, plan: plan)
         try execution.forEach(offset: query.offset, limit: query.limit) { match in
-            let document = try execution.value(match)
-            try body(selected.map { FieldPath.project(document, onto: $0) } ?? document)
+            try body(try selected.map { try execution.projected(match, onto: $0) } ?? execution.value(match))
         }
     }
 
@@ -124,7 +124,7 @@ public final class ReadTransaction {
         let execution = QueryExecution(transaction: self, collection: collection, plan: plan)
         try execution.forEach(offset: query.offset, limit: query.limit) { match in
             if let selected {
-                try body(try DocumentStore.decodeStored(type, FieldPath.project(try execution.value(match), onto: selected), dates: store.dateStrategy))
+                try body(try DocumentStore.decodeStored(type, execution.projected(match, onto: selected), dates: store.dateStrategy))
             } else {
                 try body(try execution.decode(match, as: type))
             }
