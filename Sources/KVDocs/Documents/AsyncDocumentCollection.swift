@@ -4,6 +4,7 @@
 /// order they were submitted. A task cancelled before its call starts gets
 /// `CancellationError` and nothing is read or written; a call that has started completes.
 ///
+/// <!-- doc-code: preamble=examples -->
 /// ```swift
 /// try await people.async.upsert(["id": "p1", "age": 36])
 /// let ada = try await people.async.get(id: "p1")

@@ -1,6 +1,7 @@
 /// The async calls of a ``TypedCollection``, spelled `collection.async.…`: the same typed
 /// writes and lookups by id, run on the store's executor (see ``AsyncDocumentCollection``).
 ///
+/// <!-- doc-code: preamble=examples -->
 /// ```swift
 /// try await athletes.async.upsert(Athlete(id: 7, name: "Ada", country: "NOR", points: 812))
 /// let top = try await store.fetch(.find(athletes, Query().where("country", .equal("NOR")).orderBy("points", descending: true).limit(10)))

@@ -1,5 +1,6 @@
 /// Several document writes applied in one LevelDB write batch: all of them or none.
 ///
+/// <!-- doc-code: preamble=examples -->
 /// ```swift
 /// try store.write { batch in
 ///     try batch.insert("people", ["id": "p1", "age": 30])
@@ -71,9 +72,10 @@ public struct DocumentBatch: ~Copyable {
     /// Inserts a `Codable` value, stored as its JSON with dates as the store writes them
     /// (``DocumentStore/dateStrategy``).
     ///
+    /// <!-- doc-code: preamble=examples -->
     /// ```swift
     /// try store.write { batch in
-    ///     for athlete in athletes { try batch.insert("athletes", encoding: athlete) }
+    ///     for athlete in imported { try batch.insert("athletes", encoding: athlete) }
     ///     try batch.update("groups", encoding: group)
     ///     try batch.delete("groups", id: 12)
     /// }

@@ -63,6 +63,7 @@ public struct DocumentCollection: Sendable {
     /// The document whose primary key is `id`, given as a Swift value (`Int`, `String`,
     /// `UUID`, or any `Encodable` value whose JSON is a string or an integer), or `nil`.
     ///
+    /// <!-- doc-code: preamble=examples -->
     /// ```swift
     /// let athlete = try athletes.get(id: 42)
     /// let session = try sessions.get(id: UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F"))
@@ -102,6 +103,7 @@ public struct DocumentCollection: Sendable {
 /// A collection read and written as `Codable` values (stored as JSON, dates as the store's
 /// ``DocumentStore/dateStrategy`` writes them).
 ///
+/// <!-- doc-code: preamble=examples -->
 /// ```swift
 /// struct Person: Codable { var id: String; var name: String; var age: Int }
 /// let people = try store.collection("people", of: Person.self)

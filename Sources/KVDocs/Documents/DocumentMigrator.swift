@@ -1,5 +1,6 @@
 /// Named data migrations, registered in order, each run exactly once per database.
 ///
+/// <!-- doc-code: preamble=examples -->
 /// ```swift
 /// var migrator = DocumentMigrator()
 /// try migrator.register("split names") { migration in
@@ -149,6 +150,7 @@ public final class MigrationContext {
     /// requests as `store.fetch(_:)` reads. It commits the migration's pending
     /// batch first, so call it once, not once per document.
     ///
+    /// <!-- doc-code: preamble=examples -->
     /// ```swift
     /// try migrator.register("tag minors") { migration in
     ///     for person in try migration.fetch(.find("people", Query().where("age", .less(18)))) {

@@ -3,6 +3,7 @@ import Foundation
 /// The documents of a collection matching a ``Query``, in its order, after its offset, up
 /// to its limit: as JSON (`FindRequest<JSONValue>`) or decoded (`FindRequest<T>`).
 ///
+/// <!-- doc-code: preamble=examples -->
 /// ```swift
 /// let young: FindRequest<Person> = .find("people", Query().where("age", .less(30)).orderBy("age"), as: Person.self)
 /// let people = try store.fetch(young)          // [Person]
@@ -65,6 +66,7 @@ extension FindRequest where Element: Decodable {
 extension DocumentRequest {
     /// The documents of `collection` matching `query`, as JSON: a ``FindRequest``.
     ///
+    /// <!-- doc-code: preamble=examples -->
     /// ```swift
     /// let trips = try store.fetch(.find("trips", Query().where("person", .equal("p1"))))
     /// ```
@@ -74,6 +76,7 @@ extension DocumentRequest {
 
     /// The documents of `collection` matching `query`, decoded as `T`: a ``FindRequest``.
     ///
+    /// <!-- doc-code: preamble=examples -->
     /// ```swift
     /// let trips = try store.fetch(.find("trips", Query().where("person", .equal("p1")), as: Trip.self))
     /// ```
@@ -88,6 +91,7 @@ extension DocumentRequest {
 
     /// The values of the typed `collection` matching `query`: a ``FindRequest``.
     ///
+    /// <!-- doc-code: preamble=examples -->
     /// ```swift
     /// let athletes = try store.collection("athletes", of: Athlete.self)
     /// let norwegians = try store.fetch(.find(athletes, Query().where("country", .equal("NOR"))))   // [Athlete]
@@ -100,6 +104,7 @@ extension DocumentRequest {
 /// The number of documents of a collection matching a ``Query``'s conditions (its order,
 /// offset and limit ignored).
 ///
+/// <!-- doc-code: preamble=examples -->
 /// ```swift
 /// let adults = try store.fetch(.count("people", Query().where("age", .greaterOrEqual(18))))
 /// ```

@@ -5,6 +5,7 @@ import Foundation
 /// are decoded. The arguments are those of
 /// ``ReadTransaction/near(_:_:within:query:index:includeDocuments:)``.
 ///
+/// <!-- doc-code: preamble=examples -->
 /// ```swift
 /// let nearby = try store.fetch(.near("stations", here, within: 1500, query: Query().limit(3), as: Station.self))
 /// ```
@@ -97,6 +98,7 @@ extension DocumentRequest {
     /// The documents of `collection` within `within` metres of `center`, nearest first,
     /// decoded as `T`: a ``NearRequest``.
     ///
+    /// <!-- doc-code: preamble=examples -->
     /// ```swift
     /// let nearest = try store.fetch(.near("stations", here, query: Query().limit(1), as: Station.self)).first
     /// ```

@@ -4,6 +4,7 @@ import Foundation
 /// first: ``SearchHit``s with their JSON documents, or ``TypedSearchHit``s whose documents
 /// are decoded.
 ///
+/// <!-- doc-code: preamble=examples -->
 /// ```swift
 /// var options = SearchOptions(limit: 10)
 /// options.highlight = SearchOptions.Markers(open: "[", close: "]")
@@ -85,6 +86,7 @@ extension DocumentRequest {
 
     /// A full-text search of `collection` for `text`, each hit's document decoded as `T`.
     ///
+    /// <!-- doc-code: preamble=examples -->
     /// ```swift
     /// let hits = try store.fetch(.search("notes", "swift", as: Note.self))   // [TypedSearchHit<Note>]
     /// ```

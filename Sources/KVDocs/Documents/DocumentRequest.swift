@@ -16,6 +16,7 @@ import Foundation
 /// The library's requests are built with static members, so a call reads like the read it
 /// makes; give `as: T.self` (or a ``TypedCollection``) for decoded values:
 ///
+/// <!-- doc-code: preamble=examples -->
 /// ```swift
 /// let adults: FindRequest<Person> = .find("people", Query().where("age", .greaterOrEqual(18)), as: Person.self)
 /// let now = try await store.fetch(adults)                    // [Person]
@@ -49,6 +50,7 @@ extension ReadTransaction {
     /// The value of `request`, read through this transaction's snapshot: the one entry
     /// point for every request kind, untyped or typed.
     ///
+    /// <!-- doc-code: preamble=examples -->
     /// ```swift
     /// let (ada, trips) = try store.read { tx in
     ///     (try tx.get("people", id: "p1", as: Person.self),
@@ -64,6 +66,7 @@ extension ReadTransaction {
 extension DocumentStore {
     /// The value of `request`, read from one new snapshot.
     ///
+    /// <!-- doc-code: preamble=examples -->
     /// ```swift
     /// let adults = try store.fetch(.find("people", Query().where("age", .greaterOrEqual(18))))
     /// let count = try store.fetch(.count("people"))
@@ -77,6 +80,7 @@ extension DocumentStore {
     /// the caller's thread never blocks on LevelDB: the async twin of the synchronous
     /// `fetch`, as the async `read` is of `read`.
     ///
+    /// <!-- doc-code: preamble=examples -->
     /// ```swift
     /// let hits = try await store.fetch(.search("notes", "leveldb", as: Note.self))
     /// ```

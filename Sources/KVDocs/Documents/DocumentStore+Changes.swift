@@ -29,6 +29,7 @@ extension DocumentStore {
     /// Writes made through any store open on the same database and root are delivered; a
     /// data migration's changes are delivered when it completes (none for one undone).
     ///
+    /// <!-- doc-code: preamble=examples -->
     /// ```swift
     /// for await change in store.changeStream() { refresh(change.collection, change.id) }
     /// ```

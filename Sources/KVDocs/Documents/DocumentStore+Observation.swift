@@ -9,6 +9,7 @@ extension DocumentStore {
     /// Observes `request`: its value now, then again after each committed write to a
     /// collection it read, yielded when it differs from the last one. See ``Observation``.
     ///
+    /// <!-- doc-code: preamble=examples -->
     /// ```swift
     /// let perth = Query().where("station", .equal("PERTH")).orderBy("time").limit(3)
     /// for try await departures in store.observe(.find("departures", perth, as: Departure.self)) {
@@ -31,6 +32,7 @@ extension DocumentStore {
     /// it differs from the last one. Written with a trailing closure,
     /// `store.observe { tx in … }`. See ``Observation``.
     ///
+    /// <!-- doc-code: preamble=examples -->
     /// ```swift
     /// struct Summary: Equatable, Sendable { var people: Int; var trips: Int? }
     /// let summary = store.observe { tx in
@@ -62,6 +64,7 @@ extension DocumentStore {
     /// name the collections when `fetch` reads through ``ReadTransaction/snapshot``, or to
     /// wake on every write (`nil`).
     ///
+    /// <!-- doc-code: preamble=examples -->
     /// ```swift
     /// let dashboard = store.observe(collections: ["people", "trips"]) { tx in
     ///     Dashboard(people: try tx.count("people"), trips: try tx.count("trips"))

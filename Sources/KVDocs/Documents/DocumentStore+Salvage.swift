@@ -175,6 +175,7 @@ extension DocumentStore {
     /// A damaged stored schema or format version is not salvaged: nothing else records them
     /// (``init(database:schema:root:dates:progress:)`` with the schema replaces the schema).
     ///
+    /// <!-- doc-code: preamble=examples -->
     /// ```swift
     /// let (store, report) = try DocumentStore.salvage(database: db)
     /// print(report)
@@ -244,9 +245,11 @@ extension DocumentStore {
 
     /// What makes the store under `root` open again after its open threw `error`.
     ///
+    /// <!-- doc-code: preamble=examples -->
     /// ```swift
-    /// do { store = try DocumentStore(database: db) } catch let e as KVDocsError {
-    ///     if DocumentStore.remedy(for: e) == .salvage { (store, _) = try DocumentStore.salvage(database: db) }
+    /// var opened: DocumentStore?
+    /// do { opened = try DocumentStore(database: db) } catch let e as KVDocsError {
+    ///     if DocumentStore.remedy(for: e) == .salvage { opened = try DocumentStore.salvage(database: db).0 }
     /// }
     /// ```
     public static func remedy(for error: KVDocsError, root: Subspace = Subspace()) -> OpenRemedy {

@@ -3,6 +3,7 @@ import Foundation
 /// A document store over a read-only **base** database shipped with an app and the user's
 /// own **user** database, opened by path.
 ///
+/// <!-- doc-code: preamble=examples -->
 /// ```swift
 /// let layers = try LayeredDocumentStore(user: documentsPath + "/user.db", base: Bundle.main.path(forResource: "stations", ofType: "db")!,
 ///                                  create: true)

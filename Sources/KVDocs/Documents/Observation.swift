@@ -3,6 +3,7 @@ import Foundation
 /// The results of a query, kept current: an `AsyncSequence` that yields the results now,
 /// then new results after each committed write that could change them.
 ///
+/// <!-- doc-code: preamble=examples -->
 /// ```swift
 /// for try await departures in store.observe(.find("departures", Query().where("station", .equal("PERTH")).limit(10))) {
 ///     show(departures)   // the current results first, then after each relevant write

@@ -16,6 +16,7 @@ extension ReadTransaction {
 
     /// The document whose primary key is `id` decoded as `T`, or `nil`.
     ///
+    /// <!-- doc-code: preamble=examples -->
     /// ```swift
     /// let athlete = try store.read { tx in try tx.get("athletes", id: 42, as: Athlete.self) }
     /// ```

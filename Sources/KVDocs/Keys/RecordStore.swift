@@ -7,11 +7,12 @@
 /// batch, so overwriting a large value with a small one leaves no stale chunks, and a
 /// reader (one LevelDB iterator, hence one consistent view) never sees a mix of two versions.
 ///
+/// <!-- doc-code: preamble=examples -->
 /// ```swift
 /// let blobs = try RecordStore(database: db, subspace: Subspace(["blob"]))
 /// try blobs.put(["photo", 7], jpegBytes)          // split if over 100 KB
 /// let bytes = try blobs.get(["photo", 7])
-/// try blobs.read(["photo", 7]) { chunk in output.write(chunk) }   // streamed
+/// try blobs.read(["photo", 7]) { chunk in output.append(contentsOf: chunk) }   // streamed
 /// ```
 public struct RecordStore: Sendable {
     /// FoundationDB's record layer splits records above 100,000 bytes.

@@ -5,6 +5,7 @@ import Foundation
 /// `[UInt8]`, `ArraySlice<UInt8>`, `Data`, `String` and `Substring` (as UTF-8)
 /// conform, so every storage API takes any of them:
 ///
+/// <!-- doc-code: preamble=examples -->
 /// ```swift
 /// try db.put("user:1", Data(json))
 /// try db.put([0x00, 0xFF], "binary key")

@@ -4,11 +4,12 @@ import Synchronization
 
 /// An open LevelDB database.
 ///
+/// <!-- doc-code: preamble=examples -->
 /// ```swift
 /// let db = try Database(path: "/tmp/example.db")
 /// try db.put("greeting", "hello")
 /// let value = try db.get("greeting", as: String.self)   // "hello"
-/// try db.entries(.prefix("user:"), order: .reverse, limit: 10).forEach { entry in ... }
+/// try db.entries(.prefix("user:"), order: .reverse, limit: 10).forEach { entry in … }
 /// db.close()
 /// ```
 ///

@@ -18,6 +18,7 @@ public struct Entry: Hashable, Sendable {
 /// The entries of a key range in one direction, up to a limit: a single-pass
 /// ``ThrowingCursor``.
 ///
+/// <!-- doc-code: preamble=examples -->
 /// ```swift
 /// let entries = try db.entries(.prefix("user:").starting(at: "user:100"), order: .reverse, limit: 20)
 /// while let entry = try entries.next() {
@@ -66,6 +67,7 @@ public final class Entries: ThrowingCursor {
     /// Moves to the next entry and lends its key and value to `body`; returns `nil`
     /// when the range is exhausted. The buffers are valid only during `body`.
     ///
+    /// <!-- doc-code: preamble=examples -->
     /// ```swift
     /// while let size = try entries.next({ key, value in key.count + value.count }) { total += size }
     /// ```
@@ -129,6 +131,7 @@ extension Database {
     /// The entries of `range` in `order`, at most `limit` of them: a ``ThrowingCursor``
     /// (read it with `while let entry = try entries.next()` or `try entries.forEach { … }`).
     ///
+    /// <!-- doc-code: preamble=examples -->
     /// ```swift
     /// try db.entries(.prefix("user:"), order: .reverse, limit: 10).forEach { entry in
     ///     print(entry.key, entry.value)

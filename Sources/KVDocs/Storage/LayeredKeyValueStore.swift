@@ -3,6 +3,7 @@ import Foundation
 /// A read-only **base** database under a writable **user** database, seen as one ordered
 /// key-value store: the storage seam (``KeyValueStore``) over two LevelDB databases.
 ///
+/// <!-- doc-code: preamble=examples -->
 /// ```swift
 /// let base = try Database.openPrivateCopy(of: bundledPath, under: userPath + ".base")
 /// let user = try Database(path: userPath)

@@ -7,11 +7,12 @@ import CLevelDB
 /// ``release()`` does it explicitly, and it happens on deinit and on ``Database/close()``.
 /// After release, reads through the snapshot throw `.closed`.
 ///
+/// <!-- doc-code: preamble=examples -->
 /// ```swift
 /// let snapshot = try db.snapshot()
 /// try db.put("k", "new")
 /// try snapshot.get("k")          // still the old value
-/// try snapshot.entries(.prefix("user:")).forEach { entry in ... }
+/// try snapshot.entries(.prefix("user:")).forEach { entry in … }
 /// ```
 public final class Snapshot {
     /// The database the snapshot was taken of. Kept alive by the snapshot.

@@ -6,6 +6,7 @@ import Foundation
 /// catalog (see ``DocumentStore/dateStrategy``), so that every query compares dates with
 /// the numbers or text the strategy writes:
 ///
+/// <!-- doc-code: preamble=examples -->
 /// ```swift
 /// struct Run: Codable { var id: Int; var at: Date }
 /// // with the default, .secondsSince1970, `at` is stored as Unix seconds:

@@ -9,6 +9,7 @@ extension JSONValue {
     /// integer, `Data` is base64 text, `URL` its absolute string, `UUID` its
     /// `uuidString`. Object keys keep their code points; of duplicate keys the last wins.
     ///
+    /// <!-- doc-code: preamble=examples -->
     /// ```swift
     /// struct Athlete: Codable { var id: Int; var name: String; var born: Date }
     /// let json = try JSONValue(encoding: Athlete(id: 7, name: "Ada", born: .now))
@@ -41,6 +42,7 @@ extension JSONValue {
     /// integral value in its range (`1.0`, `1e2`), a floating-point type any number in its
     /// range. Object keys are matched by exact code points.
     ///
+    /// <!-- doc-code: preamble=examples -->
     /// ```swift
     /// let hits = try stations.near(here, within: 1500)
     /// let nearest = try hits.first?.document.decode(Station.self, dates: store.dateStrategy)
