@@ -155,6 +155,28 @@ import KVDocsTestSupport
         }
     }
 
+    /// An object built from members in any order holds them in code-point (UTF-8 byte)
+    /// order, and of byte-identical keys the last one, like a model that sorts stably and
+    /// keeps the last: for small objects (sorted in place) and large ones alike.
+    @Test func objectsSortTheirMembersAndKeepTheLastOfEqualKeys() {
+        var rng = SplitMix64(seed: 41)
+        for _ in 0..<3000 {
+            let pairs: [(String, JSONValue)] = (0..<Int.random(in: 0...48, using: &rng)).map { n in
+                (Self.randomString(&rng), .int(Int64(n)))
+            }
+            var model: [(String, JSONValue)] = []
+            for (key, value) in pairs.enumerated().sorted(by: { a, b in
+                Array(a.element.0.utf8).lexicographicallyPrecedes(Array(b.element.0.utf8))
+                    || (Array(a.element.0.utf8) == Array(b.element.0.utf8) && a.offset < b.offset)
+            }).map(\.element) {
+                if let last = model.last, Array(last.0.utf8) == Array(key.utf8) { model[model.count - 1] = (key, value) } else { model.append((key, value)) }
+            }
+            let object = JSONObject(pairs)
+            #expect(object.map { Array($0.key.utf8) } == model.map { Array($0.0.utf8) })
+            #expect(object.map(\.value) == model.map(\.1))
+        }
+    }
+
     /// Selecting fields straight from the bytes (reading only the members on the fields'
     /// paths) gives what projecting the decoded document gives, for paths that exist, that
     /// miss, that cross a non-object, and that overlap (`a` and `a.b`).

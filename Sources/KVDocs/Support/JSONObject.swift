@@ -61,6 +61,30 @@ public struct JSONObject: Sendable, RandomAccessCollection, ExpressibleByDiction
             i += 1
         }
         if sorted { return }
+        if members.count <= 32 {
+            // Small objects (most): a stable insertion sort in place, without allocating;
+            // byte-identical keys end up adjacent in document order, and the last one stays.
+            for i in 1..<members.count {
+                let member = members[i]
+                var j = i
+                while j > 0, JSONObject.compareKeys(members[j - 1].key, member.key) > 0 {
+                    members[j] = members[j - 1]
+                    j -= 1
+                }
+                members[j] = member
+            }
+            var kept = 0
+            for i in members.indices {
+                if kept > 0, JSONObject.compareKeys(members[kept - 1].key, members[i].key) == 0 {
+                    members[kept - 1] = members[i]
+                } else {
+                    members[kept] = members[i]
+                    kept += 1
+                }
+            }
+            members.removeLast(members.count - kept)
+            return
+        }
         // Stable sort keeps document order among equal keys, so the last one is the last.
         let order = members.indices.sorted { a, b in
             let c = JSONObject.compareKeys(members[a].key, members[b].key)
@@ -135,15 +159,15 @@ public struct JSONObject: Sendable, RandomAccessCollection, ExpressibleByDiction
     /// Compares two strings by their UTF-8 bytes, which is code-point order:
     /// negative, zero (the same code points) or positive.
     public static func compareKeys(_ a: String, _ b: String) -> Int {
-        var a = a, b = b
-        return a.withUTF8 { x in
-            b.withUTF8 { y in
-                let n = Swift.min(x.count, y.count)
-                if n > 0, let px = x.baseAddress, let py = y.baseAddress {
-                    let c = memcmpBytes(px, py, n)
-                    if c != 0 { return c }
-                }
-                return x.count - y.count
+        // The UTF-8 views' iterators read small (inline) strings in place, where
+        // `withUTF8` would first copy each to a buffer.
+        var x = a.utf8.makeIterator(), y = b.utf8.makeIterator()
+        while true {
+            switch (x.next(), y.next()) {
+            case (nil, nil): return 0
+            case (nil, _): return -1
+            case (_, nil): return 1
+            case let (p?, q?): if p != q { return p < q ? -1 : 1 }
             }
         }
     }
