@@ -190,9 +190,11 @@ struct TextStructure {
     /// Segments written by this batch (not readable yet, so never merged by it).
     var fresh: Set<Int> = []
 
-    /// Segments in a level merge together once there are this many (FTS5's `automerge`
-    /// default is 4 too).
-    static let mergeFactor = 4
+    /// Segments in a level merge together once there are this many. FTS5's `automerge`
+    /// default is 4 and Lucene's `segmentsPerTier` 10; 8 halves the postings a build
+    /// rewrites against 4 (each level rewrites every posting once, and LevelDB's
+    /// compactions multiply every byte written), for a few more segments per term.
+    static let mergeFactor = 8
     /// Past this many segments in one level, merge steps do eight times the work (FTS5's
     /// `crisismerge` default is 16).
     static let crisisSegments = 16
@@ -380,36 +382,45 @@ extension TextIndex {
         var work = 0
         var finished = false
         while work < budget {
-            // The smallest term at any input's cursor.
-            var smallest: [UInt8]?
-            for k in merge.inputs.indices {
-                while merge.inputs[k].chunk < merge.inputs[k].chunks && merge.inputs[k].offset >= lists[k].count {
-                    merge.inputs[k].chunk += 1
-                    merge.inputs[k].offset = 0
-                    try load(k)
+            // The next terms in order (as many as the budget left suggests, at most 256),
+            // each with the input segments that hold it.
+            var group: [(bytes: [UInt8], term: String, segments: [Int])] = []
+            let wanted = max(1, min(256, (budget - work) / 16))
+            while group.count < wanted {
+                var smallest: [UInt8]?
+                for k in merge.inputs.indices {
+                    while merge.inputs[k].chunk < merge.inputs[k].chunks && merge.inputs[k].offset >= lists[k].count {
+                        merge.inputs[k].chunk += 1
+                        merge.inputs[k].offset = 0
+                        try load(k)
+                    }
+                    guard merge.inputs[k].chunk < merge.inputs[k].chunks else { continue }
+                    let term = lists[k][merge.inputs[k].offset]
+                    if smallest.map({ Self.termPrecedes(term, $0) }) ?? true { smallest = term }
                 }
-                guard merge.inputs[k].chunk < merge.inputs[k].chunks else { continue }
-                let term = lists[k][merge.inputs[k].offset]
-                if smallest.map({ Self.termPrecedes(term, $0) }) ?? true { smallest = term }
+                guard let bytes = smallest else { break }
+                var segments: [Int] = []
+                for k in merge.inputs.indices where merge.inputs[k].chunk < merge.inputs[k].chunks && lists[k][merge.inputs[k].offset] == bytes {
+                    segments.append(merge.inputs[k].segment)
+                    merge.inputs[k].offset += 1
+                }
+                guard let term = String(validating: bytes, as: UTF8.self) else {
+                    throw KVDocsError(.corruption, "text index \(layout.subspace): a segment's term list holds bytes that are not UTF-8")
+                }
+                group.append((bytes, term, segments.sorted()))
             }
-            guard let bytes = smallest else {
+            if group.isEmpty {
                 finished = true
                 break
             }
-            var segments: [Int] = []
-            for k in merge.inputs.indices where merge.inputs[k].chunk < merge.inputs[k].chunks && lists[k][merge.inputs[k].offset] == bytes {
-                segments.append(merge.inputs[k].segment)
-                merge.inputs[k].offset += 1
-            }
-            guard let term = String(validating: bytes, as: UTF8.self) else {
-                throw KVDocsError(.corruption, "text index \(layout.subspace): a segment's term list holds bytes that are not UTF-8")
-            }
-            let moved = try mergeTerm(term, from: segments, into: merge.output, bottom: merge.bottom, reader: reader, put: put, delete: delete)
-            work += moved.read
-            if moved.postings + moved.tombstones > 0 {
-                listed.append(bytes)
-                merge.postings += moved.postings
-                merge.tombstones += moved.tombstones
+            for moved in try mergeTerms(group.map { ($0.term, $0.segments) }, into: merge.output, bottom: merge.bottom, reader: reader, put: put, delete: delete)
+                .enumerated() {
+                work += moved.element.read
+                if moved.element.postings + moved.element.tombstones > 0 {
+                    listed.append(group[moved.offset].bytes)
+                    merge.postings += moved.element.postings
+                    merge.tombstones += moved.element.tombstones
+                }
             }
         }
         if !listed.isEmpty {
@@ -438,54 +449,76 @@ extension TextIndex {
         return true
     }
 
-    /// Moves `term`'s postings and tombstones from `segments` into `output`: tombstones
-    /// cancel the postings they name; with `bottom` the others are dropped too. Returns
-    /// the postings and tombstones read and those written.
-    private func mergeTerm(_ term: String, from segments: [Int], into output: Int, bottom: Bool, reader: some KeyValueReader,
-                           put: ([UInt8], [UInt8]) -> Void, delete: ([UInt8]) -> Void) throws -> (read: Int, postings: Int, tombstones: Int) {
-        var entries: [TextEntry] = []
-        var tombstones = Set<Int>()
-        var read = 0
-        let termEnd = layout.postingsPrefix(term).count
-        for segment in segments {
-            let prefix = layout.tombstones(term, segment)
-            let scan = try reader.scan(.prefix(prefix), order: .forward)
-            while let (key, first, value) = try scan.next({ k, v -> ([UInt8], Int?, [UInt8]) in
-                let parsed = try TextIndexLayout.postingKey(k, at: termEnd)
-                guard parsed.segment == segment else { throw KVDocsError(.corruption, "text term \"\(term)\" has a key of segment \(parsed.segment) under \(segment)") }
-                return (Array(k), parsed.first, Array(v))
-            }) {
-                delete(key)
-                guard let first else {
-                    let docs = try value.withUnsafeBytes { try TextTombstones.decode($0) }
-                    read += docs.count
-                    tombstones.formUnion(docs)
-                    continue
-                }
-                let block = try value.withUnsafeBytes { try PostingBlockHeader(firstDoc: first, $0).decode($0) }
-                read += block.count
-                var occurrences: [[UInt8]] = []
-                if detail != .none {
-                    let key = layout.occurrences(term, segment, first)
-                    guard let bytes = try reader.value(forKey: key) else {
-                        throw KVDocsError(.corruption, "text index \(layout.subspace): term \"\(term)\" has a posting block at \(first) in segment \(segment) without occurrences; reindex it")
-                    }
-                    occurrences = try bytes.withUnsafeBytes { try OccurrenceBlock.decode($0, count: block.count).entries }
-                    delete(key)
-                }
-                for (e, doc) in block.docs.enumerated() {
-                    entries.append(TextEntry(doc: doc, frequency: block.frequencies[e], norm: block.norms[e], length: TextLengths.length(ofNorm: block.norms[e]),
-                                             occurrences: detail == .none ? [] : occurrences[e]))
-                }
+    /// Moves each term's postings and tombstones from its `segments` into `output`:
+    /// tombstones cancel the postings they name; with `bottom` the others are dropped too.
+    /// Reads the terms' blocks with one cursor over all their key ranges (and their
+    /// occurrence blocks with another, in the same order). Returns, for each term, the
+    /// postings and tombstones read and those written.
+    private func mergeTerms(_ terms: [(term: String, segments: [Int])], into output: Int, bottom: Bool, reader: some KeyValueReader,
+                            put: ([UInt8], [UInt8]) -> Void, delete: ([UInt8]) -> Void) throws -> [(read: Int, postings: Int, tombstones: Int)] {
+        // Key ranges in key order: by term, then segment.
+        var ranges: [KeyRange] = [], occurrenceRanges: [KeyRange] = []
+        var owners: [(term: Int, segment: Int, prefix: Int)] = []
+        for (t, entry) in terms.enumerated() {
+            let termEnd = layout.postingsPrefix(entry.term).count
+            for segment in entry.segments {
+                ranges.append(.prefix(layout.tombstones(entry.term, segment)))
+                occurrenceRanges.append(.prefix(layout.subspace.pack(["x", .string(entry.term), .int(Int64(segment))])))
+                owners.append((t, segment, termEnd))
             }
         }
-        entries.sort { $0.doc < $1.doc }
-        for (a, b) in zip(entries, entries.dropFirst()) where a.doc == b.doc {
-            throw KVDocsError(.corruption, "text index \(layout.subspace): term \"\(term)\" has two postings for document number \(a.doc)")
+        var entries = Array(repeating: [TextEntry](), count: terms.count)
+        var tombstones = Array(repeating: Set<Int>(), count: terms.count)
+        var read = Array(repeating: 0, count: terms.count)
+        let blocks = try reader.scan(ranges: ranges)
+        let occurrenceBlocks = detail == .none ? nil : try reader.scan(ranges: occurrenceRanges)
+        var owner = 0
+        while let (key, value) = try blocks.next({ k, v in (Array(k), Array(v)) }) {
+            // The range this key came from: the first at or after the current one it starts with.
+            while owner < ranges.count, !ranges[owner].contains(key) { owner += 1 }
+            guard owner < owners.count else { throw KVDocsError(.corruption, "text index \(layout.subspace): a merge read a key outside its ranges") }
+            let (t, segment, termEnd) = owners[owner]
+            let term = terms[t].term
+            let parsed = try key.withUnsafeBytes { try TextIndexLayout.postingKey($0, at: termEnd) }
+            guard parsed.segment == segment else { throw KVDocsError(.corruption, "text term \"\(term)\" has a key of segment \(parsed.segment) under \(segment)") }
+            delete(key)
+            guard let first = parsed.first else {
+                let docs = try value.withUnsafeBytes { try TextTombstones.decode($0) }
+                read[t] += docs.count
+                tombstones[t].formUnion(docs)
+                continue
+            }
+            let block = try value.withUnsafeBytes { try PostingBlockHeader(firstDoc: first, $0).decode($0) }
+            read[t] += block.count
+            var occurrences: [[UInt8]] = []
+            if let occurrenceBlocks {
+                let expected = layout.occurrences(term, segment, first)
+                guard let (stored, bytes) = try occurrenceBlocks.next({ k, v in (Array(k), Array(v)) }), stored == expected else {
+                    throw KVDocsError(.corruption, "text index \(layout.subspace): term \"\(term)\" has a posting block at \(first) in segment \(segment) without occurrences; reindex it")
+                }
+                occurrences = try bytes.withUnsafeBytes { try OccurrenceBlock.decode($0, count: block.count).entries }
+                delete(stored)
+            }
+            for (e, doc) in block.docs.enumerated() {
+                entries[t].append(TextEntry(doc: doc, frequency: block.frequencies[e], norm: block.norms[e], length: TextLengths.length(ofNorm: block.norms[e]),
+                                            occurrences: occurrences.isEmpty ? [] : occurrences[e]))
+            }
         }
-        let kept = entries.filter { !tombstones.contains($0.doc) }
-        let left = bottom ? [] : tombstones.subtracting(entries.map(\.doc)).sorted()
-        writeTerm(term, segment: output, entries: kept, tombstones: left, put: put)
-        return (read, kept.count, left.count)
+        if let occurrenceBlocks, let extra = try occurrenceBlocks.next({ k, _ in Array(k) }) {
+            throw KVDocsError(.corruption, "text index \(layout.subspace): an occurrence block has no posting block: \((try? Tuple(decoding: extra).description) ?? "?")")
+        }
+        var result: [(read: Int, postings: Int, tombstones: Int)] = []
+        for t in terms.indices {
+            var list = entries[t]
+            list.sort { $0.doc < $1.doc }
+            for (a, b) in zip(list, list.dropFirst()) where a.doc == b.doc {
+                throw KVDocsError(.corruption, "text index \(layout.subspace): term \"\(terms[t].term)\" has two postings for document number \(a.doc)")
+            }
+            let kept = tombstones[t].isEmpty ? list : list.filter { !tombstones[t].contains($0.doc) }
+            let left = bottom ? [] : tombstones[t].subtracting(list.map(\.doc)).sorted()
+            writeTerm(terms[t].term, segment: output, entries: kept, tombstones: left, put: put)
+            result.append((read[t], kept.count, left.count))
+        }
+        return result
     }
 }
