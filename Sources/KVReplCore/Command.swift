@@ -51,6 +51,8 @@ public enum Command: Equatable, Sendable {
     case terms(String, index: String?, prefix: String, limit: Int?)
     case verify(String?)
     case reindex(String, String?)
+    /// `optimize COLLECTION [INDEX]`: merge a text index's segments into one.
+    case optimize(String, String?)
     case salvage(quarantine: String?)
     case changes(since: Int64, limit: Int?)
     /// `layers`: the base and user databases of a layered session, with their sizes.
@@ -100,7 +102,7 @@ public enum Command: Equatable, Sendable {
     /// Whether the command changes the database (refused with `--read-only`).
     public var isWrite: Bool {
         switch self {
-        case .put, .del, .delrange, .compact, .load, .keyspacesLoad, .schemaLoad, .insert, .upsert, .remove, .importFile, .reindex, .repair, .salvage, .replaceBase:
+        case .put, .del, .delrange, .compact, .load, .keyspacesLoad, .schemaLoad, .insert, .upsert, .remove, .importFile, .reindex, .optimize, .repair, .salvage, .replaceBase:
             return true
         default:
             return false
@@ -130,7 +132,7 @@ public enum Command: Equatable, Sendable {
     public static let names = [
         "get", "put", "del", "scan", "delrange", "stats", "property", "size", "compact", "snapshot", "release",
         "dump", "load", "keyspaces", "sync", "repair", "help", "quit", "schema", "collections", "indexes", "insert", "upsert", "doc",
-        "remove", "import", "export", "find", "count", "explain", "search", "near", "terms", "verify", "reindex", "salvage", "changes",
+        "remove", "import", "export", "find", "count", "explain", "search", "near", "terms", "verify", "reindex", "optimize", "salvage", "changes",
         "layers", "replace-base", "backup", "format", "mode", "timer",
     ]
 }
@@ -316,6 +318,9 @@ extension Command {
         case "reindex":
             let collection = try s.expectWord("a collection name")
             return .reindex(collection, s.word())
+        case "optimize":
+            let collection = try s.expectWord("a collection name")
+            return .optimize(collection, s.word())
         case "salvage": return .salvage(quarantine: s.word())
         case "layers": return .layers
         case "replace-base":

@@ -36,6 +36,7 @@ enum Help {
         ("terms", "terms COLLECTION [INDEX] [PREFIX] [limit N]", "a text index's statistics, then its terms with the documents holding each"),
         ("verify", "verify [COLLECTION]", "check that indexes match documents"),
         ("reindex", "reindex COLLECTION [INDEX]", "rebuild indexes"),
+        ("optimize", "optimize COLLECTION [INDEX]", "merge the segments of a collection's text indexes (or of one) into one, as FTS5's 'optimize' does"),
         ("salvage", "salvage [QUARANTINE]", "after a repair: move unreadable documents to a quarantine collection (default quarantine), rebuild every index, report what was lost"),
         ("changes", "changes [since SEQ] [limit N]", "the change feed"),
         ("layers", "layers", "a layered session (--base): the base and user databases and their sizes"),

@@ -170,6 +170,9 @@ extension Session {
         case .reindex(let collection, let index):
             try documents().reindex(collection: collection, index: index) { [progress] p in progress?("building \(p.collection).\(p.index): \(p.done)/\(p.total)") }
             emit(["ok": true], "reindexed \(collection)\(index.map { "." + $0 } ?? "")")
+        case .optimize(let collection, let index):
+            let steps = try documents().optimize(collection: collection, index: index)
+            emit(["ok": true, "steps": .int(Int64(steps))], "optimized \(collection)\(index.map { "." + $0 } ?? "") (\(steps) merge step\(steps == 1 ? "" : "s"))")
         case .salvage(let quarantine):
             let building: (DocumentStore.IndexBuildProgress) -> Void = { [progress] p in progress?("building \(p.collection).\(p.index): \(p.done)/\(p.total)") }
             let report: SalvageReport
@@ -232,13 +235,13 @@ extension Session {
             let collections = schema?.collections.keys.sorted() ?? []
             switch (command, index) {
             case ("find", 1), ("count", 1), ("insert", 1), ("upsert", 1), ("doc", 1), ("remove", 1), ("indexes", 1),
-                 ("import", 1), ("export", 1), ("search", 1), ("near", 1), ("terms", 1), ("verify", 1), ("reindex", 1):
+                 ("import", 1), ("export", 1), ("search", 1), ("near", 1), ("terms", 1), ("verify", 1), ("reindex", 1), ("optimize", 1):
                 candidates = collections
             case ("sync", 1), ("timer", 1): candidates = ["on", "off"]
             case ("format", 1), ("mode", 1): candidates = OutputFormat.allCases.map(\.rawValue) + ["text"]
             case ("explain", 1): candidates = ["find", "near"]
             case ("explain", 2): candidates = collections
-            case ("terms", 2):
+            case ("terms", 2), ("optimize", 2):
                 if let c = schema?.collections[words[1]] { candidates = c.text.map(\.name) }
             case ("reindex", 2), ("indexes", 2):
                 if let c = schema?.collections[words[1]] { candidates = c.indexes.map(\.name) + c.text.map(\.name) + c.geo.map(\.name) }

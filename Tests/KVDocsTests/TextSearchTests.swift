@@ -222,7 +222,7 @@ enum TextCorpus {
             #expect(try store.verify().isClean)
             // Inject damage: verify sees it, reindex repairs it.
             let layout = store.textLayout("notes", "body_text")
-            try db.put(layout.block("ghost", 999_999), PostingBlock(firstDoc: 999_999, docs: [999_999], frequencies: [1], norms: [1], impacts: [.init(frequency: 1, length: 1)]).encoded())
+            try db.put(layout.block("ghost", 0, 999_999), PostingBlock(firstDoc: 999_999, docs: [999_999], frequencies: [1], norms: [1], impacts: [.init(frequency: 1, length: 1)]).encoded())
             try db.put(layout.statistics, Tuple([1, 1, 1]))
             let report = try store.verify()
             #expect(!report.isClean && report.problems.contains { $0.contains("statistics") })

@@ -106,6 +106,40 @@ func fingerprint(_ dir: String) throws -> [String: Data] {
         #expect(r.status == 1 && r.stderr.contains("no text index \"nope\""))
     }
 
+    /// `optimize` merges a text index's segments (one per write) into one: the text index's
+    /// segment records go from one per insert (less what merges took) to one, searches and
+    /// terms answer the same, verify stays clean, and an unknown index or `--read-only`
+    /// is refused.
+    @Test func optimizeMergesATextIndexIntoOneSegment() throws {
+        let dir = TemporaryDirectory("kvrepl-test")
+        let db = dir.child("db")
+        let schema = dir.child("schema.json")
+        try Data(#"{"collections": {"notes": {"primaryKey": "id", "text": [{"name": "body_text", "fields": ["body"]}]}}}"#.utf8)
+            .write(to: URL(fileURLWithPath: schema))
+        let inserts = (0..<9).map { #"insert notes {"id": \#($0), "body": "night train \#($0 % 3 == 0 ? "express" : "local") \#($0)"}"# }
+        var r = try kvrepl([db, "--create", "--schema", schema], input: (inserts + ["remove notes 4"]).joined(separator: "\n") + "\n")
+        #expect(r.status == 0, "\(r.stderr)")
+        // The text index's segment records, ("t", collection, index, "g", id).
+        let segments = { () throws -> Int in
+            let out = try kvrepl([db, "--read-only", "-c", #"scan ("t", "notes", "body_text", "g") --count"#]).stdout
+            return Int(out.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+        }
+        #expect(try segments() > 1)
+        let before = try kvrepl([db, "--json", "-c", #"search notes "express OR night""#, "-c", "terms notes"]).stdout
+        r = try kvrepl([db, "--read-only", "-c", "optimize notes"])
+        #expect(r.status == 1)
+        r = try kvrepl([db, "-c", "optimize notes body_text"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.hasPrefix("optimized notes.body_text ("), "\(r.stdout)")
+        #expect(try segments() == 1)
+        #expect(try kvrepl([db, "--json", "-c", #"search notes "express OR night""#, "-c", "terms notes"]).stdout == before)
+        r = try kvrepl([db, "--json", "-c", "optimize notes", "-c", "verify"])
+        #expect(r.status == 0 && r.stdout.contains(#""steps":0"#), "\(r.stdout)")
+        #expect(r.stdout.contains("\"danglingEntries\":0") || r.stdout.contains("ok"), "\(r.stdout)")
+        r = try kvrepl([db, "-c", "optimize notes nope"])
+        #expect(r.status == 1 && r.stderr.contains("no text index \"nope\""), "\(r.stderr)")
+    }
+
     /// Raw `get` and `scan` show a stored document (binary form) as its JSON, in text and
     /// `--json` output alike.
     @Test func rawReadsShowStoredDocumentsAsJSON() throws {

@@ -15,8 +15,9 @@ struct TextIndexMaintainer: IndexMaintainer {
     }
 
     var definitionJSON: JSONValue { definition.json }
-    /// 1: one entry per posting keyed by the row id; 2: dense document numbers and blocks.
-    var formatVersion: Int64 { 2 }
+    /// 1: one entry per posting keyed by the row id; 2: dense document numbers and blocks
+    /// rewritten in place; 3: immutable segments merged in tiers.
+    var formatVersion: Int64 { 3 }
     var keyRange: KeyRange { index.layout.subspace.range }
 
     /// A long build flushes its postings when this many are pending.
@@ -40,14 +41,17 @@ struct TextIndexMaintainer: IndexMaintainer {
     func finish(context: IndexUpdateContext) throws {
         var changes = context.existingState(for: identity, as: TextIndexChanges.self)
         if changes == nil, context.building {
-            let empty = TextIndexChanges((0, 0, 0))
+            let empty = TextIndexChanges(TextStatistics())
             empty.statisticsChanged = true
             changes = empty
         }
         guard let changes else { return }
         try index.apply(changes, reader: context.storage, put: { context.put($0, $1) }, delete: { context.delete($0) })
+        // One bounded step of merging per write, in the same batch (so atomic with it).
+        try index.mergeStep(changes, budget: index.mergeBudget(changes), reader: context.storage,
+                            put: { context.put($0, $1) }, delete: { context.delete($0) })
         if changes.statisticsChanged {
-            context.put(index.layout.statistics, index.statisticsValue(documents: changes.documents, tokens: changes.tokens, nextDoc: changes.nextDoc))
+            context.put(index.layout.statistics, index.statisticsValue(changes.statistics))
         }
     }
 

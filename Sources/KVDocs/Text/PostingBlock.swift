@@ -86,6 +86,14 @@ struct PostingBlockHeader {
     /// The largest token count and position arithmetic accepts in stored data.
     static let maximumValue = Int(UInt32.max)
 
+    init(firstDoc: Int, lastDoc: Int, count: Int, impacts: [PostingBlock.Impact], bodyStart: Int) {
+        self.firstDoc = firstDoc
+        self.lastDoc = lastDoc
+        self.count = count
+        self.impacts = impacts
+        self.bodyStart = bodyStart
+    }
+
     /// - Throws: `.corruption` for bytes that are not a posting block.
     init(firstDoc: Int, _ bytes: UnsafeRawBufferPointer) throws {
         var i = 0

@@ -31,26 +31,32 @@ struct TextIndex: Sendable {
         detail == .none ? [] : TextDocument.encode(columns, positions: detail == .full)
     }
 
-    /// The corpus statistics: (rows, tokens, the next document number).
-    func statistics(_ reader: some KeyValueReader) throws -> (documents: Int, tokens: Int, nextDoc: Int) {
-        guard let bytes = try reader.value(forKey: layout.statistics) else { return (0, 0, 0) }
+    /// The corpus statistics: (rows, tokens, the next document number, the next segment id).
+    func statistics(_ reader: some KeyValueReader) throws -> TextStatistics {
+        guard let bytes = try reader.value(forKey: layout.statistics) else { return TextStatistics() }
         let t = try Tuple(decoding: bytes)
-        guard t.count == 3 else { throw KVDocsError(.corruption, "the statistics of a text index are damaged (\(t))") }
-        let values = (try t.int(at: 0), try t.int(at: 1), try t.int(at: 2))
-        guard values.0 >= 0, values.1 >= 0, values.2 >= 0, values.2 <= TextDocument.maximumDocument else {
-            throw KVDocsError(.corruption, "the statistics of a text index are out of range (\(t))")
+        guard t.count == 4 else { throw KVDocsError(.corruption, "the statistics of text index \(layout.subspace) are damaged (\(t))") }
+        let values = TextStatistics(documents: try t.int(at: 0), tokens: try t.int(at: 1), nextDoc: try t.int(at: 2), nextSegment: try t.int(at: 3))
+        guard values.documents >= 0, values.tokens >= 0, values.nextDoc >= 0, values.nextDoc <= TextDocument.maximumDocument,
+              values.nextSegment >= 0, values.nextSegment < TextSegment.maximumID else {
+            throw KVDocsError(.corruption, "the statistics of text index \(layout.subspace) are out of range (\(t))")
         }
         return values
     }
 
     /// The stored form of the statistics.
-    func statisticsValue(documents: Int, tokens: Int, nextDoc: Int) -> [UInt8] {
-        Tuple([.int(Int64(documents)), .int(Int64(tokens)), .int(Int64(nextDoc))]).encoded
+    func statisticsValue(_ s: TextStatistics) -> [UInt8] {
+        Tuple([.int(Int64(s.documents)), .int(Int64(s.tokens)), .int(Int64(s.nextDoc)), .int(Int64(s.nextSegment))]).encoded
     }
 
     /// Records in `changes` what changes when row `id` goes from `old` to `new` (`nil`:
     /// absent). Document-number mappings are written at once through `put`/`delete`;
     /// postings and lengths wait for ``apply(_:reader:put:delete:)``.
+    ///
+    /// A row whose text changes gets a new document number: its old number's postings are
+    /// cancelled by tombstones and the new ones written under the new number, so a document
+    /// number's postings never change once written (segments stay immutable and never
+    /// overlap in document numbers).
     /// - Throws: `.corruption` when a row with tokens has no document number.
     func update(id: TupleElement, old before: TextDocument?, new after: TextDocument?, changes: TextIndexChanges,
                 reader: some KeyValueReader, put: ([UInt8], [UInt8]) -> Void, delete: ([UInt8]) -> Void) throws {
@@ -60,30 +66,21 @@ struct TextIndex: Sendable {
         changes.tokens = changes.tokens.saturatingAdd(newLength - oldLength)
         changes.statisticsChanged = true
         let idKey = ByteKey(Tuple([id]).encoded)
-        func posting(_ columns: [Int: [Int]]) -> TextIndexChanges.Change {
-            .put(TextIndexChanges.Posting(frequency: columns.values.reduce(0) { $0 + $1.count }, length: newLength, occurrences: occurrences(columns)))
-        }
         if let before, oldLength > 0 {
             let stored: Int?
             if let local = changes.numbers[idKey] { stored = local } else { stored = try documentNumber(of: id, reader) }
             guard let doc = stored else {
                 throw KVDocsError(.corruption, "text index \(layout.subspace) has no document number for row \(id); reindex it")
             }
-            if let after, newLength > 0 {
-                for term in before.postings.keys where after.postings[term] == nil { changes.record(term, doc, .remove) }
-                // A new length changes every posting's impact, so every posting is rewritten.
-                for (term, columns) in after.postings where oldLength != newLength || before.postings[term] != columns {
-                    changes.record(term, doc, posting(columns))
-                }
-                if oldLength != newLength { changes.lengths[doc] = newLength }
-            } else {
-                for term in before.postings.keys { changes.record(term, doc, .remove) }
-                changes.lengths[doc] = 0
+            for term in before.postings.keys { changes.record(term, doc, .remove) }
+            changes.lengths[doc] = 0
+            delete(layout.row(doc))
+            if after == nil || newLength == 0 {
                 delete(layout.number(id))
-                delete(layout.row(doc))
                 changes.numbers[idKey] = .some(nil)
             }
-        } else if let after, newLength > 0 {
+        }
+        if let after, newLength > 0 {
             let doc = changes.nextDoc
             guard doc < TextDocument.maximumDocument else {
                 throw KVDocsError(.invalidArgument, "text index \(layout.subspace) has used every document number; reindex it")
@@ -92,7 +89,10 @@ struct TextIndex: Sendable {
             put(layout.number(id), Tuple([.int(Int64(doc))]).encoded)
             put(layout.row(doc), idKey.bytes)
             changes.numbers[idKey] = doc
-            for (term, columns) in after.postings { changes.record(term, doc, posting(columns)) }
+            for (term, columns) in after.postings {
+                changes.record(term, doc, .put(TextIndexChanges.Posting(frequency: columns.values.reduce(0) { $0 + $1.count }, length: newLength,
+                                                                         occurrences: occurrences(columns))))
+            }
             changes.lengths[doc] = newLength
         }
     }
@@ -106,23 +106,11 @@ struct TextIndex: Sendable {
     }
 
     /// Adds to the batch, through `put` and `delete`, every posting and length change
-    /// recorded in `changes` (each term's blocks rewritten once), and empties them. Reads
-    /// the state before the batch through `reader`.
+    /// recorded in `changes` as one new segment (keys never written before; no existing
+    /// block is read or rewritten), and empties them. Reads the state before the batch
+    /// through `reader`.
     func apply(_ changes: TextIndexChanges, reader: some KeyValueReader, put: ([UInt8], [UInt8]) -> Void, delete: ([UInt8]) -> Void) throws {
-        for (term, recorded) in changes.terms {
-            // By document, the last change of each document winning (a batch may insert a
-            // row and then change it); an import records them in order already.
-            var sorted = recorded
-            if !zip(recorded, recorded.dropFirst()).allSatisfy({ $0.0.0 < $0.1.0 }) {
-                sorted = recorded.enumerated().sorted { ($0.element.0, $0.offset) < ($1.element.0, $1.offset) }.map(\.element)
-                var unique: [(Int, TextIndexChanges.Change)] = []
-                for entry in sorted {
-                    if unique.last?.0 == entry.0 { unique[unique.count - 1] = entry } else { unique.append(entry) }
-                }
-                sorted = unique
-            }
-            try applyTerm(term.text, sorted, reader: reader, put: put, delete: delete)
-        }
+        try writeSegment(changes, reader: reader, put: put)
         changes.terms.removeAll(keepingCapacity: true)
         var byBlock: [Int: [(Int, Int)]] = [:]
         for (doc, length) in changes.lengths { byBlock[doc / TextLengths.blockSize, default: []].append((doc % TextLengths.blockSize, length)) }
@@ -139,185 +127,6 @@ struct TextIndex: Sendable {
         changes.pending = 0
     }
 
-    /// A posting block being rewritten: its entries, occurrences and impacts, and the key it
-    /// was stored under.
-    private struct WorkingBlock {
-        var stored: Int?
-        var docs: [Int] = []
-        var frequencies: [Int] = []
-        var norms: [Int] = []
-        var occurrences: [[UInt8]] = []
-        var impacts: [PostingBlock.Impact] = []
-        var dirty = false
-    }
-
-    /// Rewrites the blocks of `term` that `changes` (sorted by document) touch.
-    private func applyTerm(_ term: String, _ changes: [(Int, TextIndexChanges.Change)], reader: some KeyValueReader,
-                           put: ([UInt8], [UInt8]) -> Void, delete: ([UInt8]) -> Void) throws {
-        guard let first = changes.first?.0, let last = changes.last?.0 else { return }
-        let prefix = layout.postingsPrefix(term)
-        if try appendTerm(term, changes, reader: reader, put: put) { return }
-        // The blocks from the one holding the first change (the last starting at or before
-        // it) to the last starting at or before the last change, read backwards with one
-        // iterator: for rows appended at the end of the list, that is the term's last block.
-        var blocks: [WorkingBlock] = []
-        let scan = try reader.scan(KeyRange(lower: .included(prefix), upper: .included(layout.block(term, last))), order: .reverse)
-        while let block = try scan.next({ k, v -> PostingBlock in
-            let firstDoc = try TextIndexLayout.documentNumber(k, at: prefix.count)
-            return try PostingBlockHeader(firstDoc: firstDoc, v).decode(v)
-        }) {
-            var working = WorkingBlock(stored: block.firstDoc, docs: block.docs, frequencies: block.frequencies, norms: block.norms, impacts: block.impacts)
-            if detail != .none {
-                guard let bytes = try reader.value(forKey: layout.occurrences(term, block.firstDoc)) else {
-                    throw KVDocsError(.corruption, "text index \(layout.subspace): term \"\(term)\" has a posting block at \(block.firstDoc) without occurrences; reindex it")
-                }
-                working.occurrences = try bytes.withUnsafeBytes { try OccurrenceBlock.decode($0, count: block.count).entries }
-            }
-            blocks.append(working)
-            if block.firstDoc <= first { break }
-        }
-        blocks.reverse()
-        if blocks.isEmpty { blocks.append(WorkingBlock()) }
-
-        // Each change goes to the last block starting at or before its document (or the first).
-        var b = 0
-        for (doc, change) in changes {
-            while b + 1 < blocks.count, let next = blocks[b + 1].docs.first, next <= doc { b += 1 }
-            var block = blocks[b]
-            let (found, at) = Self.search(block.docs, doc)
-            switch change {
-            case .put(let p):
-                if found {
-                    block.frequencies[at] = p.frequency
-                    block.norms[at] = TextLengths.norm(p.length)
-                    if detail != .none { block.occurrences[at] = p.occurrences }
-                } else {
-                    block.docs.insert(doc, at: at)
-                    block.frequencies.insert(p.frequency, at: at)
-                    block.norms.insert(TextLengths.norm(p.length), at: at)
-                    if detail != .none { block.occurrences.insert(p.occurrences, at: at) }
-                }
-                block.impacts.append(PostingBlock.Impact(frequency: p.frequency, length: p.length))
-                block.dirty = true
-            case .remove:
-                guard found else { continue }
-                block.docs.remove(at: at)
-                block.frequencies.remove(at: at)
-                block.norms.remove(at: at)
-                if detail != .none { block.occurrences.remove(at: at) }
-                block.dirty = true
-            }
-            blocks[b] = block
-        }
-
-        // Merge small neighbours, then split what outgrew a block.
-        var merged: [WorkingBlock] = []
-        let capacity = PostingBlock.capacity
-        for block in blocks {
-            if var previous = merged.last, previous.docs.count + block.docs.count <= capacity,
-               (previous.dirty || block.dirty), (previous.docs.count < capacity / 4 || block.docs.count < capacity / 4) {
-                previous.docs += block.docs
-                previous.frequencies += block.frequencies
-                previous.norms += block.norms
-                previous.occurrences += block.occurrences
-                previous.impacts += block.impacts
-                previous.dirty = true
-                merged[merged.count - 1] = previous
-                if let stored = block.stored { delete(layout.block(term, stored)); if detail != .none { delete(layout.occurrences(term, stored)) } }
-            } else {
-                merged.append(block)
-            }
-        }
-        for block in merged where block.dirty {
-            if let stored = block.stored, block.docs.first != stored {
-                delete(layout.block(term, stored))
-                if detail != .none { delete(layout.occurrences(term, stored)) }
-            }
-            let impacts = PostingBlock.frontier(block.impacts)
-            var start = 0
-            while start < block.docs.count {
-                // Full blocks first: a list that grows at its end (new rows get the next
-                // numbers) keeps its blocks full; a small remainder merges when next touched.
-                let end = min(start + capacity, block.docs.count)
-                let docs = Array(block.docs[start..<end])
-                let firstDoc = docs[0]
-                put(layout.block(term, firstDoc), PostingBlock(firstDoc: firstDoc, docs: docs, frequencies: Array(block.frequencies[start..<end]), norms: Array(block.norms[start..<end]), impacts: impacts).encoded())
-                if detail != .none { put(layout.occurrences(term, firstDoc), OccurrenceBlock(entries: Array(block.occurrences[start..<end])).encoded()) }
-                start = end
-            }
-        }
-    }
-
-    /// The common case of a batch that only adds rows (new rows take the next numbers, so
-    /// they come after every row a term has): the term's last block is extended without
-    /// decoding its entries (its stored bytes are kept and the new entries appended), and
-    /// what does not fit starts new blocks. Returns false, writing nothing, when `changes`
-    /// are not all additions after the term's last row.
-    private func appendTerm(_ term: String, _ changes: [(Int, TextIndexChanges.Change)], reader: some KeyValueReader,
-                            put: ([UInt8], [UInt8]) -> Void) throws -> Bool {
-        var postings: [(doc: Int, posting: TextIndexChanges.Posting)] = []
-        postings.reserveCapacity(changes.count)
-        for (doc, change) in changes {
-            guard case .put(let p) = change else { return false }
-            postings.append((doc, p))
-        }
-        let prefix = layout.postingsPrefix(term)
-        let scan = try reader.scan(layout.postings(term), order: .reverse)
-        let lastBlock = try scan.next { k, v -> (header: PostingBlockHeader, bytes: [UInt8]) in
-            (try PostingBlockHeader(firstDoc: TextIndexLayout.documentNumber(k, at: prefix.count), v), Array(v))
-        }
-        var next = 0
-        if let (header, bytes) = lastBlock {
-            guard postings[0].doc > header.lastDoc else { return false }
-            let room = PostingBlock.capacity - header.count
-            if room > 0 {
-                let added = postings.prefix(room)
-                var occurrences: [UInt8] = []
-                if detail != .none {
-                    guard let stored = try reader.value(forKey: layout.occurrences(term, header.firstDoc)) else {
-                        throw KVDocsError(.corruption, "text index \(layout.subspace): term \"\(term)\" has a posting block at \(header.firstDoc) without occurrences; reindex it")
-                    }
-                    occurrences = stored
-                }
-                var out: [UInt8] = []
-                let lastDoc = added.last?.doc ?? header.lastDoc
-                let impacts = PostingBlock.frontier(header.impacts + added.map { PostingBlock.Impact(frequency: $0.posting.frequency, length: $0.posting.length) })
-                Varint.append(header.count + added.count, to: &out)
-                Varint.append(lastDoc - header.firstDoc, to: &out)
-                Varint.append(impacts.count, to: &out)
-                for i in impacts {
-                    Varint.append(i.frequency, to: &out)
-                    Varint.append(i.length, to: &out)
-                }
-                out += bytes[header.bodyStart...]
-                var previous = header.lastDoc
-                for (doc, p) in added {
-                    Varint.append(doc - previous, to: &out)
-                    Varint.append(p.frequency, to: &out)
-                    Varint.append(TextLengths.norm(p.length), to: &out)
-                    previous = doc
-                    if detail != .none {
-                        Varint.append(p.occurrences.count, to: &occurrences)
-                        occurrences += p.occurrences
-                    }
-                }
-                put(layout.block(term, header.firstDoc), out)
-                if detail != .none { put(layout.occurrences(term, header.firstDoc), occurrences) }
-                next = added.count
-            }
-        }
-        while next < postings.count {
-            let chunk = postings[next..<min(next + PostingBlock.capacity, postings.count)]
-            let firstDoc = chunk.first?.doc ?? 0
-            let impacts = PostingBlock.frontier(chunk.map { PostingBlock.Impact(frequency: $0.posting.frequency, length: $0.posting.length) })
-            put(layout.block(term, firstDoc), PostingBlock(firstDoc: firstDoc, docs: chunk.map(\.doc), frequencies: chunk.map(\.posting.frequency),
-                                                              norms: chunk.map { TextLengths.norm($0.posting.length) }, impacts: impacts).encoded())
-            if detail != .none { put(layout.occurrences(term, firstDoc), OccurrenceBlock(entries: chunk.map(\.posting.occurrences)).encoded()) }
-            next += chunk.count
-        }
-        return true
-    }
-
     /// Whether `docs` (ascending) holds `doc`, and where it is or would go.
     static func search(_ docs: [Int], _ doc: Int) -> (found: Bool, at: Int) {
         var lo = 0, hi = docs.count
@@ -327,6 +136,14 @@ struct TextIndex: Sendable {
         }
         return (lo < docs.count && docs[lo] == doc, lo)
     }
+}
+
+/// A text index's corpus statistics and counters (`("s",)`).
+struct TextStatistics: Equatable {
+    var documents = 0
+    var tokens = 0
+    var nextDoc = 0
+    var nextSegment = 0
 }
 
 /// What one write batch changes in a text index, collected document by document and
@@ -348,7 +165,14 @@ final class TextIndexChanges {
     var documents: Int
     var tokens: Int
     var nextDoc: Int
+    /// The id the next segment (written by a batch or a merge) takes.
+    var nextSegment: Int
     var statisticsChanged = false
+    /// The segments and the merge in progress, as read at the batch's start and changed by
+    /// it (nil until the first segment is written).
+    var structure: TextStructure?
+    /// Postings written in segments by this batch (the merge budget grows with it).
+    var written = 0
     /// Document numbers given or taken in this batch, by the row id's tuple encoding
     /// (`.some(nil)`: the row lost its number).
     var numbers: [ByteKey: Int?] = [:]
@@ -359,11 +183,14 @@ final class TextIndexChanges {
     /// Postings recorded since the last apply (to decide when a long build flushes).
     var pending = 0
 
-    init(_ stored: (documents: Int, tokens: Int, nextDoc: Int)) {
+    init(_ stored: TextStatistics) {
         documents = stored.documents
         tokens = stored.tokens
         nextDoc = stored.nextDoc
+        nextSegment = stored.nextSegment
     }
+
+    var statistics: TextStatistics { TextStatistics(documents: documents, tokens: tokens, nextDoc: nextDoc, nextSegment: nextSegment) }
 
     func record(_ term: TextTerm, _ doc: Int, _ change: Change) {
         terms[term, default: []].append((doc, change))
@@ -415,16 +242,25 @@ enum TextLengths {
     }
 }
 
-/// The stored form of one text index (format 2), under its subspace:
+/// The stored form of one text index (format 3: immutable segments), under its subspace:
 ///
-/// - `("s",)` → `(rows, tokens, next document number)`: the corpus statistics BM25 needs,
-///   kept exact, and the counter that numbers rows;
+/// - `("s",)` → `(rows, tokens, next document number, next segment id)`: the corpus
+///   statistics BM25 needs, kept exact, and the counters that number rows and segments;
 /// - `("i", id)` → `(number,)` and `("d", number)` → `(id,)`: each row with tokens has a
-///   dense document number, both ways;
-/// - `("p", term, first)` → a ``PostingBlock`` of the term's rows from document `first`;
-/// - `("x", term, first)` → the matching ``OccurrenceBlock`` (columns, and positions with
-///   `detail=full`; absent with `detail=none`);
-/// - `("n", block)` → the token counts of rows `block × 128 ..< (block + 1) × 128` (``TextLengths``).
+///   dense document number, both ways; a row whose text changes takes a new number;
+/// - `("p", term, segment, first)` → a ``PostingBlock`` of the term's rows in that segment
+///   from document `first`; `("x", term, segment, first)` → the matching
+///   ``OccurrenceBlock`` (absent with `detail=none`);
+/// - `("p", term, segment)` → the term's tombstones in that segment: document numbers
+///   whose posting, in an older segment, no longer counts (``TextTombstones``);
+/// - `("n", block)` → the token counts of rows `block × 128 ..< (block + 1) × 128` (``TextLengths``);
+/// - `("g", segment)` → the segment's record (``TextSegment``) and `("w", segment, k)` →
+///   the k-th chunk of its sorted term list (``TextTermList``);
+/// - `("m",)` → the merge in progress, if any (``TextMerge``).
+///
+/// Keys are term first, so one prefix scan reads a term's postings in every segment.
+/// Segments hold disjoint ranges of document numbers (a row's postings are written once,
+/// under the number it got in that batch; merges take runs of segments adjacent in age).
 struct TextIndexLayout: Sendable {
     let subspace: Subspace
 
@@ -433,11 +269,17 @@ struct TextIndexLayout: Sendable {
     var allNumbers: Subspace { subspace["i"] }
     func row(_ doc: Int) -> [UInt8] { subspace.pack(["d", .int(Int64(doc))]) }
     var allRows: Subspace { subspace["d"] }
-    /// The key prefix of a term's posting blocks.
+    /// The key prefix of a term's posting blocks and tombstones, in every segment.
     func postingsPrefix(_ term: String) -> [UInt8] { subspace.pack(["p", .string(term)]) }
     func postings(_ term: String) -> KeyRange { .prefix(postingsPrefix(term)) }
-    func block(_ term: String, _ firstDoc: Int) -> [UInt8] { subspace.pack(["p", .string(term), .int(Int64(firstDoc))]) }
-    func occurrences(_ term: String, _ firstDoc: Int) -> [UInt8] { subspace.pack(["x", .string(term), .int(Int64(firstDoc))]) }
+    /// A term's tombstones in a segment; also the key prefix of its blocks there.
+    func tombstones(_ term: String, _ segment: Int) -> [UInt8] { subspace.pack(["p", .string(term), .int(Int64(segment))]) }
+    func block(_ term: String, _ segment: Int, _ firstDoc: Int) -> [UInt8] {
+        subspace.pack(["p", .string(term), .int(Int64(segment)), .int(Int64(firstDoc))])
+    }
+    func occurrences(_ term: String, _ segment: Int, _ firstDoc: Int) -> [UInt8] {
+        subspace.pack(["x", .string(term), .int(Int64(segment)), .int(Int64(firstDoc))])
+    }
     /// Every posting block of every term starting with `prefix` (bytewise).
     func postings(prefix: String) -> KeyRange {
         let encoded = subspace.pack(["p", .string(prefix)])
@@ -447,6 +289,37 @@ struct TextIndexLayout: Sendable {
     var allOccurrences: Subspace { subspace["x"] }
     func lengths(_ block: Int) -> [UInt8] { subspace.pack(["n", .int(Int64(block))]) }
     var allLengths: Subspace { subspace["n"] }
+    func segment(_ id: Int) -> [UInt8] { subspace.pack(["g", .int(Int64(id))]) }
+    var allSegments: Subspace { subspace["g"] }
+    func termChunk(_ segment: Int, _ chunk: Int) -> [UInt8] { subspace.pack(["w", .int(Int64(segment)), .int(Int64(chunk))]) }
+    var allTermChunks: Subspace { subspace["w"] }
+    var merge: [UInt8] { subspace.pack(["m"]) }
+
+    /// The non-negative integer whose tuple encoding starts `key` at `offset` (and ends
+    /// before `limit`), moving `offset` past it.
+    /// - Throws: `.corruption` for anything else.
+    static func readNumber(_ key: UnsafeRawBufferPointer, at offset: inout Int) throws -> Int {
+        guard offset < key.count else { throw KVDocsError(.corruption, "a text index key lacks a number") }
+        let n = Int(key[offset]) - 0x14
+        guard n >= 0, n <= 7, offset + 1 + n <= key.count else { throw KVDocsError(.corruption, "a text index key has a damaged number") }
+        var value = 0
+        for i in 0..<n { value = value << 8 | Int(key[offset + 1 + i]) }
+        offset += 1 + n
+        guard value <= TextDocument.maximumDocument else { throw KVDocsError(.corruption, "a text index key has a number out of range") }
+        return value
+    }
+
+    /// The segment and (for a block; nil for tombstones) the first document of a posting
+    /// key whose term ends at `offset`.
+    /// - Throws: `.corruption` for a key of any other shape.
+    static func postingKey(_ key: UnsafeRawBufferPointer, at offset: Int) throws -> (segment: Int, first: Int?) {
+        var i = offset
+        let segment = try readNumber(key, at: &i)
+        if i == key.count { return (segment, nil) }
+        let first = try readNumber(key, at: &i)
+        guard i == key.count else { throw KVDocsError(.corruption, "a text posting key is too long") }
+        return (segment, first)
+    }
 
     /// The non-negative integer whose tuple encoding ends `key` at `offset` (a document number).
     /// - Throws: `.corruption` for anything else.

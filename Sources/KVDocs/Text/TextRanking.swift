@@ -477,6 +477,15 @@ extension TextSearcher {
                 }
                 continue
             }
+            if full && !keepInstances {
+                // Only the number of instances counts: walk the stored position lists in place.
+                let entries = try cursors.enumerated().map { t, cursor in
+                    try lists[t].occurrences(block: cursor.blockIndex, entry: cursor.entry, layout: layout, reader: reader)
+                }
+                let n = try StoredPositions.countInstances(phrase, entries)
+                if n > 0 { result.append((doc, n)) }
+                continue
+            }
             var occurrences: [[Int: [Int]]] = []
             for (t, cursor) in cursors.enumerated() {
                 let bytes = try lists[t].occurrences(block: cursor.blockIndex, entry: cursor.entry, layout: layout, reader: reader)

@@ -263,26 +263,95 @@ struct TextSearcher {
     }
 }
 
-/// A term's posting list as one query reads it: every block's header and stored bytes,
-/// decoded block by block when needed, with its occurrence blocks read on demand.
+/// A term's posting list as one query reads it, across every segment: each block's
+/// header and stored bytes, decoded block by block when needed, with its occurrence blocks
+/// read on demand. Segments hold disjoint ranges of document numbers, so their blocks,
+/// sorted by first document, form one list; the blocks that hold a row a tombstone names
+/// are decoded when loaded and the row left out (their headers keep their impacts, which
+/// stay an upper bound), and blocks left empty are dropped.
 final class TermPostings {
     let term: String
     private(set) var headers: [PostingBlockHeader] = []
     private var bodies: [[UInt8]] = []
+    /// Each block's segment, stored first document and the entries its occurrence block holds.
+    private var sources: [(segment: Int, first: Int, stored: Int)] = []
     private var decoded: [Int: PostingBlock] = [:]
+    /// For blocks with rows left out: the stored entry of each remaining entry.
+    private var storedEntries: [Int: [Int]] = [:]
     private var occurrences: [Int: (bytes: [UInt8], ranges: [Range<Int>])] = [:]
+    private var tombstones: [Int] = []
     private(set) var documentFrequency = 0
 
     init(term: String) { self.term = term }
 
-    func add(firstDoc: Int, _ bytes: UnsafeRawBufferPointer) throws {
-        let header = try PostingBlockHeader(firstDoc: firstDoc, bytes)
-        if let last = headers.last, header.firstDoc <= last.lastDoc {
-            throw KVDocsError(.corruption, "the posting blocks of text term \"\(term)\" overlap")
+    /// Adds a stored key (after the term: segment, and first document or nothing) and value.
+    func add(_ key: (segment: Int, first: Int?), _ bytes: UnsafeRawBufferPointer) throws {
+        guard let first = key.first else {
+            tombstones += try TextTombstones.decode(bytes)
+            return
         }
+        let header = try PostingBlockHeader(firstDoc: first, bytes)
         headers.append(header)
         bodies.append(Array(bytes))
-        documentFrequency += header.count
+        sources.append((key.segment, first, header.count))
+    }
+
+    /// Orders the blocks, checks they do not overlap and leaves out the rows tombstones name.
+    /// - Throws: `.corruption` for overlapping blocks.
+    func finish() throws {
+        if !zip(headers, headers.dropFirst()).allSatisfy({ $0.0.firstDoc < $0.1.firstDoc }) {
+            let order = headers.indices.sorted { headers[$0].firstDoc < headers[$1].firstDoc }
+            headers = order.map { headers[$0] }
+            bodies = order.map { bodies[$0] }
+            sources = order.map { sources[$0] }
+        }
+        for (a, b) in zip(headers, headers.dropFirst()) where b.firstDoc <= a.lastDoc {
+            throw KVDocsError(.corruption, "the posting blocks of text term \"\(term)\" overlap (documents \(a.firstDoc)...\(a.lastDoc) and \(b.firstDoc))")
+        }
+        documentFrequency = headers.reduce(0) { $0 + $1.count }
+        guard !tombstones.isEmpty else { return }
+        tombstones.sort()
+        var keep = Array(repeating: true, count: headers.count)
+        for b in headers.indices {
+            let header = headers[b]
+            // The tombstones within the block's range, if any.
+            var lo = 0, hi = tombstones.count
+            while lo < hi { let mid = (lo + hi) / 2; if tombstones[mid] < header.firstDoc { lo = mid + 1 } else { hi = mid } }
+            guard lo < tombstones.count, tombstones[lo] <= header.lastDoc else { continue }
+            let block = try bodies[b].withUnsafeBytes { try header.decode($0) }
+            var kept: [Int] = []
+            for (e, doc) in block.docs.enumerated() {
+                while lo < tombstones.count && tombstones[lo] < doc { lo += 1 }
+                if lo < tombstones.count && tombstones[lo] == doc { continue }
+                kept.append(e)
+            }
+            documentFrequency -= block.count - kept.count
+            guard let firstKept = kept.first, let lastKept = kept.last else {
+                keep[b] = false
+                continue
+            }
+            let filtered = PostingBlock(firstDoc: block.docs[firstKept], docs: kept.map { block.docs[$0] }, frequencies: kept.map { block.frequencies[$0] },
+                                        norms: kept.map { block.norms[$0] }, impacts: block.impacts)
+            headers[b] = PostingBlockHeader(firstDoc: block.docs[firstKept], lastDoc: block.docs[lastKept], count: kept.count, impacts: header.impacts, bodyStart: header.bodyStart)
+            decoded[b] = filtered
+            storedEntries[b] = kept
+        }
+        if keep.contains(false) {
+            var renumbered: [Int: PostingBlock] = [:], renumberedEntries: [Int: [Int]] = [:]
+            var newHeaders: [PostingBlockHeader] = [], newBodies: [[UInt8]] = [], newSources: [(segment: Int, first: Int, stored: Int)] = []
+            for b in headers.indices where keep[b] {
+                if let d = decoded[b] { renumbered[newHeaders.count] = d }
+                if let e = storedEntries[b] { renumberedEntries[newHeaders.count] = e }
+                newHeaders.append(headers[b])
+                newBodies.append(bodies[b])
+                newSources.append(sources[b])
+            }
+            headers = newHeaders
+            bodies = newBodies
+            sources = newSources
+            decoded = renumbered
+            storedEntries = renumberedEntries
+        }
     }
 
     /// The posting lists of `term`.
@@ -290,7 +359,8 @@ final class TermPostings {
         let list = TermPostings(term: term)
         let prefix = layout.postingsPrefix(term)
         let scan = try reader.scan(.prefix(prefix), order: .forward)
-        while try scan.next({ k, v in try list.add(firstDoc: TextIndexLayout.documentNumber(k, at: prefix.count), v) }) != nil {}
+        while try scan.next({ k, v in try list.add(TextIndexLayout.postingKey(k, at: prefix.count), v) }) != nil {}
+        try list.finish()
         return list
     }
 
@@ -300,15 +370,21 @@ final class TermPostings {
         let base = layout.allPostings.prefix.count
         let scan = try reader.scan(layout.postings(prefix: prefix), order: .forward)
         while try scan.next({ k, v -> Void in
-            // The key after the "p": the term (a tuple string) and the first document.
-            let t = try Tuple(decoding: UnsafeRawBufferPointer(rebasing: k[base...]))
-            guard t.count == 2, case .string(let term) = t.elements[0], case .int(let first) = t.elements[1], first >= 0 else {
-                throw KVDocsError(.corruption, "a text posting key is damaged: \(t)")
+            // The key after the "p": the term (a tuple string), the segment, the first document.
+            guard base < k.count, k[base] == 0x02 else { throw KVDocsError(.corruption, "a text posting key lacks its term") }
+            var end = base + 1
+            while end < k.count && !(k[end] == 0 && (end + 1 == k.count || k[end + 1] != 0xFF)) { end += k[end] == 0 ? 2 : 1 }
+            guard end < k.count, case .string(let term) = try Tuple(decoding: UnsafeRawBufferPointer(rebasing: k[base...end])).elements.first else {
+                throw KVDocsError(.corruption, "a text posting key has a damaged term")
             }
-            if lists.last?.term.hasSameCodePoints(as: term) != true { lists.append(TermPostings(term: term)) }
-            try lists[lists.count - 1].add(firstDoc: Int(first), v)
+            if lists.last?.term.hasSameCodePoints(as: term) != true {
+                try lists.last?.finish()
+                lists.append(TermPostings(term: term))
+            }
+            try lists[lists.count - 1].add(TextIndexLayout.postingKey(k, at: end + 1), v)
         }) != nil {}
-        return lists
+        try lists.last?.finish()
+        return lists.filter { $0.blockCount > 0 }
     }
 
     var blockCount: Int { headers.count }
@@ -336,15 +412,16 @@ final class TermPostings {
 
     /// The stored occurrences of entry `entry` of block `b`.
     func occurrences(block b: Int, entry: Int, layout: TextIndexLayout, reader: any KeyValueReader) throws -> ArraySlice<UInt8> {
+        let source = sources[b]
         if occurrences[b] == nil {
-            let header = headers[b]
-            guard let bytes = try reader.value(forKey: layout.occurrences(term, header.firstDoc)) else {
-                throw KVDocsError(.corruption, "text term \"\(term)\" has a posting block at \(header.firstDoc) without occurrences; reindex it")
+            guard let bytes = try reader.value(forKey: layout.occurrences(term, source.segment, source.first)) else {
+                throw KVDocsError(.corruption, "text term \"\(term)\" has a posting block at \(source.first) in segment \(source.segment) without occurrences; reindex it")
             }
-            occurrences[b] = (bytes, try bytes.withUnsafeBytes { try OccurrenceBlock.ranges($0, count: header.count) })
+            occurrences[b] = (bytes, try bytes.withUnsafeBytes { try OccurrenceBlock.ranges($0, count: source.stored) })
         }
         guard let block = occurrences[b] else { return [] }
-        return block.bytes[block.ranges[entry]]
+        let stored = storedEntries[b].map { $0[entry] } ?? entry
+        return block.bytes[block.ranges[stored]]
     }
 }
 
