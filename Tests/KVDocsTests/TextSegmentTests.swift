@@ -25,8 +25,8 @@ final class RecordingStore: KeyValueStore, @unchecked Sendable {
         lock.withLock { batches.append(operations) }
     }
     func snapshotReader() throws -> any SnapshotReader { try base.snapshotReader() }
-    func withExclusiveWriter<R>(_ body: () throws -> R) rethrows -> R { try base.withExclusiveWriter(body) }
-    func withExclusiveWrite<R>(_ body: () throws -> R) throws -> R { try base.withExclusiveWrite(body) }
+    func withWriterLock<R>(_ body: () throws -> R) rethrows -> R { try base.withWriterLock(body) }
+    func withWriteTransaction<R>(_ body: () throws -> R) throws -> R { try base.withWriteTransaction(body) }
 }
 
 @Suite struct TextSegmentTests {

@@ -23,7 +23,7 @@ extension DocumentStore {
     @discardableResult
     public func optimize(collection: String, index: String? = nil) throws -> Int {
         var steps = 0
-        try storage.withExclusiveWrite {
+        try storage.withWriteTransaction {
             let current = try catalog()
             let schema = try current.schema.collection(collection)
             var maintainers = current.maintainers(of: collection).compactMap { $0 as? TextIndexMaintainer }
