@@ -1,0 +1,9 @@
+global.window = global; global.self = global; global.navigator = {userAgent:'node'};
+global.XMLHttpRequest = require('/usr/share/nodejs/xmlhttprequest').XMLHttpRequest;
+(0,eval)(require('fs').readFileSync('Python-PouchDB-0.4.1/pouchdb/bundle.js','utf8'));
+const db = new PouchDB('b', {adapter:'memory'});
+(async()=>{
+ const r2 = await PouchDB.replicate('http://127.0.0.1:'+process.argv[2]+'/db', db, {});
+ console.log('PULL', JSON.stringify(r2));
+ console.log(JSON.stringify(await db.get('d1',{conflicts:true})));
+})().catch(e=>console.log('ERR',e));
