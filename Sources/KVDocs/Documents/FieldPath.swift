@@ -133,7 +133,7 @@ extension FieldPath {
             var position: Int? = 1  // the document, after the marker
             for name in field {
                 guard let at = position, let object = try BinaryJSONDecoder.ObjectHeader(storage, at: at) else { position = nil; break }
-                position = try object.find(name, in: storage)?.position
+                position = try object.find(name, in: storage)
             }
             guard let position else { continue }
             result[first] = insert(try storage.value(at: position), at: field.dropFirst(), into: result[first])

@@ -163,9 +163,9 @@ struct BinaryJSONDecoder {
             first = offsets + count * width
         }
 
-        /// The position of the member `name`'s value and the member's index, or `nil`: a
-        /// binary search of the members, which are in code-point order.
-        func find(_ name: String, in storage: Storage) throws -> (position: Int, index: Int)? {
+        /// The position of the member `name`'s value, or `nil`: a binary search of the
+        /// members, which are in code-point order.
+        func find(_ name: String, in storage: Storage) throws -> Int? {
             var name = name
             return try name.withUTF8 { target in
                 var r = storage.reader(at: 0)
@@ -173,7 +173,7 @@ struct BinaryJSONDecoder {
                 while low < high {
                     let mid = (low + high) / 2
                     let c = try compareKey(at: mid, with: target, &r)
-                    if c == 0 { return (r.position, mid) }
+                    if c == 0 { return r.position }
                     if c < 0 { low = mid + 1 } else { high = mid }
                 }
                 return nil
@@ -209,10 +209,10 @@ struct BinaryJSONDecoder {
         let dates: DateStrategy
 
         var allKeys: [Key] { ((try? object.keys(in: storage)) ?? []).compactMap { Key(stringValue: $0) } }
-        func contains(_ key: Key) -> Bool { ((try? object.find(key.stringValue, in: storage)?.position) ?? nil) != nil }
+        func contains(_ key: Key) -> Bool { ((try? object.find(key.stringValue, in: storage)) ?? nil) != nil }
 
         private func position(_ key: Key) throws -> Int {
-            guard let p = try object.find(key.stringValue, in: storage)?.position else {
+            guard let p = try object.find(key.stringValue, in: storage) else {
                 throw DecodingError.keyNotFound(key, .init(codingPath: codingPath, debugDescription: "no member \"\(key.stringValue)\""))
             }
             return p
@@ -259,7 +259,7 @@ struct BinaryJSONDecoder {
         }
         func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T { try decoder(key).decode(type) }
         func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
-            guard let p = try object.find(key.stringValue, in: storage)?.position, try storage.tag(at: p) != BinaryJSON.Tag.null else { return nil }
+            guard let p = try object.find(key.stringValue, in: storage), try storage.tag(at: p) != BinaryJSON.Tag.null else { return nil }
             return try Decoder(storage: storage, position: p, codingPath: path(key), dates: dates).decode(type)
         }
         func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
@@ -275,7 +275,7 @@ struct BinaryJSONDecoder {
             try superDecoder(named: key.stringValue, path: path(key))
         }
         private func superDecoder(named name: String, path: [any CodingKey]) throws -> any Swift.Decoder {
-            guard let p = try object.find(name, in: storage)?.position else { return JSONValueDecoder.Decoder(value: .null, codingPath: path, dates: dates) }
+            guard let p = try object.find(name, in: storage) else { return JSONValueDecoder.Decoder(value: .null, codingPath: path, dates: dates) }
             return Decoder(storage: storage, position: p, codingPath: path, dates: dates)
         }
     }

@@ -20,14 +20,14 @@ enum StoredPositions {
             self.bytes = bytes
             var i = bytes.startIndex
             while i < bytes.endIndex {
-                let c = try StoredPositions.varint(bytes, &i)
+                let c = try Varint.read(bytes, &i)
                 let count = try StoredPositions.count(bytes, &i)
                 if c == column {
                     self.i = i
                     remaining = count
                     return
                 }
-                for _ in 0..<count { _ = try StoredPositions.varint(bytes, &i) }
+                for _ in 0..<count { _ = try Varint.read(bytes, &i) }
             }
             self.i = bytes.endIndex
             remaining = 0
@@ -38,7 +38,7 @@ enum StoredPositions {
         mutating func next() throws -> Int? {
             guard remaining > 0 else { return nil }
             // Both are at most maximumPosition here, so the sum cannot overflow.
-            let delta = min(try StoredPositions.varint(bytes, &i), TextDocument.maximumPosition + 1)
+            let delta = min(try Varint.read(bytes, &i), TextDocument.maximumPosition + 1)
             guard read == 0 || delta > 0 else { throw KVDocsError(.corruption, "text posting repeats a token position") }
             let next = max(position, 0) + delta
             guard next <= TextDocument.maximumPosition else {
@@ -66,10 +66,10 @@ enum StoredPositions {
         var found = 0
         var i = first.startIndex
         while i < first.endIndex {
-            let column = try varint(first, &i)
+            let column = try Varint.read(first, &i)
             let count = try StoredPositions.count(first, &i)
             let start = i
-            for _ in 0..<count { _ = try varint(first, &i) }
+            for _ in 0..<count { _ = try Varint.read(first, &i) }
             if let filter = phrase.columns, !filter.allowed.contains(column) { continue }
             var rest: [Cursor] = []
             rest.reserveCapacity(entries.count - 1)
@@ -87,23 +87,9 @@ enum StoredPositions {
         return found
     }
 
-    static func varint(_ bytes: ArraySlice<UInt8>, _ i: inout Int) throws -> Int {
-        var value: UInt64 = 0
-        var shift: UInt64 = 0
-        while i < bytes.endIndex {
-            let b = bytes[i]
-            i += 1
-            value |= UInt64(b & 0x7F) << shift
-            if b & 0x80 == 0 { return Int(truncatingIfNeeded: value) }
-            shift += 7
-            if shift > 56 { break }
-        }
-        throw KVDocsError(.corruption, "truncated or overlong varint in a text posting")
-    }
-
     /// A column's count of positions, checked as ``TextDocument/decode(_:positions:)`` does.
     static func count(_ bytes: ArraySlice<UInt8>, _ i: inout Int) throws -> Int {
-        let count = try varint(bytes, &i)
+        let count = try Varint.read(bytes, &i)
         guard count >= 1, count <= bytes.count else { throw KVDocsError(.corruption, "text posting has an impossible count") }
         return count
     }

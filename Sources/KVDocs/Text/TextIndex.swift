@@ -441,10 +441,12 @@ enum Varint {
         out.append(UInt8(v))
     }
 
-    static func read(_ bytes: UnsafeRawBufferPointer, _ i: inout Int) throws -> Int {
+    /// The varint at `i` of `bytes` (raw bytes or a slice of stored ones); moves `i` past it.
+    static func read<Bytes: RandomAccessCollection>(_ bytes: Bytes, _ i: inout Int) throws -> Int
+    where Bytes.Element == UInt8, Bytes.Index == Int {
         var value: UInt64 = 0
         var shift: UInt64 = 0
-        while i < bytes.count {
+        while i < bytes.endIndex {
             let b = bytes[i]
             i += 1
             value |= UInt64(b & 0x7F) << shift
