@@ -179,7 +179,7 @@ final class RecordingStore: KeyValueStore, @unchecked Sendable {
             let contribution = maintainer.index.contribution(TextIndexMaintainer.columnTexts(maintainer.definition, doc))
             rows += 1
             tokens += contribution.totalTokens
-            for term in contribution.postings.keys { frequencies[term.text, default: 0] += 1 }
+            for term in contribution.terms { frequencies[term.text, default: 0] += 1 }
         }
         let terms = try store.read { tx in try tx.textTerms("notes") }
         #expect(terms.count == frequencies.count)

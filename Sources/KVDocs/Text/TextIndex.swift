@@ -26,9 +26,10 @@ struct TextIndex: Sendable {
         TextDocument(tokenizer: tokenizer, texts: texts)
     }
 
-    /// The stored occurrences of a term in a row, as this index's detail keeps them.
-    func occurrences(_ columns: [Int: [Int]]) -> [UInt8] {
-        detail == .none ? [] : TextDocument.encode(columns, positions: detail == .full)
+    /// The stored occurrences of term `i` of a row's ``TextDocument/terms``, as this
+    /// index's detail keeps them.
+    func occurrences(of document: TextDocument, term i: Int) -> [UInt8] {
+        detail == .none ? [] : document.encodedOccurrences(ofTerm: i, positions: detail == .full)
     }
 
     /// The corpus statistics: (rows, tokens, the next document number, the next segment id).
@@ -72,7 +73,7 @@ struct TextIndex: Sendable {
             guard let doc = stored else {
                 throw KVDocsError(.corruption, "text index \(layout.subspace) has no document number for row \(id); reindex it")
             }
-            for term in before.postings.keys { changes.record(term, doc, .remove) }
+            for term in before.terms { changes.record(term, doc, .remove) }
             changes.lengths[doc] = 0
             delete(layout.row(doc))
             if after == nil || newLength == 0 {
@@ -89,9 +90,9 @@ struct TextIndex: Sendable {
             put(layout.number(id), Tuple([.int(Int64(doc))]).encoded)
             put(layout.row(doc), idKey.bytes)
             changes.numbers[idKey] = doc
-            for (term, columns) in after.postings {
-                changes.record(term, doc, .put(TextIndexChanges.Posting(frequency: columns.values.reduce(0) { $0 + $1.count }, length: newLength,
-                                                                         occurrences: occurrences(columns))))
+            for (i, term) in after.terms.enumerated() {
+                changes.record(term, doc, .put(TextIndexChanges.Posting(frequency: after.frequency(ofTerm: i), length: newLength,
+                                                                         occurrences: occurrences(of: after, term: i))))
             }
             changes.lengths[doc] = newLength
         }
@@ -335,10 +336,19 @@ struct TextIndexLayout: Sendable {
     }
 }
 
-/// What a row contributes to a text index.
+/// What a row contributes to a text index: its distinct terms and where each occurs.
+///
+/// Held flat, with no collection per term: `terms` in the order of their first occurrence,
+/// and every occurrence packed as `column << 32 | position`, grouped by term (in `terms`'
+/// order) and in document order within a group (column, then position). Two rows with the
+/// same terms at the same places are equal, since the order of first occurrences follows
+/// from the places.
 struct TextDocument: Equatable {
-    /// Term → column → positions.
-    var postings: [TextTerm: [Int: [Int]]] = [:]
+    /// The distinct terms, in the order of their first occurrence.
+    private(set) var terms: [TextTerm] = []
+    /// Occurrences grouped by term; group `i` is `occurrences[starts[i]..<starts[i + 1]]`.
+    private var occurrences: [UInt64] = []
+    private var starts: [Int] = [0]
     /// Tokens per column.
     var lengths: [Int]
 
@@ -346,11 +356,68 @@ struct TextDocument: Equatable {
 
     init(tokenizer: TextTokenizer, texts: [String]) {
         lengths = []
+        // Each token's term number, then a counting sort groups the occurrences by term.
+        var numbers: [TextTerm: Int] = [:]
+        var tokens: [(term: Int, occurrence: UInt64)] = []
         for (column, text) in texts.enumerated() {
-            let tokens = tokenizer.tokens(text)
-            lengths.append(tokens.count)
-            for token in tokens { postings[TextTerm(token.term), default: [:]][column, default: []].append(token.position) }
+            let found = tokenizer.tokens(text)
+            lengths.append(found.count)
+            tokens.reserveCapacity(tokens.count + found.count)
+            for token in found {
+                let term = TextTerm(token.term)
+                let number: Int
+                if let known = numbers[term] {
+                    number = known
+                } else {
+                    number = terms.count
+                    numbers[term] = number
+                    terms.append(term)
+                }
+                tokens.append((number, UInt64(column) << 32 | UInt64(UInt32(truncatingIfNeeded: token.position))))
+            }
         }
+        var counts = [Int](repeating: 0, count: terms.count + 1)
+        for token in tokens { counts[token.term + 1] += 1 }
+        for i in terms.indices { counts[i + 1] += counts[i] }
+        starts = counts
+        var next = Array(counts.dropLast())
+        occurrences = [UInt64](repeating: 0, count: tokens.count)
+        for token in tokens {
+            occurrences[next[token.term]] = token.occurrence
+            next[token.term] += 1
+        }
+    }
+
+    /// How many times term `i` of ``terms`` occurs.
+    func frequency(ofTerm i: Int) -> Int { starts[i + 1] - starts[i] }
+
+    /// The columns and positions of term `i` of ``terms``, in document order.
+    func places(ofTerm i: Int) -> some RandomAccessCollection<(column: Int, position: Int)> {
+        occurrences[starts[i]..<starts[i + 1]].lazy.map { (Int($0 >> 32), Int($0 & 0xFFFF_FFFF)) }
+    }
+
+    /// The stored occurrences of term `i` of ``terms`` (``encode(_:positions:)``'s form).
+    func encodedOccurrences(ofTerm i: Int, positions withPositions: Bool) -> [UInt8] {
+        var out: [UInt8] = []
+        var k = starts[i]
+        let end = starts[i + 1]
+        while k < end {
+            let column = occurrences[k] >> 32
+            var last = k
+            while last + 1 < end && occurrences[last + 1] >> 32 == column { last += 1 }
+            Varint.append(Int(column), to: &out)
+            Varint.append(last - k + 1, to: &out)
+            if withPositions {
+                var previous = 0
+                for j in k...last {
+                    let p = Int(occurrences[j] & 0xFFFF_FFFF)
+                    Varint.append(p - previous, to: &out)
+                    previous = p
+                }
+            }
+            k = last + 1
+        }
+        return out
     }
 
     /// The stored occurrences of a term: for each column with hits, varints `column,

@@ -19,9 +19,9 @@ struct TextIndexInspector {
     /// The logical entries of a row with `contribution`.
     static func logicalEntries(of id: TupleElement, _ contribution: TextDocument, index: TextIndex) -> [([UInt8], [UInt8])] {
         guard contribution.totalTokens > 0 else { return [] }
-        var result = contribution.postings.map { term, columns in
+        var result = contribution.terms.enumerated().map { i, term in
             (index.layout.subspace.pack(["p", .string(term.text), id]),
-             logicalPosting(frequency: columns.values.reduce(0) { $0 + $1.count }, occurrences: index.occurrences(columns)))
+             logicalPosting(frequency: contribution.frequency(ofTerm: i), occurrences: index.occurrences(of: contribution, term: i)))
         }
         result.append((index.layout.subspace.pack(["n", id]), logicalLength(contribution.totalTokens)))
         return result
