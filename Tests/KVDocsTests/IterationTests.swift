@@ -74,6 +74,63 @@ import Testing
         }
     }
 
+    /// Increasing, disjoint ranges between sorted cut points, with every kind of bound:
+    /// ranges that touch (one ends at a key the next starts after), gaps, empty ranges.
+    static func randomIncreasingRanges(_ rng: inout SplitMix64) -> [KeyRange] {
+        let cuts = Set((0..<Int.random(in: 0...12, using: &rng)).map { _ in randomKey(&rng) }).sorted { $0.lexicographicallyPrecedes($1) }
+        var ranges: [KeyRange] = []
+        var lastIncluded: [UInt8]?  // the key the last range ends at, included
+        for (a, b) in zip(cuts, cuts.dropFirst()) where Int.random(in: 0..<3, using: &rng) > 0 {
+            let lower: KeyRange.Bound = (lastIncluded == a || Bool.random(using: &rng)) ? .excluded(a) : .included(a)
+            let upper: KeyRange.Bound = Bool.random(using: &rng) ? .included(b) : .excluded(b)
+            ranges.append(KeyRange(lower: lower, upper: upper))
+            lastIncluded = upper.isIncluded ? b : nil
+        }
+        if Int.random(in: 0..<4, using: &rng) == 0, let last = cuts.last {
+            ranges.append(KeyRange(lower: lastIncluded == last ? .excluded(last) : .included(last), upper: nil))
+        }
+        return ranges
+    }
+
+    /// A scan of several ranges through one iterator (which starts a range without seeking
+    /// when the entry past the last range is in it) gives the model's entries of each range
+    /// in turn, on the latest state and on a snapshot taken before more writes.
+    @Test(arguments: [4, 5] as [UInt64])
+    func scansOfSeveralRangesMatchASortedModel(seed: UInt64) throws {
+        try withTemporaryDatabase { db, _ throws in
+            var rng = SplitMix64(seed: seed)
+            var model: [[UInt8]: [UInt8]] = [:]
+            func write(_ count: Int) throws {
+                for _ in 0..<count {
+                    let key = Self.randomKey(&rng)
+                    if Int.random(in: 0..<5, using: &rng) == 0 {
+                        try db.delete(key)
+                        model[key] = nil
+                    } else {
+                        let value = Self.randomKey(&rng, maxLength: 8)
+                        try db.put(key, value)
+                        model[key] = value
+                    }
+                }
+            }
+            try write(300)
+            if seed == 5 { try db.compact() }
+            let before = model
+            let snapshot = try db.snapshotReader()
+            try write(100)
+            for _ in 0..<300 {
+                let ranges = Self.randomIncreasingRanges(&rng)
+                for (reader, state) in [(db as any KeyValueReader, model), (snapshot, before)] {
+                    let expected = ranges.flatMap { Self.modelScan(state, $0, .forward, nil) }
+                    let cursor = try reader.scan(ranges: ranges)
+                    var actual: [Entry] = []
+                    while let entry = try cursor.next({ k, v in Entry(key: Array(k), value: Array(v)) }) { actual.append(entry) }
+                    #expect(actual == expected, "ranges \(ranges)")
+                }
+            }
+        }
+    }
+
     /// Counting a range (LevelDB's readers step an iterator without handing out entries)
     /// gives the model's count, on the latest state and on a snapshot taken before more
     /// writes, for random bounds, and across the 4096-step chunks of one count.

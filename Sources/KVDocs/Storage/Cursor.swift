@@ -178,6 +178,22 @@ public final class Cursor {
         }
     }
 
+    /// Decides, without seeking, where `range` starts when the cursor is at the first entry
+    /// past an earlier range (or at the end): true when that entry is in `range` (so it is
+    /// the first one there), false when `range` holds no entry, nil when the entry is before
+    /// `range` and a seek is needed.
+    ///
+    /// REQUIRES: the cursor was positioned in a range that ends at or before `range` starts,
+    /// and moved forward past its end (by ``position(in:order:)`` or ``step(in:order:)``).
+    func resume(in range: KeyRange) throws -> Bool? {
+        try withIterator { it in
+            guard leveldb_iter_valid(it) != 0 else { return false }
+            let key = currentKey(it)
+            guard range.isAbove(lower: key, compare: database.compareKeys) else { return nil }
+            return range.isBelow(upper: key, compare: database.compareKeys)
+        }
+    }
+
     /// The number of entries in `range`, counted by stepping the iterator without handing
     /// out entries: one lock acquisition per 4096 steps (so that ``Database/close()`` is
     /// never held off for long).

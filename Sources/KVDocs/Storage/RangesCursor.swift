@@ -1,5 +1,6 @@
 /// A forward scan of several key ranges through one LevelDB iterator: each range after the
-/// first is a seek, not a new iterator (what a geo query's covering reads).
+/// first starts at the entry past the last one when that entry is in it, and with a seek
+/// otherwise, never with a new iterator (what geo coverings and text merges read).
 ///
 /// An error met while moving ends the scan and is thrown again by every later call; an
 /// error thrown by the caller's closure is rethrown and the scan can go on.
@@ -8,6 +9,8 @@ final class RangesCursor: KeyValueCursor {
     private let ranges: [KeyRange]
     private var index = 0
     private var positioned = false
+    /// Whether the cursor was ever positioned (so that it sits past every earlier range).
+    private var started = false
     private var failure: (any Error)?
 
     /// REQUIRES: `ranges` in increasing order and disjoint.
@@ -35,7 +38,16 @@ final class RangesCursor: KeyValueCursor {
                 found = try cursor.step(in: range, order: .forward)
             } else {
                 positioned = true
-                found = range.isEmpty(compare: cursor.database.compareKeys) ? false : try cursor.position(in: range, order: .forward)
+                if range.isEmpty(compare: cursor.database.compareKeys) {
+                    found = false
+                } else if started, let decided = try cursor.resume(in: range) {
+                    // The entry past the last range already tells: no seek (ranges often
+                    // follow one another with nothing between them).
+                    found = decided
+                } else {
+                    started = true
+                    found = try cursor.position(in: range, order: .forward)
+                }
             }
             if found { return true }
             index += 1
