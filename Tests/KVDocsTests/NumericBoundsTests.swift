@@ -119,7 +119,7 @@ import Testing
             try store.database.put(layout.lengths(0), [2])
             var posting: [UInt8] = []
             for v in [0, 2, Int.max, Int.max] { Varint.append(v, to: &posting) }
-            let occurrences = OccurrenceBlock(entries: [posting]).encoded()
+            let occurrences = OccurrenceBlock(entries: [posting[...]]).encoded()
             try store.database.put(layout.occurrences("night", 0, 0), occurrences)
             expectCorruption("\"night train\"", "token position")
         }

@@ -146,7 +146,9 @@ struct PostingBlockHeader {
 /// block's k-th document. Stored form: for each entry, a varint byte length and the entry
 /// (``TextDocument/encode(_:positions:)``).
 struct OccurrenceBlock {
-    var entries: [[UInt8]]
+    /// Each row's stored occurrences (slices of the block they were read from share its
+    /// storage: a merge moves them without copying each one).
+    var entries: [ArraySlice<UInt8>]
 
     func encoded() -> [UInt8] {
         var out: [UInt8] = []
@@ -173,7 +175,8 @@ struct OccurrenceBlock {
         return result
     }
 
-    static func decode(_ bytes: UnsafeRawBufferPointer, count: Int) throws -> OccurrenceBlock {
-        OccurrenceBlock(entries: try ranges(bytes, count: count).map { Array(bytes[$0]) })
+    /// - Throws: `.corruption` when the entries do not fill the block or are not `count`.
+    static func decode(_ bytes: [UInt8], count: Int) throws -> OccurrenceBlock {
+        OccurrenceBlock(entries: try bytes.withUnsafeBytes { try ranges($0, count: count) }.map { bytes[$0] })
     }
 }

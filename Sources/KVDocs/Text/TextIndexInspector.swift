@@ -178,10 +178,10 @@ struct TextIndexInspector {
             held[seg]?.postings += block.count
             ranges.append((block.firstDoc, block.lastDoc))
             blocks.insert(ByteKey(layout.occurrences(term, seg, block.firstDoc)))
-            var occurrences: [[UInt8]]?
+            var occurrences: [ArraySlice<UInt8>]?
             if index.detail != .none {
                 let stored = try reader.value(forKey: layout.occurrences(term, seg, block.firstDoc))
-                occurrences = stored.flatMap { bytes in try? bytes.withUnsafeBytes { try OccurrenceBlock.decode($0, count: block.count).entries } }
+                occurrences = stored.flatMap { bytes in try? OccurrenceBlock.decode(bytes, count: block.count).entries }
                 if occurrences == nil { problem("term \"\(term)\": the posting block at \(block.firstDoc) in segment \(seg) has no readable occurrences") }
             }
             for (e, doc) in block.docs.enumerated() {
@@ -200,7 +200,7 @@ struct TextIndexInspector {
                    decoded.reduce(0, { $0 + $1.count }) != f {
                     problem("term \"\(term)\": document number \(doc)'s occurrences do not add up to its frequency \(f)")
                 }
-                puts.append((doc, seg, block.firstDoc, f, entry))
+                puts.append((doc, seg, block.firstDoc, f, Array(entry)))
             }
         }
         finishTerm()

@@ -269,7 +269,7 @@ struct TextEntry {
     /// The length the block's impacts use for it (its exact length, or the smallest its
     /// norm allows: never more than the exact one).
     var length: Int
-    var occurrences: [UInt8]
+    var occurrences: ArraySlice<UInt8>
 }
 
 extension TextIndex {
@@ -314,21 +314,40 @@ extension TextIndex {
         var listed: [[UInt8]] = []
         var postings = 0, tombstoneCount = 0
         for (bytes, term, recorded) in terms {
-            // A number is put at most once (rows get new numbers when they change), so a
-            // removal of a number put in this batch cancels it; other removals are tombstones.
-            var puts: [Int: TextIndexChanges.Posting] = [:]
-            var removed: [Int] = []
-            for (doc, change) in recorded {
-                switch change {
-                case .put(let p): puts[doc] = p
-                case .remove: removed.append(doc)
-                }
-            }
+            var entries: [TextEntry] = []
             var tombstones: [Int] = []
-            for doc in removed where puts.removeValue(forKey: doc) == nil { tombstones.append(doc) }
-            tombstones.sort()
-            let entries = puts.sorted { $0.key < $1.key }.map {
-                TextEntry(doc: $0.key, frequency: $0.value.frequency, norm: TextLengths.norm($0.value.length), length: $0.value.length, occurrences: $0.value.occurrences)
+            // The usual case, a build: only puts, of numbers given in increasing order.
+            var ascendingPuts = true
+            var previous = -1
+            for (doc, change) in recorded {
+                guard case .put = change, doc > previous else {
+                    ascendingPuts = false
+                    break
+                }
+                previous = doc
+            }
+            if ascendingPuts {
+                entries.reserveCapacity(recorded.count)
+                for case let (doc, .put(p)) in recorded {
+                    entries.append(TextEntry(doc: doc, frequency: p.frequency, norm: TextLengths.norm(p.length), length: p.length, occurrences: p.occurrences[...]))
+                }
+            } else {
+                // A number is put at most once (rows get new numbers when they change), so a
+                // removal of a number put in this batch cancels it; other removals are tombstones.
+                var puts: [Int: TextIndexChanges.Posting] = [:]
+                var removed: [Int] = []
+                for (doc, change) in recorded {
+                    switch change {
+                    case .put(let p): puts[doc] = p
+                    case .remove: removed.append(doc)
+                    }
+                }
+                for doc in removed where puts.removeValue(forKey: doc) == nil { tombstones.append(doc) }
+                tombstones.sort()
+                entries = puts.sorted { $0.key < $1.key }.map {
+                    TextEntry(doc: $0.key, frequency: $0.value.frequency, norm: TextLengths.norm($0.value.length), length: $0.value.length,
+                              occurrences: $0.value.occurrences[...])
+                }
             }
             guard !entries.isEmpty || !tombstones.isEmpty else { continue }
             writeTerm(term, segment: id, entries: entries, tombstones: tombstones, put: put)
@@ -490,13 +509,13 @@ extension TextIndex {
             }
             let block = try value.withUnsafeBytes { try PostingBlockHeader(firstDoc: first, $0).decode($0) }
             read[t] += block.count
-            var occurrences: [[UInt8]] = []
+            var occurrences: [ArraySlice<UInt8>] = []
             if let occurrenceBlocks {
                 let expected = layout.occurrences(term, segment, first)
                 guard let (stored, bytes) = try occurrenceBlocks.next({ k, v in (Array(k), Array(v)) }), stored == expected else {
                     throw KVDocsError(.corruption, "text index \(layout.subspace): term \"\(term)\" has a posting block at \(first) in segment \(segment) without occurrences; reindex it")
                 }
-                occurrences = try bytes.withUnsafeBytes { try OccurrenceBlock.decode($0, count: block.count).entries }
+                occurrences = try OccurrenceBlock.decode(bytes, count: block.count).entries
                 delete(stored)
             }
             for (e, doc) in block.docs.enumerated() {
