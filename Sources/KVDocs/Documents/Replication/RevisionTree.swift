@@ -381,19 +381,28 @@ struct RevisionTree: Sendable, Equatable, CustomStringConvertible {
 
     /// Every root-to-leaf path (`get_all_leafs_full/1`), as paths oldest first.
     private func allLeafPaths() -> [Path] {
+        let parent = parents()
         var result: [Path] = []
-        for root in roots {
-            var stack: [(node: Int, chain: [PathNode])] = [(root, [])]
-            while let (node, chain) = stack.popLast() {
-                let here = chain + [PathNode(id: nodes[node].id, value: nodes[node].value)]
-                if nodes[node].children.isEmpty {
-                    if let path = try? Path(start: nodes[root].position, nodes: here) { result.append(path) }
-                } else {
-                    for child in nodes[node].children.reversed() { stack.append((child, here)) }
-                }
+        for leaf in preorder() where nodes[leaf].children.isEmpty {
+            var chain: [PathNode] = []
+            var node = leaf
+            while node >= 0 {
+                chain.append(PathNode(id: nodes[node].id, value: nodes[node].value))
+                if parent[node] < 0 { break }
+                node = parent[node]
             }
+            if let path = try? Path(start: nodes[node].position, nodes: chain.reversed()) { result.append(path) }
         }
         return result
+    }
+
+    /// Every node's parent index, or -1 for a root.
+    private func parents() -> [Int] {
+        var parent = [Int](repeating: -1, count: nodes.count)
+        for (index, node) in nodes.enumerated() {
+            for child in node.children { parent[child] = index }
+        }
+        return parent
     }
 
     // MARK: - Leaves, winner, conflicts
@@ -454,18 +463,17 @@ struct RevisionTree: Sendable, Equatable, CustomStringConvertible {
     /// `start` is the revision's position (`get_full_key_paths/2`; the first occurrence in
     /// preorder when the revision occurs twice). `nil` when the tree lacks the revision.
     func history(of revision: Revision) -> [RevisionID]? {
-        for root in roots {
-            var stack: [(node: Int, chain: [RevisionID])] = [(root, [])]
-            while let (node, chain) = stack.popLast() {
-                let here = chain + [nodes[node].id]
-                if nodes[node].position == revision.position {
-                    if nodes[node].id == revision.id { return here.reversed() }
-                    continue
-                }
-                for child in nodes[node].children.reversed() { stack.append((child, here)) }
-            }
+        guard let found = preorder().first(where: { nodes[$0].position == revision.position && nodes[$0].id == revision.id }) else {
+            return nil
         }
-        return nil
+        let parent = parents()
+        var ids: [RevisionID] = []
+        var node = found
+        while node >= 0 {
+            ids.append(nodes[node].id)
+            node = parent[node]
+        }
+        return ids
     }
 
     /// Drops the bodies of revisions that are no longer leaves (KVDocs keeps bodies only for

@@ -31,8 +31,9 @@ enum RevisionTreeCodec {
 
     /// The record of `tree`, last changed at `sequence`.
     /// - Throws: ``KVDocsError/Kind/invalidArgument`` when the tree has a revision twice
-    ///   (such a tree cannot be stored; see ``RevisionTree/hasDuplicateRevisions``) or
-    ///   `sequence` is negative.
+    ///   (such a tree cannot be stored; see ``RevisionTree/hasDuplicateRevisions``), a
+    ///   revision that is not a leaf still has a body (see
+    ///   ``RevisionTree/dropInternalBodies()``), or `sequence` is negative.
     static func encode(_ tree: RevisionTree, sequence: Int64) throws -> [UInt8] {
         guard sequence >= 0 else { throw KVDocsError(.invalidArgument, "a revision tree's sequence is negative (\(sequence))") }
         guard !tree.hasDuplicateRevisions else {
@@ -62,6 +63,9 @@ enum RevisionTreeCodec {
                 out.append(contentsOf: node.id.bytes)
             }
             var flags: UInt8 = node.value.deleted ? deletedFlag : 0
+            guard node.childCount == 0 || !node.value.hasBody else {
+                throw KVDocsError(.invalidArgument, "revision \(Revision(position: node.position, id: node.id)) has a body but is not a leaf; only leaves keep bodies (drop the others first)")
+            }
             if node.childCount == 0 {
                 if node.value.hasBody { flags |= hasBodyFlag }
                 if Revision(position: node.position, id: node.id) == winner { flags |= winnerFlag }
@@ -181,6 +185,8 @@ enum RevisionTreeCodec {
 
         /// A varint that fits in 0…Int.max.
         mutating func varint(_ what: String) throws -> Int {
+            guard index < bytes.endIndex else { throw corrupt("the record ends before \(what)") }
+            let start = index
             let value: Int
             do {
                 value = try Varint.read(bytes, &index)
@@ -188,6 +194,10 @@ enum RevisionTreeCodec {
                 throw corrupt("\(what) is a truncated or overlong varint")
             }
             guard value >= 0 else { throw corrupt("\(what) is out of range") }
+            // Only the shortest form, so that every record has one encoding.
+            guard index - start == 1 || bytes[index - 1] != 0 else {
+                throw corrupt("\(what) is a varint with needless zero bytes")
+            }
             return value
         }
 
