@@ -39,11 +39,23 @@ import KVDocsTestSupport
             }
             #expect(md5.finalize() == MD5.digest(bytes))
             #expect(md5.finalize() == MD5.digest(bytes))
+            // A sequence without contiguous storage takes the byte-by-byte path.
+            #expect(MD5.digest(bytes.lazy.map { $0 }) == MD5.digest(bytes))
+            var mixed = MD5()
+            mixed.update(bytes.prefix(7).lazy.map { $0 })
+            mixed.update(bytes.dropFirst(7))
+            #expect(mixed.finalize() == MD5.digest(bytes))
         }
+        // Megabytes, in one piece and in odd pieces.
+        let large = (0..<3_000_001).map { UInt8(truncatingIfNeeded: $0 &* 2_654_435_761 >> 7) }
+        var pieces = MD5()
+        var i = 0
+        while i < large.count { pieces.update(large[i..<min(large.count, i + 1_000_003)]); i += 1_000_003 }
+        #expect(pieces.finalize() == MD5.digest(large))
     }
 
-    /// 3,000 random inputs (every length around the 64-byte block and 56-byte padding
-    /// boundaries, then random lengths up to 5,000 bytes) against Python's `hashlib.md5`.
+    /// 3,002 random inputs (every length around the 64-byte block and 56-byte padding
+    /// boundaries, random lengths up to 5,000 bytes, one of a megabyte) against Python's `hashlib.md5`.
     @Test(.requires(.python)) func md5MatchesPythonHashlib() throws {
         var rng = SplitMix64(seed: 0x6d64_35)
         var inputs: [[UInt8]] = (0...200).map { n in (0..<n).map { _ in UInt8.random(in: 0...255, using: &rng) } }
@@ -51,6 +63,7 @@ import KVDocsTestSupport
             let n = Int.random(in: 0...(Bool.random(using: &rng) ? 130 : 5000), using: &rng)
             inputs.append((0..<n).map { _ in UInt8.random(in: 0...255, using: &rng) })
         }
+        inputs.append((0..<1_000_000).map { _ in UInt8.random(in: 0...255, using: &rng) })
         let script = "import sys, hashlib\nfor line in sys.stdin.read().split('\\n'):\n    if line != '-': print(hashlib.md5(bytes.fromhex(line[1:])).hexdigest())\n"
         let input = inputs.map { "x" + RevisionID.hex($0) }.joined(separator: "\n") + "\n-"
         let result = try runProcess(try referencePython(), ["-c", script], input: input)

@@ -35,6 +35,8 @@ struct MD5: Sendable {
 
     /// Adds `bytes` to the input.
     mutating func update<Bytes: Sequence>(_ bytes: Bytes) where Bytes.Element == UInt8 {
+        let done: Void? = bytes.withContiguousStorageIfAvailable { buffer in update(buffer: buffer) }
+        guard done == nil else { return }
         for byte in bytes {
             pending.append(byte)
             length &+= 1
@@ -43,6 +45,25 @@ struct MD5: Sendable {
                 pending.removeAll(keepingCapacity: true)
             }
         }
+    }
+
+    /// Adds contiguous bytes: whole blocks are processed where they lie.
+    private mutating func update(buffer: UnsafeBufferPointer<UInt8>) {
+        length &+= UInt64(buffer.count)
+        var i = 0
+        if !pending.isEmpty {
+            let take = min(64 - pending.count, buffer.count)
+            pending.append(contentsOf: buffer[0..<take])
+            i = take
+            guard pending.count == 64 else { return }
+            processBlock(pending)
+            pending.removeAll(keepingCapacity: true)
+        }
+        while buffer.count - i >= 64 {
+            processBlock(buffer[i..<i + 64])
+            i += 64
+        }
+        pending.append(contentsOf: buffer[i...])
     }
 
     /// The 16-byte digest of everything given to ``update(_:)`` (RFC 1321 §3.1–3.5).
@@ -89,12 +110,18 @@ struct MD5: Sendable {
 
     /// Processes one 64-byte block (RFC 1321 §3.4).
     private mutating func processBlock<Block: Collection>(_ block: Block) where Block.Element == UInt8, Block.Index == Int {
-        var x = [UInt32](repeating: 0, count: 16)
-        let base = block.startIndex
-        for i in 0..<16 {
-            let j = base + 4 * i
-            x[i] = UInt32(block[j]) | UInt32(block[j + 1]) << 8 | UInt32(block[j + 2]) << 16 | UInt32(block[j + 3]) << 24
+        withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 16) { x in
+            let base = block.startIndex
+            for i in 0..<16 {
+                let j = base + 4 * i
+                x[i] = UInt32(block[j]) | UInt32(block[j + 1]) << 8 | UInt32(block[j + 2]) << 16 | UInt32(block[j + 3]) << 24
+            }
+            rounds(x)
         }
+    }
+
+    /// The 64 operations of RFC 1321 §3.4 on one block's 16 words.
+    private mutating func rounds(_ x: UnsafeMutableBufferPointer<UInt32>) {
         var (a, b, c, d) = state
         for i in 0..<64 {
             let f: UInt32
