@@ -1,7 +1,7 @@
 /// The stored form of a document's revision tree (design: docs/design/sync.md §1.2), the
 /// value of the key `("r", collection, "t", id)`.
 ///
-/// ```
+/// ```text
 /// u8 version=1 | varint seq | varint rootCount | root*
 /// root  = varint startPos | node
 /// node  = revid | u8 flags | varint childCount | node*
