@@ -181,13 +181,13 @@ import KVDocsTestSupport
         let body = Array("{\"a\":1}".utf8)
         let first = RevisionTree.newRevisionID(parent: nil, deleted: false, canonicalBody: body)
         #expect(first.kind == .md5)
-        var layout = Array("kvdocs-rev-1".utf8) + [0, 0, 0, 0]
+        var layout = Array("kvdocs-rev-2".utf8) + [0, 0, 0, 0, 0]
         layout += body
         #expect(first.bytes == MD5.digest(layout))
         #expect(first == RevisionTree.newRevisionID(parent: nil, deleted: false, canonicalBody: body))
 
         let parent = try Revision.parse("1-\(first)")
-        var layout2 = Array("kvdocs-rev-1".utf8) + [0, 1, 1] + first.bytes + [0]
+        var layout2 = Array("kvdocs-rev-2".utf8) + [0, 1, 1, 0, 16] + first.bytes
         layout2 += body
         #expect(RevisionTree.newRevisionID(parent: parent, deleted: true, canonicalBody: body).bytes == MD5.digest(layout2))
 
@@ -198,6 +198,12 @@ import KVDocsTestSupport
             RevisionTree.newRevisionID(parent: try Revision.parse("2-\(first)"), deleted: false, canonicalBody: body),
             RevisionTree.newRevisionID(parent: try Revision.parse("1-abc"), deleted: false, canonicalBody: body),
             RevisionTree.newRevisionID(parent: nil, deleted: false, canonicalBody: Array("{\"a\":2}".utf8)),
+            // The same bytes as an MD5 id and as an opaque one; a parent id's bytes moved
+            // into the body.
+            RevisionTree.newRevisionID(parent: try Revision.parse("1-" + String(decoding: Array(repeating: UInt8(ascii: "a"), count: 16), as: UTF8.self)),
+                                       deleted: false, canonicalBody: body),
+            RevisionTree.newRevisionID(parent: try Revision.parse("1-" + String(repeating: "61", count: 16)), deleted: false, canonicalBody: body),
+            RevisionTree.newRevisionID(parent: try Revision.parse("1-ab"), deleted: false, canonicalBody: Array("c".utf8) + body),
         ]
         #expect(Set(variants).count == variants.count)
         #expect(try Revision.parse("2-\(variants[2])").id == variants[2])

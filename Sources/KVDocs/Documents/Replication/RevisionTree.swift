@@ -492,18 +492,20 @@ struct RevisionTree: Sendable, Equatable, CustomStringConvertible {
     // MARK: - New revision ids
 
     /// The id of a revision made by a local edit (design §1.3): the MD5 of
-    /// `"kvdocs-rev-1" 0x00 u8(deleted) varint(parentPosition) parentIdBytes 0x00 canonicalBody`,
-    /// with parent position 0 and no id bytes for a first revision. Deterministic, so the same
-    /// edit made on two peers gives the same revision; unlike CouchDB's `couch_db:new_revid/1`
-    /// (an MD5 of Erlang's external term format) it is not meant to match any other system.
+    /// `"kvdocs-rev-2" 0x00 u8(deleted) varint(parentPosition) u8(parentKind)
+    /// varint(parentIdLength) parentIdBytes canonicalBody`, with parent position 0, kind 0
+    /// and no id bytes for a first revision. The parent's id is length-prefixed, so no two
+    /// different inputs hash the same bytes. Deterministic, so the same edit made on two
+    /// peers gives the same revision; unlike CouchDB's `couch_db:new_revid/1` (an MD5 of
+    /// Erlang's external term format) it is not meant to match any other system.
     static func newRevisionID(parent: Revision?, deleted: Bool, canonicalBody: [UInt8]) -> RevisionID {
         var md5 = MD5()
-        md5.update(Array("kvdocs-rev-1".utf8))
-        var header: [UInt8] = [0, deleted ? 1 : 0]
+        var header = Array("kvdocs-rev-2".utf8) + [0, deleted ? 1 : 0]
         Varint.append(parent?.position ?? 0, to: &header)
+        header.append(parent?.id.kind.rawValue ?? 0)
+        Varint.append(parent?.id.bytes.count ?? 0, to: &header)
         md5.update(header)
         if let parent { md5.update(parent.id.bytes) }
-        md5.update([0])
         md5.update(canonicalBody)
         return RevisionID(md5: md5.finalize())
     }
