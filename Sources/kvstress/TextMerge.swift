@@ -1,5 +1,8 @@
 import Foundation
 import KVDocs
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Kills during text index merges: a child process writes small batches to a collection
 /// with a text index (each batch a new segment; segments merge in tiers of 8, a bounded
@@ -62,7 +65,8 @@ enum TextMergeScenario {
     }
 
     /// The actions of one child, a pure function of the round's seed: batches of 1–16
-    /// upserts and deletes; `optimize` (with a small step budget, so it takes many steps)
+    /// upserts and deletes; `optimize` (with a step budget of 1–64 postings, so that each
+    /// step moves one to four terms and an optimize takes tens of steps)
     /// every 40 actions or so in rounds aimed at it, about one action in 300 otherwise.
     static func actions(seed: UInt64, aim: Aim) -> [Action] {
         var rng = SplitMix64(seed: seed ^ 0x7E47)
@@ -70,7 +74,7 @@ enum TextMergeScenario {
         for index in 0..<20_000 {
             let optimizeEvery: UInt64 = aim == .optimize ? 40 : 300
             if index > 0, rng.next() % optimizeEvery == 0 {
-                result.append(.optimize(stepBudget: 300 + Int(rng.next() % 3000)))
+                result.append(.optimize(stepBudget: 1 + Int(rng.next() % 64)))
                 continue
             }
             let size = 1 + Int(rng.next() % 16)
@@ -145,19 +149,24 @@ enum TextMergeScenario {
     }
 
     /// The child: runs the actions until killed. Prints `ready m=M segments=S` after the
-    /// open, `begin I batch merge=W` (W: whether the batch will do merge work) or `begin I
-    /// optimize` before action I, and `ack I m=M segments=S` after it.
+    /// open, `begin I batch merge=W` (W: `continue` when a merge is in progress, `start`
+    /// when the tiers call for one, else `none`) or `begin I
+    /// optimize` before action I, and `ack I m=M segments=S` after it (with `seconds=T`,
+    /// the time it took, after an optimize).
     static func child(path: String, seed: UInt64, aim: Aim) throws {
         let db = try Database(path: path)
         defer { db.close() }
         let store = try DocumentStore(database: db)
+        if try store.schema.collections[collection] == nil { try store.apply(try Schema(json: Data(schemaJSON.utf8), file: "text-merge schema")) }
         func say(_ text: String) { FileHandle.standardOutput.write(Data((text + "\n").utf8)) }
         var state = try structure(db)
         say("ready m=\(state.merging ? 1 : 0) segments=\(state.segments)")
+        var elapsed: Double?
+        var steps = 0
         for (index, action) in actions(seed: seed, aim: aim).enumerated() {
             switch action {
             case .batch(let ops):
-                say("begin \(index) batch merge=\(state.merging || state.mergeDue ? 1 : 0)")
+                say("begin \(index) batch merge=\(state.merging ? "continue" : state.mergeDue ? "start" : "none")")
                 try store.write { b in
                     for op in ops {
                         switch op {
@@ -168,10 +177,16 @@ enum TextMergeScenario {
                 }
             case .optimize(let budget):
                 say("begin \(index) optimize")
-                try store.optimize(collection: collection, stepBudget: budget)
+                let start = Date()
+                steps = try store.optimize(collection: collection, stepBudget: budget)
+                elapsed = Date().timeIntervalSince(start)
             }
             state = try structure(db)
-            say("ack \(index) m=\(state.merging ? 1 : 0) segments=\(state.segments)")
+            say("ack \(index) m=\(state.merging ? 1 : 0) segments=\(state.segments)" + (elapsed.map { " steps=\(steps) seconds=\($0)" } ?? ""))
+            elapsed = nil
+            // Paced in rounds aimed at merges, so that the parent's kill lands near the
+            // acknowledgement it aims at (a write takes about a millisecond).
+            if aim == .merge { usleep(2000) }
         }
     }
 
@@ -258,6 +273,9 @@ enum TextMergeScenario {
         var figures = Figures(scenario: "text-merge")
         var model: [Int: Int] = [:]
         var rng = SplitMix64(seed: seed)
+        // The times optimizes took (those that merged anything): rounds aimed at optimize
+        // kill within their median.
+        var optimizeTimes: [Double] = []
         for round in 0..<rounds {
             let roundSeed = seed &+ UInt64(round) &* 7919
             let aim = Aim.allCases[round % Aim.allCases.count]
@@ -267,19 +285,25 @@ enum TextMergeScenario {
             let child: ChildResult
             switch aim {
             case .merge:
-                // Soon after the n-th acknowledgement that left a merge in progress.
+                // Soon after the n-th acknowledgement that left a merge in progress (the
+                // kill lands between writes or in the next one), or soon after the child
+                // begins the n-th write that does merge work (it lands in that write).
                 let n = 1 + Int(rng.next() % 4)
-                // Half the time at once (the kill lands in the next write or between writes).
-                let delay = rng.next() % 2 == 0 ? 0 : Double(rng.next() % 2000) / 1_000_000
-                planned = "\(String(format: "%.4f", delay)) s after the acknowledgement #\(n) that left a merge in progress"
+                let inWrite = (round / Aim.allCases.count) % 2 == 1
+                let delay = rng.next() % 2 == 0 ? 0 : Double(rng.next() % (inWrite ? 1000 : 2000)) / 1_000_000
+                planned = "\(String(format: "%.4f", delay)) s after " + (inWrite ? "write #\(n) continuing a merge began" : "the acknowledgement #\(n) that left a merge in progress")
                 var seen = 0
                 child = try runChild(arguments, timeout: 30, killWhen: { line in
-                    guard line.hasPrefix("ack "), line.contains(" m=1 ") else { return false }
+                    if inWrite {
+                        guard line.hasPrefix("begin "), line.hasSuffix(" merge=continue") else { return false }
+                    } else {
+                        guard line.hasPrefix("ack "), line.contains(" m=1 ") else { return false }
+                    }
                     seen += 1
                     return seen == n
                 }, killDelay: delay)
             case .optimize:
-                let delay = Double(rng.next() % 10_000) / 10_000 * 0.25
+                let delay = Double(rng.next() % 10_000) / 10_000 * (optimizeTimes.isEmpty ? 0.05 : optimizeTimes.sorted()[optimizeTimes.count / 2])
                 planned = "\(String(format: "%.4f", delay)) s after an optimize began"
                 child = try runChild(arguments, timeout: 30, killWhen: { $0.hasSuffix(" optimize") && $0.hasPrefix("begin ") }, killDelay: delay)
             case .anywhere:
@@ -306,6 +330,12 @@ enum TextMergeScenario {
                     case .optimize: figures.count("acknowledged optimizes")
                     }
                     if line.contains(" m=1 ") { figures.count("acknowledged writes that left a merge in progress") }
+                    if let steps = fields.first(where: { $0.hasPrefix("steps=") }).flatMap({ Int($0.dropFirst(6)) }) {
+                        figures.add("merge steps written by acknowledged optimizes", steps)
+                    }
+                    if let seconds = fields.last.flatMap({ $0.hasPrefix("seconds=") ? Double($0.dropFirst(8)) : nil }) {
+                        if seconds > 0.002 { optimizeTimes.append(seconds) }
+                    }
                 }
             }
             if resumedMerge {
@@ -318,8 +348,10 @@ enum TextMergeScenario {
                 landed = "the open"
             } else if last.hasPrefix("begin "), last.hasSuffix(" optimize") {
                 landed = "an optimize"
-            } else if last.hasPrefix("begin "), last.hasSuffix("merge=1") {
-                landed = "a batch that did merge work"
+            } else if last.hasPrefix("begin "), last.hasSuffix("merge=continue") {
+                landed = "a batch continuing a merge"
+            } else if last.hasPrefix("begin "), last.hasSuffix("merge=start") {
+                landed = "a batch starting a merge"
             } else if last.hasPrefix("begin ") {
                 landed = "a batch without merge work"
             } else {
@@ -328,7 +360,11 @@ enum TextMergeScenario {
             figures.count("killed during: \(landed)")
             do {
                 let outcome = try check(live: live, copy: copy, seed: roundSeed, round: round, actions: actions, acked: acked, before: model, figures: &figures)
-                model = outcome
+                model = outcome.documents
+                if outcome.merging {
+                    figures.count("kills that left a merge in progress")
+                    figures.count("kills that left a merge in progress, by where they landed: \(landed)")
+                }
                 if verbose {
                     note("round \(round) (\(aim), killed \(planned)): landed in \(landed), \(acked + 1) actions acknowledged, \(model.count) documents")
                 }
@@ -340,9 +376,10 @@ enum TextMergeScenario {
         return figures
     }
 
-    /// Checks the store after a kill; returns the documents (the model for the next round).
+    /// Checks the store after a kill; returns the documents (the model for the next round)
+    /// and whether the kill left a merge in progress.
     static func check(live: String, copy: String, seed: UInt64, round: Int, actions: [Action], acked: Int, before: [Int: Int],
-                      figures: inout Figures) throws -> [Int: Int] {
+                      figures: inout Figures) throws -> (documents: [Int: Int], merging: Bool) {
         // The documents after the acknowledged actions, and after the one in flight.
         var model = before
         for action in actions.prefix(acked + 1) { if case .batch(let ops) = action { apply(ops, to: &model) } }
@@ -353,6 +390,7 @@ enum TextMergeScenario {
             if next != model { inFlight = next }
         }
         let found: [Int: Int]
+        let merging: Bool
         do {
             let db = try Database(path: live)
             defer { db.close() }
@@ -367,7 +405,7 @@ enum TextMergeScenario {
             } else {
                 throw Failure("the documents (\(found.count)) are neither those of the acknowledged writes (\(model.count)) nor those after the write in flight: a lost acknowledged write or a torn batch")
             }
-            if try structure(db).merging { figures.count("kills that left a merge in progress") }
+            merging = try structure(db).merging
             try checkText(store, model: found, seed: seed, "after the kill")
         }
         // On a copy: a write works, and optimize finishes any interrupted merge.
@@ -399,6 +437,6 @@ enum TextMergeScenario {
         guard report.isClean else { throw Failure("verify after a write and optimize: \(report)") }
         guard try read(store) == after else { throw Failure("the documents after a write and optimize are not the model's") }
         try checkText(store, model: after, seed: seed &+ 1, "after a write and optimize")
-        return found
+        return (found, merging)
     }
 }
