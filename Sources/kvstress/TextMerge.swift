@@ -323,7 +323,7 @@ enum TextMergeScenario {
             for line in lines {
                 let fields = line.split(separator: " ")
                 if line.hasPrefix("ready m=1") { resumedMerge = true }
-                if fields.first == "ack", fields.count > 1, let i = Int(fields[1]) {
+                if fields.first == "ack", fields.count > 1, let i = Int(fields[1]), actions.indices.contains(i) {
                     acked = i
                     switch actions[i] {
                     case .batch: figures.count("acknowledged batches")

@@ -75,9 +75,9 @@ import KVDocsTestSupport
     /// documents are the acknowledged writes, answers and term statistics equal a
     /// brute-force count, and optimize finishes an interrupted merge.
     @Test func killsDuringTextMergesLeaveAConsistentIndexThatOptimizeFinishes() throws {
-        let run = try Self.kvstress(["text-merge", "--rounds", "12", "--seed", "7000"])
+        let run = try Self.kvstress(["text-merge", "--rounds", "10", "--seed", "7000"])
         #expect(run.status == 0, "\(run.output)")
-        #expect(run.figures?["rounds"] == .int(12))
+        #expect(run.figures?["rounds"] == .int(10))
         #expect(run.figures?["failures"] == .int(0))
         if case .object(let outcomes)? = run.figures?["outcomes"] {
             #expect(outcomes["acknowledged batches"] != nil)
