@@ -56,7 +56,8 @@ enum TextMergeScenario {
 
     /// How a round's kill is aimed.
     enum Aim: Int, CaseIterable {
-        /// Soon after the child acknowledges a write that left a merge in progress.
+        /// Soon after the child acknowledges a write that left a merge in progress, or
+        /// begins a write that continues one (alternate rounds).
         case merge
         /// A random delay after the child starts an `optimize`.
         case optimize
@@ -83,7 +84,7 @@ enum TextMergeScenario {
             while ops.count < size {
                 let id = Int(rng.next() % UInt64(ids))
                 guard touched.insert(id).inserted else { continue }
-                // Versions are unique over rounds (the seed's low bits and the place).
+                // A version seeds the document's words: from the round's seed and the place.
                 let version = Int(truncatingIfNeeded: (seed % 1_000_000) &* 200_000 &+ UInt64(index * 8 + ops.count)) & 0x3FFF_FFFF_FFFF
                 ops.append(rng.next() % 4 == 0 ? .delete(id: id) : .upsert(id: id, version: version))
             }
