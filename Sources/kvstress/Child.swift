@@ -21,8 +21,9 @@ let selfExecutable: String = {
 }()
 
 /// Runs this executable with `arguments`, killing it after `timeout` seconds, or as soon
-/// as it prints a line on which `trigger` holds (the ending is then `.signaled`).
-func runChild(_ arguments: [String], timeout: Double, killWhen trigger: ((String) -> Bool)? = nil) throws -> ChildResult {
+/// as it prints a line on which `trigger` holds, or `killDelay` seconds after that line (the
+/// ending is then `.signaled`).
+func runChild(_ arguments: [String], timeout: Double, killWhen trigger: ((String) -> Bool)? = nil, killDelay: Double = 0) throws -> ChildResult {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: selfExecutable)
     process.arguments = arguments
@@ -51,6 +52,8 @@ func runChild(_ arguments: [String], timeout: Double, killWhen trigger: ((String
         // Read line by line, to kill the child on the line it printed.
         var lineStart = 0
         var killed = false
+        let delayedKill = DispatchWorkItem { kill(pid, SIGKILL) }
+        defer { delayedKill.cancel() }
         while case let chunk = out.fileHandleForReading.availableData, !chunk.isEmpty {
             outData.append(chunk)
             while let newline = outData[lineStart...].firstIndex(of: 0x0A) {
@@ -58,7 +61,11 @@ func runChild(_ arguments: [String], timeout: Double, killWhen trigger: ((String
                 lineStart = newline + 1
                 if !killed, trigger(line) {
                     killed = true
-                    kill(pid, SIGKILL)
+                    if killDelay > 0 {
+                        DispatchQueue.global().asyncAfter(deadline: .now() + killDelay, execute: delayedKill)
+                    } else {
+                        kill(pid, SIGKILL)
+                    }
                 }
             }
         }

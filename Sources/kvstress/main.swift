@@ -8,7 +8,7 @@ struct KVStress: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "kvstress",
         abstract: "Reliability scenarios: corruption, crashes, power losses, fuzzing (see RELIABILITY.md).",
-        subcommands: [Corrupt.self, CorruptRound.self, Crash.self, CrashChild.self, PowerLoss.self, Layers.self, LayersChild.self, Migrate.self, MigrateChild.self, FuzzCommand.self, Fuzz.self])
+        subcommands: [Corrupt.self, CorruptRound.self, Crash.self, CrashChild.self, PowerLoss.self, Layers.self, LayersChild.self, Migrate.self, MigrateChild.self, TextMergeCommand.self, TextMergeChild.self, FuzzCommand.self, Fuzz.self])
 }
 
 func finish(_ figures: Figures) throws {
@@ -127,6 +127,32 @@ struct MigrateChild: ParsableCommand {
 
     func run() throws {
         try MigrationScenario.child(path: path)
+    }
+}
+
+struct TextMergeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "text-merge",
+        abstract: "Kill a child process that writes small batches to a text-indexed collection (its segments merging in tiers) and runs optimize, many kills aimed inside merges, and check that verify is clean, the documents are the acknowledged writes, search answers and term statistics equal a brute-force count, and a later optimize finishes an interrupted merge.")
+    @Option(help: "Kills to make.") var rounds = 12
+    @Option(help: "The seed of the kill times and the children's work.") var seed: UInt64 = 1
+    @Option(help: "The longest time a child runs before it is killed, in seconds (rounds that kill after a random delay).") var maximumDelay = 1.0
+    @Flag(help: "Print each round's outcome.") var verbose = false
+
+    func run() throws {
+        try finish(try TextMergeScenario.run(rounds: rounds, seed: seed, maximumDelay: maximumDelay, verbose: verbose))
+    }
+}
+
+struct TextMergeChild: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "text-merge-child", abstract: "The writer killed by text-merge.", shouldDisplay: false)
+    @Option var path: String
+    @Option var seed: UInt64
+    @Option var aim: Int
+
+    func run() throws {
+        guard let aim = TextMergeScenario.Aim(rawValue: aim) else { throw ValidationError("unknown aim \(aim)") }
+        try TextMergeScenario.child(path: path, seed: seed, aim: aim)
     }
 }
 

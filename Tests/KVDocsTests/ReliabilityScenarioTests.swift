@@ -70,6 +70,20 @@ import KVDocsTestSupport
         }
     }
 
+    /// kill -9 while a text index merges its segments (a write's merge step, optimize,
+    /// the resumption of a merge an earlier kill interrupted): verify is clean, the
+    /// documents are the acknowledged writes, answers and term statistics equal a
+    /// brute-force count, and optimize finishes an interrupted merge.
+    @Test func killsDuringTextMergesLeaveAConsistentIndexThatOptimizeFinishes() throws {
+        let run = try Self.kvstress(["text-merge", "--rounds", "10", "--seed", "7000"])
+        #expect(run.status == 0, "\(run.output)")
+        #expect(run.figures?["rounds"] == .int(10))
+        #expect(run.figures?["failures"] == .int(0))
+        if case .object(let outcomes)? = run.figures?["outcomes"] {
+            #expect(outcomes["acknowledged batches"] != nil)
+        }
+    }
+
     /// The tuple decoder, the kvrepl command parser, the FTS5 query parser, the schema and
     /// keyspace loaders, the importer and the JSON parser: 3,000 inputs each.
     @Test func fuzzedInputsAreAcceptedOrRejectedWithOneLineErrorsNeverACrashOrAHang() throws {

@@ -306,4 +306,30 @@ final class RecordingStore: KeyValueStore, @unchecked Sendable {
         #expect(try store.verify().isClean)
         #expect(try answers(store) == expected)
     }
+
+    /// `optimize` with a small step budget writes many steps (each one atomic batch) and
+    /// ends where one big step does: one segment, no merge in progress, the same answers.
+    @Test func optimizeInSmallStepsEndsWithOneSegmentAndTheSameAnswers() throws {
+        let dir = TemporaryDirectory()
+        let db = try Database(path: dir.child("db"))
+        defer { db.close() }
+        let store = try DocumentStore(database: db, schema: try Schema(json: Data(Self.schema.utf8)))
+        for (i, doc) in TextCorpus.documents(300, seed: 97).enumerated() {
+            try store.write { tx in
+                _ = try tx.upsert("notes", doc)
+                if i % 5 == 4 { _ = try tx.delete("notes", id: .string(String(format: "d%05d", i / 2))) }
+            }
+        }
+        let layout = store.textLayout("notes", "body_text")
+        let notes = try store.collection("notes")
+        let queries = ["station", "train OR night", "\"the train\"", "caf*"]
+        let before = try queries.map { q in try notes.search(q, options: SearchOptions(includeDocuments: false)).map(\.id) }
+        #expect(try db.count(layout.allSegments.range) > 1)
+        #expect(throws: KVDocsError.self) { try store.optimize(collection: "notes", stepBudget: 0) }
+        #expect(try store.optimize(collection: "notes", stepBudget: 50) > 3)
+        #expect(try db.get(layout.merge) == nil)
+        #expect(try db.count(layout.allSegments.range) == 1)
+        #expect(try store.verify().isClean)
+        #expect(try queries.map { q in try notes.search(q, options: SearchOptions(includeDocuments: false)).map(\.id) } == before)
+    }
 }

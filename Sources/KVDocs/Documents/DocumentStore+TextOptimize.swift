@@ -17,11 +17,15 @@ extension DocumentStore {
     /// - Parameters:
     ///   - collection: The collection.
     ///   - index: One text index by name, or `nil` for every text index of the collection.
+    ///   - stepBudget: The postings one step reads at most (plus one term's):
+    ///     smaller steps hold less in memory and write smaller batches.
     /// - Returns: The number of merge steps written (0 when there was nothing to merge).
     /// - Throws: `.schema` for an unknown collection, an unknown text index or one being
-    ///   built; `.corruption` for a damaged index; storage errors.
+    ///   built; `.invalidArgument` for a step budget below 1; `.corruption` for a damaged
+    ///   index; storage errors.
     @discardableResult
-    public func optimize(collection: String, index: String? = nil) throws -> Int {
+    public func optimize(collection: String, index: String? = nil, stepBudget: Int = DocumentStore.optimizeStepBudget) throws -> Int {
+        guard stepBudget >= 1 else { throw KVDocsError(.invalidArgument, "optimize step budget must be at least 1 (got \(stepBudget))") }
         var steps = 0
         try storage.withWriteTransaction {
             let current = try catalog()
@@ -41,7 +45,7 @@ extension DocumentStore {
                 while true {
                     let batch = WriteBatch()
                     let changes = TextIndexChanges(try text.statistics(storage))
-                    let more = try text.mergeStep(changes, budget: Self.optimizeStepBudget, full: true, reader: storage,
+                    let more = try text.mergeStep(changes, budget: stepBudget, full: true, reader: storage,
                                                   put: { batch.put($0, $1) }, delete: { batch.delete($0) })
                     if changes.statisticsChanged { batch.put(text.layout.statistics, text.statisticsValue(changes.statistics)) }
                     if batch.count > 0 {
@@ -55,6 +59,7 @@ extension DocumentStore {
         return steps
     }
 
-    /// The postings one step of ``optimize(collection:index:)`` reads at most (plus one term).
-    static let optimizeStepBudget = 200_000
+    /// The postings one step of ``optimize(collection:index:stepBudget:)`` reads at most
+    /// (plus one term) by default.
+    public static let optimizeStepBudget = 200_000
 }
