@@ -60,4 +60,27 @@ import Testing
             }
         }
     }
+
+    /// The build writes blocks straight from its entries; the bytes are those of the block
+    /// types the readers decode.
+    @Test func blocksWrittenFromEntriesEqualTheBlockTypesEncodings() throws {
+        var rng = SplitMix64(seed: 9)
+        for _ in 0..<500 {
+            var doc = Int.random(in: 0..<1000, using: &rng)
+            let entries: [TextEntry] = (0..<Int.random(in: 1...PostingBlock.capacity, using: &rng)).map { _ in
+                doc += Int.random(in: 1...50, using: &rng)
+                let length = Int.random(in: 1...5000, using: &rng)
+                let norm = TextLengths.norm(length)
+                return TextEntry(doc: doc, frequency: Int.random(in: 1...40, using: &rng), norm: norm, length: TextLengths.length(ofNorm: norm),
+                                 occurrences: ArraySlice((0..<Int.random(in: 0...9, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng) }))
+            }
+            let chunk = entries[...]
+            let block = PostingBlock(firstDoc: entries[0].doc, docs: entries.map(\.doc), frequencies: entries.map(\.frequency), norms: entries.map(\.norm),
+                                     impacts: PostingBlock.frontier(entries.map { PostingBlock.Impact(frequency: $0.frequency, length: $0.length) }))
+            #expect(TextIndex.encodedBlock(chunk) == block.encoded())
+            #expect(TextIndex.encodedOccurrences(chunk) == OccurrenceBlock(entries: entries.map(\.occurrences)).encoded())
+            let decoded = try OccurrenceBlock.decode(TextIndex.encodedOccurrences(chunk), count: entries.count)
+            #expect(decoded.entries.map { Array($0) } == entries.map { Array($0.occurrences) })
+        }
+    }
 }

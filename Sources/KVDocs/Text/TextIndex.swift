@@ -355,14 +355,16 @@ struct TextDocument: Equatable {
     var totalTokens: Int { lengths.reduce(0, +) }
 
     init(tokenizer: TextTokenizer, texts: [String]) {
-        lengths = []
         // Each token's term number, then a counting sort groups the occurrences by term.
+        let columns = texts.map { tokenizer.tokens($0) }
+        lengths = columns.map(\.count)
+        let total = lengths.reduce(0, +)
         var numbers: [TextTerm: Int] = [:]
+        numbers.reserveCapacity(total)
+        terms.reserveCapacity(total)
         var tokens: [(term: Int, occurrence: UInt64)] = []
-        for (column, text) in texts.enumerated() {
-            let found = tokenizer.tokens(text)
-            lengths.append(found.count)
-            tokens.reserveCapacity(tokens.count + found.count)
+        tokens.reserveCapacity(total)
+        for (column, found) in columns.enumerated() {
             for token in found {
                 let term = TextTerm(token.term)
                 let number: Int

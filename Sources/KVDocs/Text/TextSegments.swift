@@ -284,6 +284,42 @@ extension TextIndex {
         return (changes.structure?.crowdedLevel ?? 0) >= TextStructure.crisisSegments ? (base.multipliedReportingOverflow(by: 8).overflow ? Int.max : base * 8) : base
     }
 
+    /// The posting block of `chunk` (sorted by document, not empty): the bytes of
+    /// ``PostingBlock/encoded()``, without building the block's arrays.
+    static func encodedBlock(_ chunk: ArraySlice<TextEntry>) -> [UInt8] {
+        let first = chunk[chunk.startIndex]
+        let impacts = chunk.count == 1 ? [PostingBlock.Impact(frequency: first.frequency, length: first.length)]
+            : PostingBlock.frontier(chunk.map { PostingBlock.Impact(frequency: $0.frequency, length: $0.length) })
+        var out: [UInt8] = []
+        out.reserveCapacity(8 + impacts.count * 3 + chunk.count * 3)
+        Varint.append(chunk.count, to: &out)
+        Varint.append(chunk[chunk.endIndex - 1].doc - first.doc, to: &out)
+        Varint.append(impacts.count, to: &out)
+        for i in impacts {
+            Varint.append(i.frequency, to: &out)
+            Varint.append(i.length, to: &out)
+        }
+        var previous = first.doc
+        for e in chunk {
+            Varint.append(e.doc - previous, to: &out)
+            Varint.append(e.frequency, to: &out)
+            Varint.append(e.norm, to: &out)
+            previous = e.doc
+        }
+        return out
+    }
+
+    /// The occurrence block of `chunk`: the bytes of ``OccurrenceBlock/encoded()``.
+    static func encodedOccurrences(_ chunk: ArraySlice<TextEntry>) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(chunk.reduce(0) { $0 + $1.occurrences.count + 2 })
+        for e in chunk {
+            Varint.append(e.occurrences.count, to: &out)
+            out += e.occurrences
+        }
+        return out
+    }
+
     /// Writes the postings in `segment` for `term`: tombstones, then blocks of
     /// ``PostingBlock/capacity`` entries (sorted by document).
     func writeTerm(_ term: String, segment: Int, entries: [TextEntry], tombstones: [Int], put: ([UInt8], [UInt8]) -> Void) {
@@ -292,10 +328,8 @@ extension TextIndex {
         while start < entries.count {
             let chunk = entries[start..<min(start + PostingBlock.capacity, entries.count)]
             let firstDoc = chunk[chunk.startIndex].doc
-            let impacts = PostingBlock.frontier(chunk.map { PostingBlock.Impact(frequency: $0.frequency, length: $0.length) })
-            put(layout.block(term, segment, firstDoc), PostingBlock(firstDoc: firstDoc, docs: chunk.map(\.doc), frequencies: chunk.map(\.frequency),
-                                                                    norms: chunk.map(\.norm), impacts: impacts).encoded())
-            if detail != .none { put(layout.occurrences(term, segment, firstDoc), OccurrenceBlock(entries: chunk.map(\.occurrences)).encoded()) }
+            put(layout.block(term, segment, firstDoc), Self.encodedBlock(chunk))
+            if detail != .none { put(layout.occurrences(term, segment, firstDoc), Self.encodedOccurrences(chunk)) }
             start += chunk.count
         }
     }
