@@ -106,3 +106,14 @@ double cf_index_bytes(cf_db *d, double *content_bytes) {
     sqlite3_finalize(s);
     return index;
 }
+
+int cf_optimize(cf_db *d, char **error) {
+    *error = NULL;
+    char *m = NULL;
+    if (sqlite3_exec(d->db, "INSERT INTO notes(notes) VALUES('optimize');", NULL, NULL, &m) != SQLITE_OK) {
+        *error = strdup(m ? m : sqlite3_errmsg(d->db));
+        sqlite3_free(m);
+        return -1;
+    }
+    return 0;
+}

@@ -183,5 +183,31 @@ extension Bench {
             results[results.count - 3].extra = ["differing top-10 lists": Double(differing)]
             if differing > 0 { FileHandle.standardError.write(Data("  warning: \(differing) of \(queries.count) \(kind) queries gave a different top 10 than FTS5 (ties?)\n".utf8)) }
         }
+
+        // Sizes after each side's optimize (every segment merged into one), once the queries
+        // ran on the indexes as built.
+        let kvOptimize = now()
+        try store.optimize(collection: "notes")
+        let kvOptimizeSeconds = now() - kvOptimize
+        try db.compact()
+        let kvOptimized = Double(try db.approximateSize(of: textRange))
+        let ftsOptimize = now()
+        var optimizeError: UnsafeMutablePointer<CChar>?
+        guard cf_optimize(fts, &optimizeError) == 0 else {
+            defer { free(optimizeError) }
+            throw BenchError("fts5 optimize: " + (optimizeError.map { String(cString: $0) } ?? "failed"))
+        }
+        let ftsOptimizeSeconds = now() - ftsOptimize
+        let ftsOptimized = cf_index_bytes(fts, &ftsContent)
+        if let k = results.lastIndex(where: { $0.section == "text" && $0.name == "build index [\(label)]" && $0.variant == "kvdocs" }) {
+            results[k].extra["index bytes, optimized"] = kvOptimized
+            results[k].extra["optimize seconds"] = kvOptimizeSeconds
+        }
+        if let f = results.lastIndex(where: { $0.section == "text" && $0.name == "build index [\(label)]" && $0.variant == "fts5-c" }) {
+            results[f].extra["index bytes, optimized"] = ftsOptimized
+            results[f].extra["optimize seconds"] = ftsOptimizeSeconds
+        }
+        FileHandle.standardError.write(Data(String(format: "  text       optimized [%@]: index %.1f MB (FTS5 %.1f MB, %.2f×); optimize %.1f s (FTS5 %.1f s)\n",
+                                                   label, kvOptimized / 1e6, ftsOptimized / 1e6, kvOptimized / ftsOptimized, kvOptimizeSeconds, ftsOptimizeSeconds).utf8))
     }
 }

@@ -16,5 +16,7 @@ double cf_insert(cf_db *db, const char *const *titles, const char *const *bodies
 double cf_query(cf_db *db, const char *const *queries, int n, int limit, int64_t *out_ids, int *rows, char **error);
 // Bytes of the index (every shadow table but the content) and of the content table, from dbstat.
 double cf_index_bytes(cf_db *db, double *content_bytes);
+/// FTS5's 'optimize' command: merges every segment into one. Returns 0, or -1 with *error set (free it).
+int cf_optimize(cf_db *d, char **error);
 
 #endif
