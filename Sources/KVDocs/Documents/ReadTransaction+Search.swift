@@ -81,7 +81,9 @@ extension ReadTransaction {
             guard let bytes = try reader.value(forKey: store.layout.document(collection, entry.id)) else { continue }
             let document = try store.documentValue(bytes, collection: collection, id: entry.id)
             let texts = TextIndexMaintainer.columnTexts(definition, document)
-            let tagged = ranking.instances(texts: texts, tokenizer: maintainer.index.tokenizer, doc: entry.doc)
+            // The instances only matter to highlights and snippets.
+            let tagged = options.highlight != nil || options.snippet != nil
+                ? ranking.instances(texts: texts, tokenizer: maintainer.index.tokenizer, doc: entry.doc) : []
             let instances = tagged.map(\.instance)
             var highlights: [String: String] = [:]
             if let markers = options.highlight {

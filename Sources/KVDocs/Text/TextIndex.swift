@@ -451,7 +451,7 @@ struct TextDocument: Equatable {
     /// The number of occurrences stored in `bytes` that lie in `allowed` columns, without
     /// decoding positions into arrays (for column filters that need no positions).
     /// - Throws: `.corruption` for bytes that are not occurrences.
-    static func count(_ bytes: UnsafeRawBufferPointer, positions withPositions: Bool, allowed: Set<Int>?) throws -> Int {
+    static func count(_ bytes: UnsafeRawBufferPointer, positions withPositions: Bool, allowed: ColumnMask?) throws -> Int {
         var total = 0
         var i = 0
         while i < bytes.count {

@@ -10,7 +10,8 @@ struct TextRanking {
     let hits: [(id: TupleElement, score: Double, doc: Int)]
     /// What the search did (rows scored, skipped).
     var work = TextSearcher.Work()
-    /// What NEAR groups of several phrases report, by phrase (see ``TextSearcher/nearState``).
+    /// What NEAR groups of several phrases report in the hits, by phrase (see
+    /// ``TextSearcher/nearRecords``).
     var nearState: [Int: TextSearcher.NearState] = [:]
 
     /// The instances that take part in the match of row `doc`, found in the row's column
@@ -65,9 +66,9 @@ struct PhraseLeaf {
     /// n(p): the rows the phrase matches.
     var matches = 0
     var idf = 0.0
-    /// For a phrase of a NEAR group of several phrases: the rows where the group matches
-    /// (its rows above are those where it reports instances, a superset).
-    var nearRows: Set<Int>?
+    /// For a phrase of a NEAR group of several phrases: for each of its rows above (those
+    /// where it reports instances), whether the group matches there.
+    var nearFlags: [Bool]?
     /// For materialized phrases: the largest frequency in each chunk of ``chunk`` rows.
     var chunkMaxima: [Int] = []
     static let chunk = 128
@@ -96,6 +97,12 @@ struct PhraseLeaf {
             if docs[mid] < target { lo = mid + 1 } else { hi = mid }
         }
         position = lo
+    }
+
+    /// Whether the NEAR group of this phrase matches row `doc` (nil for other phrases).
+    func nearMatches(_ doc: Int) -> Bool? {
+        guard let nearFlags else { return nil }
+        return position < docs.count && docs[position] == doc && nearFlags[position]
     }
 
     mutating func materialize(_ rows: [(doc: Int, frequency: Int)]) {
@@ -206,7 +213,7 @@ extension TextSearcher {
             for i in leaves.indices {
                 try leaves[i].advance(to: d)
                 active[i] = leaves[i].doc == d
-                nearMatched[i] = leaves[i].nearRows.map { $0.contains(d) } ?? active[i]
+                nearMatched[i] = leaves[i].nearMatches(d) ?? active[i]
             }
             if let threshold {
                 var bound = 0.0
@@ -284,182 +291,182 @@ extension TextSearcher {
             return l
         }
         var leaves: [PhraseLeaf] = []
-        var instances: [[Int: [PhraseInstance]]] = []  // for NEAR phrases
         var sources: [[[TermPostings]]] = []
+        // For phrases of NEAR groups: the phrase with the group's column filter.
+        var effective: [TextQuery.Phrase] = []
         for (i, phrase) in compiled.phrases.enumerated() {
             var leaf = PhraseLeaf()
             // A NEAR group of one phrase is that phrase (with the group's column filter).
             let near = (compiled.nearGroup[i]?.count ?? 0) > 1
+            var p = phrase
+            if near { p.columns = TextQueryParser.combine(p.columns, compiled.nearColumns[i]) }
+            effective.append(p)
             if phrase.terms.count == 1 && !phrase.prefix && phrase.columns == nil && !phrase.initial && !near {
                 let l = try list(phrase.terms[0])
                 leaf.cursor = PostingCursor(l)
                 leaf.matches = l.documentFrequency
-                instances.append([:])
                 sources.append([[l]])
             } else if phrase.terms.isEmpty {
-                instances.append([:])
                 sources.append([])
             } else {
-                var p = phrase
-                if near { p.columns = TextQueryParser.combine(p.columns, compiled.nearColumns[i]) }
                 let phraseSources = try p.terms.enumerated().map { k, term in
                     p.prefix && k == p.terms.count - 1 ? try prefixed(term) : [try list(term)]
                 }
-                let (rows, found) = try evaluate(p, sources: phraseSources, keepInstances: near)
-                leaf.materialize(rows)
-                instances.append(found)
+                let rows = try evaluate(p, sources: phraseSources)
+                // As FTS5's bm25() (through xQueryPhrase), a phrase's IDF counts the rows
+                // the phrase matches alone; a NEAR group's rows come below.
+                if near { leaf.matches = rows.count } else { leaf.materialize(rows) }
                 sources.append(phraseSources)
             }
             leaves.append(leaf)
         }
-        // NEAR groups of several phrases, as FTS5's NEAR node sees them: it stops at every
-        // row where all the group's terms occur, in row order, and tests the phrases in
-        // order, keeping each phrase's position list from the last time it was set.
         var i = 0
         while i < leaves.count {
             guard let group = compiled.nearGroup[i], group.count > 1 else { i += 1; continue }
             defer { i = group.upperBound }
-            var candidates: Set<Int>?
-            for g in group {
-                for term in sources[g] {
-                    var rows = Set<Int>()
-                    for l in term { for b in 0..<l.blockCount { rows.formUnion(try l.block(b).docs) } }
-                    candidates = candidates.map { $0.intersection(rows) } ?? rows
-                }
-            }
-            let lengths = group.map { compiled.phrases[$0].terms.count }
-            var state = Array(repeating: [PhraseInstance](), count: group.count)
-            var rows = Array(repeating: [(doc: Int, frequency: Int)](), count: group.count)
-            var matched = Set<Int>()
-            for doc in (candidates ?? []).sorted() {
-                var complete = true
-                for (k, g) in group.enumerated() {
-                    let p = compiled.phrases[g]
-                    let checked = p.terms.count > 1 || p.initial || TextQueryParser.combine(p.columns, compiled.nearColumns[g]) != nil
-                    state[k] = instances[g][doc] ?? []
-                    if checked && state[k].isEmpty {
-                        complete = false
-                        break
-                    }
-                }
-                if complete {
-                    state = Self.nearMatches(state, lengths: lengths, distance: compiled.nearDistance[i])
-                    if !state[0].isEmpty { matched.insert(doc) }
-                }
-                for k in state.indices where !state[k].isEmpty {
-                    rows[k].append((doc, state[k].count))
-                    nearState[group.lowerBound + k, default: NearState()].instances[doc] = state[k]
-                }
-            }
-            // As FTS5's bm25() (through xQueryPhrase), a phrase's IDF counts the rows the
-            // phrase matches alone.
+            let (rows, flags, records) = try evaluateNear(compiled, group: group, phrases: effective, sources: sources)
             for (k, g) in group.enumerated() {
+                let matches = leaves[g].matches
                 leaves[g].materialize(rows[k])
-                leaves[g].matches = instances[g].count
-                leaves[g].nearRows = matched
-                nearState[g, default: NearState()].matched = matched
+                leaves[g].matches = matches
+                leaves[g].nearFlags = flags[k]
+                nearRecords[g] = records[k]
             }
         }
         return leaves
     }
 
-    /// Every row where `phrase` matches, with its number of instances; with
-    /// `keepInstances`, the instances too. `sources` holds, for each term, the posting
-    /// lists it matches (several for a prefix).
-    private func evaluate(_ phrase: TextQuery.Phrase, sources: [[TermPostings]], keepInstances: Bool) throws -> ([(doc: Int, frequency: Int)], [Int: [PhraseInstance]]) {
-        if sources.allSatisfy({ $0.count == 1 }) {
-            return try evaluate(phrase, lists: sources.map { $0[0] }, keepInstances: keepInstances)
+    /// A NEAR group of several phrases, as FTS5's NEAR node sees it: it stops at every row
+    /// where all the group's terms occur, in row order, and tests the phrases in order,
+    /// stopping at the first that must match there and does not (fts5_expr.c,
+    /// `fts5ExprNearTest`); each phrase keeps its list of instances from the last time it
+    /// was set, which is what it reports (and BM25 counts) in the rows where it is not
+    /// empty. For each phrase of the group: those rows with its count of instances,
+    /// whether the group matches in each, and (for highlights) the instances.
+    ///
+    /// Each row's stored position lists are walked in place; the lists of instances are
+    /// scratch buffers kept from row to row.
+    private func evaluateNear(_ compiled: CompiledQuery, group: Range<Int>, phrases: [TextQuery.Phrase], sources: [[[TermPostings]]])
+        throws -> (rows: [[(doc: Int, frequency: Int)]], flags: [[Bool]], records: [NearRecord]) {
+        let n = group.count
+        var rows = Array(repeating: [(doc: Int, frequency: Int)](), count: n)
+        var flags = Array(repeating: [Bool](), count: n)
+        var records = Array(repeating: NearRecord(), count: n)
+        // Every term of every phrase, with where its cursors start among them.
+        var terms: [TermRowCursor] = []
+        var firstTerm: [Int] = []
+        for g in group {
+            firstTerm.append(terms.count)
+            for lists in sources[g] { terms.append(try TermRowCursor(lists)) }
         }
-        // Each term's rows: document → (list, block, entry) of every posting there.
-        typealias Ref = (list: TermPostings, block: Int, entry: Int, frequency: Int)
-        var perTerm: [[Int: [Ref]]] = []
-        for lists in sources.sorted(by: { $0.reduce(0) { $0 + $1.documentFrequency } < $1.reduce(0) { $0 + $1.documentFrequency } }) {
-            var rows: [Int: [Ref]] = [:]
-            let filter = perTerm.first  // rows of the rarest term so far: the others only matter there
-            for l in lists {
-                for b in 0..<l.blockCount {
-                    let block = try l.block(b)
-                    for (e, doc) in block.docs.enumerated() where filter == nil || filter?[doc] != nil {
-                        rows[doc, default: []].append((l, b, e, block.frequencies[e]))
-                    }
-                }
-            }
-            perTerm.append(rows)
+        firstTerm.append(terms.count)
+        // A phrase with no terms has no instances (its group never matches).
+        guard !terms.isEmpty else { return (rows, flags, records) }
+        let lengths = group.map { phrases[$0].terms.count }
+        let checked = group.map { g in
+            let p = phrases[g]
+            return p.terms.count > 1 || p.initial || p.columns != nil
         }
-        // Back in the phrase's order.
-        let order = sources.indices.sorted { sources[$0].reduce(0) { $0 + $1.documentFrequency } < sources[$1].reduce(0) { $0 + $1.documentFrequency } }
-        var byTerm = Array(repeating: [Int: [Ref]](), count: sources.count)
-        for (k, original) in order.enumerated() { byTerm[original] = perTerm[k] }
-        let needPositions = phrase.terms.count > 1 || phrase.initial || keepInstances
-        let full = index.detail == .full
-        var result: [(doc: Int, frequency: Int)] = []
-        var found: [Int: [PhraseInstance]] = [:]
-        let candidates = (perTerm.first ?? [:]).keys.filter { doc in byTerm.allSatisfy { $0[doc] != nil } }.sorted()
-        for doc in candidates {
-            if !needPositions && phrase.columns == nil {
-                result.append((doc, byTerm[0][doc]?.reduce(0) { $0 + $1.frequency } ?? 0))
-                continue
-            }
-            // Each term's occurrences in this row, by column.
-            var occurrences: [[Int: [Int]]] = []
-            var counts = 0
-            for refs in byTerm {
-                var columns: [Int: [Int]] = [:]
-                for ref in refs[doc] ?? [] {
-                    let bytes = try ref.list.occurrences(block: ref.block, entry: ref.entry, layout: layout, reader: reader)
-                    for (column, count, positions) in try bytes.withUnsafeBytes({ try TextDocument.decode($0, positions: full) }) {
-                        if !needPositions, phrase.columns?.allowed.contains(column) ?? true { counts += count }
-                        columns[column, default: []] += positions
-                    }
-                }
-                if refs[doc]?.count ?? 0 > 1 { for c in columns.keys { columns[c]?.sort() } }
-                occurrences.append(columns)
-            }
-            if !needPositions {
-                if counts > 0 { result.append((doc, counts)) }
-                continue
-            }
-            Self.record(phrase, occurrences, doc: doc, keepInstances: keepInstances, into: &result, &found)
-        }
-        return (result, found)
-    }
-
-    /// Adds row `doc` to a phrase's rows when the terms' `occurrences` there hold an
-    /// instance of it (with the instances, when kept).
-    private static func record(_ phrase: TextQuery.Phrase, _ occurrences: [[Int: [Int]]], doc: Int, keepInstances: Bool,
-                               into result: inout [(doc: Int, frequency: Int)], _ found: inout [Int: [PhraseInstance]]) {
-        let instances = instances(phrase, occurrences)
-        guard !instances.isEmpty else { return }
-        result.append((doc, instances.count))
-        if keepInstances { found[doc] = instances }
-    }
-}
-
-extension TextSearcher {
-    /// ``evaluate(_:sources:keepInstances:)`` when each term is one posting list (no
-    /// prefix): the rows where every term occurs, found by leapfrogging cursors from the
-    /// rarest list, and the occurrences read only there.
-    private func evaluate(_ phrase: TextQuery.Phrase, lists: [TermPostings], keepInstances: Bool) throws -> ([(doc: Int, frequency: Int)], [Int: [PhraseInstance]]) {
-        guard !lists.isEmpty, lists.allSatisfy({ $0.blockCount > 0 }) else { return ([], [:]) }
-        var cursors = lists.map { PostingCursor($0) }
-        let order = lists.indices.sorted { lists[$0].documentFrequency < lists[$1].documentFrequency }
-        let needPositions = phrase.terms.count > 1 || phrase.initial || keepInstances
-        let full = index.detail == .full
-        var result: [(doc: Int, frequency: Int)] = []
-        var found: [Int: [PhraseInstance]] = [:]
+        var walkers = group.map { PhraseWalker(phrases[$0]) }
+        var state = Array(repeating: [PhraseInstance](), count: n)
+        var scratch = state
+        // Where each phrase's current list is in its record, once stored.
+        var stored: [Range<Int>?] = Array(repeating: nil, count: n)
+        var entries: [ArraySlice<UInt8>] = []
+        var bounds: [Int] = []
+        let order = terms.indices.sorted { terms[$0].documentFrequency < terms[$1].documentFrequency }
         var target = 0
         search: while true {
             // The next row at or after target where every term occurs.
-            try cursors[order[0]].advance(to: target)
-            var doc = cursors[order[0]].doc
+            try terms[order[0]].advance(to: target)
+            var doc = terms[order[0]].doc
             var k = 1
             while k < order.count {
                 if doc == .max { break search }
-                try cursors[order[k]].advance(to: doc)
-                if cursors[order[k]].doc > doc {
-                    doc = cursors[order[k]].doc
-                    try cursors[order[0]].advance(to: doc)
-                    doc = cursors[order[0]].doc
+                try terms[order[k]].advance(to: doc)
+                if terms[order[k]].doc > doc {
+                    doc = terms[order[k]].doc
+                    try terms[order[0]].advance(to: doc)
+                    doc = terms[order[0]].doc
+                    k = 1
+                } else {
+                    k += 1
+                }
+            }
+            if doc == .max { break }
+            target = doc + 1
+            var complete = true
+            for k in 0..<n {
+                // Phrase k's terms' stored entries in this row, term by term.
+                entries.removeAll(keepingCapacity: true)
+                bounds.removeAll(keepingCapacity: true)
+                bounds.append(0)
+                for t in firstTerm[k]..<firstTerm[k + 1] {
+                    try terms[t].appendOccurrences(to: &entries, layout: layout, reader: reader)
+                    bounds.append(entries.count)
+                }
+                state[k].removeAll(keepingCapacity: true)
+                stored[k] = nil
+                let length = lengths[k]
+                try walkers[k].forEachInstance(entries, bounds: bounds) { column, start in
+                    state[k].append(PhraseInstance(column: column, start: start, length: length))
+                }
+                if checked[k] && state[k].isEmpty {
+                    complete = false
+                    break
+                }
+            }
+            let matched = complete && Self.nearMatch(&state, &scratch, lengths: lengths, distance: compiled.nearDistance[group.lowerBound])
+            for k in 0..<n where !state[k].isEmpty {
+                rows[k].append((doc, state[k].count))
+                flags[k].append(matched)
+                let range: Range<Int>
+                if let r = stored[k] {
+                    range = r
+                } else {
+                    let start = records[k].instances.count
+                    records[k].instances += state[k]
+                    range = start..<records[k].instances.count
+                    stored[k] = range
+                }
+                records[k].docs.append(doc)
+                records[k].ranges.append(range)
+                records[k].matched.append(matched)
+            }
+        }
+        return (rows, flags, records)
+    }
+
+    /// Every row where `phrase` matches, with its number of instances there, found by
+    /// leapfrogging the terms' cursors from the rarest and walking the stored occurrences
+    /// of those rows in place. `sources` holds, for each term, the posting lists it
+    /// matches (several for a prefix).
+    private func evaluate(_ phrase: TextQuery.Phrase, sources: [[TermPostings]]) throws -> [(doc: Int, frequency: Int)] {
+        guard !sources.isEmpty else { return [] }
+        var terms = try sources.map { try TermRowCursor($0) }
+        let order = terms.indices.sorted { terms[$0].documentFrequency < terms[$1].documentFrequency }
+        let needPositions = phrase.terms.count > 1 || phrase.initial
+        let full = index.detail == .full
+        // Positions are refused without detail=full (checkDetail); nothing matches then.
+        if needPositions && !full { return [] }
+        let allowed = ColumnMask(phrase.columns)
+        var walker = PhraseWalker(phrase)
+        var entries: [ArraySlice<UInt8>] = []
+        var bounds: [Int] = []
+        var result: [(doc: Int, frequency: Int)] = []
+        var target = 0
+        search: while true {
+            // The next row at or after target where every term occurs.
+            try terms[order[0]].advance(to: target)
+            var doc = terms[order[0]].doc
+            var k = 1
+            while k < order.count {
+                if doc == .max { break search }
+                try terms[order[k]].advance(to: doc)
+                if terms[order[k]].doc > doc {
+                    doc = terms[order[k]].doc
+                    try terms[order[0]].advance(to: doc)
+                    doc = terms[order[0]].doc
                     k = 1
                 } else {
                     k += 1
@@ -468,34 +475,30 @@ extension TextSearcher {
             if doc == .max { break }
             target = doc + 1
             if !needPositions {
-                if phrase.columns == nil {
-                    result.append((doc, cursors[0].frequency))
+                // One term, anywhere in the allowed columns: its frequency, or its
+                // occurrences counted there.
+                var n = 0
+                if let allowed {
+                    entries.removeAll(keepingCapacity: true)
+                    try terms[0].appendOccurrences(to: &entries, layout: layout, reader: reader)
+                    for bytes in entries { n += try bytes.withUnsafeBytes { try TextDocument.count($0, positions: full, allowed: allowed) } }
                 } else {
-                    let bytes = try lists[0].occurrences(block: cursors[0].blockIndex, entry: cursors[0].entry, layout: layout, reader: reader)
-                    let n = try bytes.withUnsafeBytes { try TextDocument.count($0, positions: full, allowed: phrase.columns?.allowed) }
-                    if n > 0 { result.append((doc, n)) }
+                    n = terms[0].currentFrequency
                 }
-                continue
-            }
-            if full && !keepInstances {
-                // Only the number of instances counts: walk the stored position lists in place.
-                let entries = try cursors.enumerated().map { t, cursor in
-                    try lists[t].occurrences(block: cursor.blockIndex, entry: cursor.entry, layout: layout, reader: reader)
-                }
-                let n = try StoredPositions.countInstances(phrase, entries)
                 if n > 0 { result.append((doc, n)) }
                 continue
             }
-            var occurrences: [[Int: [Int]]] = []
-            for (t, cursor) in cursors.enumerated() {
-                let bytes = try lists[t].occurrences(block: cursor.blockIndex, entry: cursor.entry, layout: layout, reader: reader)
-                var columns: [Int: [Int]] = [:]
-                for (column, _, positions) in try bytes.withUnsafeBytes({ try TextDocument.decode($0, positions: full) }) { columns[column] = positions }
-                occurrences.append(columns)
+            entries.removeAll(keepingCapacity: true)
+            bounds.removeAll(keepingCapacity: true)
+            bounds.append(0)
+            for t in terms.indices {
+                try terms[t].appendOccurrences(to: &entries, layout: layout, reader: reader)
+                bounds.append(entries.count)
             }
-            Self.record(phrase, occurrences, doc: doc, keepInstances: keepInstances, into: &result, &found)
+            let n = try walker.count(entries, bounds: bounds)
+            if n > 0 { result.append((doc, n)) }
         }
-        return (result, found)
+        return result
     }
 }
 
@@ -520,7 +523,7 @@ extension TextIndex {
             guard let id = t.elements.first, t.count == 1 else { throw KVDocsError(.corruption, "text index \(layout.subspace): document number \(row.doc) has a damaged row id") }
             return (id, -1.0 * row.score, row.doc)
         }
-        return TextRanking(query: parsed, compiled: compiled, hits: hits, work: searcher.work, nearState: searcher.nearState)
+        return TextRanking(query: parsed, compiled: compiled, hits: hits, work: searcher.work, nearState: searcher.nearState(for: hits.map(\.doc)))
     }
 
     /// FTS5's rules for what each `detail` allows, checked as FTS5's parser does: each

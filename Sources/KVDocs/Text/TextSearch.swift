@@ -141,26 +141,32 @@ struct CompiledQuery {
 }
 
 extension TextSearcher {
-    /// The instances of each phrase of a NEAR group that take part in a match, as FTS5
-    /// trims the phrases' position lists (fts5_expr.c, `fts5ExprNearIsMatch`); all empty
-    /// when the group does not match. Positions are compared as `column << 32 | offset`; a
-    /// set of current instances matches when each phrase's instance ends within `distance`
-    /// tokens of the latest start among them. After each match the phrase whose next
-    /// instance comes first moves on, so the instances kept, and the counts BM25 gives the
-    /// phrases, are FTS5's. `lengths` holds each phrase's number of terms.
-    static func nearMatches(_ lists: [[PhraseInstance]], lengths: [Int], distance: Int) -> [[PhraseInstance]] {
+    /// Trims each phrase's instances of a NEAR group to those that take part in a match, as
+    /// FTS5 trims the phrases' position lists (fts5_expr.c, `fts5ExprNearIsMatch`), in
+    /// place; all left empty when the group does not match, and returns whether it does.
+    /// Positions are compared as `column << 32 | offset`; a set of current instances
+    /// matches when each phrase's instance ends within `distance` tokens of the latest start
+    /// among them. After each match the phrase whose next instance comes first moves on, so
+    /// the instances kept, and the counts BM25 gives the phrases, are FTS5's. `lengths`
+    /// holds each phrase's number of terms; `out` is scratch space (as many lists), reused
+    /// between calls.
+    static func nearMatch(_ lists: inout [[PhraseInstance]], _ out: inout [[PhraseInstance]], lengths: [Int], distance: Int) -> Bool {
         let n = lists.count
-        guard n > 1 else { return lists }
-        let none = Array(repeating: [PhraseInstance](), count: n)
-        guard lists.allSatisfy({ !$0.isEmpty }) else { return none }
+        guard n > 1 else { return lists.first.map { !$0.isEmpty } ?? false }
+        func clear(_ l: inout [[PhraseInstance]]) { for i in l.indices { l[i].removeAll(keepingCapacity: true) } }
+        guard lists.allSatisfy({ !$0.isEmpty }), out.count == n, lengths.count == n else {
+            clear(&lists)
+            return false
+        }
+        clear(&out)
         // FTS5 parses the distance into an int.
         let near = Int64(min(max(distance, 0), Int(Int32.max)))
         func position(_ i: PhraseInstance) -> Int64 { Int64(i.column) << 32 | Int64(i.start) }
         let end = Int64.max
+        // The current instance of each phrase; n is at most a few, so a fixed walk is enough.
         var at = Array(repeating: 0, count: n)
         func current(_ i: Int) -> Int64 { position(lists[i][at[i]]) }
         func lookahead(_ i: Int) -> Int64 { at[i] + 1 < lists[i].count ? position(lists[i][at[i] + 1]) : end }
-        var out = none
         search: while true {
             var latest = current(0)
             var matched: Bool
@@ -184,7 +190,12 @@ extension TextSearcher {
             at[next] += 1
             if at[next] == lists[next].count { break }
         }
-        return out[0].isEmpty ? none : out
+        guard !out[0].isEmpty else {
+            clear(&lists)
+            return false
+        }
+        for i in 0..<n { swap(&lists[i], &out[i]) }
+        return true
     }
 
     /// The instances of `phrase` in one row, given each of its terms' occurrences there
@@ -219,14 +230,41 @@ struct TextSearcher {
     /// What the last search did: rows scored exactly, and candidates and runs of rows
     /// skipped by their bounds (for tests that check pruning happens).
     var work = Work()
-    /// For each phrase of a NEAR group of several phrases: the instances it reports in each
-    /// row (what FTS5's test of the group left in its position list) and the rows where
-    /// the group matches, for highlights.
-    var nearState: [Int: NearState] = [:]
+    /// For each phrase of a NEAR group of several phrases, what it reports in the rows
+    /// where it reports instances (what FTS5's test of the group left in its position
+    /// list), and whether the group matches there; ``nearState(for:)`` gives highlights
+    /// the rows they show.
+    var nearRecords: [Int: NearRecord] = [:]
 
+    /// The instances a NEAR group's phrase reports, in flat storage: row `docs[k]` reports
+    /// `instances[ranges[k]]`; a list left over from an earlier row is stored once.
+    struct NearRecord {
+        var docs: [Int] = []
+        var ranges: [Range<Int>] = []
+        var matched: [Bool] = []
+        var instances: [PhraseInstance] = []
+    }
+
+    /// What NEAR groups of several phrases report in rows `docs`, by phrase, for highlights.
     struct NearState {
         var instances: [Int: [PhraseInstance]] = [:]
         var matched: Set<Int> = []
+    }
+
+    /// ``nearRecords`` for the rows `docs` only (the hits to highlight).
+    func nearState(for docs: [Int]) -> [Int: NearState] {
+        var result: [Int: NearState] = [:]
+        for (phrase, record) in nearRecords {
+            var state = NearState()
+            for doc in docs {
+                let k = TextIndex.search(record.docs, doc).at
+                guard k < record.docs.count, record.docs[k] == doc else { continue }
+                state.instances[doc] = Array(record.instances[record.ranges[k]])
+                if record.matched[k] { state.matched.insert(doc) }
+            }
+            result[phrase] = state
+        }
+        return result
     }
 
     struct Work: Equatable {
@@ -275,10 +313,12 @@ final class TermPostings {
     private var bodies: [[UInt8]] = []
     /// Each block's segment, stored first document and the entries its occurrence block holds.
     private var sources: [(segment: Int, first: Int, stored: Int)] = []
-    private var decoded: [Int: PostingBlock] = [:]
-    /// For blocks with rows left out: the stored entry of each remaining entry.
-    private var storedEntries: [Int: [Int]] = [:]
-    private var occurrences: [Int: (bytes: [UInt8], ranges: [Range<Int>])] = [:]
+    /// By block: the block once decoded.
+    private var decoded: [PostingBlock?] = []
+    /// By block, for blocks with rows left out: the stored entry of each remaining entry.
+    private var storedEntries: [[Int]?] = []
+    /// By block: its occurrence block once read, and where each entry lies in it.
+    private var occurrenceBlocks: [(bytes: [UInt8], ranges: [Range<Int>])?] = []
     private var tombstones: [Int] = []
     private(set) var documentFrequency = 0
 
@@ -305,6 +345,9 @@ final class TermPostings {
             bodies = order.map { bodies[$0] }
             sources = order.map { sources[$0] }
         }
+        decoded = Array(repeating: nil, count: headers.count)
+        storedEntries = Array(repeating: nil, count: headers.count)
+        occurrenceBlocks = Array(repeating: nil, count: headers.count)
         for (a, b) in zip(headers, headers.dropFirst()) where b.firstDoc <= a.lastDoc {
             throw KVDocsError(.corruption, "the posting blocks of text term \"\(term)\" overlap (documents \(a.firstDoc)...\(a.lastDoc) and \(b.firstDoc))")
         }
@@ -337,20 +380,14 @@ final class TermPostings {
             storedEntries[b] = kept
         }
         if keep.contains(false) {
-            var renumbered: [Int: PostingBlock] = [:], renumberedEntries: [Int: [Int]] = [:]
-            var newHeaders: [PostingBlockHeader] = [], newBodies: [[UInt8]] = [], newSources: [(segment: Int, first: Int, stored: Int)] = []
-            for b in headers.indices where keep[b] {
-                if let d = decoded[b] { renumbered[newHeaders.count] = d }
-                if let e = storedEntries[b] { renumberedEntries[newHeaders.count] = e }
-                newHeaders.append(headers[b])
-                newBodies.append(bodies[b])
-                newSources.append(sources[b])
-            }
-            headers = newHeaders
-            bodies = newBodies
-            sources = newSources
-            decoded = renumbered
-            storedEntries = renumberedEntries
+            // Blocks left empty are dropped (every per-block array alike).
+            func kept<T>(_ a: [T]) -> [T] { a.indices.compactMap { keep[$0] ? a[$0] : nil } }
+            headers = kept(headers)
+            bodies = kept(bodies)
+            sources = kept(sources)
+            decoded = kept(decoded)
+            storedEntries = kept(storedEntries)
+            occurrenceBlocks = kept(occurrenceBlocks)
         }
     }
 
@@ -413,13 +450,13 @@ final class TermPostings {
     /// The stored occurrences of entry `entry` of block `b`.
     func occurrences(block b: Int, entry: Int, layout: TextIndexLayout, reader: any KeyValueReader) throws -> ArraySlice<UInt8> {
         let source = sources[b]
-        if occurrences[b] == nil {
+        if occurrenceBlocks[b] == nil {
             guard let bytes = try reader.value(forKey: layout.occurrences(term, source.segment, source.first)) else {
                 throw KVDocsError(.corruption, "text term \"\(term)\" has a posting block at \(source.first) in segment \(source.segment) without occurrences; reindex it")
             }
-            occurrences[b] = (bytes, try bytes.withUnsafeBytes { try OccurrenceBlock.ranges($0, count: source.stored) })
+            occurrenceBlocks[b] = (bytes, try bytes.withUnsafeBytes { try OccurrenceBlock.ranges($0, count: source.stored) })
         }
-        guard let block = occurrences[b] else { return [] }
+        guard let block = occurrenceBlocks[b] else { return [] }
         let stored = storedEntries[b].map { $0[entry] } ?? entry
         return block.bytes[block.ranges[stored]]
     }
@@ -475,5 +512,82 @@ struct PostingCursor {
     func shallow(_ target: Int) -> (block: Int, lastDoc: Int)? {
         let b = list.blockIndex(atLeast: target, from: min(blockIndex, list.blockCount))
         return b < list.blockCount ? (b, list.headers[b].lastDoc) : nil
+    }
+}
+
+/// A phrase term's rows across its posting lists: one list, or for a prefix every term it
+/// expands to, kept as a min-heap by current document so a step costs a few comparisons
+/// whatever the number of lists.
+struct TermRowCursor {
+    private var heap: [PostingCursor]
+    /// The rows of all the lists (an upper bound on distinct rows for a prefix).
+    let documentFrequency: Int
+
+    /// - Throws: storage or `.corruption` errors reading the first blocks.
+    init(_ lists: [TermPostings]) throws {
+        var heap: [PostingCursor] = []
+        heap.reserveCapacity(lists.count)
+        for list in lists {
+            var cursor = PostingCursor(list)
+            try cursor.advance(to: 0)
+            if cursor.doc != .max { heap.append(cursor) }
+        }
+        documentFrequency = lists.reduce(0) { $0 + $1.documentFrequency }
+        self.heap = heap
+        if heap.count > 1 { for i in stride(from: heap.count / 2 - 1, through: 0, by: -1) { siftDown(i) } }
+    }
+
+    /// The current row, `Int.max` past the end.
+    var doc: Int { heap.isEmpty ? .max : heap[0].doc }
+
+    /// Moves to the first row at or after `target`.
+    mutating func advance(to target: Int) throws {
+        while !heap.isEmpty && heap[0].doc < target {
+            try heap[0].advance(to: target)
+            if heap[0].doc == .max {
+                heap.swapAt(0, heap.count - 1)
+                heap.removeLast()
+            }
+            siftDown(0)
+        }
+    }
+
+    /// Appends the stored occurrences of each list's entry on the current row to `entries`.
+    /// - Throws: storage errors, `.corruption` for a block without occurrences.
+    func appendOccurrences(to entries: inout [ArraySlice<UInt8>], layout: TextIndexLayout, reader: any KeyValueReader) throws {
+        guard !heap.isEmpty else { return }
+        try appendOccurrences(0, heap[0].doc, &entries, layout, reader)
+    }
+
+    /// The sum of the lists' frequencies on the current row.
+    var currentFrequency: Int {
+        guard !heap.isEmpty else { return 0 }
+        return frequency(0, heap[0].doc)
+    }
+
+    // The lists on the current row are the heap's top and the entries below it on the same row.
+    private func appendOccurrences(_ i: Int, _ doc: Int, _ entries: inout [ArraySlice<UInt8>], _ layout: TextIndexLayout, _ reader: any KeyValueReader) throws {
+        guard i < heap.count, heap[i].doc == doc else { return }
+        entries.append(try heap[i].list.occurrences(block: heap[i].blockIndex, entry: heap[i].entry, layout: layout, reader: reader))
+        try appendOccurrences(2 * i + 1, doc, &entries, layout, reader)
+        try appendOccurrences(2 * i + 2, doc, &entries, layout, reader)
+    }
+
+    private func frequency(_ i: Int, _ doc: Int) -> Int {
+        guard i < heap.count, heap[i].doc == doc else { return 0 }
+        return heap[i].frequency + frequency(2 * i + 1, doc) + frequency(2 * i + 2, doc)
+    }
+
+    private mutating func siftDown(_ start: Int) {
+        var i = start
+        while true {
+            let l = 2 * i + 1, r = l + 1
+            var m = i
+            if l < heap.count && heap[l].doc < heap[m].doc { m = l }
+            if r < heap.count && heap[r].doc < heap[m].doc { m = r }
+            if m == i { return }
+            heap.swapAt(i, m)
+            i = m
+        }
     }
 }
