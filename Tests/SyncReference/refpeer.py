@@ -243,7 +243,7 @@ class Database:
                 "committed_update_seq": self.seq, "instance_start_time": "0",
                 "doc_count": live, "doc_del_count": len(self.docs) - live,
                 "purge_seq": 0, "compact_running": False, "disk_format_version": 8,
-                "sizes": {"active": 0, "external": 0, "file": 0}}
+                "sizes": {"active": 0, "disk": 0, "external": 0}}
 
     def _touch(self, tree):
         self.seq += 1
@@ -673,7 +673,10 @@ class Handler(BaseHTTPRequestHandler):
                     except HTTPError as e:
                         out.append({"id": p[0], "error": e.error, "reason": e.reason})
                 else:
+                    # protocol.rst: "If the Document has been stored successfully,
+                    # the list item MUST contain the field ok with true value"
                     db.apply_replicated(*p)
+                    out.append({"ok": True, "id": p[0], "rev": rev_str(p[1][0])})
         if single:
             r = out[0]
             if "error" in r:
@@ -926,7 +929,7 @@ def find_start_seq(src_log, tgt_log):
     return 0
 
 
-def replicate(source_url, target_url, continuous_seconds=0, batch_size=100, log=None):
+def replicate(source_url, target_url, continuous_seconds=0, batch_size=100, use_bulk_get=True):
     src, tgt = Peer(source_url), Peer(target_url)
     stats = {"docs_read": 0, "docs_written": 0, "missing_checked": 0,
              "missing_found": 0, "doc_write_failures": 0}
@@ -953,7 +956,6 @@ def replicate(source_url, target_url, continuous_seconds=0, batch_size=100, log=
     start_time = time.strftime("%a, %d %b %Y %H:%M:%S GMT", time.gmtime())
     since = start_seq
     deadline = time.time() + continuous_seconds
-    use_bulk_get = True
 
     def checkpoint(seq):
         nonlocal src_log, tgt_log
