@@ -9,7 +9,7 @@ a6778e5d49a5df32a8eeeff4bf55d0e24ff688a6, 2026-08-06):
   - src/docs/src/replication/protocol.rst   (algorithm, replication log, _bulk_docs
                                               new_edits:false, _ensure_full_commit,
                                               checkpoint comparison, error responses)
-  - src/docs/src/api/database/bulk-api.rst  (_bulk_get, _bulk_docs)
+  - src/docs/src/api/database/bulk-api.rst  (_bulk_get, _bulk_docs, _all_docs)
   - src/docs/src/api/database/changes.rst   (_changes: since, limit, style, feed,
                                               timeout, filter=_doc_ids)
   - src/docs/src/api/database/misc.rst      (_revs_diff, _revs_limit)
@@ -402,8 +402,10 @@ class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "refpeer/" + VERSION
 
-    def log_message(self, fmt, *args):   # quiet
-        pass
+    def log_message(self, fmt, *args):
+        if getattr(self.server, "verbose", False):
+            sys.stderr.write("%s\n" % (fmt % args))
+            sys.stderr.flush()
 
     @property
     def state(self):
@@ -564,6 +566,8 @@ class Handler(BaseHTTPRequestHandler):
                         t.stem(n)
                 return self.send_json(200, {"ok": True})
             self.method_not_allowed("GET,PUT")
+        if second == "_all_docs" and len(segs) == 2:
+            return self.all_docs(db, q)
         if second == "_local" and len(segs) == 3:
             return self.local_doc(db, segs[2], q)
         if second == "_design" and len(segs) == 3:
@@ -751,6 +755,42 @@ class Handler(BaseHTTPRequestHandler):
                                                        "reason": "missing"}})
                 results.append({"id": doc_id, "docs": docs})
         self.send_json(200, {"results": results})
+
+    def all_docs(self, db, q):
+        """bulk-api.rst GET/POST /{db}/_all_docs (keys, include_docs, limit)."""
+        keys = parse_json_param(q, "keys")
+        if self.command == "POST":
+            body = self.json_body()
+            if not isinstance(body, dict):
+                raise bad_request("Request body must be a JSON object")
+            keys = body.get("keys", keys)
+        elif self.command not in ("GET", "HEAD"):
+            self.method_not_allowed("GET,HEAD,POST")
+        if keys is not None and (not isinstance(keys, list) or
+                                 not all(isinstance(k, str) for k in keys)):
+            raise bad_request("`keys` must be an array of strings")
+        include_docs = parse_bool(q, "include_docs")
+        limit = parse_int(q, "limit", None)
+        rows = []
+        with db.cond:
+            total = sum(1 for t in db.docs.values() if not t.nodes[t.winner()].deleted)
+            ids = keys if keys is not None else sorted(
+                i for i, t in db.docs.items() if not t.nodes[t.winner()].deleted)
+            for i in ids:
+                t = db.docs.get(i)
+                if t is None:
+                    rows.append({"key": i, "error": "not_found"})
+                    continue
+                w = t.winner()
+                row = {"id": i, "key": i, "value": {"rev": rev_str(w)}}
+                if t.nodes[w].deleted:
+                    row["value"]["deleted"] = True
+                if include_docs:
+                    row["doc"] = None if t.nodes[w].deleted else t.doc_json(w)
+                rows.append(row)
+        if limit is not None:
+            rows = rows[:limit]
+        self.send_json(200, {"total_rows": total, "offset": 0, "rows": rows})
 
     def document(self, db, doc_id, q):
         m = self.command
@@ -1067,6 +1107,7 @@ def main(argv=None):
     s.add_argument("--db", action="append", default=[])
     s.add_argument("--user")
     s.add_argument("--password")
+    s.add_argument("--verbose", action="store_true", help="log requests to stderr")
     r = sub.add_parser("replicate")
     r.add_argument("source")
     r.add_argument("target")
@@ -1077,6 +1118,7 @@ def main(argv=None):
         if (a.user is None) != (a.password is None):
             ap.error("--user and --password go together")
         httpd = make_server(a.port, a.db, a.user, a.password, a.host)
+        httpd.verbose = a.verbose
         print("listening on http://%s:%d" % (a.host, httpd.server_address[1]), flush=True)
         try:
             httpd.serve_forever()
