@@ -481,13 +481,16 @@ class Handler(BaseHTTPRequestHandler):
             segs = [urllib.parse.unquote(s) for s in u.path.split("/") if s != ""]
             self.route(segs, q)
         except HTTPError as e:
-            if e.status == 401 or self.command in ("GET", "HEAD", "DELETE"):
-                pass
-            self.send_json(e.status, {"error": e.error, "reason": e.reason}, e.headers)
+            # the request body may be unread: do not reuse this connection
+            self.close_connection = True
+            headers = dict(e.headers, Connection="close")
+            self.send_json(e.status, {"error": e.error, "reason": e.reason}, headers)
         except (BrokenPipeError, ConnectionResetError):
             pass
         except Exception as e:  # pragma: no cover
-            self.send_json(500, {"error": "unknown_error", "reason": str(e)[:200]})
+            self.close_connection = True
+            self.send_json(500, {"error": "unknown_error", "reason": str(e)[:200]},
+                           {"Connection": "close"})
 
     def method_not_allowed(self, allowed):
         raise HTTPError(405, "method_not_allowed", "Only %s allowed" % allowed,

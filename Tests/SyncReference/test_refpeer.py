@@ -312,6 +312,41 @@ class RefPeerCase(unittest.TestCase):
         # nothing stored by the rejected batch
         self.assertEqual(http("GET", b + "/a")[0], 404)
 
+    def test_random_three_peer_convergence(self):
+        import random
+        seed = int(os.environ.get("REFPEER_SEED", "0")) or random.randrange(1, 10**6)
+        rnd = random.Random(seed)
+        peers = [self.server("--db", "d") + "/d" for _ in range(3)]
+        ids = ["k%d" % i for i in range(8)]
+        for step in range(60):
+            if rnd.random() < 0.25:
+                s, t = rnd.sample(peers, 2)
+                refpeer.replicate(s, t, batch_size=rnd.choice([1, 3, 100]),
+                                  use_bulk_get=rnd.random() < 0.5)
+                continue
+            url = rnd.choice(peers)
+            doc_id = rnd.choice(ids)
+            st, d = http("GET", url + "/" + doc_id)
+            if st == 200 and rnd.random() < 0.25:
+                self.assertEqual(http("DELETE", url + "/%s?rev=%s" % (doc_id, d["_rev"]))[0], 200)
+            elif st == 200:
+                self.put(url, doc_id, {"step": step, "_rev": d["_rev"]})
+            else:
+                self.assertEqual(st, 404)
+                self.assertEqual(http("PUT", url + "/" + doc_id, {"step": step})[0], 201)
+        for _ in range(2):      # all pairs, twice: quiescent afterwards
+            for s in peers:
+                for t in peers:
+                    if s != t:
+                        refpeer.replicate(s, t)
+        states = [self.state(u) for u in peers]
+        self.assertEqual(states[0], states[1], "seed %d" % seed)
+        self.assertEqual(states[0], states[2], "seed %d" % seed)
+        for s in peers:
+            for t in peers:
+                if s != t:
+                    self.assertEqual(refpeer.replicate(s, t)["docs_written"], 0, "seed %d" % seed)
+
     def test_doc_examples(self):
         with open(os.path.join(HERE, "doc_examples.json")) as f:
             data = json.load(f)
