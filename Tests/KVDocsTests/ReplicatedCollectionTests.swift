@@ -277,6 +277,36 @@ import Testing
         }
     }
 
+    // MARK: - _local documents
+
+    @Test func localDocumentsCountTheirRevisionsAndStayOutOfTheFeedAndTheTrees() throws {
+        try Self.withStore { store, db in
+            let notes = try store.collection("notes")
+            let feed = try store.changes().count
+            #expect(try notes.localDocument("_local/cp") == nil)
+            #expect(try notes.putLocalDocument("_local/cp", body: ["last_seq": 5, "_id": "_local/cp"], ifRev: nil) == "0-1")
+            #expect(try notes.localDocument("cp")?.rev == "0-1")
+            #expect(try notes.localDocument("cp")?.body == ["last_seq": 5])
+            let before = try Self.dump(db)
+            let error = expectError(.conflict) { try notes.putLocalDocument("cp", body: [:], ifRev: "0-7") }
+            #expect(error?.message.contains("0-1") == true)
+            expectError(.conflict) { try notes.putLocalDocument("cp", body: [:], ifRev: nil) }
+            expectError(.conflict) { try notes.deleteLocalDocument("cp", rev: "0-2") }
+            expectError(.invalidArgument) { try notes.putLocalDocument("_local/", body: [:], ifRev: nil) }
+            expectError(.notSupported) { try store.collection("people").localDocument("cp") }
+            #expect(try Self.dump(db) == before)
+            #expect(try notes.putLocalDocument("cp", body: ["last_seq": 9], ifRev: "0-1") == "0-2")
+            // A new document may be written with any 0-… revision (CouchDB's replicator sends one).
+            #expect(try notes.putLocalDocument("other", body: [:], ifRev: "0-4") == "0-1")
+            try notes.deleteLocalDocument("cp", rev: "0-2")
+            #expect(try notes.localDocument("cp") == nil)
+            expectError(.notFound) { try notes.deleteLocalDocument("cp", rev: "0-2") }
+            #expect(try store.changes().count == feed)
+            #expect(try Self.keys(db, store.layout.revisionTrees("notes")).isEmpty)
+            #expect(try notes.find().isEmpty)
+        }
+    }
+
     // MARK: - Property test against a model
 
     /// The model: per id, a tree built with ``RevisionTree`` directly and the bodies of its

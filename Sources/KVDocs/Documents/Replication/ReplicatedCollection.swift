@@ -145,3 +145,100 @@ extension DocumentCollection {
         try store.performWrites(sync: sync) { try $0.writeReplicated(name, id: id, revision: revision, history: history, deleted: deleted, body: body) }
     }
 }
+
+// MARK: - _local documents (design §1.7)
+
+extension DocumentStore {
+    /// The largest `_local` document body, in stored bytes.
+    static let maximumLocalDocumentSize = 1 << 20
+
+    /// A `_local` document id without its `_local/` prefix, checked.
+    static func localID(_ id: String, collection: String) throws -> String {
+        let bare = id.hasPrefix("_local/") ? String(id.dropFirst("_local/".count)) : id
+        guard !bare.isEmpty, bare.utf8.count <= maximumReplicatedIDLength else {
+            throw KVDocsError(.invalidArgument, "collection \"\(collection)\": a _local document id must have 1…\(maximumReplicatedIDLength) bytes after \"_local/\", not \(JSONValue.string(id).compactDescription)")
+        }
+        return bare
+    }
+
+    /// The stored `[n, body]` of a `_local` document.
+    static func parseLocal(_ bytes: [UInt8], collection: String, id: String, key: [UInt8]) throws -> (Int64, JSONObject) {
+        guard case .array(let pair) = try parseStored(bytes), pair.count == 2, case .int(let n) = pair[0], n >= 0, case .object(let body) = pair[1] else {
+            throw KVDocsError(.corruption, "collection \"\(collection)\": _local document \(JSONValue.string(id).compactDescription) is not [revision number, body]", key: key)
+        }
+        return (n, body)
+    }
+}
+
+extension DocumentCollection {
+    private func replicatedSchema() throws {
+        guard try store.schema.collection(name).replicated else {
+            throw KVDocsError(.notSupported, "collection \"\(name)\" is not replicated: it has no _local documents")
+        }
+    }
+
+    /// The `_local` document `id` (with or without the `_local/` prefix): its revision
+    /// `0-n` and body, or `nil`. `_local` documents are never replicated, indexed or in the
+    /// change feed, and have no revision tree.
+    /// - Throws: `.notSupported` for a collection that is not replicated, `.invalidArgument`
+    ///   for an empty or too long id, `.corruption` for a damaged record.
+    public func localDocument(_ id: String) throws -> (rev: String, body: JSONObject)? {
+        try replicatedSchema()
+        let bare = try DocumentStore.localID(id, collection: name)
+        let key = store.layout.localDocument(name, bare)
+        guard let bytes = try store.storage.value(forKey: key) else { return nil }
+        let (n, body) = try DocumentStore.parseLocal(bytes, collection: name, id: bare, key: key)
+        return ("0-\(n)", body)
+    }
+
+    /// Writes the `_local` document `id` (CouchDB's rules): when it exists, `ifRev` must be
+    /// its revision `0-n`; when it does not, `ifRev` must be `nil` or any `0-…`. Members
+    /// starting with `_` are dropped from `body`. Returns the new revision `0-(n+1)`.
+    /// - Throws: `.conflict` for a wrong `ifRev`, `.invalidArgument` for a body over 1 MiB or
+    ///   a bad id, `.notSupported` for a collection that is not replicated; nothing is
+    ///   written then.
+    @discardableResult
+    public func putLocalDocument(_ id: String, body: JSONObject, ifRev: String?, sync: Bool = false) throws -> String {
+        try replicatedSchema()
+        let bare = try DocumentStore.localID(id, collection: name)
+        let kept = JSONObject(body.filter { !$0.key.hasPrefix("_") }.map { ($0.key, $0.value) })
+        return try store.performWrites(sync: sync) { context in
+            let key = store.layout.localDocument(name, bare)
+            let current = try store.storage.value(forKey: key).map { try DocumentStore.parseLocal($0, collection: name, id: bare, key: key).0 }
+            try checkLocalRev(bare, current: current, given: ifRev)
+            let next = (current ?? 0).saturatingAdd(1)
+            let bytes = try DocumentStore.storedBytes(.array([.int(next), .object(kept)]))
+            guard bytes.count <= DocumentStore.maximumLocalDocumentSize else {
+                throw KVDocsError(.invalidArgument, "collection \"\(name)\": _local document \(JSONValue.string(bare).compactDescription) is \(bytes.count) bytes; at most \(DocumentStore.maximumLocalDocumentSize) are allowed")
+            }
+            context.batch.put(key, bytes)
+            return "0-\(next)"
+        }
+    }
+
+    /// Deletes the `_local` document `id`, whose revision must be `rev`.
+    /// - Throws: `.notFound` when there is none, `.conflict` for another revision.
+    public func deleteLocalDocument(_ id: String, rev: String, sync: Bool = false) throws {
+        try replicatedSchema()
+        let bare = try DocumentStore.localID(id, collection: name)
+        try store.performWrites(sync: sync) { context in
+            let key = store.layout.localDocument(name, bare)
+            guard let bytes = try store.storage.value(forKey: key) else {
+                throw KVDocsError(.notFound, "collection \"\(name)\" has no _local document \(JSONValue.string(bare).compactDescription)")
+            }
+            try checkLocalRev(bare, current: try DocumentStore.parseLocal(bytes, collection: name, id: bare, key: key).0, given: rev)
+            context.batch.delete(key)
+        }
+    }
+
+    private func checkLocalRev(_ id: String, current: Int64?, given: String?) throws {
+        let described = JSONValue.string(id).compactDescription
+        if let current {
+            guard given == "0-\(current)" else {
+                throw KVDocsError(.conflict, "collection \"\(name)\", _local document \(described): _rev \(given ?? "(none)") is not its revision 0-\(current)")
+            }
+        } else if let given, !given.hasPrefix("0-") {
+            throw KVDocsError(.conflict, "collection \"\(name)\", _local document \(described) does not exist; _rev \(given) is not a 0-… revision")
+        }
+    }
+}
