@@ -203,6 +203,33 @@ import Testing
         }
     }
 
+    /// A unique index sees the winner only; a write (interactive or replicated) whose new
+    /// winner would break it fails and leaves nothing behind, not even its tree.
+    @Test func aUniqueViolationOfTheNewWinnerWritesNothing() throws {
+        try withTemporaryDatabase { db, _ throws in
+            let schema = try Schema(json: Data(#"{"collections": {"users": {"replicated": true, "indexes": [{"name": "by_email", "fields": ["email"], "unique": true}]}}}"#.utf8))
+            let store = try DocumentStore(database: db, schema: schema)
+            let users = try store.collection("users")
+            try users.insert(["_id": "a", "email": "x@example.com"])
+            let r1 = try Self.rev("1-aaa")
+            try users.writeReplicated(id: "b", revision: r1, body: ["email": "y@example.com"])
+            let before = try Self.dump(db)
+            expectError(.uniqueViolation) { try users.insert(["_id": "c", "email": "x@example.com"]) }
+            expectError(.uniqueViolation) { try users.upsert(["_id": "b", "email": "x@example.com"]) }
+            // A replicated revision that would win with a taken value.
+            let r2 = try Self.rev("2-zzz")
+            expectError(.uniqueViolation) { try users.writeReplicated(id: "b", revision: r2, history: [r2.id, r1.id], body: ["email": "x@example.com"]) }
+            #expect(try Self.dump(db) == before)
+            // A losing revision with a taken value is kept: indexes do not see it.
+            let r2a = try Self.rev("2-abc"), r2b = try Self.rev("2-bbb")
+            try users.writeReplicated(id: "b", revision: r2b, history: [r2b.id, r1.id], body: ["email": "z@example.com"])
+            try users.writeReplicated(id: "b", revision: r2a, history: [r2a.id, r1.id], body: ["email": "x@example.com"])
+            #expect(try users.get(id: "b")?["email"] == "z@example.com")
+            #expect(try users.conflictInfo(id: "b")?.conflicts == [r2a])
+            #expect(try store.verify().isClean)
+        }
+    }
+
     @Test func nonReplicatedCollectionsStoreWhatTheyStoredBefore() throws {
         try Self.withStore { store, db in
             try store.collection("people").insert(["id": 1, "age": 30])
