@@ -140,6 +140,7 @@ extension DocumentCollection {
     /// conflicts may appear. `history` is `_revisions.ids` (newest first, the revision's own
     /// id first); `nil` stores the revision alone. Returns `nil` when the tree already had
     /// the revision (nothing is written).
+    @discardableResult
     package func writeReplicated(id: String, revision: Revision, history: [RevisionID]? = nil, deleted: Bool = false,
                                  body: JSONObject, sync: Bool = false) throws -> Change? {
         try store.performWrites(sync: sync) { try $0.writeReplicated(name, id: id, revision: revision, history: history, deleted: deleted, body: body) }
