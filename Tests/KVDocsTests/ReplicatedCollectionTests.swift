@@ -230,6 +230,21 @@ import Testing
         }
     }
 
+    /// A layered store cannot share a replicated collection with its base (design §1.1):
+    /// opening one with a schema declaring it is refused.
+    @Test func aLayeredStoreRefusesABasesReplicatedCollection() throws {
+        let dir = TemporaryDirectory()
+        do {
+            let db = try Database(path: dir.child("base"))
+            defer { db.close() }
+            try DocumentStore(database: db, schema: try Self.schema()).collection("notes").insert(["_id": "a"])
+        }
+        let error = expectError(.notSupported) {
+            try LayeredDocumentStore(user: dir.child("user"), base: dir.child("base"), schema: try Self.schema(), create: true)
+        }
+        #expect(error?.message.contains("\"notes\"") == true)
+    }
+
     @Test func nonReplicatedCollectionsStoreWhatTheyStoredBefore() throws {
         try Self.withStore { store, db in
             try store.collection("people").insert(["id": 1, "age": 30])

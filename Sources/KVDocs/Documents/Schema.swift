@@ -72,7 +72,7 @@ public struct CollectionSchema: Sendable, Hashable {
     /// at its next write.
     public var revsLimit: Int
 
-    /// The default and the bounds of ``revsLimit``.
+    /// The default ``revsLimit`` (CouchDB's default `_revs_limit`).
     public static let defaultRevsLimit = 1000
     /// The largest ``revsLimit``.
     public static let maximumRevsLimit = 10_000
