@@ -55,6 +55,12 @@ public enum Command: Equatable, Sendable {
     case optimize(String, String?)
     case salvage(quarantine: String?)
     case changes(since: Int64, limit: Int?)
+    /// `conflicts COLLECTION`: the documents of a replicated collection with conflicts.
+    case conflicts(String)
+    /// `resolve COLLECTION ID REV`: keep REV, tombstone the document's other non-deleted leaves.
+    case resolve(String, JSONValue, String)
+    /// `revs COLLECTION ID`: a replicated document's leaf revisions and their histories.
+    case revs(String, JSONValue)
     /// `layers`: the base and user databases of a layered session, with their sizes.
     case layers
     /// `replace-base NEWBASE [--allow-unrelated]`
@@ -102,7 +108,8 @@ public enum Command: Equatable, Sendable {
     /// Whether the command changes the database (refused with `--read-only`).
     public var isWrite: Bool {
         switch self {
-        case .put, .del, .delrange, .compact, .load, .keyspacesLoad, .schemaLoad, .insert, .upsert, .remove, .importFile, .reindex, .optimize, .repair, .salvage, .replaceBase:
+        case .put, .del, .delrange, .compact, .load, .keyspacesLoad, .schemaLoad, .insert, .upsert, .remove, .importFile, .reindex, .optimize, .repair, .salvage, .replaceBase,
+             .resolve:
             return true
         default:
             return false
@@ -133,7 +140,7 @@ public enum Command: Equatable, Sendable {
         "get", "put", "del", "scan", "delrange", "stats", "property", "size", "compact", "snapshot", "release",
         "dump", "load", "keyspaces", "sync", "repair", "help", "quit", "schema", "collections", "indexes", "insert", "upsert", "doc",
         "remove", "import", "export", "find", "count", "explain", "search", "near", "terms", "verify", "reindex", "optimize", "salvage", "changes",
-        "layers", "replace-base", "backup", "format", "mode", "timer",
+        "layers", "replace-base", "backup", "format", "mode", "timer", "conflicts", "resolve", "revs",
     ]
 }
 
@@ -315,6 +322,12 @@ extension Command {
             }
             return .terms(collection, index: index, prefix: prefix, limit: limit)
         case "verify": return .verify(s.word())
+        case "conflicts": return .conflicts(try s.expectWord("a collection name"))
+        case "revs", "resolve":
+            let collection = try s.expectWord("a collection name")
+            let id = try s.jsonValue("a document id (a JSON string)")
+            if name == "revs" { return .revs(collection, id) }
+            return .resolve(collection, id, try s.expectWord("the revision to keep (N-HEX)"))
         case "reindex":
             let collection = try s.expectWord("a collection name")
             return .reindex(collection, s.word())

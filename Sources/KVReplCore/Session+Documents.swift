@@ -215,6 +215,31 @@ extension Session {
             for c in try documents().changes(since: since, limit: limit) {
                 emitRow(["sequence": .int(c.sequence), "collection": .string(c.collection), "id": c.id, "operation": .string(c.operation.rawValue)], c.description)
             }
+        case .conflicts(let collection):
+            leadingColumns = ["id", "winner", "conflicts"]
+            for c in try documents().collection(collection).conflicts() {
+                emitRow(["id": .string(c.id), "winner": .string(c.winner.description), "conflicts": .array(c.conflicts.map { .string($0.description) }),
+                         "deleted_conflicts": .array(c.deletedConflicts.map { .string($0.description) })],
+                        "\(JSONValue.string(c.id).compactDescription) \(c.winner) conflicts: \(c.conflicts.map(\.description).joined(separator: ", "))")
+            }
+        case .revs(let collection, let idValue):
+            guard case .string(let id) = idValue else { throw KVDocsError(.invalidArgument, "a replicated document's id is a string, not \(idValue.compactDescription)") }
+            let store = try documents()
+            let leaves = try store.collection(collection).revisionLeaves(id: id)
+            guard !leaves.isEmpty else { throw KVDocsError(.notFound, "collection \"\(collection)\" has no document \(idValue.compactDescription)") }
+            leadingColumns = ["rev", "winner", "deleted", "history"]
+            for (i, leaf) in leaves.enumerated() {
+                let history = try store.read { try $0.revisionHistory(collection, id: id, revision: leaf.revision) } ?? [leaf.revision]
+                emitRow(["rev": .string(leaf.revision.description), "winner": .bool(i == 0), "deleted": .bool(leaf.deleted),
+                         "history": .array(history.map { .string($0.description) })],
+                        "\(leaf.revision)\(i == 0 ? " (winner)" : "")\(leaf.deleted ? " deleted" : ""): \(history.map(\.description).joined(separator: " <- "))")
+            }
+        case .resolve(let collection, let idValue, let revText):
+            guard case .string(let id) = idValue else { throw KVDocsError(.invalidArgument, "a replicated document's id is a string, not \(idValue.compactDescription)") }
+            let keep = try Revision.parse(revText)
+            let tombstones = try documents().collection(collection).resolve(id: id, keep: keep, sync: sync)
+            emit(["ok": true, "id": idValue, "kept": .string(keep.description), "tombstones": .array(tombstones.map { .string($0.description) })],
+                 "resolved \(idValue.compactDescription): kept \(keep), \(tombstones.count) tombstone\(tombstones.count == 1 ? "" : "s")")
         default:
             break
         }
@@ -235,7 +260,8 @@ extension Session {
             let collections = schema?.collections.keys.sorted() ?? []
             switch (command, index) {
             case ("find", 1), ("count", 1), ("insert", 1), ("upsert", 1), ("doc", 1), ("remove", 1), ("indexes", 1),
-                 ("import", 1), ("export", 1), ("search", 1), ("near", 1), ("terms", 1), ("verify", 1), ("reindex", 1), ("optimize", 1):
+                 ("import", 1), ("export", 1), ("search", 1), ("near", 1), ("terms", 1), ("verify", 1), ("reindex", 1), ("optimize", 1),
+                 ("conflicts", 1), ("resolve", 1), ("revs", 1):
                 candidates = collections
             case ("sync", 1), ("timer", 1): candidates = ["on", "off"]
             case ("format", 1), ("mode", 1): candidates = OutputFormat.allCases.map(\.rawValue) + ["text"]

@@ -87,7 +87,7 @@ import Testing
             (#"{"collections": {"p": {"indexes": [{"name": "x", "fields": ["a"], "unique": "yes"}]}}}"#, #"s.json: collection "p": index "x": "unique" must be true or false"#),
             (#"{"collections": {"p": {"primaryKey": "a.b"}}}"#, #"s.json: collection "p": primaryKey "a.b" must be a top-level field name"#),
             (#"{"collections": {"p": {"text": [{"name": "t", "fields": ["bio"], "tokenizer": "icu"}]}}}"#, #"s.json: collection "p": text index "t": "tokenizer" must be one of "unicode61", "porter""#),
-            (#"{"collections": {"p": {"index": []}}}"#, #"s.json: collection "p": unknown member "index" (expected "primaryKey", "indexes", "text")"#),
+            (#"{"collections": {"p": {"index": []}}}"#, #"s.json: collection "p": unknown member "index" (expected "primaryKey", "indexes", "text", "replicated", "revsLimit")"#),
             (#"{"collection": {}}"#, #"s.json: unknown member "collection" (expected "collections")"#),
             ("{\"collections\": {\n\"p\": {,}}}", "s.json: invalid JSON at line 2, column 7"),
         ]

@@ -232,6 +232,44 @@ import Testing
         #expect(progress.isEmpty)
     }
 
+    /// The fixture written by format-4 code (before replicated collections) opens migrated
+    /// to format 5 with nothing else changed: no index rebuilt, the same documents, index
+    /// entries and change records. Its `_id`-keyed collection cannot then be made
+    /// replicated (it holds documents); a new replicated collection can be added.
+    @Test func aFormatFourStoreIsMigratedToFiveWithoutChangingItsData() throws {
+        let dir = TemporaryDirectory()
+        let path = dir.child("db")
+        try FileManager.default.copyItem(atPath: packageRoot.appendingPathComponent("Tests/Fixtures/format4-db").path, toPath: path)
+        let db = try Database(path: path)
+        defer { db.close() }
+        #expect(try db.get(Subspace().pack(["m", "format"]), as: Tuple.self) == Tuple([.int(4)]))
+        func data() throws -> [[UInt8]: [UInt8]] {
+            var result: [[UInt8]: [UInt8]] = [:]
+            let cursor = try db.scan(KeyRange.all, order: .forward)
+            while let (k, v) = try cursor.next({ (Array($0), Array($1)) }) {
+                if !Subspace(["m"]).contains(k) { result[k] = v }
+            }
+            return result
+        }
+        let before = try data()
+        var progress: [DocumentStore.IndexBuildProgress] = []
+        let store = try DocumentStore(database: db) { progress.append($0) }
+        #expect(progress.isEmpty)
+        #expect(try db.get(Subspace().pack(["m", "format"]), as: Tuple.self) == Tuple([.int(5)]))
+        #expect(try data() == before)
+        #expect(try store.verify().isClean)
+        #expect(try store.collection("notes").find(Query().where("tags[]", .equal("b"))).map { $0["_id"] } == ["n1", "n2"])
+        #expect(try store.changes().map(\.operation.rawValue) == ["insert", "insert", "insert", "insert", "delete"])
+        var schema = try store.schema
+        schema.collections["notes"]?.replicated = true
+        expectError(.notSupported) { try store.apply(schema) }
+        schema = try store.schema
+        schema.collections["synced"] = CollectionSchema(replicated: true)
+        try store.apply(schema)
+        try store.collection("synced").insert(["_id": "s1"])
+        #expect(try store.collection("synced").revisionLeaves(id: "s1").count == 1)
+    }
+
     @Test func aNewStoreRecordsTheCurrentFormat() throws {
         try withTemporaryDatabase { db, _ throws in
             _ = try DocumentStore(database: db, schema: try peopleSchema())

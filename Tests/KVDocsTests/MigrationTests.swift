@@ -260,9 +260,10 @@ import KVDocsTestSupport
 
     static func format(_ db: Database) throws -> Int64? { try Catalog().formatVersion(in: db) }
 
-    /// Every store this version writes is at format 4 (binary documents), from the write
-    /// that creates it: KVDocs versions that read format 3 and older refuse it instead of
-    /// misreading its documents. Running a migration, or undoing one, keeps it at 4.
+    /// Every store this version writes is at the current format (5: binary documents and
+    /// replicated collections), from the write that creates it: KVDocs versions that read
+    /// older formats refuse it instead of misreading its documents. Running a migration,
+    /// or undoing one, keeps it there.
     @Test func aStoreIsAtFormat4FromItsFirstWriteThroughMigrationsAndUndoneOnes() throws {
         struct Refused: Error {}
         let dir = TemporaryDirectory()
@@ -270,33 +271,33 @@ import KVDocsTestSupport
         defer { db.close() }
         let store = try DocumentStore(database: db, schema: try Self.parsedSchema)
         try Self.populate(store, 20)
-        #expect(DocumentStore.formatVersion == 4)
-        #expect(try Self.format(db) == 4)
+        #expect(DocumentStore.formatVersion == 5)
+        #expect(try Self.format(db) == DocumentStore.formatVersion)
 
         var failing = DocumentMigrator()
         try failing.register("fails") { migration in
-            #expect(try Self.format(db) == 4)
+            #expect(try Self.format(db) == DocumentStore.formatVersion)
             try migration.insert("groups", ["id": "g"])
             throw Refused()
         }
         #expect(throws: Refused.self) { _ = try DocumentStore(database: db, migrator: failing) }
-        #expect(try Self.format(db) == 4)
+        #expect(try Self.format(db) == DocumentStore.formatVersion)
 
         var migrator = DocumentMigrator()
         try migrator.register("adds a group") { try $0.insert("groups", ["id": "g"]) }
         _ = try DocumentStore(database: db, migrator: migrator)
-        #expect(try Self.format(db) == 4)
+        #expect(try Self.format(db) == DocumentStore.formatVersion)
         var schema = try Self.parsedSchema
         schema.collections["trips"] = CollectionSchema(primaryKey: "id")
         try store.apply(schema)
-        #expect(try Self.format(db) == 4)
+        #expect(try Self.format(db) == DocumentStore.formatVersion)
         // A newer format is refused: `.notSupported`.
         try db.put(Catalog().formatKey, Tuple([.int(DocumentStore.formatVersion + 1)]))
         expectError(.notSupported) { try DocumentStore(database: db) }
     }
 
-    /// The fixture written by format-2 code (before migrations): opened, it is at format 4
-    /// (binary documents); a migrator's first migration runs on it.
+    /// The fixture written by format-2 code (before migrations): opened, it is at the
+    /// current format; a migrator's first migration runs on it.
     @Test func aFormat2StoreFromTheFixtureIsMigratedAndRunsItsFirstMigration() throws {
         let dir = TemporaryDirectory()
         let path = dir.child("db")
@@ -305,7 +306,7 @@ import KVDocsTestSupport
         defer { db.close() }
         #expect(try Self.format(db) == 2)
         let store = try DocumentStore(database: db)
-        #expect(try Self.format(db) == 4)
+        #expect(try Self.format(db) == DocumentStore.formatVersion)
         let before = try store.collection("things").find()
         var migrator = DocumentMigrator()
         try migrator.register("tag things") { migration in
@@ -316,7 +317,7 @@ import KVDocsTestSupport
             }
         }
         let migrated = try DocumentStore(database: db, migrator: migrator)
-        #expect(try Self.format(db) == 4)
+        #expect(try Self.format(db) == DocumentStore.formatVersion)
         let after = try migrated.collection("things").find()
         #expect(after.count == before.count && !after.isEmpty)
         #expect(after.allSatisfy { $0["tagged"] == true })

@@ -9,10 +9,19 @@ extension DocumentStore {
     /// Queries meanwhile see the catalog of their snapshot: an index being built is not
     /// ready there, so they scan documents instead. Writers wait.
     /// - Throws: `.uniqueViolation` when a unique index meets duplicate values, `.schema`
-    ///   for a document an index cannot take, storage errors.
+    ///   for a document an index cannot take, `.notSupported` for a collection holding
+    ///   documents whose ``CollectionSchema/replicated`` changes, storage errors.
     public func apply(_ newSchema: Schema, progress: ((IndexBuildProgress) -> Void)? = nil) throws {
         try storage.withWriteTransaction {
             let current = try catalog()
+            // Turning replication on or off for a collection that holds documents would
+            // need every document's tree made or dropped: not supported yet.
+            for (name, old) in current.schema.collections {
+                guard let new = newSchema[collection: name], new.replicated != old.replicated else { continue }
+                if try storage.count(layout.documents(name).range) > 0 || storage.count(layout.replication(name).range) > 0 {
+                    throw KVDocsError(.notSupported, "collection \"\(name)\" holds documents: it cannot be made \(new.replicated ? "replicated" : "not replicated") (not supported yet); create a new collection and copy the documents")
+                }
+            }
             let target = CompiledCatalog(generation: current.generation, schema: newSchema, states: current.states, layout: layout)
             let storedJSON = try records.schemaData(in: storage)
             let newJSON = newSchema.jsonData()

@@ -21,7 +21,12 @@ extension DocumentStore {
         var changes: [Change] = []
         var sequence: Int64
         /// Collections this batch wrote (their maintainers' `finish` runs before the commit).
-        private var touched: [String] = []
+        var touched: [String] = []
+        /// Revision trees of replicated documents written in this batch, by tree key, with
+        /// the sequence each records.
+        var revisionTrees: [ByteKey: (tree: RevisionTree, sequence: Int64)] = [:]
+        /// Leaf bodies of replicated documents written in this batch, by key (`nil`: deleted).
+        var revisionBodies: [ByteKey: JSONObject?] = [:]
         /// The undo journal of the data migration making these writes, if one is.
         var journal: MigrationJournal?
         /// Whether writes record changes in the change feed and take sequence numbers
@@ -31,7 +36,7 @@ extension DocumentStore {
         /// for a data migration's batches: it delivers them when it completes).
         var publishes = true
         /// Writes added to the batch (documents written or deleted).
-        private(set) var writes = 0
+        var writes = 0
         /// The first write of the batch that failed.
         private var failure: Error?
 
@@ -48,10 +53,15 @@ extension DocumentStore {
         /// Adds one write to the batch. Returns the change, or `nil` for the delete of a
         /// missing document.
         func write(_ collectionName: String, _ mode: WriteMode, document: JSONValue?, id givenID: JSONValue?) throws -> Change? {
+            try guarded { try perform(collectionName, mode, document: document, id: givenID) }
+        }
+
+        /// Runs one write, poisoning the batch when it fails after adding to it.
+        func guarded(_ body: () throws -> Change?) throws -> Change? {
             if let failure { throw failure }
             let before = batch.count
             do {
-                return try perform(collectionName, mode, document: document, id: givenID)
+                return try body()
             } catch {
                 // Errors found before anything was added (a conflict, a bad id) leave the
                 // batch as it was; later ones (a unique violation) may have added part of
@@ -63,6 +73,9 @@ extension DocumentStore {
 
         private func perform(_ collectionName: String, _ mode: WriteMode, document: JSONValue?, id givenID: JSONValue?) throws -> Change? {
             let schema = try catalog.schema.collection(collectionName)
+            if schema.replicated {
+                return try performInteractive(collectionName, schema, mode, document: document, id: givenID)
+            }
             let (idValue, id) = try identify(collectionName, schema, document: document, id: givenID)
             let key = store.layout.document(collectionName, id)
             let old = try current(key, collectionName, id)

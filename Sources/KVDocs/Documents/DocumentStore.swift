@@ -267,6 +267,22 @@ struct Layout: Sendable {
     var changes: Subspace { root.subspace(["f"]) }
     func text(_ collection: String, _ index: String) -> Subspace { root.subspace(["t", .string(collection), .string(index)]) }
     func geo(_ collection: String, _ index: String) -> Subspace { root.subspace(["g", .string(collection), .string(index)]) }
+    /// Everything a replicated collection keeps besides its documents (design §1.2).
+    func replication(_ collection: String) -> Subspace { root.subspace(["r", .string(collection)]) }
+    /// The revision tree record of a document of a replicated collection.
+    func revisionTree(_ collection: String, _ id: String) -> [UInt8] { root.pack(["r", .string(collection), "t", .string(id)]) }
+    /// Every revision tree record of a replicated collection.
+    func revisionTrees(_ collection: String) -> Subspace { root.subspace(["r", .string(collection), "t"]) }
+    /// The body of a leaf revision that is not the live winner.
+    func revisionBody(_ collection: String, _ id: String, _ revision: Revision) -> [UInt8] {
+        root.pack(["r", .string(collection), "b", .string(id), .int(Int64(revision.position)), .bytes(Revision.storedID(revision.id))])
+    }
+    /// The by-sequence entry of a replicated collection.
+    func bySequence(_ collection: String, _ sequence: Int64) -> [UInt8] { root.pack(["r", .string(collection), "s", .int(sequence)]) }
+    /// Every by-sequence entry of a replicated collection.
+    func bySequence(_ collection: String) -> Subspace { root.subspace(["r", .string(collection), "s"]) }
+    /// The `_local` document `id` (without `_local/`) of a replicated collection.
+    func localDocument(_ collection: String, _ id: String) -> [UInt8] { root.pack(["r", .string(collection), "l", .string(id)]) }
 
     /// Every key of an index of a known kind, or `nil` for a kind this version does not know.
     func keyRange(of index: IndexIdentity) -> KeyRange? {
@@ -303,12 +319,17 @@ extension DocumentStore {
     ///   reporting progress (a document rewrite reports an empty index name). Documents as
     ///   JSON text stay readable, told apart by their first byte, so a layered store does
     ///   not copy an older base's documents into its user layer: they are read as they are.
+    /// - 5: replicated collections (``CollectionSchema/replicated``): their revision trees,
+    ///   leaf bodies and by-sequence entries under `("r", collection, …)`. Nothing of an
+    ///   older store changes (no data lives under `"r"` there): the migration only records
+    ///   the version, so that a KVDocs of format 4, which would write a replicated
+    ///   collection's documents without their trees, refuses the store.
     ///
     /// Opening a store with an older version migrates it before `init` returns, reporting
     /// progress like an index build; a newer version is refused with `.notSupported`. Each
     /// index also records the format of its own entries (``IndexState/format``): an index
     /// of an older format is rebuilt on open.
-    public static let formatVersion: Int64 = 4
+    public static let formatVersion: Int64 = 5
 
     /// The version to record with a schema. REQUIRES: the writer lock.
     func recordedFormat() throws -> Int64 {
@@ -392,6 +413,9 @@ extension DocumentStore {
             guard let mine = schema[collection: name], let theirs = stored[collection: name] else { continue }
             func fail(_ what: String) -> KVDocsError {
                 KVDocsError(.schema, "the base \(named ?? base.copiedFrom ?? base.path) and the user layer disagree on collection \"\(name)\": \(what)")
+            }
+            if theirs.replicated {
+                throw KVDocsError(.notSupported, "the base \(named ?? base.copiedFrom ?? base.path) has the replicated collection \"\(name)\"; a layered store cannot share a replicated collection with its base")
             }
             if !mine.primaryKey.hasSameCodePoints(as: theirs.primaryKey) {
                 throw fail("primary key \"\(theirs.primaryKey)\" in the base, \"\(mine.primaryKey)\" in the user's schema")

@@ -2,6 +2,9 @@ import Foundation
 
 extension Schema {
     /// Loads a schema from JSON text (the format in ``Schema``). `file` names the source in errors.
+    ///
+    /// A collection may say `"replicated": true` (its `"primaryKey"` then defaults to, and
+    /// must be, `"_id"`) and `"revsLimit": N` (1…10000, only with `"replicated"`).
     /// - Throws: `.schema` naming the file, the collection, the index and the problem.
     public init(json data: Data, file: String = "<schema>") throws {
         func fail(_ m: String) -> KVDocsError { KVDocsError(.schema, "\(file): \(m)") }
@@ -15,10 +18,29 @@ extension Schema {
         for (name, body) in entries {
             func failIn(_ m: String) -> KVDocsError { fail("collection \"\(name)\": \(m)") }
             guard case .object(let fields) = body else { throw failIn("must be an object, not \(article(body.typeName))") }
-            if let extra = Set(fields.keys).subtracting(["primaryKey", "indexes", "text"]).sorted().first {
-                throw failIn("unknown member \"\(extra)\" (expected \"primaryKey\", \"indexes\", \"text\")")
+            if let extra = Set(fields.keys).subtracting(["primaryKey", "indexes", "text", "replicated", "revsLimit"]).sorted().first {
+                throw failIn("unknown member \"\(extra)\" (expected \"primaryKey\", \"indexes\", \"text\", \"replicated\", \"revsLimit\")")
             }
             var collection = CollectionSchema()
+            if let r = fields["replicated"] {
+                guard case .bool(let b) = r else { throw failIn("\"replicated\" must be true or false, not \(r.compactDescription)") }
+                collection.replicated = b
+                if b { collection.primaryKey = CollectionSchema.replicatedPrimaryKey }
+            }
+            if let limit = fields["revsLimit"] {
+                guard collection.replicated else { throw failIn("\"revsLimit\" is only valid with \"replicated\": true") }
+                let value: Int?
+                switch limit {
+                case .int(let i): value = Int(exactly: i)
+                case .uint(let u): value = Int(exactly: u)
+                case .double(let d) where d.rounded() == d: value = Int(exactly: d)
+                default: value = nil
+                }
+                guard let value, (1...CollectionSchema.maximumRevsLimit).contains(value) else {
+                    throw failIn("\"revsLimit\" must be an integer 1…\(CollectionSchema.maximumRevsLimit), not \(limit.compactDescription)")
+                }
+                collection.revsLimit = value
+            }
             if let pk = fields["primaryKey"] {
                 guard case .string(let s) = pk else { throw failIn("\"primaryKey\" must be a string, not \(article(pk.typeName))") }
                 collection.primaryKey = s
@@ -123,6 +145,12 @@ extension Schema {
             var o: JSONObject = ["primaryKey": .string(c.primaryKey)]
             o["indexes"] = .array(c.indexes.map { $0.json } + c.geo.map { $0.json })
             o["text"] = .array(c.text.map { $0.json })
+            // Only a replicated collection writes these: others stay byte-identical to the
+            // JSON earlier versions wrote.
+            if c.replicated {
+                o["replicated"] = .bool(true)
+                o["revsLimit"] = .int(Int64(c.revsLimit))
+            }
             top[name] = .object(o)
         }
         // A schema holds only strings, booleans, arrays and objects: always encodable.

@@ -57,18 +57,45 @@ public struct CollectionSchema: Sendable, Hashable {
     public var text: [TextIndexDefinition]
     /// Geo indexes (in the JSON: entries of `"indexes"` with `"type": "geo"`).
     public var geo: [GeoIndexDefinition]
+    /// Whether the collection keeps a revision tree per document, as CouchDB does, so that
+    /// it can be replicated (in the JSON: `"replicated": true`; `false` by default).
+    ///
+    /// Invariants of a replicated collection: its primary key is `_id`; ids are non-empty
+    /// strings of at most 1024 UTF-8 bytes that do not start with `_`; every stored document
+    /// is the winning revision, with its `_id` and `_rev` fields; a document's other leaf
+    /// revisions and its tree are kept beside it and written in the same batch. A
+    /// collection that is not replicated stores exactly what it stored before.
+    public var replicated: Bool
+    /// How many revisions of each root-to-leaf path a replicated collection keeps
+    /// (CouchDB's `_revs_limit`): 1…10000, 1000 by default. Only a replicated collection may
+    /// set another value (in the JSON: `"revsLimit"`). A new limit applies to each document
+    /// at its next write.
+    public var revsLimit: Int
+
+    /// The default ``revsLimit`` (CouchDB's default `_revs_limit`).
+    public static let defaultRevsLimit = 1000
+    /// The largest ``revsLimit``.
+    public static let maximumRevsLimit = 10_000
+    /// The primary key a replicated collection must have.
+    public static let replicatedPrimaryKey = "_id"
 
     /// A collection schema; it is validated when it becomes part of a ``Schema``.
     /// - Parameters:
-    ///   - primaryKey: the top-level field holding each document's id.
+    ///   - primaryKey: the top-level field holding each document's id; `nil` (the default)
+    ///     means `"id"`, or `"_id"` for a replicated collection.
     ///   - indexes: the secondary indexes.
     ///   - text: the full-text indexes.
     ///   - geo: the geo indexes.
-    public init(primaryKey: String = "id", indexes: [IndexDefinition] = [], text: [TextIndexDefinition] = [], geo: [GeoIndexDefinition] = []) {
-        self.primaryKey = primaryKey
+    ///   - replicated: whether documents keep revision trees (see ``replicated``).
+    ///   - revsLimit: the revisions kept per path of a replicated collection (see ``revsLimit``).
+    public init(primaryKey: String? = nil, indexes: [IndexDefinition] = [], text: [TextIndexDefinition] = [], geo: [GeoIndexDefinition] = [],
+                replicated: Bool = false, revsLimit: Int = CollectionSchema.defaultRevsLimit) {
+        self.primaryKey = primaryKey ?? (replicated ? Self.replicatedPrimaryKey : "id")
         self.indexes = indexes
         self.text = text
         self.geo = geo
+        self.replicated = replicated
+        self.revsLimit = revsLimit
     }
 
     /// The secondary index `name` (compared by code points).
@@ -88,6 +115,16 @@ public struct CollectionSchema: Sendable, Hashable {
         guard !collection.isEmpty else { throw KVDocsError(.schema, "a collection name cannot be empty") }
         let pk = try FieldPath(primaryKey)
         guard !pk.isMultiValued, pk.segments.count == 1 else { throw fail("primaryKey \"\(primaryKey)\" must be a top-level field name") }
+        if replicated {
+            guard primaryKey.hasSameCodePoints(as: Self.replicatedPrimaryKey) else {
+                throw fail("a replicated collection's primaryKey must be \"_id\" (string ids, as CouchDB's), not \"\(primaryKey)\"")
+            }
+            guard (1...Self.maximumRevsLimit).contains(revsLimit) else {
+                throw fail("revsLimit must be 1…\(Self.maximumRevsLimit), not \(revsLimit)")
+            }
+        } else if revsLimit != Self.defaultRevsLimit {
+            throw fail("revsLimit (\(revsLimit)) is only valid with \"replicated\": true")
+        }
         var names = Set<String>()
         for index in indexes {
             guard names.insert(index.name).inserted else { throw fail(Self.duplicate(index.name, among: names)) }
@@ -291,6 +328,7 @@ extension CollectionSchema {
 
     public static func == (a: CollectionSchema, b: CollectionSchema) -> Bool {
         a.primaryKey.hasSameCodePoints(as: b.primaryKey) && a.indexes == b.indexes && a.text == b.text && a.geo == b.geo
+            && a.replicated == b.replicated && a.revsLimit == b.revsLimit
     }
 
     public func hash(into hasher: inout Hasher) {
@@ -298,6 +336,8 @@ extension CollectionSchema {
         hasher.combine(indexes)
         hasher.combine(text)
         hasher.combine(geo)
+        hasher.combine(replicated)
+        hasher.combine(revsLimit)
     }
 }
 
