@@ -489,6 +489,53 @@ import Testing
         }
         #expect(bySequence == model.lastSequence, "seed \(seed) step \(step)")
     }
+    /// An export of a replicated collection imports with its revisions: the same winners
+    /// and `_rev`s, a second import changes nothing, and a line's CouchDB `_revisions` and
+    /// `_deleted` are read; a bad one stops the import naming the line.
+    @Test func exportedRevisionsImportAsTheyWereAndASecondImportWritesNothing() throws {
+        let dir = TemporaryDirectory()
+        let file = dir.child("notes.jsonl")
+        var exported: [JSONValue] = []
+        try Self.withStore { store, _ in
+            let notes = try store.collection("notes")
+            try notes.insert(["_id": "a", "n": 1, "text": "first words"])
+            try notes.update(["_id": "a", "n": 2, "text": "second words", "_rev": .string(try Self.revision(try notes.get(id: "a")).description)])
+            try notes.insert(["_id": "b", "n": 3, "tags": ["x"]])
+            try notes.insert(["_id": "c", "n": 4])
+            try notes.delete(id: "c")
+            #expect(try store.exportJSONLines(from: "notes", to: file) == 2)
+            exported = try notes.find(Query()).sorted { $0["_id"]?.compactDescription ?? "" < $1["_id"]?.compactDescription ?? "" }
+        }
+        try Self.withStore { store, db in
+            #expect(try store.importJSONLines(into: "notes", path: file) == 2)
+            let notes = try store.collection("notes")
+            let imported = try notes.find(Query()).sorted { $0["_id"]?.compactDescription ?? "" < $1["_id"]?.compactDescription ?? "" }
+            #expect(imported == exported)
+            #expect(try notes.revisionLeaves(id: "a").map(\.revision) == [try Self.revision(exported[0])])
+            let before = try Self.dump(db)
+            try store.importJSONLines(into: "notes", path: file)
+            #expect(try Self.dump(db) == before, "a second import wrote something")
+
+            // CouchDB's fields: a history and a tombstone.
+            let r1 = "1-" + String(repeating: "1", count: 32), r2 = "2-" + String(repeating: "2", count: 32)
+            let couch = dir.child("couch.jsonl")
+            try Data(("{\"_id\": \"d\", \"_rev\": \"\(r2)\", \"_revisions\": {\"start\": 2, \"ids\": [\"\(String(repeating: "2", count: 32))\", \"\(String(repeating: "1", count: 32))\"]}, \"n\": 5}\n"
+                      + "{\"_id\": \"e\", \"_rev\": \"\(r1)\", \"_deleted\": true}\n").utf8).write(to: URL(fileURLWithPath: couch))
+            try store.importJSONLines(into: "notes", path: couch)
+            #expect(try notes.get(id: "d")?["_rev"] == .string(r2))
+            #expect(try store.read { try $0.revisionHistory("notes", id: "d", revision: try Revision.parse(r2)) }?.count == 2)
+            #expect(try notes.get(id: "e") == nil)
+            #expect(try notes.revisionLeaves(id: "e").map(\.deleted) == [true])
+
+            let bad = dir.child("bad.jsonl")
+            try Data("{\"_id\": \"f\", \"_rev\": \"\(r2)\", \"_revisions\": {\"start\": 3, \"ids\": [\"\(String(repeating: "2", count: 32))\"]}}\n".utf8)
+                .write(to: URL(fileURLWithPath: bad))
+            let unchanged = try Self.dump(db)
+            let error = expectError(.invalidArgument) { try store.importJSONLines(into: "notes", path: bad) }
+            #expect(error?.message.contains("bad.jsonl:1") == true, "\(String(describing: error))")
+            #expect(try Self.dump(db) == unchanged)
+        }
+    }
 }
 
 extension DocumentCollection {
@@ -496,4 +543,5 @@ extension DocumentCollection {
     func revisionHistory(id: String, _ revision: Revision) throws -> [Revision]? {
         try store.read { try $0.revisionHistory(name, id: id, revision: revision) }
     }
+
 }

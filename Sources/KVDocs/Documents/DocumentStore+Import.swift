@@ -48,6 +48,12 @@ extension DocumentStore {
     /// stored document or an earlier line, an existing id in `.insert` mode) stops the
     /// import with the line number; its batch is not written, the batches before it are.
     ///
+    /// Into a replicated collection, a line that carries `_rev` (as
+    /// ``exportJSONLines(from:to:)`` writes them; CouchDB's `_revisions` and `_deleted` are
+    /// read too) is merged with that revision, as a replication would, whatever `mode`: an
+    /// exported collection imports with its revisions, and importing it again writes
+    /// nothing. A line without `_rev` is an ordinary write.
+    ///
     /// `progress` is called during both passes, every 10,000 lines or 16 MiB read,
     /// whichever comes first, once more at the end of the first pass (unless it just was), and
     /// after every batch written.
@@ -161,6 +167,7 @@ extension DocumentStore {
             }
             return nil
         }
+        let replicated = try catalog().schema.collection(collection).replicated
         var written = 0
         var done = (line: 0, bytes: 0)
         var pending = try nextDocument()
@@ -169,7 +176,10 @@ extension DocumentStore {
                 var inBatch = 0
                 while inBatch < batchSize, let document = pending {
                     do {
-                        _ = try context.write(collection, mode == .insert ? .insert : .upsert, document: document, id: nil)
+                        // A replicated collection's lines with `_rev` keep their revisions.
+                        if try !(replicated && context.writeImported(collection, document)) {
+                            _ = try context.write(collection, mode == .insert ? .insert : .upsert, document: document, id: nil)
+                        }
                     } catch let e as KVDocsError {
                         throw KVDocsError(e.kind, "\(path):\(lineNumber): \(e.message); \(written) documents before this batch were imported", path: storage.name)
                     }
