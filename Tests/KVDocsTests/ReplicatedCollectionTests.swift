@@ -536,6 +536,51 @@ import Testing
             #expect(try Self.dump(db) == unchanged)
         }
     }
+
+    /// `verify` checks a replicated collection's revision records against its documents:
+    /// clean after writes and conflicts, and each kind of damage (a lost tree, a lost body,
+    /// a stale `_rev`, a document whose winner is a deletion, a lost by-sequence entry) is
+    /// reported, naming the document.
+    @Test func verifyReportsEveryDisagreementBetweenRevisionRecordsAndDocuments() throws {
+        try Self.withStore { store, db in
+            let notes = try store.collection("notes")
+            for id in ["a", "b", "c", "d", "e"] { try notes.insert(["_id": .string(id), "n": 1]) }
+            let first = try Self.revision(try notes.get(id: "b"))
+            try notes.upsert(["_id": "b", "n": 3])
+            let branch = try Revision.parse("2-" + String(repeating: "9", count: 32))
+            try notes.writeReplicated(id: "b", revision: branch, history: [branch.id, first.id], body: ["n": 2])
+            try notes.delete(id: "e")
+            let initial = try store.verify()
+            #expect(initial.isClean, "\(initial)")
+            let layout = store.layout
+            let losing = try #require(try notes.conflictInfo(id: "b")?.conflicts.first)
+
+            let cases: [(String, () throws -> Void)] = [
+                ("\"a\" has no revision tree", { try db.delete(layout.revisionTree("notes", "a")) }),
+                ("is missing", { try db.delete(layout.revisionBody("notes", "b", losing)) }),
+                ("_rev is", {
+                    let doc: JSONValue = ["_id": "c", "_rev": .string("1-" + String(repeating: "0", count: 32)), "n": 1]
+                    try db.put(layout.document("notes", .string("c")), try DocumentStore.storedBytes(doc))
+                }),
+                ("is a deletion", { try db.put(layout.document("notes", .string("e")), try DocumentStore.storedBytes(["_id": "e", "_rev": "1-x", "n": 1])) }),
+                ("no by-sequence entry", {
+                    let entries = try db.entries(layout.bySequence("notes").range, order: .forward, limit: 1).collect()
+                    try db.delete(try #require(entries.first).key)
+                }),
+            ]
+            for (expected, damage) in cases {
+                let before = try Self.dump(db)
+                try damage()
+                let report = try store.verify(collection: "notes")
+                #expect(!report.isClean && report.problems.contains { $0.contains(expected) }, "\(expected): \(report)")
+                let batch = WriteBatch()
+                for (k, _) in try Self.dump(db) where before[k] == nil { batch.delete(k) }
+                for (k, v) in before { batch.put(k, v) }
+                try db.write(batch)
+                #expect(try store.verify().isClean)
+            }
+        }
+    }
 }
 
 extension DocumentCollection {

@@ -50,15 +50,88 @@ extension DocumentStore {
                     report.note("\(name).\(maintainer.identity.name): not ready (being built), not verified")
                 }
                 var verifiers = maintainers.filter { tx.catalog.isReady($0.identity) }.map { ($0, $0.makeVerifier()) }
+                var documentIDs: [TupleElement] = []
                 try readDocuments(name, collectionSchema, tx, into: &report) { id, document in
                     for i in verifiers.indices { verifiers[i].1.add(id: id, document: document) }
+                    if collectionSchema.replicated { documentIDs.append(id) }
                 }
+                if collectionSchema.replicated { try verifyRevisions(name, documentIDs, tx, into: &report) }
                 for (maintainer, verifier) in verifiers {
                     try compare(maintainer, verifier.expectedEntries(), tx, into: &report)
                 }
             }
         }
         return report
+    }
+
+    /// Checks a replicated collection's revision records against its documents (design
+    /// §1.2): every tree decodes; a live winner is the stored document, with its `_rev`, and
+    /// a deleted winner has none; every stored document has a tree; the separate bodies are
+    /// exactly those of the leaves other than a live winner; the by-sequence entries name
+    /// each tree once, at the sequence it records. Each disagreement counts as a bad
+    /// document.
+    private func verifyRevisions(_ name: String, _ documentIDs: [TupleElement], _ tx: ReadTransaction, into report: inout VerifyReport) throws {
+        func bad(_ problem: String) {
+            report.badDocuments += 1
+            report.note("\(name): \(problem)")
+        }
+        let trees = layout.revisionTrees(name)
+        var separate: Set<[UInt8]> = []
+        var sequences: [Int64: String] = [:]
+        var withTrees: Set<String> = []
+        let cursor = try tx.reader.scan(trees.range, order: .forward)
+        while let (key, value) = try cursor.next({ (Array($0), Array($1)) }) {
+            guard let t = try? trees.unpack(key), t.count == 1, case .string(let id) = t[0] else {
+                bad("a revision tree key does not hold one string id: \(Self.describeEntry(key))")
+                continue
+            }
+            let described = JSONValue.string(id).compactDescription
+            withTrees.insert(id)
+            let tree: RevisionTree, sequence: Int64
+            do { (tree, sequence) = try RevisionTreeCodec.decode(value) } catch let e as KVDocsError {
+                bad("document \(described): revision tree: \(e.message)")
+                continue
+            }
+            if let other = sequences.updateValue(id, forKey: sequence) {
+                bad("documents \(JSONValue.string(other).compactDescription) and \(described) record the same sequence \(sequence)")
+            }
+            guard let winner = tree.winner else {
+                bad("document \(described) has an empty revision tree")
+                continue
+            }
+            let stored = try tx.reader.value(forKey: layout.document(name, .string(id))).flatMap { try? DocumentStore.parseStored($0) }
+            if winner.deleted {
+                if stored != nil { bad("document \(described) is stored although its winning revision \(winner.revision) is a deletion") }
+            } else if stored?["_rev"] != .string(winner.revision.description) {
+                bad("document \(described): the stored document's _rev is \(stored?["_rev"]?.compactDescription ?? "missing"); the winning revision is \(winner.revision)")
+            }
+            for leaf in tree.leaves where leaf.value.hasBody && !(leaf.revision == winner.revision && !leaf.deleted) {
+                separate.insert(layout.revisionBody(name, id, leaf.revision))
+            }
+        }
+        for id in documentIDs {
+            guard case .string(let text) = id, withTrees.contains(text) else { bad("document \(id) has no revision tree"); continue }
+        }
+        let bodies = try tx.reader.scan(layout.replication(name)["b"].range, order: .forward)
+        while let key = try bodies.next({ k, _ in Array(k) }) {
+            if separate.remove(key) == nil { bad("the revision body \(Self.describeEntry(key)) belongs to no leaf of its document") }
+        }
+        for key in separate.sorted(by: { $0.lexicographicallyPrecedes($1) }) { bad("the revision body \(Self.describeEntry(key)) is missing") }
+        let bySequence = layout.bySequence(name)
+        let entries = try tx.reader.scan(bySequence.range, order: .forward)
+        while let (key, value) = try entries.next({ (Array($0), Array($1)) }) {
+            guard let t = try? bySequence.unpack(key), t.count == 1, case .int(let sequence) = t[0],
+                  let named = try? Tuple(decoding: value), named.count == 1, case .string(let id) = named[0] else {
+                bad("the by-sequence entry \(Self.describeEntry(key)) is damaged")
+                continue
+            }
+            if sequences[sequence] == id { sequences[sequence] = nil } else {
+                bad("the by-sequence entry at \(sequence) names document \(JSONValue.string(id).compactDescription), whose tree records another sequence")
+            }
+        }
+        for (sequence, id) in sequences.sorted(by: { $0.key < $1.key }) {
+            bad("document \(JSONValue.string(id).compactDescription) has no by-sequence entry at \(sequence)")
+        }
     }
 
     /// Reads every document of a collection, reporting bad ones, and hands each good one on.
