@@ -5,15 +5,15 @@ import KVDocsTestSupport
 
 /// Node values of tree literals: a stored revision, a stored deletion, a revision known only
 /// by its id (CouchDB's `?REV_MISSING`).
-private let live = RevisionTree.Value.stored(deleted: false)
-private let dead = RevisionTree.Value.stored(deleted: true)
-private let absent = RevisionTree.Value.missing
+private let live = RevisionTree.NodeState.stored(deleted: false)
+private let dead = RevisionTree.NodeState.stored(deleted: true)
+private let absent = RevisionTree.NodeState.missing
 
 /// The revision tree: CouchDB's own unit tests of `couch_key_tree` (ported), golden vectors
 /// made by running CouchDB's `couch_key_tree.erl`, the winner rule, a differential test
 /// against an independent Python model, and the stored record (round trip, damage).
 @Suite struct RevisionTreeTests {
-    typealias Value = RevisionTree.Value
+    typealias Value = RevisionTree.NodeState
 
     // MARK: - Literals
 

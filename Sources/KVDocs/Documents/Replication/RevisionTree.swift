@@ -31,22 +31,22 @@ struct RevisionTree: Sendable, Equatable, CustomStringConvertible {
     ///
     /// A value without a body stands for CouchDB's `?REV_MISSING`: a revision known only as
     /// an ancestor in someone's history. Invariant: none (any combination is a value).
-    struct Value: Hashable, Sendable {
+    struct NodeState: Hashable, Sendable {
         /// Whether the revision is a deletion (a tombstone). Meaningful for leaves.
         var deleted: Bool
         /// Whether KVDocs has the revision's body (CouchDB: the value is not `?REV_MISSING`).
         var hasBody: Bool
 
         /// A revision known only by its id.
-        static let missing = Value(deleted: false, hasBody: false)
+        static let missing = NodeState(deleted: false, hasBody: false)
 
         /// A revision whose body KVDocs has, deleted or not.
-        static func stored(deleted: Bool) -> Value { Value(deleted: deleted, hasBody: true) }
+        static func stored(deleted: Bool) -> NodeState { NodeState(deleted: deleted, hasBody: true) }
 
         /// `couch_key_tree:value_pref/2` for KVDocs' values: the existing value, unless it is
         /// missing, then the new one. (CouchDB's first two clauses, for the old 3- and 4-tuple
         /// leaf values, cannot occur.)
-        static func preferred(existing: Value, new: Value) -> Value {
+        static func preferred(existing: NodeState, new: NodeState) -> NodeState {
             existing.hasBody ? existing : new
         }
 
@@ -70,7 +70,7 @@ struct RevisionTree: Sendable, Equatable, CustomStringConvertible {
         /// The revision's id.
         var id: RevisionID
         /// What the path says about it.
-        var value: Value
+        var value: NodeState
     }
 
     /// A chain of revisions, oldest first, to merge into a tree: what one replicated edit
@@ -101,10 +101,10 @@ struct RevisionTree: Sendable, Equatable, CustomStringConvertible {
 
         /// The path of a revision and its history as `_revisions` gives it
         /// (`couch_doc:to_path/1`): `ids` newest first, the newest at position `position`;
-        /// the newest gets `leaf`, its ancestors are ``Value/missing``.
+        /// the newest gets `leaf`, its ancestors are ``NodeState/missing``.
         /// - Throws: ``KVDocsError/Kind/invalidArgument`` when `ids` is empty or longer than
         ///   `position` (the oldest would be at a position below 1).
-        init(position: Int, history ids: [RevisionID], leaf: Value) throws {
+        init(position: Int, history ids: [RevisionID], leaf: NodeState) throws {
             guard !ids.isEmpty else { throw KVDocsError(.invalidArgument, "a revision history has no ids") }
             guard ids.count <= position else {
                 throw KVDocsError(.invalidArgument, "a revision history of \(ids.count) ids cannot end at position \(position)")
@@ -120,7 +120,7 @@ struct RevisionTree: Sendable, Equatable, CustomStringConvertible {
         /// The leaf's revision.
         var revision: Revision
         /// What the tree knows about it.
-        var value: Value
+        var value: NodeState
         /// Whether the leaf is a deletion.
         var deleted: Bool { value.deleted }
     }
@@ -129,7 +129,7 @@ struct RevisionTree: Sendable, Equatable, CustomStringConvertible {
     private struct Node: Sendable {
         var position: Int
         var id: RevisionID
-        var value: Value
+        var value: NodeState
         var children: [Int]
     }
 
@@ -238,7 +238,7 @@ struct RevisionTree: Sendable, Equatable, CustomStringConvertible {
         var node = start
         var k = offset
         while true {
-            nodes[node].value = Value.preferred(existing: nodes[node].value, new: path.nodes[k].value)
+            nodes[node].value = NodeState.preferred(existing: nodes[node].value, new: path.nodes[k].value)
             k += 1
             // merge_extend(A, []): the path ends at an existing node.
             guard k < path.nodes.count else { return .internalNode }
@@ -455,7 +455,7 @@ struct RevisionTree: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The value of `revision` (the first one in preorder), or `nil` when the tree lacks it.
-    func value(of revision: Revision) -> Value? {
+    func value(of revision: Revision) -> NodeState? {
         preorder().first { nodes[$0].position == revision.position && nodes[$0].id == revision.id }.map { nodes[$0].value }
     }
 
@@ -478,7 +478,7 @@ struct RevisionTree: Sendable, Equatable, CustomStringConvertible {
 
     /// Drops the bodies of revisions that are no longer leaves (KVDocs keeps bodies only for
     /// leaves; CouchDB keeps them until compaction): their values become
-    /// ``Value/missing``. Returns the revisions whose bodies were dropped.
+    /// ``NodeState/missing``. Returns the revisions whose bodies were dropped.
     @discardableResult
     mutating func dropInternalBodies() -> [Revision] {
         var dropped: [Revision] = []
@@ -533,7 +533,7 @@ struct RevisionTree: Sendable, Equatable, CustomStringConvertible {
         /// The node's id.
         var id: RevisionID
         /// The node's value.
-        var value: Value
+        var value: NodeState
         /// How many children the node has.
         var childCount: Int
     }

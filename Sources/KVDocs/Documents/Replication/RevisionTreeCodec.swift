@@ -141,7 +141,7 @@ enum RevisionTreeCodec {
             }
             visited.append(RevisionTree.VisitedNode(
                 position: position, id: id,
-                value: RevisionTree.Value(deleted: flags & deletedFlag != 0, hasBody: flags & hasBodyFlag != 0),
+                value: RevisionTree.NodeState(deleted: flags & deletedFlag != 0, hasBody: flags & hasBodyFlag != 0),
                 childCount: childCount))
             open.append((position, childCount, nil))
         }
