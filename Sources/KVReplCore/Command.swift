@@ -156,7 +156,11 @@ extension Command {
         let allowed = typed.count < 8 ? 1 : 2
         var best: (name: String, distance: Int)?
         for name in names {
-            let d = editDistance(typed, Array(name.unicodeScalars))
+            // The distance is at least the difference in length: a long word (a pasted
+            // value, say) is compared with nothing, in time linear in its length.
+            let candidate = Array(name.unicodeScalars)
+            guard abs(candidate.count - typed.count) <= allowed else { continue }
+            let d = editDistance(typed, candidate)
             if d <= allowed, d < (best?.distance ?? Int.max) { best = (name, d) }
         }
         return best?.name
