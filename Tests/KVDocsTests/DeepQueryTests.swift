@@ -22,11 +22,10 @@ import Testing
         hits.compactMap { if case .string(let s) = $0.id { s } else { nil } }.sorted()
     }
 
-    /// `levels` levels of parentheses, each adding an OR, an AND, a NOT and an implicit AND
-    /// to the tree (the most one level can add: depth 4 × levels) through a column filter;
-    /// only n1 matches.
+    /// `levels` levels, each of two parentheses (the inner with a column filter), adding an
+    /// OR, an AND, a NOT and another AND to the tree (depth 4 × levels); only n1 matches.
     static func fourOperatorsPerLevel(_ levels: Int) -> String {
-        nested(levels, core: "w1") { ("zz\($0) OR w1 AND w1 bio: (", ") NOT zz\($0)") }
+        nested(levels, core: "w1") { ("zz\($0) OR w1 AND (w1 AND bio: (", ")) NOT zz\($0)") }
     }
 
     /// `levels` levels of parentheses alternating OR and AND (depth `levels`); n3 and n7 match.
@@ -189,6 +188,28 @@ import Testing
             // Chains of one operator do not add depth, however they are grouped.
             let grouped = String(repeating: "(x OR ", count: 200) + "perth" + String(repeating: ")", count: 200)
             #expect(Self.ids(try onThread { try notes.search(grouped) }) == ["n3", "n7"])
+        }
+    }
+
+    /// As FTS5's grammar (`expr ::= colset COLON LP expr RP`; an implicit AND joins only
+    /// `[colset :] nearset`s), a column-filtered parenthesis cannot take part in an implicit
+    /// AND on either side; with an operator it is fine.
+    @Test func aFilteredParenthesisNextToAPhraseWithoutAnOperatorIsAnError() throws {
+        try Self.withNotes { notes in
+            let rejected: [(String, Int)] = [
+                ("w1 bio: (perth OR w2)", 8),
+                ("w1 - {bio title} : (perth OR NEAR(w1 perth))", 19),
+                ("bio: (perth) w3", 13),
+                ("w1 OR bio: (perth) w3", 19),
+            ]
+            for (query, position) in rejected {
+                let error = try Self.searchError(notes, query)
+                #expect(error?.kind == .invalidArgument, "\(query)")
+                #expect((error?.message ?? "accepted").hasPrefix("fts5: syntax error at position \(position) "), "\(query): \(error?.message ?? "accepted")")
+            }
+            for query in ["w3 AND bio: (perth OR w2)", "bio: (perth) AND w3", "w1 NOT bio: (w2)", "w3 OR - {bio title} : (perth)"] {
+                #expect(try Self.searchError(notes, query) == nil, "\(query)")
+            }
         }
     }
 }

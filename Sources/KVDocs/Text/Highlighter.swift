@@ -1,11 +1,16 @@
 /// FTS5's `highlight()` and `snippet()` over a column's text.
 enum Highlighter {
     /// The text with each matched phrase instance wrapped in the markers; overlapping
-    /// instances are merged into one pair.
+    /// instances are merged into one pair. An instance that ends past the column's last
+    /// token (positions a failed NEAR test left from another row, reported under OR or NOT)
+    /// is opened and never closed, as FTS5's `fts5HighlightCb` closes a span only at the
+    /// token where it ends.
     static func highlight(_ text: String, tokenizer: TextTokenizer, instances: [PhraseInstance], markers: HighlightMarkers) -> String {
         let tokens = tokenizer.tokens(text)
         let spans = merged(instances, tokenCount: tokens.count)
-        return render(Array(text.utf8), tokens: tokens, spans: spans, from: 0, to: tokens.count, markers: markers, wholeText: true)
+        let unclosed = instances.contains { $0.start < tokens.count && $0.start + $0.length > tokens.count }
+        return render(Array(text.utf8), tokens: tokens, spans: spans, from: 0, to: tokens.count, markers: markers, wholeText: true,
+                      lastUnclosed: unclosed)
     }
 
     /// Token ranges of the instances, sorted, overlapping ones merged.
@@ -24,17 +29,17 @@ enum Highlighter {
 
     /// The bytes of tokens `from..<to` (or the whole text), with markers around spans.
     static func render(_ bytes: [UInt8], tokens: [TextToken], spans: [ClosedRange<Int>], from: Int, to: Int,
-                       markers: HighlightMarkers, wholeText: Bool) -> String {
+                       markers: HighlightMarkers, wholeText: Bool, lastUnclosed: Bool = false) -> String {
         guard !tokens.isEmpty, from < to else { return wholeText ? String(decoding: bytes, as: UTF8.self) : "" }
         var out: [UInt8] = []
         var cursor = wholeText ? 0 : tokens[from].start
-        for span in spans {
+        for (k, span) in spans.enumerated() {
             let lo = max(span.lowerBound, from), hi = min(span.upperBound, to - 1)
             guard lo <= hi else { continue }
             out += bytes[cursor..<tokens[lo].start]
             out += Array(markers.open.utf8)
             out += bytes[tokens[lo].start..<tokens[hi].end]
-            out += Array(markers.close.utf8)
+            if !(lastUnclosed && k == spans.count - 1) { out += Array(markers.close.utf8) }
             cursor = tokens[hi].end
         }
         let end = wholeText ? bytes.count : tokens[to - 1].end

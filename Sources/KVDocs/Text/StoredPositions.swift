@@ -58,6 +58,19 @@ enum StoredPositions {
         }
     }
 
+    /// Whether the stored occurrences `bytes` have positions in a column of `allowed`.
+    /// - Throws: `.corruption` for bytes that are not occurrences.
+    static func hasColumn(_ bytes: ArraySlice<UInt8>, in allowed: ColumnMask) throws -> Bool {
+        var i = bytes.startIndex
+        while i < bytes.endIndex {
+            let c = try Varint.read(bytes, &i)
+            let count = try StoredPositions.count(bytes, &i)
+            if allowed.contains(c) { return true }
+            for _ in 0..<count { _ = try Varint.read(bytes, &i) }
+        }
+        return false
+    }
+
     /// A column's count of positions, checked as ``TextDocument/decode(_:positions:)`` does.
     static func count(_ bytes: ArraySlice<UInt8>, _ i: inout Int) throws -> Int {
         let count = try Varint.read(bytes, &i)

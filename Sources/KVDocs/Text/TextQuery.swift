@@ -184,9 +184,8 @@ extension TextQuery {
 ///
 /// It does not recurse: the groups open at the current token are an explicit stack (of
 /// at most ``TextQuery/maximumNesting`` + 1), each holding its unfinished OR, AND, NOT
-/// and juxtaposition lists. A `colset : ( expr )` group takes part in the juxtaposition
-/// around it, as a `colset : nearset` does (as this parser always has; FTS5 rejects
-/// `a col: (b)`).
+/// and juxtaposition lists. As in FTS5, a `colset : ( expr )` group is a whole primary:
+/// it takes no part in a juxtaposition (`a col: (b)` and `col: (b) a` are errors).
 struct TextQueryParser {
     enum Token: Equatable {
         case word(String, Int)          // bareword or string (string flag), start
@@ -302,8 +301,8 @@ struct TextQueryParser {
         /// The columns every phrase in the group is restricted to (this group's column
         /// filter intersected with the enclosing groups'), applied as phrases are parsed.
         var filter: TextQuery.ColumnFilter?
-        /// Whether a column filter opened the group, which then continues the enclosing
-        /// juxtaposition chain when it closes; `nil` for the whole query.
+        /// `nil` for the whole query; for a group opened by "(" (with or without a column
+        /// filter), what it is once closed: a whole operand, as in FTS5's grammar.
         var filtered: Bool?
     }
 
@@ -377,18 +376,15 @@ struct TextQueryParser {
                 }
                 // The group's expression is complete: close it.
                 let expression = try combine(group.or, TextQuery.any)
-                guard let filtered = group.filtered else {
+                guard group.filtered != nil else {
                     guard case .end = current else { throw error("unexpected token", at: current.position) }
                     return expression.query
                 }
                 guard case .rparen = current else { throw error("expected \")\"", at: current.position) }
                 index += 1
-                if filtered {
-                    groups[groups.count - 1].implicit.append(expression)
-                    state = .chain
-                } else {
-                    state = .operand(expression)
-                }
+                // `( expr )` and `colset : ( expr )` are whole operands (fts5parse.y: `expr ::=
+                // colset COLON LP expr RP`), so an operator must follow: `col: (a) b` is an error.
+                state = .operand(expression)
             }
         }
     }
@@ -412,6 +408,12 @@ struct TextQueryParser {
         if let own = try parseColumnFilter() {
             let filter = Self.combine(own, enclosing)
             if case .lparen = current {
+                // FTS5's implicit AND joins only `[colset :] nearset`s (fts5parse.y: `exprlist
+                // ::= exprlist cnearset`); `colset : ( expr )` is an expr, so `a col: (b)` is an
+                // error there.
+                guard groups[groups.count - 1].implicit.isEmpty else {
+                    throw error("a column filter with \"(\" needs an operator before it (an implicit AND joins only phrases and NEAR groups)", at: current.position)
+                }
                 try open(&groups, filter: filter, filtered: true)
                 return .primary
             }

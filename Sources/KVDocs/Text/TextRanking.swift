@@ -355,9 +355,20 @@ extension TextSearcher {
         // Every term of every phrase, with where its cursors start among them.
         var terms: [TermRowCursor] = []
         var firstTerm: [Int] = []
+        // Prefix terms under a column filter, with its columns: FTS5 merges a prefix's
+        // expansions into one list of the rows where one occurs in those columns (fts5_index.c,
+        // `fts5SetupPrefixIter` skips a row whose filtered position list is empty), so the
+        // group stops only at those rows; a plain term's list keeps every row.
+        var filteredPrefixes: [(term: Int, allowed: ColumnMask)] = []
         for g in group {
             firstTerm.append(terms.count)
-            for lists in sources[g] { terms.append(try TermRowCursor(lists)) }
+            let p = phrases[g]
+            for (k, lists) in sources[g].enumerated() {
+                if p.prefix && k == p.terms.count - 1, let allowed = ColumnMask(p.columns) {
+                    filteredPrefixes.append((terms.count, allowed))
+                }
+                terms.append(try TermRowCursor(lists))
+            }
         }
         firstTerm.append(terms.count)
         // A phrase with no terms has no instances (its group never matches).
@@ -395,6 +406,9 @@ extension TextSearcher {
             }
             if doc == .max { break }
             target = doc + 1
+            if try !filteredPrefixes.allSatisfy({ try terms[$0.term].hasOccurrences(in: $0.allowed, layout: layout, reader: reader) }) {
+                continue
+            }
             var complete = true
             for k in 0..<n {
                 // Phrase k's terms' stored entries in this row, term by term.

@@ -559,6 +559,14 @@ struct TermRowCursor {
         try appendOccurrences(0, heap[0].doc, &entries, layout, reader)
     }
 
+    /// Whether an entry on the current row has positions in a column of `allowed`.
+    /// - Throws: storage errors, `.corruption` for damaged occurrences.
+    func hasOccurrences(in allowed: ColumnMask, layout: TextIndexLayout, reader: any KeyValueReader) throws -> Bool {
+        var entries: [ArraySlice<UInt8>] = []
+        try appendOccurrences(to: &entries, layout: layout, reader: reader)
+        return try entries.contains { try StoredPositions.hasColumn($0, in: allowed) }
+    }
+
     /// The sum of the lists' frequencies on the current row.
     var currentFrequency: Int {
         guard !heap.isEmpty else { return 0 }
