@@ -11,9 +11,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         // Heap (HeapModule): the bounded top-k heaps of query execution.
         .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
-        // `swift package generate-documentation` (scripts/build-docs): the DocC catalog in
-        // Sources/KVDocs/Documentation.docc. A plugin only; nothing is linked into KVDocs.
-        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         // MARK: - C library
@@ -30,9 +27,47 @@ let package = Package(
 
         // MARK: - Library
 
+        // One target per layer, each depending only on the layers below it, so that the
+        // compiler keeps the direction: Support <- Storage <- Keys <- Text, Geo <- Documents.
+        // Cross-layer internals are `package`; `KVDocs` re-exports every layer.
+
+        // JSON values and their binary form, errors, locks and small utilities.
+        .target(
+            name: "KVSupport",
+            dependencies: [.product(name: "HeapModule", package: "swift-collections")]
+        ),
+        // The Swift wrapper of LevelDB: databases, options, batches, cursors, snapshots,
+        // repair, backups, layered stores.
+        .target(
+            name: "KVStorage",
+            dependencies: ["CLevelDB", "KVSupport"]
+        ),
+        // The FoundationDB tuple encoding, subspaces, keyspaces and record splitting.
+        .target(
+            name: "KVKeys",
+            dependencies: ["KVSupport", "KVStorage"]
+        ),
+        // Full-text indexes over rows (FTS5's tokenizers, query syntax, ranking).
+        .target(
+            name: "KVText",
+            dependencies: ["KVSupport", "KVStorage", "KVKeys"]
+        ),
+        // Geometry and the row-level geo index: cells, coverings, the ring search.
+        .target(
+            name: "KVGeo",
+            dependencies: ["KVSupport", "KVStorage", "KVKeys"]
+        ),
+        // Documents in collections: the catalog, schemas, index maintainers, queries,
+        // observation, migrations, layered stores, replication.
+        .target(
+            name: "KVDocuments",
+            dependencies: ["KVSupport", "KVStorage", "KVKeys", "KVText", "KVGeo",
+                           .product(name: "HeapModule", package: "swift-collections")]
+        ),
+        // The umbrella: `import KVDocs` brings every layer; the DocC catalog lives here.
         .target(
             name: "KVDocs",
-            dependencies: ["CLevelDB", .product(name: "HeapModule", package: "swift-collections")]
+            dependencies: ["KVSupport", "KVStorage", "KVKeys", "KVText", "KVGeo", "KVDocuments"]
         ),
 
         // MARK: - kvrepl

@@ -6,7 +6,7 @@ is. For every non-ASCII code point c, the text "aa" + c gives exactly one trigra
 "aa" + fold(c); the code points whose fold differs are written as Swift data, so KVDocs
 tokenizes as the reference does without shipping SQLite code.
 
-Usage: python3 scripts/generate-trigram-folds.py > Sources/KVDocs/Text/TrigramFolds.swift
+Usage: python3 scripts/generate-trigram-folds.py > Sources/KVText/TrigramFolds.swift
 """
 import sqlite3
 import sys

@@ -9,7 +9,7 @@ The middle of the "q?q" token is c after case folding and diacritic removal (emp
 the character is dropped). The result is written as Swift data, so KVDocs tokenizes as
 the reference does (SQLite's tables date from Unicode 6.1) without shipping SQLite code.
 
-Usage: python3 scripts/generate-unicode61-tables.py > Sources/KVDocs/Text/Unicode61Tables.swift
+Usage: python3 scripts/generate-unicode61-tables.py > Sources/KVText/Unicode61Tables.swift
 """
 import sqlite3
 import sys

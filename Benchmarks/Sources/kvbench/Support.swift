@@ -157,7 +157,7 @@ struct BenchData {
     }
 }
 
-/// SplitMix64: the same generator as KVDocs's `SplitMix64` (Sources/KVDocs/Support/SplitMix64.swift),
+/// SplitMix64: the same generator as KVDocs's `SplitMix64` (Sources/KVSupport/SplitMix64.swift),
 /// copied because that one has `package` access, which this separate package cannot see
 /// ("cannot find type 'SplitMix64' in scope"), and making it public would put a random
 /// generator into the library's API. Keep the two identical, so seeds mean the same data.

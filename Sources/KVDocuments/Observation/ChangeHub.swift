@@ -1,0 +1,229 @@
+import Foundation
+import KVKeys
+import KVStorage
+import KVSupport
+
+/// Everything in the process waiting for the writes under one store root of one database:
+/// change streams (``DocumentStore/changeStream()``) and observations
+/// (``Observation``). Shared by every ``DocumentStore`` open on that database and root, so
+/// a write through any of them reaches all of their observers.
+package final class ChangeHub: Sendable {
+    private struct State {
+        var streams: [UUID: AsyncStream<Change>.Continuation] = [:]
+        var observers: [UUID: ObservationRegistration] = [:]
+        /// The database closed: streams end as they are added, observers wake.
+        var closed = false
+    }
+    private let state = Locked(State())
+
+    /// The hub of `root` on `database`, made on first use (``ChangeHubRegistry``).
+    static func of(_ database: Database, root: Subspace) -> ChangeHub {
+        ChangeHubRegistry.shared.hub(of: database, root: root)
+    }
+
+    func add(stream continuation: AsyncStream<Change>.Continuation, id: UUID) {
+        let closed = state.withLock { s in
+            if !s.closed { s.streams[id] = continuation }
+            return s.closed
+        }
+        if closed { continuation.finish() }
+    }
+
+    func removeStream(_ id: UUID) {
+        state.withLock { _ = $0.streams.removeValue(forKey: id) }
+    }
+
+    func add(_ registration: ObservationRegistration, id: UUID) {
+        let closed = state.withLock { s in
+            s.observers[id] = registration
+            return s.closed
+        }
+        if closed { registration.notify() }
+    }
+
+    func removeObserver(_ id: UUID) {
+        _ = state.withLock { $0.observers.removeValue(forKey: id) }
+    }
+
+    /// Observations registered and not yet ended (for tests: ending one must release it).
+    package var observerCount: Int { state.withLock { $0.observers.count } }
+
+    /// The registrations of the observations not yet ended (for tests).
+    package var registrations: [ObservationRegistration] { state.withLock { $0.observers.values.map { $0 } } }
+
+    /// Delivers committed changes, in order, to the streams, and wakes the observers of
+    /// the collections written (only those).
+    /// REQUIRES: called after the write is committed, under the exclusive writer lock (so
+    /// deliveries keep the order of the writes).
+    func publish(_ changes: [Change]) {
+        let streams = state.withLock { $0.streams.values.map { $0 } }
+        for stream in streams { for change in changes { stream.yield(change) } }
+        wake(Set(changes.map { Array($0.collection.utf8) }))
+    }
+
+    /// Whether any change stream is open.
+    var hasStreams: Bool { state.withLock { !$0.streams.isEmpty } }
+
+    /// Wakes the observers of `collections` (UTF-8 names), and those of every write.
+    func wake(_ collections: Set<[UInt8]>) {
+        guard !collections.isEmpty else { return }
+        let observers = state.withLock { $0.observers.values.map { $0 } }
+        for observer in observers { observer.written(collections) }
+    }
+
+    /// Ends every change stream and wakes every observer, whose next read then fails with
+    /// `.closed` and ends its sequence with that error.
+    func databaseDidClose() {
+        let (streams, observers) = state.withLock { s in
+            s.closed = true
+            defer { s.streams.removeAll() }
+            return (s.streams.values.map { $0 }, s.observers.values.map { $0 })
+        }
+        for stream in streams { stream.finish() }
+        for observer in observers { observer.notify() }
+    }
+
+    /// Wakes every observer: a change that may touch any collection (a schema applied, a
+    /// base replaced, a migration) was committed.
+    func publishToAll() {
+        let observers = state.withLock { $0.observers.values.map { $0 } }
+        for observer in observers { observer.notify() }
+    }
+}
+
+/// The collections whose writes wake an observation.
+enum ObservedRegion: Sendable {
+    /// Every write.
+    case everyWrite
+    /// The collections named (as UTF-8 bytes, so names that differ only in Unicode
+    /// normalisation stay distinct).
+    case collections(Set<[UInt8]>)
+    /// The collections the last evaluation read (``ReadTransaction/collectionsRead``),
+    /// tracked anew on every evaluation.
+    case tracked
+}
+
+/// One observation's registration with the hub: whether a write it cares about was
+/// committed since it last read, and the task waiting for one.
+package final class ObservationRegistration: Sendable {
+    /// Whether the collections that matter are those the last evaluation read.
+    let tracking: Bool
+
+    private struct State {
+        /// The collections whose writes matter (UTF-8), or `nil` for every write.
+        var collections: Set<[UInt8]>?
+        var changed = false
+        var cancelled = false
+        var waiter: CheckedContinuation<Void, Never>?
+        /// While a tracking evaluation runs: every collection written since it started,
+        /// checked against what it turns out to have read when it ends.
+        var evaluating = false
+        var writtenDuringEvaluation: Set<[UInt8]> = []
+        /// Writes that woke this observation, and values it computed (for tests).
+        var wakes = 0
+        var evaluations = 0
+    }
+    private let state: Locked<State>
+
+    init(region: ObservedRegion) {
+        switch region {
+        case .everyWrite:
+            tracking = false
+            state = Locked(State(collections: nil))
+        case .collections(let names):
+            tracking = false
+            state = Locked(State(collections: names))
+        case .tracked:
+            // Nothing read yet: the first evaluation runs without waiting for a write.
+            tracking = true
+            state = Locked(State(collections: []))
+        }
+    }
+
+    /// The collections whose writes wake this observation now (`nil`: every write).
+    package var collections: Set<[UInt8]>? { state.withLock { $0.collections } }
+
+    /// A commit wrote `written`: records a relevant one, and resumes the waiting task.
+    func written(_ written: Set<[UInt8]>) {
+        let waiter = state.withLock { s -> CheckedContinuation<Void, Never>? in
+            if s.evaluating { s.writtenDuringEvaluation.formUnion(written) }
+            guard s.collections.map({ !$0.isDisjoint(with: written) }) ?? true else { return nil }
+            s.changed = true
+            s.wakes += 1
+            defer { s.waiter = nil }
+            return s.waiter
+        }
+        waiter?.resume()
+    }
+
+    /// Ends a tracking evaluation that read `read`: its writes matter from now on. A commit
+    /// to one of them after the evaluation's snapshot was taken (while it ran, when the
+    /// collections it would read were not known yet) counts as a relevant commit, so it is
+    /// not missed.
+    func track(_ read: Set<[UInt8]>) {
+        state.withLock { s in
+            s.collections = read
+            if s.evaluating && !s.changed && !s.writtenDuringEvaluation.isDisjoint(with: read) {
+                s.changed = true
+                s.wakes += 1
+            }
+            s.evaluating = false
+            s.writtenDuringEvaluation = []
+        }
+    }
+
+    /// Records a relevant commit, and resumes the waiting task.
+    func notify() {
+        let waiter = state.withLock { s -> CheckedContinuation<Void, Never>? in
+            s.changed = true
+            s.wakes += 1
+            defer { s.waiter = nil }
+            return s.waiter
+        }
+        waiter?.resume()
+    }
+
+    /// Ends the wait for good (the observing task was cancelled).
+    func cancel() {
+        let waiter = state.withLock { s -> CheckedContinuation<Void, Never>? in
+            s.cancelled = true
+            defer { s.waiter = nil }
+            return s.waiter
+        }
+        waiter?.resume()
+    }
+
+    /// Forgets the commits seen so far: called just before a new snapshot is taken, so a
+    /// commit after this point is either in that snapshot or wakes the next wait.
+    func startEvaluation() {
+        state.withLock { s in
+            s.changed = false
+            s.evaluations += 1
+            if tracking {
+                s.evaluating = true
+                s.writtenDuringEvaluation = []
+            }
+        }
+    }
+
+    /// Returns when a relevant commit happened since ``startEvaluation()`` (at once if one
+    /// did), or when the task is cancelled; `false` means cancelled.
+    func waitForChange() async -> Bool {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let ready = state.withLock { s -> Bool in
+                    if s.changed || s.cancelled { return true }
+                    s.waiter = continuation
+                    return false
+                }
+                if ready { continuation.resume() }
+            }
+        } onCancel: {
+            cancel()
+        }
+        return !state.withLock { $0.cancelled }
+    }
+
+    /// How many commits woke this observation, and how many values it computed.
+    package var counts: (wakes: Int, evaluations: Int) { state.withLock { ($0.wakes, $0.evaluations) } }
+}

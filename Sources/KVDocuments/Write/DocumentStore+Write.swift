@@ -1,0 +1,200 @@
+import Foundation
+import KVKeys
+import KVStorage
+import KVSupport
+
+extension DocumentStore {
+    enum WriteMode {
+        case insert, upsert, update, delete
+    }
+
+    /// Accumulates the writes of one batch: documents, index entries, change records.
+    /// Later writes in the batch see earlier ones (for ids and unique values). A write that
+    /// fails after adding part of itself poisons the batch: committing it then throws that
+    /// error and writes nothing, so a failed write never leaves part of itself behind.
+    /// REQUIRES: used under the exclusive writer lock, on one thread.
+    final class WriteContext {
+        let store: DocumentStore
+        /// The catalog in force: read under the writer lock from the latest state.
+        let catalog: CompiledCatalog
+        let indexes: IndexUpdateContext
+        var batch: WriteBatch { indexes.batch }
+        /// Documents written in this batch by key (`nil`: deleted).
+        var documents: [ByteKey: JSONValue?] = [:]
+        var changes: [Change] = []
+        var sequence: Int64
+        /// Collections this batch wrote (their maintainers' `finish` runs before the commit).
+        var touched: [String] = []
+        /// Revision trees of replicated documents written in this batch, by tree key, with
+        /// the sequence each records.
+        var revisionTrees: [ByteKey: (tree: RevisionTree, sequence: Int64)] = [:]
+        /// Leaf bodies of replicated documents written in this batch, by key (`nil`: deleted).
+        var revisionBodies: [ByteKey: JSONObject?] = [:]
+        /// The undo journal of the data migration making these writes, if one is.
+        var journal: MigrationJournal?
+        /// Whether writes record changes in the change feed and take sequence numbers
+        /// (not when a failed migration is rolled back: its change records are removed).
+        var recordsChanges = true
+        /// Whether the commit delivers the changes to the hub's streams and observers (not
+        /// for a data migration's batches: it delivers them when it completes).
+        var publishes = true
+        /// Writes added to the batch (documents written or deleted).
+        var writes = 0
+        /// The first write of the batch that failed.
+        private var failure: Error?
+
+        /// REQUIRES: the exclusive writer lock is held, so the stored sequence and catalog
+        /// cannot move until this context commits. Both are read from the database, not from
+        /// the store's memory: any number of stores on one database share them.
+        init(store: DocumentStore) throws {
+            self.store = store
+            catalog = try store.catalog()
+            sequence = try store.storedSequence()
+            indexes = IndexUpdateContext(storage: store.storage, batch: WriteBatch())
+        }
+
+        /// Adds one write to the batch. Returns the change, or `nil` for the delete of a
+        /// missing document.
+        func write(_ collectionName: String, _ mode: WriteMode, document: JSONValue?, id givenID: JSONValue?) throws -> Change? {
+            try guarded { try perform(collectionName, mode, document: document, id: givenID) }
+        }
+
+        /// Runs one write, poisoning the batch when it fails after adding to it.
+        func guarded(_ body: () throws -> Change?) throws -> Change? {
+            if let failure { throw failure }
+            let before = batch.count
+            do {
+                return try body()
+            } catch {
+                // Errors found before anything was added (a conflict, a bad id) leave the
+                // batch as it was; later ones (a unique violation) may have added part of
+                // the write, so the batch can no longer be committed.
+                if batch.count != before { failure = error }
+                throw error
+            }
+        }
+
+        private func perform(_ collectionName: String, _ mode: WriteMode, document: JSONValue?, id givenID: JSONValue?) throws -> Change? {
+            let schema = try catalog.schema.collection(collectionName)
+            if schema.replicated {
+                return try performInteractive(collectionName, schema, mode, document: document, id: givenID)
+            }
+            let (idValue, id) = try identify(collectionName, schema, document: document, id: givenID)
+            let key = store.layout.document(collectionName, id)
+            let old = try current(key, collectionName, id)
+            switch mode {
+            case .insert where old != nil:
+                throw KVDocsError(.conflict, "collection \"\(collectionName)\" already has a document with \(schema.primaryKey) \(idValue.compactDescription)", key: key)
+            case .update where old == nil:
+                throw KVDocsError(.conflict, "collection \"\(collectionName)\" has no document with \(schema.primaryKey) \(idValue.compactDescription)", key: key)
+            case .delete where old == nil:
+                return nil
+            default:
+                break
+            }
+            let stored = try document.map { try DocumentStore.storedBytes($0) }
+            let maintainers = catalog.maintainers(of: collectionName)
+            if let document {
+                for maintainer in maintainers { try maintainer.validate(id: id, document: document) }
+            }
+            for maintainer in maintainers {
+                try maintainer.update(id: id, old: old, new: document, context: indexes)
+            }
+            if !maintainers.isEmpty, !touched.contains(where: { $0.hasSameCodePoints(as: collectionName) }) { touched.append(collectionName) }
+            if let journal, documents[ByteKey(key)] == nil {
+                try journal.recordFirstWrite(of: key, collection: collectionName, id: id, in: batch)
+            }
+            if let stored { batch.put(key, stored) } else { batch.delete(key) }
+            documents[ByteKey(key)] = .some(document)
+            writes += 1
+            let operation: Change.Operation = document == nil ? .delete : (old == nil ? .insert : .update)
+            guard recordsChanges else { return Change(sequence: sequence, collection: collectionName, id: idValue, operation: operation) }
+            sequence = sequence.saturatingAdd(1)
+            batch.put(store.layout.change(sequence), Tuple([.string(collectionName), id, .string(operation.rawValue)]))
+            let change = Change(sequence: sequence, collection: collectionName, id: idValue, operation: operation)
+            changes.append(change)
+            return change
+        }
+
+        /// The primary key of a write, as given and as a tuple element.
+        private func identify(_ collection: String, _ schema: CollectionSchema, document: JSONValue?, id givenID: JSONValue?) throws -> (JSONValue, TupleElement) {
+            let idValue: JSONValue
+            if let document {
+                guard case .object(let fields) = document else {
+                    throw KVDocsError(.invalidArgument, "a document must be a JSON object, not \(article(document.typeName))")
+                }
+                guard let pk = fields[schema.primaryKey] else {
+                    throw KVDocsError(.invalidArgument, "document has no primary key field \"\(schema.primaryKey)\" (collection \"\(collection)\")")
+                }
+                idValue = pk
+            } else if let givenID {
+                idValue = givenID
+            } else {
+                throw KVDocsError(.invalidArgument, "a delete needs an id")
+            }
+            return (idValue, try DocumentStore.idElement(idValue, collection: collection, primaryKey: schema.primaryKey))
+        }
+
+        /// The document under `key` as this batch left it, else as stored.
+        func current(_ key: [UInt8], _ collection: String, _ id: TupleElement) throws -> JSONValue? {
+            if let overlay = documents[ByteKey(key)] { return overlay }
+            guard let bytes = try store.storage.value(forKey: key) else { return nil }
+            return try store.documentValue(bytes, collection: collection, id: id)
+        }
+
+        /// With `sync` and nothing to write (the delete of a missing document), the log is
+        /// still synced, so every earlier acknowledged write is durable when this returns.
+        /// - Throws: the error of a write of this batch that failed (nothing is written).
+        func commit(sync: Bool = false) throws {
+            if let failure { throw failure }
+            guard !changes.isEmpty || batch.count > 0 else {
+                if sync { try store.storage.write(WriteBatch(), sync: true) }
+                return
+            }
+            for collection in touched {
+                for maintainer in catalog.maintainers(of: collection) { try maintainer.finish(context: indexes) }
+            }
+            store.records.putSequence(sequence, in: batch)
+            try store.storage.write(batch, sync: sync)
+            if publishes {
+                store.published(changes, lastSequence: sequence)
+            } else {
+                store.state.withLock { $0.lastSequence = sequence }
+            }
+        }
+    }
+
+    /// Runs `body` with a write context under the exclusive writer lock and commits it.
+    /// If `body` throws, nothing is written.
+    func performWrites<R>(sync: Bool = false, _ body: (WriteContext) throws -> R) throws -> R {
+        try storage.withWriteTransaction {
+            let context = try WriteContext(store: self)
+            let result = try body(context)
+            try context.commit(sync: sync)
+            return result
+        }
+    }
+
+    /// The tuple element of a primary key: strings and integers only.
+    static func idElement(_ value: JSONValue, collection: String, primaryKey: String) throws -> TupleElement {
+        switch value {
+        case .string(let s): return .string(s)
+        case .int(let i): return .int(i)
+        case .uint(let u): return .uint(u)
+        case .double(let d) where d.rounded() == d && Int64(exactly: d) != nil:
+            return .int(Int64(d))
+        default:
+            throw KVDocsError(.invalidArgument, "primary key \"\(primaryKey)\" of collection \"\(collection)\" must be a string or an integer, not \(value.compactDescription)")
+        }
+    }
+
+    /// The JSON value of a primary key element.
+    static func idValue(_ element: TupleElement) -> JSONValue {
+        switch element {
+        case .string(let s): return .string(s)
+        case .int(let i): return .int(i)
+        case .uint(let u): return .uint(u)
+        default: return .string(element.description)
+        }
+    }
+}

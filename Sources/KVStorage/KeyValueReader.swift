@@ -1,0 +1,215 @@
+import KVSupport
+
+/// The narrow ordered key-value interface that the text and document layers read
+/// through: a point read and a scan of a key range in either direction, both at one
+/// consistent state of the data.
+///
+/// `KeyValueReader` is the storage seam. LevelDB implements it today, through
+/// ``DatabaseReader`` (the latest state, or a ``Snapshot`` for a fixed one); layered
+/// databases and other backends implement it too. Writes go through a ``WriteBatch``
+/// applied atomically by the store that owns the data.
+///
+/// **Invariants.** Every read of one reader sees the same state: a reader made from a
+/// snapshot never sees a later write. Keys compare bytewise (or by the store's
+/// comparator), and a scan yields each key of its range once, in order.
+public protocol KeyValueReader {
+    /// A name for messages: where the data is (LevelDB: the database's directory).
+    var name: String { get }
+
+    /// The value stored under `key`, or `nil`.
+    func value(forKey key: [UInt8]) throws -> [UInt8]?
+
+    /// A cursor over the entries of `range`, in `order`.
+    func scan(_ range: KeyRange, order: ScanOrder) throws -> any KeyValueCursor
+
+    /// A forward cursor over the entries of several ranges, range after range.
+    /// REQUIRES: `ranges` in increasing order and disjoint. By default, one ``scan(_:order:)``
+    /// after the other; LevelDB's readers seek one iterator instead.
+    func scan(ranges: [KeyRange]) throws -> any KeyValueCursor
+
+    /// The number of entries in `range`. By default, a scan that counts what it yields;
+    /// LevelDB's readers step an iterator without handing out the entries.
+    func count(_ range: KeyRange) throws -> Int
+}
+
+/// Entries of a scan, one at a time, lent to a closure without copying.
+public protocol KeyValueCursor: AnyObject {
+    /// Calls `body` with the next entry's key and value, which are valid only inside
+    /// `body`; returns `nil` at the end of the range.
+    /// - Throws: a storage error met while moving (never a silent end), or what `body` throws.
+    func next<R>(_ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> R) throws -> R?
+}
+
+extension Entries: KeyValueCursor {}
+
+extension KeyValueReader {
+    /// One ``scan(_:order:)`` after the other, forward.
+    public func scan(ranges: [KeyRange]) throws -> any KeyValueCursor {
+        ChainedCursor(reader: self, ranges: ranges)
+    }
+}
+
+extension KeyValueReader {
+    /// The number of entries in `range`.
+    public func count(_ range: KeyRange) throws -> Int {
+        let cursor = try scan(range, order: .forward)
+        var n = 0
+        while try cursor.next({ _, _ in () }) != nil { n += 1 }
+        return n
+    }
+}
+
+/// The writable side of the storage seam: atomic batches, snapshots, and the lock that
+/// serializes the read-modify-write sequences of the layers above.
+///
+/// **Invariants.** ``write(_:sync:)`` applies a batch entirely or not at all; a reader from
+/// ``snapshotReader()`` sees exactly the writes committed before it was made; while one
+/// thread is inside ``withWriterLock(_:)``, no other thread of this process is.
+public protocol KeyValueStore: KeyValueReader, Sendable {
+    /// Applies `batch` atomically; with `sync`, durably before returning.
+    func write(_ batch: WriteBatch, sync: Bool) throws
+    /// A reader of the data as it is now, unaffected by later writes, until released.
+    func snapshotReader() throws -> any SnapshotReader
+    /// Runs `body` holding the store's writer lock (reentrant): no other holder runs meanwhile.
+    func withWriterLock<R>(_ body: () throws -> R) rethrows -> R
+    /// Runs `body` as a write transaction: holding the writer lock, and refusing to start
+    /// inside another holder of it on the same thread.
+    /// - Throws: `.invalidArgument` for a nested write, or what `body` throws.
+    func withWriteTransaction<R>(_ body: () throws -> R) throws -> R
+}
+
+/// A reader of one frozen state of a store.
+public protocol SnapshotReader: KeyValueReader {
+    /// Frees the snapshot; later reads fail.
+    func release()
+}
+
+extension KeyValueStore {
+    /// The writer lock's earlier name.
+    @available(*, deprecated, renamed: "withWriterLock(_:)")
+    public func withExclusiveWriter<R>(_ body: () throws -> R) rethrows -> R { try withWriterLock(body) }
+
+    /// The write transaction's earlier name.
+    @available(*, deprecated, renamed: "withWriteTransaction(_:)")
+    public func withExclusiveWrite<R>(_ body: () throws -> R) throws -> R { try withWriteTransaction(body) }
+
+    /// Deletes every key in `range` in batches of `batchSize` (each atomic, the whole not),
+    /// returning how many were deleted.
+    /// - Throws: `.invalidArgument` for a `batchSize` below 1, storage errors.
+    @discardableResult
+    public func deleteAll(in range: KeyRange, batchSize: Int = 10_000, sync: Bool = false) throws -> Int {
+        guard batchSize >= 1 else { throw KVDocsError(.invalidArgument, "deleteAll: batchSize must be at least 1, not \(batchSize)", path: name) }
+        return try deleteKeys(of: try scan(range, order: .forward), batchSize: batchSize, sync: sync)
+    }
+
+    /// Deletes every key `cursor` yields, in atomic batches of `batchSize`.
+    func deleteKeys(of cursor: any KeyValueCursor, batchSize: Int, sync: Bool) throws -> Int {
+        let batch = WriteBatch()
+        var deleted = 0
+        while try cursor.next({ key, _ in batch.delete(key) }) != nil {
+            deleted += 1
+            if batch.count >= batchSize {
+                try write(batch, sync: sync)
+                batch.clear()
+            }
+        }
+        if batch.count > 0 { try write(batch, sync: sync) }
+        return deleted
+    }
+}
+
+extension Database: KeyValueStore {
+    /// The database's directory.
+    public var name: String { path }
+
+    /// The value under `key` in the latest state.
+    public func value(forKey key: [UInt8]) throws -> [UInt8]? { try get(key) }
+
+    /// A cursor over `range` in the latest state.
+    public func scan(_ range: KeyRange, order: ScanOrder) throws -> any KeyValueCursor {
+        try entries(range, order: order)
+    }
+
+    /// A forward cursor over several ranges through one iterator, in the latest state.
+    /// REQUIRES: `ranges` in increasing order and disjoint.
+    public func scan(ranges: [KeyRange]) throws -> any KeyValueCursor {
+        try RangesCursor(database: self, ranges: ranges, options: ReadOptions())
+    }
+
+    /// The number of entries in `range` in the latest state.
+    public func count(_ range: KeyRange) throws -> Int { try Cursor(database: self, options: ReadOptions()).count(in: range) }
+
+    /// A reader of a new ``Snapshot``.
+    public func snapshotReader() throws -> any SnapshotReader {
+        SnapshotKeyValueReader(try snapshot())
+    }
+}
+
+/// A ``SnapshotReader`` over a LevelDB ``Snapshot``.
+package final class SnapshotKeyValueReader: SnapshotReader {
+    package let snapshot: Snapshot
+    private let reader: DatabaseReader
+
+    init(_ snapshot: Snapshot) {
+        self.snapshot = snapshot
+        self.reader = snapshot.reader
+    }
+
+    package var name: String { reader.name }
+    package func value(forKey key: [UInt8]) throws -> [UInt8]? { try reader.value(forKey: key) }
+    package func scan(_ range: KeyRange, order: ScanOrder) throws -> any KeyValueCursor { try reader.scan(range, order: order) }
+    package func scan(ranges: [KeyRange]) throws -> any KeyValueCursor { try reader.scan(ranges: ranges) }
+    package func count(_ range: KeyRange) throws -> Int { try reader.count(range) }
+    package func release() { snapshot.release() }
+}
+
+/// A ``KeyValueReader`` over a LevelDB ``Database``: the latest state, or the state of a
+/// snapshot when the read options carry one.
+public struct DatabaseReader: KeyValueReader {
+    /// The database read.
+    public let database: Database
+    /// The options of every read: with a snapshot, reads see its state; without one, the latest.
+    public let options: ReadOptions
+
+    /// A reader of `database` with `options`.
+    /// - Parameters:
+    ///   - database: the database to read.
+    ///   - options: the options of every read; set ``ReadOptions/snapshot`` to read one frozen state.
+    public init(_ database: Database, options: ReadOptions = ReadOptions()) {
+        self.database = database
+        self.options = options
+    }
+
+    /// The database's directory.
+    public var name: String { database.path }
+
+    /// The value stored under `key` at the reader's state, or `nil`.
+    /// - Throws: `.closed` after ``Database/close()`` or the release of the snapshot; storage errors.
+    public func value(forKey key: [UInt8]) throws -> [UInt8]? {
+        try database.get(key, options: options)
+    }
+
+    /// A cursor over the entries of `range`, in `order`, at the reader's state.
+    /// - Throws: `.closed` after ``Database/close()`` or the release of the snapshot; storage
+    ///   errors. The cursor's ``KeyValueCursor/next(_:)`` throws the errors met while moving.
+    public func scan(_ range: KeyRange, order: ScanOrder = .forward) throws -> any KeyValueCursor {
+        try database.entries(range, order: order, options: options)
+    }
+
+    /// A forward cursor over several ranges through one iterator, at the reader's state.
+    /// REQUIRES: `ranges` in increasing order and disjoint.
+    public func scan(ranges: [KeyRange]) throws -> any KeyValueCursor {
+        try RangesCursor(database: database, ranges: ranges, options: options)
+    }
+
+    /// The number of entries in `range` at the reader's state.
+    /// - Throws: `.closed` after ``Database/close()`` or the release of the snapshot; storage errors.
+    public func count(_ range: KeyRange) throws -> Int {
+        try Cursor(database: database, options: options).count(in: range)
+    }
+}
+
+extension Snapshot {
+    /// A reader of the database as this snapshot froze it.
+    public var reader: DatabaseReader { DatabaseReader(database, options: readOptions()) }
+}

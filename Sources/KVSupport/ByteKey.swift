@@ -1,0 +1,14 @@
+/// Bytes as a dictionary or set key, hashed as one block (`Array<UInt8>`'s own hashing
+/// feeds the hasher one byte at a time, which dominated the write path's profile).
+package struct ByteKey: Hashable, Sendable {
+    package let bytes: [UInt8]
+
+    package init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+    package func hash(into hasher: inout Hasher) {
+        bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
+        hasher.combine(bytes.count)
+    }
+
+    package static func == (a: ByteKey, b: ByteKey) -> Bool { a.bytes == b.bytes }
+}
