@@ -5,12 +5,12 @@ let package = Package(
     name: "KVDocs",
     products: [
         .library(name: "KVDocs", targets: ["KVDocs"]),
-        .executable(name: "kvrepl", targets: ["kvrepl"]),
+        .executable(name: "kvrepl", targets: ["kvrepl"])
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         // Heap (HeapModule): the bounded top-k heaps of query execution.
-        .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
+        .package(url: "https://github.com/apple/swift-collections", from: "1.1.0")
     ],
     targets: [
         // MARK: - C library
@@ -21,7 +21,7 @@ let package = Package(
             name: "CLevelDB",
             providers: [
                 .apt(["libleveldb-dev", "libsnappy-dev"]),
-                .brew(["leveldb"]),
+                .brew(["leveldb"])
             ]
         ),
 
@@ -61,8 +61,10 @@ let package = Package(
         // observation, migrations, layered stores, replication.
         .target(
             name: "KVDocuments",
-            dependencies: ["KVSupport", "KVStorage", "KVKeys", "KVText", "KVGeo",
-                           .product(name: "HeapModule", package: "swift-collections")]
+            dependencies: [
+                "KVSupport", "KVStorage", "KVKeys", "KVText", "KVGeo",
+                .product(name: "HeapModule", package: "swift-collections")
+            ]
         ),
         // The umbrella: `import KVDocs` brings every layer; the DocC catalog lives here.
         .target(
@@ -87,7 +89,7 @@ let package = Package(
             name: "kvrepl",
             dependencies: [
                 "KVReplCore", "CEditLine",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser")
             ]
         ),
 
@@ -119,7 +121,7 @@ let package = Package(
             name: "kvstress",
             dependencies: [
                 "KVDocs", "KVReplCore",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser")
             ]
         ),
         // Exercises every storage API once, for the valgrind leak check (scripts/leak-check).
@@ -147,7 +149,7 @@ let package = Package(
         .testTarget(
             name: "KVReplTests",
             dependencies: ["KVReplCore", "KVDocs", "KVDocsTestSupport"]
-        ),
+        )
     ],
     swiftLanguageModes: [.v6]
 )

@@ -14,7 +14,7 @@ let package = Package(
     dependencies: [
         .package(path: ".."),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.0.0"),
-        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0")
     ],
     targets: [
         // The same workloads written straight on LevelDB's C API: the baseline.
@@ -28,9 +28,9 @@ let package = Package(
                 "CBench",
                 .product(name: "KVDocs", package: rootIdentity),
                 .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser")
             ]
-        ),
+        )
     ],
     swiftLanguageModes: [.v6]
 )

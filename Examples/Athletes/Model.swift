@@ -29,10 +29,12 @@ struct Group: Codable, Sendable {
 /// - `by_licence` is unique: across both layers, no two athletes share a licence.
 func athletesSchema() throws -> Schema {
     try Schema(collections: [
-        "athletes": CollectionSchema(primaryKey: "id", indexes: [
-            IndexDefinition(name: "by_country_points", fields: ["country", "points"]),
-            IndexDefinition(name: "by_licence", fields: ["licence"], unique: true),
-        ]),
-        "groups": CollectionSchema(primaryKey: "id"),
+        "athletes": CollectionSchema(
+            primaryKey: "id",
+            indexes: [
+                IndexDefinition(name: "by_country_points", fields: ["country", "points"]),
+                IndexDefinition(name: "by_licence", fields: ["licence"], unique: true)
+            ]),
+        "groups": CollectionSchema(primaryKey: "id")
     ])
 }

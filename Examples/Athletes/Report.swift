@@ -34,15 +34,20 @@ func readReport(of store: DocumentStore) throws -> Report {
             .orderBy("points", descending: true).limit(10)
         report.top = try tx.fetch(.find("athletes", top, as: Athlete.self))
         for country in ReportQueries.countedCountries {
-            report.counts.append((country, try tx.count("athletes", Query().where("country", .equal(.string(country))))))
+            report.counts.append(
+                (country, try tx.count("athletes", Query().where("country", .equal(.string(country))))))
         }
         // The unique index by_licence: one entry.
-        report.byLicence = try tx.fetch(.find("athletes", Query().where("licence", .equal(.string(ReportQueries.licence))).limit(1),
-                                              as: Athlete.self)).first
+        report.byLicence = try tx.fetch(
+            .find(
+                "athletes", Query().where("licence", .equal(.string(ReportQueries.licence))).limit(1),
+                as: Athlete.self)
+        ).first
         // Dates compare as the Unix seconds the store wrote.
         let born = Query().where("born", .greater(.int(Int64(ReportQueries.bornAfter))))
         report.bornAfter = try tx.count("athletes", born)
-        report.youngest = try tx.fetch(.find("athletes", born.orderBy("born", descending: true).limit(3), as: Athlete.self))
+        report.youngest = try tx.fetch(
+            .find("athletes", born.orderBy("born", descending: true).limit(3), as: Athlete.self))
         // Typed ids: a String for a group, the Ints of its members.
         report.group = try tx.get("groups", id: ReportQueries.group, as: Group.self)
         for member in report.group?.members ?? [] {
@@ -60,12 +65,15 @@ func printReport(of store: DocumentStore, season: Int) throws {
     print("top 10 \(ReportQueries.topCountry): " + report.top.map(short).joined(separator: ", "))
     print("athletes per country: " + report.counts.map { "\($0.country) \($0.athletes)" }.joined(separator: ", "))
     if let a = report.byLicence {
-        print("licence \(ReportQueries.licence): #\(a.id) \(a.name), \(a.country), \(a.club), \(a.points) points, born \(a.born.formatted(day))")
+        print(
+            "licence \(ReportQueries.licence): #\(a.id) \(a.name), \(a.country), \(a.club), \(a.points) points, born \(a.born.formatted(day))"
+        )
     } else {
         print("licence \(ReportQueries.licence): not found")
     }
-    print("born after \(ReportQueries.bornAfter) (2005-01-01): \(report.bornAfter) athletes; youngest: "
-          + report.youngest.map { "#\($0.id) \($0.name) (\($0.born.formatted(day)))" }.joined(separator: ", "))
+    print(
+        "born after \(ReportQueries.bornAfter) (2005-01-01): \(report.bornAfter) athletes; youngest: "
+            + report.youngest.map { "#\($0.id) \($0.name) (\($0.born.formatted(day)))" }.joined(separator: ", "))
     if let group = report.group {
         print("group \(group.id) (\(group.name)): " + report.members.map(short).joined(separator: ", "))
     } else {

@@ -20,12 +20,16 @@ enum Season {
         "USA": ["Park City Nordic", "Steamboat SWSC"],
         "CAN": ["Canmore Nordic", "Nakkertok Nordic"],
         "JPN": ["Sapporo Ski Club", "Nagano Ski Club"],
-        "SLO": ["SK Triglav Kranj", "SSK Ilirija"],
+        "SLO": ["SK Triglav Kranj", "SSK Ilirija"]
     ]
-    static let firstNames = ["Ada", "Bo", "Clara", "Dag", "Elin", "Finn", "Greta", "Hugo", "Ingrid", "Jonas",
-                             "Karin", "Lars", "Maja", "Nils", "Oda", "Per", "Rut", "Sander", "Tuva", "Ulf"]
-    static let lastNames = ["Berg", "Dahl", "Eriksen", "Fjeld", "Haugen", "Johansen", "Lie", "Moen", "Nilsen",
-                            "Olsen", "Rønning", "Solberg", "Strand", "Vik", "Ødegård", "Åsen"]
+    static let firstNames = [
+        "Ada", "Bo", "Clara", "Dag", "Elin", "Finn", "Greta", "Hugo", "Ingrid", "Jonas",
+        "Karin", "Lars", "Maja", "Nils", "Oda", "Per", "Rut", "Sander", "Tuva", "Ulf"
+    ]
+    static let lastNames = [
+        "Berg", "Dahl", "Eriksen", "Fjeld", "Haugen", "Johansen", "Lie", "Moen", "Nilsen",
+        "Olsen", "Rønning", "Solberg", "Strand", "Vik", "Ødegård", "Åsen"
+    ]
     /// Points range from 0 to 4,999.
     static let maximumPoints = 4_999
 
@@ -40,7 +44,10 @@ enum Season {
         var pick = identity.below(weights.reduce(0, +))
         var country = countries[0]
         for (name, weight) in zip(countries, weights) {
-            if pick < weight { country = name; break }
+            if pick < weight {
+                country = name
+                break
+            }
             pick -= weight
         }
         let countryClubs = clubs[country] ?? ["Independent"]
@@ -49,8 +56,9 @@ enum Season {
         // Born between 1975-01-01 and 2008-12-31, to the second (Unix seconds).
         let born = 157_766_400 + identity.below(1_230_681_600 - 157_766_400)
         var form = SplitMix64(seed: UInt64(id) &* 1_000_003 &+ UInt64(year))
-        return Athlete(id: id, licence: licence(country: country, id: id), name: name, country: country, club: club,
-                       points: form.below(maximumPoints + 1), born: Date(timeIntervalSince1970: TimeInterval(born)))
+        return Athlete(
+            id: id, licence: licence(country: country, id: id), name: name, country: country, club: club,
+            points: form.below(maximumPoints + 1), born: Date(timeIntervalSince1970: TimeInterval(born)))
     }
 
     /// A licence: the country and the id, `NOR-00042`.

@@ -18,7 +18,8 @@ struct StoryPaths {
     /// Removes what an earlier run of the story left (only the story's own names), so that
     /// the story can run again on the same directory.
     func removeEarlierRun() throws {
-        let names = ["user.db", "user.db.layers"] + [2025, 2026].flatMap { ["athletes-\($0).jsonl", "athletes-\($0).db"] }
+        let names =
+            ["user.db", "user.db.layers"] + [2025, 2026].flatMap { ["athletes-\($0).jsonl", "athletes-\($0).db"] }
         for name in names where FileManager.default.fileExists(atPath: file(name)) {
             try FileManager.default.removeItem(atPath: file(name))
         }
@@ -32,7 +33,7 @@ enum UserData {
     static let correctedPoints = 5_000
     static let groups = [
         Group(id: "relay", name: "Relay team", members: [42, 7, 1_001, 12_345]),
-        Group(id: "rivals", name: "Rivals to watch", members: [3, 17_999]),
+        Group(id: "rivals", name: "Rivals to watch", members: [3, 17_999])
     ]
 }
 
@@ -44,7 +45,8 @@ func buildBase(year: Int, count: Int, paths: StoryPaths, schema: Schema) throws 
     let db = try Database(path: paths.base(year))
     defer { db.close() }
     let store = try DocumentStore(database: db, schema: schema)
-    try Season.writeJSONLines(Season.athletes(year: year, count: count), to: paths.download(year), dates: store.dateStrategy)
+    try Season.writeJSONLines(
+        Season.athletes(year: year, count: count), to: paths.download(year), dates: store.dateStrategy)
     return try store.importJSONLines(into: "athletes", path: paths.download(year))
 }
 
@@ -78,7 +80,9 @@ func runStory(in directory: String) throws {
             try batch.upsert("groups", encoding: group)
         }
     }
-    print("user layer: athlete #\(corrected.id) now \(corrected.club), \(corrected.points) points; groups \(UserData.groups.map(\.id).joined(separator: ", "))")
+    print(
+        "user layer: athlete #\(corrected.id) now \(corrected.club), \(corrected.points) points; groups \(UserData.groups.map(\.id).joined(separator: ", "))"
+    )
     try printReport(of: store, season: 2025)
 
     // 3. Next season's database arrives: the base is replaced; the user's data stays.

@@ -5,10 +5,12 @@ import KVDocs
 /// writes, requests fetched by several readers, and an observed query that keeps a
 /// departure board current.
 func appExample(_ path: String) async throws {
-    let schema = try Schema(json: Data(#"""
-        {"collections": {"departures": {"primaryKey": "id",
-          "indexes": [{"name": "by_station_time", "fields": ["station", "time"]}]}}}
-        """#.utf8))
+    let schema = try Schema(
+        json: Data(
+            #"""
+            {"collections": {"departures": {"primaryKey": "id",
+              "indexes": [{"name": "by_station_time", "fields": ["station", "time"]}]}}}
+            """#.utf8))
 
     // Data migrations: named, run in order, each once per database, all or nothing.
     var migrator = DocumentMigrator()
@@ -29,7 +31,7 @@ func appExample(_ path: String) async throws {
 
     // Async access: LevelDB runs on the store's executor, never on the awaiting thread.
     try await departures.async.upsert(["id": "P-1000", "station": "PERTH", "time": 1000, "platform": 7])
-    try await departures.async.delete(id: "P-0900")   // (left by an earlier run of this example)
+    try await departures.async.delete(id: "P-0900")  // (left by an earlier run of this example)
     let (count, first) = try await store.read { tx in
         (try tx.count("departures"), try tx.find("departures", Query().orderBy("time").limit(1)))
     }
@@ -37,17 +39,23 @@ func appExample(_ path: String) async throws {
 
     // Requests: a read as a value, fetched by any reader (a transaction, the store, async,
     // a migration, an observation), typed with `as:`.
-    struct Departure: Codable, Sendable { var id: String; var station: String; var time: Int; var platform: Int }
-    let next: FindRequest<Departure> = .find("departures", Query().where("station", .equal("PERTH")).orderBy("time").limit(3),
-                                             as: Departure.self)
-    let rows = try await store.fetch(next)                                  // [Departure], off the caller's thread
+    struct Departure: Codable, Sendable {
+        var id: String
+        var station: String
+        var time: Int
+        var platform: Int
+    }
+    let next: FindRequest<Departure> = .find(
+        "departures", Query().where("station", .equal("PERTH")).orderBy("time").limit(3),
+        as: Departure.self)
+    let rows = try await store.fetch(next)  // [Departure], off the caller's thread
     let (same, total) = try await store.read { tx in (try tx.fetch(next), try tx.fetch(.count("departures"))) }
     print("next:", rows.map(\.id), same.count == rows.count, total)
 
     // An observed query: the results now, then new results after each write that changes them.
     let perth = Query().where("station", .equal("PERTH")).orderBy("time").limit(3)
     var board = store.observe(.find(departures, perth)).makeAsyncIterator()
-    print("board:", try await board.next()?.compactMap { $0["id"] } ?? [])   // ["P-1000"]
+    print("board:", try await board.next()?.compactMap { $0["id"] } ?? [])  // ["P-1000"]
     try await departures.async.upsert(["id": "P-0900", "station": "PERTH", "time": 900, "platform": 2])
-    print("board:", try await board.next()?.compactMap { $0["id"] } ?? [])   // ["P-0900", "P-1000"]
+    print("board:", try await board.next()?.compactMap { $0["id"] } ?? [])  // ["P-0900", "P-1000"]
 }

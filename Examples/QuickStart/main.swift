@@ -4,31 +4,41 @@
 import Foundation
 import KVDocs
 
-let path = CommandLine.arguments.dropFirst().first
+let path =
+    CommandLine.arguments.dropFirst().first
     ?? FileManager.default.temporaryDirectory.appendingPathComponent("kvdocs-example.db").path
 
 /// The README's documents example: a Codable type, a schema, an insert and an indexed query.
 func documentsExample(_ db: Database) throws {
-    struct Station: Codable { var id: String; var name: String; var zone: Int; var lines: [String] }
-    let schema = try Schema(json: Data(#"""
-        {"collections": {"stations": {"primaryKey": "id", "indexes": [
-          {"name": "by_zone", "fields": ["zone"]}, {"name": "by_line", "fields": ["lines[]"]}]}}}
-        """#.utf8))
+    struct Station: Codable {
+        var id: String
+        var name: String
+        var zone: Int
+        var lines: [String]
+    }
+    let schema = try Schema(
+        json: Data(
+            #"""
+            {"collections": {"stations": {"primaryKey": "id", "indexes": [
+              {"name": "by_zone", "fields": ["zone"]}, {"name": "by_line", "fields": ["lines[]"]}]}}}
+            """#.utf8))
     let store = try DocumentStore(database: db, schema: schema)
     let stations = try store.collection("stations", of: Station.self)
     try stations.upsert(Station(id: "PER", name: "Perth", zone: 1, lines: ["Fremantle", "Midland"]))
     try stations.upsert(Station(id: "FRE", name: "Fremantle", zone: 2, lines: ["Fremantle"]))
     let query = Query().where("lines[]", .equal("Fremantle")).where("zone", .lessOrEqual(2)).orderBy("zone")
-    print(try stations.find(query).map(\.name))                 // ["Perth", "Fremantle"]
-    print(try store.collection("stations").explain(query))     // index by_line, then filter zone <= 2
+    print(try stations.find(query).map(\.name))  // ["Perth", "Fremantle"]
+    print(try store.collection("stations").explain(query))  // index by_line, then filter zone <= 2
 }
 
 /// The README's search example: a text index declared in the schema, BM25 ranking, highlights.
 func searchExample(_ db: Database) throws {
-    let schema = try Schema(json: Data(#"""
-        {"collections": {"notes": {"primaryKey": "id",
-          "text": [{"name": "body", "fields": ["title", "text"], "tokenizer": "porter"}]}}}
-        """#.utf8))
+    let schema = try Schema(
+        json: Data(
+            #"""
+            {"collections": {"notes": {"primaryKey": "id",
+              "text": [{"name": "body", "fields": ["title", "text"], "tokenizer": "porter"}]}}}
+            """#.utf8))
     let notes = try DocumentStore(database: db, schema: schema).collection("notes")
     try notes.upsert(["id": 1, "title": "Night trains", "text": "The night express leaves Perth at ten."])
     try notes.upsert(["id": 2, "title": "Platforms", "text": "Trains to Fremantle leave from platform 7."])
@@ -42,7 +52,7 @@ func searchExample(_ db: Database) throws {
 
 do {
     var options = Options()
-    options.bloomFilterBitsPerKey = 10          // fewer disk reads for missing keys
+    options.bloomFilterBitsPerKey = 10  // fewer disk reads for missing keys
     let db = try Database(path: path, options: options)
     defer { db.close() }
 
@@ -72,9 +82,11 @@ do {
     print("through the snapshot:", try snapshot.get("station:perth", as: String.self) ?? "missing")
 
     // Tuple keys (the FoundationDB encoding) through a declared keyspace: by station, then time.
-    let departure = try Keyspace(name: "departure", prefix: ["dep"], components: [
-        .init(name: "station", type: .string), .init(name: "time", type: .int),
-    ])
+    let departure = try Keyspace(
+        name: "departure", prefix: ["dep"],
+        components: [
+            .init(name: "station", type: .string), .init(name: "time", type: .int)
+        ])
     try db.put(departure.key("Perth", 1700000000), "to Fremantle")
     try db.put(departure.key("Perth", 1699999000), "to Midland")
     try db.entries(departure.range(["station": "Perth"])).forEach { entry in

@@ -55,14 +55,16 @@ enum Network {
         ("CATHEDRAL", "Cathedral", 59.913, 10.7625), ("OLD-MILL", "Old Mill", 59.913, 10.775),
         ("RIVERSIDE", "Riverside", 59.913, 10.7875),
         ("UNIVERSITY", "University", 59.934, 10.75), ("HOSPITAL", "Hospital", 59.927, 10.75),
-        ("PARK", "Park", 59.920, 10.75), ("STADIUM", "Stadium", 59.906, 10.75), ("DOCKS", "Docks", 59.899, 10.75),
+        ("PARK", "Park", 59.920, 10.75), ("STADIUM", "Stadium", 59.906, 10.75), ("DOCKS", "Docks", 59.899, 10.75)
     ].map { Station(id: $0.0, name: $0.1, location: Location(lat: $0.2, lon: $0.3)) }
 
     static let lines = [
-        Line(name: "1", stations: ["HARBOUR", "QUAY", "MARKET", "CENTRAL", "CATHEDRAL", "OLD-MILL", "RIVERSIDE"],
-             headway: 10, starts: (0, 5)),
-        Line(name: "2", stations: ["UNIVERSITY", "HOSPITAL", "PARK", "CENTRAL", "STADIUM", "DOCKS"],
-             headway: 15, starts: (2, 9)),
+        Line(
+            name: "1", stations: ["HARBOUR", "QUAY", "MARKET", "CENTRAL", "CATHEDRAL", "OLD-MILL", "RIVERSIDE"],
+            headway: 10, starts: (0, 5)),
+        Line(
+            name: "2", stations: ["UNIVERSITY", "HOSPITAL", "PARK", "CENTRAL", "STADIUM", "DOCKS"],
+            headway: 15, starts: (2, 9))
     ]
 
     /// Every departure of every line, both ways, from every station but the terminus.
@@ -70,15 +72,19 @@ enum Network {
         let names = Dictionary(uniqueKeysWithValues: stations.map { ($0.id, $0.name) })
         var result: [Departure] = []
         for line in lines {
-            for (stops, start) in [(line.stations, line.starts.forward), (line.stations.reversed(), line.starts.backward)] {
+            for (stops, start) in [
+                (line.stations, line.starts.forward), (line.stations.reversed(), line.starts.backward)
+            ] {
                 let destination = names[stops[stops.count - 1]] ?? stops[stops.count - 1]
                 var train = firstDeparture + start * 60
                 while train <= lastDeparture {
                     for (position, station) in stops.dropLast().enumerated() {
                         let time = train + position * 120
-                        result.append(Departure(id: "\(station)-\(time)-\(line.name)\(destination.prefix(3).uppercased())",
-                                                station: station, time: Date(timeIntervalSince1970: TimeInterval(time)),
-                                                line: line.name, destination: destination))
+                        result.append(
+                            Departure(
+                                id: "\(station)-\(time)-\(line.name)\(destination.prefix(3).uppercased())",
+                                station: station, time: Date(timeIntervalSince1970: TimeInterval(time)),
+                                line: line.name, destination: destination))
                     }
                     train += line.headway * 60
                 }

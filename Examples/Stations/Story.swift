@@ -15,7 +15,11 @@ func board(_ store: DocumentStore, here: GeoPoint, radius: Double, after: Date) 
     // A Date operand as the store writes dates (Unix seconds by default).
     let from = try JSONValue(encoding: after, dates: store.dateStrategy)
     return try store.read { tx in
-        guard let nearest = try tx.fetch(.near("stations", here, within: radius, query: Query().limit(1), as: Station.self)).first else {
+        guard
+            let nearest = try tx.fetch(
+                .near("stations", here, within: radius, query: Query().limit(1), as: Station.self)
+            ).first
+        else {
             return Board()
         }
         let next = Query().where("station", .equal(.string(nearest.value.id))).where("time", .greaterOrEqual(from))
@@ -40,11 +44,14 @@ func printBoard(_ store: DocumentStore, here: GeoPoint, radius: Double, after: D
         }
         return
     }
-    print("nearest station within \(radius / 1000) km of \(here): \(station.value.name) (\(station.value.id)), "
-          + "\(String(format: "%.1f", station.distance)) m")
+    print(
+        "nearest station within \(radius / 1000) km of \(here): \(station.value.name) (\(station.value.id)), "
+            + "\(String(format: "%.1f", station.distance)) m")
     print("next departures after \(clock(after)) UTC (\(Int(after.timeIntervalSince1970))):")
     for departure in board.departures {
-        print("  \(clock(departure.time))  line \(departure.line) to \(departure.destination)  (\(Int(departure.time.timeIntervalSince1970)))")
+        print(
+            "  \(clock(departure.time))  line \(departure.line) to \(departure.destination)  (\(Int(departure.time.timeIntervalSince1970)))"
+        )
     }
 }
 

@@ -51,7 +51,10 @@ package struct GeoCap: Sendable {
     private func edges(_ cell: GeoCell) -> (south: Double, north: Double, west: Double, east: Double) {
         let k = Haversine.radiansPerDegree
         let (s, n) = cell.latitudes, (w, e) = cell.longitudes
-        return (max(-90, s - Self.edgeSlack) * k, min(90, n + Self.edgeSlack) * k, (w - Self.edgeSlack) * k, (e + Self.edgeSlack) * k)
+        return (
+            max(-90, s - Self.edgeSlack) * k, min(90, n + Self.edgeSlack) * k, (w - Self.edgeSlack) * k,
+            (e + Self.edgeSlack) * k
+        )
     }
 
     /// The difference between two longitudes (radians, each within about [-π, π]), in [0, π].
@@ -63,7 +66,8 @@ package struct GeoCap: Sendable {
 
     private func containsLongitude(_ west: Double, _ east: Double) -> Bool {
         let twoPi = 2 * Double.pi
-        return (west...east).contains(lambda) || (west...east).contains(lambda + twoPi) || (west...east).contains(lambda - twoPi)
+        return (west...east).contains(lambda) || (west...east).contains(lambda + twoPi)
+            || (west...east).contains(lambda - twoPi)
     }
 
     @inline(__always)
@@ -91,7 +95,8 @@ package struct GeoCap: Sendable {
         let (s, n, w, e) = edges(cell)
         let dPhi = min(Double.pi, max(abs(phi - s), abs(phi - n)))
         let opposite = lambda + Double.pi
-        let dLambda = e - w >= 2 * Double.pi || (w...e).contains(opposite) || (w...e).contains(opposite - 2 * Double.pi)
+        let dLambda =
+            e - w >= 2 * Double.pi || (w...e).contains(opposite) || (w...e).contains(opposite - 2 * Double.pi)
             ? Double.pi : max(Self.separation(lambda, w), Self.separation(lambda, e))
         let greatestCos = s <= 0 && n >= 0 ? 1 : cos(min(abs(s), abs(n)))
         return Self.sinSquaredHalf(dPhi) + cosPhi * greatestCos * Self.sinSquaredHalf(dLambda)
@@ -226,7 +231,10 @@ package struct GeoIntervals: Sendable, Equatable {
             while k < other.intervals.count, other.intervals[k].lowerBound <= r.upperBound {
                 let o = other.intervals[k]
                 if o.lowerBound > low { result.intervals.append(low...(o.lowerBound - 1)) }
-                if o.upperBound >= r.upperBound { done = true; break }
+                if o.upperBound >= r.upperBound {
+                    done = true
+                    break
+                }
                 low = o.upperBound + 1
                 k += 1
             }

@@ -29,7 +29,9 @@ package struct GeoCell: Hashable, Sendable, CustomStringConvertible {
             let scaled = (unit * scale).rounded(.down)
             return scaled <= 0 ? 0 : min(last, UInt32(scaled))
         }
-        self.init(level: Self.leafLevel, latitudeIndex: index((point.latitude + 90) / 180), longitudeIndex: index((point.longitude + 180) / 360))
+        self.init(
+            level: Self.leafLevel, latitudeIndex: index((point.latitude + 90) / 180),
+            longitudeIndex: index((point.longitude + 180) / 360))
     }
 
     package init(level: Int, latitudeIndex: UInt32, longitudeIndex: UInt32) {
@@ -52,10 +54,12 @@ package struct GeoCell: Hashable, Sendable, CustomStringConvertible {
     /// The four cells one level down (south-west, south-east, north-west, north-east: in code order).
     var children: [GeoCell] {
         let lat = latitudeIndex << 1, lon = longitudeIndex << 1
-        return [GeoCell(level: level + 1, latitudeIndex: lat, longitudeIndex: lon),
-                GeoCell(level: level + 1, latitudeIndex: lat, longitudeIndex: lon + 1),
-                GeoCell(level: level + 1, latitudeIndex: lat + 1, longitudeIndex: lon),
-                GeoCell(level: level + 1, latitudeIndex: lat + 1, longitudeIndex: lon + 1)]
+        return [
+            GeoCell(level: level + 1, latitudeIndex: lat, longitudeIndex: lon),
+            GeoCell(level: level + 1, latitudeIndex: lat, longitudeIndex: lon + 1),
+            GeoCell(level: level + 1, latitudeIndex: lat + 1, longitudeIndex: lon),
+            GeoCell(level: level + 1, latitudeIndex: lat + 1, longitudeIndex: lon + 1)
+        ]
     }
 
     /// The southern and northern latitudes of the cell, in degrees.

@@ -33,8 +33,10 @@ package struct GeoIndex: Sendable {
 
     /// Records that the row whose encoded id is `idBytes` goes from point `before` to
     /// `after` (`nil`: none), through `put` and `delete`.
-    package func update(idBytes: [UInt8], before: GeoPoint?, after: GeoPoint?,
-                        put: ([UInt8], [UInt8]) -> Void, delete: ([UInt8]) -> Void) {
+    package func update(
+        idBytes: [UInt8], before: GeoPoint?, after: GeoPoint?,
+        put: ([UInt8], [UInt8]) -> Void, delete: ([UInt8]) -> Void
+    ) {
         if before == after { return }
         if let before { delete(key(before, idBytes)) }
         if let after { put(key(after, idBytes), Self.value(after)) }
@@ -80,7 +82,9 @@ package struct GeoIndex: Sendable {
 
     @inline(__always)
     package static func appendBigEndian(_ x: UInt64, to bytes: inout [UInt8]) {
-        for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: x >> UInt64(shift))) }
+        for shift in stride(from: 56, through: 0, by: -8) {
+            bytes.append(UInt8(truncatingIfNeeded: x >> UInt64(shift)))
+        }
     }
 
     @inline(__always)

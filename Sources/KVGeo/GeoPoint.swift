@@ -62,11 +62,14 @@ extension GeoPoint {
 
     /// The point `json` holds, or what is wrong with it (for messages).
     package static func parse(_ json: JSONValue) -> Result<GeoPoint, PointError> {
-        guard case .object(let o) = json else { return .failure(PointError("\(article(json.typeName)) is not a point")) }
+        guard case .object(let o) = json else {
+            return .failure(PointError("\(article(json.typeName)) is not a point"))
+        }
         let latitude: Double, longitude: Double
         if case .string("Point")? = o["type"], o["lat"] == nil, o["lon"] == nil {
             guard case .array(let c)? = o["coordinates"], c.count == 2 || c.count == 3,
-                  let lon = number(c[0]), let lat = number(c[1]), c.count == 2 || number(c[2]) != nil else {
+                let lon = number(c[0]), let lat = number(c[1]), c.count == 2 || number(c[2]) != nil
+            else {
                 return .failure(PointError("a GeoJSON Point needs \"coordinates\": [LON, LAT] (numbers)"))
             }
             (latitude, longitude) = (lat, lon)
@@ -76,8 +79,12 @@ extension GeoPoint {
             }
             (latitude, longitude) = (lat, lon)
         }
-        guard latitude >= -90, latitude <= 90 else { return .failure(PointError("latitude \(latitude) is outside [-90, 90]")) }
-        guard longitude >= -180, longitude <= 180 else { return .failure(PointError("longitude \(longitude) is outside [-180, 180]")) }
+        guard latitude >= -90, latitude <= 90 else {
+            return .failure(PointError("latitude \(latitude) is outside [-90, 90]"))
+        }
+        guard longitude >= -180, longitude <= 180 else {
+            return .failure(PointError("longitude \(longitude) is outside [-180, 180]"))
+        }
         return .success(GeoPoint(unchecked: latitude, longitude))
     }
 

@@ -86,7 +86,9 @@ package struct GeoSearch {
             for candidate in settled {
                 if let accept {
                     let verdict: Bool
-                    if let known = verdicts[candidate.id] { verdict = known } else {
+                    if let known = verdicts[candidate.id] {
+                        verdict = known
+                    } else {
                         verdict = try accept(candidate)
                         verdicts[candidate.id] = verdict
                     }
@@ -121,11 +123,14 @@ package struct GeoSearch {
         let cursor = try reader.scan(KeyRange(lower: .included(start), upper: index.keyRange.upper), order: .forward)
         let haversine = Haversine(from: center)
         var farthest = 0.0, read = 0
-        while read < count, let distance = try cursor.next({ _, value -> Double in
-            guard value.count == 16 else { return .infinity }
-            return haversine.distance(latitude: Double(bitPattern: GeoIndex.readBigEndian(value, at: 0)),
-                                      longitude: Double(bitPattern: GeoIndex.readBigEndian(value, at: 8)))
-        }) {
+        while read < count,
+            let distance = try cursor.next({ _, value -> Double in
+                guard value.count == 16 else { return .infinity }
+                return haversine.distance(
+                    latitude: Double(bitPattern: GeoIndex.readBigEndian(value, at: 0)),
+                    longitude: Double(bitPattern: GeoIndex.readBigEndian(value, at: 8)))
+            })
+        {
             read += 1
             farthest = max(farthest, distance)
         }
@@ -134,7 +139,8 @@ package struct GeoSearch {
     }
 
     /// Reads the entries of `intervals`, keeping those within the query's radius.
-    private mutating func read(_ intervals: GeoIntervals, _ haversine: Haversine, into found: inout [Candidate]) throws {
+    private mutating func read(_ intervals: GeoIntervals, _ haversine: Haversine, into found: inout [Candidate]) throws
+    {
         guard !intervals.isEmpty else { return }
         let cursor = try reader.scan(ranges: intervals.intervals.map(index.keyRange))
         let idOffset = index.subspace.prefix.count + 8
@@ -142,8 +148,10 @@ package struct GeoSearch {
         var read = 0
         while let entry = try cursor.next({ key, value -> Candidate? in
             guard key.count > idOffset, value.count == 16 else {
-                throw KVDocsError(.corruption, "a geo index entry of \(index.name) is malformed (\(key.count)-byte key, \(value.count)-byte value)",
-                                  path: reader.name, key: Array(key))
+                throw KVDocsError(
+                    .corruption,
+                    "a geo index entry of \(index.name) is malformed (\(key.count)-byte key, \(value.count)-byte value)",
+                    path: reader.name, key: Array(key))
             }
             let latitude = Double(bitPattern: GeoIndex.readBigEndian(value, at: 0))
             let longitude = Double(bitPattern: GeoIndex.readBigEndian(value, at: 8))

@@ -36,7 +36,8 @@ extension KeySchema {
         for (name, k) in keyspaces {
             entries[name] = .object([
                 "prefix": .array(try k.prefix.elements.map(Self.jsonValue)),
-                "components": .array(k.components.map { .object(["name": .string($0.name), "type": .string($0.type.rawValue)]) }),
+                "components": .array(
+                    k.components.map { .object(["name": .string($0.name), "type": .string($0.type.rawValue)]) })
             ])
         }
         return try JSONValue.object(["keyspaces": .object(entries)]).canonicalData()

@@ -34,7 +34,8 @@ public struct KeySchema: Sendable, Hashable {
         }
         let encoded = keyspace.prefix.encoded
         if let other = prefixes[encoded] {
-            throw KVDocsError(.schema, "keyspaces \"\(other)\" and \"\(keyspace.name)\" have the same prefix \(keyspace.prefix)")
+            throw KVDocsError(
+                .schema, "keyspaces \"\(other)\" and \"\(keyspace.name)\" have the same prefix \(keyspace.prefix)")
         }
         keyspaces[keyspace.name] = keyspace
         prefixes[encoded] = keyspace.name
@@ -44,7 +45,8 @@ public struct KeySchema: Sendable, Hashable {
     /// - Throws: `.schema` naming the declared keyspaces when there is none.
     public func keyspace(_ name: String) throws -> Keyspace {
         guard let k = keyspaces[name] else {
-            throw KVDocsError(.schema, "no keyspace \"\(name)\"; declared: \(keyspaces.keys.sorted().joined(separator: ", "))")
+            throw KVDocsError(
+                .schema, "no keyspace \"\(name)\"; declared: \(keyspaces.keys.sorted().joined(separator: ", "))")
         }
         return k
     }
@@ -75,18 +77,26 @@ extension KeySchema {
         } catch let error as KVDocsError {
             throw fail(error.message)
         }
-        guard case .object(let top) = root else { throw fail("the top level must be an object with a \"keyspaces\" member, not \(article(root.typeName))") }
+        guard case .object(let top) = root else {
+            throw fail("the top level must be an object with a \"keyspaces\" member, not \(article(root.typeName))")
+        }
         guard let declared = top["keyspaces"] else { throw fail("missing the \"keyspaces\" member") }
-        guard case .object(let entries) = declared else { throw fail("\"keyspaces\" must be an object, not \(article(declared.typeName))") }
+        guard case .object(let entries) = declared else {
+            throw fail("\"keyspaces\" must be an object, not \(article(declared.typeName))")
+        }
         var schema = try KeySchema()
         for (name, body) in entries.sorted(by: { $0.key < $1.key }) {
             func failIn(_ message: String) -> KVDocsError { fail("keyspace \"\(name)\": \(message)") }
-            guard case .object(let fields) = body else { throw failIn("must be an object, not \(article(body.typeName))") }
+            guard case .object(let fields) = body else {
+                throw failIn("must be an object, not \(article(body.typeName))")
+            }
             if let unknown = Set(fields.keys).subtracting(["prefix", "components"]).sorted().first {
                 throw failIn("unknown member \"\(unknown)\" (expected \"prefix\" and \"components\")")
             }
             guard let prefixValue = fields["prefix"] else { throw failIn("missing \"prefix\"") }
-            guard case .array(let prefixElements) = prefixValue else { throw failIn("\"prefix\" must be an array, not \(article(prefixValue.typeName))") }
+            guard case .array(let prefixElements) = prefixValue else {
+                throw failIn("\"prefix\" must be an array, not \(article(prefixValue.typeName))")
+            }
             let prefix: Tuple
             do {
                 prefix = try Tuple(prefixElements.map(Self.tupleElement))
@@ -94,14 +104,24 @@ extension KeySchema {
                 throw failIn("\"prefix\": \(error.message)")
             }
             guard let componentsValue = fields["components"] else { throw failIn("missing \"components\"") }
-            guard case .array(let componentValues) = componentsValue else { throw failIn("\"components\" must be an array, not \(article(componentsValue.typeName))") }
+            guard case .array(let componentValues) = componentsValue else {
+                throw failIn("\"components\" must be an array, not \(article(componentsValue.typeName))")
+            }
             var components: [Keyspace.Component] = []
             for (i, value) in componentValues.enumerated() {
-                guard case .object(let c) = value else { throw failIn("component \(i) must be an object with \"name\" and \"type\"") }
-                guard case .string(let componentName)? = c["name"] else { throw failIn("component \(i) needs a string \"name\"") }
-                guard case .string(let typeName)? = c["type"] else { throw failIn("component \(i) (\"\(componentName)\") needs a string \"type\"") }
+                guard case .object(let c) = value else {
+                    throw failIn("component \(i) must be an object with \"name\" and \"type\"")
+                }
+                guard case .string(let componentName)? = c["name"] else {
+                    throw failIn("component \(i) needs a string \"name\"")
+                }
+                guard case .string(let typeName)? = c["type"] else {
+                    throw failIn("component \(i) (\"\(componentName)\") needs a string \"type\"")
+                }
                 guard let type = Keyspace.ComponentType(rawValue: typeName) else {
-                    throw failIn("component \(i) (\"\(componentName)\") has unknown type \"\(typeName)\"; expected one of \(Keyspace.ComponentType.allCases.map(\.rawValue).joined(separator: ", "))")
+                    throw failIn(
+                        "component \(i) (\"\(componentName)\") has unknown type \"\(typeName)\"; expected one of \(Keyspace.ComponentType.allCases.map(\.rawValue).joined(separator: ", "))"
+                    )
                 }
                 if let unknown = Set(c.keys).subtracting(["name", "type"]).sorted().first {
                     throw failIn("component \(i) (\"\(componentName)\") has unknown member \"\(unknown)\"")

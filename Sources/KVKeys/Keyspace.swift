@@ -63,7 +63,9 @@ public struct Keyspace: Sendable, Hashable, CustomStringConvertible {
         guard !name.isEmpty else { throw KVDocsError(.schema, "a keyspace needs a non-empty name") }
         var seen = Set<String>()
         for c in components {
-            guard !c.name.isEmpty else { throw KVDocsError(.schema, "keyspace \"\(name)\": a component needs a non-empty name") }
+            guard !c.name.isEmpty else {
+                throw KVDocsError(.schema, "keyspace \"\(name)\": a component needs a non-empty name")
+            }
             guard seen.insert(c.name).inserted else {
                 throw KVDocsError(.schema, "keyspace \"\(name)\": component \"\(c.name)\" is declared twice")
             }
@@ -82,11 +84,15 @@ public struct Keyspace: Sendable, Hashable, CustomStringConvertible {
     public func key(_ values: [String: any TupleElementConvertible]) throws -> [UInt8] {
         let unknown = Set(values.keys).subtracting(components.map(\.name))
         if let extra = unknown.sorted().first {
-            throw KVDocsError(.schema, "keyspace \"\(name)\" has no component \"\(extra)\"; its components are \(componentList)")
+            throw KVDocsError(
+                .schema, "keyspace \"\(name)\" has no component \"\(extra)\"; its components are \(componentList)")
         }
         let missing = components.filter { values[$0.name] == nil }
         if !missing.isEmpty {
-            throw KVDocsError(.schema, "keyspace \"\(name)\" needs \(components.count) component\(components.count == 1 ? "" : "s") (\(componentList)); missing \(missing.map { "\"\($0.name)\"" }.joined(separator: ", "))")
+            throw KVDocsError(
+                .schema,
+                "keyspace \"\(name)\" needs \(components.count) component\(components.count == 1 ? "" : "s") (\(componentList)); missing \(missing.map { "\"\($0.name)\"" }.joined(separator: ", "))"
+            )
         }
         return try subspace.pack(Tuple(components.map { try element($0, values[$0.name]!) }))
     }
@@ -95,7 +101,10 @@ public struct Keyspace: Sendable, Hashable, CustomStringConvertible {
     /// - Throws: `.schema` naming the keyspace for a wrong number of values or a mistyped one.
     public func key(_ values: any TupleElementConvertible...) throws -> [UInt8] {
         guard values.count == components.count else {
-            throw KVDocsError(.schema, "keyspace \"\(name)\" needs \(components.count) component\(components.count == 1 ? "" : "s") (\(componentList)), got \(values.count)")
+            throw KVDocsError(
+                .schema,
+                "keyspace \"\(name)\" needs \(components.count) component\(components.count == 1 ? "" : "s") (\(componentList)), got \(values.count)"
+            )
         }
         return try subspace.pack(Tuple(zip(components, values).map { try element($0, $1) }))
     }
@@ -114,7 +123,10 @@ public struct Keyspace: Sendable, Hashable, CustomStringConvertible {
         guard elements.count == leading.count else {
             let used = Set(components.prefix(elements.count).map(\.name))
             let stray = leading.keys.filter { !used.contains($0) }.sorted()
-            throw KVDocsError(.schema, "keyspace \"\(name)\": a range takes leading components in order (\(componentList)); \(stray.map { "\"\($0)\"" }.joined(separator: ", ")) cannot be used without the components before it")
+            throw KVDocsError(
+                .schema,
+                "keyspace \"\(name)\": a range takes leading components in order (\(componentList)); \(stray.map { "\"\($0)\"" }.joined(separator: ", ")) cannot be used without the components before it"
+            )
         }
         return subspace.range(startingWith: Tuple(elements))
     }
@@ -128,10 +140,16 @@ public struct Keyspace: Sendable, Hashable, CustomStringConvertible {
         }
         let tuple = try subspace.unpack(key)
         guard tuple.count == components.count else {
-            throw KVDocsError(.schema, "key \(tuple) has \(tuple.count) component\(tuple.count == 1 ? "" : "s") after the prefix of keyspace \"\(name)\", which declares \(components.count) (\(componentList))")
+            throw KVDocsError(
+                .schema,
+                "key \(tuple) has \(tuple.count) component\(tuple.count == 1 ? "" : "s") after the prefix of keyspace \"\(name)\", which declares \(components.count) (\(componentList))"
+            )
         }
         for (component, element) in zip(components, tuple.elements) where !Self.matches(element, component.type) {
-            throw KVDocsError(.schema, "keyspace \"\(name)\": component \"\(component.name)\" should be \(article(component.type.rawValue)), found \(article(element.typeName)) \(element)")
+            throw KVDocsError(
+                .schema,
+                "keyspace \"\(name)\": component \"\(component.name)\" should be \(article(component.type.rawValue)), found \(article(element.typeName)) \(element)"
+            )
         }
         return DecodedKey(keyspace: name, components: zip(components, tuple.elements).map { ($0.name, $0.type, $1) })
     }
@@ -154,13 +172,16 @@ public struct Keyspace: Sendable, Hashable, CustomStringConvertible {
         if component.type == .double || component.type == .date, let d = Self.exactDouble(element) {
             return .double(d)
         }
-        throw KVDocsError(.schema, "keyspace \"\(name)\": component \"\(component.name)\" is \(article(component.type.rawValue)), not \(article(element.typeName)) (\(element))")
+        throw KVDocsError(
+            .schema,
+            "keyspace \"\(name)\": component \"\(component.name)\" is \(article(component.type.rawValue)), not \(article(element.typeName)) (\(element))"
+        )
     }
 
     static func matches(_ element: TupleElement, _ type: ComponentType) -> Bool {
         switch (type, element) {
         case (.string, .string), (.int, .int), (.int, .uint), (.int, .largeInteger), (.double, .double),
-             (.bool, .bool), (.bytes, .bytes), (.uuid, .uuid), (.date, .double):
+            (.bool, .bool), (.bytes, .bytes), (.uuid, .uuid), (.date, .double):
             return true
         default:
             return false
@@ -207,12 +228,16 @@ public struct DecodedKey: Sendable, Hashable, CustomStringConvertible {
     }
 
     public static func == (a: DecodedKey, b: DecodedKey) -> Bool {
-        a.keyspace == b.keyspace && a.values.map(\.name) == b.values.map(\.name) && a.values.map(\.element) == b.values.map(\.element)
+        a.keyspace == b.keyspace && a.values.map(\.name) == b.values.map(\.name)
+            && a.values.map(\.element) == b.values.map(\.element)
     }
 
     public func hash(into hasher: inout Hasher) {
         hasher.combine(keyspace)
-        for v in values { hasher.combine(v.name); hasher.combine(v.element) }
+        for v in values {
+            hasher.combine(v.name)
+            hasher.combine(v.element)
+        }
     }
 }
 

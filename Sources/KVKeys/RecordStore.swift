@@ -30,9 +30,11 @@ public struct RecordStore: Sendable {
 
     /// A store of records under `subspace`.
     /// - Throws: `.invalidArgument` unless `splitThreshold` is at least 1.
-    public init(database: Database, subspace: Subspace, splitThreshold: Int = RecordStore.defaultSplitThreshold) throws {
+    public init(database: Database, subspace: Subspace, splitThreshold: Int = RecordStore.defaultSplitThreshold) throws
+    {
         guard splitThreshold >= 1 else {
-            throw KVDocsError(.invalidArgument, "splitThreshold must be at least 1 byte (got \(splitThreshold))", path: database.path)
+            throw KVDocsError(
+                .invalidArgument, "splitThreshold must be at least 1 byte (got \(splitThreshold))", path: database.path)
         }
         self.database = database
         self.subspace = subspace
@@ -102,8 +104,10 @@ public struct RecordStore: Sendable {
     /// A gap in the chunk numbers throws `.corruption` when it is reached, after the chunks
     /// before it were delivered.
     @discardableResult
-    public func read(_ key: Tuple, options: ReadOptions = ReadOptions(),
-                     chunk: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool {
+    public func read(
+        _ key: Tuple, options: ReadOptions = ReadOptions(),
+        chunk: (UnsafeRawBufferPointer) throws -> Void
+    ) throws -> Bool {
         let prefix = subspace.pack(key)
         let entries = try database.entries(Self.recordRange(prefix), options: options)
         // What may come next: nil before the first chunk, 0 after an unsplit value (nothing
@@ -115,7 +119,9 @@ public struct RecordStore: Sendable {
             if let n = next { valid = n > 0 && index == n } else { valid = index <= 1 }
             guard valid else {
                 let wanted = next.map { $0 == 0 ? "no further chunk" : "chunk \($0)" } ?? "chunk 0 or 1"
-                throw KVDocsError(.corruption, "record \(key) in \(subspace): found chunk \(index) where \(wanted) was expected", path: database.path)
+                throw KVDocsError(
+                    .corruption, "record \(key) in \(subspace): found chunk \(index) where \(wanted) was expected",
+                    path: database.path)
             }
             try chunk(v)
             next = index == 0 ? 0 : index + 1
@@ -155,7 +161,8 @@ public struct RecordStore: Sendable {
     /// integer (keys of longer records that extend this record's tuple are skipped).
     static func chunkIndex(_ key: UnsafeRawBufferPointer, prefixLength: Int) -> Int64? {
         guard let rest = try? Tuple(decoding: UnsafeRawBufferPointer(rebasing: key[prefixLength...])),
-              rest.count == 1, case .int(let index) = rest[0], index >= 0 else { return nil }
+            rest.count == 1, case .int(let index) = rest[0], index >= 0
+        else { return nil }
         return index
     }
 

@@ -41,7 +41,9 @@ public struct Subspace: Sendable, Hashable, CustomStringConvertible {
     public func unpack<K: ByteRepresentable>(_ key: K) throws -> Tuple {
         try key.withBytes { k in
             guard hasPrefix(k) else {
-                throw KVDocsError(.invalidArgument, "key 0x\(Array(k).map { String(format: "%02x", $0) }.joined()) is not in subspace \(self)")
+                throw KVDocsError(
+                    .invalidArgument,
+                    "key 0x\(Array(k).map { String(format: "%02x", $0) }.joined()) is not in subspace \(self)")
             }
             return try Tuple(decoding: UnsafeRawBufferPointer(rebasing: k[prefix.count...]))
         }

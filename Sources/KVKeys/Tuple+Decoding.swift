@@ -40,7 +40,8 @@ package struct TupleDecoder {
 
     private mutating func take(_ count: Int, for what: String, start: Int) throws -> UnsafeRawBufferPointer {
         guard count <= input.count - position else {
-            throw failure("\(what) needs \(count) byte\(count == 1 ? "" : "s"), \(input.count - position) remain", at: start)
+            throw failure(
+                "\(what) needs \(count) byte\(count == 1 ? "" : "s"), \(input.count - position) remain", at: start)
         }
         defer { position += count }
         return UnsafeRawBufferPointer(rebasing: input[position..<(position + count)])

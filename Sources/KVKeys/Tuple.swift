@@ -88,7 +88,9 @@ extension Tuple {
     /// - Throws: `.invalidArgument` when the tuple has no such element.
     public func element(at index: Int) throws -> TupleElement {
         guard elements.indices.contains(index) else {
-            throw KVDocsError(.invalidArgument, "tuple \(self) has \(count) element\(count == 1 ? "" : "s"); there is no element \(index)")
+            throw KVDocsError(
+                .invalidArgument,
+                "tuple \(self) has \(count) element\(count == 1 ? "" : "s"); there is no element \(index)")
         }
         return elements[index]
     }
@@ -101,7 +103,9 @@ extension Tuple {
         do {
             return try T(tupleElement: element)
         } catch let error as KVDocsError where error.kind == .typeMismatch {
-            throw KVDocsError(.typeMismatch, "element \(index) of \(self) is \(article(element.typeName)), not \(article(T.tupleTypeName))")
+            throw KVDocsError(
+                .typeMismatch,
+                "element \(index) of \(self) is \(article(element.typeName)), not \(article(T.tupleTypeName))")
         }
     }
 

@@ -67,7 +67,8 @@ public struct LargeInteger: Sendable, Hashable, CustomStringConvertible {
     public init(isNegative: Bool, magnitude: [UInt8]) throws {
         let trimmed = Array(magnitude.drop { $0 == 0 })
         guard trimmed.count <= 255 else {
-            throw KVDocsError(.invalidArgument, "an integer of \(trimmed.count) bytes is too large for a tuple (at most 255 bytes)")
+            throw KVDocsError(
+                .invalidArgument, "an integer of \(trimmed.count) bytes is too large for a tuple (at most 255 bytes)")
         }
         self.init(trimmed: trimmed, isNegative: isNegative)
     }

@@ -10,16 +10,25 @@ import KVDocs
 public enum Advice {
     /// The advice for a failure to open the database at `path`, over `base` in a layered
     /// session; `nil` when there is none to give.
-    public static func opening(_ error: KVDocsError, path: String, base: String?, readOnly: Bool, repairing: Bool) -> String? {
+    public static func opening(_ error: KVDocsError, path: String, base: String?, readOnly: Bool, repairing: Bool)
+        -> String?
+    {
         if error.kind == .locked { return locked }
         if let base {
-            if let copy = baseCopy(in: error, user: path) { return baseCopyAdvice(copy, user: path, base: base, quitting: false) }
+            if let copy = baseCopy(in: error, user: path) {
+                return baseCopyAdvice(copy, user: path, base: base, quitting: false)
+            }
             if mentions(error, path + ".layers/LAYERS.json") {
                 return error.kind == .corruption ? layersRecordAdvice(user: path, base: base) : nil
             }
         }
-        guard (error.kind == .corruption || error.message.hasPrefix("IO error: ")) && !repairing && !readOnly else { return nil }
-        if let base { return "if the user database is damaged, kvrepl \(path) --base \(base) --repair rebuilds it from what it can read" }
+        guard (error.kind == .corruption || error.message.hasPrefix("IO error: ")) && !repairing && !readOnly else {
+            return nil
+        }
+        if let base {
+            return
+                "if the user database is damaged, kvrepl \(path) --base \(base) --repair rebuilds it from what it can read"
+        }
         return "if the database is damaged, kvrepl --repair \(path) rebuilds it from what it can read"
     }
 
@@ -30,7 +39,8 @@ public enum Advice {
                 return baseCopyAdvice(copy, user: layers.userPath, base: layers.basePath, quitting: true)
             }
             guard damaged(error, under: layers.userPath) else { return nil }
-            return "if the user database is damaged: quit, then run kvrepl \(layers.userPath) --base \(layers.basePath) --repair, which rebuilds it from what it can read"
+            return
+                "if the user database is damaged: quit, then run kvrepl \(layers.userPath) --base \(layers.basePath) --repair, which rebuilds it from what it can read"
         }
         guard damaged(error, under: session.database.path), !session.readOnly else { return nil }
         return "if the database is damaged, the repair command rebuilds it from what it can read"
@@ -45,7 +55,8 @@ public enum Advice {
         case .repair:
             return "run repair (LevelDB's repair rebuilds the database from what it can read), then salvage"
         case .reloadSchema:
-            return "the stored schema cannot be read: run schema load FILE with the database's schema (every index is built again)"
+            return
+                "the stored schema cannot be read: run schema load FILE with the database's schema (every index is built again)"
         case .none:
             return "nothing rebuilds this record of the catalog: restore the database from a backup"
         }
@@ -58,11 +69,13 @@ public enum Advice {
 
     // MARK: - Failures
 
-    private static let locked = "another process, or another handle in this one, has it open: quit that kvrepl or app, then open it again"
+    private static let locked =
+        "another process, or another handle in this one, has it open: quit that kvrepl or app, then open it again"
 
     /// LevelDB's own damage reports, for a file of the database at `path`.
     private static func damaged(_ error: KVDocsError, under path: String) -> Bool {
-        error.message.hasPrefix("Corruption: ") || (error.message.hasPrefix("IO error: ") && error.message.contains(path + "/"))
+        error.message.hasPrefix("Corruption: ")
+            || (error.message.hasPrefix("IO error: ") && error.message.contains(path + "/"))
     }
 
     private static func mentions(_ error: KVDocsError, _ text: String) -> Bool {

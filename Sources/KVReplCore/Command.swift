@@ -76,7 +76,9 @@ public enum Command: Equatable, Sendable {
         public var within: Double?
         public var index: String?
         public var query: Query
-        public init(collection: String, center: GeoPoint, within: Double? = nil, index: String? = nil, query: Query = Query()) {
+        public init(
+            collection: String, center: GeoPoint, within: Double? = nil, index: String? = nil, query: Query = Query()
+        ) {
             self.collection = collection
             self.center = center
             self.within = within
@@ -108,8 +110,9 @@ public enum Command: Equatable, Sendable {
     /// Whether the command changes the database (refused with `--read-only`).
     public var isWrite: Bool {
         switch self {
-        case .put, .del, .delrange, .compact, .load, .keyspacesLoad, .schemaLoad, .insert, .upsert, .remove, .importFile, .reindex, .optimize, .repair, .salvage, .replaceBase,
-             .resolve:
+        case .put, .del, .delrange, .compact, .load, .keyspacesLoad, .schemaLoad, .insert, .upsert, .remove,
+            .importFile, .reindex, .optimize, .repair, .salvage, .replaceBase,
+            .resolve:
             return true
         default:
             return false
@@ -128,7 +131,7 @@ public enum Command: Equatable, Sendable {
     public var isRaw: Bool {
         switch self {
         case .get, .put, .del, .scan, .delrange, .stats, .property, .size, .compact, .snapshot, .release, .dump, .load,
-             .keyspaces, .keyspacesLoad, .repair:
+            .keyspaces, .keyspacesLoad, .repair:
             return true
         default:
             return false
@@ -138,9 +141,11 @@ public enum Command: Equatable, Sendable {
     /// The command names, for help and completion.
     public static let names = [
         "get", "put", "del", "scan", "delrange", "stats", "property", "size", "compact", "snapshot", "release",
-        "dump", "load", "keyspaces", "sync", "repair", "help", "quit", "schema", "collections", "indexes", "insert", "upsert", "doc",
-        "remove", "import", "export", "find", "count", "explain", "search", "near", "terms", "verify", "reindex", "optimize", "salvage", "changes",
-        "layers", "replace-base", "backup", "format", "mode", "timer", "conflicts", "resolve", "revs",
+        "dump", "load", "keyspaces", "sync", "repair", "help", "quit", "schema", "collections", "indexes", "insert",
+        "upsert", "doc",
+        "remove", "import", "export", "find", "count", "explain", "search", "near", "terms", "verify", "reindex",
+        "optimize", "salvage", "changes",
+        "layers", "replace-base", "backup", "format", "mode", "timer", "conflicts", "resolve", "revs"
     ]
 }
 
@@ -195,7 +200,8 @@ extension Command {
         if name.hasPrefix("#") { return nil }
         let command = try parse(name.lowercased(), &s)
         guard s.atEnd else {
-            throw CommandError(message: "unexpected \"\(s.rest())\" after \(name) (see: help \(name.lowercased()))", column: nil)
+            throw CommandError(
+                message: "unexpected \"\(s.rest())\" after \(name) (see: help \(name.lowercased()))", column: nil)
         }
         return command
     }
@@ -207,10 +213,12 @@ extension Command {
             let key = try s.keyLiteral()
             s.skipSpaces()
             guard !s.atEnd else { throw s.fail("expected a value after the key") }
-            if let c = s.current, c == UInt8(ascii: "\"") || c == UInt8(ascii: "(") || s.peekWord()?.lowercased().hasPrefix("0x") == true {
+            if let c = s.current,
+                c == UInt8(ascii: "\"") || c == UInt8(ascii: "(") || s.peekWord()?.lowercased().hasPrefix("0x") == true
+            {
                 return .put(key, try s.keyLiteral("a value"))
             }
-            return .put(key, Array(s.rest().utf8))   // the rest of the line, as text
+            return .put(key, Array(s.rest().utf8))  // the rest of the line, as text
         case "del": return .del(try s.keyLiteral())
         case "scan": return .scan(try scanOptions(&s, allowPrefix: true))
         case "delrange": return .delrange(try scanOptions(&s, allowPrefix: true))
@@ -282,7 +290,11 @@ extension Command {
             return .count(c, q)
         case "explain":
             if s.accept("near") { return .explainNear(try near(&s)) }
-            guard s.accept("find") else { throw s.fail("expected \"find\" or \"near\" after explain (explain find COLLECTION …, explain near COLLECTION …)") }
+            guard s.accept("find") else {
+                throw s.fail(
+                    "expected \"find\" or \"near\" after explain (explain find COLLECTION …, explain near COLLECTION …)"
+                )
+            }
             let (c, q) = try query(&s)
             return .explain(c, q)
         case "near": return .near(try near(&s))
@@ -303,7 +315,11 @@ extension Command {
             var limit: Int?
             var highlight = false
             while !s.atEnd {
-                if s.accept("limit") { limit = try s.expectCount("the limit") } else if s.accept("highlight") { highlight = true } else {
+                if s.accept("limit") {
+                    limit = try s.expectCount("the limit")
+                } else if s.accept("highlight") {
+                    highlight = true
+                } else {
                     throw s.fail("expected \"limit N\" or \"highlight\"")
                 }
             }
@@ -361,7 +377,8 @@ extension Command {
             return .changes(since: since, limit: limit)
         default:
             if let nearest = nearestName(to: name) {
-                throw CommandError(message: "unknown command \"\(name)\"; did you mean \(nearest)? (try: help)", column: 1)
+                throw CommandError(
+                    message: "unknown command \"\(name)\"; did you mean \(nearest)? (try: help)", column: 1)
             }
             throw CommandError(message: "unknown command \"\(name)\"; try: help", column: 1)
         }
@@ -398,7 +415,8 @@ extension Command {
             case "--keys-only": o.keysOnly = true
             case "--count": o.count = true
             default:
-                throw s.fail("unknown option \(option); expected --from, --to, --reverse, --limit, --keys-only or --count")
+                throw s.fail(
+                    "unknown option \(option); expected --from, --to, --reverse, --limit, --keys-only or --count")
             }
         }
         return o
@@ -446,7 +464,9 @@ extension Command {
                 let at = s.position
                 let value = try s.jsonValue("a distance in metres after within")
                 guard let metres = number(value), metres.isFinite, metres >= 0 else {
-                    throw s.fail("within takes a distance in metres (a number, at least 0), not \(value.compactDescription)", at: at)
+                    throw s.fail(
+                        "within takes a distance in metres (a number, at least 0), not \(value.compactDescription)",
+                        at: at)
                 }
                 near.within = metres
             case "using": near.index = try s.expectWord("a geo index name after using")
@@ -484,13 +504,17 @@ extension Command {
             let at = s.position
             let value = try s.jsonValue("the \(what) (a number)")
             guard let x = number(value), range.contains(x) else {
-                throw s.fail("the \(what) must be a number in [\(Int(range.lowerBound)), \(Int(range.upperBound))], not \(value.compactDescription)", at: at)
+                throw s.fail(
+                    "the \(what) must be a number in [\(Int(range.lowerBound)), \(Int(range.upperBound))], not \(value.compactDescription)",
+                    at: at)
             }
             return x
         }
         let latitude = try coordinate("latitude", -90...90)
         s.skipSpaces()
-        guard s.current == UInt8(ascii: ",") else { throw s.fail("expected \",\" between the latitude and the longitude: (LAT, LON)") }
+        guard s.current == UInt8(ascii: ",") else {
+            throw s.fail("expected \",\" between the latitude and the longitude: (LAT, LON)")
+        }
         s.position += 1
         let longitude = try coordinate("longitude", -180...180)
         s.skipSpaces()
@@ -517,7 +541,9 @@ extension Command {
         var op = ""
         var rest = LineScanner("")
         var opStart = start
-        if let w = s.peekWord(), let r = w.range(of: #"(!=|<=|>=|=|<|>)"#, options: .regularExpression), r.lowerBound != w.startIndex {
+        if let w = s.peekWord(), let r = w.range(of: #"(!=|<=|>=|=|<|>)"#, options: .regularExpression),
+            r.lowerBound != w.startIndex
+        {
             _ = s.word()
             fieldText = String(w[..<r.lowerBound])
             op = String(w[r])
@@ -553,11 +579,19 @@ extension Command {
             inner.position += 1
             while true {
                 inner.skipSpaces()
-                if inner.current == UInt8(ascii: ")") { inner.position += 1; break }
+                if inner.current == UInt8(ascii: ")") {
+                    inner.position += 1
+                    break
+                }
                 values.append(try inner.jsonValue("a JSON value in the list"))
                 inner.skipSpaces()
-                if inner.current == UInt8(ascii: ",") { inner.position += 1; continue }
-                guard inner.current == UInt8(ascii: ")") else { throw inner.fail("expected \",\" or \")\" in the list") }
+                if inner.current == UInt8(ascii: ",") {
+                    inner.position += 1
+                    continue
+                }
+                guard inner.current == UInt8(ascii: ")") else {
+                    throw inner.fail("expected \",\" or \")\" in the list")
+                }
             }
             s = inner
             return Condition(field: field, op: .in(values))
@@ -566,4 +600,3 @@ extension Command {
         }
     }
 }
-

@@ -6,39 +6,54 @@ import KVDocs
 /// Deterministic: the same content every time.
 public enum Demo {
     public static let schemaJSON = #"""
-    {"collections": {
-      "stations": {
-        "primaryKey": "id",
-        "indexes": [
-          {"name": "by_zone", "fields": ["zone"]},
-          {"name": "by_line", "fields": ["lines[]"]},
-          {"name": "by_name", "fields": ["name"], "unique": true},
-          {"name": "by_location", "fields": ["location"], "type": "geo"}
-        ],
-        "text": [{"name": "station_text", "fields": ["name", "description"]}]
-      },
-      "departures": {
-        "primaryKey": "id",
-        "indexes": [
-          {"name": "by_station_time", "fields": ["station", "time"]},
-          {"name": "by_destination", "fields": ["destination"]},
-          {"name": "by_pattern", "fields": ["pattern"]}
-        ],
-        "text": [{"name": "departure_text", "fields": ["destination", "pattern"], "tokenizer": "porter"}]
-      }}}
-    """#
+        {"collections": {
+          "stations": {
+            "primaryKey": "id",
+            "indexes": [
+              {"name": "by_zone", "fields": ["zone"]},
+              {"name": "by_line", "fields": ["lines[]"]},
+              {"name": "by_name", "fields": ["name"], "unique": true},
+              {"name": "by_location", "fields": ["location"], "type": "geo"}
+            ],
+            "text": [{"name": "station_text", "fields": ["name", "description"]}]
+          },
+          "departures": {
+            "primaryKey": "id",
+            "indexes": [
+              {"name": "by_station_time", "fields": ["station", "time"]},
+              {"name": "by_destination", "fields": ["destination"]},
+              {"name": "by_pattern", "fields": ["pattern"]}
+            ],
+            "text": [{"name": "departure_text", "fields": ["destination", "pattern"], "tokenizer": "porter"}]
+          }}}
+        """#
 
     public static let keyspacesJSON = #"""
-    {"keyspaces": {"departure": {"prefix": ["dep"],
-      "components": [{"name": "station", "type": "string"}, {"name": "time", "type": "int"}]}}}
-    """#
+        {"keyspaces": {"departure": {"prefix": ["dep"],
+          "components": [{"name": "station", "type": "string"}, {"name": "time", "type": "int"}]}}}
+        """#
 
     static let lines: [String: [String]] = [
-        "Fremantle": ["Perth", "City West", "West Leederville", "Subiaco", "Daglish", "Shenton Park", "Karrakatta", "Loch Street", "Claremont", "Swanbourne", "Cottesloe", "Mosman Park", "North Fremantle", "Fremantle"],
-        "Midland": ["Perth", "Claisebrook", "East Perth", "Mount Lawley", "Maylands", "Meltham", "Bayswater", "Ashfield", "Bassendean", "Success Hill", "Guildford", "East Guildford", "Woodbridge", "Midland"],
-        "Armadale": ["Perth", "Burswood", "Victoria Park", "Carlisle", "Oats Street", "Queens Park", "Cannington", "Beckenham", "Kenwick", "Maddington", "Gosnells", "Seaforth", "Kelmscott", "Armadale"],
-        "Joondalup": ["Perth Underground", "Leederville", "Glendalough", "Stirling", "Warwick", "Greenwood", "Whitfords", "Edgewater", "Joondalup"],
-        "Mandurah": ["Perth Underground", "Elizabeth Quay", "Canning Bridge", "Bull Creek", "Murdoch", "Cockburn Central", "Aubin Grove", "Kwinana", "Wellard", "Rockingham", "Warnbro", "Mandurah"],
+        "Fremantle": [
+            "Perth", "City West", "West Leederville", "Subiaco", "Daglish", "Shenton Park", "Karrakatta", "Loch Street",
+            "Claremont", "Swanbourne", "Cottesloe", "Mosman Park", "North Fremantle", "Fremantle"
+        ],
+        "Midland": [
+            "Perth", "Claisebrook", "East Perth", "Mount Lawley", "Maylands", "Meltham", "Bayswater", "Ashfield",
+            "Bassendean", "Success Hill", "Guildford", "East Guildford", "Woodbridge", "Midland"
+        ],
+        "Armadale": [
+            "Perth", "Burswood", "Victoria Park", "Carlisle", "Oats Street", "Queens Park", "Cannington", "Beckenham",
+            "Kenwick", "Maddington", "Gosnells", "Seaforth", "Kelmscott", "Armadale"
+        ],
+        "Joondalup": [
+            "Perth Underground", "Leederville", "Glendalough", "Stirling", "Warwick", "Greenwood", "Whitfords",
+            "Edgewater", "Joondalup"
+        ],
+        "Mandurah": [
+            "Perth Underground", "Elizabeth Quay", "Canning Bridge", "Bull Creek", "Murdoch", "Cockburn Central",
+            "Aubin Grove", "Kwinana", "Wellard", "Rockingham", "Warnbro", "Mandurah"
+        ]
     ]
     /// Where each station is, approximately (latitude, longitude in degrees).
     static let locations: [String: (Double, Double)] = [
@@ -57,13 +72,15 @@ public enum Demo {
         "Beckenham": (-32.0270, 115.9570), "Kenwick": (-32.0350, 115.9700), "Maddington": (-32.0470, 115.9880),
         "Gosnells": (-32.0790, 115.9980), "Seaforth": (-32.0920, 116.0040), "Kelmscott": (-32.1120, 116.0160),
         "Armadale": (-32.1530, 116.0140),
-        "Perth Underground": (-31.9503, 115.8585), "Leederville": (-31.9380, 115.8425), "Glendalough": (-31.9205, 115.8220),
+        "Perth Underground": (-31.9503, 115.8585), "Leederville": (-31.9380, 115.8425),
+        "Glendalough": (-31.9205, 115.8220),
         "Stirling": (-31.8925, 115.8075), "Warwick": (-31.8420, 115.8010), "Greenwood": (-31.8170, 115.7920),
         "Whitfords": (-31.7935, 115.7775), "Edgewater": (-31.7680, 115.7780), "Joondalup": (-31.7450, 115.7680),
-        "Elizabeth Quay": (-31.9573, 115.8570), "Canning Bridge": (-32.0075, 115.8530), "Bull Creek": (-32.0560, 115.8620),
+        "Elizabeth Quay": (-31.9573, 115.8570), "Canning Bridge": (-32.0075, 115.8530),
+        "Bull Creek": (-32.0560, 115.8620),
         "Murdoch": (-32.0700, 115.8400), "Cockburn Central": (-32.1210, 115.8480), "Aubin Grove": (-32.1660, 115.8520),
         "Kwinana": (-32.2410, 115.8160), "Wellard": (-32.2690, 115.8120), "Rockingham": (-32.2900, 115.7560),
-        "Warnbro": (-32.3390, 115.7650), "Mandurah": (-32.5300, 115.7440),
+        "Warnbro": (-32.3390, 115.7650), "Mandurah": (-32.5300, 115.7440)
     ]
     static let patterns = ["all stations", "express", "limited stops", "skip-stop A", "skip-stop B"]
 
@@ -78,7 +95,9 @@ public enum Demo {
             // (its new indexes), unless it holds other collections.
             let store = try DocumentStore(database: db)
             let stored = try store.schema
-            if stored != schema, Set(stored.collections.keys) == Set(schema.collections.keys) { try store.apply(schema) }
+            if stored != schema, Set(stored.collections.keys) == Set(schema.collections.keys) {
+                try store.apply(schema)
+            }
             return 0
         }
         let store = try DocumentStore(database: db, schema: schema)
@@ -90,15 +109,22 @@ public enum Demo {
         let stations = try store.collection("stations")
         for name in names {
             let lineNames = stationLines[name, default: []].sorted()
-            let zone = name.hasPrefix("Perth") || name == "Elizabeth Quay" || name == "City West" || name == "Claisebrook" ? 1 : 1 + Int(rng.next() % 4)
-            _ = rng.next()   // drawn by the earlier made-up locations: the rest of the sample stays the same
-            try stations.insert(.object([
-                "id": .string(code(name)), "name": .string(name), "zone": .int(Int64(zone)),
-                "lines": .array(lineNames.map { .string($0) }),
-                "location": ["lat": .double(locations[name]?.0 ?? -31.95), "lon": .double(locations[name]?.1 ?? 115.86)],
-                "description": .string("\(name) station is in zone \(zone), served by the \(lineNames.joined(separator: " and ")) line\(lineNames.count == 1 ? "" : "s")."
-                    + (lineNames.count > 1 ? " Interchange between lines." : "") + (rng.next() % 3 == 0 ? " Parking and bicycle lockers available." : "")),
-            ]))
+            let zone =
+                name.hasPrefix("Perth") || name == "Elizabeth Quay" || name == "City West" || name == "Claisebrook"
+                ? 1 : 1 + Int(rng.next() % 4)
+            _ = rng.next()  // drawn by the earlier made-up locations: the rest of the sample stays the same
+            try stations.insert(
+                .object([
+                    "id": .string(code(name)), "name": .string(name), "zone": .int(Int64(zone)),
+                    "lines": .array(lineNames.map { .string($0) }),
+                    "location": [
+                        "lat": .double(locations[name]?.0 ?? -31.95), "lon": .double(locations[name]?.1 ?? 115.86)
+                    ],
+                    "description": .string(
+                        "\(name) station is in zone \(zone), served by the \(lineNames.joined(separator: " and ")) line\(lineNames.count == 1 ? "" : "s")."
+                            + (lineNames.count > 1 ? " Interchange between lines." : "")
+                            + (rng.next() % 3 == 0 ? " Parking and bicycle lockers available." : ""))
+                ]))
         }
         let departures = try store.collection("departures")
         let start: Int64 = 1_700_000_000
@@ -112,11 +138,12 @@ public enum Demo {
                     let time = start + Int64(trip) * 900 + Int64(s) * 180
                     let pattern = patterns[Int(rng.next() % UInt64(patterns.count))]
                     let id = "\(code(station))-\(time)-\(line.prefix(3).uppercased())"
-                    try departures.insert(.object([
-                        "id": .string(id), "station": .string(code(station)), "line": .string(line),
-                        "destination": .string(destination), "pattern": .string(pattern), "time": .int(time),
-                        "platform": .int(Int64(1 + rng.next() % 4)),
-                    ]))
+                    try departures.insert(
+                        .object([
+                            "id": .string(id), "station": .string(code(station)), "line": .string(line),
+                            "destination": .string(destination), "pattern": .string(pattern), "time": .int(time),
+                            "platform": .int(Int64(1 + rng.next() % 4))
+                        ]))
                     try db.put(Tuple(["dep", .string(station), .int(time)]), "\(destination) (\(pattern))")
                     n += 1
                 }

@@ -64,7 +64,8 @@ public enum Display {
             }
         }
         guard let first = bytes.first(where: { $0 != 0x20 && $0 != 0x0A && $0 != 0x09 && $0 != 0x0D }),
-              first == UInt8(ascii: "{") || first == UInt8(ascii: "[") else { return nil }
+            first == UInt8(ascii: "{") || first == UInt8(ascii: "[")
+        else { return nil }
         return try? JSONValue(parsing: Data(bytes))
     }
 
@@ -75,7 +76,9 @@ public enum Display {
 
     /// A raw entry in `--json` mode.
     public static func entryJSON(key: [UInt8], value: [UInt8]?, keyspaces: KeySchema?) -> JSONValue {
-        var o: JSONObject = ["key": keyJSON(key, keyspaces: keyspaces), "key_hex": .string(String(hex(key).dropFirst(2)))]
+        var o: JSONObject = [
+            "key": keyJSON(key, keyspaces: keyspaces), "key_hex": .string(String(hex(key).dropFirst(2)))
+        ]
         if let value {
             o["value"] = valueJSON(value)
             o["value_hex"] = .string(String(hex(value).dropFirst(2)))

@@ -35,7 +35,10 @@ public struct LineScanner {
     }
 
     public var atEnd: Bool {
-        mutating get { skipSpaces(); return position >= bytes.count }
+        mutating get {
+            skipSpaces()
+            return position >= bytes.count
+        }
     }
 
     var current: UInt8? { position < bytes.count ? bytes[position] : nil }
@@ -79,7 +82,9 @@ public struct LineScanner {
         if let n = Int(w), n >= 0 { return n }
         let digits = w.hasPrefix("+") ? w.utf8.dropFirst() : w.utf8[...]
         if !digits.isEmpty, digits.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) {
-            throw fail("expected \(what) (a non-negative integer), but \(w) is larger than the most allowed, \(Int.max)", at: start)
+            throw fail(
+                "expected \(what) (a non-negative integer), but \(w) is larger than the most allowed, \(Int.max)",
+                at: start)
         }
         throw fail("expected \(what) (a non-negative integer)", at: start)
     }
@@ -102,7 +107,9 @@ public struct LineScanner {
         if c == UInt8(ascii: "0"), position + 1 < bytes.count, bytes[position + 1] | 0x20 == UInt8(ascii: "x") {
             let start = position
             let w = word() ?? ""
-            guard let decoded = Self.hex(w.dropFirst(2)) else { throw fail("invalid hex bytes \"\(w)\": expected 0x followed by pairs of hex digits", at: start) }
+            guard let decoded = Self.hex(w.dropFirst(2)) else {
+                throw fail("invalid hex bytes \"\(w)\": expected 0x followed by pairs of hex digits", at: start)
+            }
             return decoded
         }
         return Array((word() ?? "").utf8)
@@ -140,13 +147,17 @@ public struct LineScanner {
                 case UInt8(ascii: "0"): out.append(0x00)
                 case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "'"): out.append(e)
                 case UInt8(ascii: "x"):
-                    guard position + 2 <= bytes.count, let b = Self.hex(String(decoding: bytes[position..<position + 2], as: UTF8.self))?.first else {
+                    guard position + 2 <= bytes.count,
+                        let b = Self.hex(String(decoding: bytes[position..<position + 2], as: UTF8.self))?.first
+                    else {
                         throw fail("\\x needs two hex digits", at: position - 2)
                     }
                     out.append(b)
                     position += 2
                 default:
-                    throw fail("unknown escape \\\(Character(Unicode.Scalar(e))) (use \\n, \\t, \\r, \\0, \\\", \\\\ or \\xHH)", at: position - 2)
+                    throw fail(
+                        "unknown escape \\\(Character(Unicode.Scalar(e))) (use \\n, \\t, \\r, \\0, \\\", \\\\ or \\xHH)",
+                        at: position - 2)
                 }
             default:
                 out.append(c)
@@ -163,7 +174,11 @@ public struct LineScanner {
         while let c = current {
             position += 1
             if c == UInt8(ascii: "'") {
-                if current == UInt8(ascii: "'") { out.append(c); position += 1; continue }
+                if current == UInt8(ascii: "'") {
+                    out.append(c)
+                    position += 1
+                    continue
+                }
                 return String(decoding: out, as: UTF8.self)
             }
             out.append(c)
@@ -185,10 +200,16 @@ public struct LineScanner {
         while true {
             skipSpaces()
             guard let c = current else { throw fail("unterminated tuple (missing \")\")", at: start) }
-            if c == UInt8(ascii: ")") { position += 1; return Tuple(elements) }
+            if c == UInt8(ascii: ")") {
+                position += 1
+                return Tuple(elements)
+            }
             elements.append(try tupleElement(nesting: nesting))
             skipSpaces()
-            if current == UInt8(ascii: ",") { position += 1; continue }
+            if current == UInt8(ascii: ",") {
+                position += 1
+                continue
+            }
             if current == nil { throw fail("unterminated tuple (missing \")\")", at: start) }
             guard current == UInt8(ascii: ")") else { throw fail("expected \",\" or \")\" in a tuple") }
         }
@@ -201,14 +222,18 @@ public struct LineScanner {
         guard let c = current else { throw fail("expected a tuple element") }
         if c == UInt8(ascii: "\"") {
             let raw = try quoted()
-            guard let s = String(validating: raw, as: UTF8.self) else { throw fail("a tuple string must be UTF-8; use 0x… for bytes", at: start) }
+            guard let s = String(validating: raw, as: UTF8.self) else {
+                throw fail("a tuple string must be UTF-8; use 0x… for bytes", at: start)
+            }
             return .string(s)
         }
         if c == UInt8(ascii: "(") {
             // Numbered as the decoder numbers them: the elements of the outermost tuple are
             // at depth 0, and a nested tuple is allowed at depths 0 to maximumNestingDepth - 1.
             guard nesting < Tuple.maximumNestingDepth else {
-                throw fail("tuples nested more than \(Tuple.maximumNestingDepth) levels deep inside a key (the most the tuple decoder reads back)", at: start)
+                throw fail(
+                    "tuples nested more than \(Tuple.maximumNestingDepth) levels deep inside a key (the most the tuple decoder reads back)",
+                    at: start)
             }
             return .tuple(try tuple(nesting: nesting + 1))
         }
@@ -226,8 +251,12 @@ public struct LineScanner {
         }
         if let i = Int64(token) { return .int(i) }
         if let u = UInt64(token) { return .uint(u) }
-        if token.contains(where: { $0 == "." || $0 == "e" || $0 == "E" }), let d = Double(token), d.isFinite { return .double(d) }
-        throw fail("unexpected \"\(token)\" in a tuple: expected a string, an integer, a decimal, true, false, null, 0x… bytes or a nested tuple", at: start)
+        if token.contains(where: { $0 == "." || $0 == "e" || $0 == "E" }), let d = Double(token), d.isFinite {
+            return .double(d)
+        }
+        throw fail(
+            "unexpected \"\(token)\" in a tuple: expected a string, an integer, a decimal, true, false, null, 0x… bytes or a nested tuple",
+            at: start)
     }
 
     /// A JSON value: a string, number, true/false/null, array or object.
@@ -243,15 +272,27 @@ public struct LineScanner {
             scan: while i < bytes.count {
                 let b = bytes[i]
                 if inString {
-                    if b == UInt8(ascii: "\\") { i += 2; continue }
-                    if b == UInt8(ascii: "\"") { inString = false; if depth == 0 { i += 1; break scan } }
+                    if b == UInt8(ascii: "\\") {
+                        i += 2
+                        continue
+                    }
+                    if b == UInt8(ascii: "\"") {
+                        inString = false
+                        if depth == 0 {
+                            i += 1
+                            break scan
+                        }
+                    }
                 } else {
                     switch b {
                     case UInt8(ascii: "\""): inString = true
                     case UInt8(ascii: "["), UInt8(ascii: "{"): depth += 1
                     case UInt8(ascii: "]"), UInt8(ascii: "}"):
                         depth -= 1
-                        if depth == 0 { i += 1; break scan }
+                        if depth == 0 {
+                            i += 1
+                            break scan
+                        }
                     default: break
                     }
                 }
@@ -259,7 +300,9 @@ public struct LineScanner {
             }
             end = min(i, bytes.count)
         } else {
-            while end < bytes.count, ![0x20, 0x09, UInt8(ascii: ","), UInt8(ascii: ")")].contains(bytes[end]) { end += 1 }
+            while end < bytes.count, ![0x20, 0x09, UInt8(ascii: ","), UInt8(ascii: ")")].contains(bytes[end]) {
+                end += 1
+            }
         }
         let text = String(decoding: bytes[start..<end], as: UTF8.self)
         do {

@@ -61,7 +61,8 @@ public enum OutputFormat: String, CaseIterable, Sendable {
         let columns = layout.columns
         guard !columns.isEmpty else { return nil }
         if self == .csv { return columns.map { Self.csvField($0, guarded: true) }.joined(separator: ",") }
-        return [Self.rule(layout), Self.tableLine(columns.map(Self.tableCell), layout), Self.rule(layout)].joined(separator: "\n")
+        return [Self.rule(layout), Self.tableLine(columns.map(Self.tableCell), layout), Self.rule(layout)].joined(
+            separator: "\n")
     }
 
     /// One row, without its line end (`csv`'s records end with CRLF: a streamed record is

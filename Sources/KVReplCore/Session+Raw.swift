@@ -5,10 +5,14 @@ extension Session {
     /// Runs a command; returns true for `quit`.
     func execute(_ command: Command) throws -> Bool {
         if readOnly && command.isWrite {
-            throw KVDocsError(.invalidArgument, "read-only session: \(Command.name(of: command)) would modify the database")
+            throw KVDocsError(
+                .invalidArgument, "read-only session: \(Command.name(of: command)) would modify the database")
         }
         if layers != nil, command.isRaw {
-            throw KVDocsError(.invalidArgument, "\(Command.name(of: command)) works on one LevelDB database; this session is layered (--base): use the document commands, layers, replace-base and backup")
+            throw KVDocsError(
+                .invalidArgument,
+                "\(Command.name(of: command)) works on one LevelDB database; this session is layered (--base): use the document commands, layers, replace-base and backup"
+            )
         }
         switch command {
         case .quit: return true
@@ -16,8 +20,9 @@ extension Session {
             guard let value = try database.get(key, options: readOptions) else {
                 throw KVDocsError(.notFound, "key not found: \(Display.key(key, keyspaces: keyspaces))")
             }
-            emitRow(Display.entryJSON(key: key, value: value, keyspaces: keyspaces),
-                 Display.value(value, pretty: interactive))
+            emitRow(
+                Display.entryJSON(key: key, value: value, keyspaces: keyspaces),
+                Display.value(value, pretty: interactive))
         case .put(let key, let value):
             try database.put(key, value, sync: sync)
             emit(["ok": true], "OK")
@@ -31,16 +36,25 @@ extension Session {
             let memory = try database.approximateMemoryUsage() ?? 0
             let size = try database.approximateSize()
             let stats = try database.property("leveldb.stats") ?? ""
-            emit(["path": .string(path), "files_per_level": .array(files.map { .int(Int64($0)) }),
-                  "approximate_memory_usage": .int(Int64(memory)), "approximate_size": .uint(size), "stats": .string(stats)],
-                 "path: \(path)\nfiles per level: \(files.map(String.init).joined(separator: " "))\napproximate size: \(size) bytes\nmemory: \(memory) bytes\n\(stats)")
+            emit(
+                [
+                    "path": .string(path), "files_per_level": .array(files.map { .int(Int64($0)) }),
+                    "approximate_memory_usage": .int(Int64(memory)), "approximate_size": .uint(size),
+                    "stats": .string(stats)
+                ],
+                "path: \(path)\nfiles per level: \(files.map(String.init).joined(separator: " "))\napproximate size: \(size) bytes\nmemory: \(memory) bytes\n\(stats)"
+            )
         case .property(let name):
             guard let value = try database.property(name) else {
-                throw KVDocsError(.notFound, "unknown property \"\(name)\" (try leveldb.stats, leveldb.sstables, leveldb.num-files-at-level0, leveldb.approximate-memory-usage)")
+                throw KVDocsError(
+                    .notFound,
+                    "unknown property \"\(name)\" (try leveldb.stats, leveldb.sstables, leveldb.num-files-at-level0, leveldb.approximate-memory-usage)"
+                )
             }
             emit(["name": .string(name), "value": .string(value)], value)
         case .size(let from, let to):
-            let size = try database.approximateSize(of: KeyRange(lower: from.map { .included($0) }, upper: to.map { .excluded($0) }))
+            let size = try database.approximateSize(
+                of: KeyRange(lower: from.map { .included($0) }, upper: to.map { .excluded($0) }))
             emit(["size": .uint(size)], "\(size) bytes")
         case .compact(let from, let to):
             try database.compact(KeyRange(lower: from.map { .included($0) }, upper: to.map { .excluded($0) }))
@@ -48,7 +62,9 @@ extension Session {
         case .snapshot:
             snapshot?.release()
             snapshot = try database.snapshot()
-            emit(["ok": true, "snapshot": true], "snapshot taken: reads now see the database as it is now (release to end)")
+            emit(
+                ["ok": true, "snapshot": true],
+                "snapshot taken: reads now see the database as it is now (release to end)")
         case .release:
             guard let current = snapshot else { throw KVDocsError(.invalidArgument, "there is no snapshot to release") }
             current.release()
@@ -58,19 +74,29 @@ extension Session {
         case .load(let file): try load(file)
         case .keyspaces:
             for (name, k) in keyspaces.keyspaces.sorted(by: { $0.key < $1.key }) {
-                emitRow(["name": .string(name), "prefix": .string(k.prefix.description),
-                      "components": .array(k.components.map { ["name": .string($0.name), "type": .string($0.type.rawValue)] })],
-                     k.description)
+                emitRow(
+                    [
+                        "name": .string(name), "prefix": .string(k.prefix.description),
+                        "components": .array(
+                            k.components.map { ["name": .string($0.name), "type": .string($0.type.rawValue)] })
+                    ],
+                    k.description)
             }
             if keyspaces.keyspaces.isEmpty && !json { out("no keyspaces declared (keyspaces load FILE declares them)") }
         case .keyspacesLoad(let file):
             let loaded = try KeySchema(contentsOfFile: file)
             try loaded.store(in: database)
             keyspaces = loaded
-            emit(["ok": true, "keyspaces": .int(Int64(loaded.keyspaces.count))], "stored \(loaded.keyspaces.count) keyspaces")
+            emit(
+                ["ok": true, "keyspaces": .int(Int64(loaded.keyspaces.count))],
+                "stored \(loaded.keyspaces.count) keyspaces")
         case .sync(let on):
             if let on { sync = on }
-            emit(["sync": .bool(sync)], sync ? "sync on: every write waits for the disk" : "sync off: writes survive a crash of kvrepl, not of the machine")
+            emit(
+                ["sync": .bool(sync)],
+                sync
+                    ? "sync on: every write waits for the disk"
+                    : "sync off: writes survive a crash of kvrepl, not of the machine")
         case .repair: try repair()
         case .format(let chosen):
             if let chosen { format = chosen }
@@ -94,7 +120,8 @@ extension Session {
 
     func scan(_ o: Command.ScanOptions) throws {
         leadingColumns = ["key", "value"]
-        let entries = try database.entries(o.range, order: o.reverse ? .reverse : .forward, limit: o.limit, options: readOptions)
+        let entries = try database.entries(
+            o.range, order: o.reverse ? .reverse : .forward, limit: o.limit, options: readOptions)
         if o.count {
             var n = 0
             while try entries.next({ _, _ in }) != nil { n += 1 }
@@ -104,10 +131,13 @@ extension Session {
         while let entry = try entries.next({ k, v in (Array(k), o.keysOnly ? [] : Array(v)) }) {
             let (key, value) = entry
             if o.keysOnly {
-                emitRow(Display.entryJSON(key: key, value: nil, keyspaces: keyspaces), Display.key(key, keyspaces: keyspaces))
+                emitRow(
+                    Display.entryJSON(key: key, value: nil, keyspaces: keyspaces),
+                    Display.key(key, keyspaces: keyspaces))
             } else {
-                emitRow(Display.entryJSON(key: key, value: value, keyspaces: keyspaces),
-                     Display.key(key, keyspaces: keyspaces) + " = " + Display.value(value, pretty: interactive))
+                emitRow(
+                    Display.entryJSON(key: key, value: value, keyspaces: keyspaces),
+                    Display.key(key, keyspaces: keyspaces) + " = " + Display.value(value, pretty: interactive))
             }
         }
     }

@@ -59,27 +59,40 @@ public final class Session {
     /// - `readOnly`: the directory is never modified: the session works on a private copy
     ///   (``Database/openPrivateCopy(of:options:under:)``), and every write command is refused.
     /// - `schemaFile`: a schema (JSON) to apply and store; else the stored one, if any.
-    public static func open(path: String, create: Bool = false, readOnly: Bool = false, json: Bool = false,
-                            schemaFile: String? = nil, base: String? = nil, progress: ((String) -> Void)? = nil) throws -> Session {
+    public static func open(
+        path: String, create: Bool = false, readOnly: Bool = false, json: Bool = false,
+        schemaFile: String? = nil, base: String? = nil, progress: ((String) -> Void)? = nil
+    ) throws -> Session {
         if let base {
-            guard !readOnly else { throw KVDocsError(.invalidArgument, "--base opens the user database for writing; it cannot be used with --read-only") }
+            guard !readOnly else {
+                throw KVDocsError(
+                    .invalidArgument, "--base opens the user database for writing; it cannot be used with --read-only")
+            }
             let schema = try schemaFile.map { try Schema(contentsOfFile: $0) }
             // A user database whose CURRENT file is gone is damaged, not missing: repair
             // rebuilds it (see Advice.opening); --create would start it anew.
             let fm = FileManager.default
-            if !create, !fm.fileExists(atPath: path + "/CURRENT"), let files = try? fm.contentsOfDirectory(atPath: path), files.contains(where: { $0.hasPrefix("MANIFEST-") || $0.hasSuffix(".log") || $0.hasSuffix(".ldb") }) {
+            if !create, !fm.fileExists(atPath: path + "/CURRENT"),
+                let files = try? fm.contentsOfDirectory(atPath: path),
+                files.contains(where: { $0.hasPrefix("MANIFEST-") || $0.hasSuffix(".log") || $0.hasSuffix(".ldb") })
+            {
                 throw KVDocsError(.corruption, "the user database \(path) has no CURRENT file", path: path)
             }
             let layers = try LayeredDocumentStore(user: path, base: base, schema: schema, create: create) { p in
                 progress?("\(p.phase): \(p.done)/\(p.total)")
             }
-            let session = Session(path: path, database: layers.storage.user, store: layers.store, keyspaces: try KeySchema(), readOnly: false, json: json)
+            let session = Session(
+                path: path, database: layers.storage.user, store: layers.store, keyspaces: try KeySchema(),
+                readOnly: false, json: json)
             session.layers = layers
             return session
         }
         if let record = try? JSONValue(parsing: Data(contentsOf: URL(fileURLWithPath: path + ".layers/LAYERS.json"))),
-           case .string(let base)? = record["base"] {
-            throw KVDocsError(.invalidArgument, "\(path) is the user layer of a layered database over \(base): open it with --base \(base)", path: path)
+            case .string(let base)? = record["base"]
+        {
+            throw KVDocsError(
+                .invalidArgument,
+                "\(path) is the user layer of a layered database over \(base): open it with --base \(base)", path: path)
         }
         var options = Options()
         options.createIfMissing = create && !readOnly
@@ -90,9 +103,10 @@ public final class Session {
             do {
                 database = try Database(path: path, options: options)
             } catch let e as KVDocsError {
-                if e.kind == .locked { throw e }   // it names the holder (a handle of this process, or a pid)
+                if e.kind == .locked { throw e }  // it names the holder (a handle of this process, or a pid)
                 if e.kind == .invalidArgument && e.message.contains("does not exist") {
-                    throw KVDocsError(.invalidArgument, "\(path) is not a LevelDB database (use --create to create one)", path: path)
+                    throw KVDocsError(
+                        .invalidArgument, "\(path) is not a LevelDB database (use --create to create one)", path: path)
                 }
                 throw e
             }
@@ -105,9 +119,12 @@ public final class Session {
             }
             var store: DocumentStore?
             var damage: KVDocsError?
-            let report: (DocumentStore.IndexBuildProgress) -> Void = { p in progress?("building \(p.collection).\(p.index): \(p.done)/\(p.total)") }
+            let report: (DocumentStore.IndexBuildProgress) -> Void = { p in
+                progress?("building \(p.collection).\(p.index): \(p.done)/\(p.total)")
+            }
             if let schemaFile {
-                store = try DocumentStore(database: database, schema: try Schema(contentsOfFile: schemaFile), progress: report)
+                store = try DocumentStore(
+                    database: database, schema: try Schema(contentsOfFile: schemaFile), progress: report)
             } else if try DocumentStore.exists(in: database) {
                 do {
                     store = try DocumentStore(database: database, progress: report)
@@ -119,11 +136,12 @@ public final class Session {
                 }
             }
             let keyspaces = try KeySchema.stored(in: database)
-            let session = Session(path: path, database: database, store: store, keyspaces: keyspaces, readOnly: readOnly, json: json)
+            let session = Session(
+                path: path, database: database, store: store, keyspaces: keyspaces, readOnly: readOnly, json: json)
             session.storeDamage = damage
             return session
         } catch {
-            database.close()   // removes a private copy
+            database.close()  // removes a private copy
             throw error
         }
     }
@@ -133,7 +151,8 @@ public final class Session {
     /// layer and keyspaces. Interactively, asks first. A snapshot in use is released.
     func repair() throws {
         if interactive, let confirm,
-           !confirm("repair \(path)? (data LevelDB cannot read is dropped) [y/N] ") {
+            !confirm("repair \(path)? (data LevelDB cannot read is dropped) [y/N] ")
+        {
             emit(["ok": false], "nothing repaired")
             return
         }
@@ -157,22 +176,33 @@ public final class Session {
             reopened = try Database(path: directory, options: options)
         } catch let e as KVDocsError {
             store = nil
-            throw KVDocsError(e.kind, "\(what), but the database could not be opened again: \(e.message); quit, then run kvrepl --repair \(path)", path: directory)
+            throw KVDocsError(
+                e.kind,
+                "\(what), but the database could not be opened again: \(e.message); quit, then run kvrepl --repair \(path)",
+                path: directory)
         }
         database = reopened
         store = nil
         do {
             keyspaces = try KeySchema.stored(in: reopened)
             if try DocumentStore.exists(in: reopened) {
-                store = try DocumentStore(database: reopened) { [progress] p in progress?("building \(p.collection).\(p.index): \(p.done)/\(p.total)") }
+                store = try DocumentStore(database: reopened) { [progress] p in
+                    progress?("building \(p.collection).\(p.index): \(p.done)/\(p.total)")
+                }
             }
             storeDamage = nil
         } catch let e as KVDocsError {
             if e.kind == .corruption {
                 storeDamage = e
-                throw KVDocsError(e.kind, "\(what) and the database is open again, but its document layer could not be loaded: \(e.message); \(Advice.storeDamage(e))", path: directory)
+                throw KVDocsError(
+                    e.kind,
+                    "\(what) and the database is open again, but its document layer could not be loaded: \(e.message); \(Advice.storeDamage(e))",
+                    path: directory)
             }
-            throw KVDocsError(e.kind, "\(what) and the database is open again, but its keyspaces or document layer could not be loaded: \(e.message)", path: directory)
+            throw KVDocsError(
+                e.kind,
+                "\(what) and the database is open again, but its keyspaces or document layer could not be loaded: \(e.message)",
+                path: directory)
         }
         guard let report else {
             throw KVDocsError(repairError?.kind ?? .ioError, "\(what); the database was reopened", path: directory)
@@ -202,7 +232,10 @@ public final class Session {
         if timer, outcome != .quit, let command = (try? Command.parse(line)) ?? nil, !command.isShellSetting {
             let seconds = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9
             if json {
-                err(String(decoding: (try? JSONValue.object(["real_seconds": .double(seconds)]).canonicalData()) ?? Data(), as: UTF8.self))
+                err(
+                    String(
+                        decoding: (try? JSONValue.object(["real_seconds": .double(seconds)]).canonicalData()) ?? Data(),
+                        as: UTF8.self))
             } else {
                 out(String(format: "Run Time: real %.6f s", seconds))
             }
@@ -230,7 +263,11 @@ public final class Session {
 
     func report(_ message: String) {
         if json {
-            err(Display.jsonSafe(String(decoding: (try? JSONValue.object(["error": .string(message)]).canonicalData()) ?? Data(), as: UTF8.self)))
+            err(
+                Display.jsonSafe(
+                    String(
+                        decoding: (try? JSONValue.object(["error": .string(message)]).canonicalData()) ?? Data(),
+                        as: UTF8.self)))
         } else {
             err("error: " + Display.terminalSafe(message))
         }
@@ -249,7 +286,10 @@ public final class Session {
 
     /// Emits one row of the command's results: `value` in JSON mode (the `--json`
     /// contract), `row` (or `value`) gathered for the session's format, `text` otherwise.
-    func emitRow(_ value: @autoclosure () -> JSONValue, _ text: @autoclosure () -> String, row: @autoclosure () -> JSONValue? = nil) {
+    func emitRow(
+        _ value: @autoclosure () -> JSONValue, _ text: @autoclosure () -> String,
+        row: @autoclosure () -> JSONValue? = nil
+    ) {
         if json {
             out(Display.jsonSafe(String(decoding: (try? value().canonicalData()) ?? Data("null".utf8), as: UTF8.self)))
         } else if format != nil {
@@ -264,7 +304,9 @@ public final class Session {
     /// time, a format a row at a time. `table` and `csv` begin with a header that needs every
     /// row's columns, so `produce` runs twice, first for the ``OutputFormat/Layout``; it must
     /// hand over the same rows both times (read them from one snapshot).
-    func streamRows(text: @escaping (JSONValue) -> String, _ produce: ((JSONValue) throws -> Void) throws -> Void) throws {
+    func streamRows(text: @escaping (JSONValue) -> String, _ produce: ((JSONValue) throws -> Void) throws -> Void)
+        throws
+    {
         guard let format, !json else {
             try produce { row in emitRow(row, text(row)) }
             return
@@ -294,7 +336,9 @@ public final class Session {
         rows = []
         // CSV ends its records with CRLF; `out` adds the LF of the last one. ("\r\n" is one
         // Character in Swift: drop it by scalars, or the last cell would go with it.)
-        if !text.isEmpty { out(text.hasSuffix("\r\n") ? String(String.UnicodeScalarView(text.unicodeScalars.dropLast(1))) : text) }
+        if !text.isEmpty {
+            out(text.hasSuffix("\r\n") ? String(String.UnicodeScalarView(text.unicodeScalars.dropLast(1))) : text)
+        }
     }
 
     var readOptions: ReadOptions { ReadOptions(snapshot: snapshot) }
@@ -302,7 +346,10 @@ public final class Session {
     func documents() throws -> DocumentStore {
         guard let store else {
             if let storeDamage {
-                throw KVDocsError(.corruption, "the document layer could not be opened (\(storeDamage.message)): \(Advice.storeDamage(storeDamage))")
+                throw KVDocsError(
+                    .corruption,
+                    "the document layer could not be opened (\(storeDamage.message)): \(Advice.storeDamage(storeDamage))"
+                )
             }
             throw KVDocsError(.schema, "this database has no schema: start with --schema FILE or run: schema load FILE")
         }

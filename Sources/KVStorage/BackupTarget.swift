@@ -1,5 +1,6 @@
 import Foundation
 import KVSupport
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -10,7 +11,8 @@ extension Database {
     /// holds this file, with ``backupMarkerContents``, and no running backup holds its lock.
     package static let backupMarkerName = "KVDOCS-BACKUP-IN-PROGRESS"
     /// What ``backupMarkerName`` holds, for a person who finds the directory.
-    package static let backupMarkerContents = "KVDocs backup in progress. If no backup is running, one was interrupted here: the next backup to the same directory removes this one.\n"
+    package static let backupMarkerContents =
+        "KVDocs backup in progress. If no backup is running, one was interrupted here: the next backup to the same directory removes this one.\n"
 }
 
 /// Where ``Database/backup(to:options:progress:)`` writes: the target as given, without
@@ -34,13 +36,18 @@ struct BackupTarget {
         self.path = path
         let components = path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
         guard let last = components.last, last != ".", last != ".." else {
-            throw KVDocsError(.invalidArgument, "cannot back up to \(given.isEmpty ? "\"\"" : given): it names no new directory", path: given)
+            throw KVDocsError(
+                .invalidArgument, "cannot back up to \(given.isEmpty ? "\"\"" : given): it names no new directory",
+                path: given)
         }
         try Self.refuseExisting(path, shown: path)
         // The longest part of the path that exists, resolved; the rest does not exist yet,
         // so its `.` and `..` are resolved by name.
-        let absolute = path.hasPrefix("/") ? components : FileManager.default.currentDirectoryPath
-            .split(separator: "/", omittingEmptySubsequences: true).map(String.init) + components
+        let absolute =
+            path.hasPrefix("/")
+            ? components
+            : FileManager.default.currentDirectoryPath
+                .split(separator: "/", omittingEmptySubsequences: true).map(String.init) + components
         var resolved: [String] = []
         var rest = absolute[...]
         for count in stride(from: absolute.count - 1, through: 0, by: -1) {
@@ -69,7 +76,9 @@ struct BackupTarget {
     private static func refuseExisting(_ path: String, shown: String) throws {
         var status = stat()
         guard lstat(path, &status) != 0 else {
-            throw KVDocsError(.invalidArgument, "cannot back up to \(shown): it exists (a backup goes to a new directory)", path: shown)
+            throw KVDocsError(
+                .invalidArgument, "cannot back up to \(shown): it exists (a backup goes to a new directory)",
+                path: shown)
         }
     }
 
@@ -87,10 +96,15 @@ struct BackupTarget {
         let fm = FileManager.default
         var directory = parent
         while directory != "/" {
-            if directory.hasSuffix(".layers"), fm.fileExists(atPath: directory + "/LAYERS.json")
-                || fm.fileExists(atPath: directory + "/LAYERS.json.new")
-                || fm.fileExists(atPath: String(directory.dropLast(".layers".count)) + "/CURRENT") {
-                throw KVDocsError(.invalidArgument, "cannot back up to \(path): it is inside the layers directory \(directory) of a layered database, which keeps its base copies there and removes every other directory in it; choose a directory outside it", path: path)
+            if directory.hasSuffix(".layers"),
+                fm.fileExists(atPath: directory + "/LAYERS.json")
+                    || fm.fileExists(atPath: directory + "/LAYERS.json.new")
+                    || fm.fileExists(atPath: String(directory.dropLast(".layers".count)) + "/CURRENT")
+            {
+                throw KVDocsError(
+                    .invalidArgument,
+                    "cannot back up to \(path): it is inside the layers directory \(directory) of a layered database, which keeps its base copies there and removes every other directory in it; choose a directory outside it",
+                    path: path)
             }
             directory = (directory as NSString).deletingLastPathComponent
         }
@@ -109,7 +123,8 @@ struct BackupTarget {
             directory = (directory as NSString).deletingLastPathComponent
         }
         guard directory == "/" || isDirectory.boolValue else {
-            throw KVDocsError(.invalidArgument, "cannot back up to \(path): \(directory) is not a directory", path: path)
+            throw KVDocsError(
+                .invalidArgument, "cannot back up to \(path): \(directory) is not a directory", path: path)
         }
         var made: [String] = []
         for directory in missing.reversed() {
@@ -128,7 +143,9 @@ struct BackupTarget {
     /// - Throws: `.ioError` naming the directory and the system's reason.
     static func makeDirectory(_ directory: String) throws {
         guard mkdir(directory, 0o755) == 0 else {
-            throw KVDocsError(.ioError, "cannot create the directory \(directory): \(String(cString: strerror(errno)))", path: directory)
+            throw KVDocsError(
+                .ioError, "cannot create the directory \(directory): \(String(cString: strerror(errno)))",
+                path: directory)
         }
     }
 
@@ -139,7 +156,8 @@ struct BackupTarget {
         let fm = FileManager.default
         guard let names = try? fm.contentsOfDirectory(atPath: parent) else { return }
         let prefix = name + ".partial-"
-        for entry in names where entry.hasPrefix(prefix) && UUID(uuidString: String(entry.dropFirst(prefix.count))) != nil {
+        for entry in names
+        where entry.hasPrefix(prefix) && UUID(uuidString: String(entry.dropFirst(prefix.count))) != nil {
             let directory = parent + "/" + entry
             var status = stat()
             guard lstat(directory, &status) == 0, status.st_mode & S_IFMT == S_IFDIR else { continue }

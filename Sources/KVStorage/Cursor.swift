@@ -62,11 +62,21 @@ public final class Cursor {
 
     /// Moves to the first entry; the cursor is not valid afterwards when there is none.
     /// - Throws: `.closed`; `.corruption` or `.ioError` met while reading.
-    public func seekToFirst() throws { try withIterator { leveldb_iter_seek_to_first($0); try check($0) } }
+    public func seekToFirst() throws {
+        try withIterator {
+            leveldb_iter_seek_to_first($0)
+            try check($0)
+        }
+    }
 
     /// Moves to the last entry; the cursor is not valid afterwards when there is none.
     /// - Throws: `.closed`; `.corruption` or `.ioError` met while reading.
-    public func seekToLast() throws { try withIterator { leveldb_iter_seek_to_last($0); try check($0) } }
+    public func seekToLast() throws {
+        try withIterator {
+            leveldb_iter_seek_to_last($0)
+            try check($0)
+        }
+    }
 
     /// Moves to the first entry whose key is at or after `key` in the database's order; the
     /// cursor is not valid afterwards when there is none.
@@ -129,7 +139,8 @@ public final class Cursor {
     public func value() throws -> [UInt8] { try withValue { Array($0) } }
 
     private func notPositioned() -> KVDocsError {
-        KVDocsError(.invalidArgument, "the cursor is not on an entry (past an end, or not yet positioned)", path: database.path)
+        KVDocsError(
+            .invalidArgument, "the cursor is not on an entry (past an end, or not yet positioned)", path: database.path)
     }
 
     // MARK: Range stepping (used by Entries; one lock acquisition per step)
@@ -143,7 +154,8 @@ public final class Cursor {
                     lower.key.withUnsafeBytes { leveldb_iter_seek(it, $0.cChars, $0.count) }
                     // An exclusive lower bound skips an entry equal to it.
                     if !lower.isIncluded, leveldb_iter_valid(it) != 0,
-                       !range.isAbove(lower: currentKey(it), compare: database.compareKeys) {
+                        !range.isAbove(lower: currentKey(it), compare: database.compareKeys)
+                    {
                         leveldb_iter_next(it)
                     }
                 } else {
@@ -228,8 +240,9 @@ public final class Cursor {
             var keyLength = 0, valueLength = 0
             let key = leveldb_iter_key(it, &keyLength)
             let value = leveldb_iter_value(it, &valueLength)
-            return try body(UnsafeRawBufferPointer(start: key, count: keyLength),
-                            UnsafeRawBufferPointer(start: value, count: valueLength))
+            return try body(
+                UnsafeRawBufferPointer(start: key, count: keyLength),
+                UnsafeRawBufferPointer(start: value, count: valueLength))
         }
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import KVSupport
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -51,7 +52,9 @@ extension Database {
     ///   the copy cannot be written or renamed (nothing is left at `path` then); storage
     ///   errors of the reads.
     @discardableResult
-    public func backup(to path: String, options: Options = Options(), progress: ((Int) -> Void)? = nil) throws -> BackupReport {
+    public func backup(to path: String, options: Options = Options(), progress: ((Int) -> Void)? = nil) throws
+        -> BackupReport
+    {
         let fm = FileManager.default
         let target = try BackupTarget(path)
         let path = target.path
@@ -119,7 +122,8 @@ extension Database {
             // Only the directories this backup made, deepest first, and only while empty.
             for directory in created.reversed() { _ = rmdir(directory) }
             if let error = error as? KVDocsError { throw error }
-            throw KVDocsError(.ioError, "cannot back up \(self.path) to \(path): \(error.localizedDescription)", path: path)
+            throw KVDocsError(
+                .ioError, "cannot back up \(self.path) to \(path): \(error.localizedDescription)", path: path)
         }
         return BackupReport(path: path, entries: entries, bytes: bytes)
     }
@@ -127,8 +131,13 @@ extension Database {
     /// Makes a directory's entries (a rename, new files) durable.
     package static func syncDirectory(_ path: String) throws {
         let fd = open(path, O_RDONLY)
-        guard fd >= 0 else { throw KVDocsError(.ioError, "cannot open \(path) to sync it: \(String(cString: strerror(errno)))", path: path) }
+        guard fd >= 0 else {
+            throw KVDocsError(
+                .ioError, "cannot open \(path) to sync it: \(String(cString: strerror(errno)))", path: path)
+        }
         defer { _ = Glibc.close(fd) }
-        guard fsync(fd) == 0 else { throw KVDocsError(.ioError, "cannot sync \(path): \(String(cString: strerror(errno)))", path: path) }
+        guard fsync(fd) == 0 else {
+            throw KVDocsError(.ioError, "cannot sync \(path): \(String(cString: strerror(errno)))", path: path)
+        }
     }
 }

@@ -71,8 +71,10 @@ extension Database {
     ///   was loaded"), or for a `batchSize` below 1; `.ioError` when the file cannot be
     ///   read; storage errors of the writes.
     @discardableResult
-    public func load(from path: String, batchSize: Int = 10_000,
-                     maximumLineLength: Int = LineReader.defaultMaximumLineLength, sync: Bool = false) throws -> Int {
+    public func load(
+        from path: String, batchSize: Int = 10_000,
+        maximumLineLength: Int = LineReader.defaultMaximumLineLength, sync: Bool = false
+    ) throws -> Int {
         guard batchSize >= 1 else {
             throw KVDocsError(.invalidArgument, "load: batchSize must be at least 1, not \(batchSize)", path: self.path)
         }
@@ -98,8 +100,12 @@ extension Database {
         var wrote = false
         while let line = try reader.next() {
             // The file changed since it was checked: say what was written.
-            guard let (key, value) = try dumpEntry(line, file: path, line: reader.lineNumber,
-                                                   failure: "the file changed while it was loaded; \(loaded - batch.count) entries before this batch were loaded")
+            guard
+                let (key, value) = try dumpEntry(
+                    line, file: path, line: reader.lineNumber,
+                    failure:
+                        "the file changed while it was loaded; \(loaded - batch.count) entries before this batch were loaded"
+                )
             else { continue }
             batch.put(key, value)
             loaded += 1
@@ -118,14 +124,18 @@ extension Database {
     private static let dumpLineEnd = Array("\"}\n".utf8)
 
     /// The key and value of a dump line; `nil` for a blank line.
-    private func dumpEntry(_ line: Data, file: String, line number: Int, failure: @autoclosure () -> String) throws -> ([UInt8], [UInt8])? {
+    private func dumpEntry(_ line: Data, file: String, line number: Int, failure: @autoclosure () -> String) throws -> (
+        [UInt8], [UInt8]
+    )? {
         if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { return nil }
         guard let object = try? JSONValue(parsing: line), case .object(let fields) = object,
-              case .string(let keyHex)? = fields["key_hex"] ?? fields["key"],
-              case .string(let valueHex)? = fields["value_hex"] ?? fields["value"],
-              let key = Self.bytes(hex: keyHex), let value = Self.bytes(hex: valueHex)
+            case .string(let keyHex)? = fields["key_hex"] ?? fields["key"],
+            case .string(let valueHex)? = fields["value_hex"] ?? fields["value"],
+            let key = Self.bytes(hex: keyHex), let value = Self.bytes(hex: valueHex)
         else {
-            throw KVDocsError(.invalidArgument, "\(file):\(number): expected {\"key_hex\": HEX, \"value_hex\": HEX}; \(failure())", path: path)
+            throw KVDocsError(
+                .invalidArgument, "\(file):\(number): expected {\"key_hex\": HEX, \"value_hex\": HEX}; \(failure())",
+                path: path)
         }
         return (key, value)
     }

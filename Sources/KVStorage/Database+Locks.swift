@@ -33,7 +33,8 @@ extension Database {
     /// closing can release nothing.
     static func holder(of path: String) -> String? {
         if let identity = DirectoryIdentity(path: path),
-           openDirectories.withLock({ $0.contains(identity) }) {
+            openDirectories.withLock({ $0.contains(identity) })
+        {
             return "a handle of this process"
         }
         let fd = Foundation.open(path + "/LOCK", O_RDONLY | O_CLOEXEC)

@@ -49,8 +49,9 @@ extension Database {
         var sizes = [UInt64](repeating: 0, count: ranges.count)
         try withHandle { db in
             withCStringArrays(starts, limits) { startPointers, startLengths, limitPointers, limitLengths in
-                leveldb_approximate_sizes(db, Int32(ranges.count), startPointers, startLengths,
-                                          limitPointers, limitLengths, &sizes)
+                leveldb_approximate_sizes(
+                    db, Int32(ranges.count), startPointers, startLengths,
+                    limitPointers, limitLengths, &sizes)
             }
         }
         return sizes
@@ -98,12 +99,16 @@ extension Database {
 /// Lends two arrays of byte strings as C arrays of pointers and lengths.
 private func withCStringArrays<R>(
     _ a: [[UInt8]], _ b: [[UInt8]],
-    _ body: (UnsafePointer<UnsafePointer<CChar>?>, UnsafePointer<Int>, UnsafePointer<UnsafePointer<CChar>?>, UnsafePointer<Int>) throws -> R
+    _ body: (
+        UnsafePointer<UnsafePointer<CChar>?>, UnsafePointer<Int>, UnsafePointer<UnsafePointer<CChar>?>,
+        UnsafePointer<Int>
+    ) throws -> R
 ) rethrows -> R {
     // Copy every string into one buffer that stays put for the call.
     let all = a + b
     // REQUIRES: a and b are not empty (approximateSizes checks), so every buffer has a base address.
-    let storage = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, all.reduce(0) { $0 + $1.count }), alignment: 1)
+    let storage = UnsafeMutableRawBufferPointer.allocate(
+        byteCount: max(1, all.reduce(0) { $0 + $1.count }), alignment: 1)
     defer { storage.deallocate() }
     var pointers: [UnsafePointer<CChar>?] = []
     var offset = 0

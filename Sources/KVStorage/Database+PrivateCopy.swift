@@ -39,9 +39,12 @@ extension Database {
     ///   this process, has it open (a copy of a database being written could be
     ///   inconsistent); `.ioError` when the copy cannot be made; what ``init(path:options:)``
     ///   throws for the copy, with the copy's directory replaced by `path` in the message.
-    public static func openPrivateCopy(of path: String, options: Options = Options(), under parent: String? = nil) throws -> Database {
+    public static func openPrivateCopy(of path: String, options: Options = Options(), under parent: String? = nil)
+        throws -> Database
+    {
         guard FileManager.default.fileExists(atPath: path + "/CURRENT") else {
-            throw KVDocsError(.invalidArgument, "\(path) is not a LevelDB database (it has no CURRENT file)", path: path)
+            throw KVDocsError(
+                .invalidArgument, "\(path) is not a LevelDB database (it has no CURRENT file)", path: path)
         }
         if let holder = holder(of: path) {
             throw KVDocsError(.locked, "the database at \(path) is in use by \(holder)", path: path)
@@ -78,7 +81,9 @@ extension Database {
             }
         } catch {
             try? fm.removeItem(atPath: copy)
-            throw KVDocsError(.ioError, "cannot make a private copy of \(path) in \(parent): \(error.localizedDescription)", path: path)
+            throw KVDocsError(
+                .ioError, "cannot make a private copy of \(path) in \(parent): \(error.localizedDescription)",
+                path: path)
         }
         return copy
     }

@@ -64,7 +64,9 @@ extension Database {
     ///     earlier write survive a power loss or an OS crash; without it a write survives a
     ///     crash of the process, not of the machine (see ``Database``, Durability).
     /// - Throws: ``KVDocsError`` (`.closed`, `.ioError`), with ``KVDocsError/key`` set to `key`.
-    public func put<Key: ByteRepresentable, Value: ByteRepresentable>(_ key: Key, _ value: Value, sync: Bool = false) throws {
+    public func put<Key: ByteRepresentable, Value: ByteRepresentable>(_ key: Key, _ value: Value, sync: Bool = false)
+        throws
+    {
         try withHandle { db in
             let writeOptions = writeOptions(sync: sync)
             try key.withBytes { k in
@@ -148,10 +150,17 @@ extension Database {
     /// - Throws: `.invalidArgument` for a `batchSize` below 1 or a negative `limit`,
     ///   storage errors.
     @discardableResult
-    public func deleteRange(_ range: KeyRange, order: ScanOrder = .forward, limit: Int? = nil,
-                            batchSize: Int = 10_000, sync: Bool = false) throws -> Int {
-        guard batchSize >= 1 else { throw KVDocsError(.invalidArgument, "deleteRange: batchSize must be at least 1, not \(batchSize)", path: path) }
-        if let limit, limit < 0 { throw KVDocsError(.invalidArgument, "deleteRange: limit must not be negative, not \(limit)", path: path) }
+    public func deleteRange(
+        _ range: KeyRange, order: ScanOrder = .forward, limit: Int? = nil,
+        batchSize: Int = 10_000, sync: Bool = false
+    ) throws -> Int {
+        guard batchSize >= 1 else {
+            throw KVDocsError(
+                .invalidArgument, "deleteRange: batchSize must be at least 1, not \(batchSize)", path: path)
+        }
+        if let limit, limit < 0 {
+            throw KVDocsError(.invalidArgument, "deleteRange: limit must not be negative, not \(limit)", path: path)
+        }
         return try deleteKeys(of: try entries(range, order: order, limit: limit), batchSize: batchSize, sync: sync)
     }
 

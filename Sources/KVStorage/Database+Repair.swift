@@ -62,11 +62,19 @@ extension Database {
     public static func repair(path: String, options: Options = Options()) throws -> RepairReport {
         let fm = FileManager.default
         let before = (try? fm.contentsOfDirectory(atPath: path)) ?? []
-        guard before.contains(where: { $0 == "CURRENT" || $0.hasPrefix("MANIFEST-") || $0.hasSuffix(".log") || isTable($0) }) else {
-            throw KVDocsError(.invalidArgument, "\(path) is not a LevelDB database (it holds no CURRENT, MANIFEST, log or table file): nothing to repair", path: path)
+        guard
+            before.contains(where: {
+                $0 == "CURRENT" || $0.hasPrefix("MANIFEST-") || $0.hasSuffix(".log") || isTable($0)
+            })
+        else {
+            throw KVDocsError(
+                .invalidArgument,
+                "\(path) is not a LevelDB database (it holds no CURRENT, MANIFEST, log or table file): nothing to repair",
+                path: path)
         }
         if let holder = holder(of: path) {
-            throw KVDocsError(.locked, "the database at \(path) is in use by \(holder): it cannot be repaired while open", path: path)
+            throw KVDocsError(
+                .locked, "the database at \(path) is in use by \(holder): it cannot be repaired while open", path: path)
         }
         var options = options
         options.paranoidChecks = true
@@ -118,7 +126,8 @@ extension Database {
                 changed.append("\(log.name): set aside whole, after a damaged log (\(check.records) records)")
             } else if let damage = check.damage {
                 keep = check.intactLength
-                changed.append("\(log.name): \(damage); kept \(check.records) records (\(keep) of \(bytes.count) bytes)")
+                changed.append(
+                    "\(log.name): \(damage); kept \(check.records) records (\(keep) of \(bytes.count) bytes)")
                 cutEarlier = true
             } else {
                 continue
@@ -131,12 +140,15 @@ extension Database {
                 let temporary = file + ".cut"
                 try Data(bytes[0..<keep]).write(to: URL(fileURLWithPath: temporary))
                 guard rename(temporary, file) == 0 else {
-                    throw KVDocsError(.ioError, "cannot rename \(temporary) to \(file): \(String(cString: strerror(errno)))", path: path)
+                    throw KVDocsError(
+                        .ioError, "cannot rename \(temporary) to \(file): \(String(cString: strerror(errno)))",
+                        path: path)
                 }
             } catch let error as KVDocsError {
                 throw error
             } catch {
-                throw KVDocsError(.ioError, "cannot cut the damaged log \(file): \(error.localizedDescription)", path: path)
+                throw KVDocsError(
+                    .ioError, "cannot cut the damaged log \(file): \(error.localizedDescription)", path: path)
             }
         }
         return changed

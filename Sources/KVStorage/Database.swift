@@ -197,7 +197,8 @@ public final class Database: @unchecked Sendable {
             do {
                 try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
             } catch {
-                throw KVDocsError(.ioError, "cannot create the directory \(path): \(error.localizedDescription)", path: path)
+                throw KVDocsError(
+                    .ioError, "cannot create the directory \(path): \(error.localizedDescription)", path: path)
             }
         }
         // A torn tail of the newest log (a power loss after unsynced writes) is cut first;
@@ -291,7 +292,7 @@ public final class Database: @unchecked Sendable {
     func free(ownedBy owner: AnyObject) {
         lock.withReadLock {
             guard let handle,
-                  let owned = resources.withLock({ $0.removeValue(forKey: ObjectIdentifier(owner)) })
+                let owned = resources.withLock({ $0.removeValue(forKey: ObjectIdentifier(owner)) })
             else { return }
             switch owned {
             case .iterator(let it): leveldb_iter_destroy(it)
@@ -338,7 +339,10 @@ public final class Database: @unchecked Sendable {
         writerLock.lock()
         defer { writerLock.unlock() }
         guard writerDepth == 0 else {
-            throw KVDocsError(.invalidArgument, "a write cannot start inside another write of the same database (a write batch's body, apply, reindex, an import or a progress callback)", path: path)
+            throw KVDocsError(
+                .invalidArgument,
+                "a write cannot start inside another write of the same database (a write batch's body, apply, reindex, an import or a progress callback)",
+                path: path)
         }
         writerDepth += 1
         defer { writerDepth -= 1 }
@@ -391,8 +395,10 @@ public final class Database: @unchecked Sendable {
         } catch let error as KVDocsError where error.kind == .locked {
             let holder = holder(of: path) ?? "another process or handle"
             throw KVDocsError(.locked, "the database at \(path) is in use by \(holder) (\(error.message))", path: path)
-        } catch let error as KVDocsError where error.kind == .ioError
-            && (error.message.contains("Read-only file system") || error.message.contains("Permission denied")) {
+        } catch let error as KVDocsError
+            where error.kind == .ioError
+            && (error.message.contains("Read-only file system") || error.message.contains("Permission denied"))
+        {
             throw KVDocsError(
                 .ioError,
                 "cannot open \(path) for writing: the directory or its file system is read-only (\(error.message)); open a private copy with Database.openPrivateCopy(of:) (kvrepl --read-only)",
@@ -405,8 +411,11 @@ public final class Database: @unchecked Sendable {
     private static func refuseOrphanedTables(at path: String) throws {
         let fm = FileManager.default
         guard let names = try? fm.contentsOfDirectory(atPath: path),
-              !names.contains("CURRENT") else { return }
-        let levelDBFile = names.contains { $0.hasPrefix("MANIFEST-") || $0.hasSuffix(".ldb") || $0.hasSuffix(".sst") || $0.hasSuffix(".log") }
+            !names.contains("CURRENT")
+        else { return }
+        let levelDBFile = names.contains {
+            $0.hasPrefix("MANIFEST-") || $0.hasSuffix(".ldb") || $0.hasSuffix(".sst") || $0.hasSuffix(".log")
+        }
         if levelDBFile {
             throw KVDocsError(
                 .corruption,

@@ -47,7 +47,8 @@ package enum DatabaseFiles {
     }
 
     static func isContent(_ name: String) -> Bool {
-        name == "CURRENT" || name.hasPrefix("MANIFEST-") || name.hasSuffix(".log") || name.hasSuffix(".ldb") || name.hasSuffix(".sst")
+        name == "CURRENT" || name.hasPrefix("MANIFEST-") || name.hasSuffix(".log") || name.hasSuffix(".ldb")
+            || name.hasSuffix(".sst")
     }
 
     /// The `stat` facts of `path`, with `crc32c` 0 (not read).
@@ -59,9 +60,10 @@ package enum DatabaseFiles {
         guard (s.st_mode & S_IFMT) == S_IFREG else {
             throw KVDocsError(.invalidArgument, "\(path) is not a regular file", path: path)
         }
-        return DatabaseFile(name: name, size: Int(s.st_size), crc32c: 0, device: UInt64(s.st_dev), inode: UInt64(s.st_ino),
-                            modified: Int64(s.st_mtim.tv_sec) * 1_000_000_000 + Int64(s.st_mtim.tv_nsec),
-                            statusChanged: Int64(s.st_ctim.tv_sec) * 1_000_000_000 + Int64(s.st_ctim.tv_nsec))
+        return DatabaseFile(
+            name: name, size: Int(s.st_size), crc32c: 0, device: UInt64(s.st_dev), inode: UInt64(s.st_ino),
+            modified: Int64(s.st_mtim.tv_sec) * 1_000_000_000 + Int64(s.st_mtim.tv_nsec),
+            statusChanged: Int64(s.st_ctim.tv_sec) * 1_000_000_000 + Int64(s.st_ctim.tv_nsec))
     }
 
     /// The content of every content file of `directory`. A file whose `stat` facts (size,
@@ -74,8 +76,10 @@ package enum DatabaseFiles {
         return try names(in: directory).map { name in
             let path = directory + "/" + name
             var file = try status(path, name: name)
-            if let old = byName[name], old.size == file.size, old.device == file.device, old.inode == file.inode, old.modified == file.modified,
-               old.statusChanged == file.statusChanged {
+            if let old = byName[name], old.size == file.size, old.device == file.device, old.inode == file.inode,
+                old.modified == file.modified,
+                old.statusChanged == file.statusChanged
+            {
                 file.crc32c = old.crc32c
             } else {
                 file.crc32c = try checksum(path)
@@ -98,7 +102,9 @@ package enum DatabaseFiles {
     /// CRC-32C of all of them.
     private static func readChunks(_ path: String, _ body: (UnsafeRawBufferPointer) throws -> Void) throws -> UInt32 {
         let fd = open(path, O_RDONLY)
-        guard fd >= 0 else { throw KVDocsError(.ioError, "cannot open \(path): \(String(cString: strerror(errno)))", path: path) }
+        guard fd >= 0 else {
+            throw KVDocsError(.ioError, "cannot open \(path): \(String(cString: strerror(errno)))", path: path)
+        }
         defer { close(fd) }
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
         defer { buffer.deallocate() }
@@ -121,12 +127,15 @@ package enum DatabaseFiles {
     /// with (files copied, files in all). Returns the files as copied.
     /// - Throws: `.ioError` naming the file; a source file that changes while it is copied
     ///   fails the copy ("changed while it was copied").
-    package static func copy(from source: String, to destination: String, progress: ((Int, Int) -> Void)? = nil) throws -> [DatabaseFile] {
+    package static func copy(from source: String, to destination: String, progress: ((Int, Int) -> Void)? = nil) throws
+        -> [DatabaseFile]
+    {
         let fm = FileManager.default
         do {
             try fm.createDirectory(atPath: destination, withIntermediateDirectories: false)
         } catch {
-            throw KVDocsError(.ioError, "cannot create \(destination): \(error.localizedDescription)", path: destination)
+            throw KVDocsError(
+                .ioError, "cannot create \(destination): \(error.localizedDescription)", path: destination)
         }
         do {
             let names = try names(in: source)
@@ -146,7 +155,9 @@ package enum DatabaseFiles {
     private static func copyFile(_ from: String, to: String, name: String) throws -> DatabaseFile {
         var file = try status(from, name: name)
         let output = open(to, O_WRONLY | O_CREAT | O_EXCL, 0o644)
-        guard output >= 0 else { throw KVDocsError(.ioError, "cannot create \(to): \(String(cString: strerror(errno)))", path: to) }
+        guard output >= 0 else {
+            throw KVDocsError(.ioError, "cannot create \(to): \(String(cString: strerror(errno)))", path: to)
+        }
         defer { close(output) }
         var total = 0
         let crc = try readChunks(from) { chunk in
@@ -162,9 +173,13 @@ package enum DatabaseFiles {
             }
             total += chunk.count
         }
-        guard fsync(output) == 0 else { throw KVDocsError(.ioError, "cannot sync \(to): \(String(cString: strerror(errno)))", path: to) }
+        guard fsync(output) == 0 else {
+            throw KVDocsError(.ioError, "cannot sync \(to): \(String(cString: strerror(errno)))", path: to)
+        }
         let after = try status(from, name: name)
-        guard total == file.size, after.size == file.size, after.modified == file.modified, after.statusChanged == file.statusChanged else {
+        guard total == file.size, after.size == file.size, after.modified == file.modified,
+            after.statusChanged == file.statusChanged
+        else {
             throw KVDocsError(.ioError, "\(from) changed while it was copied", path: from)
         }
         file.crc32c = crc

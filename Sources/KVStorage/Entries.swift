@@ -75,7 +75,9 @@ public final class Entries: ThrowingCursor {
     /// ```
     /// - Throws: `.closed`, `.corruption`, `.ioError` (and again on every later call), or
     ///   what `body` throws.
-    public func next<R>(_ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> R) throws -> R? {
+    public func next<R>(_ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> R) throws
+        -> R?
+    {
         if let failure { throw failure }
         do {
             guard try advance() else { return nil }
@@ -110,11 +112,16 @@ public final class Entries: ThrowingCursor {
         let found: Bool
         if !started {
             started = true
-            found = range.isEmpty(compare: cursor.database.compareKeys) ? false : try cursor.position(in: range, order: order)
+            found =
+                range.isEmpty(compare: cursor.database.compareKeys)
+                ? false : try cursor.position(in: range, order: order)
         } else {
             found = try cursor.step(in: range, order: order)
         }
-        if !found { finished = true; return false }
+        if !found {
+            finished = true
+            return false
+        }
         yielded += 1
         return true
     }

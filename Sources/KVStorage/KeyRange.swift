@@ -20,7 +20,9 @@ public struct KeyRange: Sendable, Hashable, CustomStringConvertible {
 
         /// The bound's key, whether included or not.
         public var key: [UInt8] {
-            switch self { case .included(let k), .excluded(let k): return k }
+            switch self {
+            case .included(let k), .excluded(let k): return k
+            }
         }
         /// Whether the bound's key is in the range.
         public var isIncluded: Bool {
@@ -59,8 +61,9 @@ public struct KeyRange: Sendable, Hashable, CustomStringConvertible {
     /// Every key that starts with `prefix` (bytewise). The empty prefix is every key.
     public static func prefix<K: ByteRepresentable>(_ prefix: K) -> KeyRange {
         let bytes = prefix.byteArray
-        return KeyRange(lower: bytes.isEmpty ? nil : .included(bytes),
-                        upper: prefixSuccessor(bytes).map { .excluded($0) })
+        return KeyRange(
+            lower: bytes.isEmpty ? nil : .included(bytes),
+            upper: prefixSuccessor(bytes).map { .excluded($0) })
     }
 
     /// The smallest key greater than every key starting with `prefix`, or `nil` when there
@@ -107,8 +110,9 @@ public struct KeyRange: Sendable, Hashable, CustomStringConvertible {
             if c == 0 { return a.isIncluded ? b : a }  // the exclusive one is tighter
             return (c > 0) == lower ? a : b
         }
-        return KeyRange(lower: tighter(lower, other.lower, lower: true),
-                        upper: tighter(upper, other.upper, lower: false))
+        return KeyRange(
+            lower: tighter(lower, other.lower, lower: true),
+            upper: tighter(upper, other.upper, lower: false))
     }
 
     /// Whether `key` lies in the range (bytewise).
@@ -131,7 +135,9 @@ public struct KeyRange: Sendable, Hashable, CustomStringConvertible {
 
     /// Whether `key` satisfies the lower bound under `compare`.
     @inline(__always)
-    func isAbove(lower key: UnsafeRawBufferPointer, compare: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Int) -> Bool {
+    func isAbove(lower key: UnsafeRawBufferPointer, compare: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Int)
+        -> Bool
+    {
         guard let lower else { return true }
         let c = lower.key.withUnsafeBytes { compare(key, $0) }
         return lower.isIncluded ? c >= 0 : c > 0
@@ -139,7 +145,9 @@ public struct KeyRange: Sendable, Hashable, CustomStringConvertible {
 
     /// Whether `key` satisfies the upper bound under `compare`.
     @inline(__always)
-    func isBelow(upper key: UnsafeRawBufferPointer, compare: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Int) -> Bool {
+    func isBelow(upper key: UnsafeRawBufferPointer, compare: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Int)
+        -> Bool
+    {
         guard let upper else { return true }
         let c = upper.key.withUnsafeBytes { compare(key, $0) }
         return upper.isIncluded ? c <= 0 : c < 0

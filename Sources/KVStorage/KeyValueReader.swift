@@ -98,7 +98,9 @@ extension KeyValueStore {
     /// - Throws: `.invalidArgument` for a `batchSize` below 1, storage errors.
     @discardableResult
     public func deleteAll(in range: KeyRange, batchSize: Int = 10_000, sync: Bool = false) throws -> Int {
-        guard batchSize >= 1 else { throw KVDocsError(.invalidArgument, "deleteAll: batchSize must be at least 1, not \(batchSize)", path: name) }
+        guard batchSize >= 1 else {
+            throw KVDocsError(.invalidArgument, "deleteAll: batchSize must be at least 1, not \(batchSize)", path: name)
+        }
         return try deleteKeys(of: try scan(range, order: .forward), batchSize: batchSize, sync: sync)
     }
 
@@ -137,7 +139,9 @@ extension Database: KeyValueStore {
     }
 
     /// The number of entries in `range` in the latest state.
-    public func count(_ range: KeyRange) throws -> Int { try Cursor(database: self, options: ReadOptions()).count(in: range) }
+    public func count(_ range: KeyRange) throws -> Int {
+        try Cursor(database: self, options: ReadOptions()).count(in: range)
+    }
 
     /// A reader of a new ``Snapshot``.
     public func snapshotReader() throws -> any SnapshotReader {
@@ -157,7 +161,9 @@ package final class SnapshotKeyValueReader: SnapshotReader {
 
     package var name: String { reader.name }
     package func value(forKey key: [UInt8]) throws -> [UInt8]? { try reader.value(forKey: key) }
-    package func scan(_ range: KeyRange, order: ScanOrder) throws -> any KeyValueCursor { try reader.scan(range, order: order) }
+    package func scan(_ range: KeyRange, order: ScanOrder) throws -> any KeyValueCursor {
+        try reader.scan(range, order: order)
+    }
     package func scan(ranges: [KeyRange]) throws -> any KeyValueCursor { try reader.scan(ranges: ranges) }
     package func count(_ range: KeyRange) throws -> Int { try reader.count(range) }
     package func release() { snapshot.release() }

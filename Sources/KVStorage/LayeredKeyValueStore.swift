@@ -50,10 +50,15 @@ public final class LayeredKeyValueStore: KeyValueStore, Sendable {
     ///   merge bytewise) or when both are the same database.
     public init(base: Database, user: Database, userOnly: [KeyRange] = []) throws {
         guard base !== user, base.path != user.path else {
-            throw KVDocsError(.invalidArgument, "the base and the user layer must be two databases (both are \(user.path))", path: user.path)
+            throw KVDocsError(
+                .invalidArgument, "the base and the user layer must be two databases (both are \(user.path))",
+                path: user.path)
         }
         guard base.comparator == nil, user.comparator == nil else {
-            throw KVDocsError(.invalidArgument, "layered databases compare keys bytewise; \(base.comparator != nil ? base.path : user.path) has a custom comparator")
+            throw KVDocsError(
+                .invalidArgument,
+                "layered databases compare keys bytewise; \(base.comparator != nil ? base.path : user.path) has a custom comparator"
+            )
         }
         self.current = Locked(base)
         self.user = user
@@ -66,10 +71,13 @@ public final class LayeredKeyValueStore: KeyValueStore, Sendable {
     @discardableResult
     public func replaceBase(with newBase: Database) throws -> Database {
         guard newBase !== user, newBase.path != user.path else {
-            throw KVDocsError(.invalidArgument, "the base and the user layer must be two databases (both are \(user.path))", path: user.path)
+            throw KVDocsError(
+                .invalidArgument, "the base and the user layer must be two databases (both are \(user.path))",
+                path: user.path)
         }
         guard newBase.comparator == nil else {
-            throw KVDocsError(.invalidArgument, "layered databases compare keys bytewise; \(newBase.path) has a custom comparator")
+            throw KVDocsError(
+                .invalidArgument, "layered databases compare keys bytewise; \(newBase.path) has a custom comparator")
         }
         return current.withLock { old in
             let previous = old
@@ -83,19 +91,25 @@ public final class LayeredKeyValueStore: KeyValueStore, Sendable {
 
     /// The merged value of `key`: the user layer's, else (unless the user deleted it) the base's.
     public func value(forKey key: [UInt8]) throws -> [UInt8]? {
-        try gate.withReadLock { try Self.value(key, base: DatabaseReader(base), user: DatabaseReader(user), userOnly: userOnly) }
+        try gate.withReadLock {
+            try Self.value(key, base: DatabaseReader(base), user: DatabaseReader(user), userOnly: userOnly)
+        }
     }
 
     /// A cursor over the merged entries of `range`, in `order`.
     public func scan(_ range: KeyRange, order: ScanOrder) throws -> any KeyValueCursor {
         try gate.withReadLock {
-            try MergedCursor(base: base.entries(range, order: order), user: user.entries(range, order: order), order: order, userName: user.path, userOnly: userOnly)
+            try MergedCursor(
+                base: base.entries(range, order: order), user: user.entries(range, order: order), order: order,
+                userName: user.path, userOnly: userOnly)
         }
     }
 
     /// A reader of both layers as they are now (one snapshot of each).
     public func snapshotReader() throws -> any SnapshotReader {
-        try gate.withReadLock { LayeredSnapshotReader(base: try base.snapshot(), user: try user.snapshot(), userOnly: userOnly) }
+        try gate.withReadLock {
+            LayeredSnapshotReader(base: try base.snapshot(), user: try user.snapshot(), userOnly: userOnly)
+        }
     }
 
     /// Runs `body` while no read starts: reads that started before go on over the layers as
@@ -133,14 +147,20 @@ public final class LayeredKeyValueStore: KeyValueStore, Sendable {
                 tagged.append(contentsOf: value)
                 layered.put(key, tagged)
             case .delete(let key):
-                if !userOnly.contains(where: { $0.contains(key) }), try base.get(key) != nil { layered.put(key, [Self.tombstone]) } else { layered.delete(key) }
+                if !userOnly.contains(where: { $0.contains(key) }), try base.get(key) != nil {
+                    layered.put(key, [Self.tombstone])
+                } else {
+                    layered.delete(key)
+                }
             }
         }
         return layered
     }
 
     /// The merged value of `key`.
-    static func value(_ key: [UInt8], base: some KeyValueReader, user: some KeyValueReader, userOnly: [KeyRange]) throws -> [UInt8]? {
+    static func value(_ key: [UInt8], base: some KeyValueReader, user: some KeyValueReader, userOnly: [KeyRange]) throws
+        -> [UInt8]?
+    {
         if let stored = try user.value(forKey: key) {
             return try untag(stored, key: key, name: user.name)
         }
@@ -151,7 +171,10 @@ public final class LayeredKeyValueStore: KeyValueStore, Sendable {
     /// The value behind a user entry's tag, or `nil` for a tombstone.
     package static func untag(_ stored: [UInt8], key: [UInt8], name: String) throws -> [UInt8]? {
         guard let tag = stored.first, tag == present || (tag == tombstone && stored.count == 1) else {
-            throw KVDocsError(.corruption, "an entry of the user layer has no valid layer tag (it starts with \(stored.first.map { String(format: "0x%02x", $0) } ?? "nothing"))", path: name, key: key)
+            throw KVDocsError(
+                .corruption,
+                "an entry of the user layer has no valid layer tag (it starts with \(stored.first.map { String(format: "0x%02x", $0) } ?? "nothing"))",
+                path: name, key: key)
         }
         return tag == tombstone ? nil : Array(stored.dropFirst())
     }
@@ -176,7 +199,9 @@ final class LayeredSnapshotReader: SnapshotReader {
     }
 
     func scan(_ range: KeyRange, order: ScanOrder) throws -> any KeyValueCursor {
-        try MergedCursor(base: base.reader.scan(range, order: order), user: user.reader.scan(range, order: order), order: order, userName: name, userOnly: userOnly)
+        try MergedCursor(
+            base: base.reader.scan(range, order: order), user: user.reader.scan(range, order: order), order: order,
+            userName: name, userOnly: userOnly)
     }
 
     func release() {
@@ -197,7 +222,10 @@ final class MergedCursor: KeyValueCursor {
     private var userHead: Entry?
     private var started = false
 
-    init(base: any KeyValueCursor, user: any KeyValueCursor, order: ScanOrder, userName: String, userOnly: [KeyRange] = []) {
+    init(
+        base: any KeyValueCursor, user: any KeyValueCursor, order: ScanOrder, userName: String,
+        userOnly: [KeyRange] = []
+    ) {
         self.base = base
         self.user = user
         self.order = order
@@ -228,7 +256,7 @@ final class MergedCursor: KeyValueCursor {
                 return try Self.lend(b.key, b.value, body)
             case (let b, let u?):
                 let c = b.map { compareBytes($0.key, u.key) } ?? (order == .forward ? 1 : -1)
-                if b != nil, (order == .forward ? c < 0 : c > 0) {
+                if b != nil, order == .forward ? c < 0 : c > 0 {
                     baseHead = try nextBase()
                     return try Self.lend(b!.key, b!.value, body)
                 }
@@ -240,7 +268,9 @@ final class MergedCursor: KeyValueCursor {
         }
     }
 
-    private static func lend<R>(_ key: [UInt8], _ value: [UInt8], _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+    private static func lend<R>(
+        _ key: [UInt8], _ value: [UInt8], _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> R
+    ) rethrows -> R {
         try key.withUnsafeBytes { k in try value.withUnsafeBytes { v in try body(k, v) } }
     }
 }

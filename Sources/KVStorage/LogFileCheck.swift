@@ -68,9 +68,11 @@ package struct LogFileCheck: Equatable {
                 damageOffset = offset
                 break scan
             }
-            let stored = UInt32(bytes[offset]) | UInt32(bytes[offset + 1]) << 8
+            let stored =
+                UInt32(bytes[offset]) | UInt32(bytes[offset + 1]) << 8
                 | UInt32(bytes[offset + 2]) << 16 | UInt32(bytes[offset + 3]) << 24
-            let crc = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: bytes[(offset + 6)..<(offset + Self.headerSize + length)]))
+            let crc = CRC32C.checksum(
+                UnsafeRawBufferPointer(rebasing: bytes[(offset + 6)..<(offset + Self.headerSize + length)]))
             guard CRC32C.mask(crc) == stored else {
                 damage = "checksum mismatch at offset \(offset)"
                 damageOffset = offset
@@ -98,7 +100,9 @@ package struct LogFileCheck: Equatable {
             }
             if payloads.count < keeping {
                 if type == 1 || type == 2 { pending.removeAll(keepingCapacity: true) }
-                pending.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[(offset + Self.headerSize)..<(offset + Self.headerSize + length)]))
+                pending.append(
+                    contentsOf: UnsafeRawBufferPointer(
+                        rebasing: bytes[(offset + Self.headerSize)..<(offset + Self.headerSize + length)]))
             }
             offset += Self.headerSize + length
             chainEnd = offset

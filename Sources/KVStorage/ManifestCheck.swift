@@ -44,15 +44,23 @@ package enum ManifestCheck {
             while p < record.count {
                 guard let tag = varint() else { return nil }
                 switch tag {
-                case 1: guard skipSlice() else { return nil }                       // comparator
-                case 2: guard let v = varint() else { return nil }; state.logNumber = v
-                case 3: guard varint() != nil else { return nil }                    // next file number
-                case 4: guard let v = varint() else { return nil }; state.lastSequence = v
-                case 5: guard varint() != nil, skipSlice() else { return nil }      // compact pointer
+                case 1: guard skipSlice() else { return nil }  // comparator
+                case 2:
+                    guard let v = varint() else { return nil }
+                    state.logNumber = v
+                case 3: guard varint() != nil else { return nil }  // next file number
+                case 4:
+                    guard let v = varint() else { return nil }
+                    state.lastSequence = v
+                case 5: guard varint() != nil, skipSlice() else { return nil }  // compact pointer
                 case 6: guard varint() != nil, varint() != nil else { return nil }  // deleted file
-                case 7:                                                              // new file
-                    guard varint() != nil, varint() != nil, varint() != nil, skipSlice(), skipSlice() else { return nil }
-                case 9: guard let v = varint() else { return nil }; state.previousLogNumber = v
+                case 7:  // new file
+                    guard varint() != nil, varint() != nil, varint() != nil, skipSlice(), skipSlice() else {
+                        return nil
+                    }
+                case 9:
+                    guard let v = varint() else { return nil }
+                    state.previousLogNumber = v
                 default: return nil
                 }
             }
@@ -69,7 +77,8 @@ package enum ManifestCheck {
         guard let data = readFileBytes(path + "/" + manifest) else { return nil }
         let check = data.withUnsafeBytes { LogFileCheck($0, keeping: .max) }
         guard check.damage == nil, let state = state(of: check.payloads), let last = state.lastSequence,
-              let logNumber = state.logNumber else { return nil }
+            let logNumber = state.logNumber
+        else { return nil }
         // The logs LevelDB would replay: numbered from the manifest's log number on (and its
         // previous log number), as in `DBImpl::Recover`.
         let names = (try? fm.contentsOfDirectory(atPath: path)) ?? []
@@ -87,14 +96,19 @@ package enum ManifestCheck {
             guard bytes.count >= LogFileCheck.headerSize + 12 else { continue }
             let length = Int(bytes[4]) | Int(bytes[5]) << 8
             let type = bytes[6]
-            guard type == 1 || type == 2, length >= 12, LogFileCheck.headerSize + length <= bytes.count else { continue }
+            guard type == 1 || type == 2, length >= 12, LogFileCheck.headerSize + length <= bytes.count else {
+                continue
+            }
             var stored: UInt32 = 0
             for i in 0..<4 { stored |= UInt32(bytes[i]) << (8 * i) }
-            guard CRC32C.mask(CRC32C.checksum(bytes[6..<(LogFileCheck.headerSize + length)])) == stored else { continue }
+            guard CRC32C.mask(CRC32C.checksum(bytes[6..<(LogFileCheck.headerSize + length)])) == stored else {
+                continue
+            }
             var sequence: UInt64 = 0
             for i in 0..<8 { sequence |= UInt64(bytes[LogFileCheck.headerSize + i]) << (8 * i) }
             if sequence > last &+ 1 {
-                return "\(path)/\(manifest) ends at sequence \(last), but the oldest log to replay, \(name), starts at \(sequence): the manifest lost its latest edits (cut short?), and opening would drop the tables written since. Run Database.repair(path:) to rebuild it from every table and log"
+                return
+                    "\(path)/\(manifest) ends at sequence \(last), but the oldest log to replay, \(name), starts at \(sequence): the manifest lost its latest edits (cut short?), and opening would drop the tables written since. Run Database.repair(path:) to rebuild it from every table and log"
             }
             return nil
         }

@@ -16,7 +16,9 @@ final class COptions {
     init(_ swift: Options) throws {
         try swift.validate()
         if let name = swift.comparator?.name, name.hasPrefix("leveldb.") {
-            throw KVDocsError(.invalidArgument, "comparator name \"\(name)\" is reserved: names starting with \"leveldb.\" belong to LevelDB")
+            throw KVDocsError(
+                .invalidArgument,
+                "comparator name \"\(name)\" is reserved: names starting with \"leveldb.\" belong to LevelDB")
         }
         options = leveldb_options_create()
         leveldb_options_set_create_if_missing(options, swift.createIfMissing ? 1 : 0)
@@ -27,7 +29,8 @@ final class COptions {
         leveldb_options_set_block_size(options, swift.blockSize)
         leveldb_options_set_block_restart_interval(options, Int32(swift.blockRestartInterval))
         leveldb_options_set_max_file_size(options, swift.maxFileSize)
-        leveldb_options_set_compression(options, swift.compression == .snappy ? Int32(leveldb_snappy_compression) : Int32(leveldb_no_compression))
+        leveldb_options_set_compression(
+            options, swift.compression == .snappy ? Int32(leveldb_snappy_compression) : Int32(leveldb_no_compression))
         if let bits = swift.bloomFilterBitsPerKey {
             let policy = leveldb_filterpolicy_create_bloom(Int32(bits))
             filterPolicy = policy
@@ -57,7 +60,9 @@ final class COptions {
 /// Calls `body` with a NULL error pointer and turns a message LevelDB stored in it into a
 /// ``KVDocsError``, freeing the message.
 @inline(__always)
-func withLevelDBError<R>(path: String?, key: UnsafeRawBufferPointer? = nil, _ body: (UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> R) throws -> R {
+func withLevelDBError<R>(
+    path: String?, key: UnsafeRawBufferPointer? = nil, _ body: (UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> R
+) throws -> R {
     // The pointer must be NULL before every call: LevelDB leaves it unchanged on success.
     var error: UnsafeMutablePointer<CChar>? = nil
     let result = body(&error)
@@ -68,7 +73,8 @@ func withLevelDBError<R>(path: String?, key: UnsafeRawBufferPointer? = nil, _ bo
         error.key = key.map { Array($0) }
         // LevelDB names the file of an I/O error, not the file whose checksum failed: find it.
         if error.kind == .corruption, let path, !message.contains(path),
-           let found = DamageLocator.locate(in: path, status: message) {
+            let found = DamageLocator.locate(in: path, status: message)
+        {
             error.message += " (in \(found))"
         }
         throw error
@@ -77,7 +83,9 @@ func withLevelDBError<R>(path: String?, key: UnsafeRawBufferPointer? = nil, _ bo
 }
 
 /// Creates C read options for `options`, calls `body`, destroys them.
-func withCReadOptions<R>(_ options: ReadOptions, snapshot: OpaquePointer?, _ body: (OpaquePointer) throws -> R) rethrows -> R {
+func withCReadOptions<R>(_ options: ReadOptions, snapshot: OpaquePointer?, _ body: (OpaquePointer) throws -> R) rethrows
+    -> R
+{
     let c: OpaquePointer = leveldb_readoptions_create()
     defer { leveldb_readoptions_destroy(c) }
     leveldb_readoptions_set_verify_checksums(c, options.verifyChecksums ? 1 : 0)

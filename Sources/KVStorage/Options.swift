@@ -86,7 +86,8 @@ public struct Options: Sendable {
             guard range.contains(value) else {
                 throw KVDocsError(
                     .invalidArgument,
-                    "option \(name) = \(value) is outside the range LevelDB accepts (\(range.lowerBound)...\(range.upperBound))")
+                    "option \(name) = \(value) is outside the range LevelDB accepts (\(range.lowerBound)...\(range.upperBound))"
+                )
             }
         }
         try check("writeBufferSize", writeBufferSize, Self.writeBufferSizeRange)

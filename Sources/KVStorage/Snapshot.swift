@@ -43,7 +43,9 @@ public final class Snapshot {
     /// The C snapshot. REQUIRES: called inside `withHandle` of `database` (the database is open).
     func cHandle(for db: Database) throws -> OpaquePointer {
         guard db === database else {
-            throw KVDocsError(.invalidArgument, "the snapshot belongs to the database at \(database.path), not \(db.path)", path: db.path)
+            throw KVDocsError(
+                .invalidArgument, "the snapshot belongs to the database at \(database.path), not \(db.path)",
+                path: db.path)
         }
         guard let handle else {
             throw KVDocsError(.closed, "the snapshot of \(database.path) was released", path: database.path)

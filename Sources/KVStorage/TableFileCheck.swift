@@ -33,7 +33,9 @@ package struct TableFileCheck: Equatable {
     }
 
     private mutating func check(_ bytes: UnsafeRawBufferPointer) throws {
-        guard bytes.count >= Self.footerSize else { throw Damage(description: "shorter than a table footer (\(bytes.count) bytes)") }
+        guard bytes.count >= Self.footerSize else {
+            throw Damage(description: "shorter than a table footer (\(bytes.count) bytes)")
+        }
         let footer = bytes.count - Self.footerSize
         var magic: UInt64 = 0
         for i in 0..<8 { magic |= UInt64(bytes[bytes.count - 8 + i]) << (8 * i) }
@@ -49,7 +51,9 @@ package struct TableFileCheck: Equatable {
             guard entries.count >= 4 else { throw Damage(description: "index block of \(entries.count) bytes") }
             var restarts = 0
             for i in 0..<4 { restarts |= Int(entries[entries.count - 4 + i]) << (8 * i) }
-            guard restarts >= 1, restarts <= (entries.count - 4) / 4 else { throw Damage(description: "index block with \(restarts) restart points") }
+            guard restarts >= 1, restarts <= (entries.count - 4) / 4 else {
+                throw Damage(description: "index block with \(restarts) restart points")
+            }
             let end = entries.count - 4 - 4 * restarts
             var p = 0
             while p < end {
@@ -68,7 +72,8 @@ package struct TableFileCheck: Equatable {
     }
 
     /// A block handle: offset and size, as varints.
-    private func handle(_ bytes: UnsafeRawBufferPointer, _ p: inout Int, limit: Int) throws -> (offset: Int, size: Int) {
+    private func handle(_ bytes: UnsafeRawBufferPointer, _ p: inout Int, limit: Int) throws -> (offset: Int, size: Int)
+    {
         (try varint(bytes, &p, limit: limit), try varint(bytes, &p, limit: limit))
     }
 
@@ -89,22 +94,29 @@ package struct TableFileCheck: Equatable {
     }
 
     /// Checks a block's checksum and returns its type.
-    private mutating func verified(_ bytes: UnsafeRawBufferPointer, _ h: (offset: Int, size: Int), what: String) throws -> UInt8 {
+    private mutating func verified(_ bytes: UnsafeRawBufferPointer, _ h: (offset: Int, size: Int), what: String) throws
+        -> UInt8
+    {
         guard h.offset >= 0, h.size >= 0, h.offset <= bytes.count, h.size <= bytes.count - h.offset,
-              bytes.count - h.offset - h.size >= 5 else {
+            bytes.count - h.offset - h.size >= 5
+        else {
             throw Damage(description: "\(what) block at offset \(h.offset) (\(h.size) bytes) past the end of the file")
         }
         let end = h.offset + h.size
         let crc = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: bytes[h.offset...end]))
         var stored: UInt32 = 0
         for i in 0..<4 { stored |= UInt32(bytes[end + 1 + i]) << (8 * i) }
-        guard CRC32C.mask(crc) == stored else { throw Damage(description: "\(what) block at offset \(h.offset): checksum mismatch") }
+        guard CRC32C.mask(crc) == stored else {
+            throw Damage(description: "\(what) block at offset \(h.offset): checksum mismatch")
+        }
         blocks += 1
         return bytes[end]
     }
 
     /// A verified block's contents, uncompressed.
-    private mutating func block(_ bytes: UnsafeRawBufferPointer, _ h: (offset: Int, size: Int), what: String) throws -> [UInt8] {
+    private mutating func block(_ bytes: UnsafeRawBufferPointer, _ h: (offset: Int, size: Int), what: String) throws
+        -> [UInt8]
+    {
         let type = try verified(bytes, h, what: what)
         let raw = UnsafeRawBufferPointer(rebasing: bytes[h.offset..<(h.offset + h.size)])
         switch type {
@@ -113,14 +125,17 @@ package struct TableFileCheck: Equatable {
         case 1:
             let input = raw.baseAddress?.assumingMemoryBound(to: CChar.self)
             var length = 0
-            guard let input, snappy_uncompressed_length(input, raw.count, &length) == SNAPPY_OK, length <= 1 << 30 else {
+            guard let input, snappy_uncompressed_length(input, raw.count, &length) == SNAPPY_OK, length <= 1 << 30
+            else {
                 throw Damage(description: "\(what) block at offset \(h.offset): bad Snappy data")
             }
             var output = [UInt8](repeating: 0, count: length)
             let status = output.withUnsafeMutableBytes { out in
                 snappy_uncompress(input, raw.count, out.baseAddress?.assumingMemoryBound(to: CChar.self), &length)
             }
-            guard status == SNAPPY_OK else { throw Damage(description: "\(what) block at offset \(h.offset): bad Snappy data") }
+            guard status == SNAPPY_OK else {
+                throw Damage(description: "\(what) block at offset \(h.offset): bad Snappy data")
+            }
             return Array(output.prefix(length))
         default:
             throw Damage(description: "\(what) block at offset \(h.offset): unknown compression type \(type)")

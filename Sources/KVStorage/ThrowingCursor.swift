@@ -77,7 +77,9 @@ extension ThrowingCursor {
 
     /// Combines the remaining elements with `nextPartialResult`, starting from `initialResult`.
     /// - Throws: what ``next()`` or `nextPartialResult` throws.
-    public func reduce<Result>(_ initialResult: Result, _ nextPartialResult: (Result, Element) throws -> Result) throws -> Result {
+    public func reduce<Result>(_ initialResult: Result, _ nextPartialResult: (Result, Element) throws -> Result) throws
+        -> Result
+    {
         var result = initialResult
         while let element = try next() { result = try nextPartialResult(result, element) }
         return result
@@ -85,7 +87,9 @@ extension ThrowingCursor {
 
     /// Combines the remaining elements into a mutable `initialResult` with `updateAccumulatingResult`.
     /// - Throws: what ``next()`` or `updateAccumulatingResult` throws.
-    public func reduce<Result>(into initialResult: Result, _ updateAccumulatingResult: (inout Result, Element) throws -> Void) throws -> Result {
+    public func reduce<Result>(
+        into initialResult: Result, _ updateAccumulatingResult: (inout Result, Element) throws -> Void
+    ) throws -> Result {
         var result = initialResult
         while let element = try next() { try updateAccumulatingResult(&result, element) }
         return result

@@ -1,5 +1,6 @@
 import Foundation
 import KVSupport
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -44,11 +45,15 @@ package enum TornTailRecovery {
         // LevelDB reports a bad fragment, and a fragment running past the end of a full
         // final block (it takes one past the end of a partial final block for the end).
         let levelDBRefuses = check.damage != nil || size % LogFileCheck.blockSize == 0 && check.chainEnd < size
-        let damage = check.damage ?? (check.chainEnd == size
-            ? "a record whose last fragment is missing at offset \(check.intactLength)"
-            : "a record cut short, or bytes that are no record, at offset \(check.chainEnd)")
+        let damage =
+            check.damage
+            ?? (check.chainEnd == size
+                ? "a record whose last fragment is missing at offset \(check.intactLength)"
+                : "a record cut short, or bytes that are no record, at offset \(check.chainEnd)")
         if let intact = firstIntactFragment(in: bytes, from: check.chainEnd) {
-            return .damagedInTheMiddle(damage: damage, at: check.damageOffset ?? check.chainEnd, intact: intact, levelDBRefuses: levelDBRefuses)
+            return .damagedInTheMiddle(
+                damage: damage, at: check.damageOffset ?? check.chainEnd, intact: intact, levelDBRefuses: levelDBRefuses
+            )
         }
         return .torn(keep: check.intactLength, damage: damage, levelDBRefuses: levelDBRefuses)
     }
@@ -80,7 +85,7 @@ package enum TornTailRecovery {
                 lastType = bytes[p + 6]
                 p += length
             }
-            return lastType == 1 || lastType == 4   // full, last
+            return lastType == 1 || lastType == 4  // full, last
         }
     }
 
@@ -98,7 +103,9 @@ package enum TornTailRecovery {
         }
         return names.compactMap { name -> (number: UInt64, name: String)? in
             guard name.hasSuffix(".log"), let number = UInt64(name.dropLast(4)) else { return nil }
-            if let state, let first = state.logNumber, number < first && number != state.previousLogNumber { return nil }
+            if let state, let first = state.logNumber, number < first && number != state.previousLogNumber {
+                return nil
+            }
             return (number, name)
         }.sorted { $0.number < $1.number }.map(\.name)
     }
@@ -112,9 +119,11 @@ package enum TornTailRecovery {
         let length = Int(bytes[offset + 4]) | Int(bytes[offset + 5]) << 8
         let type = bytes[offset + 6]
         guard !(type == 0 && length == 0), offset + LogFileCheck.headerSize + length <= blockEnd else { return nil }
-        let stored = UInt32(bytes[offset]) | UInt32(bytes[offset + 1]) << 8
+        let stored =
+            UInt32(bytes[offset]) | UInt32(bytes[offset + 1]) << 8
             | UInt32(bytes[offset + 2]) << 16 | UInt32(bytes[offset + 3]) << 24
-        let crc = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: bytes[(offset + 6)..<(offset + LogFileCheck.headerSize + length)]))
+        let crc = CRC32C.checksum(
+            UnsafeRawBufferPointer(rebasing: bytes[(offset + 6)..<(offset + LogFileCheck.headerSize + length)]))
         return CRC32C.mask(crc) == stored ? LogFileCheck.headerSize + length : nil
     }
 
@@ -157,10 +166,12 @@ package enum TornTailRecovery {
         // The newest log is the highest-numbered one (LevelDB deletes the older ones it no
         // longer needs); the manifest is read only when its end is not a whole record.
         let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
-        guard names.contains("CURRENT"), let newest = names.compactMap({ name -> (number: UInt64, name: String)? in
-            guard name.hasSuffix(".log"), let number = UInt64(name.dropLast(4)) else { return nil }
-            return (number, name)
-        }).max(by: { $0.number < $1.number })?.name else { return nil }
+        guard names.contains("CURRENT"),
+            let newest = names.compactMap({ name -> (number: UInt64, name: String)? in
+                guard name.hasSuffix(".log"), let number = UInt64(name.dropLast(4)) else { return nil }
+                return (number, name)
+            }).max(by: { $0.number < $1.number })?.name
+        else { return nil }
         let log = path + "/" + newest
         var status = stat()
         guard stat(log, &status) == 0, !endsWithWholeRecord(log, size: Int(status.st_size)) else { return nil }
@@ -179,7 +190,8 @@ package enum TornTailRecovery {
         guard let logs = liveLogs(in: path), logs.last == newest, let bytes = readFileBytes(log) else { return nil }
         for older in logs.dropLast() {
             guard let other = readFileBytes(path + "/" + older),
-                  other.withUnsafeBytes({ LogFileCheck($0) }).damage == nil else { return nil }
+                other.withUnsafeBytes({ LogFileCheck($0) }).damage == nil
+            else { return nil }
         }
         switch bytes.withUnsafeBytes({ verdict($0) }) {
         case .sound:
@@ -193,7 +205,7 @@ package enum TornTailRecovery {
         case .torn(let keep, let damage, let levelDBRefuses):
             do {
                 return try cut(log: newest, in: path, bytes: bytes, keep: keep, damage: damage)
-            } catch where !levelDBRefuses {
+            } catch  where !levelDBRefuses {
                 // LevelDB opens this log as it is, dropping the same bytes: let it.
                 return nil
             }
@@ -201,7 +213,9 @@ package enum TornTailRecovery {
     }
 
     /// Saves `bytes[keep...]` of the log `name` to `lost/`, then cuts the log at `keep`.
-    private static func cut(log name: String, in path: String, bytes: [UInt8], keep: Int, damage: String) throws -> TornLogTail {
+    private static func cut(log name: String, in path: String, bytes: [UInt8], keep: Int, damage: String) throws
+        -> TornLogTail
+    {
         let fm = FileManager.default
         let lost = path + "/lost"
         var saved = lost + "/\(name).torn-at-\(keep)"
@@ -213,26 +227,38 @@ package enum TornTailRecovery {
         do {
             try fm.createDirectory(atPath: lost, withIntermediateDirectories: true)
         } catch {
-            throw KVDocsError(.ioError, "cannot create \(lost) to keep the torn tail of \(path)/\(name): \(error.localizedDescription)", path: path)
+            throw KVDocsError(
+                .ioError,
+                "cannot create \(lost) to keep the torn tail of \(path)/\(name): \(error.localizedDescription)",
+                path: path)
         }
         try writeDurably(Array(bytes[keep...]), to: saved, path: path)
         try syncDirectory(lost, path: path)
         let log = path + "/" + name
         let fd = Foundation.open(log, O_WRONLY | O_CLOEXEC)
         guard fd >= 0 else {
-            throw KVDocsError(.ioError, "cannot open \(log) to cut its torn tail at offset \(keep): \(String(cString: strerror(errno)))", path: path)
+            throw KVDocsError(
+                .ioError,
+                "cannot open \(log) to cut its torn tail at offset \(keep): \(String(cString: strerror(errno)))",
+                path: path)
         }
         defer { Foundation.close(fd) }
         guard ftruncate(fd, off_t(keep)) == 0, fsync(fd) == 0 else {
-            throw KVDocsError(.ioError, "cannot cut \(log) at offset \(keep) (its torn tail is kept in \(saved)): \(String(cString: strerror(errno)))", path: path)
+            throw KVDocsError(
+                .ioError,
+                "cannot cut \(log) at offset \(keep) (its torn tail is kept in \(saved)): \(String(cString: strerror(errno)))",
+                path: path)
         }
-        return TornLogTail(logFile: name, offset: keep, droppedBytes: bytes.count - keep, savedAs: saved, damage: damage)
+        return TornLogTail(
+            logFile: name, offset: keep, droppedBytes: bytes.count - keep, savedAs: saved, damage: damage)
     }
     /// Writes `bytes` to a new file at `file` and forces it to the disk.
     private static func writeDurably(_ bytes: [UInt8], to file: String, path: String) throws {
         let fd = Foundation.open(file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard fd >= 0 else {
-            throw KVDocsError(.ioError, "cannot create \(file) to keep a torn log tail: \(String(cString: strerror(errno)))", path: path)
+            throw KVDocsError(
+                .ioError, "cannot create \(file) to keep a torn log tail: \(String(cString: strerror(errno)))",
+                path: path)
         }
         defer { Foundation.close(fd) }
         var done = 0
@@ -243,7 +269,10 @@ package enum TornTailRecovery {
             }
             if n < 0 && errno == EINTR { continue }
             guard n > 0 else {
-                throw KVDocsError(.ioError, "cannot write \(file) (a torn log tail, \(bytes.count) bytes): \(String(cString: strerror(errno)))", path: path)
+                throw KVDocsError(
+                    .ioError,
+                    "cannot write \(file) (a torn log tail, \(bytes.count) bytes): \(String(cString: strerror(errno)))",
+                    path: path)
             }
             done += n
         }
@@ -256,7 +285,8 @@ package enum TornTailRecovery {
     private static func syncDirectory(_ directory: String, path: String) throws {
         let fd = Foundation.open(directory, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
-            throw KVDocsError(.ioError, "cannot open \(directory) to sync it: \(String(cString: strerror(errno)))", path: path)
+            throw KVDocsError(
+                .ioError, "cannot open \(directory) to sync it: \(String(cString: strerror(errno)))", path: path)
         }
         defer { Foundation.close(fd) }
         guard fsync(fd) == 0 else {

@@ -66,9 +66,10 @@ public final class WriteBatch {
                 { state, k, klen, v, vlen in
                     guard let state else { return }
                     let c = Unmanaged<Collector>.fromOpaque(state).takeUnretainedValue()
-                    c.operations.append(.put(
-                        key: Array(UnsafeRawBufferPointer(start: k, count: klen)),
-                        value: Array(UnsafeRawBufferPointer(start: v, count: vlen))))
+                    c.operations.append(
+                        .put(
+                            key: Array(UnsafeRawBufferPointer(start: k, count: klen)),
+                            value: Array(UnsafeRawBufferPointer(start: v, count: vlen))))
                 },
                 { state, k, klen in
                     guard let state else { return }

@@ -45,6 +45,7 @@ package enum BinaryJSON {
     }
 
     /// Whether `bytes` are in the binary form (else they are JSON text).
+    @inlinable
     package static func isBinary(_ bytes: some Collection<UInt8>) -> Bool {
         bytes.first == marker
     }
@@ -104,10 +105,16 @@ package enum BinaryJSON {
         }
     }
 
-    private static func write(_ value: JSONValue, to p: UnsafeMutablePointer<UInt8>, at i: inout Int, sizes: [Int], slot: inout Int) {
+    private static func write(
+        _ value: JSONValue, to p: UnsafeMutablePointer<UInt8>, at i: inout Int, sizes: [Int], slot: inout Int
+    ) {
         switch value {
-        case .null: p[i] = Tag.null; i += 1
-        case .bool(let b): p[i] = b ? Tag.true : Tag.false; i += 1
+        case .null:
+            p[i] = Tag.null
+            i += 1
+        case .bool(let b):
+            p[i] = b ? Tag.true : Tag.false
+            i += 1
         case .int(let v):
             switch intWidth(v) {
             case 1: p[i] = Tag.int8
@@ -118,18 +125,22 @@ package enum BinaryJSON {
             i += 1
             writeFixed(UInt64(bitPattern: v), width: intWidth(v), to: p, at: &i)
         case .uint(let u):
-            p[i] = Tag.uint64; i += 1
+            p[i] = Tag.uint64
+            i += 1
             writeFixed(u, width: 8, to: p, at: &i)
         case .double(let d):
-            p[i] = Tag.double; i += 1
+            p[i] = Tag.double
+            i += 1
             writeFixed(d.bitPattern, width: 8, to: p, at: &i)
         case .string(let s):
-            p[i] = Tag.string; i += 1
+            p[i] = Tag.string
+            i += 1
             writeString(s, to: p, at: &i)
         case .array(let elements):
             let body = sizes[slot]
             slot += 1
-            p[i] = Tag.array; i += 1
+            p[i] = Tag.array
+            i += 1
             writeVarint(elements.count, to: p, at: &i)
             writeVarint(body, to: p, at: &i)
             for element in elements { write(element, to: p, at: &i, sizes: sizes, slot: &slot) }
@@ -137,7 +148,8 @@ package enum BinaryJSON {
             let area = sizes[slot]
             slot += 1
             let width = offsetWidth(area)
-            p[i] = width == 1 ? Tag.object1 : width == 2 ? Tag.object2 : Tag.object4; i += 1
+            p[i] = width == 1 ? Tag.object1 : width == 2 ? Tag.object2 : Tag.object4
+            i += 1
             writeVarint(object.count, to: p, at: &i)
             writeVarint(object.count * width + area, to: p, at: &i)
             var offset = i
@@ -184,7 +196,10 @@ package enum BinaryJSON {
 
     static func varintSize(_ n: Int) -> Int {
         var n = UInt(n), size = 1
-        while n >= 0x80 { n >>= 7; size += 1 }
+        while n >= 0x80 {
+            n >>= 7
+            size += 1
+        }
         return size
     }
 
@@ -200,18 +215,23 @@ package enum BinaryJSON {
     }
 
     private static func tooDeep() -> KVDocsError {
-        KVDocsError(.invalidArgument, "value cannot be written as JSON: arrays and objects nest deeper than \(JSONValue.maximumDepth) levels")
+        KVDocsError(
+            .invalidArgument,
+            "value cannot be written as JSON: arrays and objects nest deeper than \(JSONValue.maximumDepth) levels")
     }
 
     // MARK: - Reading
 
     /// The value `bytes` hold (starting with ``marker``).
     /// - Throws: `.decoding` naming the byte offset of the first problem.
+    /// `@inlinable` so that callers in other modules get it specialized to their collection.
+    @inlinable
     package static func decode(_ bytes: some Collection<UInt8>) throws -> JSONValue {
         if let value = try bytes.withContiguousStorageIfAvailable({ try decode(buffer: $0) }) { return value }
         return try Array(bytes).withUnsafeBufferPointer { try decode(buffer: $0) }
     }
 
+    @usableFromInline
     static func decode(buffer: UnsafeBufferPointer<UInt8>) throws -> JSONValue {
         do {
             return try decodeValue(buffer)
@@ -222,10 +242,14 @@ package enum BinaryJSON {
 
     private static func decodeValue(_ buffer: UnsafeBufferPointer<UInt8>) throws -> JSONValue {
         var reader = Reader(buffer)
-        guard reader.count > 0, reader[0] == marker else { throw Reader.damaged("does not start with the binary form's marker", at: 0) }
+        guard reader.count > 0, reader[0] == marker else {
+            throw Reader.damaged("does not start with the binary form's marker", at: 0)
+        }
         reader.position = 1
         let value = try reader.value(depth: 0)
-        guard reader.position == reader.count else { throw Reader.damaged("has \(reader.count - reader.position) bytes after its value", at: reader.position) }
+        guard reader.position == reader.count else {
+            throw Reader.damaged("has \(reader.count - reader.position) bytes after its value", at: reader.position)
+        }
         return value
     }
 
@@ -271,7 +295,9 @@ package enum BinaryJSON {
 
         @inline(__always)
         mutating func fixed(_ width: Int) throws -> UInt64 {
-            guard width <= count - position, let base else { throw Self.damaged("ends in the middle of a number", at: position) }
+            guard width <= count - position, let base else {
+                throw Self.damaged("ends in the middle of a number", at: position)
+            }
             var v: UInt64 = 0
             for k in (0..<width).reversed() { v = v << 8 | UInt64(base[position + k]) }
             position += width
@@ -281,14 +307,18 @@ package enum BinaryJSON {
         /// The next `n` bytes, checked to lie in the buffer.
         @inline(__always)
         mutating func span(_ n: Int) throws -> UnsafeBufferPointer<UInt8> {
-            guard n >= 0, n <= count - position, let base else { throw Self.damaged("has a length (\(n)) beyond its end", at: position) }
+            guard n >= 0, n <= count - position, let base else {
+                throw Self.damaged("has a length (\(n)) beyond its end", at: position)
+            }
             defer { position += n }
             return UnsafeBufferPointer(start: base + position, count: n)
         }
 
         mutating func string() throws -> String {
             let start = position
-            guard let s = Self.text(try span(try varint())) else { throw Self.damaged("has a string that is not valid UTF-8", at: start) }
+            guard let s = Self.text(try span(try varint())) else {
+                throw Self.damaged("has a string that is not valid UTF-8", at: start)
+            }
             return s
         }
 
@@ -296,7 +326,10 @@ package enum BinaryJSON {
         /// and many values) takes a fast path.
         static func text(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
             var ascii = true
-            for b in bytes where b >= 0x80 { ascii = false; break }
+            for b in bytes where b >= 0x80 {
+                ascii = false
+                break
+            }
             return ascii ? String(decoding: bytes, as: UTF8.self) : String(validating: bytes, as: UTF8.self)
         }
 
@@ -369,7 +402,9 @@ package enum BinaryJSON {
             var elements: [JSONValue] = []
             elements.reserveCapacity(Swift.min(n, end - position))
             for _ in 0..<n { elements.append(try value(depth: depth + 1)) }
-            guard position == end else { throw Self.damaged("has an array whose length does not match its elements", at: start) }
+            guard position == end else {
+                throw Self.damaged("has an array whose length does not match its elements", at: start)
+            }
             return .array(elements)
         }
 
@@ -379,7 +414,9 @@ package enum BinaryJSON {
             let width = Self.offsetWidth(tag: tag) ?? 4
             let n = try varint()
             let end = try bodyEnd()
-            guard n <= (end - position) / (width + 2) + 1 else { throw Self.damaged("has an object whose count does not fit its length", at: start) }
+            guard n <= (end - position) / (width + 2) + 1 else {
+                throw Self.damaged("has an object whose count does not fit its length", at: start)
+            }
             var offsets = position
             position += n * width
             let first = position
@@ -393,7 +430,9 @@ package enum BinaryJSON {
                 previous = key
                 members.append((key: name, value: try value(depth: depth + 1)))
             }
-            guard position == end else { throw Self.damaged("has an object whose length does not match its members", at: start) }
+            guard position == end else {
+                throw Self.damaged("has an object whose length does not match its members", at: start)
+            }
             return .object(JSONObject(sortedMembers: members))
         }
 
@@ -401,16 +440,24 @@ package enum BinaryJSON {
         @inline(never)
         private func checkOffset(at: Int, width: Int, expected: Int) throws {
             var o = Reader(base: base, count: count, position: at)
-            guard try o.fixed(width) == UInt64(expected) else { throw Self.damaged("has a member offset that does not match", at: at) }
+            guard try o.fixed(width) == UInt64(expected) else {
+                throw Self.damaged("has a member offset that does not match", at: at)
+            }
         }
 
         /// A member's key, checked to sort after `previous` and to be UTF-8.
         @inline(never)
-        private mutating func memberKey(after previous: UnsafeBufferPointer<UInt8>?) throws -> (String, UnsafeBufferPointer<UInt8>) {
+        private mutating func memberKey(after previous: UnsafeBufferPointer<UInt8>?) throws -> (
+            String, UnsafeBufferPointer<UInt8>
+        ) {
             let keyStart = position
             let key = try span(try varint())
-            if let previous, !Self.less(previous, key) { throw Self.damaged("has object keys out of order", at: keyStart) }
-            guard let name = Self.text(key) else { throw Self.damaged("has a key that is not valid UTF-8", at: keyStart) }
+            if let previous, !Self.less(previous, key) {
+                throw Self.damaged("has object keys out of order", at: keyStart)
+            }
+            guard let name = Self.text(key) else {
+                throw Self.damaged("has a key that is not valid UTF-8", at: keyStart)
+            }
             return (name, key)
         }
 
@@ -423,7 +470,9 @@ package enum BinaryJSON {
         /// Reads a container's body length; returns where its body ends.
         mutating func bodyEnd() throws -> Int {
             let length = try varint()
-            guard length <= count - position else { throw Self.damaged("has a length (\(length)) beyond its end", at: position) }
+            guard length <= count - position else {
+                throw Self.damaged("has a length (\(length)) beyond its end", at: position)
+            }
             return position + length
         }
 

@@ -10,7 +10,9 @@ package struct BinaryJSONDecoder {
     /// Decodes a `T` from `bytes` (starting with ``BinaryJSON/marker``).
     /// - Throws: `DecodingError` as ``JSONValueDecoder``; `.decoding` for damaged bytes.
     package static func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8], dates: DateStrategy) throws -> T {
-        guard BinaryJSON.isBinary(bytes) else { throw BinaryJSON.Reader.damaged("does not start with the binary form's marker", at: 0) }
+        guard BinaryJSON.isBinary(bytes) else {
+            throw BinaryJSON.Reader.damaged("does not start with the binary form's marker", at: 0)
+        }
         return try Decoder(storage: Storage(bytes), position: 1, codingPath: [], dates: dates).decode(type)
     }
 
@@ -43,7 +45,9 @@ package struct BinaryJSONDecoder {
 
         /// The tag of the value at `position`.
         func tag(at position: Int) throws -> UInt8 {
-            guard position >= 0, position < buffer.count else { throw BinaryJSON.Reader.damaged("ends in the middle of a value", at: position) }
+            guard position >= 0, position < buffer.count else {
+                throw BinaryJSON.Reader.damaged("ends in the middle of a value", at: position)
+            }
             return buffer[position]
         }
 
@@ -54,7 +58,10 @@ package struct BinaryJSONDecoder {
 
         /// Where the value after the one at `position` starts.
         func end(of position: Int) throws -> Int {
-            try read(at: position) { r in try r.skip(); return r.position }
+            try read(at: position) { r in
+                try r.skip()
+                return r.position
+            }
         }
 
         // Fast paths for the scalars `Codable` types read most: each returns `nil` when the
@@ -71,7 +78,8 @@ package struct BinaryJSONDecoder {
 
         /// The integer at `position`, when it is a signed one.
         func integer(at position: Int) -> Int64? {
-            guard position >= 0, position < buffer.count, let width = BinaryJSON.Reader.intWidth(tag: buffer[position]) else { return nil }
+            guard position >= 0, position < buffer.count, let width = BinaryJSON.Reader.intWidth(tag: buffer[position])
+            else { return nil }
             var r = reader(at: position + 1)
             guard let bits = try? r.fixed(width) else { return nil }
             return BinaryJSON.Reader.signExtend(bits, width: width)
@@ -119,12 +127,17 @@ package struct BinaryJSONDecoder {
         }
 
         func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
-            guard let object = try ObjectHeader(storage, at: position) else { throw JSONValueDecoder.mismatch([String: JSONValue].self, try value, codingPath) }
-            return KeyedDecodingContainer(KeyedContainer<Key>(storage: storage, object: object, codingPath: codingPath, dates: dates))
+            guard let object = try ObjectHeader(storage, at: position) else {
+                throw JSONValueDecoder.mismatch([String: JSONValue].self, try value, codingPath)
+            }
+            return KeyedDecodingContainer(
+                KeyedContainer<Key>(storage: storage, object: object, codingPath: codingPath, dates: dates))
         }
 
         func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
-            guard try storage.tag(at: position) == BinaryJSON.Tag.array else { throw JSONValueDecoder.mismatch([JSONValue].self, try value, codingPath) }
+            guard try storage.tag(at: position) == BinaryJSON.Tag.array else {
+                throw JSONValueDecoder.mismatch([JSONValue].self, try value, codingPath)
+            }
             return try UnkeyedContainer(storage: storage, at: position, codingPath: codingPath, dates: dates)
         }
 
@@ -132,7 +145,9 @@ package struct BinaryJSONDecoder {
 
         /// Decodes `type` from this decoder's value, special-casing what ``JSONValueDecoder`` does.
         func decode<T: Decodable>(_ type: T.Type) throws -> T {
-            if type == JSONValue.self || type == Date.self || type == Data.self || type == URL.self || type == Decimal.self {
+            if type == JSONValue.self || type == Date.self || type == Data.self || type == URL.self
+                || type == Decimal.self
+            {
                 return try JSONValueDecoder.Decoder(value: try value, codingPath: codingPath, dates: dates).decode(type)
             }
             return try T(from: self)
@@ -156,7 +171,9 @@ package struct BinaryJSONDecoder {
             (count, offsets, end) = try storage.read(at: position + 1) { r in
                 let n = try r.varint()
                 let end = try r.bodyEnd()
-                guard n <= (end - r.position) / width else { throw BinaryJSON.Reader.damaged("has an object whose count does not fit its length", at: position) }
+                guard n <= (end - r.position) / width else {
+                    throw BinaryJSON.Reader.damaged("has an object whose count does not fit its length", at: position)
+                }
                 return (n, r.position, end)
             }
             self.width = width
@@ -182,10 +199,14 @@ package struct BinaryJSONDecoder {
 
         /// How the key of member `index` compares with `target`; leaves `r` at its value.
         @inline(__always)
-        private func compareKey(at index: Int, with target: UnsafeBufferPointer<UInt8>, _ r: inout BinaryJSON.Reader) throws -> Int {
+        private func compareKey(at index: Int, with target: UnsafeBufferPointer<UInt8>, _ r: inout BinaryJSON.Reader)
+            throws -> Int
+        {
             r.position = offsets + index * width
             r.position = first + Int(try r.fixed(width))
-            guard r.position < end else { throw BinaryJSON.Reader.damaged("has a member offset beyond its object", at: offsets + index * width) }
+            guard r.position < end else {
+                throw BinaryJSON.Reader.damaged("has a member offset beyond its object", at: offsets + index * width)
+            }
             return BinaryJSON.Reader.compare(try r.span(try r.varint()), target)
         }
 
@@ -213,7 +234,8 @@ package struct BinaryJSONDecoder {
 
         private func position(_ key: Key) throws -> Int {
             guard let p = try object.find(key.stringValue, in: storage) else {
-                throw DecodingError.keyNotFound(key, .init(codingPath: codingPath, debugDescription: "no member \"\(key.stringValue)\""))
+                throw DecodingError.keyNotFound(
+                    key, .init(codingPath: codingPath, debugDescription: "no member \"\(key.stringValue)\""))
             }
             return p
         }
@@ -239,7 +261,9 @@ package struct BinaryJSONDecoder {
             let p = try position(key)
             return try storage.double(at: p) ?? JSONValueDecoder.double(storage.value(at: p), path(key))
         }
-        func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try JSONValueDecoder.float(value(key), path(key)) }
+        func decode(_ type: Float.Type, forKey key: Key) throws -> Float {
+            try JSONValueDecoder.float(value(key), path(key))
+        }
         func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try integer(type, key) }
         func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try integer(type, key) }
         func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try integer(type, key) }
@@ -259,10 +283,13 @@ package struct BinaryJSONDecoder {
         }
         func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T { try decoder(key).decode(type) }
         func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
-            guard let p = try object.find(key.stringValue, in: storage), try storage.tag(at: p) != BinaryJSON.Tag.null else { return nil }
+            guard let p = try object.find(key.stringValue, in: storage), try storage.tag(at: p) != BinaryJSON.Tag.null
+            else { return nil }
             return try Decoder(storage: storage, position: p, codingPath: path(key), dates: dates).decode(type)
         }
-        func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
+        func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws
+            -> KeyedDecodingContainer<NestedKey>
+        {
             try decoder(key).container(keyedBy: type)
         }
         func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
@@ -275,7 +302,9 @@ package struct BinaryJSONDecoder {
             try superDecoder(named: key.stringValue, path: path(key))
         }
         private func superDecoder(named name: String, path: [any CodingKey]) throws -> any Swift.Decoder {
-            guard let p = try object.find(name, in: storage) else { return JSONValueDecoder.Decoder(value: .null, codingPath: path, dates: dates) }
+            guard let p = try object.find(name, in: storage) else {
+                return JSONValueDecoder.Decoder(value: .null, codingPath: path, dates: dates)
+            }
             return Decoder(storage: storage, position: p, codingPath: path, dates: dates)
         }
     }
@@ -299,7 +328,9 @@ package struct BinaryJSONDecoder {
             (total, position, end) = try storage.read(at: start + 1) { r in
                 let n = try r.varint()
                 let end = try r.bodyEnd()
-                guard n <= end - r.position else { throw BinaryJSON.Reader.damaged("has an array whose count does not fit its length", at: start) }
+                guard n <= end - r.position else {
+                    throw BinaryJSON.Reader.damaged("has an array whose count does not fit its length", at: start)
+                }
                 return (n, r.position, end)
             }
         }
@@ -308,17 +339,22 @@ package struct BinaryJSONDecoder {
 
         private func check(_ type: Any.Type) throws {
             guard currentIndex < total else {
-                throw DecodingError.valueNotFound(type, .init(codingPath: path, debugDescription: "the array has no more elements"))
+                throw DecodingError.valueNotFound(
+                    type, .init(codingPath: path, debugDescription: "the array has no more elements"))
             }
         }
 
         private mutating func advance() throws {
             position = try storage.end(of: position)
-            guard position <= end else { throw BinaryJSON.Reader.damaged("has an array element beyond its end", at: position) }
+            guard position <= end else {
+                throw BinaryJSON.Reader.damaged("has an array element beyond its end", at: position)
+            }
             currentIndex += 1
         }
 
-        private mutating func take<T>(_ type: T.Type, _ fast: (Int) -> T? = { _ in nil }, _ body: (JSONValue, [any CodingKey]) throws -> T) throws -> T {
+        private mutating func take<T>(
+            _ type: T.Type, _ fast: (Int) -> T? = { _ in nil }, _ body: (JSONValue, [any CodingKey]) throws -> T
+        ) throws -> T {
             try check(type)
             let v = try fast(position) ?? body(try storage.value(at: position), path)
             try advance()
@@ -331,10 +367,18 @@ package struct BinaryJSONDecoder {
             try advance()
             return true
         }
-        mutating func decode(_ type: Bool.Type) throws -> Bool { try take(type, { [storage] in storage.bool(at: $0) }) { try JSONValueDecoder.bool($0, $1) } }
-        mutating func decode(_ type: String.Type) throws -> String { try take(type, { [storage] in storage.string(at: $0) }) { try JSONValueDecoder.string($0, $1) } }
-        mutating func decode(_ type: Double.Type) throws -> Double { try take(type, { [storage] in storage.double(at: $0) }) { try JSONValueDecoder.double($0, $1) } }
-        mutating func decode(_ type: Float.Type) throws -> Float { try take(type) { try JSONValueDecoder.float($0, $1) } }
+        mutating func decode(_ type: Bool.Type) throws -> Bool {
+            try take(type, { [storage] in storage.bool(at: $0) }) { try JSONValueDecoder.bool($0, $1) }
+        }
+        mutating func decode(_ type: String.Type) throws -> String {
+            try take(type, { [storage] in storage.string(at: $0) }) { try JSONValueDecoder.string($0, $1) }
+        }
+        mutating func decode(_ type: Double.Type) throws -> Double {
+            try take(type, { [storage] in storage.double(at: $0) }) { try JSONValueDecoder.double($0, $1) }
+        }
+        mutating func decode(_ type: Float.Type) throws -> Float {
+            try take(type) { try JSONValueDecoder.float($0, $1) }
+        }
         mutating func decode(_ type: Int.Type) throws -> Int { try integer(type) }
         mutating func decode(_ type: Int8.Type) throws -> Int8 { try integer(type) }
         mutating func decode(_ type: Int16.Type) throws -> Int16 { try integer(type) }
@@ -348,7 +392,9 @@ package struct BinaryJSONDecoder {
 
         private mutating func integer<I: FixedWidthInteger>(_ type: I.Type) throws -> I {
             let storage = storage
-            return try take(type, { storage.integer(at: $0).flatMap(I.init(exactly:)) }) { try JSONValueDecoder.integer(type, $0, $1) }
+            return try take(type, { storage.integer(at: $0).flatMap(I.init(exactly:)) }) {
+                try JSONValueDecoder.integer(type, $0, $1)
+            }
         }
         mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
             try check(type)
@@ -356,9 +402,12 @@ package struct BinaryJSONDecoder {
             try advance()
             return v
         }
-        mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<NestedKey> {
+        mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws
+            -> KeyedDecodingContainer<NestedKey>
+        {
             try check(KeyedDecodingContainer<NestedKey>.self)
-            let v = try Decoder(storage: storage, position: position, codingPath: path, dates: dates).container(keyedBy: type)
+            let v = try Decoder(storage: storage, position: position, codingPath: path, dates: dates).container(
+                keyedBy: type)
             try advance()
             return v
         }
@@ -384,9 +433,15 @@ package struct BinaryJSONDecoder {
         func decodeNil() -> Bool { (try? decoder.storage.tag(at: decoder.position)) == BinaryJSON.Tag.null }
         private var storage: Storage { decoder.storage }
         private var position: Int { decoder.position }
-        func decode(_ type: Bool.Type) throws -> Bool { try storage.bool(at: position) ?? JSONValueDecoder.bool(value, codingPath) }
-        func decode(_ type: String.Type) throws -> String { try storage.string(at: position) ?? JSONValueDecoder.string(value, codingPath) }
-        func decode(_ type: Double.Type) throws -> Double { try storage.double(at: position) ?? JSONValueDecoder.double(value, codingPath) }
+        func decode(_ type: Bool.Type) throws -> Bool {
+            try storage.bool(at: position) ?? JSONValueDecoder.bool(value, codingPath)
+        }
+        func decode(_ type: String.Type) throws -> String {
+            try storage.string(at: position) ?? JSONValueDecoder.string(value, codingPath)
+        }
+        func decode(_ type: Double.Type) throws -> Double {
+            try storage.double(at: position) ?? JSONValueDecoder.double(value, codingPath)
+        }
         func decode(_ type: Float.Type) throws -> Float { try JSONValueDecoder.float(value, codingPath) }
         func decode(_ type: Int.Type) throws -> Int { try integer(type) }
         func decode(_ type: Int8.Type) throws -> Int8 { try integer(type) }

@@ -43,7 +43,10 @@ public enum DateStrategy: String, Sendable, Hashable, CaseIterable, CustomString
         case .secondsSince1970: return try JSONValueEncoder.number(date.timeIntervalSince1970, path: path())
         case .millisecondsSince1970: return try JSONValueEncoder.number(date.timeIntervalSince1970 * 1000, path: path())
         case .secondsSince2001: return try JSONValueEncoder.number(date.timeIntervalSinceReferenceDate, path: path())
-        case .iso8601: return .string(Date(timeIntervalSinceReferenceDate: date.timeIntervalSinceReferenceDate.rounded(.down)).formatted(Self.iso8601Style))
+        case .iso8601:
+            return .string(
+                Date(timeIntervalSinceReferenceDate: date.timeIntervalSinceReferenceDate.rounded(.down)).formatted(
+                    Self.iso8601Style))
         }
     }
 
@@ -52,16 +55,19 @@ public enum DateStrategy: String, Sendable, Hashable, CaseIterable, CustomString
     func date(_ value: JSONValue, path: @autoclosure () -> [any CodingKey]) throws -> Date {
         switch self {
         case .secondsSince1970: return Date(timeIntervalSince1970: try JSONValueDecoder.double(value, path()))
-        case .millisecondsSince1970: return Date(timeIntervalSince1970: try JSONValueDecoder.double(value, path()) / 1000)
+        case .millisecondsSince1970:
+            return Date(timeIntervalSince1970: try JSONValueDecoder.double(value, path()) / 1000)
         case .secondsSince2001: return Date(timeIntervalSinceReferenceDate: try JSONValueDecoder.double(value, path()))
         case .iso8601:
             let text = try JSONValueDecoder.string(value, path())
             if let date = try? Date(text, strategy: Self.iso8601Style) { return date }
             if let date = try? Date(text, strategy: Self.fractionalStyle) { return date }
-            throw DecodingError.dataCorrupted(.init(codingPath: path(), debugDescription: "expected an ISO 8601 date, found \"\(text.prefix(40))\""))
+            throw DecodingError.dataCorrupted(
+                .init(codingPath: path(), debugDescription: "expected an ISO 8601 date, found \"\(text.prefix(40))\""))
         }
     }
 
     private static let iso8601Style = Date.ISO8601FormatStyle(timeZone: TimeZone(secondsFromGMT: 0) ?? .gmt)
-    private static let fractionalStyle = Date.ISO8601FormatStyle(includingFractionalSeconds: true, timeZone: TimeZone(secondsFromGMT: 0) ?? .gmt)
+    private static let fractionalStyle = Date.ISO8601FormatStyle(
+        includingFractionalSeconds: true, timeZone: TimeZone(secondsFromGMT: 0) ?? .gmt)
 }

@@ -57,7 +57,10 @@ public struct JSONObject: Sendable, RandomAccessCollection, ExpressibleByDiction
         var sorted = true
         var i = 1
         while i < members.count {
-            if JSONObject.compareKeys(members[i - 1].key, members[i].key) >= 0 { sorted = false; break }
+            if JSONObject.compareKeys(members[i - 1].key, members[i].key) >= 0 {
+                sorted = false
+                break
+            }
             i += 1
         }
         if sorted { return }

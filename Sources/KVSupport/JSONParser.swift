@@ -51,7 +51,10 @@ struct JSONParser {
                     value = .array(elements)
                 default:
                     stack[last] = .array(elements)
-                    throw error(peek() == nil ? "unexpected end of input in an array (expected ',' or ']')" : "expected ',' or ']' after an array element, found \(describeByte())")
+                    throw error(
+                        peek() == nil
+                            ? "unexpected end of input in an array (expected ',' or ']')"
+                            : "expected ',' or ']' after an array element, found \(describeByte())")
                 }
             case .object(var members, let key):
                 stack[last] = .array([])
@@ -71,7 +74,10 @@ struct JSONParser {
                     value = .object(JSONObject(parsedMembers: members))
                 default:
                     stack[last] = .object(members, key: key)
-                    throw error(peek() == nil ? "unexpected end of input in an object (expected ',' or '}')" : "expected ',' or '}' after an object member, found \(describeByte())")
+                    throw error(
+                        peek() == nil
+                            ? "unexpected end of input in an object (expected ',' or '}')"
+                            : "expected ',' or '}' after an object member, found \(describeByte())")
                 }
             }
         }
@@ -88,7 +94,9 @@ struct JSONParser {
         while true {
             skipWhitespace()
             guard let byte = peek() else {
-                throw error(stack.isEmpty && position == 0 ? "empty input (expected a JSON value)" : "unexpected end of input (expected a value)")
+                throw error(
+                    stack.isEmpty && position == 0
+                        ? "empty input (expected a JSON value)" : "unexpected end of input (expected a value)")
             }
             switch byte {
             case UInt8(ascii: "{"):
@@ -142,12 +150,18 @@ struct JSONParser {
     /// A member's key and its colon.
     private mutating func parseKey() throws -> String {
         guard peek() == UInt8(ascii: "\"") else {
-            throw error(peek() == nil ? "unexpected end of input in an object (expected a key)" : "expected a string key in an object, found \(describeByte())")
+            throw error(
+                peek() == nil
+                    ? "unexpected end of input in an object (expected a key)"
+                    : "expected a string key in an object, found \(describeByte())")
         }
         let key = try parseString()
         skipWhitespace()
         guard peek() == UInt8(ascii: ":") else {
-            throw error(peek() == nil ? "unexpected end of input (expected ':' after an object key)" : "expected ':' after an object key, found \(describeByte())")
+            throw error(
+                peek() == nil
+                    ? "unexpected end of input (expected ':' after an object key)"
+                    : "expected ':' after an object key, found \(describeByte())")
         }
         position += 1
         return key
@@ -159,7 +173,9 @@ struct JSONParser {
         for i in 0..<count {
             guard position + i < bytes.count, bytes[position + i] == start[i] else {
                 position += i
-                throw error(position < bytes.count ? "expected a JSON value, found \(describeByte())" : "unexpected end of input in a literal")
+                throw error(
+                    position < bytes.count
+                        ? "expected a JSON value, found \(describeByte())" : "unexpected end of input in a literal")
             }
         }
         position += count
@@ -181,7 +197,7 @@ struct JSONParser {
     // MARK: - Strings
 
     private mutating func parseString() throws -> String {
-        position += 1 // the opening quote
+        position += 1  // the opening quote
         let start = position
         var ascii = true
         // Fast path: no escapes.
@@ -234,7 +250,7 @@ struct JSONParser {
 
     private mutating func parseEscape() throws {
         let escapeStart = position
-        position += 1 // the backslash
+        position += 1  // the backslash
         guard let byte = peek() else { throw error("unterminated escape sequence") }
         position += 1
         switch byte {
@@ -250,7 +266,9 @@ struct JSONParser {
             var scalar = try hex4()
             if (0xD800...0xDBFF).contains(scalar) {
                 // A high surrogate must be followed by an escaped low surrogate.
-                guard position + 1 < bytes.count, bytes[position] == UInt8(ascii: "\\"), bytes[position + 1] == UInt8(ascii: "u") else {
+                guard position + 1 < bytes.count, bytes[position] == UInt8(ascii: "\\"),
+                    bytes[position + 1] == UInt8(ascii: "u")
+                else {
                     position = escapeStart
                     throw error("unpaired surrogate \\u\(String(scalar, radix: 16, uppercase: false)) in a string")
                 }
@@ -313,17 +331,28 @@ struct JSONParser {
         var i = 0
         while i < run.count {
             let b0 = run[i]
-            if b0 < 0x80 { i += 1; continue }
+            if b0 < 0x80 {
+                i += 1
+                continue
+            }
             var length = 0
-            var lowest: UInt8 = 0x80, highest: UInt8 = 0xBF // bounds of the second byte
+            var lowest: UInt8 = 0x80, highest: UInt8 = 0xBF  // bounds of the second byte
             switch b0 {
             case 0xC2...0xDF: length = 2
-            case 0xE0: length = 3; lowest = 0xA0
+            case 0xE0:
+                length = 3
+                lowest = 0xA0
             case 0xE1...0xEC, 0xEE...0xEF: length = 3
-            case 0xED: length = 3; highest = 0x9F
-            case 0xF0: length = 4; lowest = 0x90
+            case 0xED:
+                length = 3
+                highest = 0x9F
+            case 0xF0:
+                length = 4
+                lowest = 0x90
             case 0xF1...0xF3: length = 4
-            case 0xF4: length = 4; highest = 0x8F
+            case 0xF4:
+                length = 4
+                highest = 0x8F
             default: length = 0
             }
             var valid = length > 0 && i + length <= run.count
@@ -354,12 +383,14 @@ struct JSONParser {
         }
         // Integer part: 0, or a non-zero digit and more digits.
         guard let first = peek(), (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(first) else {
-            throw error(peek() == nil ? "unexpected end of input in a number" : "expected a digit after '-', found \(describeByte())")
+            throw error(
+                peek() == nil
+                    ? "unexpected end of input in a number" : "expected a digit after '-', found \(describeByte())")
         }
         var mantissa: UInt64 = 0
-        var digits = 0          // significant digits accumulated in `mantissa`
+        var digits = 0  // significant digits accumulated in `mantissa`
         var overflowed = false  // more digits than `mantissa` holds
-        var exponent = 0        // decimal exponent adjustment for the digits kept
+        var exponent = 0  // decimal exponent adjustment for the digits kept
         func accumulate(_ digit: UInt8) {
             if overflowed || digits >= 19 {
                 overflowed = true
@@ -375,7 +406,12 @@ struct JSONParser {
             }
         } else {
             while let byte = peek(), (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) {
-                if overflowed || digits >= 19 { overflowed = true; exponent += 1 } else { accumulate(byte - 48) }
+                if overflowed || digits >= 19 {
+                    overflowed = true
+                    exponent += 1
+                } else {
+                    accumulate(byte - 48)
+                }
                 position += 1
             }
         }
@@ -384,7 +420,10 @@ struct JSONParser {
             isInteger = false
             position += 1
             guard let byte = peek(), (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) else {
-                throw error(peek() == nil ? "unexpected end of input in a number" : "expected a digit after the decimal point, found \(describeByte())")
+                throw error(
+                    peek() == nil
+                        ? "unexpected end of input in a number"
+                        : "expected a digit after the decimal point, found \(describeByte())")
             }
             while let byte = peek(), (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) {
                 if !(overflowed || digits >= 19) {
@@ -405,7 +444,10 @@ struct JSONParser {
                 position += 1
             }
             guard let byte = peek(), (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) else {
-                throw error(peek() == nil ? "unexpected end of input in a number" : "expected a digit in the exponent, found \(describeByte())")
+                throw error(
+                    peek() == nil
+                        ? "unexpected end of input in a number"
+                        : "expected a digit in the exponent, found \(describeByte())")
             }
             var written = 0
             while let byte = peek(), (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) {
@@ -443,7 +485,9 @@ struct JSONParser {
         }
         guard d.isFinite else {
             position = start
-            throw error("number \(String(decoding: text.prefix(40), as: UTF8.self))\(text.count > 40 ? "…" : "") is beyond the range of a 64-bit double")
+            throw error(
+                "number \(String(decoding: text.prefix(40), as: UTF8.self))\(text.count > 40 ? "…" : "") is beyond the range of a 64-bit double"
+            )
         }
         return .double(d)
     }
@@ -472,7 +516,12 @@ struct JSONParser {
         var line = 1, column = 1
         for i in 0..<offset {
             let byte = bytes[i]
-            if byte == 0x0A { line += 1; column = 1 } else if byte & 0xC0 != 0x80 { column += 1 }
+            if byte == 0x0A {
+                line += 1
+                column = 1
+            } else if byte & 0xC0 != 0x80 {
+                column += 1
+            }
         }
         var text = "invalid JSON at line \(line), column \(column) (byte \(offset)): \(message)"
         let path = fieldPath()
@@ -489,7 +538,9 @@ struct JSONParser {
                 path += "[\(elements.count)]"
             case .object(_, let key):
                 if !path.isEmpty { path += "." }
-                path += key.contains(where: { $0 == "." || $0 == "[" || $0 == "\"" || $0 == " " }) || key.isEmpty ? "\"\(key)\"" : key
+                path +=
+                    key.contains(where: { $0 == "." || $0 == "[" || $0 == "\"" || $0 == " " }) || key.isEmpty
+                    ? "\"\(key)\"" : key
             }
         }
         return path

@@ -48,7 +48,8 @@ public enum JSONValue: Sendable {
     ///   ``maximumDepth``, or a number beyond the range of a `Double`.
     public init(parsing data: Data) throws {
         self = try data.withUnsafeBytes { raw in
-            try JSONParser.parse(UnsafeBufferPointer(start: raw.baseAddress?.assumingMemoryBound(to: UInt8.self), count: raw.count))
+            try JSONParser.parse(
+                UnsafeBufferPointer(start: raw.baseAddress?.assumingMemoryBound(to: UInt8.self), count: raw.count))
         }
     }
 
@@ -108,13 +109,27 @@ extension JSONValue: Hashable {
     public func hash(into hasher: inout Hasher) {
         switch self {
         case .null: hasher.combine(0)
-        case .bool(let b): hasher.combine(1); hasher.combine(b)
-        case .int(let i): hasher.combine(2); hasher.combine(i)
-        case .uint(let u): hasher.combine(3); hasher.combine(u)
-        case .double(let d): hasher.combine(4); hasher.combine(d.isNaN ? Double.nan.bitPattern : d.bitPattern)
-        case .string(let s): hasher.combine(5); Self.hashCodePoints(s, into: &hasher)
-        case .array(let a): hasher.combine(6); hasher.combine(a)
-        case .object(let o): hasher.combine(7); hasher.combine(o)
+        case .bool(let b):
+            hasher.combine(1)
+            hasher.combine(b)
+        case .int(let i):
+            hasher.combine(2)
+            hasher.combine(i)
+        case .uint(let u):
+            hasher.combine(3)
+            hasher.combine(u)
+        case .double(let d):
+            hasher.combine(4)
+            hasher.combine(d.isNaN ? Double.nan.bitPattern : d.bitPattern)
+        case .string(let s):
+            hasher.combine(5)
+            Self.hashCodePoints(s, into: &hasher)
+        case .array(let a):
+            hasher.combine(6)
+            hasher.combine(a)
+        case .object(let o):
+            hasher.combine(7)
+            hasher.combine(o)
         }
     }
 
@@ -155,13 +170,27 @@ extension JSONValue: Codable {
 
     public func encode(to encoder: Encoder) throws {
         switch self {
-        case .null: var c = encoder.singleValueContainer(); try c.encodeNil()
-        case .bool(let b): var c = encoder.singleValueContainer(); try c.encode(b)
-        case .int(let i): var c = encoder.singleValueContainer(); try c.encode(i)
-        case .uint(let u): var c = encoder.singleValueContainer(); try c.encode(u)
-        case .double(let d): var c = encoder.singleValueContainer(); try c.encode(d)
-        case .string(let s): var c = encoder.singleValueContainer(); try c.encode(s)
-        case .array(let a): var c = encoder.singleValueContainer(); try c.encode(a)
+        case .null:
+            var c = encoder.singleValueContainer()
+            try c.encodeNil()
+        case .bool(let b):
+            var c = encoder.singleValueContainer()
+            try c.encode(b)
+        case .int(let i):
+            var c = encoder.singleValueContainer()
+            try c.encode(i)
+        case .uint(let u):
+            var c = encoder.singleValueContainer()
+            try c.encode(u)
+        case .double(let d):
+            var c = encoder.singleValueContainer()
+            try c.encode(d)
+        case .string(let s):
+            var c = encoder.singleValueContainer()
+            try c.encode(s)
+        case .array(let a):
+            var c = encoder.singleValueContainer()
+            try c.encode(a)
         case .object(let o):
             var c = encoder.container(keyedBy: MemberKey.self)
             for (key, value) in o { try c.encode(value, forKey: MemberKey(stringValue: key)) }

@@ -10,7 +10,9 @@ import Foundation
 /// code points. Failures are `DecodingError`s with the coding path.
 package struct JSONValueDecoder {
     /// Decodes a `T` from `value`.
-    package static func decode<T: Decodable>(_ type: T.Type, from value: JSONValue, dates: DateStrategy = .secondsSince2001) throws -> T {
+    package static func decode<T: Decodable>(
+        _ type: T.Type, from value: JSONValue, dates: DateStrategy = .secondsSince2001
+    ) throws -> T {
         try Decoder(value: value, codingPath: [], dates: dates).decode(type)
     }
 
@@ -45,19 +47,23 @@ package struct JSONValueDecoder {
             if type == Data.self {
                 guard case .string(let s) = value else { throw mismatch(type, value, codingPath) }
                 guard let data = Data(base64Encoded: s) else {
-                    throw DecodingError.dataCorrupted(.init(codingPath: codingPath, debugDescription: "not valid base64"))
+                    throw DecodingError.dataCorrupted(
+                        .init(codingPath: codingPath, debugDescription: "not valid base64"))
                 }
                 return try cast(data)
             }
             if type == URL.self {
                 guard case .string(let s) = value else { throw mismatch(type, value, codingPath) }
                 guard let url = URL(string: s) else {
-                    throw DecodingError.dataCorrupted(.init(codingPath: codingPath, debugDescription: "not a valid URL: \(s)"))
+                    throw DecodingError.dataCorrupted(
+                        .init(codingPath: codingPath, debugDescription: "not a valid URL: \(s)"))
                 }
                 return try cast(url)
             }
             if type == Decimal.self {
-                guard let text = Self.numberText(value), let decimal = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) else {
+                guard let text = Self.numberText(value),
+                    let decimal = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX"))
+                else {
                     throw mismatch(type, value, codingPath)
                 }
                 return try cast(decimal)
@@ -67,7 +73,8 @@ package struct JSONValueDecoder {
 
         private func cast<T, U>(_ value: U) throws -> T {
             guard let v = value as? T else {
-                throw DecodingError.typeMismatch(T.self, .init(codingPath: codingPath, debugDescription: "internal type mismatch"))
+                throw DecodingError.typeMismatch(
+                    T.self, .init(codingPath: codingPath, debugDescription: "internal type mismatch"))
             }
             return v
         }
@@ -85,12 +92,19 @@ package struct JSONValueDecoder {
 
     // MARK: - Scalars
 
-    static func mismatch(_ type: Any.Type, _ value: JSONValue, _ path: @autoclosure () -> [any CodingKey]) -> DecodingError {
+    static func mismatch(_ type: Any.Type, _ value: JSONValue, _ path: @autoclosure () -> [any CodingKey])
+        -> DecodingError
+    {
         let path = path()
         if case .null = value {
             return .valueNotFound(type, .init(codingPath: path, debugDescription: "expected \(type), found null"))
         }
-        return .typeMismatch(type, .init(codingPath: path, debugDescription: "expected \(type), found \(article(value.typeName)) (\(value.compactDescription.prefix(40)))"))
+        return .typeMismatch(
+            type,
+            .init(
+                codingPath: path,
+                debugDescription:
+                    "expected \(type), found \(article(value.typeName)) (\(value.compactDescription.prefix(40)))"))
     }
 
     static func bool(_ value: JSONValue, _ path: @autoclosure () -> [any CodingKey]) throws -> Bool {
@@ -124,12 +138,15 @@ package struct JSONValueDecoder {
         // A nonzero number that a Float rounds to zero is refused, as JSONDecoder refuses it.
         let nonzero = try double(value, path()) != 0
         guard let f, f.isFinite, f != 0 || !nonzero else {
-            throw DecodingError.dataCorrupted(.init(codingPath: path(), debugDescription: "\(value.compactDescription) does not fit in Float"))
+            throw DecodingError.dataCorrupted(
+                .init(codingPath: path(), debugDescription: "\(value.compactDescription) does not fit in Float"))
         }
         return f
     }
 
-    static func integer<I: FixedWidthInteger>(_ type: I.Type, _ value: JSONValue, _ path: @autoclosure () -> [any CodingKey]) throws -> I {
+    static func integer<I: FixedWidthInteger>(
+        _ type: I.Type, _ value: JSONValue, _ path: @autoclosure () -> [any CodingKey]
+    ) throws -> I {
         let result: I?
         switch value {
         case .int(let i): result = I(exactly: i)
@@ -138,11 +155,18 @@ package struct JSONValueDecoder {
             // Below 2^53 a double holds its integer exactly. Beyond, JSONDecoder reads the
             // number's shortest decimal spelling digit for digit (1.844674407370955e+19 is
             // 18446744073709550000, not the double's exact value): so does this.
-            if d.rounded() != d { result = nil } else if abs(d) < 9_007_199_254_740_992 { result = I(exactly: d) } else { result = Self.integer(spelling: d, as: I.self) }
+            if d.rounded() != d {
+                result = nil
+            } else if abs(d) < 9_007_199_254_740_992 {
+                result = I(exactly: d)
+            } else {
+                result = Self.integer(spelling: d, as: I.self)
+            }
         default: throw mismatch(type, value, path())
         }
         guard let result else {
-            throw DecodingError.dataCorrupted(.init(codingPath: path(), debugDescription: "\(value.compactDescription) does not fit in \(type)"))
+            throw DecodingError.dataCorrupted(
+                .init(codingPath: path(), debugDescription: "\(value.compactDescription) does not fit in \(type)"))
         }
         return result
     }
@@ -179,7 +203,8 @@ package struct JSONValueDecoder {
 
         private func value(_ key: Key) throws -> JSONValue {
             guard let v = object[key.stringValue] else {
-                throw DecodingError.keyNotFound(key, .init(codingPath: codingPath, debugDescription: "no member \"\(key.stringValue)\""))
+                throw DecodingError.keyNotFound(
+                    key, .init(codingPath: codingPath, debugDescription: "no member \"\(key.stringValue)\""))
             }
             return v
         }
@@ -206,14 +231,18 @@ package struct JSONValueDecoder {
         func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
             try Decoder(value: value(key), codingPath: path(key), dates: dates).decode(type)
         }
-        func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
+        func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws
+            -> KeyedDecodingContainer<NestedKey>
+        {
             try Decoder(value: value(key), codingPath: path(key), dates: dates).container(keyedBy: type)
         }
         func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
             try Decoder(value: value(key), codingPath: path(key), dates: dates).unkeyedContainer()
         }
         func superDecoder() throws -> any Swift.Decoder {
-            Decoder(value: object["super"] ?? .null, codingPath: codingPath + [IndexKey(stringValue: "super")], dates: dates)
+            Decoder(
+                value: object["super"] ?? .null, codingPath: codingPath + [IndexKey(stringValue: "super")], dates: dates
+            )
         }
         func superDecoder(forKey key: Key) throws -> any Swift.Decoder {
             Decoder(value: object[key.stringValue] ?? .null, codingPath: path(key), dates: dates)
@@ -238,7 +267,8 @@ package struct JSONValueDecoder {
 
         private mutating func next(_ type: Any.Type) throws -> JSONValue {
             guard currentIndex < array.count else {
-                throw DecodingError.valueNotFound(type, .init(codingPath: path, debugDescription: "the array has no more elements"))
+                throw DecodingError.valueNotFound(
+                    type, .init(codingPath: path, debugDescription: "the array has no more elements"))
             }
             return array[currentIndex]
         }
@@ -272,13 +302,19 @@ package struct JSONValueDecoder {
             let dates = self.dates
             return try take(type) { try Decoder(value: $0, codingPath: $1, dates: dates).decode(type) }
         }
-        mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<NestedKey> {
+        mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws
+            -> KeyedDecodingContainer<NestedKey>
+        {
             let dates = self.dates
-            return try take(KeyedDecodingContainer<NestedKey>.self) { try Decoder(value: $0, codingPath: $1, dates: dates).container(keyedBy: type) }
+            return try take(KeyedDecodingContainer<NestedKey>.self) {
+                try Decoder(value: $0, codingPath: $1, dates: dates).container(keyedBy: type)
+            }
         }
         mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
             let dates = self.dates
-            return try take((any UnkeyedDecodingContainer).self) { try Decoder(value: $0, codingPath: $1, dates: dates).unkeyedContainer() }
+            return try take((any UnkeyedDecodingContainer).self) {
+                try Decoder(value: $0, codingPath: $1, dates: dates).unkeyedContainer()
+            }
         }
         mutating func superDecoder() throws -> any Swift.Decoder {
             let dates = self.dates

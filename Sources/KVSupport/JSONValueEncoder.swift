@@ -18,7 +18,8 @@ struct JSONValueEncoder {
         let encoder = Encoder(path: [], dates: dates)
         try value.encode(to: encoder)
         guard let node = encoder.node else {
-            throw EncodingError.invalidValue(value, .init(codingPath: [], debugDescription: "\(T.self) encoded no value"))
+            throw EncodingError.invalidValue(
+                value, .init(codingPath: [], debugDescription: "\(T.self) encoded no value"))
         }
         return node.value
     }
@@ -43,7 +44,8 @@ struct JSONValueEncoder {
     /// A double as `JSONEncoder` writes it and the parser reads it back.
     static func number(_ d: Double, path: @autoclosure () -> [any CodingKey]) throws -> JSONValue {
         guard d.isFinite else {
-            throw EncodingError.invalidValue(d, .init(codingPath: path(), debugDescription: "\(d) is not a JSON number"))
+            throw EncodingError.invalidValue(
+                d, .init(codingPath: path(), debugDescription: "\(d) is not a JSON number"))
         }
         if d.rounded() == d && abs(d) <= 9_007_199_254_740_992 {
             if d == 0 && d.sign == .minus { return .double(-0.0) }
@@ -55,7 +57,8 @@ struct JSONValueEncoder {
     /// A float by its shortest spelling, as `JSONEncoder` writes it.
     static func number(_ f: Float, path: @autoclosure () -> [any CodingKey]) throws -> JSONValue {
         guard f.isFinite else {
-            throw EncodingError.invalidValue(f, .init(codingPath: path(), debugDescription: "\(f) is not a JSON number"))
+            throw EncodingError.invalidValue(
+                f, .init(codingPath: path(), debugDescription: "\(f) is not a JSON number"))
         }
         var text = f.description
         if text.hasSuffix(".0") { text.removeLast(2) }
@@ -150,31 +153,58 @@ struct JSONValueEncoder {
         let dates: DateStrategy
 
         mutating func encodeNil(forKey key: Key) throws { node.set(key.stringValue, Node(.value(.null))) }
-        mutating func encode(_ value: Bool, forKey key: Key) throws { node.set(key.stringValue, Node(.value(.bool(value)))) }
-        mutating func encode(_ value: String, forKey key: Key) throws { node.set(key.stringValue, Node(.value(.string(value)))) }
+        mutating func encode(_ value: Bool, forKey key: Key) throws {
+            node.set(key.stringValue, Node(.value(.bool(value))))
+        }
+        mutating func encode(_ value: String, forKey key: Key) throws {
+            node.set(key.stringValue, Node(.value(.string(value))))
+        }
         mutating func encode(_ value: Double, forKey key: Key) throws {
             node.set(key.stringValue, Node(.value(try number(value, path: codingPath + [key]))))
         }
         mutating func encode(_ value: Float, forKey key: Key) throws {
             node.set(key.stringValue, Node(.value(try number(value, path: codingPath + [key]))))
         }
-        mutating func encode(_ value: Int, forKey key: Key) throws { node.set(key.stringValue, Node(.value(.int(Int64(value))))) }
-        mutating func encode(_ value: Int8, forKey key: Key) throws { node.set(key.stringValue, Node(.value(.int(Int64(value))))) }
-        mutating func encode(_ value: Int16, forKey key: Key) throws { node.set(key.stringValue, Node(.value(.int(Int64(value))))) }
-        mutating func encode(_ value: Int32, forKey key: Key) throws { node.set(key.stringValue, Node(.value(.int(Int64(value))))) }
-        mutating func encode(_ value: Int64, forKey key: Key) throws { node.set(key.stringValue, Node(.value(.int(value)))) }
-        mutating func encode(_ value: UInt, forKey key: Key) throws { node.set(key.stringValue, Node(.value(unsigned(UInt64(value))))) }
-        mutating func encode(_ value: UInt8, forKey key: Key) throws { node.set(key.stringValue, Node(.value(.int(Int64(value))))) }
-        mutating func encode(_ value: UInt16, forKey key: Key) throws { node.set(key.stringValue, Node(.value(.int(Int64(value))))) }
-        mutating func encode(_ value: UInt32, forKey key: Key) throws { node.set(key.stringValue, Node(.value(.int(Int64(value))))) }
-        mutating func encode(_ value: UInt64, forKey key: Key) throws { node.set(key.stringValue, Node(.value(unsigned(value)))) }
+        mutating func encode(_ value: Int, forKey key: Key) throws {
+            node.set(key.stringValue, Node(.value(.int(Int64(value)))))
+        }
+        mutating func encode(_ value: Int8, forKey key: Key) throws {
+            node.set(key.stringValue, Node(.value(.int(Int64(value)))))
+        }
+        mutating func encode(_ value: Int16, forKey key: Key) throws {
+            node.set(key.stringValue, Node(.value(.int(Int64(value)))))
+        }
+        mutating func encode(_ value: Int32, forKey key: Key) throws {
+            node.set(key.stringValue, Node(.value(.int(Int64(value)))))
+        }
+        mutating func encode(_ value: Int64, forKey key: Key) throws {
+            node.set(key.stringValue, Node(.value(.int(value))))
+        }
+        mutating func encode(_ value: UInt, forKey key: Key) throws {
+            node.set(key.stringValue, Node(.value(unsigned(UInt64(value)))))
+        }
+        mutating func encode(_ value: UInt8, forKey key: Key) throws {
+            node.set(key.stringValue, Node(.value(.int(Int64(value)))))
+        }
+        mutating func encode(_ value: UInt16, forKey key: Key) throws {
+            node.set(key.stringValue, Node(.value(.int(Int64(value)))))
+        }
+        mutating func encode(_ value: UInt32, forKey key: Key) throws {
+            node.set(key.stringValue, Node(.value(.int(Int64(value)))))
+        }
+        mutating func encode(_ value: UInt64, forKey key: Key) throws {
+            node.set(key.stringValue, Node(.value(unsigned(value))))
+        }
         mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
             node.set(key.stringValue, try JSONValueEncoder.node(value, path: codingPath + [key], dates: dates))
         }
-        mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key) -> KeyedEncodingContainer<NestedKey> {
+        mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key)
+            -> KeyedEncodingContainer<NestedKey>
+        {
             let child = Node(.object([]))
             node.set(key.stringValue, child)
-            return KeyedEncodingContainer(KeyedContainer<NestedKey>(node: child, codingPath: codingPath + [key], dates: dates))
+            return KeyedEncodingContainer(
+                KeyedContainer<NestedKey>(node: child, codingPath: codingPath + [key], dates: dates))
         }
         mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
             let child = Node(.array([]))
@@ -182,7 +212,9 @@ struct JSONValueEncoder {
             return UnkeyedContainer(node: child, codingPath: codingPath + [key], dates: dates)
         }
         mutating func superEncoder() -> any Swift.Encoder { superEncoder(name: "super", key: nil) }
-        mutating func superEncoder(forKey key: Key) -> any Swift.Encoder { superEncoder(name: key.stringValue, key: key) }
+        mutating func superEncoder(forKey key: Key) -> any Swift.Encoder {
+            superEncoder(name: key.stringValue, key: key)
+        }
 
         private func superEncoder(name: String, key: (any CodingKey)?) -> any Swift.Encoder {
             let encoder = Encoder(path: codingPath + [key ?? IndexKey(stringValue: name)], dates: dates)
@@ -220,8 +252,12 @@ struct JSONValueEncoder {
         mutating func encode(_ value: UInt16) throws { node.append(Node(.value(.int(Int64(value))))) }
         mutating func encode(_ value: UInt32) throws { node.append(Node(.value(.int(Int64(value))))) }
         mutating func encode(_ value: UInt64) throws { node.append(Node(.value(unsigned(value)))) }
-        mutating func encode<T: Encodable>(_ value: T) throws { node.append(try JSONValueEncoder.node(value, path: nextPath, dates: dates)) }
-        mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
+        mutating func encode<T: Encodable>(_ value: T) throws {
+            node.append(try JSONValueEncoder.node(value, path: nextPath, dates: dates))
+        }
+        mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<
+            NestedKey
+        > {
             let path = nextPath
             let child = Node(.object([]))
             node.append(child)
@@ -274,10 +310,15 @@ struct JSONValueEncoder {
     final class ReferencingEncoder: Swift.Encoder {
         let base: Encoder
         let child: Node
-        init(base: Encoder, child: Node) { self.base = base; self.child = child }
+        init(base: Encoder, child: Node) {
+            self.base = base
+            self.child = child
+        }
         var codingPath: [any CodingKey] { base.codingPath }
         var userInfo: [CodingUserInfoKey: Any] { [:] }
-        func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> { base.container(keyedBy: type) }
+        func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
+            base.container(keyedBy: type)
+        }
         func unkeyedContainer() -> any UnkeyedEncodingContainer {
             if case .object(let m) = child.storage, m.isEmpty { child.storage = .array([]) }
             return base.unkeyedContainer()
@@ -293,6 +334,12 @@ struct JSONValueEncoder {
 struct IndexKey: CodingKey {
     let stringValue: String
     let intValue: Int?
-    init(stringValue: String) { self.stringValue = stringValue; self.intValue = nil }
-    init(intValue: Int) { self.stringValue = "Index \(intValue)"; self.intValue = intValue }
+    init(stringValue: String) {
+        self.stringValue = stringValue
+        self.intValue = nil
+    }
+    init(intValue: Int) {
+        self.stringValue = "Index \(intValue)"
+        self.intValue = intValue
+    }
 }

@@ -65,7 +65,9 @@ struct JSONWriter {
     }
 
     private func tooDeep() -> KVDocsError {
-        KVDocsError(.invalidArgument, "value cannot be written as JSON: arrays and objects nest deeper than \(JSONValue.maximumDepth) levels")
+        KVDocsError(
+            .invalidArgument,
+            "value cannot be written as JSON: arrays and objects nest deeper than \(JSONValue.maximumDepth) levels")
     }
 
     private mutating func newline(_ depth: Int) {
@@ -84,7 +86,7 @@ struct JSONWriter {
             bytes.append(UInt8(ascii: "0") + UInt8(magnitude))
             return
         }
-        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0) // room for 20 digits, on the stack
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // room for 20 digits, on the stack
         let count = withUnsafeMutableBytes(of: &digits) { raw -> Int in
             var m = magnitude, n = 0
             while m > 0 {
@@ -104,7 +106,9 @@ struct JSONWriter {
         bytes.append(UInt8(ascii: "\""))
         // The common case, nothing to escape: the UTF-8 bytes copied in one go.
         let plain: Bool? = s.utf8.withContiguousStorageIfAvailable { run in
-            guard !run.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else { return false }
+            guard !run.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else {
+                return false
+            }
             bytes.append(contentsOf: run)
             return true
         }
@@ -114,13 +118,27 @@ struct JSONWriter {
         }
         for byte in s.utf8 {
             switch byte {
-            case UInt8(ascii: "\""): bytes.append(0x5C); bytes.append(byte)
-            case UInt8(ascii: "\\"): bytes.append(0x5C); bytes.append(byte)
-            case 0x0A: bytes.append(0x5C); bytes.append(UInt8(ascii: "n"))
-            case 0x0D: bytes.append(0x5C); bytes.append(UInt8(ascii: "r"))
-            case 0x09: bytes.append(0x5C); bytes.append(UInt8(ascii: "t"))
-            case 0x08: bytes.append(0x5C); bytes.append(UInt8(ascii: "b"))
-            case 0x0C: bytes.append(0x5C); bytes.append(UInt8(ascii: "f"))
+            case UInt8(ascii: "\""):
+                bytes.append(0x5C)
+                bytes.append(byte)
+            case UInt8(ascii: "\\"):
+                bytes.append(0x5C)
+                bytes.append(byte)
+            case 0x0A:
+                bytes.append(0x5C)
+                bytes.append(UInt8(ascii: "n"))
+            case 0x0D:
+                bytes.append(0x5C)
+                bytes.append(UInt8(ascii: "r"))
+            case 0x09:
+                bytes.append(0x5C)
+                bytes.append(UInt8(ascii: "t"))
+            case 0x08:
+                bytes.append(0x5C)
+                bytes.append(UInt8(ascii: "b"))
+            case 0x0C:
+                bytes.append(0x5C)
+                bytes.append(UInt8(ascii: "f"))
             case 0..<0x20:
                 bytes.append(contentsOf: [0x5C, UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0")])
                 bytes.append(Self.hexDigits[Int(byte >> 4)])

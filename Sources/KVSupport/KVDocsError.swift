@@ -103,7 +103,9 @@ extension KVDocsError {
             // env_posix.cc reports a held lock as an IO error on the LOCK file:
             // "lock <db>/LOCK: Resource temporarily unavailable" (another process) or
             // "lock <db>/LOCK: already held by process" (this process).
-            let held = status.contains("/LOCK") && (status.contains("temporarily unavailable") || status.contains("already held"))
+            let held =
+                status.contains("/LOCK")
+                && (status.contains("temporarily unavailable") || status.contains("already held"))
             kind = held ? .locked : .ioError
         } else {
             kind = .ioError

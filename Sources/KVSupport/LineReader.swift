@@ -43,7 +43,8 @@ public struct LineReader {
     ///   maximum below 1.
     public init(path: String, maximumLineLength: Int = LineReader.defaultMaximumLineLength) throws {
         guard maximumLineLength >= 1 else {
-            throw KVDocsError(.invalidArgument, "the maximum line length must be at least 1 byte, not \(maximumLineLength)")
+            throw KVDocsError(
+                .invalidArgument, "the maximum line length must be at least 1 byte, not \(maximumLineLength)")
         }
         let fd = Foundation.open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
@@ -108,14 +109,16 @@ public struct LineReader {
     private func findNewline() -> Int? {
         buffer.withUnsafeBytes { bytes -> Int? in
             guard let base = bytes.baseAddress,
-                  let found = memchr(base + scanned, Int32(UInt8(ascii: "\n")), end - scanned) else { return nil }
+                let found = memchr(base + scanned, Int32(UInt8(ascii: "\n")), end - scanned)
+            else { return nil }
             return base.distance(to: UnsafeRawPointer(found))
         }
     }
 
     private func checkLength(_ length: Int) throws {
         guard length > maximumLineLength else { return }
-        throw KVDocsError(.invalidArgument, "\(path):\(lineNumber + 1): line longer than the maximum of \(maximumLineLength) bytes")
+        throw KVDocsError(
+            .invalidArgument, "\(path):\(lineNumber + 1): line longer than the maximum of \(maximumLineLength) bytes")
     }
 
     /// Returns `buffer[start..<lineEnd]` and moves past it to `next`.

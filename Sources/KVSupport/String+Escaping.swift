@@ -16,6 +16,7 @@ extension String {
     }
 
     private static func needsEscape(_ scalar: Unicode.Scalar) -> Bool {
-        scalar != "\t" && (scalar.properties.generalCategory == .control || scalar == "\u{2028}" || scalar == "\u{2029}")
+        scalar != "\t"
+            && (scalar.properties.generalCategory == .control || scalar == "\u{2028}" || scalar == "\u{2029}")
     }
 }

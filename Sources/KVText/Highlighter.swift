@@ -5,12 +5,16 @@ package enum Highlighter {
     /// token (positions a failed NEAR test left from another row, reported under OR or NOT)
     /// is opened and never closed, as FTS5's `fts5HighlightCb` closes a span only at the
     /// token where it ends.
-    package static func highlight(_ text: String, tokenizer: TextTokenizer, instances: [PhraseInstance], markers: HighlightMarkers) -> String {
+    package static func highlight(
+        _ text: String, tokenizer: TextTokenizer, instances: [PhraseInstance], markers: HighlightMarkers
+    ) -> String {
         let tokens = tokenizer.tokens(text)
         let spans = merged(instances, tokenCount: tokens.count)
         let unclosed = instances.contains { $0.start < tokens.count && $0.start + $0.length > tokens.count }
-        return render(Array(text.utf8), tokens: tokens, spans: spans, from: 0, to: tokens.count, markers: markers, wholeText: true,
-                      lastUnclosed: unclosed)
+        return render(
+            Array(text.utf8), tokens: tokens, spans: spans, from: 0, to: tokens.count, markers: markers,
+            wholeText: true,
+            lastUnclosed: unclosed)
     }
 
     /// Token ranges of the instances, sorted, overlapping ones merged.
@@ -28,8 +32,10 @@ package enum Highlighter {
     }
 
     /// The bytes of tokens `from..<to` (or the whole text), with markers around spans.
-    static func render(_ bytes: [UInt8], tokens: [TextToken], spans: [ClosedRange<Int>], from: Int, to: Int,
-                       markers: HighlightMarkers, wholeText: Bool, lastUnclosed: Bool = false) -> String {
+    static func render(
+        _ bytes: [UInt8], tokens: [TextToken], spans: [ClosedRange<Int>], from: Int, to: Int,
+        markers: HighlightMarkers, wholeText: Bool, lastUnclosed: Bool = false
+    ) -> String {
         guard !tokens.isEmpty, from < to else { return wholeText ? String(decoding: bytes, as: UTF8.self) : "" }
         var out: [UInt8] = []
         var cursor = wholeText ? 0 : tokens[from].start
@@ -55,8 +61,10 @@ package enum Highlighter {
     /// first best window wins. It is written with the matches that start in it marked,
     /// an ellipsis before when it does not start the column, and the rest of the column
     /// when it reaches the last token (else an ellipsis). `instances` are in `xInst` order.
-    package static func snippet(_ texts: [String], tokenizer: TextTokenizer, instances: [(instance: PhraseInstance, phrase: Int)],
-                        options: TextSnippetOptions) -> String {
+    package static func snippet(
+        _ texts: [String], tokenizer: TextTokenizer, instances: [(instance: PhraseInstance, phrase: Int)],
+        options: TextSnippetOptions
+    ) -> String {
         let size = max(1, min(64, options.tokens))
         var bestColumn = 0, bestStart = 0, bestScore = 0
         var columnTokens: [[TextToken]] = []
@@ -68,10 +76,15 @@ package enum Highlighter {
             let bytes = Array(text.utf8)
             var sentences: [Int] = []
             for (i, token) in tokens.enumerated() {
-                if i == 0 { sentences.append(0); continue }
+                if i == 0 {
+                    sentences.append(0)
+                    continue
+                }
                 var j = token.start - 1
                 while j >= 0, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[j]) { j -= 1 }
-                if j != token.start - 1, j >= 0, bytes[j] == UInt8(ascii: ".") || bytes[j] == UInt8(ascii: ":") { sentences.append(i) }
+                if j != token.start - 1, j >= 0, bytes[j] == UInt8(ascii: ".") || bytes[j] == UInt8(ascii: ":") {
+                    sentences.append(i)
+                }
             }
             let count = tokens.count
             // The score of the window of `size` tokens from `start`, and where it re-centres.
@@ -105,8 +118,10 @@ package enum Highlighter {
         let bytes = Array(text.utf8)
         let rangeEnd = bestStart + size - 1
         // Matches that start before the window are not marked.
-        let spans = merged(instances.filter { $0.instance.column == bestColumn }.map(\.instance), tokenCount: tokens.count)
-            .filter { $0.lowerBound >= bestStart }
+        let spans = merged(
+            instances.filter { $0.instance.column == bestColumn }.map(\.instance), tokenCount: tokens.count
+        )
+        .filter { $0.lowerBound >= bestStart }
         var out: [UInt8] = bestStart > 0 ? Array(options.ellipsis.utf8) : []
         guard bestStart < tokens.count else {
             return bestStart == 0 ? text : String(decoding: out, as: UTF8.self)
@@ -161,7 +176,9 @@ public struct TextSnippetOptions: Sendable, Hashable {
     ///   - markers: the markers around matches.
     ///   - ellipsis: the text marking a cut.
     ///   - tokens: the most tokens in the snippet (clamped to 1...64).
-    public init(markers: HighlightMarkers = HighlightMarkers(open: "[", close: "]"), ellipsis: String = "…", tokens: Int = 15) {
+    public init(
+        markers: HighlightMarkers = HighlightMarkers(open: "[", close: "]"), ellipsis: String = "…", tokens: Int = 15
+    ) {
         self.markers = markers
         self.ellipsis = ellipsis
         self.tokens = tokens

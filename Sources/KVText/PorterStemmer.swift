@@ -12,7 +12,8 @@ enum PorterStemmer {
             if !step1b2(&w) {
                 let c = w[w.count - 1]
                 if !isVowel(c, previousIsConsonant: false) && c != UInt8(ascii: "l") && c != UInt8(ascii: "s")
-                    && c != UInt8(ascii: "z") && w.count >= 2 && c == w[w.count - 2] {
+                    && c != UInt8(ascii: "z") && w.count >= 2 && c == w[w.count - 2]
+                {
                     w.removeLast()
                 } else if measureIs1(w[...]) && endsCVC(w[...]) {
                     w.append(UInt8(ascii: "e"))
@@ -30,7 +31,9 @@ enum PorterStemmer {
             if measureAbove1(stem) || (measureIs1(stem) && !endsCVC(stem)) { w.removeLast() }
         }
         // Step 5b.
-        if w.count > 1, w[w.count - 1] == UInt8(ascii: "l"), w[w.count - 2] == UInt8(ascii: "l"), measureAbove1(w.dropLast()) {
+        if w.count > 1, w[w.count - 1] == UInt8(ascii: "l"), w[w.count - 2] == UInt8(ascii: "l"),
+            measureAbove1(w.dropLast())
+        {
             w.removeLast()
         }
         return w
@@ -86,7 +89,9 @@ enum PorterStemmer {
 
     /// *o: the stem ends consonant-vowel-consonant, the last not w, x or y.
     static func endsCVC(_ s: ArraySlice<UInt8>) -> Bool {
-        guard let last = s.last, last != UInt8(ascii: "w"), last != UInt8(ascii: "x"), last != UInt8(ascii: "y") else { return false }
+        guard let last = s.last, last != UInt8(ascii: "w"), last != UInt8(ascii: "x"), last != UInt8(ascii: "y") else {
+            return false
+        }
         var mask = 0
         var consonant = false
         for c in s {
@@ -114,13 +119,14 @@ enum PorterStemmer {
         guard w.last == UInt8(ascii: "s"), w.count >= 2 else { return }
         if w[w.count - 2] == UInt8(ascii: "e") {
             if (w.count > 4 && w[w.count - 4] == UInt8(ascii: "s") && w[w.count - 3] == UInt8(ascii: "s"))
-                || (w.count > 3 && w[w.count - 3] == UInt8(ascii: "i")) {
-                w.removeLast(2)          // sses -> ss, ies -> i
+                || (w.count > 3 && w[w.count - 3] == UInt8(ascii: "i"))
+            {
+                w.removeLast(2)  // sses -> ss, ies -> i
             } else {
-                w.removeLast()           // es -> e
+                w.removeLast()  // es -> e
             }
         } else if w[w.count - 2] != UInt8(ascii: "s") {
-            w.removeLast()               // s -> (nothing); ss stays
+            w.removeLast()  // s -> (nothing); ss stays
         }
     }
 
@@ -158,17 +164,17 @@ enum PorterStemmer {
         ("entli", .m0, "ent"), ("eli", .m0, "e"), ("ousli", .m0, "ous"), ("ization", .m0, "ize"),
         ("ation", .m0, "ate"), ("ator", .m0, "ate"), ("alism", .m0, "al"), ("iveness", .m0, "ive"),
         ("fulness", .m0, "ful"), ("ousness", .m0, "ous"), ("aliti", .m0, "al"), ("iviti", .m0, "ive"),
-        ("biliti", .m0, "ble"),
+        ("biliti", .m0, "ble")
     ]
     static let step3: [Rule] = [
         ("icate", .m0, "ic"), ("ative", .m0, ""), ("alize", .m0, "al"), ("iciti", .m0, "ic"),
-        ("ical", .m0, "ic"), ("ful", .m0, ""), ("ness", .m0, ""),
+        ("ical", .m0, "ic"), ("ful", .m0, ""), ("ness", .m0, "")
     ]
     static let step4: [Rule] = [
         ("al", .m1, ""), ("ance", .m1, ""), ("ence", .m1, ""), ("er", .m1, ""), ("ic", .m1, ""),
         ("able", .m1, ""), ("ible", .m1, ""), ("ant", .m1, ""), ("ement", .m1, ""), ("ment", .m1, ""),
         ("ent", .m1, ""), ("ion", .m1ST, ""), ("ou", .m1, ""), ("ism", .m1, ""), ("ate", .m1, ""),
-        ("iti", .m1, ""), ("ous", .m1, ""), ("ive", .m1, ""), ("ize", .m1, ""),
+        ("iti", .m1, ""), ("ous", .m1, ""), ("ive", .m1, ""), ("ize", .m1, "")
     ]
 
     /// Applies the first rule (in FTS5's order for the word's second-to-last letter) whose
@@ -178,7 +184,8 @@ enum PorterStemmer {
         let key = w[w.count - 2]
         for rule in rules {
             let suffix = Array(rule.suffix.utf8)
-            guard suffix[suffix.count - 2] == key, w.count > suffix.count, w.suffix(suffix.count).elementsEqual(suffix) else { continue }
+            guard suffix[suffix.count - 2] == key, w.count > suffix.count, w.suffix(suffix.count).elementsEqual(suffix)
+            else { continue }
             let stem = w.dropLast(suffix.count)
             if holds(rule.condition, stem) {
                 w.removeLast(suffix.count)

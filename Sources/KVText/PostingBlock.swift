@@ -72,7 +72,9 @@ package struct PostingBlock: Equatable {
     package static func frontier(_ impacts: [Impact]) -> [Impact] {
         // By frequency descending, then length ascending; keep a pair only when its length is
         // below every length kept so far.
-        let sorted = impacts.sorted { $0.frequency != $1.frequency ? $0.frequency > $1.frequency : $0.length < $1.length }
+        let sorted = impacts.sorted {
+            $0.frequency != $1.frequency ? $0.frequency > $1.frequency : $0.length < $1.length
+        }
         var kept: [Impact] = []
         for i in sorted where kept.last.map({ i.length < $0.length }) ?? true { kept.append(i) }
         if kept.count > maximumImpacts {
@@ -106,15 +108,21 @@ struct PostingBlockHeader {
         var i = 0
         func read() throws -> Int {
             let v = try Varint.read(bytes, &i)
-            guard v >= 0 && v <= TextDocument.maximumDocument else { throw KVDocsError(.corruption, "a text posting block holds an out-of-range number") }
+            guard v >= 0 && v <= TextDocument.maximumDocument else {
+                throw KVDocsError(.corruption, "a text posting block holds an out-of-range number")
+            }
             return v
         }
         count = try read()
-        guard count >= 1 && count <= bytes.count else { throw KVDocsError(.corruption, "a text posting block has an impossible count (\(count))") }
+        guard count >= 1 && count <= bytes.count else {
+            throw KVDocsError(.corruption, "a text posting block has an impossible count (\(count))")
+        }
         self.firstDoc = firstDoc
         lastDoc = firstDoc + (try read())
         let n = try read()
-        guard n >= 1 && n <= PostingBlock.maximumImpacts else { throw KVDocsError(.corruption, "a text posting block has \(n) impacts") }
+        guard n >= 1 && n <= PostingBlock.maximumImpacts else {
+            throw KVDocsError(.corruption, "a text posting block has \(n) impacts")
+        }
         var impacts: [PostingBlock.Impact] = []
         for _ in 0..<n { impacts.append(PostingBlock.Impact(frequency: try read(), length: try read())) }
         self.impacts = impacts
@@ -134,8 +142,10 @@ struct PostingBlockHeader {
             let delta = try Varint.read(bytes, &i)
             let f = try Varint.read(bytes, &i)
             let norm = try Varint.read(bytes, &i)
-            guard delta >= 0, delta <= TextDocument.maximumDocument, k == 0 ? delta == 0 : delta > 0, f >= 1, f <= Self.maximumValue,
-                  norm >= 0, norm <= 255 else {
+            guard delta >= 0, delta <= TextDocument.maximumDocument, k == 0 ? delta == 0 : delta > 0, f >= 1,
+                f <= Self.maximumValue,
+                norm >= 0, norm <= 255
+            else {
                 throw KVDocsError(.corruption, "a text posting block has a damaged entry")
             }
             previous += delta
@@ -143,7 +153,9 @@ struct PostingBlockHeader {
             frequencies.append(f)
             norms.append(norm)
         }
-        guard i == bytes.count, previous == lastDoc else { throw KVDocsError(.corruption, "a text posting block's entries do not match its header") }
+        guard i == bytes.count, previous == lastDoc else {
+            throw KVDocsError(.corruption, "a text posting block's entries do not match its header")
+        }
         return PostingBlock(firstDoc: firstDoc, docs: docs, frequencies: frequencies, norms: norms, impacts: impacts)
     }
 }
@@ -174,11 +186,15 @@ package struct OccurrenceBlock {
         result.reserveCapacity(count)
         while i < bytes.count {
             let n = try Varint.read(bytes, &i)
-            guard n >= 0, n <= bytes.count - i else { throw KVDocsError(.corruption, "a text occurrence block has a truncated entry") }
+            guard n >= 0, n <= bytes.count - i else {
+                throw KVDocsError(.corruption, "a text occurrence block has a truncated entry")
+            }
             result.append(i..<(i + n))
             i += n
         }
-        guard result.count == count else { throw KVDocsError(.corruption, "a text occurrence block has \(result.count) entries for \(count) documents") }
+        guard result.count == count else {
+            throw KVDocsError(.corruption, "a text occurrence block has \(result.count) entries for \(count) documents")
+        }
         return result
     }
 

@@ -42,7 +42,9 @@ enum StoredPositions {
             guard remaining > 0 else { return nil }
             // Both are at most maximumPosition here, so the sum cannot overflow.
             let delta = min(try Varint.read(bytes, &i), TextDocument.maximumPosition + 1)
-            guard read == 0 || delta > 0 else { throw KVDocsError(.corruption, "text posting repeats a token position") }
+            guard read == 0 || delta > 0 else {
+                throw KVDocsError(.corruption, "text posting repeats a token position")
+            }
             let next = max(position, 0) + delta
             guard next <= TextDocument.maximumPosition else {
                 throw KVDocsError(.corruption, "text posting has a token position past \(TextDocument.maximumPosition)")
@@ -77,7 +79,9 @@ enum StoredPositions {
     /// A column's count of positions, checked as ``TextDocument/decode(_:positions:)`` does.
     static func count(_ bytes: ArraySlice<UInt8>, _ i: inout Int) throws -> Int {
         let count = try Varint.read(bytes, &i)
-        guard count >= 1, count <= bytes.count else { throw KVDocsError(.corruption, "text posting has an impossible count") }
+        guard count >= 1, count <= bytes.count else {
+            throw KVDocsError(.corruption, "text posting has an impossible count")
+        }
         return count
     }
 }
@@ -188,7 +192,9 @@ struct PhraseWalker {
     /// start. `entries` holds the row's stored entries (with positions), term by term:
     /// term k's are `entries[bounds[k]..<bounds[k + 1]]`, one or more each.
     /// - Throws: `.corruption` for bytes that are not occurrences; what `body` throws.
-    mutating func forEachInstance(_ entries: [ArraySlice<UInt8>], bounds: [Int], _ body: (_ column: Int, _ start: Int) throws -> Void) throws {
+    mutating func forEachInstance(
+        _ entries: [ArraySlice<UInt8>], bounds: [Int], _ body: (_ column: Int, _ start: Int) throws -> Void
+    ) throws {
         guard terms > 0, bounds.count == terms + 1 else { return }
         for k in 0..<terms where bounds[k] >= bounds[k + 1] || bounds[k] < 0 || bounds[k + 1] > entries.count { return }
         if bounds[1] - bounds[0] == 1 {
@@ -201,7 +207,9 @@ struct PhraseWalker {
                 let start = i
                 for _ in 0..<count { _ = try Varint.read(first, &i) }
                 if let allowed, !allowed.contains(column) { continue }
-                try walk(TermPositionCursor(StoredPositions.Cursor(positionsIn: first, at: start, count: count)), column: column, entries, bounds, body)
+                try walk(
+                    TermPositionCursor(StoredPositions.Cursor(positionsIn: first, at: start, count: count)),
+                    column: column, entries, bounds, body)
             }
             return
         }
@@ -223,12 +231,16 @@ struct PhraseWalker {
             defer { previous = column }
             if previous == column { continue }
             if let allowed, !allowed.contains(column) { continue }
-            try walk(TermPositionCursor(entries, bounds[0]..<bounds[1], column: column), column: column, entries, bounds, body)
+            try walk(
+                TermPositionCursor(entries, bounds[0]..<bounds[1], column: column), column: column, entries, bounds,
+                body)
         }
     }
 
-    private mutating func walk(_ starts: TermPositionCursor, column: Int, _ entries: [ArraySlice<UInt8>], _ bounds: [Int],
-                               _ body: (_ column: Int, _ start: Int) throws -> Void) throws {
+    private mutating func walk(
+        _ starts: TermPositionCursor, column: Int, _ entries: [ArraySlice<UInt8>], _ bounds: [Int],
+        _ body: (_ column: Int, _ start: Int) throws -> Void
+    ) throws {
         var starts = starts
         rest.removeAll(keepingCapacity: true)
         for k in 1..<terms { rest.append(try TermPositionCursor(entries, bounds[k]..<bounds[k + 1], column: column)) }

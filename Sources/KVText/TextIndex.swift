@@ -40,10 +40,16 @@ package struct TextIndex: Sendable {
     package func statistics(_ reader: some KeyValueReader) throws -> TextStatistics {
         guard let bytes = try reader.value(forKey: layout.statistics) else { return TextStatistics() }
         let t = try Tuple(decoding: bytes)
-        guard t.count == 4 else { throw KVDocsError(.corruption, "the statistics of text index \(layout.subspace) are damaged (\(t))") }
-        let values = TextStatistics(documents: try t.int(at: 0), tokens: try t.int(at: 1), nextDoc: try t.int(at: 2), nextSegment: try t.int(at: 3))
-        guard values.documents >= 0, values.tokens >= 0, values.nextDoc >= 0, values.nextDoc <= TextDocument.maximumDocument,
-              values.nextSegment >= 0, values.nextSegment < TextSegment.maximumID else {
+        guard t.count == 4 else {
+            throw KVDocsError(.corruption, "the statistics of text index \(layout.subspace) are damaged (\(t))")
+        }
+        let values = TextStatistics(
+            documents: try t.int(at: 0), tokens: try t.int(at: 1), nextDoc: try t.int(at: 2),
+            nextSegment: try t.int(at: 3))
+        guard values.documents >= 0, values.tokens >= 0, values.nextDoc >= 0,
+            values.nextDoc <= TextDocument.maximumDocument,
+            values.nextSegment >= 0, values.nextSegment < TextSegment.maximumID
+        else {
             throw KVDocsError(.corruption, "the statistics of text index \(layout.subspace) are out of range (\(t))")
         }
         return values
@@ -51,7 +57,8 @@ package struct TextIndex: Sendable {
 
     /// The stored form of the statistics.
     package func statisticsValue(_ s: TextStatistics) -> [UInt8] {
-        Tuple([.int(Int64(s.documents)), .int(Int64(s.tokens)), .int(Int64(s.nextDoc)), .int(Int64(s.nextSegment))]).encoded
+        Tuple([.int(Int64(s.documents)), .int(Int64(s.tokens)), .int(Int64(s.nextDoc)), .int(Int64(s.nextSegment))])
+            .encoded
     }
 
     /// Records in `changes` what changes when row `id` goes from `old` to `new` (`nil`:
@@ -63,8 +70,10 @@ package struct TextIndex: Sendable {
     /// number's postings never change once written (segments stay immutable and never
     /// overlap in document numbers).
     /// - Throws: `.corruption` when a row with tokens has no document number.
-    package func update(id: TupleElement, old before: TextDocument?, new after: TextDocument?, changes: TextIndexChanges,
-                reader: some KeyValueReader, put: ([UInt8], [UInt8]) -> Void, delete: ([UInt8]) -> Void) throws {
+    package func update(
+        id: TupleElement, old before: TextDocument?, new after: TextDocument?, changes: TextIndexChanges,
+        reader: some KeyValueReader, put: ([UInt8], [UInt8]) -> Void, delete: ([UInt8]) -> Void
+    ) throws {
         if before == after { return }
         changes.documents = changes.documents.saturatingAdd((after == nil ? 0 : 1) - (before == nil ? 0 : 1))
         let oldLength = before?.totalTokens ?? 0, newLength = after?.totalTokens ?? 0
@@ -73,9 +82,14 @@ package struct TextIndex: Sendable {
         let idKey = ByteKey(Tuple([id]).encoded)
         if let before, oldLength > 0 {
             let stored: Int?
-            if let local = changes.numbers[idKey] { stored = local } else { stored = try documentNumber(of: id, reader) }
+            if let local = changes.numbers[idKey] {
+                stored = local
+            } else {
+                stored = try documentNumber(of: id, reader)
+            }
             guard let doc = stored else {
-                throw KVDocsError(.corruption, "text index \(layout.subspace) has no document number for row \(id); reindex it")
+                throw KVDocsError(
+                    .corruption, "text index \(layout.subspace) has no document number for row \(id); reindex it")
             }
             for term in before.terms { changes.record(term, doc, .remove) }
             changes.lengths[doc] = 0
@@ -88,15 +102,20 @@ package struct TextIndex: Sendable {
         if let after, newLength > 0 {
             let doc = changes.nextDoc
             guard doc < TextDocument.maximumDocument else {
-                throw KVDocsError(.invalidArgument, "text index \(layout.subspace) has used every document number; reindex it")
+                throw KVDocsError(
+                    .invalidArgument, "text index \(layout.subspace) has used every document number; reindex it")
             }
             changes.nextDoc += 1
             put(layout.number(id), Tuple([.int(Int64(doc))]).encoded)
             put(layout.row(doc), idKey.bytes)
             changes.numbers[idKey] = doc
             for (i, term) in after.terms.enumerated() {
-                changes.record(term, doc, .put(TextIndexChanges.Posting(frequency: after.frequency(ofTerm: i), length: newLength,
-                                                                         occurrences: occurrences(of: after, term: i))))
+                changes.record(
+                    term, doc,
+                    .put(
+                        TextIndexChanges.Posting(
+                            frequency: after.frequency(ofTerm: i), length: newLength,
+                            occurrences: occurrences(of: after, term: i))))
             }
             changes.lengths[doc] = newLength
         }
@@ -106,7 +125,9 @@ package struct TextIndex: Sendable {
     package func documentNumber(of id: TupleElement, _ reader: some KeyValueReader) throws -> Int? {
         guard let bytes = try reader.value(forKey: layout.number(id)) else { return nil }
         let n = try Tuple(decoding: bytes).int(at: 0)
-        guard n >= 0 && n < TextDocument.maximumDocument else { throw KVDocsError(.corruption, "text index \(layout.subspace): row \(id) has document number \(n)") }
+        guard n >= 0 && n < TextDocument.maximumDocument else {
+            throw KVDocsError(.corruption, "text index \(layout.subspace): row \(id) has document number \(n)")
+        }
         return n
     }
 
@@ -114,11 +135,16 @@ package struct TextIndex: Sendable {
     /// recorded in `changes` as one new segment (keys never written before; no existing
     /// block is read or rewritten), and empties them. Reads the state before the batch
     /// through `reader`.
-    package func apply(_ changes: TextIndexChanges, reader: some KeyValueReader, put: ([UInt8], [UInt8]) -> Void, delete: ([UInt8]) -> Void) throws {
+    package func apply(
+        _ changes: TextIndexChanges, reader: some KeyValueReader, put: ([UInt8], [UInt8]) -> Void,
+        delete: ([UInt8]) -> Void
+    ) throws {
         try writeSegment(changes, reader: reader, put: put)
         changes.terms.removeAll(keepingCapacity: true)
         var byBlock: [Int: [(Int, Int)]] = [:]
-        for (doc, length) in changes.lengths { byBlock[doc / TextLengths.blockSize, default: []].append((doc % TextLengths.blockSize, length)) }
+        for (doc, length) in changes.lengths {
+            byBlock[doc / TextLengths.blockSize, default: []].append((doc % TextLengths.blockSize, length))
+        }
         for (block, slots) in byBlock {
             var lengths = try reader.value(forKey: layout.lengths(block)).map { try TextLengths.decode($0) } ?? []
             for (slot, length) in slots {
@@ -126,7 +152,11 @@ package struct TextIndex: Sendable {
                 lengths[slot] = length
             }
             while lengths.last == 0 { lengths.removeLast() }
-            if lengths.isEmpty { delete(layout.lengths(block)) } else { put(layout.lengths(block), TextLengths.encode(lengths)) }
+            if lengths.isEmpty {
+                delete(layout.lengths(block))
+            } else {
+                put(layout.lengths(block), TextLengths.encode(lengths))
+            }
         }
         changes.lengths.removeAll(keepingCapacity: true)
         changes.pending = 0
@@ -202,7 +232,9 @@ package final class TextIndexChanges {
         nextSegment = stored.nextSegment
     }
 
-    package var statistics: TextStatistics { TextStatistics(documents: documents, tokens: tokens, nextDoc: nextDoc, nextSegment: nextSegment) }
+    package var statistics: TextStatistics {
+        TextStatistics(documents: documents, tokens: tokens, nextDoc: nextDoc, nextSegment: nextSegment)
+    }
 
     func record(_ term: TextTerm, _ doc: Int, _ change: Change) {
         terms[term, default: []].append((doc, change))
@@ -287,7 +319,9 @@ package struct TextIndexLayout: Sendable {
     func postingsPrefix(_ term: String) -> [UInt8] { subspace.pack(["p", .string(term)]) }
     package func postings(_ term: String) -> KeyRange { .prefix(postingsPrefix(term)) }
     /// A term's tombstones in a segment; also the key prefix of its blocks there.
-    func tombstones(_ term: String, _ segment: Int) -> [UInt8] { subspace.pack(["p", .string(term), .int(Int64(segment))]) }
+    func tombstones(_ term: String, _ segment: Int) -> [UInt8] {
+        subspace.pack(["p", .string(term), .int(Int64(segment))])
+    }
     package func block(_ term: String, _ segment: Int, _ firstDoc: Int) -> [UInt8] {
         subspace.pack(["p", .string(term), .int(Int64(segment)), .int(Int64(firstDoc))])
     }
@@ -305,7 +339,9 @@ package struct TextIndexLayout: Sendable {
     package var allLengths: Subspace { subspace["n"] }
     func segment(_ id: Int) -> [UInt8] { subspace.pack(["g", .int(Int64(id))]) }
     package var allSegments: Subspace { subspace["g"] }
-    func termChunk(_ segment: Int, _ chunk: Int) -> [UInt8] { subspace.pack(["w", .int(Int64(segment)), .int(Int64(chunk))]) }
+    func termChunk(_ segment: Int, _ chunk: Int) -> [UInt8] {
+        subspace.pack(["w", .int(Int64(segment)), .int(Int64(chunk))])
+    }
     var allTermChunks: Subspace { subspace["w"] }
     package var merge: [UInt8] { subspace.pack(["m"]) }
 
@@ -315,11 +351,15 @@ package struct TextIndexLayout: Sendable {
     static func readNumber(_ key: UnsafeRawBufferPointer, at offset: inout Int) throws -> Int {
         guard offset < key.count else { throw KVDocsError(.corruption, "a text index key lacks a number") }
         let n = Int(key[offset]) - 0x14
-        guard n >= 0, n <= 7, offset + 1 + n <= key.count else { throw KVDocsError(.corruption, "a text index key has a damaged number") }
+        guard n >= 0, n <= 7, offset + 1 + n <= key.count else {
+            throw KVDocsError(.corruption, "a text index key has a damaged number")
+        }
         var value = 0
         for i in 0..<n { value = value << 8 | Int(key[offset + 1 + i]) }
         offset += 1 + n
-        guard value <= TextDocument.maximumDocument else { throw KVDocsError(.corruption, "a text index key has a number out of range") }
+        guard value <= TextDocument.maximumDocument else {
+            throw KVDocsError(.corruption, "a text index key has a number out of range")
+        }
         return value
     }
 
@@ -341,10 +381,14 @@ package struct TextIndexLayout: Sendable {
         guard offset < key.count else { throw KVDocsError(.corruption, "a text index key lacks its document number") }
         let code = Int(key[offset])
         let n = code - 0x14
-        guard n >= 0, n <= 7, offset + 1 + n == key.count else { throw KVDocsError(.corruption, "a text index key has a damaged document number") }
+        guard n >= 0, n <= 7, offset + 1 + n == key.count else {
+            throw KVDocsError(.corruption, "a text index key has a damaged document number")
+        }
         var value = 0
         for i in 0..<n { value = value << 8 | Int(key[offset + 1 + i]) }
-        guard value <= TextDocument.maximumDocument else { throw KVDocsError(.corruption, "a text index key has a document number out of range") }
+        guard value <= TextDocument.maximumDocument else {
+            throw KVDocsError(.corruption, "a text index key has a document number out of range")
+        }
         return value
     }
 }
@@ -464,13 +508,17 @@ package struct TextDocument: Equatable {
     /// The number of occurrences stored in `bytes` that lie in `allowed` columns, without
     /// decoding positions into arrays (for column filters that need no positions).
     /// - Throws: `.corruption` for bytes that are not occurrences.
-    static func count(_ bytes: UnsafeRawBufferPointer, positions withPositions: Bool, allowed: ColumnMask?) throws -> Int {
+    static func count(_ bytes: UnsafeRawBufferPointer, positions withPositions: Bool, allowed: ColumnMask?) throws
+        -> Int
+    {
         var total = 0
         var i = 0
         while i < bytes.count {
             let column = try Varint.read(bytes, &i)
             let count = try Varint.read(bytes, &i)
-            guard count >= 1, count <= (withPositions ? bytes.count : maximumPosition) else { throw KVDocsError(.corruption, "text posting has an impossible count") }
+            guard count >= 1, count <= (withPositions ? bytes.count : maximumPosition) else {
+                throw KVDocsError(.corruption, "text posting has an impossible count")
+            }
             if allowed?.contains(column) ?? true { total += count }
             if withPositions {
                 for _ in 0..<count { _ = try Varint.read(bytes, &i) }
@@ -482,13 +530,17 @@ package struct TextDocument: Equatable {
     /// The columns of stored occurrences, each with its count and (when `positions`) its
     /// positions.
     /// - Throws: `.corruption` for bytes that are not occurrences.
-    static func decode(_ bytes: UnsafeRawBufferPointer, positions withPositions: Bool = true) throws -> [(column: Int, count: Int, positions: [Int])] {
+    static func decode(_ bytes: UnsafeRawBufferPointer, positions withPositions: Bool = true) throws -> [(
+        column: Int, count: Int, positions: [Int]
+    )] {
         var result: [(Int, Int, [Int])] = []
         var i = 0
         while i < bytes.count {
             let column = try Varint.read(bytes, &i)
             let count = try Varint.read(bytes, &i)
-            guard count >= 1, count <= (withPositions ? bytes.count : maximumPosition) else { throw KVDocsError(.corruption, "text posting has an impossible count") }
+            guard count >= 1, count <= (withPositions ? bytes.count : maximumPosition) else {
+                throw KVDocsError(.corruption, "text posting has an impossible count")
+            }
             guard withPositions else {
                 result.append((column, count, []))
                 continue
@@ -499,7 +551,9 @@ package struct TextDocument: Equatable {
             for k in 0..<count {
                 // Both are at most maximumPosition here, so the sum cannot overflow.
                 let delta = min(try Varint.read(bytes, &i), maximumPosition + 1)
-                guard k == 0 || delta > 0 else { throw KVDocsError(.corruption, "text posting repeats a token position") }
+                guard k == 0 || delta > 0 else {
+                    throw KVDocsError(.corruption, "text posting repeats a token position")
+                }
                 previous += delta
                 guard previous <= maximumPosition else {
                     throw KVDocsError(.corruption, "text posting has a token position past \(maximumPosition)")

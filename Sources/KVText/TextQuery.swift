@@ -190,16 +190,24 @@ extension TextQuery {
 /// it takes no part in a juxtaposition (`a col: (b)` and `col: (b) a` are errors).
 package struct TextQueryParser {
     enum Token: Equatable {
-        case word(String, Int)          // bareword or string (string flag), start
+        case word(String, Int)  // bareword or string (string flag), start
         case string(String, Int)
-        case lparen(Int), rparen(Int), lbrace(Int), rbrace(Int), colon(Int), comma(Int)
-        case plus(Int), star(Int), caret(Int), minus(Int)
+        case lparen(Int)
+        case rparen(Int)
+        case lbrace(Int)
+        case rbrace(Int)
+        case colon(Int)
+        case comma(Int)
+        case plus(Int)
+        case star(Int)
+        case caret(Int)
+        case minus(Int)
         case end(Int)
 
         var position: Int {
             switch self {
             case .word(_, let p), .string(_, let p), .lparen(let p), .rparen(let p), .lbrace(let p), .rbrace(let p),
-                 .colon(let p), .comma(let p), .plus(let p), .star(let p), .caret(let p), .minus(let p), .end(let p):
+                .colon(let p), .comma(let p), .plus(let p), .star(let p), .caret(let p), .minus(let p), .end(let p):
                 return p
             }
         }
@@ -222,7 +230,10 @@ package struct TextQueryParser {
 
     func error(_ message: String, at position: Int) -> KVDocsError {
         let near = String(decoding: text[min(position, text.count)...].prefix(20), as: UTF8.self)
-        return KVDocsError(.invalidArgument, "fts5: syntax error at position \(position)" + (near.isEmpty ? " (end of query)" : " near \"\(near)\"") + ": \(message)")
+        return KVDocsError(
+            .invalidArgument,
+            "fts5: syntax error at position \(position)" + (near.isEmpty ? " (end of query)" : " near \"\(near)\"")
+                + ": \(message)")
     }
 
     mutating func lex() throws {
@@ -231,16 +242,36 @@ package struct TextQueryParser {
             let c = text[i]
             switch c {
             case 0x20, 0x09, 0x0A, 0x0D: i += 1
-            case UInt8(ascii: "("): tokens.append(.lparen(i)); i += 1
-            case UInt8(ascii: ")"): tokens.append(.rparen(i)); i += 1
-            case UInt8(ascii: "{"): tokens.append(.lbrace(i)); i += 1
-            case UInt8(ascii: "}"): tokens.append(.rbrace(i)); i += 1
-            case UInt8(ascii: ":"): tokens.append(.colon(i)); i += 1
-            case UInt8(ascii: ","): tokens.append(.comma(i)); i += 1
-            case UInt8(ascii: "+"): tokens.append(.plus(i)); i += 1
-            case UInt8(ascii: "*"): tokens.append(.star(i)); i += 1
-            case UInt8(ascii: "^"): tokens.append(.caret(i)); i += 1
-            case UInt8(ascii: "-"): tokens.append(.minus(i)); i += 1
+            case UInt8(ascii: "("):
+                tokens.append(.lparen(i))
+                i += 1
+            case UInt8(ascii: ")"):
+                tokens.append(.rparen(i))
+                i += 1
+            case UInt8(ascii: "{"):
+                tokens.append(.lbrace(i))
+                i += 1
+            case UInt8(ascii: "}"):
+                tokens.append(.rbrace(i))
+                i += 1
+            case UInt8(ascii: ":"):
+                tokens.append(.colon(i))
+                i += 1
+            case UInt8(ascii: ","):
+                tokens.append(.comma(i))
+                i += 1
+            case UInt8(ascii: "+"):
+                tokens.append(.plus(i))
+                i += 1
+            case UInt8(ascii: "*"):
+                tokens.append(.star(i))
+                i += 1
+            case UInt8(ascii: "^"):
+                tokens.append(.caret(i))
+                i += 1
+            case UInt8(ascii: "-"):
+                tokens.append(.minus(i))
+                i += 1
             case UInt8(ascii: "\""):
                 let start = i
                 var value: [UInt8] = []
@@ -273,7 +304,8 @@ package struct TextQueryParser {
     }
 
     package static func isBareword(_ c: UInt8) -> Bool {
-        c >= 0x80 || (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A) || c == UInt8(ascii: "_")
+        c >= 0x80 || (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A)
+            || c == UInt8(ascii: "_")
     }
 
     var current: Token { tokens[index] }
@@ -330,7 +362,10 @@ package struct TextQueryParser {
                     continue
                 }
                 guard startsNearset() else {
-                    throw error(isKeyword("AND") || isKeyword("OR") || isKeyword("NOT") ? "an operator needs an expression before it" : "expected a term, a phrase or \"(\"", at: current.position)
+                    throw error(
+                        isKeyword("AND") || isKeyword("OR") || isKeyword("NOT")
+                            ? "an operator needs an expression before it" : "expected a term, a phrase or \"(\"",
+                        at: current.position)
                 }
                 state = try parseCNearset(&groups)
             case .chain:
@@ -344,7 +379,9 @@ package struct TextQueryParser {
                     // nothing else is in it: `"" night` is `night`.
                     if chain.count > 1 {
                         let kept = chain.filter { !$0.query.isEmpty }
-                        if chain.contains(where: { $0.query.isEmpty && $0.query.hasColumnFilter }) { droppedColumnFilter = true }
+                        if chain.contains(where: { $0.query.isEmpty && $0.query.hasColumnFilter }) {
+                            droppedColumnFilter = true
+                        }
                         chain = kept.isEmpty ? [chain[0]] : kept
                     }
                     state = .operand(try combine(chain, TextQuery.all))
@@ -414,7 +451,9 @@ package struct TextQueryParser {
                 // ::= exprlist cnearset`); `colset : ( expr )` is an expr, so `a col: (b)` is an
                 // error there.
                 guard groups[groups.count - 1].implicit.isEmpty else {
-                    throw error("a column filter with \"(\" needs an operator before it (an implicit AND joins only phrases and NEAR groups)", at: current.position)
+                    throw error(
+                        "a column filter with \"(\" needs an operator before it (an implicit AND joins only phrases and NEAR groups)",
+                        at: current.position)
                 }
                 try open(&groups, filter: filter, filtered: true)
                 return .primary
@@ -458,7 +497,8 @@ package struct TextQueryParser {
 
     func checked(_ node: Node) throws -> Node {
         guard node.depth <= TextQuery.maximumDepth else {
-            throw error("the expression tree is too large (maximum depth \(TextQuery.maximumDepth))", at: current.position)
+            throw error(
+                "the expression tree is too large (maximum depth \(TextQuery.maximumDepth))", at: current.position)
         }
         return node
     }
@@ -484,7 +524,10 @@ package struct TextQueryParser {
     mutating func parseColumnFilter() throws -> TextQuery.ColumnFilter? {
         let start = index
         var excluded = false
-        if case .minus = current { excluded = true; index += 1 }
+        if case .minus = current {
+            excluded = true
+            index += 1
+        }
         var names: [(String, Int)] = []
         var braces = false
         switch current {
@@ -493,7 +536,9 @@ package struct TextQueryParser {
             index += 1
             while true {
                 switch current {
-                case .word(let w, let p), .string(let w, let p): names.append((w, p)); index += 1
+                case .word(let w, let p), .string(let w, let p):
+                    names.append((w, p))
+                    index += 1
                 case .rbrace: index += 1
                 default: throw error("expected a column name or \"}\"", at: current.position)
                 }
@@ -517,7 +562,10 @@ package struct TextQueryParser {
         var named = Set<Int>()
         for (name, position) in names {
             guard let column = columns.firstIndex(where: { $0.lowercased() == name.lowercased() }) else {
-                throw KVDocsError(.invalidArgument, "fts5: no such column: \(name) (at position \(position); columns: \(columns.joined(separator: ", ")))")
+                throw KVDocsError(
+                    .invalidArgument,
+                    "fts5: no such column: \(name) (at position \(position); columns: \(columns.joined(separator: ", ")))"
+                )
             }
             named.insert(column)
         }
@@ -534,7 +582,8 @@ package struct TextQueryParser {
                 if case .rparen = current { break }
                 if case .comma = current {
                     index += 1
-                    guard case .word(let n, _) = current, !n.isEmpty, n.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else {
+                    guard case .word(let n, _) = current, !n.isEmpty, n.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 })
+                    else {
                         throw error("expected a number after \",\" in NEAR", at: current.position)
                     }
                     // Digits past Int.max saturate: a distance beyond any column is no bound.
@@ -556,7 +605,10 @@ package struct TextQueryParser {
             return .near(phrases, distance: distance, columns: filter)
         }
         var initial = false
-        if case .caret = current { initial = true; index += 1 }
+        if case .caret = current {
+            initial = true
+            index += 1
+        }
         var phrase = try parsePhraseChain(allowCaret: false)
         phrase.initial = initial
         phrase.columns = filter

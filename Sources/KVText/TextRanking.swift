@@ -21,11 +21,15 @@ package struct TextRanking {
     /// texts (for NEAR groups, what the search recorded), each with its phrase, in FTS5's
     /// `xInst` order (by column and position, then phrase): what highlights and snippets
     /// mark.
-    package func instances(texts: [String], tokenizer: TextTokenizer, doc: Int) -> [(instance: PhraseInstance, phrase: Int)] {
+    package func instances(texts: [String], tokenizer: TextTokenizer, doc: Int) -> [(
+        instance: PhraseInstance, phrase: Int
+    )] {
         // Each column's terms: term → column → positions.
         var positions: [TextTerm: [Int: [Int]]] = [:]
         for (column, text) in texts.enumerated() {
-            for token in tokenizer.tokens(text) { positions[TextTerm(token.term), default: [:]][column, default: []].append(token.position) }
+            for token in tokenizer.tokens(text) {
+                positions[TextTerm(token.term), default: [:]][column, default: []].append(token.position)
+            }
         }
         func occurrences(_ term: String, prefix: Bool) -> [Int: [Int]] {
             guard prefix else { return positions[TextTerm(term)] ?? [:] }
@@ -40,8 +44,11 @@ package struct TextRanking {
         var found = phrases.enumerated().map { i, p -> [PhraseInstance] in
             guard !p.terms.isEmpty else { return [] }
             var phrase = p
-            if let group = compiled.nearGroup[i] { phrase.columns = TextQueryParser.combine(p.columns, compiled.nearColumns[group.lowerBound]) }
-            return TextSearcher.instances(phrase, p.terms.enumerated().map { occurrences($1, prefix: p.prefix && $0 == p.terms.count - 1) })
+            if let group = compiled.nearGroup[i] {
+                phrase.columns = TextQueryParser.combine(p.columns, compiled.nearColumns[group.lowerBound])
+            }
+            return TextSearcher.instances(
+                phrase, p.terms.enumerated().map { occurrences($1, prefix: p.prefix && $0 == p.terms.count - 1) })
         }
         var nearMatched = found.map { !$0.isEmpty }
         for (p, state) in nearState {
@@ -53,7 +60,9 @@ package struct TextRanking {
         guard compiled.evaluate(&active, nearMatched: nearMatched, stack: &stack) else { return [] }
         var all: [(instance: PhraseInstance, phrase: Int)] = []
         for (p, list) in found.enumerated() where active[p] { all += list.map { ($0, p) } }
-        return all.sorted { ($0.instance.column, $0.instance.start, $0.phrase) < ($1.instance.column, $1.instance.start, $1.phrase) }
+        return all.sorted {
+            ($0.instance.column, $0.instance.start, $0.phrase) < ($1.instance.column, $1.instance.start, $1.phrase)
+        }
     }
 }
 
@@ -93,7 +102,10 @@ struct PhraseLeaf {
         }
         if position < docs.count && docs[position] >= target { return }
         var lo = position, step = 1
-        while lo + step < docs.count && docs[lo + step] < target { lo += step; step *= 2 }
+        while lo + step < docs.count && docs[lo + step] < target {
+            lo += step
+            step *= 2
+        }
         var hi = min(docs.count, lo + step + 1)
         while lo < hi {
             let mid = (lo + hi) / 2
@@ -112,7 +124,9 @@ struct PhraseLeaf {
         docs = rows.map(\.doc)
         frequencies = rows.map(\.frequency)
         matches = rows.count
-        chunkMaxima = stride(from: 0, to: rows.count, by: Self.chunk).map { frequencies[$0..<min($0 + Self.chunk, rows.count)].max() ?? 0 }
+        chunkMaxima = stride(from: 0, to: rows.count, by: Self.chunk).map {
+            frequencies[$0..<min($0 + Self.chunk, rows.count)].max() ?? 0
+        }
     }
 }
 
@@ -325,7 +339,10 @@ extension TextSearcher {
         }
         var i = 0
         while i < leaves.count {
-            guard let group = compiled.nearGroup[i], group.count > 1 else { i += 1; continue }
+            guard let group = compiled.nearGroup[i], group.count > 1 else {
+                i += 1
+                continue
+            }
             defer { i = group.upperBound }
             let (rows, flags, records) = try evaluateNear(compiled, group: group, phrases: effective, sources: sources)
             for (k, g) in group.enumerated() {
@@ -349,8 +366,11 @@ extension TextSearcher {
     ///
     /// Each row's stored position lists are walked in place; the lists of instances are
     /// scratch buffers kept from row to row.
-    private func evaluateNear(_ compiled: CompiledQuery, group: Range<Int>, phrases: [TextQuery.Phrase], sources: [[[TermPostings]]])
-        throws -> (rows: [[(doc: Int, frequency: Int)]], flags: [[Bool]], records: [NearRecord]) {
+    private func evaluateNear(
+        _ compiled: CompiledQuery, group: Range<Int>, phrases: [TextQuery.Phrase], sources: [[[TermPostings]]]
+    )
+        throws -> (rows: [[(doc: Int, frequency: Int)]], flags: [[Bool]], records: [NearRecord])
+    {
         let n = group.count
         var rows = Array(repeating: [(doc: Int, frequency: Int)](), count: n)
         var flags = Array(repeating: [Bool](), count: n)
@@ -409,7 +429,9 @@ extension TextSearcher {
             }
             if doc == .max { break }
             target = doc + 1
-            if try !filteredPrefixes.allSatisfy({ try terms[$0.term].hasOccurrences(in: $0.allowed, layout: layout, reader: reader) }) {
+            if try !filteredPrefixes.allSatisfy({
+                try terms[$0.term].hasOccurrences(in: $0.allowed, layout: layout, reader: reader)
+            }) {
                 continue
             }
             var complete = true
@@ -433,7 +455,9 @@ extension TextSearcher {
                     break
                 }
             }
-            let matched = complete && Self.nearMatch(&state, &scratch, lengths: lengths, distance: compiled.nearDistance[group.lowerBound])
+            let matched =
+                complete
+                && Self.nearMatch(&state, &scratch, lengths: lengths, distance: compiled.nearDistance[group.lowerBound])
             for k in 0..<n where !state[k].isEmpty {
                 rows[k].append((doc, state[k].count))
                 flags[k].append(matched)
@@ -458,7 +482,8 @@ extension TextSearcher {
     /// leapfrogging the terms' cursors from the rarest and walking the stored occurrences
     /// of those rows in place. `sources` holds, for each term, the posting lists it
     /// matches (several for a prefix).
-    private func evaluate(_ phrase: TextQuery.Phrase, sources: [[TermPostings]]) throws -> [(doc: Int, frequency: Int)] {
+    private func evaluate(_ phrase: TextQuery.Phrase, sources: [[TermPostings]]) throws -> [(doc: Int, frequency: Int)]
+    {
         guard !sources.isEmpty else { return [] }
         var terms = try sources.map { try TermRowCursor($0) }
         let order = terms.indices.sorted { terms[$0].documentFrequency < terms[$1].documentFrequency }
@@ -498,7 +523,9 @@ extension TextSearcher {
                 if let allowed {
                     entries.removeAll(keepingCapacity: true)
                     try terms[0].appendOccurrences(to: &entries, layout: layout, reader: reader)
-                    for bytes in entries { n += try bytes.withUnsafeBytes { try TextDocument.count($0, positions: full, allowed: allowed) } }
+                    for bytes in entries {
+                        n += try bytes.withUnsafeBytes { try TextDocument.count($0, positions: full, allowed: allowed) }
+                    }
                 } else {
                     n = terms[0].currentFrequency
                 }
@@ -525,7 +552,9 @@ extension TextIndex {
     /// exactly as FTS5's `bm25()` computes it, ties by row id.
     /// - Throws: `.invalidArgument` for a malformed query (naming the position) or one the
     ///   `detail` does not allow (FTS5's message), storage errors.
-    package func rank(_ query: String, limit: Int?, exhaustive: Bool = false, reader: any KeyValueReader) throws -> TextRanking {
+    package func rank(_ query: String, limit: Int?, exhaustive: Bool = false, reader: any KeyValueReader) throws
+        -> TextRanking
+    {
         var parser = TextQueryParser(text: Array(query.utf8), tokenizer: tokenizer, columns: columns)
         let parsed = try parser.parseQuery()
         let compiled = CompiledQuery(parsed)
@@ -537,10 +566,15 @@ extension TextIndex {
         let rows = try searcher.top(compiled, limit: limit, exhaustive: exhaustive)
         let hits = try rows.map { row -> (id: TupleElement, score: Double, doc: Int) in
             let t = try Tuple(decoding: row.id)
-            guard let id = t.elements.first, t.count == 1 else { throw KVDocsError(.corruption, "text index \(layout.subspace): document number \(row.doc) has a damaged row id") }
+            guard let id = t.elements.first, t.count == 1 else {
+                throw KVDocsError(
+                    .corruption, "text index \(layout.subspace): document number \(row.doc) has a damaged row id")
+            }
             return (id, -1.0 * row.score, row.doc)
         }
-        return TextRanking(query: parsed, compiled: compiled, hits: hits, work: searcher.work, nearState: searcher.nearState(for: hits.map(\.doc)))
+        return TextRanking(
+            query: parsed, compiled: compiled, hits: hits, work: searcher.work,
+            nearState: searcher.nearState(for: hits.map(\.doc)))
     }
 
     /// FTS5's rules for what each `detail` allows, checked as FTS5's parser does: each
@@ -551,8 +585,12 @@ extension TextIndex {
         guard detail != .full else { return }
         for node in compiled.nodes where node.kind == .phrase || node.kind == .near {
             let phrases = compiled.phrases[node.phrases]
-            if let first = phrases.first, phrases.count != 1 || first.terms.count > 1 || (first.initial && !first.terms.isEmpty) {
-                throw KVDocsError(.invalidArgument, "fts5: \(phrases.count == 1 ? "phrase" : "NEAR") queries are not supported (detail!=full)")
+            if let first = phrases.first,
+                phrases.count != 1 || first.terms.count > 1 || (first.initial && !first.terms.isEmpty)
+            {
+                throw KVDocsError(
+                    .invalidArgument,
+                    "fts5: \(phrases.count == 1 ? "phrase" : "NEAR") queries are not supported (detail!=full)")
             }
             if detail == .none, phrases.contains(where: { $0.columns != nil }) {
                 throw KVDocsError(.invalidArgument, "fts5: column queries are not supported (detail=none)")

@@ -41,7 +41,15 @@ struct CompiledQuery {
         var nearGroup: [Range<Int>?] = [], nearDistance: [Int] = [], nearColumns: [TextQuery.ColumnFilter?] = []
         // Open operator nodes: where they are, how many operands are still to come, where
         // their phrases start, and their own flags.
-        struct Open { let node: Int; let kind: Kind; let operands: Int; var left: Int; let start: Int; let required: Bool; let contributes: Bool }
+        struct Open {
+            let node: Int
+            let kind: Kind
+            let operands: Int
+            var left: Int
+            let start: Int
+            let required: Bool
+            let contributes: Bool
+        }
         var open: [Open] = []
         for item in items {
             // The flags this node inherits from its parent and its place among the operands.
@@ -56,27 +64,44 @@ struct CompiledQuery {
             switch item {
             case .phrase(let p):
                 phrases.append(p)
-                required.append(isRequired); contributes.append(isContributing)
-                nearGroup.append(nil); nearDistance.append(0); nearColumns.append(nil)
+                required.append(isRequired)
+                contributes.append(isContributing)
+                nearGroup.append(nil)
+                nearDistance.append(0)
+                nearColumns.append(nil)
                 nodes.append(Node(kind: .phrase, operands: 0, phrases: first..<phrases.count))
             case .near(let ps, let distance, let columns):
                 for p in ps {
                     phrases.append(p)
-                    required.append(isRequired); contributes.append(isContributing)
+                    required.append(isRequired)
+                    contributes.append(isContributing)
                 }
-                for _ in ps { nearGroup.append(first..<phrases.count); nearDistance.append(distance); nearColumns.append(columns) }
+                for _ in ps {
+                    nearGroup.append(first..<phrases.count)
+                    nearDistance.append(distance)
+                    nearColumns.append(columns)
+                }
                 nodes.append(Node(kind: .near, operands: 0, phrases: first..<phrases.count))
             case .and(let n):
                 nodes.append(Node(kind: .and, operands: n, phrases: first..<first))
-                open.append(Open(node: nodes.count - 1, kind: .and, operands: n, left: n, start: first, required: isRequired, contributes: isContributing))
+                open.append(
+                    Open(
+                        node: nodes.count - 1, kind: .and, operands: n, left: n, start: first, required: isRequired,
+                        contributes: isContributing))
                 operatorOperands = n
             case .or(let n):
                 nodes.append(Node(kind: .or, operands: n, phrases: first..<first))
-                open.append(Open(node: nodes.count - 1, kind: .or, operands: n, left: n, start: first, required: isRequired, contributes: isContributing))
+                open.append(
+                    Open(
+                        node: nodes.count - 1, kind: .or, operands: n, left: n, start: first, required: isRequired,
+                        contributes: isContributing))
                 operatorOperands = n
             case .not(let excluded):
                 nodes.append(Node(kind: .not, operands: excluded + 1, phrases: first..<first))
-                open.append(Open(node: nodes.count - 1, kind: .not, operands: excluded + 1, left: excluded + 1, start: first, required: isRequired, contributes: isContributing))
+                open.append(
+                    Open(
+                        node: nodes.count - 1, kind: .not, operands: excluded + 1, left: excluded + 1, start: first,
+                        required: isRequired, contributes: isContributing))
                 operatorOperands = excluded + 1
             }
             // A leaf, or an operator with no operands, is complete: close the operators it completes.
@@ -153,7 +178,9 @@ extension TextSearcher {
     /// the instances kept, and the counts BM25 gives the phrases, are FTS5's. `lengths`
     /// holds each phrase's number of terms; `out` is scratch space (as many lists), reused
     /// between calls.
-    static func nearMatch(_ lists: inout [[PhraseInstance]], _ out: inout [[PhraseInstance]], lengths: [Int], distance: Int) -> Bool {
+    static func nearMatch(
+        _ lists: inout [[PhraseInstance]], _ out: inout [[PhraseInstance]], lengths: [Int], distance: Int
+    ) -> Bool {
         let n = lists.count
         guard n > 1 else { return lists.first.map { !$0.isEmpty } ?? false }
         func clear(_ l: inout [[PhraseInstance]]) { for i in l.indices { l[i].removeAll(keepingCapacity: true) } }
@@ -291,7 +318,8 @@ package struct TextSearcher {
     mutating func length(_ doc: Int) throws -> Int {
         let block = doc / TextLengths.blockSize
         if lengthBlocks[block] == nil {
-            lengthBlocks[block] = try reader.value(forKey: layout.lengths(block)).map { try TextLengths.decode($0) } ?? []
+            lengthBlocks[block] =
+                try reader.value(forKey: layout.lengths(block)).map { try TextLengths.decode($0) } ?? []
         }
         let slot = doc % TextLengths.blockSize
         guard let lengths = lengthBlocks[block], slot < lengths.count else { return 0 }
@@ -303,7 +331,8 @@ package struct TextSearcher {
     mutating func rowID(_ doc: Int) throws -> [UInt8] {
         if let id = rowIDs[doc] { return id }
         guard let id = try reader.value(forKey: layout.row(doc)) else {
-            throw KVDocsError(.corruption, "text index \(layout.subspace): document number \(doc) has no row; reindex it")
+            throw KVDocsError(
+                .corruption, "text index \(layout.subspace): document number \(doc) has no row; reindex it")
         }
         rowIDs[doc] = id
         return id
@@ -358,7 +387,10 @@ final class TermPostings {
         storedEntries = Array(repeating: nil, count: headers.count)
         occurrenceBlocks = Array(repeating: nil, count: headers.count)
         for (a, b) in zip(headers, headers.dropFirst()) where b.firstDoc <= a.lastDoc {
-            throw KVDocsError(.corruption, "the posting blocks of text term \"\(term)\" overlap (documents \(a.firstDoc)...\(a.lastDoc) and \(b.firstDoc))")
+            throw KVDocsError(
+                .corruption,
+                "the posting blocks of text term \"\(term)\" overlap (documents \(a.firstDoc)...\(a.lastDoc) and \(b.firstDoc))"
+            )
         }
         documentFrequency = headers.reduce(0) { $0 + $1.count }
         guard !tombstones.isEmpty else { return }
@@ -368,7 +400,10 @@ final class TermPostings {
             let header = headers[b]
             // The tombstones within the block's range, if any.
             var lo = 0, hi = tombstones.count
-            while lo < hi { let mid = (lo + hi) / 2; if tombstones[mid] < header.firstDoc { lo = mid + 1 } else { hi = mid } }
+            while lo < hi {
+                let mid = (lo + hi) / 2
+                if tombstones[mid] < header.firstDoc { lo = mid + 1 } else { hi = mid }
+            }
             guard lo < tombstones.count, tombstones[lo] <= header.lastDoc else { continue }
             let block = try bodies[b].withUnsafeBytes { try header.decode($0) }
             var kept: [Int] = []
@@ -382,9 +417,13 @@ final class TermPostings {
                 keep[b] = false
                 continue
             }
-            let filtered = PostingBlock(firstDoc: block.docs[firstKept], docs: kept.map { block.docs[$0] }, frequencies: kept.map { block.frequencies[$0] },
-                                        norms: kept.map { block.norms[$0] }, impacts: block.impacts)
-            headers[b] = PostingBlockHeader(firstDoc: block.docs[firstKept], lastDoc: block.docs[lastKept], count: kept.count, impacts: header.impacts, bodyStart: header.bodyStart)
+            let filtered = PostingBlock(
+                firstDoc: block.docs[firstKept], docs: kept.map { block.docs[$0] },
+                frequencies: kept.map { block.frequencies[$0] },
+                norms: kept.map { block.norms[$0] }, impacts: block.impacts)
+            headers[b] = PostingBlockHeader(
+                firstDoc: block.docs[firstKept], lastDoc: block.docs[lastKept], count: kept.count,
+                impacts: header.impacts, bodyStart: header.bodyStart)
             decoded[b] = filtered
             storedEntries[b] = kept
         }
@@ -417,10 +456,17 @@ final class TermPostings {
         let scan = try reader.scan(layout.postings(prefix: prefix), order: .forward)
         while try scan.next({ k, v -> Void in
             // The key after the "p": the term (a tuple string), the segment, the first document.
-            guard base < k.count, k[base] == 0x02 else { throw KVDocsError(.corruption, "a text posting key lacks its term") }
+            guard base < k.count, k[base] == 0x02 else {
+                throw KVDocsError(.corruption, "a text posting key lacks its term")
+            }
             var end = base + 1
-            while end < k.count && !(k[end] == 0 && (end + 1 == k.count || k[end + 1] != 0xFF)) { end += k[end] == 0 ? 2 : 1 }
-            guard end < k.count, case .string(let term) = try Tuple(decoding: UnsafeRawBufferPointer(rebasing: k[base...end])).elements.first else {
+            while end < k.count && !(k[end] == 0 && (end + 1 == k.count || k[end + 1] != 0xFF)) {
+                end += k[end] == 0 ? 2 : 1
+            }
+            guard end < k.count,
+                case .string(let term) = try Tuple(decoding: UnsafeRawBufferPointer(rebasing: k[base...end])).elements
+                    .first
+            else {
                 throw KVDocsError(.corruption, "a text posting key has a damaged term")
             }
             if lists.last?.term.hasSameCodePoints(as: term) != true {
@@ -447,7 +493,10 @@ final class TermPostings {
         var lo = start, hi = headers.count
         // Gallop, then bisect: most calls move a block or two.
         var step = 1
-        while lo + step < hi && headers[lo + step - 1].lastDoc < doc { lo += step; step *= 2 }
+        while lo + step < hi && headers[lo + step - 1].lastDoc < doc {
+            lo += step
+            step *= 2
+        }
         hi = min(hi, lo + step)
         while lo < hi {
             let mid = (lo + hi) / 2
@@ -457,13 +506,20 @@ final class TermPostings {
     }
 
     /// The stored occurrences of entry `entry` of block `b`.
-    func occurrences(block b: Int, entry: Int, layout: TextIndexLayout, reader: any KeyValueReader) throws -> ArraySlice<UInt8> {
+    func occurrences(block b: Int, entry: Int, layout: TextIndexLayout, reader: any KeyValueReader) throws
+        -> ArraySlice<UInt8>
+    {
         let source = sources[b]
         if occurrenceBlocks[b] == nil {
             guard let bytes = try reader.value(forKey: layout.occurrences(term, source.segment, source.first)) else {
-                throw KVDocsError(.corruption, "text term \"\(term)\" has a posting block at \(source.first) in segment \(source.segment) without occurrences; reindex it")
+                throw KVDocsError(
+                    .corruption,
+                    "text term \"\(term)\" has a posting block at \(source.first) in segment \(source.segment) without occurrences; reindex it"
+                )
             }
-            occurrenceBlocks[b] = (bytes, try bytes.withUnsafeBytes { try OccurrenceBlock.ranges($0, count: source.stored) })
+            occurrenceBlocks[b] = (
+                bytes, try bytes.withUnsafeBytes { try OccurrenceBlock.ranges($0, count: source.stored) }
+            )
         }
         guard let block = occurrenceBlocks[b] else { return [] }
         let stored = storedEntries[b].map { $0[entry] } ?? entry
@@ -492,7 +548,10 @@ struct PostingCursor {
         if let b = block, blockIndex < list.blockCount, list.headers[blockIndex].lastDoc >= target {
             // Within the current block: gallop from the current entry.
             var lo = entry, step = 1
-            while lo + step < b.docs.count && b.docs[lo + step] < target { lo += step; step *= 2 }
+            while lo + step < b.docs.count && b.docs[lo + step] < target {
+                lo += step
+                step *= 2
+            }
             var hi = min(b.docs.count - 1, lo + step)
             while lo < hi {
                 let mid = (lo + hi) / 2
@@ -563,7 +622,9 @@ struct TermRowCursor {
 
     /// Appends the stored occurrences of each list's entry on the current row to `entries`.
     /// - Throws: storage errors, `.corruption` for a block without occurrences.
-    func appendOccurrences(to entries: inout [ArraySlice<UInt8>], layout: TextIndexLayout, reader: any KeyValueReader) throws {
+    func appendOccurrences(to entries: inout [ArraySlice<UInt8>], layout: TextIndexLayout, reader: any KeyValueReader)
+        throws
+    {
         guard !heap.isEmpty else { return }
         try appendOccurrences(0, heap[0].doc, &entries, layout, reader)
     }
@@ -583,9 +644,14 @@ struct TermRowCursor {
     }
 
     // The lists on the current row are the heap's top and the entries below it on the same row.
-    private func appendOccurrences(_ i: Int, _ doc: Int, _ entries: inout [ArraySlice<UInt8>], _ layout: TextIndexLayout, _ reader: any KeyValueReader) throws {
+    private func appendOccurrences(
+        _ i: Int, _ doc: Int, _ entries: inout [ArraySlice<UInt8>], _ layout: TextIndexLayout,
+        _ reader: any KeyValueReader
+    ) throws {
         guard i < heap.count, heap[i].doc == doc else { return }
-        entries.append(try heap[i].list.occurrences(block: heap[i].blockIndex, entry: heap[i].entry, layout: layout, reader: reader))
+        entries.append(
+            try heap[i].list.occurrences(
+                block: heap[i].blockIndex, entry: heap[i].entry, layout: layout, reader: reader))
         try appendOccurrences(2 * i + 1, doc, &entries, layout, reader)
         try appendOccurrences(2 * i + 2, doc, &entries, layout, reader)
     }

@@ -41,7 +41,8 @@ package struct TextSegment: Equatable {
         guard values.count == 5, values.allSatisfy({ $0 >= 0 && $0 < Self.maximumID }), values[1] < 64 else {
             throw KVDocsError(.corruption, "the record of text segment \(id) is damaged")
         }
-        self.init(id: id, order: values[0], level: values[1], postings: values[2], tombstones: values[3], chunks: values[4])
+        self.init(
+            id: id, order: values[0], level: values[1], postings: values[2], tombstones: values[3], chunks: values[4])
     }
 
     init(id: Int, order: Int, level: Int, postings: Int, tombstones: Int, chunks: Int) {
@@ -82,7 +83,9 @@ struct TextMerge: Equatable {
 
     func encoded() -> [UInt8] {
         var out: [UInt8] = []
-        for v in [output, level, order, bottom ? 1 : 0, postings, tombstones, chunks, inputs.count] { Varint.append(v, to: &out) }
+        for v in [output, level, order, bottom ? 1 : 0, postings, tombstones, chunks, inputs.count] {
+            Varint.append(v, to: &out)
+        }
         for i in inputs { for v in [i.segment, i.chunks, i.chunk, i.offset] { Varint.append(v, to: &out) } }
         return out
     }
@@ -96,7 +99,8 @@ struct TextMerge: Equatable {
             return values
         }
         guard values.count >= 8, values.allSatisfy({ $0 >= 0 && $0 < TextSegment.maximumID }), values[7] >= 2,
-              values.count == 8 + 4 * values[7] else {
+            values.count == 8 + 4 * values[7]
+        else {
             throw KVDocsError(.corruption, "the merge state of a text index is damaged")
         }
         output = values[0]
@@ -106,8 +110,12 @@ struct TextMerge: Equatable {
         postings = values[4]
         tombstones = values[5]
         chunks = values[6]
-        inputs = stride(from: 8, to: values.count, by: 4).map { Input(segment: values[$0], chunks: values[$0 + 1], chunk: values[$0 + 2], offset: values[$0 + 3]) }
-        guard inputs.allSatisfy({ $0.chunk <= $0.chunks }) else { throw KVDocsError(.corruption, "the merge state of a text index is damaged") }
+        inputs = stride(from: 8, to: values.count, by: 4).map {
+            Input(segment: values[$0], chunks: values[$0 + 1], chunk: values[$0 + 2], offset: values[$0 + 3])
+        }
+        guard inputs.allSatisfy({ $0.chunk <= $0.chunks }) else {
+            throw KVDocsError(.corruption, "the merge state of a text index is damaged")
+        }
     }
 
     init(output: Int, level: Int, order: Int, bottom: Bool, inputs: [Input]) {
@@ -140,16 +148,22 @@ enum TextTermList {
         try bytes.withUnsafeBytes { raw in
             var i = 0
             let count = try Varint.read(raw, &i)
-            guard count >= 0, count <= raw.count else { throw KVDocsError(.corruption, "a text segment's term list is damaged") }
+            guard count >= 0, count <= raw.count else {
+                throw KVDocsError(.corruption, "a text segment's term list is damaged")
+            }
             var terms: [[UInt8]] = []
             terms.reserveCapacity(count)
             for _ in 0..<count {
                 let n = try Varint.read(raw, &i)
-                guard n >= 0, n <= raw.count - i else { throw KVDocsError(.corruption, "a text segment's term list is truncated") }
+                guard n >= 0, n <= raw.count - i else {
+                    throw KVDocsError(.corruption, "a text segment's term list is truncated")
+                }
                 terms.append(Array(raw[i..<(i + n)]))
                 i += n
             }
-            guard i == raw.count else { throw KVDocsError(.corruption, "a text segment's term list has trailing bytes") }
+            guard i == raw.count else {
+                throw KVDocsError(.corruption, "a text segment's term list has trailing bytes")
+            }
             return terms
         }
     }
@@ -178,7 +192,9 @@ enum TextTombstones {
                 throw KVDocsError(.corruption, "a text tombstone list is damaged")
             }
             previous += delta
-            guard previous <= TextDocument.maximumDocument else { throw KVDocsError(.corruption, "a text tombstone is out of range") }
+            guard previous <= TextDocument.maximumDocument else {
+                throw KVDocsError(.corruption, "a text tombstone is out of range")
+            }
             docs.append(previous)
         }
         guard !docs.isEmpty else { throw KVDocsError(.corruption, "a text tombstone list is empty") }
@@ -222,7 +238,10 @@ package struct TextStructure {
         let merge = try reader.value(forKey: layout.merge).map { try TextMerge($0) }
         if let merge {
             for input in merge.inputs where segments[input.segment] == nil {
-                throw KVDocsError(.corruption, "text index \(layout.subspace): the merge in progress reads segment \(input.segment), which has no record")
+                throw KVDocsError(
+                    .corruption,
+                    "text index \(layout.subspace): the merge in progress reads segment \(input.segment), which has no record"
+                )
             }
         }
         return TextStructure(segments: segments, merge: merge)
@@ -233,19 +252,24 @@ package struct TextStructure {
     /// batch excluded).
     func nextMerge(output: Int) -> TextMerge? {
         let busy = Set(merge?.inputs.map(\.segment) ?? [])
-        let byAge = segments.values.filter { !fresh.contains($0.id) && !busy.contains($0.id) }.sorted { $0.order < $1.order }
+        let byAge = segments.values.filter { !fresh.contains($0.id) && !busy.contains($0.id) }.sorted {
+            $0.order < $1.order
+        }
         guard let oldest = segments.values.map(\.order).min() else { return nil }
         var best: ArraySlice<TextSegment>?
         var start = 0
         while start < byAge.count {
             var end = start + 1
             while end < byAge.count && byAge[end].level == byAge[start].level { end += 1 }
-            if end - start >= Self.mergeFactor, best.map({ byAge[start].level < $0[$0.startIndex].level }) ?? true { best = byAge[start..<end] }
+            if end - start >= Self.mergeFactor, best.map({ byAge[start].level < $0[$0.startIndex].level }) ?? true {
+                best = byAge[start..<end]
+            }
             start = end
         }
         guard let run = best, let first = run.first else { return nil }
-        return TextMerge(output: output, level: min(first.level + 1, 63), order: first.order, bottom: first.order == oldest,
-                         inputs: run.map { TextMerge.Input(segment: $0.id, chunks: $0.chunks) })
+        return TextMerge(
+            output: output, level: min(first.level + 1, 63), order: first.order, bottom: first.order == oldest,
+            inputs: run.map { TextMerge.Input(segment: $0.id, chunks: $0.chunks) })
     }
 
     /// A merge of every segment into one, or nil when there is at most one and it holds no
@@ -253,8 +277,9 @@ package struct TextStructure {
     func fullMerge(output: Int) -> TextMerge? {
         let byAge = segments.values.sorted { $0.order < $1.order }
         guard let first = byAge.first, byAge.count > 1 || first.tombstones > 0 else { return nil }
-        return TextMerge(output: output, level: min((byAge.map(\.level).max() ?? 0) + 1, 63), order: first.order, bottom: true,
-                         inputs: byAge.map { TextMerge.Input(segment: $0.id, chunks: $0.chunks) })
+        return TextMerge(
+            output: output, level: min((byAge.map(\.level).max() ?? 0) + 1, 63), order: first.order, bottom: true,
+            inputs: byAge.map { TextMerge.Input(segment: $0.id, chunks: $0.chunks) })
     }
 
     /// The most segments in one level.
@@ -292,15 +317,20 @@ extension TextIndex {
     /// added, at least ``TextStructure/minimumBudget``, eight times more when a level holds
     /// ``TextStructure/crisisSegments`` segments.
     package func mergeBudget(_ changes: TextIndexChanges) -> Int {
-        let base = max(TextStructure.minimumBudget, changes.written.multipliedReportingOverflow(by: 4).overflow ? Int.max : changes.written * 4)
-        return (changes.structure?.crowdedLevel ?? 0) >= TextStructure.crisisSegments ? (base.multipliedReportingOverflow(by: 8).overflow ? Int.max : base * 8) : base
+        let base = max(
+            TextStructure.minimumBudget,
+            changes.written.multipliedReportingOverflow(by: 4).overflow ? Int.max : changes.written * 4)
+        return (changes.structure?.crowdedLevel ?? 0) >= TextStructure.crisisSegments
+            ? (base.multipliedReportingOverflow(by: 8).overflow ? Int.max : base * 8) : base
     }
 
     /// The posting block of `chunk` (sorted by document, not empty): the bytes of
     /// ``PostingBlock/encoded()``, without building the block's arrays.
     package static func encodedBlock(_ chunk: ArraySlice<TextEntry>) -> [UInt8] {
         let first = chunk[chunk.startIndex]
-        let impacts = chunk.count == 1 ? [PostingBlock.Impact(frequency: first.frequency, length: first.length)]
+        let impacts =
+            chunk.count == 1
+            ? [PostingBlock.Impact(frequency: first.frequency, length: first.length)]
             : PostingBlock.frontier(chunk.map { PostingBlock.Impact(frequency: $0.frequency, length: $0.length) })
         var out: [UInt8] = []
         out.reserveCapacity(8 + impacts.count * 3 + chunk.count * 3)
@@ -334,7 +364,9 @@ extension TextIndex {
 
     /// Writes the postings in `segment` for `term`: tombstones, then blocks of
     /// ``PostingBlock/capacity`` entries (sorted by document).
-    func writeTerm(_ term: String, segment: Int, entries: [TextEntry], tombstones: [Int], put: ([UInt8], [UInt8]) -> Void) {
+    func writeTerm(
+        _ term: String, segment: Int, entries: [TextEntry], tombstones: [Int], put: ([UInt8], [UInt8]) -> Void
+    ) {
         if !tombstones.isEmpty { put(layout.tombstones(term, segment), TextTombstones.encode(tombstones)) }
         var start = 0
         while start < entries.count {
@@ -348,14 +380,19 @@ extension TextIndex {
 
     /// Writes what `changes` recorded for each term as one new segment with its record and
     /// term list (nothing when no term changed).
-    func writeSegment(_ changes: TextIndexChanges, reader: some KeyValueReader, put: ([UInt8], [UInt8]) -> Void) throws {
+    func writeSegment(_ changes: TextIndexChanges, reader: some KeyValueReader, put: ([UInt8], [UInt8]) -> Void) throws
+    {
         guard !changes.terms.isEmpty else { return }
         if changes.structure == nil { changes.structure = try TextStructure.load(layout, reader) }
         let id = changes.nextSegment
-        guard id < TextSegment.maximumID else { throw KVDocsError(.invalidArgument, "text index \(layout.subspace) has used every segment id; reindex it") }
+        guard id < TextSegment.maximumID else {
+            throw KVDocsError(.invalidArgument, "text index \(layout.subspace) has used every segment id; reindex it")
+        }
         changes.nextSegment += 1
         changes.statisticsChanged = true
-        var terms: [(bytes: [UInt8], term: String, changes: [(Int, TextIndexChanges.Change)])] = changes.terms.map { (Array($0.key.text.utf8), $0.key.text, $0.value) }
+        var terms: [(bytes: [UInt8], term: String, changes: [(Int, TextIndexChanges.Change)])] = changes.terms.map {
+            (Array($0.key.text.utf8), $0.key.text, $0.value)
+        }
         terms.sort { Self.termPrecedes($0.bytes, $1.bytes) }
         var listed: [[UInt8]] = []
         var postings = 0, tombstoneCount = 0
@@ -375,7 +412,10 @@ extension TextIndex {
             if ascendingPuts {
                 entries.reserveCapacity(recorded.count)
                 for case let (doc, .put(p)) in recorded {
-                    entries.append(TextEntry(doc: doc, frequency: p.frequency, norm: TextLengths.norm(p.length), length: p.length, occurrences: p.occurrences[...]))
+                    entries.append(
+                        TextEntry(
+                            doc: doc, frequency: p.frequency, norm: TextLengths.norm(p.length), length: p.length,
+                            occurrences: p.occurrences[...]))
                 }
             } else {
                 // A number is put at most once (rows get new numbers when they change), so a
@@ -391,8 +431,10 @@ extension TextIndex {
                 for doc in removed where puts.removeValue(forKey: doc) == nil { tombstones.append(doc) }
                 tombstones.sort()
                 entries = puts.sorted { $0.key < $1.key }.map {
-                    TextEntry(doc: $0.key, frequency: $0.value.frequency, norm: TextLengths.norm($0.value.length), length: $0.value.length,
-                              occurrences: $0.value.occurrences[...])
+                    TextEntry(
+                        doc: $0.key, frequency: $0.value.frequency, norm: TextLengths.norm($0.value.length),
+                        length: $0.value.length,
+                        occurrences: $0.value.occurrences[...])
                 }
             }
             guard !entries.isEmpty || !tombstones.isEmpty else { continue }
@@ -404,10 +446,13 @@ extension TextIndex {
         guard !listed.isEmpty else { return }
         var chunks = 0
         for start in stride(from: 0, to: listed.count, by: TextTermList.chunkSize) {
-            put(layout.termChunk(id, chunks), TextTermList.encode(listed[start..<min(start + TextTermList.chunkSize, listed.count)]))
+            put(
+                layout.termChunk(id, chunks),
+                TextTermList.encode(listed[start..<min(start + TextTermList.chunkSize, listed.count)]))
             chunks += 1
         }
-        let record = TextSegment(id: id, order: id, level: 0, postings: postings, tombstones: tombstoneCount, chunks: chunks)
+        let record = TextSegment(
+            id: id, order: id, level: 0, postings: postings, tombstones: tombstoneCount, chunks: chunks)
         put(layout.segment(id), record.encoded())
         changes.structure?.segments[id] = record
         changes.structure?.fresh.insert(id)
@@ -419,15 +464,19 @@ extension TextIndex {
     /// about `budget` postings were read. Returns whether a merge remains in progress or
     /// segments remain that a full merge (with `full`) would combine.
     @discardableResult
-    package func mergeStep(_ changes: TextIndexChanges, budget: Int, full: Bool = false, reader: some KeyValueReader,
-                   put: ([UInt8], [UInt8]) -> Void, delete: ([UInt8]) -> Void) throws -> Bool {
+    package func mergeStep(
+        _ changes: TextIndexChanges, budget: Int, full: Bool = false, reader: some KeyValueReader,
+        put: ([UInt8], [UInt8]) -> Void, delete: ([UInt8]) -> Void
+    ) throws -> Bool {
         if changes.structure == nil { changes.structure = try TextStructure.load(layout, reader) }
         guard var structure = changes.structure else { return false }
         defer { changes.structure = structure }
         if structure.merge == nil {
             let output = changes.nextSegment
             guard output < TextSegment.maximumID else { return false }
-            guard let next = full ? structure.fullMerge(output: output) : structure.nextMerge(output: output) else { return false }
+            guard let next = full ? structure.fullMerge(output: output) : structure.nextMerge(output: output) else {
+                return false
+            }
             changes.nextSegment += 1
             changes.statisticsChanged = true
             structure.merge = next
@@ -436,9 +485,15 @@ extension TextIndex {
         var lists: [[[UInt8]]] = Array(repeating: [], count: merge.inputs.count)
         func load(_ k: Int) throws {
             let input = merge.inputs[k]
-            guard input.chunk < input.chunks else { lists[k] = []; return }
+            guard input.chunk < input.chunks else {
+                lists[k] = []
+                return
+            }
             guard let bytes = try reader.value(forKey: layout.termChunk(input.segment, input.chunk)) else {
-                throw KVDocsError(.corruption, "text index \(layout.subspace): segment \(input.segment) lacks chunk \(input.chunk) of its term list")
+                throw KVDocsError(
+                    .corruption,
+                    "text index \(layout.subspace): segment \(input.segment) lacks chunk \(input.chunk) of its term list"
+                )
             }
             lists[k] = try TextTermList.decode(bytes)
         }
@@ -465,12 +520,15 @@ extension TextIndex {
                 }
                 guard let bytes = smallest else { break }
                 var segments: [Int] = []
-                for k in merge.inputs.indices where merge.inputs[k].chunk < merge.inputs[k].chunks && lists[k][merge.inputs[k].offset] == bytes {
+                for k in merge.inputs.indices
+                where merge.inputs[k].chunk < merge.inputs[k].chunks && lists[k][merge.inputs[k].offset] == bytes {
                     segments.append(merge.inputs[k].segment)
                     merge.inputs[k].offset += 1
                 }
                 guard let term = String(validating: bytes, as: UTF8.self) else {
-                    throw KVDocsError(.corruption, "text index \(layout.subspace): a segment's term list holds bytes that are not UTF-8")
+                    throw KVDocsError(
+                        .corruption,
+                        "text index \(layout.subspace): a segment's term list holds bytes that are not UTF-8")
                 }
                 group.append((bytes, term, segments.sorted()))
             }
@@ -478,8 +536,11 @@ extension TextIndex {
                 finished = true
                 break
             }
-            for moved in try mergeTerms(group.map { ($0.term, $0.segments) }, into: merge.output, bottom: merge.bottom, reader: reader, put: put, delete: delete)
-                .enumerated() {
+            for moved in try mergeTerms(
+                group.map { ($0.term, $0.segments) }, into: merge.output, bottom: merge.bottom, reader: reader,
+                put: put, delete: delete
+            )
+            .enumerated() {
                 work += moved.element.read
                 if moved.element.postings + moved.element.tombstones > 0 {
                     listed.append(group[moved.offset].bytes)
@@ -501,8 +562,9 @@ extension TextIndex {
             delete(layout.merge)
             structure.merge = nil
             if merge.chunks > 0 {
-                let record = TextSegment(id: merge.output, order: merge.order, level: merge.level, postings: merge.postings,
-                                         tombstones: merge.tombstones, chunks: merge.chunks)
+                let record = TextSegment(
+                    id: merge.output, order: merge.order, level: merge.level, postings: merge.postings,
+                    tombstones: merge.tombstones, chunks: merge.chunks)
                 put(layout.segment(merge.output), record.encoded())
                 structure.segments[merge.output] = record
                 structure.fresh.insert(merge.output)
@@ -519,8 +581,10 @@ extension TextIndex {
     /// Reads the terms' blocks with one cursor over all their key ranges (and their
     /// occurrence blocks with another, in the same order). Returns, for each term, the
     /// postings and tombstones read and those written.
-    private func mergeTerms(_ terms: [(term: String, segments: [Int])], into output: Int, bottom: Bool, reader: some KeyValueReader,
-                            put: ([UInt8], [UInt8]) -> Void, delete: ([UInt8]) -> Void) throws -> [(read: Int, postings: Int, tombstones: Int)] {
+    private func mergeTerms(
+        _ terms: [(term: String, segments: [Int])], into output: Int, bottom: Bool, reader: some KeyValueReader,
+        put: ([UInt8], [UInt8]) -> Void, delete: ([UInt8]) -> Void
+    ) throws -> [(read: Int, postings: Int, tombstones: Int)] {
         // Key ranges in key order: by term, then segment.
         var ranges: [KeyRange] = [], occurrenceRanges: [KeyRange] = []
         var owners: [(term: Int, segment: Int, prefix: Int)] = []
@@ -541,11 +605,16 @@ extension TextIndex {
         while let (key, value) = try blocks.next({ k, v in (Array(k), Array(v)) }) {
             // The range this key came from: the first at or after the current one it starts with.
             while owner < ranges.count, !ranges[owner].contains(key) { owner += 1 }
-            guard owner < owners.count else { throw KVDocsError(.corruption, "text index \(layout.subspace): a merge read a key outside its ranges") }
+            guard owner < owners.count else {
+                throw KVDocsError(.corruption, "text index \(layout.subspace): a merge read a key outside its ranges")
+            }
             let (t, segment, termEnd) = owners[owner]
             let term = terms[t].term
             let parsed = try key.withUnsafeBytes { try TextIndexLayout.postingKey($0, at: termEnd) }
-            guard parsed.segment == segment else { throw KVDocsError(.corruption, "text term \"\(term)\" has a key of segment \(parsed.segment) under \(segment)") }
+            guard parsed.segment == segment else {
+                throw KVDocsError(
+                    .corruption, "text term \"\(term)\" has a key of segment \(parsed.segment) under \(segment)")
+            }
             delete(key)
             guard let first = parsed.first else {
                 let docs = try value.withUnsafeBytes { try TextTombstones.decode($0) }
@@ -558,26 +627,40 @@ extension TextIndex {
             var occurrences: [ArraySlice<UInt8>] = []
             if let occurrenceBlocks {
                 let expected = layout.occurrences(term, segment, first)
-                guard let (stored, bytes) = try occurrenceBlocks.next({ k, v in (Array(k), Array(v)) }), stored == expected else {
-                    throw KVDocsError(.corruption, "text index \(layout.subspace): term \"\(term)\" has a posting block at \(first) in segment \(segment) without occurrences; reindex it")
+                guard let (stored, bytes) = try occurrenceBlocks.next({ k, v in (Array(k), Array(v)) }),
+                    stored == expected
+                else {
+                    throw KVDocsError(
+                        .corruption,
+                        "text index \(layout.subspace): term \"\(term)\" has a posting block at \(first) in segment \(segment) without occurrences; reindex it"
+                    )
                 }
                 occurrences = try OccurrenceBlock.decode(bytes, count: block.count).entries
                 delete(stored)
             }
             for (e, doc) in block.docs.enumerated() {
-                entries[t].append(TextEntry(doc: doc, frequency: block.frequencies[e], norm: block.norms[e], length: TextLengths.length(ofNorm: block.norms[e]),
-                                            occurrences: occurrences.isEmpty ? [] : occurrences[e]))
+                entries[t].append(
+                    TextEntry(
+                        doc: doc, frequency: block.frequencies[e], norm: block.norms[e],
+                        length: TextLengths.length(ofNorm: block.norms[e]),
+                        occurrences: occurrences.isEmpty ? [] : occurrences[e]))
             }
         }
         if let occurrenceBlocks, let extra = try occurrenceBlocks.next({ k, _ in Array(k) }) {
-            throw KVDocsError(.corruption, "text index \(layout.subspace): an occurrence block has no posting block: \((try? Tuple(decoding: extra).description) ?? "?")")
+            throw KVDocsError(
+                .corruption,
+                "text index \(layout.subspace): an occurrence block has no posting block: \((try? Tuple(decoding: extra).description) ?? "?")"
+            )
         }
         var result: [(read: Int, postings: Int, tombstones: Int)] = []
         for t in terms.indices {
             var list = entries[t]
             list.sort { $0.doc < $1.doc }
             for (a, b) in zip(list, list.dropFirst()) where a.doc == b.doc {
-                throw KVDocsError(.corruption, "text index \(layout.subspace): term \"\(terms[t].term)\" has two postings for document number \(a.doc)")
+                throw KVDocsError(
+                    .corruption,
+                    "text index \(layout.subspace): term \"\(terms[t].term)\" has two postings for document number \(a.doc)"
+                )
             }
             let kept = tombstones[t].isEmpty ? list : list.filter { !tombstones[t].contains($0.doc) }
             let left = bottom ? [] : tombstones[t].subtracting(list.map(\.doc)).sorted()

@@ -63,7 +63,8 @@ public struct TextTokenizer: Sendable {
         func finish() {
             guard start >= 0 else { return }
             let bytes = kind == .porter ? PorterStemmer.stem(term) : term
-            result.append(TextToken(term: String(decoding: bytes, as: UTF8.self), position: result.count, start: start, end: end))
+            result.append(
+                TextToken(term: String(decoding: bytes, as: UTF8.self), position: result.count, start: start, end: end))
             term.removeAll(keepingCapacity: true)
             start = -1
         }
@@ -104,7 +105,11 @@ public struct TextTokenizer: Sendable {
         for scalar in text.unicodeScalars {
             var value = scalar.value
             if !caseSensitive {
-                if value >= 0x41 && value <= 0x5A { value += 32 } else if value >= 0x80 { value = TrigramFolds.shared.fold(value) }
+                if value >= 0x41 && value <= 0x5A {
+                    value += 32
+                } else if value >= 0x80 {
+                    value = TrigramFolds.shared.fold(value)
+                }
             }
             let folded = Unicode.Scalar(value) ?? scalar
             window.append((Array(String(folded).utf8), offset))
@@ -113,7 +118,10 @@ public struct TextTokenizer: Sendable {
             if window.count == 3 {
                 term.removeAll(keepingCapacity: true)
                 for c in window { term += c.bytes }
-                result.append(TextToken(term: String(decoding: term, as: UTF8.self), position: result.count, start: window[0].start, end: offset))
+                result.append(
+                    TextToken(
+                        term: String(decoding: term, as: UTF8.self), position: result.count, start: window[0].start,
+                        end: offset))
             }
         }
         return result
@@ -167,7 +175,9 @@ final class Unicode61: Sendable {
         var folds: [UInt32: UInt32] = [:]
         for item in table.split(whereSeparator: { $0 == " " || $0 == "\n" }) {
             let parts = item.split(separator: ":")
-            guard parts.count == 2, let from = UInt32(parts[0], radix: 16), let to = UInt32(parts[1], radix: 16) else { continue }
+            guard parts.count == 2, let from = UInt32(parts[0], radix: 16), let to = UInt32(parts[1], radix: 16) else {
+                continue
+            }
             folds[from] = to
         }
         return folds
@@ -176,7 +186,6 @@ final class Unicode61: Sendable {
     /// The folded code point; 0 when the character is dropped.
     func fold(_ cp: UInt32) -> UInt32 { foldMap[cp] ?? cp }
 }
-
 
 /// The trigram tokenizer's case folding (see `TrigramFoldTable`).
 final class TrigramFolds: Sendable {
@@ -202,4 +211,3 @@ public enum TextDetail: String, Sendable, Hashable, CaseIterable {
     /// supported (detail=none)"). Terms, prefixes and boolean queries work.
     case none
 }
-

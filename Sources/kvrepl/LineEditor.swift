@@ -34,8 +34,9 @@ enum LineEditor {
 
     static func run(_ session: Session) {
         self.session = session
-        let history = (ProcessInfo.processInfo.environment["KVREPL_HISTORY"]
-            ?? ((ProcessInfo.processInfo.environment["HOME"] ?? ".") + "/.kvrepl_history"))
+        let history =
+            (ProcessInfo.processInfo.environment["KVREPL_HISTORY"]
+                ?? ((ProcessInfo.processInfo.environment["HOME"] ?? ".") + "/.kvrepl_history"))
         useUTF8CharacterType()
         kv_set_readline_name("kvrepl")
         kv_disable_filename_completion()
@@ -45,12 +46,14 @@ enum LineEditor {
             LineEditor.candidates = LineEditor.session?.completions(for: typed, line: line) ?? []
             LineEditor.next = 0
             guard let text else { return nil }
-            return rl_completion_matches(text, { _, state in
-                if state == 0 { LineEditor.next = 0 }
-                guard LineEditor.next < LineEditor.candidates.count else { return nil }
-                defer { LineEditor.next += 1 }
-                return strdup(LineEditor.candidates[LineEditor.next])
-            })
+            return rl_completion_matches(
+                text,
+                { _, state in
+                    if state == 0 { LineEditor.next = 0 }
+                    guard LineEditor.next < LineEditor.candidates.count else { return nil }
+                    defer { LineEditor.next += 1 }
+                    return strdup(LineEditor.candidates[LineEditor.next])
+                })
         }
         read_history(history)
         session.progress = { line in
@@ -63,9 +66,17 @@ enum LineEditor {
             return String(cString: answer).lowercased().hasPrefix("y")
         }
         let write = session.out, warn = session.err
-        session.out = { clearProgress(); write($0) }
-        session.err = { clearProgress(); warn($0) }
-        print("kvrepl on \(session.path)\(session.readOnly ? " (read-only)" : "") — type help for the commands, quit to leave")
+        session.out = {
+            clearProgress()
+            write($0)
+        }
+        session.err = {
+            clearProgress()
+            warn($0)
+        }
+        print(
+            "kvrepl on \(session.path)\(session.readOnly ? " (read-only)" : "") — type help for the commands, quit to leave"
+        )
         while let raw = readline(session.prompt) {
             let line = String(cString: raw)
             free(raw)

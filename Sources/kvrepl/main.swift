@@ -11,10 +11,10 @@ struct KVRepl: ParsableCommand {
         commandName: "kvrepl",
         abstract: "Inspect and query a LevelDB database: raw keys, documents, indexes and full-text search.",
         discussion: """
-        Interactive when standard input is a terminal and no -c is given; otherwise each -c \
-        command, or each line of standard input, runs in order. Exit status: 0 when every \
-        command succeeded, 1 when any failed, 2 for a usage error. Type `help` for the commands.
-        """)
+            Interactive when standard input is a terminal and no -c is given; otherwise each -c \
+            command, or each line of standard input, runs in order. Exit status: 0 when every \
+            command succeeded, 1 when any failed, 2 for a usage error. Type `help` for the commands.
+            """)
 
     @Argument(help: "The database directory (with --demo: where to build the sample database, default ./kvrepl-demo).")
     var path: String?
@@ -28,19 +28,31 @@ struct KVRepl: ParsableCommand {
     @Flag(help: "Print each result as one JSON object per line; errors as {\"error\": …} on standard error.")
     var json = false
 
-    @Option(help: "How results print, like sqlite3's .mode: table, line, json (pretty), jsonl or csv (the format command changes it). Without it, results print as kvrepl always has.")
+    @Option(
+        help:
+            "How results print, like sqlite3's .mode: table, line, json (pretty), jsonl or csv (the format command changes it). Without it, results print as kvrepl always has."
+    )
     var format: OutputFormat?
 
-    @Flag(help: "Sync every write to the disk before acknowledging it, so it survives a power loss or an OS crash (without it, writes survive a crash of kvrepl only). The sync command turns it on or off.")
+    @Flag(
+        help:
+            "Sync every write to the disk before acknowledging it, so it survives a power loss or an OS crash (without it, writes survive a crash of kvrepl only). The sync command turns it on or off."
+    )
     var sync = false
 
-    @Flag(help: "Repair the database before opening it (LevelDB's repair: rebuild its metadata from its table and log files, moving unreadable files to lost/), for a database too damaged to open. The repair command does the same on an open database.")
+    @Flag(
+        help:
+            "Repair the database before opening it (LevelDB's repair: rebuild its metadata from its table and log files, moving unreadable files to lost/), for a database too damaged to open. The repair command does the same on an open database."
+    )
     var repair = false
 
     @Option(help: "A schema file (JSON) to apply and store before running commands.")
     var schema: String?
 
-    @Option(help: "A read-only base database to open PATH over: PATH is the user database, every read sees both merged, every write goes to PATH (a layered session).")
+    @Option(
+        help:
+            "A read-only base database to open PATH over: PATH is the user database, every read sees both merged, every write goes to PATH (a layered session)."
+    )
     var base: String?
 
     @Option(name: .customShort("c"), help: "A command to run (repeatable); then exit.")
@@ -52,9 +64,13 @@ struct KVRepl: ParsableCommand {
     func validate() throws {
         if path == nil && !demo { throw ValidationError("missing the database PATH (or use --demo)") }
         if json && format != nil {
-            throw ValidationError("--json prints one JSON object per result (its output is a contract); it cannot be combined with --format")
+            throw ValidationError(
+                "--json prints one JSON object per result (its output is a contract); it cannot be combined with --format"
+            )
         }
-        if repair && readOnly { throw ValidationError("--repair modifies the database: it cannot be used with --read-only") }
+        if repair && readOnly {
+            throw ValidationError("--repair modifies the database: it cannot be used with --read-only")
+        }
         if demo && readOnly && !FileManager.default.fileExists(atPath: (path ?? "kvrepl-demo") + "/CURRENT") {
             throw ValidationError("--demo --read-only needs an existing sample database")
         }
@@ -86,32 +102,51 @@ do {
     }
     if options.repair {
         let report = try Database.repair(path: path)
-        print(options.json ? String(decoding: (try? report.json.canonicalData()) ?? Data(), as: UTF8.self) : report.text(path))
+        print(
+            options.json
+                ? String(decoding: (try? report.json.canonicalData()) ?? Data(), as: UTF8.self) : report.text(path))
     }
-    session = try Session.open(path: path, create: options.create || options.demo, readOnly: options.readOnly, json: options.json,
-                               schemaFile: options.schema, base: options.base, progress: interactive ? { standardError($0) } : nil)
+    session = try Session.open(
+        path: path, create: options.create || options.demo, readOnly: options.readOnly, json: options.json,
+        schemaFile: options.schema, base: options.base, progress: interactive ? { standardError($0) } : nil)
     if let failure = session.layers?.baseChangeFailure, let layers = session.layers {
-        standardError(Display.terminalSafe("kvrepl: warning: the base \(options.base ?? "") changed or differs from the one in force, and replacing it failed: \(failure.message); the base in force is still \(layers.basePath) (fix the new base and reopen, or replace-base it)"))
+        standardError(
+            Display.terminalSafe(
+                "kvrepl: warning: the base \(options.base ?? "") changed or differs from the one in force, and replacing it failed: \(failure.message); the base in force is still \(layers.basePath) (fix the new base and reopen, or replace-base it)"
+            ))
     }
     if let tail = session.database.recoveredTornTail {
         // One line: what the open dropped (the unsynced writes a power loss tore), and where it is kept.
         let copy = options.readOnly ? " (in the private copy; \(path) itself is unchanged)" : ""
         if options.json {
-            standardError(Display.jsonSafe(String(decoding: (try? JSONValue.object(["notice": .string("\(tail)\(copy)")]).canonicalData()) ?? Data(), as: UTF8.self)))
+            standardError(
+                Display.jsonSafe(
+                    String(
+                        decoding: (try? JSONValue.object(["notice": .string("\(tail)\(copy)")]).canonicalData())
+                            ?? Data(), as: UTF8.self)))
         } else {
             standardError(Display.terminalSafe("kvrepl: notice: the open \(tail)\(copy)"))
         }
     }
     if let damage = session.storeDamage {
-        standardError(Display.terminalSafe("kvrepl: warning: the document layer could not be opened: \(damage.message); \(Advice.storeDamage(damage))"))
+        standardError(
+            Display.terminalSafe(
+                "kvrepl: warning: the document layer could not be opened: \(damage.message); \(Advice.storeDamage(damage))"
+            ))
     }
 } catch let e as KVDocsError {
     var message = e.message
-    if let advice = Advice.opening(e, path: path, base: options.base, readOnly: options.readOnly, repairing: options.repair) {
+    if let advice = Advice.opening(
+        e, path: path, base: options.base, readOnly: options.readOnly, repairing: options.repair)
+    {
         message += " (\(advice))"
     }
     if options.json {
-        standardError(Display.jsonSafe(String(decoding: (try? JSONValue.object(["error": .string(message)]).canonicalData()) ?? Data(), as: UTF8.self)))
+        standardError(
+            Display.jsonSafe(
+                String(
+                    decoding: (try? JSONValue.object(["error": .string(message)]).canonicalData()) ?? Data(),
+                    as: UTF8.self)))
     } else {
         standardError("kvrepl: " + Display.terminalSafe(message))
     }
@@ -139,7 +174,7 @@ if !options.command.isEmpty {
         let outcome = session.run(line)
         // Flush each command's output, so a program driving kvrepl through pipes sees it
         // (and knows the command's writes were acknowledged) before it sends the next line.
-        fflush(nil)   // all output streams (stdout is not concurrency-safe to name in Swift 6)
+        fflush(nil)  // all output streams (stdout is not concurrency-safe to name in Swift 6)
         if outcome == .failed { failed = true }
         if outcome == .quit { break }
     }

@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -23,7 +24,9 @@ let selfExecutable: String = {
 /// Runs this executable with `arguments`, killing it after `timeout` seconds, or as soon
 /// as it prints a line on which `trigger` holds, or `killDelay` seconds after that line (the
 /// ending is then `.signaled`).
-func runChild(_ arguments: [String], timeout: Double, killWhen trigger: ((String) -> Bool)? = nil, killDelay: Double = 0) throws -> ChildResult {
+func runChild(
+    _ arguments: [String], timeout: Double, killWhen trigger: ((String) -> Bool)? = nil, killDelay: Double = 0
+) throws -> ChildResult {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: selfExecutable)
     process.arguments = arguments
@@ -83,7 +86,9 @@ func runChild(_ arguments: [String], timeout: Double, killWhen trigger: ((String
     } else {
         ending = .exited(process.terminationStatus)
     }
-    return ChildResult(ending: ending, stdout: String(decoding: outData, as: UTF8.self), stderr: String(decoding: errData.data, as: UTF8.self))
+    return ChildResult(
+        ending: ending, stdout: String(decoding: outData, as: UTF8.self),
+        stderr: String(decoding: errData.data, as: UTF8.self))
 }
 
 /// Standard error as read by another thread; read after `group.wait()`.
@@ -105,7 +110,8 @@ func copyDirectory(_ from: String, _ to: String) throws {
 
 /// A fresh directory under the temporary folder, for one run's files.
 func makeWorkDirectory(_ label: String) throws -> String {
-    let path = FileManager.default.temporaryDirectory.appendingPathComponent("kvstress-\(label)-\(UUID().uuidString)").path
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("kvstress-\(label)-\(UUID().uuidString)")
+        .path
     try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
     return path
 }

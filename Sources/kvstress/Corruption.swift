@@ -62,7 +62,8 @@ enum CorruptionScenario {
                 offsets.append(offset)
             }
             try Data(bytes).write(to: URL(fileURLWithPath: path + "/" + name))
-            return "flipped \(flips) byte\(flips == 1 ? "" : "s") of \(name) (\(bytes.count) bytes) at \(offsets.prefix(5).map(String.init).joined(separator: ","))\(flips > 5 ? ",…" : "")"
+            return
+                "flipped \(flips) byte\(flips == 1 ? "" : "s") of \(name) (\(bytes.count) bytes) at \(offsets.prefix(5).map(String.init).joined(separator: ","))\(flips > 5 ? ",…" : "")"
         case 12..<15:
             let name = pick(files)
             let file = path + "/" + name
@@ -86,7 +87,8 @@ enum CorruptionScenario {
                 try Data("MANIFEST-999999\n".utf8).write(to: URL(fileURLWithPath: current))
                 return "pointed CURRENT at a missing manifest"
             case 2:
-                try Data((0..<40).map { _ in UInt8(truncatingIfNeeded: rng.next()) }).write(to: URL(fileURLWithPath: current))
+                try Data((0..<40).map { _ in UInt8(truncatingIfNeeded: rng.next()) }).write(
+                    to: URL(fileURLWithPath: current))
                 return "filled CURRENT with random bytes"
             default:
                 try fm.removeItem(atPath: current)
@@ -113,7 +115,7 @@ enum CorruptionScenario {
         let path = directory + "/db"
         try copyDirectory(template, path)
         let damage = try self.damage(path, seed: seed)
-        note("damage: \(damage)")   // in the parent's report if the round fails
+        note("damage: \(damage)")  // in the parent's report if the round fails
         var result: [String: JSONValue] = ["seed": .uint(seed), "damage": .string(damage)]
         let allStates = states
         let final = allStates[allStates.count - 1]
@@ -133,7 +135,9 @@ enum CorruptionScenario {
                 throw Failure("get of \(id) returned a document that was never written")
             }
             let adults = try people.count(Query(conditions: [Condition(field: "age", op: .greaterOrEqual(.int(40)))]))
-            let expectedAdults = try people.find().filter { ($0["age"].flatMap { if case .int(let a) = $0 { a } else { nil } } ?? 0) >= 40 }.count
+            let expectedAdults = try people.find().filter {
+                ($0["age"].flatMap { if case .int(let a) = $0 { a } else { nil } } ?? 0) >= 40
+            }.count
             _ = try store.read { try $0.search("people", "river OR station", options: SearchOptions(limit: 10)) }
             if let tail = db.recoveredTornTail { result["torn_tail"] = .string(tail.description) }
             let report = try store.verify()
@@ -143,15 +147,22 @@ enum CorruptionScenario {
                 let exact = state == final
                 if !exact {
                     // A log cut short, or one whose damaged end the open cut as a torn tail.
-                    let logTailLost = damage.contains(".log") && (damage.hasPrefix("truncated") || db.recoveredTornTail != nil)
+                    let logTailLost =
+                        damage.contains(".log") && (damage.hasPrefix("truncated") || db.recoveredTornTail != nil)
                     guard logTailLost, allStates.contains(state) else {
-                        throw Failure("verify is clean but the documents are not what was written (\(state.count) documents, \(final.count) expected)")
+                        throw Failure(
+                            "verify is clean but the documents are not what was written (\(state.count) documents, \(final.count) expected)"
+                        )
                     }
                 }
-                guard adults == expectedAdults else { throw Failure("count by index \(adults) ≠ \(expectedAdults) by scan, with verify clean") }
-                result["as_found"] = .string(exact ? "verified exact" : "verified, a consistent earlier state (log tail lost)")
+                guard adults == expectedAdults else {
+                    throw Failure("count by index \(adults) ≠ \(expectedAdults) by scan, with verify clean")
+                }
+                result["as_found"] = .string(
+                    exact ? "verified exact" : "verified, a consistent earlier state (log tail lost)")
             } else {
-                result["as_found"] = .string("verify reported \(report.missingEntries + report.danglingEntries + report.badDocuments) problems")
+                result["as_found"] = .string(
+                    "verify reported \(report.missingEntries + report.danglingEntries + report.badDocuments) problems")
             }
             try db.compact()
             try store.reindex(collection: "people")
@@ -163,7 +174,9 @@ enum CorruptionScenario {
         // 2. Repair and salvage: the store must then be usable and verify clean.
         do {
             let report = try Database.repair(path: path)
-            result["repair"] = .string("\(report.tablesBefore) → \(report.tablesAfter) tables, \(report.damagedTables.count) damaged, \(report.truncatedLogs.count) logs cut")
+            result["repair"] = .string(
+                "\(report.tablesBefore) → \(report.tablesAfter) tables, \(report.damagedTables.count) damaged, \(report.truncatedLogs.count) logs cut"
+            )
             var options = Options()
             options.createIfMissing = false
             let db = try Database(path: path, options: options)
@@ -173,7 +186,9 @@ enum CorruptionScenario {
             guard salvage.verification.isClean else { throw Failure("verify after salvage: \(salvage.verification)") }
             let state = try Workload.read(store)
             try Workload.write([.upsert(id: ids + 1, version: 0)], to: store, sync: true)
-            guard try store.verify().isClean else { throw Failure("verify after a write following salvage is not clean") }
+            guard try store.verify().isClean else {
+                throw Failure("verify after a write following salvage is not clean")
+            }
             result["kept"] = .int(Int64(state.count))
             result["lost"] = .int(Int64(final.keys.filter { state[$0] == nil }.count))
             result["quarantined"] = .int(Int64(salvage.quarantined.count))
@@ -199,19 +214,29 @@ enum CorruptionScenario {
             let directory = work + "/round-\(r)"
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             defer { if !keep { try? FileManager.default.removeItem(atPath: directory) } }
-            let child = try runChild(["corrupt-round", "--template", template, "--directory", directory, "--seed", String(roundSeed)], timeout: timeout)
+            let child = try runChild(
+                ["corrupt-round", "--template", template, "--directory", directory, "--seed", String(roundSeed)],
+                timeout: timeout)
             figures.rounds += 1
             switch child.ending {
             case .exited(0):
                 let line = child.stdout.split(separator: "\n").last.map(String.init) ?? ""
                 let value = try? JSONValue(parsing: Array(line.utf8))
                 let asFound = value?["as_found"].flatMap { if case .string(let s) = $0 { s } else { nil } } ?? "?"
-                figures.count(asFound.hasPrefix("error") ? "as found: clear error" : asFound.hasPrefix("verified") ? "as found: verified exact or consistent" : "as found: verify reported the damage")
-                if asFound.hasPrefix("error") && asFound.contains(directory + "/db/") { figures.count("as found: clear error naming the file") }
+                figures.count(
+                    asFound.hasPrefix("error")
+                        ? "as found: clear error"
+                        : asFound.hasPrefix("verified")
+                            ? "as found: verified exact or consistent" : "as found: verify reported the damage")
+                if asFound.hasPrefix("error") && asFound.contains(directory + "/db/") {
+                    figures.count("as found: clear error naming the file")
+                }
                 if value?["torn_tail"] != nil { figures.count("as found: a damaged log end cut as a torn tail") }
                 if case .bool(true)? = value?["salvaged"] {
                     figures.count("repaired and salvaged, verify clean")
-                    if case .int(let lost)? = value?["lost"] { figures.add("documents lost in salvaged rounds", Int(lost)) }
+                    if case .int(let lost)? = value?["lost"] {
+                        figures.add("documents lost in salvaged rounds", Int(lost))
+                    }
                 } else {
                     figures.count("repair ended in a clear error")
                 }

@@ -1,5 +1,6 @@
 import Foundation
 import KVDocs
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -73,7 +74,9 @@ enum CrashScenario {
                 try store.reindex(collection: "people")
             case .importFile(let version):
                 let lines = (0..<importLines).map { i in
-                    String(decoding: (try? Workload.person(id: importBase + i, version: version).canonicalData()) ?? Data(), as: UTF8.self)
+                    String(
+                        decoding: (try? Workload.person(id: importBase + i, version: version).canonicalData())
+                            ?? Data(), as: UTF8.self)
                 }
                 try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: importFile))
                 try store.importJSONLines(into: "people", path: importFile, batchSize: importBatch)
@@ -84,17 +87,21 @@ enum CrashScenario {
 
     /// What the parent knows before a round: the batch model and the change feed's end.
     struct Model {
-        var people: [Int: Int] = [:]   // ids below importBase → version
+        var people: [Int: Int] = [:]  // ids below importBase → version
         var sequence: Int64 = 0
     }
 
     /// Checks the store after a kill against the model; returns the new model.
-    static func check(path: String, seed: UInt64, round: Int, acked: Int, before: Model, figures: inout Figures) throws -> Model {
+    static func check(path: String, seed: UInt64, round: Int, acked: Int, before: Model, figures: inout Figures) throws
+        -> Model
+    {
         let db = try Database(path: path)
         defer { db.close() }
-        let store = try DocumentStore(database: db)   // finishes an interrupted index build
+        let store = try DocumentStore(database: db)  // finishes an interrupted index build
         if try store.schema.collections["people"] == nil {
-            guard acked < 0, before.people.isEmpty else { throw Failure("the schema is gone after acknowledged writes") }
+            guard acked < 0, before.people.isEmpty else {
+                throw Failure("the schema is gone after acknowledged writes")
+            }
             figures.count("killed before the schema was stored")
             return before
         }
@@ -108,7 +115,7 @@ enum CrashScenario {
         var states: [(people: [Int: Int], changes: Int)] = []
         func record() { states.append((model, expectedChanges.count)) }
         var lastImport: (version: Int, acked: Bool)?
-        if acked < 0 { record() }   // nothing acknowledged: the state before the round
+        if acked < 0 { record() }  // nothing acknowledged: the state before the round
         for (index, action) in actions.enumerated() where index <= acked + 1 {
             switch action {
             case .batch(let ops, _):
@@ -133,7 +140,8 @@ enum CrashScenario {
         var people: [Int: Int] = [:]
         var imported: [Int: Int] = [:]
         for document in try store.collection("people").find() {
-            guard Workload.isWritten(document), case .int(let id)? = document["id"], case .int(let v)? = document["v"] else {
+            guard Workload.isWritten(document), case .int(let id)? = document["id"], case .int(let v)? = document["v"]
+            else {
                 throw Failure("a document that was never written: \(document.compactDescription.prefix(200))")
             }
             if id >= importBase { imported[Int(id)] = Int(v) } else { people[Int(id)] = Int(v) }
@@ -142,33 +150,44 @@ enum CrashScenario {
         // leaves two states with the same documents and different change feeds).
         let matching = states.indices.filter { states[$0].people == people }
         guard !matching.isEmpty else {
-            throw Failure("the documents match no state after the acknowledged writes (a lost acknowledged write or a torn batch): \(people.count) documents, \(states.map { $0.people.count }) expected")
+            throw Failure(
+                "the documents match no state after the acknowledged writes (a lost acknowledged write or a torn batch): \(people.count) documents, \(states.map { $0.people.count }) expected"
+            )
         }
         // The change feed: gap-free from the start, and, for the batch writes, exactly their changes.
         let changes = try store.changes(since: before.sequence)
         var sequence = before.sequence
         for change in changes {
-            guard change.sequence == sequence + 1 else { throw Failure("change feed gap or disorder: \(change.sequence) after \(sequence)") }
+            guard change.sequence == sequence + 1 else {
+                throw Failure("change feed gap or disorder: \(change.sequence) after \(sequence)")
+            }
             sequence = change.sequence
         }
         let last = try store.lastSequence
-        guard sequence == last else { throw Failure("the change feed ends at \(sequence), the store's last sequence is \(last)") }
+        guard sequence == last else {
+            throw Failure("the change feed ends at \(sequence), the store's last sequence is \(last)")
+        }
         let batchChanges = changes.compactMap { change -> (Int, Change.Operation)? in
             guard case .int(let id) = change.id, id < importBase else { return nil }
             return (Int(id), change.operation)
         }
         let landed = matching.first { index in
             let expected = expectedChanges.prefix(states[index].changes)
-            return batchChanges.count == expected.count && zip(batchChanges, expected).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
+            return batchChanges.count == expected.count
+                && zip(batchChanges, expected).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
         }
         guard let landed else {
-            throw Failure("the change feed holds \(batchChanges.count) changes of the batch writes, \(matching.map { states[$0].changes }) expected, or they differ")
+            throw Failure(
+                "the change feed holds \(batchChanges.count) changes of the batch writes, \(matching.map { states[$0].changes }) expected, or they differ"
+            )
         }
         // Imports: a finished import is whole; one cut by the kill holds a prefix of its batches.
         if let lastImport {
             let fresh = (0..<importLines).filter { imported[importBase + $0] == lastImport.version }
             if lastImport.acked {
-                guard fresh.count == importLines else { throw Failure("an acknowledged import holds \(fresh.count) of \(importLines) documents") }
+                guard fresh.count == importLines else {
+                    throw Failure("an acknowledged import holds \(fresh.count) of \(importLines) documents")
+                }
             } else {
                 guard fresh.count % importBatch == 0, fresh == Array(0..<fresh.count) else {
                     throw Failure("an interrupted import holds \(fresh.count) documents, not a prefix of whole batches")
@@ -176,7 +195,9 @@ enum CrashScenario {
                 figures.count("import cut by the kill (batches kept: \(fresh.count / importBatch))")
             }
         }
-        figures.count(landed == 0 ? "kill landed after the acknowledged action" : "kill landed after the action in flight finished")
+        figures.count(
+            landed == 0
+                ? "kill landed after the acknowledged action" : "kill landed after the action in flight finished")
         return Model(people: people, sequence: sequence)
     }
 
@@ -190,20 +211,24 @@ enum CrashScenario {
         for round in 0..<rounds {
             let roundSeed = seed &+ UInt64(round) &* 7919
             let delay = 0.02 + Double(rng.next() % 10_000) / 10_000 * maximumDelay
-            let child = try runChildKilled(["crash-child", "--path", path, "--seed", String(roundSeed), "--round", String(round)], after: delay)
+            let child = try runChildKilled(
+                ["crash-child", "--path", path, "--seed", String(roundSeed), "--round", String(round)], after: delay)
             figures.rounds += 1
             let lines = child.stdout.split(separator: "\n")
             let acks = lines.compactMap { $0.hasPrefix("ack ") ? Int($0.dropFirst(4)) : nil }
             let acked = acks.last ?? -1
             if case .exited(let status) = child.ending, status != 0 {
-                figures.fail("round \(round) seed \(roundSeed): the child failed before the kill (exit \(status)): \(child.stderr.suffix(600))")
+                figures.fail(
+                    "round \(round) seed \(roundSeed): the child failed before the kill (exit \(status)): \(child.stderr.suffix(600))"
+                )
                 break
             }
             if !lines.contains(where: { $0.hasPrefix("ready") }) { figures.count("killed while opening") }
             let actions = actions(seed: roundSeed, round: round)
             for index in 0...max(0, acked) where acked >= 0 {
                 switch actions[index] {
-                case .batch(_, let sync): figures.count(sync ? "acknowledged synced batches" : "acknowledged batches without sync")
+                case .batch(_, let sync):
+                    figures.count(sync ? "acknowledged synced batches" : "acknowledged batches without sync")
                 case .toggleSchema: figures.count("acknowledged schema changes (index builds)")
                 case .reindex: figures.count("acknowledged reindexes")
                 case .importFile: figures.count("acknowledged imports")
@@ -218,10 +243,17 @@ enum CrashScenario {
                 }
             }
             do {
-                model = try check(path: path, seed: roundSeed, round: round, acked: acked, before: model, figures: &figures)
-                if verbose { note("round \(round): \(acked + 1) actions acknowledged, \(model.people.count) documents, sequence \(model.sequence)") }
+                model = try check(
+                    path: path, seed: roundSeed, round: round, acked: acked, before: model, figures: &figures)
+                if verbose {
+                    note(
+                        "round \(round): \(acked + 1) actions acknowledged, \(model.people.count) documents, sequence \(model.sequence)"
+                    )
+                }
             } catch {
-                figures.fail("round \(round) seed \(roundSeed) (killed after \(String(format: "%.3f", delay)) s, \(acked + 1) actions acknowledged): \(error)")
+                figures.fail(
+                    "round \(round) seed \(roundSeed) (killed after \(String(format: "%.3f", delay)) s, \(acked + 1) actions acknowledged): \(error)"
+                )
                 break
             }
         }
@@ -234,7 +266,9 @@ enum CrashScenario {
 /// Runs this executable with `arguments`, killing it with SIGKILL as soon as it prints a
 /// line on which `trigger` holds, or after `timeout` seconds. A child that ends first is
 /// not killed.
-func runChildKilled(_ arguments: [String], whenLine trigger: @escaping (String) -> Bool, orAfter timeout: Double) throws -> ChildResult {
+func runChildKilled(_ arguments: [String], whenLine trigger: @escaping (String) -> Bool, orAfter timeout: Double) throws
+    -> ChildResult
+{
     var result = try runChild(arguments, timeout: timeout, killWhen: trigger)
     if result.ending == .timedOut { result.ending = .signaled(SIGKILL) }
     return result

@@ -28,7 +28,7 @@ struct Figures {
         let value: JSONValue = .object([
             "scenario": .string(scenario), "rounds": .int(Int64(rounds)), "failures": .int(Int64(failures.count)),
             "outcomes": .object(JSONObject(outcomes.mapValues { JSONValue.int(Int64($0)) })),
-            "failure_details": .array(failures.prefix(20).map { .string($0) }),
+            "failure_details": .array(failures.prefix(20).map { .string($0) })
         ])
         return String(decoding: (try? value.canonicalData()) ?? Data(), as: UTF8.self)
     }

@@ -1,6 +1,7 @@
 import Foundation
 import KVDocs
 import KVReplCore
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -17,7 +18,12 @@ enum FuzzScenario {
         private let lock = NSLock()
         private var started = Date.distantFuture
         private var what = ""
-        func begin(_ what: @autoclosure () -> String) { lock.withLock { started = Date(); self.what = what() } }
+        func begin(_ what: @autoclosure () -> String) {
+            lock.withLock {
+                started = Date()
+                self.what = what()
+            }
+        }
         func end() { lock.withLock { started = .distantFuture } }
         var state: (Date, String) { lock.withLock { (started, what) } }
     }
@@ -44,7 +50,7 @@ enum FuzzScenario {
         String(repeating: "9", count: 400), "\"", "\\", "(", ")", "[", "]", "{", "}", ",", ":", "*", "^", "-", "+",
         "\u{0}", "\u{FFFD}", "é", "\u{10FFFF}", "\u{D7FF}", "\\uD800", "\\uDC00", "\\u0000", " ", "\t", "\n", "\r\n",
         "NEAR(", "AND", "OR", "NOT", "limit", "offset", "where", "0x", "0xzz",
-        String(repeating: "(", count: 300), String(repeating: "[", count: 300), String(repeating: "{\"a\":", count: 300),
+        String(repeating: "(", count: 300), String(repeating: "[", count: 300), String(repeating: "{\"a\":", count: 300)
     ]
 
     static func mutate(_ input: [UInt8], _ corpus: [[UInt8]], _ rng: inout SplitMix64) -> [UInt8] {
@@ -90,11 +96,19 @@ enum FuzzScenario {
         for _ in 0..<Int(rng.next() % 5) {
             switch rng.next() % (depth < 3 ? 10 : 9) {
             case 0: elements.append(.null)
-            case 1: elements.append(.bytes((0..<Int(rng.next() % 6)).map { _ in UInt8(truncatingIfNeeded: rng.next() % 3 == 0 ? 0 : rng.next()) }))
+            case 1:
+                elements.append(
+                    .bytes(
+                        (0..<Int(rng.next() % 6)).map { _ in
+                            UInt8(truncatingIfNeeded: rng.next() % 3 == 0 ? 0 : rng.next())
+                        }))
             case 2: elements.append(.string(["", "a\u{0}b", "é", "\u{10FFFF}", "x y"][Int(rng.next() % 5)]))
             case 3: elements.append(.int([Int64.min, Int64.max, -1, 0, 1, 255, -256][Int(rng.next() % 7)]))
             case 4: elements.append(.uint(UInt64.max - rng.next() % 3))
-            case 5: elements.append(.double([Double.nan, .infinity, -.infinity, -0.0, 1.5, .leastNonzeroMagnitude][Int(rng.next() % 6)]))
+            case 5:
+                elements.append(
+                    .double([Double.nan, .infinity, -.infinity, -0.0, 1.5, .leastNonzeroMagnitude][Int(rng.next() % 6)])
+                )
             case 6: elements.append(.float([Float.nan, 1.25, -.infinity][Int(rng.next() % 3)]))
             case 7: elements.append(.bool(rng.next() % 2 == 0))
             case 8: elements.append(.uuid(UUID()))
@@ -119,8 +133,10 @@ enum FuzzScenario {
     }
 
     /// Runs one input: an error must be one line, and any other result passes `check`.
-    static func run(_ bytes: [UInt8], _ index: Int, _ outcome: inout Outcome, _ current: Current, _ target: String,
-                    _ body: () throws -> String?) {
+    static func run(
+        _ bytes: [UInt8], _ index: Int, _ outcome: inout Outcome, _ current: Current, _ target: String,
+        _ body: () throws -> String?
+    ) {
         current.begin("\(target) input \(index): \(show(bytes))")
         let start = Date()
         do {
@@ -131,13 +147,19 @@ enum FuzzScenario {
             }
         } catch {
             let text: String
-            if let e = error as? KVDocsError { text = e.description } else if let e = error as? CommandError { text = e.description } else {
-                outcome.failures.append("\(target) input \(index) \(show(bytes)): an error of type \(type(of: error)): \(error)")
+            if let e = error as? KVDocsError {
+                text = e.description
+            } else if let e = error as? CommandError {
+                text = e.description
+            } else {
+                outcome.failures.append(
+                    "\(target) input \(index) \(show(bytes)): an error of type \(type(of: error)): \(error)")
                 current.end()
                 return
             }
             if text.isEmpty || text.contains("\n") {
-                outcome.failures.append("\(target) input \(index) \(show(bytes)): not a one-line error: \(text.debugDescription)")
+                outcome.failures.append(
+                    "\(target) input \(index) \(show(bytes)): not a one-line error: \(text.debugDescription)")
             }
             outcome.rejected += 1
         }
@@ -161,16 +183,21 @@ enum FuzzScenario {
             }
         case "command":
             let lines = [
-                "get (\"a\", 1, -2.5, true, null)", "put k some value", "put (\"k\") 0x00ff", "del k", "scan --prefix p --limit 10 --reverse",
-                "scan --from a --to z --keys-only --count", "delrange --prefix x", "stats", "property leveldb.stats", "size a z", "compact",
-                "snapshot", "release", "dump out.txt", "load in.txt", "keyspaces", "sync on", "repair", "help find", "schema", "collections",
-                "indexes people", "insert people {\"id\": 1, \"a\": [1, 2.5, \"x\", {\"b\": null}]}", "upsert people {\"id\": \"x\"}",
+                "get (\"a\", 1, -2.5, true, null)", "put k some value", "put (\"k\") 0x00ff", "del k",
+                "scan --prefix p --limit 10 --reverse",
+                "scan --from a --to z --keys-only --count", "delrange --prefix x", "stats", "property leveldb.stats",
+                "size a z", "compact",
+                "snapshot", "release", "dump out.txt", "load in.txt", "keyspaces", "sync on", "repair", "help find",
+                "schema", "collections",
+                "indexes people", "insert people {\"id\": 1, \"a\": [1, 2.5, \"x\", {\"b\": null}]}",
+                "upsert people {\"id\": \"x\"}",
                 "doc people 1", "remove people 1", "import people file.jsonl", "export people out.jsonl",
                 "find people where age >= 30 and name prefix \"a\" order by age desc limit 10 offset 5",
                 "find people where tags[] in [1, 2, 3] and a.b between 1 and 9223372036854775807",
                 "count people where age != 3", "explain find people where age = 1 order by name",
-                "search people \"river OR station\" limit 5 highlight", "terms people bio_text ri limit 3", "verify", "verify people",
-                "reindex people by_age", "salvage", "salvage q", "changes since 5 limit 9223372036854775807", "quit",
+                "search people \"river OR station\" limit 5 highlight", "terms people bio_text ri limit 3", "verify",
+                "verify people",
+                "reindex people by_age", "salvage", "salvage q", "changes since 5 limit 9223372036854775807", "quit"
             ].map { Array($0.utf8) }
             for i in 0..<inputs {
                 let bytes = input(lines, &rng)
@@ -180,40 +207,54 @@ enum FuzzScenario {
                 }
             }
         case "fts5":
-            let queries = ["river", "river station", "river OR station", "river NOT station", "\"river station\"", "riv*",
-                           "^river", "bio: river", "{name bio}: river", "-name: river", "NEAR(river station, 3)", "NEAR(a b c)",
-                           "(a OR b) AND (c NOT d)", "a + b", "\"a\" * b", "name:\"x y\"*"].map { Array($0.utf8) }
+            let queries = [
+                "river", "river station", "river OR station", "river NOT station", "\"river station\"", "riv*",
+                "^river", "bio: river", "{name bio}: river", "-name: river", "NEAR(river station, 3)", "NEAR(a b c)",
+                "(a OR b) AND (c NOT d)", "a + b", "\"a\" * b", "name:\"x y\"*"
+            ].map { Array($0.utf8) }
             let tokenizers = [TextTokenizer(.unicode61), TextTokenizer(.porter), TextTokenizer(.trigram)]
             for i in 0..<inputs {
                 let bytes = input(queries, &rng)
                 let tokenizer = tokenizers[i % tokenizers.count]
                 run(bytes, i, &outcome, current, target) {
-                    _ = try TextQuery.parse(String(decoding: bytes, as: UTF8.self), tokenizer: tokenizer, columns: ["name", "bio"])
+                    _ = try TextQuery.parse(
+                        String(decoding: bytes, as: UTF8.self), tokenizer: tokenizer, columns: ["name", "bio"])
                     return nil
                 }
             }
         case "schema":
-            let documents = [Workload.schemaJSON, Demo.schemaJSON, Demo.keyspacesJSON,
-                             #"{"collections": {"c": {"primaryKey": "id", "indexes": [{"name": "i", "fields": ["a.b", "t[]"], "unique": true, "include": ["x"]}], "text": [{"name": "t", "fields": ["d"], "tokenizer": "trigram", "detail": "none", "caseSensitive": true}]}}}"#,
-                             #"{"keyspaces": {"k": {"prefix": ["a", 1], "components": [{"name": "x", "type": "string"}, {"name": "y", "type": "int"}, {"name": "z", "type": "double"}]}}}"#].map { Array($0.utf8) }
+            let documents = [
+                Workload.schemaJSON, Demo.schemaJSON, Demo.keyspacesJSON,
+                #"{"collections": {"c": {"primaryKey": "id", "indexes": [{"name": "i", "fields": ["a.b", "t[]"], "unique": true, "include": ["x"]}], "text": [{"name": "t", "fields": ["d"], "tokenizer": "trigram", "detail": "none", "caseSensitive": true}]}}}"#,
+                #"{"keyspaces": {"k": {"prefix": ["a", 1], "components": [{"name": "x", "type": "string"}, {"name": "y", "type": "int"}, {"name": "z", "type": "double"}]}}}"#
+            ].map { Array($0.utf8) }
             for i in 0..<inputs {
                 let bytes = input(documents, &rng)
                 if i % 2 == 0 {
-                    run(bytes, i, &outcome, current, target) { _ = try Schema(json: Data(bytes), file: "fuzz.json"); return nil }
+                    run(bytes, i, &outcome, current, target) {
+                        _ = try Schema(json: Data(bytes), file: "fuzz.json")
+                        return nil
+                    }
                 } else {
-                    run(bytes, i, &outcome, current, target) { _ = try KeySchema(json: Data(bytes), file: "fuzz.json"); return nil }
+                    run(bytes, i, &outcome, current, target) {
+                        _ = try KeySchema(json: Data(bytes), file: "fuzz.json")
+                        return nil
+                    }
                 }
             }
         case "json":
-            let documents = [#"{"a": 1, "b": [true, false, null, -0.5e10, "x\u00e9\ud83d\ude00"], "c": {"d": 18446744073709551615}}"#,
-                             "[]", "{}", "\"\\\"\\\\\\/\\b\\f\\n\\r\\t\"", "-9223372036854775808", "1.7976931348623157e308",
-                             String(repeating: "[", count: 250) + String(repeating: "]", count: 250)].map { Array($0.utf8) }
+            let documents = [
+                #"{"a": 1, "b": [true, false, null, -0.5e10, "x\u00e9\ud83d\ude00"], "c": {"d": 18446744073709551615}}"#,
+                "[]", "{}", "\"\\\"\\\\\\/\\b\\f\\n\\r\\t\"", "-9223372036854775808", "1.7976931348623157e308",
+                String(repeating: "[", count: 250) + String(repeating: "]", count: 250)
+            ].map { Array($0.utf8) }
             for i in 0..<inputs {
                 let bytes = input(documents, &rng)
                 run(bytes, i, &outcome, current, target) {
                     let value = try JSONValue(parsing: Data(bytes))
                     let again = try JSONValue(parsing: try value.canonicalData())
-                    return again == value || value.compactDescription.contains("nan") ? nil : "canonical form does not parse back to the same value"
+                    return again == value || value.compactDescription.contains("nan")
+                        ? nil : "canonical form does not parse back to the same value"
                 }
             }
         case "import":
@@ -225,13 +266,17 @@ enum FuzzScenario {
             let lines = (0..<20).map { i in
                 String(decoding: (try? Workload.person(id: i, version: 0).canonicalData()) ?? Data(), as: UTF8.self)
             }
-            let files = (0..<8).map { k in Array(lines.shuffled(using: &rng).prefix(1 + k * 2).joined(separator: k % 2 == 0 ? "\n" : "\r\n\n").utf8) }
+            let files = (0..<8).map { k in
+                Array(
+                    lines.shuffled(using: &rng).prefix(1 + k * 2).joined(separator: k % 2 == 0 ? "\n" : "\r\n\n").utf8)
+            }
             let file = work + "/input.jsonl"
             for i in 0..<inputs {
                 let bytes = input(files, &rng)
                 try Data(bytes).write(to: URL(fileURLWithPath: file))
                 run(bytes, i, &outcome, current, target) {
-                    _ = try store.importJSONLines(into: "people", path: file, mode: i % 3 == 0 ? .insert : .upsert, batchSize: 1 + i % 7)
+                    _ = try store.importJSONLines(
+                        into: "people", path: file, mode: i % 3 == 0 ? .insert : .upsert, batchSize: 1 + i % 7)
                     return nil
                 }
                 // Every document stored is exactly one of the lines given (or earlier ones):
@@ -258,27 +303,48 @@ enum FuzzScenario {
         }
         switch target {
         case "tuple":
-            return { bytes in check(bytes) {
-                let tuple = try Tuple(decoding: bytes)
-                return try Tuple(decoding: tuple.encoded).encoded == tuple.encoded ? nil : "decode, encode, decode is not stable"
-            } }
+            return { bytes in
+                check(bytes) {
+                    let tuple = try Tuple(decoding: bytes)
+                    return try Tuple(decoding: tuple.encoded).encoded == tuple.encoded
+                        ? nil : "decode, encode, decode is not stable"
+                }
+            }
         case "command":
-            return { bytes in check(bytes) { _ = try Command.parse(String(decoding: bytes, as: UTF8.self)); return nil } }
+            return { bytes in
+                check(bytes) {
+                    _ = try Command.parse(String(decoding: bytes, as: UTF8.self))
+                    return nil
+                }
+            }
         case "fts5":
-            return { bytes in check(bytes) {
-                _ = try TextQuery.parse(String(decoding: bytes, as: UTF8.self), tokenizer: tokenizers[bytes.count % 3], columns: ["name", "bio"])
-                return nil
-            } }
+            return { bytes in
+                check(bytes) {
+                    _ = try TextQuery.parse(
+                        String(decoding: bytes, as: UTF8.self), tokenizer: tokenizers[bytes.count % 3],
+                        columns: ["name", "bio"])
+                    return nil
+                }
+            }
         case "schema":
-            return { bytes in check(bytes) {
-                if bytes.count % 2 == 0 { _ = try Schema(json: Data(bytes), file: "fuzz.json") } else { _ = try KeySchema(json: Data(bytes), file: "fuzz.json") }
-                return nil
-            } }
+            return { bytes in
+                check(bytes) {
+                    if bytes.count % 2 == 0 {
+                        _ = try Schema(json: Data(bytes), file: "fuzz.json")
+                    } else {
+                        _ = try KeySchema(json: Data(bytes), file: "fuzz.json")
+                    }
+                    return nil
+                }
+            }
         case "json":
-            return { bytes in check(bytes) {
-                let value = try JSONValue(parsing: Data(bytes))
-                return try JSONValue(parsing: try value.canonicalData()) == value || value.compactDescription.contains("nan") ? nil : "canonical form does not parse back"
-            } }
+            return { bytes in
+                check(bytes) {
+                    let value = try JSONValue(parsing: Data(bytes))
+                    return try JSONValue(parsing: try value.canonicalData()) == value
+                        || value.compactDescription.contains("nan") ? nil : "canonical form does not parse back"
+                }
+            }
         default:
             throw Failure("libFuzzer runs one of tuple, command, fts5, schema, json (import uses the seeded loop)")
         }

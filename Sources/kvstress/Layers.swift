@@ -47,7 +47,9 @@ enum LayersScenario {
         let db = try Database(path: path)
         defer { db.close() }
         let store = try DocumentStore(database: db, schema: try Workload.schema())
-        try store.write { batch in for id in ids { try batch.insert("people", Workload.person(id: id, version: version)) } }
+        try store.write { batch in
+            for id in ids { try batch.insert("people", Workload.person(id: id, version: version)) }
+        }
     }
 
     /// A base whose documents take the emails of persons 0..<400 under other ids: every user
@@ -58,7 +60,9 @@ enum LayersScenario {
         let store = try DocumentStore(database: db, schema: try Workload.schema())
         try store.write { batch in
             for id in conflictingIDs {
-                guard case .object(var person) = Workload.person(id: id - conflictingIDs.lowerBound, version: 0) else { continue }
+                guard case .object(var person) = Workload.person(id: id - conflictingIDs.lowerBound, version: 0) else {
+                    continue
+                }
                 person["id"] = .int(Int64(id))
                 try batch.insert("people", .object(person))
             }
@@ -70,9 +74,18 @@ enum LayersScenario {
         let fm = FileManager.default
         try fm.copyItem(atPath: from, toPath: path)
         // Tables first: reopen until the log is in a table.
-        for _ in 0..<2 { let db = try Database(path: path); try db.compact(); db.close() }
+        for _ in 0..<2 {
+            let db = try Database(path: path)
+            try db.compact()
+            db.close()
+        }
         let tables = try fm.contentsOfDirectory(atPath: path).filter { $0.hasSuffix(".ldb") }
-        guard let table = try tables.max(by: { try (fm.attributesOfItem(atPath: path + "/" + $0)[.size] as? Int ?? 0) < (fm.attributesOfItem(atPath: path + "/" + $1)[.size] as? Int ?? 0) }) else {
+        guard
+            let table = try tables.max(by: {
+                try (fm.attributesOfItem(atPath: path + "/" + $0)[.size] as? Int ?? 0)
+                    < (fm.attributesOfItem(atPath: path + "/" + $1)[.size] as? Int ?? 0)
+            })
+        else {
             throw Failure("the damaged base has no table")
         }
         var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path + "/" + table)))
@@ -85,7 +98,9 @@ enum LayersScenario {
     static func copyInPlace(_ from: String, to path: String) throws {
         let fm = FileManager.default
         let names = try fm.contentsOfDirectory(atPath: from).filter { $0 != "LOCK" }
-        for name in try fm.contentsOfDirectory(atPath: path) where !names.contains(name) { try fm.removeItem(atPath: path + "/" + name) }
+        for name in try fm.contentsOfDirectory(atPath: path) where !names.contains(name) {
+            try fm.removeItem(atPath: path + "/" + name)
+        }
         for name in names {
             let data = try Data(contentsOf: URL(fileURLWithPath: from + "/" + name))
             if let handle = FileHandle(forWritingAtPath: path + "/" + name) {
@@ -103,7 +118,13 @@ enum LayersScenario {
         let (first, second) = bases(work)
         let record = try? JSONValue(parsing: Data(contentsOf: URL(fileURLWithPath: work + "/user.layers/LAYERS.json")))
         var current: String
-        if case .string(let base)? = record?["pending"]?["base"] { current = base } else if case .string(let base)? = record?["base"] { current = base } else { current = first }
+        if case .string(let base)? = record?["pending"]?["base"] {
+            current = base
+        } else if case .string(let base)? = record?["base"] {
+            current = base
+        } else {
+            current = first
+        }
         var layers = try LayeredDocumentStore(user: work + "/user", base: current)
         defer { layers.close() }
         var rng = SplitMix64(seed: seed)
@@ -132,8 +153,12 @@ enum LayersScenario {
                 ack("ack replace \(current)")
             } else if action == 3 {
                 // Bases that must be refused, the old base staying in force.
-                let (path, kind): (String, KVDocsError.Kind) = [(bad.conflicting, .uniqueViolation), (bad.damaged, .corruption), (bad.empty, .invalidArgument)][Int(rng.next() % 3)]
-                ack("begin refused replacement \(path == bad.conflicting ? "conflicting" : path == bad.damaged ? "damaged" : "hiding")")
+                let (path, kind): (String, KVDocsError.Kind) = [
+                    (bad.conflicting, .uniqueViolation), (bad.damaged, .corruption), (bad.empty, .invalidArgument)
+                ][Int(rng.next() % 3)]
+                ack(
+                    "begin refused replacement \(path == bad.conflicting ? "conflicting" : path == bad.damaged ? "damaged" : "hiding")"
+                )
                 do {
                     try layers.replaceBase(with: path)
                     throw Failure("the base \(path) was accepted")
@@ -180,7 +205,11 @@ enum LayersScenario {
                         // A delete of a document the base holds hides it in every later base; one
                         // of a document only the user wrote just removes it.
                         if try people.delete(id: .int(Int64(id))) {
-                            if baseDocuments(baseContent, work: work)[id] != nil { user[id] = .some(nil) } else { user.removeValue(forKey: id) }
+                            if baseDocuments(baseContent, work: work)[id] != nil {
+                                user[id] = .some(nil)
+                            } else {
+                                user.removeValue(forKey: id)
+                            }
                         }
                     } else {
                         let version = 100 + round * 20 + Int(rng.next() % 20)
@@ -195,7 +224,8 @@ enum LayersScenario {
             let child = try runChildKilled(["layers-child", "--work", work, "--seed", String(roundSeed)], after: delay)
             figures.rounds += 1
             if case .exited(let status) = child.ending, status != 0 {
-                figures.fail("round \(round): the child failed before the kill (exit \(status)): \(child.stderr.suffix(600))")
+                figures.fail(
+                    "round \(round): the child failed before the kill (exit \(status)): \(child.stderr.suffix(600))")
                 break
             }
             let lines = child.stdout.split(separator: "\n")
@@ -209,10 +239,12 @@ enum LayersScenario {
             figures.add("bases changed in place, replaced", lines.filter { $0.hasPrefix("ack in place /") }.count)
             figures.add("bases changed in place, refused", lines.filter { $0.hasPrefix("ack in place refused") }.count)
             do {
-                (basePath, baseContent) = try check(work: work, user: user, fingerprints: fingerprints, figures: &figures)
+                (basePath, baseContent) = try check(
+                    work: work, user: user, fingerprints: fingerprints, figures: &figures)
                 if verbose { note("round \(round): base \(basePath), \(user.count) user writes") }
             } catch {
-                figures.fail("round \(round) seed \(roundSeed) (killed after \(String(format: "%.3f", delay)) s): \(error)")
+                figures.fail(
+                    "round \(round) seed \(roundSeed) (killed after \(String(format: "%.3f", delay)) s): \(error)")
                 break
             }
         }
@@ -221,7 +253,9 @@ enum LayersScenario {
 
     /// Checks the user database and the backups after a kill; returns the base to open with
     /// (the record's) and the good base whose documents are in force.
-    static func check(work: String, user: UserModel, fingerprints: ([String: Data], [String: Data]), figures: inout Figures) throws -> (String, String) {
+    static func check(
+        work: String, user: UserModel, fingerprints: ([String: Data], [String: Data]), figures: inout Figures
+    ) throws -> (String, String) {
         let (first, second) = bases(work)
         let recordData = try Data(contentsOf: URL(fileURLWithPath: work + "/user.layers/LAYERS.json"))
         let record = try JSONValue(parsing: recordData)
@@ -234,7 +268,9 @@ enum LayersScenario {
         } else {
             throw Failure("the layers record names no base: \(String(decoding: recordData, as: UTF8.self))")
         }
-        guard base == first || base == second || base == shipped(work) else { throw Failure("the layers record names an unknown base \(base)") }
+        guard base == first || base == second || base == shipped(work) else {
+            throw Failure("the layers record names an unknown base \(base)")
+        }
         let layers = try LayeredDocumentStore(user: work + "/user", base: base)
         defer { layers.close() }
         if layers.baseChangeFailure != nil { figures.count("opened with the old base kept (the changed base refused)") }
@@ -279,7 +315,8 @@ enum LayersScenario {
         throw Failure("the base in force is neither good base")
     }
 
-    static func expect(_ layers: LayeredDocumentStore, base: String, user: UserModel, work: String, what: String) throws {
+    static func expect(_ layers: LayeredDocumentStore, base: String, user: UserModel, work: String, what: String) throws
+    {
         let report = try layers.store.verify()
         guard report.isClean else { throw Failure("\(what): verify: \(report)") }
         let found = try Workload.read(layers.store)
@@ -287,15 +324,20 @@ enum LayersScenario {
         guard found == expected else {
             let missing = expected.filter { found[$0.key] != $0.value }.prefix(5)
             let extra = found.filter { expected[$0.key] != $0.value }.prefix(5)
-            throw Failure("\(what) over \(base): \(found.count) documents, expected \(expected.count) (wrong or missing: \(Array(missing)); unexpected: \(Array(extra)))")
+            throw Failure(
+                "\(what) over \(base): \(found.count) documents, expected \(expected.count) (wrong or missing: \(Array(missing)); unexpected: \(Array(extra)))"
+            )
         }
         let text = try layers.store.collection("people").search("river").count
         let reference = expected.filter { id, version in
             guard case .string(let bio)? = Workload.person(id: id, version: version)["bio"],
-                  case .string(let name)? = Workload.person(id: id, version: version)["name"] else { return false }
+                case .string(let name)? = Workload.person(id: id, version: version)["name"]
+            else { return false }
             return (bio + " " + name).split(separator: " ").contains("river")
         }.count
-        guard text == reference else { throw Failure("\(what): a search for river finds \(text) documents, expected \(reference)") }
+        guard text == reference else {
+            throw Failure("\(what): a search for river finds \(text) documents, expected \(reference)")
+        }
     }
 
     /// Every file of a directory with its bytes (LOCK aside).

@@ -1,5 +1,6 @@
 import Foundation
 import KVDocs
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -9,7 +10,11 @@ import Glibc
 /// the seeded loop. In a normal build the symbol is absent and `available` is false.
 enum LibFuzzer {
     typealias Callback = @convention(c) (UnsafePointer<UInt8>?, Int) -> Int32
-    typealias Driver = @convention(c) (UnsafeMutablePointer<Int32>, UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>, Callback) -> Int32
+    typealias Driver =
+        @convention(c) (
+            UnsafeMutablePointer<Int32>, UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
+            Callback
+        ) -> Int32
 
     static var driver: Driver? {
         guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "LLVMFuzzerRunDriver") else { return nil }
@@ -33,7 +38,7 @@ enum LibFuzzer {
                 let bytes = data.map { Array(UnsafeBufferPointer(start: $0, count: size)) } ?? []
                 if let problem = LibFuzzer.target?(bytes) {
                     note("FAILURE: \(problem)")
-                    abort()   // libFuzzer saves the input as a crash artifact
+                    abort()  // libFuzzer saves the input as a crash artifact
                 }
                 return 0
             }

@@ -20,7 +20,7 @@ enum MigrationScenario {
     /// The second: every seventh person removed, 300 new ones at version 50.
     static func migrator(first count: Int = 2) throws -> DocumentMigrator {
         var migrator = DocumentMigrator()
-        migrator.batchSize = 100   // many batches, so kills land between them
+        migrator.batchSize = 100  // many batches, so kills land between them
         try migrator.register("bump versions") { migration in
             try migration.forEach("people") { person in
                 guard case .int(let id)? = person["id"], case .int(let v)? = person["v"] else {
@@ -50,7 +50,9 @@ enum MigrationScenario {
         let db = try Database(path: path)
         defer { db.close() }
         let store = try DocumentStore(database: db, schema: try Workload.schema())
-        try store.write { batch in for id in 0..<people { try batch.insert("people", Workload.person(id: id, version: 0)) } }
+        try store.write { batch in
+            for id in 0..<people { try batch.insert("people", Workload.person(id: id, version: 0)) }
+        }
     }
 
     /// The child: opens the store with the migrator (undoing what a kill left, then
@@ -60,7 +62,8 @@ enum MigrationScenario {
         defer { db.close() }
         func say(_ text: String) { FileHandle.standardOutput.write(Data((text + "\n").utf8)) }
         say("ready")
-        _ = try DocumentStore(database: db, migrator: try migrator()) { _ in } migrationProgress: { p in
+        _ = try DocumentStore(database: db, migrator: try migrator()) { _ in
+        } migrationProgress: { p in
             say("\(p.phase.rawValue) \(p.name) \(p.documents)")
         }
         say("done")
@@ -100,16 +103,23 @@ enum MigrationScenario {
                 planned = "after \(String(format: "%.3f", delay)) s"
                 trigger = { _ in false }
             }
-            let child = try runChildKilled(["migrate-child", "--path", live], whenLine: trigger, orAfter: round % 3 == 2 ? delay : 60)
+            let child = try runChildKilled(
+                ["migrate-child", "--path", live], whenLine: trigger, orAfter: round % 3 == 2 ? delay : 60)
             figures.rounds += 1
             if case .exited(let status) = child.ending, status != 0 {
                 figures.fail("round \(round): the child failed (exit \(status)): \(child.stderr.suffix(600))")
                 break
             }
             let lines = child.stdout.split(separator: "\n")
-            if lines.contains(where: { $0.hasPrefix("rollingBack") }) { figures.count("rounds that undid an interrupted migration") }
-            if !lines.contains("done"), lines.last?.hasPrefix("rollingBack") == true { figures.count("killed while undoing a migration") }
-            if !lines.contains("done"), lines.last?.hasPrefix("running") == true { figures.count("killed while a migration wrote") }
+            if lines.contains(where: { $0.hasPrefix("rollingBack") }) {
+                figures.count("rounds that undid an interrupted migration")
+            }
+            if !lines.contains("done"), lines.last?.hasPrefix("rollingBack") == true {
+                figures.count("killed while undoing a migration")
+            }
+            if !lines.contains("done"), lines.last?.hasPrefix("running") == true {
+                figures.count("killed while a migration wrote")
+            }
             let finished = lines.contains("done")
             figures.count(finished ? "children that finished both migrations" : "children killed before finishing")
             do {
@@ -117,7 +127,9 @@ enum MigrationScenario {
                 figures.count("state after the kill: \(state)")
                 try checkWithMigrator(live, work: work, references: references)
                 if verbose {
-                    note("round \(round): killed \(planned), \(state); the child's first and last lines: \(lines.prefix(3).joined(separator: " | ")) … \(lines.suffix(2).joined(separator: " | "))")
+                    note(
+                        "round \(round): killed \(planned), \(state); the child's first and last lines: \(lines.prefix(3).joined(separator: " | ")) … \(lines.suffix(2).joined(separator: " | "))"
+                    )
                 }
             } catch {
                 figures.fail("round \(round) (killed \(planned)): \(error)")
@@ -134,7 +146,9 @@ enum MigrationScenario {
 
     /// The document count of a progress line `PHASE NAME COUNT` (any name when `nil`).
     static func progress(_ line: String, phase: String, name: String?) -> Int? {
-        guard line.hasPrefix(phase + " "), let last = line.split(separator: " ").last, let count = Int(last) else { return nil }
+        guard line.hasPrefix(phase + " "), let last = line.split(separator: " ").last, let count = Int(last) else {
+            return nil
+        }
         if let name, !line.hasPrefix(phase + " " + name + " ") { return nil }
         return count
     }
@@ -190,7 +204,8 @@ enum MigrationScenario {
             let people = try store.collection("people")
             var text = "\(try store.read { try $0.textStatistics("people") })\n"
             for word in ["river", "station", "quiet", "journey OR island", "\"morning coffee\""] {
-                text += "\(word): \(try people.search(word, options: SearchOptions(limit: 50, includeDocuments: false)).map { "\($0.id)=\($0.score)" })\n"
+                text +=
+                    "\(word): \(try people.search(word, options: SearchOptions(limit: 50, includeDocuments: false)).map { "\($0.id)=\($0.score)" })\n"
             }
             return text
         }
@@ -199,13 +214,21 @@ enum MigrationScenario {
         func check(_ db: Database, _ store: DocumentStore, against reference: Snapshot, _ what: String) throws {
             let found = try Self.entries(db)
             if found != reference.entries {
-                let index = (0..<min(found.count, reference.entries.count)).first { found[$0] != reference.entries[$0] } ?? min(found.count, reference.entries.count)
-                let key = index < found.count ? found[index].key : (index < reference.entries.count ? reference.entries[index].key : [])
-                throw Failure("\(what): the database differs from the reference (\(found.count) keys, reference \(reference.entries.count); first difference at key \(key.map { String(format: "%02x", $0) }.joined()))")
+                let index =
+                    (0..<min(found.count, reference.entries.count)).first { found[$0] != reference.entries[$0] }
+                    ?? min(found.count, reference.entries.count)
+                let key =
+                    index < found.count
+                    ? found[index].key : (index < reference.entries.count ? reference.entries[index].key : [])
+                throw Failure(
+                    "\(what): the database differs from the reference (\(found.count) keys, reference \(reference.entries.count); first difference at key \(key.map { String(format: "%02x", $0) }.joined()))"
+                )
             }
             let answers = try Self.answers(store)
             if answers != reference.answers {
-                throw Failure("\(what): the text index answers differently from the reference:\n\(answers)\nreference:\n\(reference.answers)")
+                throw Failure(
+                    "\(what): the text index answers differently from the reference:\n\(answers)\nreference:\n\(reference.answers)"
+                )
             }
         }
     }
@@ -232,7 +255,8 @@ enum MigrationScenario {
         default: throw Failure("unexpected migrations recorded: \(applied)")
         }
         guard found == expected.1 else {
-            throw Failure("recorded \(applied), but the documents are not \(expected.0): \(describe(found, expected.1))")
+            throw Failure(
+                "recorded \(applied), but the documents are not \(expected.0): \(describe(found, expected.1))")
         }
         try checkFeed(store, applied: applied)
         try references.check(db, store, against: expected.2, "without a migrator, \(expected.0)")
@@ -271,21 +295,28 @@ enum MigrationScenario {
         }
         let changes = try store.changes()
         let lastSequence = try store.lastSequence
-        guard changes.map(\.sequence) == Array((0..<Int64(changes.count)).map { $0 + 1 }), changes.last?.sequence ?? 0 == lastSequence else {
-            throw Failure("the change feed has \(changes.count) records, last \(changes.last?.sequence ?? 0), and the store's last sequence is \(lastSequence)")
+        guard changes.map(\.sequence) == Array((0..<Int64(changes.count)).map { $0 + 1 }),
+            changes.last?.sequence ?? 0 == lastSequence
+        else {
+            throw Failure(
+                "the change feed has \(changes.count) records, last \(changes.last?.sequence ?? 0), and the store's last sequence is \(lastSequence)"
+            )
         }
         guard changes.count == expected.count else {
             throw Failure("the change feed has \(changes.count) records, expected \(expected.count) for \(applied)")
         }
         for (change, (id, operation)) in zip(changes, expected)
         where change.collection != "people" || change.id != .int(Int64(id)) || change.operation != operation {
-            throw Failure("change \(change.sequence) is \(change.operation) \(change.collection) \(change.id.compactDescription), expected \(operation) people \(id)")
+            throw Failure(
+                "change \(change.sequence) is \(change.operation) \(change.collection) \(change.id.compactDescription), expected \(operation) people \(id)"
+            )
         }
     }
 
     static func describe(_ found: [Int: Int], _ expected: [Int: Int]) -> String {
         let wrong = expected.filter { found[$0.key] != $0.value }.prefix(5)
         let extra = found.filter { expected[$0.key] == nil }.prefix(5)
-        return "\(found.count) documents, expected \(expected.count) (wrong or missing: \(Array(wrong)); unexpected: \(Array(extra)))"
+        return
+            "\(found.count) documents, expected \(expected.count) (wrong or missing: \(Array(wrong)); unexpected: \(Array(extra)))"
     }
 }

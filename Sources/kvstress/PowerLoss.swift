@@ -75,7 +75,9 @@ enum PowerLossScenario {
         for round in 0..<rounds {
             figures.rounds += 1
             do {
-                try self.round(path: path, model: &model, sequence: &sequence, version: &version, rng: &rng, figures: &figures, verbose: verbose, round: round)
+                try self.round(
+                    path: path, model: &model, sequence: &sequence, version: &version, rng: &rng, figures: &figures,
+                    verbose: verbose, round: round)
             } catch {
                 figures.fail("round \(round) (seed \(seed)): \(error)")
                 break
@@ -84,8 +86,10 @@ enum PowerLossScenario {
         return figures
     }
 
-    static func round(path: String, model: inout [Int: Int], sequence: inout Int64, version: inout Int,
-                      rng: inout SplitMix64, figures: inout Figures, verbose: Bool, round: Int) throws {
+    static func round(
+        path: String, model: inout [Int: Int], sequence: inout Int64, version: inout Int,
+        rng: inout SplitMix64, figures: inout Figures, verbose: Bool, round: Int
+    ) throws {
         // 1. Write: batches over the model, some synced, each one's end in the log recorded.
         let before = model
         var written: [Written] = []
@@ -122,7 +126,9 @@ enum PowerLossScenario {
         }
         let file = path + "/" + log
         let size = try self.size(file)
-        guard size == written.last?.end else { throw Failure("closing changed \(log) from \(written.last?.end ?? -1) to \(size) bytes") }
+        guard size == written.last?.end else {
+            throw Failure("closing changed \(log) from \(written.last?.end ?? -1) to \(size) bytes")
+        }
 
         // 2. The power loss: intact up to the last synced batch's end, damaged from a random
         //    offset past it.
@@ -138,10 +144,11 @@ enum PowerLossScenario {
         case .zeroed:
             bytes.replaceSubrange(cut..., with: [UInt8](repeating: 0, count: size - cut + extra))
         case .garbled:
-            bytes.replaceSubrange(cut..., with: (0..<(size - cut + extra)).map { _ in UInt8(truncatingIfNeeded: rng.next()) })
+            bytes.replaceSubrange(
+                cut..., with: (0..<(size - cut + extra)).map { _ in UInt8(truncatingIfNeeded: rng.next()) })
         }
         try Data(bytes).write(to: URL(fileURLWithPath: file))
-        let kept = written.filter { $0.end <= cut }.count   // ends grow: the batches kept are a prefix
+        let kept = written.filter { $0.end <= cut }.count  // ends grow: the batches kept are a prefix
         let keptEnd = kept == 0 ? start : written[kept - 1].end
         figures.count("damage: \(damage)" + (damage != .truncated && extra > 0 ? ", past the old end" : ""))
         figures.add("batches written with sync", written.filter(\.sync).count)
@@ -156,18 +163,27 @@ enum PowerLossScenario {
         let store = try DocumentStore(database: db)
         if bytes.count > keptEnd {
             guard let tail = db.recoveredTornTail else {
-                throw Failure("\(damage) at \(cut) of \(size) bytes (+\(extra)): nothing reported, \(bytes.count - keptEnd) bytes after the last whole record at \(keptEnd)")
+                throw Failure(
+                    "\(damage) at \(cut) of \(size) bytes (+\(extra)): nothing reported, \(bytes.count - keptEnd) bytes after the last whole record at \(keptEnd)"
+                )
             }
             guard tail.logFile == log, tail.offset == keptEnd, tail.droppedBytes == bytes.count - keptEnd,
-                  (try? self.size(tail.savedAs)) == tail.droppedBytes else {
-                throw Failure("\(damage) at \(cut): the report \(tail) does not match: \(log), offset \(keptEnd), \(bytes.count - keptEnd) bytes")
+                (try? self.size(tail.savedAs)) == tail.droppedBytes
+            else {
+                throw Failure(
+                    "\(damage) at \(cut): the report \(tail) does not match: \(log), offset \(keptEnd), \(bytes.count - keptEnd) bytes"
+                )
             }
             figures.count("torn tail reported and cut")
         } else {
-            guard db.recoveredTornTail == nil else { throw Failure("cut on a record boundary, yet reported: \(String(describing: db.recoveredTornTail))") }
+            guard db.recoveredTornTail == nil else {
+                throw Failure("cut on a record boundary, yet reported: \(String(describing: db.recoveredTornTail))")
+            }
             figures.count("log ended on a record boundary: nothing to report")
         }
-        guard kept > (lastSynced ?? -1) else { throw Failure("a synced batch is gone (\(kept) kept, batch \(lastSynced ?? -1) synced)") }
+        guard kept > (lastSynced ?? -1) else {
+            throw Failure("a synced batch is gone (\(kept) kept, batch \(lastSynced ?? -1) synced)")
+        }
         var expected = before
         var expectedChanges = 0
         for batch in written.prefix(kept) { expectedChanges += apply(batch.operations, to: &expected) }
@@ -178,24 +194,32 @@ enum PowerLossScenario {
                 for batch in written.prefix(n) { _ = apply(batch.operations, to: &state) }
                 return state == found
             }
-            throw Failure("\(damage) at \(cut) of \(size): the documents are not those of the \(kept) batches whose records were whole (they match \(batches.isEmpty ? "no prefix" : "the first \(batches) batches"))")
+            throw Failure(
+                "\(damage) at \(cut) of \(size): the documents are not those of the \(kept) batches whose records were whole (they match \(batches.isEmpty ? "no prefix" : "the first \(batches) batches"))"
+            )
         }
         let report = try store.verify()
         guard report.isClean else { throw Failure("verify after the power loss: \(report)") }
         let changes = try store.changes(since: sequence)
         var last = sequence
         for change in changes {
-            guard change.sequence == last + 1 else { throw Failure("change feed gap or disorder: \(change.sequence) after \(last)") }
+            guard change.sequence == last + 1 else {
+                throw Failure("change feed gap or disorder: \(change.sequence) after \(last)")
+            }
             last = change.sequence
         }
         let lastSequence = try store.lastSequence
         guard last == lastSequence, changes.count == expectedChanges else {
-            throw Failure("the change feed has \(changes.count) new changes ending at \(last), \(expectedChanges) expected ending at \(lastSequence)")
+            throw Failure(
+                "the change feed has \(changes.count) new changes ending at \(last), \(expectedChanges) expected ending at \(lastSequence)"
+            )
         }
         model = expected
         sequence = last
         if verbose {
-            note("round \(round): \(damage) at \(cut) of \(size) (+\(extra)); \(kept) of \(written.count) batches kept, last synced \(lastSynced.map(String.init) ?? "none"); \(model.count) documents")
+            note(
+                "round \(round): \(damage) at \(cut) of \(size) (+\(extra)); \(kept) of \(written.count) batches kept, last synced \(lastSynced.map(String.init) ?? "none"); \(model.count) documents"
+            )
         }
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import KVDocs
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -19,14 +20,16 @@ enum TextMergeScenario {
     static let collection = "notes"
     static let indexName = "body_text"
     static let schemaJSON = #"""
-    {"collections": {"notes": {"primaryKey": "id", "text": [{"name": "body_text", "fields": ["title", "body"]}]}}}
-    """#
+        {"collections": {"notes": {"primaryKey": "id", "text": [{"name": "body_text", "fields": ["title", "body"]}]}}}
+        """#
 
     /// A small vocabulary (with shared prefixes), so terms repeat in every segment.
-    static let vocabulary = ["river", "rivet", "rival", "road", "roam", "rock", "rocket", "stone", "storm", "story",
-                             "train", "trail", "trait", "night", "nine", "north", "note", "ocean", "open", "orbit",
-                             "paper", "park", "path", "quiet", "quick", "quill", "salt", "sand", "sail", "tide",
-                             "time", "tiger", "under", "urban", "valley", "vapor", "wind", "winter", "wire", "yard"]
+    static let vocabulary = [
+        "river", "rivet", "rival", "road", "roam", "rock", "rocket", "stone", "storm", "story",
+        "train", "trail", "trait", "night", "nine", "north", "note", "ocean", "open", "orbit",
+        "paper", "park", "path", "quiet", "quick", "quill", "salt", "sand", "sail", "tide",
+        "time", "tiger", "under", "urban", "valley", "vapor", "wind", "winter", "wire", "yard"
+    ]
 
     /// The title and body words of `id` at `version`: a pure function of both.
     static func words(id: Int, version: Int) -> (title: [String], body: [String]) {
@@ -39,8 +42,10 @@ enum TextMergeScenario {
 
     static func document(id: Int, version: Int) -> JSONValue {
         let (title, body) = words(id: id, version: version)
-        return .object(["id": .int(Int64(id)), "v": .int(Int64(version)),
-                        "title": .string(title.joined(separator: " ")), "body": .string(body.joined(separator: " "))])
+        return .object([
+            "id": .int(Int64(id)), "v": .int(Int64(version)),
+            "title": .string(title.joined(separator: " ")), "body": .string(body.joined(separator: " "))
+        ])
     }
 
     enum Operation {
@@ -85,7 +90,9 @@ enum TextMergeScenario {
                 let id = Int(rng.next() % UInt64(ids))
                 guard touched.insert(id).inserted else { continue }
                 // A version seeds the document's words: from the round's seed and the place.
-                let version = Int(truncatingIfNeeded: (seed % 1_000_000) &* 200_000 &+ UInt64(index * 8 + ops.count)) & 0x3FFF_FFFF_FFFF
+                let version =
+                    Int(truncatingIfNeeded: (seed % 1_000_000) &* 200_000 &+ UInt64(index * 8 + ops.count))
+                    & 0x3FFF_FFFF_FFFF
                 ops.append(rng.next() % 4 == 0 ? .delete(id: id) : .upsert(id: id, version: version))
             }
             result.append(.batch(ops))
@@ -158,7 +165,9 @@ enum TextMergeScenario {
         let db = try Database(path: path)
         defer { db.close() }
         let store = try DocumentStore(database: db)
-        if try store.schema.collections[collection] == nil { try store.apply(try Schema(json: Data(schemaJSON.utf8), file: "text-merge schema")) }
+        if try store.schema.collections[collection] == nil {
+            try store.apply(try Schema(json: Data(schemaJSON.utf8), file: "text-merge schema"))
+        }
         func say(_ text: String) { FileHandle.standardOutput.write(Data((text + "\n").utf8)) }
         var state = try structure(db)
         say("ready m=\(state.merging ? 1 : 0) segments=\(state.segments)")
@@ -171,7 +180,8 @@ enum TextMergeScenario {
                 try store.write { b in
                     for op in ops {
                         switch op {
-                        case .upsert(let id, let version): _ = try b.upsert(collection, document(id: id, version: version))
+                        case .upsert(let id, let version):
+                            _ = try b.upsert(collection, document(id: id, version: version))
                         case .delete(let id): _ = try b.delete(collection, id: .int(Int64(id)))
                         }
                     }
@@ -183,7 +193,9 @@ enum TextMergeScenario {
                 elapsed = Date().timeIntervalSince(start)
             }
             state = try structure(db)
-            say("ack \(index) m=\(state.merging ? 1 : 0) segments=\(state.segments)" + (elapsed.map { " steps=\(steps) seconds=\($0)" } ?? ""))
+            say(
+                "ack \(index) m=\(state.merging ? 1 : 0) segments=\(state.segments)"
+                    + (elapsed.map { " steps=\(steps) seconds=\($0)" } ?? ""))
             elapsed = nil
             // Paced in rounds aimed at merges, so that the parent's kill lands near the
             // acknowledgement it aims at (a write takes about a millisecond).
@@ -203,7 +215,9 @@ enum TextMergeScenario {
         var rng = SplitMix64(seed: seed ^ 0x9E3779B9)
         func word() -> String { vocabulary[Int(rng.next() % UInt64(vocabulary.count))] }
         func has(_ w: String, _ title: [String], _ body: [String]) -> Bool { title.contains(w) || body.contains(w) }
-        func phrase(_ a: String, _ b: String, _ column: [String]) -> Bool { zip(column, column.dropFirst()).contains { $0 == a && $1 == b } }
+        func phrase(_ a: String, _ b: String, _ column: [String]) -> Bool {
+            zip(column, column.dropFirst()).contains { $0 == a && $1 == b }
+        }
         var result: [Query] = []
         for _ in 0..<3 {
             let w = word()
@@ -228,26 +242,35 @@ enum TextMergeScenario {
         let stats = try store.read { try $0.textStatistics(collection) }
         let tokens = docs.values.reduce(0) { $0 + $1.title.count + $1.body.count }
         guard stats.documents == docs.count, stats.tokens == tokens else {
-            throw Failure("\(what): the statistics are \(stats.documents) rows and \(stats.tokens) tokens, the documents \(docs.count) and \(tokens)")
+            throw Failure(
+                "\(what): the statistics are \(stats.documents) rows and \(stats.tokens) tokens, the documents \(docs.count) and \(tokens)"
+            )
         }
         var frequencies: [String: Int] = [:]
         for d in docs.values { for w in Set(d.title + d.body) { frequencies[w, default: 0] += 1 } }
         var stored: [String: Int] = [:]
         for info in try store.read({ try $0.textTerms(collection) }) { stored[info.term] = info.documents }
         guard stored == frequencies else {
-            let wrong = Set(stored.keys).union(frequencies.keys).filter { stored[$0] != frequencies[$0] }.sorted().prefix(5)
-            throw Failure("\(what): document frequencies differ from the documents' for \(wrong.map { "\($0): \(stored[$0] ?? 0) stored, \(frequencies[$0] ?? 0) counted" })")
+            let wrong = Set(stored.keys).union(frequencies.keys).filter { stored[$0] != frequencies[$0] }.sorted()
+                .prefix(5)
+            throw Failure(
+                "\(what): document frequencies differ from the documents' for \(wrong.map { "\($0): \(stored[$0] ?? 0) stored, \(frequencies[$0] ?? 0) counted" })"
+            )
         }
         let notes = try store.collection(collection)
         for query in queries(seed: seed) {
             var found = Set<Int>()
             for hit in try notes.search(query.text, options: SearchOptions(includeDocuments: false)) {
-                guard case .int(let id) = hit.id else { throw Failure("\(what): a hit with id \(hit.id.compactDescription)") }
+                guard case .int(let id) = hit.id else {
+                    throw Failure("\(what): a hit with id \(hit.id.compactDescription)")
+                }
                 found.insert(Int(id))
             }
             let expected = Set(docs.filter { query.matches($0.value.title, $0.value.body) }.keys)
             guard found == expected else {
-                throw Failure("\(what): \(query.text) finds \(found.count) documents, brute force \(expected.count) (missing \(expected.subtracting(found).sorted().prefix(5)), extra \(found.subtracting(expected).sorted().prefix(5)))")
+                throw Failure(
+                    "\(what): \(query.text) finds \(found.count) documents, brute force \(expected.count) (missing \(expected.subtracting(found).sorted().prefix(5)), extra \(found.subtracting(expected).sorted().prefix(5)))"
+                )
             }
         }
     }
@@ -256,7 +279,9 @@ enum TextMergeScenario {
     static func read(_ store: DocumentStore) throws -> [Int: Int] {
         var state: [Int: Int] = [:]
         for d in try store.collection(collection).find() {
-            guard case .int(let id)? = d["id"], case .int(let v)? = d["v"], id >= 0, v >= 0, d == document(id: Int(id), version: Int(v)) else {
+            guard case .int(let id)? = d["id"], case .int(let v)? = d["v"], id >= 0, v >= 0,
+                d == document(id: Int(id), version: Int(v))
+            else {
                 throw Failure("a document that was never written: \(d.compactDescription.prefix(200))")
             }
             state[Int(id)] = Int(v)
@@ -281,7 +306,9 @@ enum TextMergeScenario {
             let roundSeed = seed &+ UInt64(round) &* 7919
             let aim = Aim.allCases[round % Aim.allCases.count]
             let actions = actions(seed: roundSeed, aim: aim)
-            let arguments = ["text-merge-child", "--path", live, "--seed", String(roundSeed), "--aim", String(aim.rawValue)]
+            let arguments = [
+                "text-merge-child", "--path", live, "--seed", String(roundSeed), "--aim", String(aim.rawValue)
+            ]
             let planned: String
             let child: ChildResult
             switch aim {
@@ -292,21 +319,31 @@ enum TextMergeScenario {
                 let n = 1 + Int(rng.next() % 4)
                 let inWrite = (round / Aim.allCases.count) % 2 == 1
                 let delay = rng.next() % 2 == 0 ? 0 : Double(rng.next() % (inWrite ? 1000 : 2000)) / 1_000_000
-                planned = "\(String(format: "%.4f", delay)) s after " + (inWrite ? "write #\(n) continuing a merge began" : "the acknowledgement #\(n) that left a merge in progress")
+                planned =
+                    "\(String(format: "%.4f", delay)) s after "
+                    + (inWrite
+                        ? "write #\(n) continuing a merge began"
+                        : "the acknowledgement #\(n) that left a merge in progress")
                 var seen = 0
-                child = try runChild(arguments, timeout: 30, killWhen: { line in
-                    if inWrite {
-                        guard line.hasPrefix("begin "), line.hasSuffix(" merge=continue") else { return false }
-                    } else {
-                        guard line.hasPrefix("ack "), line.contains(" m=1 ") else { return false }
-                    }
-                    seen += 1
-                    return seen == n
-                }, killDelay: delay)
+                child = try runChild(
+                    arguments, timeout: 30,
+                    killWhen: { line in
+                        if inWrite {
+                            guard line.hasPrefix("begin "), line.hasSuffix(" merge=continue") else { return false }
+                        } else {
+                            guard line.hasPrefix("ack "), line.contains(" m=1 ") else { return false }
+                        }
+                        seen += 1
+                        return seen == n
+                    }, killDelay: delay)
             case .optimize:
-                let delay = Double(rng.next() % 10_000) / 10_000 * (optimizeTimes.isEmpty ? 0.05 : optimizeTimes.sorted()[optimizeTimes.count / 2])
+                let delay =
+                    Double(rng.next() % 10_000) / 10_000
+                    * (optimizeTimes.isEmpty ? 0.05 : optimizeTimes.sorted()[optimizeTimes.count / 2])
                 planned = "\(String(format: "%.4f", delay)) s after an optimize began"
-                child = try runChild(arguments, timeout: 30, killWhen: { $0.hasSuffix(" optimize") && $0.hasPrefix("begin ") }, killDelay: delay)
+                child = try runChild(
+                    arguments, timeout: 30, killWhen: { $0.hasSuffix(" optimize") && $0.hasPrefix("begin ") },
+                    killDelay: delay)
             case .anywhere:
                 let delay = 0.02 + Double(rng.next() % 10_000) / 10_000 * maximumDelay
                 planned = "after \(String(format: "%.3f", delay)) s"
@@ -314,7 +351,9 @@ enum TextMergeScenario {
             }
             figures.rounds += 1
             if case .exited(let status) = child.ending {
-                figures.fail("round \(round) seed \(roundSeed): the child ended before the kill (exit \(status)): \(child.stderr.suffix(600))")
+                figures.fail(
+                    "round \(round) seed \(roundSeed): the child ended before the kill (exit \(status)): \(child.stderr.suffix(600))"
+                )
                 break
             }
             let lines = child.stdout.split(separator: "\n").map(String.init)
@@ -341,7 +380,9 @@ enum TextMergeScenario {
             }
             if resumedMerge {
                 figures.count("rounds that began with an interrupted merge")
-                if lines.contains(where: { $0.hasPrefix("ack ") && $0.contains(" m=0 ") }) { figures.count("interrupted merges finished by the next child") }
+                if lines.contains(where: { $0.hasPrefix("ack ") && $0.contains(" m=0 ") }) {
+                    figures.count("interrupted merges finished by the next child")
+                }
             }
             let last = lines.last ?? ""
             let landed: String
@@ -360,17 +401,23 @@ enum TextMergeScenario {
             }
             figures.count("killed during: \(landed)")
             do {
-                let outcome = try check(live: live, copy: copy, seed: roundSeed, round: round, actions: actions, acked: acked, before: model, figures: &figures)
+                let outcome = try check(
+                    live: live, copy: copy, seed: roundSeed, round: round, actions: actions, acked: acked,
+                    before: model, figures: &figures)
                 model = outcome.documents
                 if outcome.merging {
                     figures.count("kills that left a merge in progress")
                     figures.count("kills that left a merge in progress, by where they landed: \(landed)")
                 }
                 if verbose {
-                    note("round \(round) (\(aim), killed \(planned)): landed in \(landed), \(acked + 1) actions acknowledged, \(model.count) documents")
+                    note(
+                        "round \(round) (\(aim), killed \(planned)): landed in \(landed), \(acked + 1) actions acknowledged, \(model.count) documents"
+                    )
                 }
             } catch {
-                figures.fail("round \(round) seed \(roundSeed) (\(aim), killed \(planned), landed in \(landed), \(acked + 1) actions acknowledged): \(error)")
+                figures.fail(
+                    "round \(round) seed \(roundSeed) (\(aim), killed \(planned), landed in \(landed), \(acked + 1) actions acknowledged): \(error)"
+                )
                 break
             }
         }
@@ -379,8 +426,10 @@ enum TextMergeScenario {
 
     /// Checks the store after a kill; returns the documents (the model for the next round)
     /// and whether the kill left a merge in progress.
-    static func check(live: String, copy: String, seed: UInt64, round: Int, actions: [Action], acked: Int, before: [Int: Int],
-                      figures: inout Figures) throws -> (documents: [Int: Int], merging: Bool) {
+    static func check(
+        live: String, copy: String, seed: UInt64, round: Int, actions: [Action], acked: Int, before: [Int: Int],
+        figures: inout Figures
+    ) throws -> (documents: [Int: Int], merging: Bool) {
         // The documents after the acknowledged actions, and after the one in flight.
         var model = before
         for action in actions.prefix(acked + 1) { if case .batch(let ops) = action { apply(ops, to: &model) } }
@@ -404,7 +453,9 @@ enum TextMergeScenario {
             } else if let inFlight, found == inFlight {
                 figures.count("the write in flight landed unacknowledged")
             } else {
-                throw Failure("the documents (\(found.count)) are neither those of the acknowledged writes (\(model.count)) nor those after the write in flight: a lost acknowledged write or a torn batch")
+                throw Failure(
+                    "the documents (\(found.count)) are neither those of the acknowledged writes (\(model.count)) nor those after the write in flight: a lost acknowledged write or a torn batch"
+                )
             }
             merging = try structure(db).merging
             try checkText(store, model: found, seed: seed, "after the kill")
@@ -436,7 +487,9 @@ enum TextMergeScenario {
         if interrupted { figures.count("interrupted merges finished by optimize (on a copy)") }
         let report = try store.verify()
         guard report.isClean else { throw Failure("verify after a write and optimize: \(report)") }
-        guard try read(store) == after else { throw Failure("the documents after a write and optimize are not the model's") }
+        guard try read(store) == after else {
+            throw Failure("the documents after a write and optimize are not the model's")
+        }
         try checkText(store, model: after, seed: seed &+ 1, "after a write and optimize")
         return (found, merging)
     }

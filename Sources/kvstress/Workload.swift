@@ -6,29 +6,32 @@ import KVDocs
 /// checked on its own (`isWritten`), and every state the writes passed through recomputed.
 enum Workload {
     static let schemaJSON = #"""
-    {"collections": {"people": {
-      "primaryKey": "id",
-      "indexes": [
-        {"name": "by_age", "fields": ["age"]},
-        {"name": "by_email", "fields": ["email"], "unique": true},
-        {"name": "by_city_age", "fields": ["city", "age"]}
-      ],
-      "text": [{"name": "bio_text", "fields": ["name", "bio"], "tokenizer": "porter"}]
-    }}}
-    """#
+        {"collections": {"people": {
+          "primaryKey": "id",
+          "indexes": [
+            {"name": "by_age", "fields": ["age"]},
+            {"name": "by_email", "fields": ["email"], "unique": true},
+            {"name": "by_city_age", "fields": ["city", "age"]}
+          ],
+          "text": [{"name": "bio_text", "fields": ["name", "bio"], "tokenizer": "porter"}]
+        }}}
+        """#
 
     static func schema() throws -> Schema { try Schema(json: Data(schemaJSON.utf8), file: "kvstress schema") }
 
-    static let words = ["river", "station", "harbour", "train", "morning", "coffee", "garden", "bicycle", "market",
-                        "library", "mountain", "ocean", "city", "quiet", "bright", "running", "swimmer", "athlete",
-                        "timetable", "platform", "express", "weekend", "island", "forest", "music", "painter",
-                        "teacher", "engineer", "storage", "database", "record", "journey", "northern", "southern"]
+    static let words = [
+        "river", "station", "harbour", "train", "morning", "coffee", "garden", "bicycle", "market",
+        "library", "mountain", "ocean", "city", "quiet", "bright", "running", "swimmer", "athlete",
+        "timetable", "platform", "express", "weekend", "island", "forest", "music", "painter",
+        "teacher", "engineer", "storage", "database", "record", "journey", "northern", "southern"
+    ]
     static let cities = ["Perth", "Fremantle", "Midland", "Joondalup", "Mandurah", "Armadale"]
 
     /// The document `id` has at `version`: a pure function of both.
     static func person(id: Int, version: Int) -> JSONValue {
         var rng = SplitMix64(seed: UInt64(id) &* 1_000_003 &+ UInt64(version))
-        let bio = (0..<(8 + Int(rng.next() % 24))).map { _ in words[Int(rng.next() % UInt64(words.count))] }.joined(separator: " ")
+        let bio = (0..<(8 + Int(rng.next() % 24))).map { _ in words[Int(rng.next() % UInt64(words.count))] }.joined(
+            separator: " ")
         return .object([
             "id": .int(Int64(id)),
             "v": .int(Int64(version)),
@@ -36,14 +39,15 @@ enum Workload {
             "age": .int(Int64(18 + (id * 7 + version * 3) % 60)),
             "email": .string("p\(id)@example.org"),
             "city": .string(cities[(id + version) % cities.count]),
-            "bio": .string(bio),
+            "bio": .string(bio)
         ])
     }
 
     /// Whether `document` is one the workload writes: `person(id, v)` for its own id and `v`.
     static func isWritten(_ document: JSONValue) -> Bool {
         guard case .int(let id)? = document["id"], case .int(let v)? = document["v"],
-              id >= 0, v >= 0, id < Int64(Int32.max), v < Int64(Int32.max) else { return false }
+            id >= 0, v >= 0, id < Int64(Int32.max), v < Int64(Int32.max)
+        else { return false }
         return document == person(id: Int(id), version: Int(v))
     }
 

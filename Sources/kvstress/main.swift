@@ -8,7 +8,10 @@ struct KVStress: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "kvstress",
         abstract: "Reliability scenarios: corruption, crashes, power losses, fuzzing (see RELIABILITY.md).",
-        subcommands: [Corrupt.self, CorruptRound.self, Crash.self, CrashChild.self, PowerLoss.self, Layers.self, LayersChild.self, Migrate.self, MigrateChild.self, TextMergeCommand.self, TextMergeChild.self, FuzzCommand.self, Fuzz.self])
+        subcommands: [
+            Corrupt.self, CorruptRound.self, Crash.self, CrashChild.self, PowerLoss.self, Layers.self, LayersChild.self,
+            Migrate.self, MigrateChild.self, TextMergeCommand.self, TextMergeChild.self, FuzzCommand.self, Fuzz.self
+        ])
 }
 
 func finish(_ figures: Figures) throws {
@@ -19,7 +22,9 @@ func finish(_ figures: Figures) throws {
 
 struct Corrupt: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Damage copies of a document store (flipped bytes, truncated and deleted files, a bad CURRENT) and check that nothing crashes, hangs or answers wrongly, and that repair and salvage give a clean store.")
+        abstract:
+            "Damage copies of a document store (flipped bytes, truncated and deleted files, a bad CURRENT) and check that nothing crashes, hangs or answers wrongly, and that repair and salvage give a clean store."
+    )
     @Option(help: "Rounds to run.") var rounds = 30
     @Option(help: "The first round's seed; round i uses seed + i.") var seed: UInt64 = 1
     @Option(help: "Seconds before a round counts as hung.") var timeout = 120.0
@@ -27,12 +32,14 @@ struct Corrupt: ParsableCommand {
     @Flag(help: "Keep the template and the damaged copies (their directory is printed).") var keep = false
 
     func run() throws {
-        try finish(try CorruptionScenario.run(rounds: rounds, seed: seed, timeout: timeout, verbose: verbose, keep: keep))
+        try finish(
+            try CorruptionScenario.run(rounds: rounds, seed: seed, timeout: timeout, verbose: verbose, keep: keep))
     }
 }
 
 struct CorruptRound: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "corrupt-round", abstract: "One corruption round (run by corrupt).", shouldDisplay: false)
+    static let configuration = CommandConfiguration(
+        commandName: "corrupt-round", abstract: "One corruption round (run by corrupt).", shouldDisplay: false)
     @Option var template: String
     @Option var directory: String
     @Option var seed: UInt64
@@ -50,7 +57,9 @@ struct CorruptRound: ParsableCommand {
 
 struct Crash: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Kill a child process that writes, changes the schema, reindexes and imports, at random moments, and check every acknowledged write, whole batches, the change feed and verify after each kill.")
+        abstract:
+            "Kill a child process that writes, changes the schema, reindexes and imports, at random moments, and check every acknowledged write, whole batches, the change feed and verify after each kill."
+    )
     @Option(help: "Kills to make.") var rounds = 20
     @Option(help: "The seed of the kill times and the children's work.") var seed: UInt64 = 1
     @Option(help: "The longest time a child runs before it is killed, in seconds.") var maximumDelay = 1.0
@@ -62,7 +71,8 @@ struct Crash: ParsableCommand {
 }
 
 struct CrashChild: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "crash-child", abstract: "The writer killed by crash.", shouldDisplay: false)
+    static let configuration = CommandConfiguration(
+        commandName: "crash-child", abstract: "The writer killed by crash.", shouldDisplay: false)
     @Option var path: String
     @Option var seed: UInt64
     @Option var round: Int
@@ -75,7 +85,9 @@ struct CrashChild: ParsableCommand {
 struct PowerLoss: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "power-loss",
-        abstract: "Write document batches, some synced, then leave the log as a power loss could (cut off, zeroed or garbled at a random offset past the last synced batch), and check that the open keeps every synced batch, holds exactly the batches whose records were whole, reports the torn tail, and that verify is clean.")
+        abstract:
+            "Write document batches, some synced, then leave the log as a power loss could (cut off, zeroed or garbled at a random offset past the last synced batch), and check that the open keeps every synced batch, holds exactly the batches whose records were whole, reports the torn tail, and that verify is clean."
+    )
     @Option(help: "Power losses to emulate.") var rounds = 30
     @Option(help: "The seed of the writes and the damage.") var seed: UInt64 = 1
     @Flag(help: "Print each round's outcome.") var verbose = false
@@ -87,7 +99,9 @@ struct PowerLoss: ParsableCommand {
 
 struct Layers: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Kill a child process that replaces the base of a layered store and writes backups, at random moments, and check that the store opens over one base with exactly the merged documents, every finished backup opens and verifies, and the bases never change.")
+        abstract:
+            "Kill a child process that replaces the base of a layered store and writes backups, at random moments, and check that the store opens over one base with exactly the merged documents, every finished backup opens and verifies, and the bases never change."
+    )
     @Option(help: "Kills to make.") var rounds = 12
     @Option(help: "The seed of the kill times and the user's writes.") var seed: UInt64 = 1
     @Option(help: "The longest time a child runs before it is killed, in seconds.") var maximumDelay = 1.0
@@ -99,7 +113,8 @@ struct Layers: ParsableCommand {
 }
 
 struct LayersChild: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "layers-child", abstract: "The process killed by layers.", shouldDisplay: false)
+    static let configuration = CommandConfiguration(
+        commandName: "layers-child", abstract: "The process killed by layers.", shouldDisplay: false)
     @Option var work: String
     @Option var seed: UInt64
 
@@ -110,7 +125,9 @@ struct LayersChild: ParsableCommand {
 
 struct Migrate: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Kill a child process that opens a store with two long data migrations, at random moments, and check that every open undoes or finishes them exactly: the documents are those before, between or after the migrations, never a mix, each migration runs once, and verify is clean.")
+        abstract:
+            "Kill a child process that opens a store with two long data migrations, at random moments, and check that every open undoes or finishes them exactly: the documents are those before, between or after the migrations, never a mix, each migration runs once, and verify is clean."
+    )
     @Option(help: "Kills to make.") var rounds = 12
     @Option(help: "The seed of the kill times.") var seed: UInt64 = 1
     @Option(help: "The longest time a child runs before it is killed, in seconds.") var maximumDelay = 2.5
@@ -122,7 +139,8 @@ struct Migrate: ParsableCommand {
 }
 
 struct MigrateChild: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "migrate-child", abstract: "The process killed by migrate.", shouldDisplay: false)
+    static let configuration = CommandConfiguration(
+        commandName: "migrate-child", abstract: "The process killed by migrate.", shouldDisplay: false)
     @Option var path: String
 
     func run() throws {
@@ -133,10 +151,14 @@ struct MigrateChild: ParsableCommand {
 struct TextMergeCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "text-merge",
-        abstract: "Kill a child process that writes small batches to a text-indexed collection (its segments merging in tiers) and runs optimize, many kills aimed inside merges, and check that verify is clean, the documents are the acknowledged writes, search answers and term statistics equal a brute-force count, and a later optimize finishes an interrupted merge.")
+        abstract:
+            "Kill a child process that writes small batches to a text-indexed collection (its segments merging in tiers) and runs optimize, many kills aimed inside merges, and check that verify is clean, the documents are the acknowledged writes, search answers and term statistics equal a brute-force count, and a later optimize finishes an interrupted merge."
+    )
     @Option(help: "Kills to make.") var rounds = 12
     @Option(help: "The seed of the kill times and the children's work.") var seed: UInt64 = 1
-    @Option(help: "The longest time a child runs before it is killed, in seconds (rounds that kill after a random delay).") var maximumDelay = 1.0
+    @Option(
+        help: "The longest time a child runs before it is killed, in seconds (rounds that kill after a random delay).")
+    var maximumDelay = 1.0
     @Flag(help: "Print each round's outcome.") var verbose = false
 
     func run() throws {
@@ -145,7 +167,8 @@ struct TextMergeCommand: ParsableCommand {
 }
 
 struct TextMergeChild: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "text-merge-child", abstract: "The writer killed by text-merge.", shouldDisplay: false)
+    static let configuration = CommandConfiguration(
+        commandName: "text-merge-child", abstract: "The writer killed by text-merge.", shouldDisplay: false)
     @Option var path: String
     @Option var seed: UInt64
     @Option var aim: Int
@@ -159,18 +182,24 @@ struct TextMergeChild: ParsableCommand {
 struct FuzzCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "fuzz",
-        abstract: "Feed random and mutated inputs to the tuple decoder, the kvrepl command parser, the FTS5 query parser, the schema and keyspace loaders, the JSON-lines importer and the JSON parser.")
+        abstract:
+            "Feed random and mutated inputs to the tuple decoder, the kvrepl command parser, the FTS5 query parser, the schema and keyspace loaders, the JSON-lines importer and the JSON parser."
+    )
     @Option(help: "tuple, command, fts5, schema, import, json, or all.") var target = "all"
     @Option(help: "Inputs per target.") var inputs = 20_000
     @Option(help: "The seed of the inputs.") var seed: UInt64 = 1
     @Flag(help: "Print each target's time.") var verbose = false
 
-    @Option(help: "Run libFuzzer (coverage-guided) on the target instead, with these libFuzzer arguments, space-separated (\"-runs=100000 -max_len=512\"; \"\" for none). Needs the build scripts/libfuzzer makes.")
+    @Option(
+        help:
+            "Run libFuzzer (coverage-guided) on the target instead, with these libFuzzer arguments, space-separated (\"-runs=100000 -max_len=512\"; \"\" for none). Needs the build scripts/libfuzzer makes."
+    )
     var libfuzzer: String?
 
     func run() throws {
         if let libfuzzer {
-            throw ExitCode(try LibFuzzer.run(target: target, arguments: libfuzzer.split(separator: " ").map(String.init)))
+            throw ExitCode(
+                try LibFuzzer.run(target: target, arguments: libfuzzer.split(separator: " ").map(String.init)))
         }
         let targets = target == "all" ? FuzzScenario.targets : [target]
         try finish(try FuzzScenario.run(targets: targets, inputs: inputs, seed: seed, verbose: verbose))

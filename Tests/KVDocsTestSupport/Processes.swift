@@ -21,8 +21,10 @@ package struct ProcessResult: Sendable {
 /// cannot deadlock and the process never reads the terminal; standard output and error are
 /// collected separately.
 @discardableResult
-package func runProcess(_ executable: String, _ arguments: [String], input: String? = nil,
-                        environment: [String: String]? = nil) throws -> ProcessResult {
+package func runProcess(
+    _ executable: String, _ arguments: [String], input: String? = nil,
+    environment: [String: String]? = nil
+) throws -> ProcessResult {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments
@@ -39,9 +41,10 @@ package func runProcess(_ executable: String, _ arguments: [String], input: Stri
         let outData = out.fileHandleForReading.readDataToEndOfFile()
         let errData = err.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        return ProcessResult(status: process.terminationStatus,
-                             stdout: String(decoding: outData, as: UTF8.self),
-                             stderr: String(decoding: errData, as: UTF8.self))
+        return ProcessResult(
+            status: process.terminationStatus,
+            stdout: String(decoding: outData, as: UTF8.self),
+            stderr: String(decoding: errData, as: UTF8.self))
     }
 }
 
@@ -60,7 +63,8 @@ package func referencePython() throws -> String {
 /// - Throws: when the reference Python is missing, or the script exits with a non-zero
 ///   status (the error carries its standard error).
 package func runPython(_ script: String, _ arguments: [String] = [], input: String? = nil) throws -> String {
-    let result = try runProcess(try referencePython(), [packageRoot.appendingPathComponent(script).path] + arguments, input: input)
+    let result = try runProcess(
+        try referencePython(), [packageRoot.appendingPathComponent(script).path] + arguments, input: input)
     guard result.status == 0 else {
         throw KVDocsError(.ioError, "\(script) exited with \(result.status): \(result.stderr)")
     }
@@ -86,12 +90,15 @@ package final class PlyvelHolder {
         let ready = TemporaryDirectory("plyvel-ready")
         let flag = ready.child("ready")
         process.executableURL = URL(fileURLWithPath: try referencePython())
-        process.arguments = ["-c", """
+        process.arguments = [
+            "-c",
+            """
             import plyvel, sys, pathlib
             db = plyvel.DB(\(pythonString(path)))
             pathlib.Path(\(pythonString(flag))).touch()
             sys.stdin.read()
-            """]
+            """
+        ]
         process.standardInput = stdin
         try process.run()
         let deadline = Date().addingTimeInterval(30)

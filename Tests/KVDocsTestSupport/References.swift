@@ -30,7 +30,8 @@ package enum Reference: String, CaseIterable, Sendable {
         case .fdbTuple: "import fdb.tuple"
         case .plyvel: "import plyvel"
         case .sqliteFTS5: "import sqlite3; sqlite3.connect(':memory:').execute('CREATE VIRTUAL TABLE t USING fts5(x)')"
-        case .sqliteJSON: "import sqlite3; sqlite3.connect(':memory:').execute(\"SELECT json_type('[1]', '$[0]'), value FROM json_each('[1]')\").fetchall()"
+        case .sqliteJSON:
+            "import sqlite3; sqlite3.connect(':memory:').execute(\"SELECT json_type('[1]', '$[0]'), value FROM json_each('[1]')\").fetchall()"
         }
     }
 
@@ -59,7 +60,8 @@ extension Trait where Self == ConditionTrait {
     /// naming what is missing.
     package static func requires(_ references: Reference...) -> Self {
         // Without the reference Python, say so first: it is what scripts/install-deps makes.
-        let needed = Reference.available.contains(.python) ? references : [.python] + references.filter { $0 != .python }
+        let needed =
+            Reference.available.contains(.python) ? references : [.python] + references.filter { $0 != .python }
         let missing = needed.filter { !Reference.available.contains($0) }
         return .enabled(
             if: missing.isEmpty || Reference.isCI,

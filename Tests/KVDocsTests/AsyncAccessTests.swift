@@ -1,17 +1,18 @@
 import Foundation
-import Testing
-@testable import KVDocs
 import KVDocsTestSupport
+import Testing
+
+@testable import KVDocs
 
 /// The async API: the same reads and writes, run on the store's executor (never on the
 /// caller's thread), a read transaction with one snapshot across collections, and
 /// cancellation before a call starts writing nothing.
 @Suite struct AsyncAccessTests {
     static let schema = #"""
-    {"collections": {"people": {"primaryKey": "id", "indexes": [{"name": "by_age", "fields": ["age"]}],
-                                "text": [{"name": "bio_text", "fields": ["bio"]}]},
-                     "trips": {"primaryKey": "id"}}}
-    """#
+        {"collections": {"people": {"primaryKey": "id", "indexes": [{"name": "by_age", "fields": ["age"]}],
+                                    "text": [{"name": "bio_text", "fields": ["bio"]}]},
+                         "trips": {"primaryKey": "id"}}}
+        """#
 
     static func open(_ dir: TemporaryDirectory) throws -> (Database, DocumentStore) {
         let db = try Database(path: dir.child("db"))
@@ -39,7 +40,11 @@ import KVDocsTestSupport
     /// the async one is spelled `.async`, and runs on the executor. With async overloads of
     /// the same names, the first lines would not compile.
     @Test func collectionCallsWithoutAwaitStaySynchronousInAsyncCode() async throws {
-        struct Person: Codable, Sendable { var id: Int; var age: Int; var bio: String }
+        struct Person: Codable, Sendable {
+            var id: Int
+            var age: Int
+            var bio: String
+        }
         let dir = TemporaryDirectory()
         let (db, store) = try Self.open(dir)
         defer { db.close() }
@@ -58,7 +63,11 @@ import KVDocsTestSupport
     }
 
     @Test func everyCollectionCallHasAnAsyncVariantWithTheSameResults() async throws {
-        struct Person: Codable, Sendable, Equatable { var id: Int; var age: Int; var bio: String }
+        struct Person: Codable, Sendable, Equatable {
+            var id: Int
+            var age: Int
+            var bio: String
+        }
         let dir = TemporaryDirectory()
         let (db, store) = try Self.open(dir)
         defer { db.close() }
@@ -147,12 +156,18 @@ import KVDocsTestSupport
             }
         }
         await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-            DispatchQueue.global().async { entered.wait(); c.resume() }
+            DispatchQueue.global().async {
+                entered.wait()
+                c.resume()
+            }
         }
         // A safety net, never reached when cancellation works: the gate opens by itself.
-        DispatchQueue.global().asyncAfter(deadline: .now() + 60) { opened.withLock { $0 = true }; gate.signal() }
+        DispatchQueue.global().asyncAfter(deadline: .now() + 60) {
+            opened.withLock { $0 = true }
+            gate.signal()
+        }
         let waiting = Task { try await people.async.insert(["id": 2, "age": 2, "bio": ""]) }
-        try await Task.sleep(nanoseconds: 20_000_000)   // let it queue (either way it must be cancelled)
+        try await Task.sleep(nanoseconds: 20_000_000)  // let it queue (either way it must be cancelled)
         waiting.cancel()
         await #expect(throws: CancellationError.self) { try await waiting.value }
         #expect(!opened.withLock { $0 }, "the cancelled call waited for the write ahead of it")
@@ -167,13 +182,21 @@ import KVDocsTestSupport
     @Test func theReadPoolRunsAtMostItsWidthAtOnceAndEveryBlockInTheEnd() async throws {
         let throttle = Throttle(width: 3, queue: DispatchQueue(label: "test", attributes: .concurrent))
         let gate = DispatchSemaphore(value: 0)
-        struct Counts { var running = 0; var most = 0; var order: [Int] = [] }
+        struct Counts {
+            var running = 0
+            var most = 0
+            var order: [Int] = []
+        }
         let counts = Locked(Counts())
         let finished = DispatchGroup()
         for i in 0..<20 {
             finished.enter()
             throttle.submit {
-                counts.withLock { $0.running += 1; $0.most = max($0.most, $0.running); $0.order.append(i) }
+                counts.withLock {
+                    $0.running += 1
+                    $0.most = max($0.most, $0.running)
+                    $0.order.append(i)
+                }
                 gate.wait()
                 counts.withLock { $0.running -= 1 }
                 finished.leave()
@@ -182,7 +205,9 @@ import KVDocsTestSupport
         try await ObservationTests.eventually("three blocks started") { counts.withLock { $0.order.count } == 3 }
         #expect(throttle.load == (running: 3, waiting: 17))
         for _ in 0..<20 { gate.signal() }
-        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in finished.notify(queue: .global()) { c.resume() } }
+        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+            finished.notify(queue: .global()) { c.resume() }
+        }
         let final = counts.withLock { $0 }
         #expect(final.most == 3)
         #expect(final.order.sorted() == Array(0..<20))

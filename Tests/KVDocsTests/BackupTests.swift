@@ -1,6 +1,7 @@
 import Foundation
 import KVDocsTestSupport
 import Testing
+
 @testable import KVDocs
 
 @Suite struct BackupTests {
@@ -44,7 +45,8 @@ import Testing
         #expect(a.count == 2000)
         #expect(try copy.entries().collect().count == report.entries)
         #expect(FileManager.default.fileExists(atPath: dir.child("copy") + "/CURRENT"))
-        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.contains(".partial-") }.isEmpty)
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.contains(".partial-") }.isEmpty)
     }
 
     @Test func aBackupOfADocumentStoreVerifiesCleanAndAnExistingTargetIsRefused() throws {
@@ -53,7 +55,9 @@ import Testing
         defer { db.close() }
         let store = try DocumentStore(database: db, schema: try peopleSchema())
         for i in 0..<200 {
-            try store.collection("people").insert(["id": .string("p\(i)"), "age": .int(Int64(i % 90)), "email": .string("p\(i)@x"), "bio": "likes trains"])
+            try store.collection("people").insert([
+                "id": .string("p\(i)"), "age": .int(Int64(i % 90)), "email": .string("p\(i)@x"), "bio": "likes trains"
+            ])
         }
         try db.backup(to: dir.child("copy"))
         let copy = try Database(path: dir.child("copy"))
@@ -85,7 +89,8 @@ import Testing
         // What a backup killed part-way leaves: its partial directory, with its marker.
         let leftover = dir.child("keep.partial-" + UUID().uuidString)
         try fm.createDirectory(atPath: leftover, withIntermediateDirectories: true)
-        try Data(Database.backupMarkerContents.utf8).write(to: URL(fileURLWithPath: leftover + "/" + Database.backupMarkerName))
+        try Data(Database.backupMarkerContents.utf8).write(
+            to: URL(fileURLWithPath: leftover + "/" + Database.backupMarkerName))
         try Data("half a table".utf8).write(to: URL(fileURLWithPath: leftover + "/000005.ldb"))
         // A backup to the same directory still running (its marker locked) is not a leftover.
         let running = dir.child("keep.partial-" + UUID().uuidString)
@@ -159,15 +164,21 @@ import Testing
         do {
             let base = try Database(path: dir.child("base"))
             defer { base.close() }
-            try DocumentStore(database: base, schema: try peopleSchema()).collection("people").insert(["id": "p1", "email": "p1@x"])
+            try DocumentStore(database: base, schema: try peopleSchema()).collection("people").insert([
+                "id": "p1", "email": "p1@x"
+            ])
         }
         let layers = try LayeredDocumentStore(user: dir.child("u.db"), base: dir.child("base"), create: true)
         defer { layers.close() }
         try layers.store.collection("people").insert(["id": "p2", "email": "p2@x"])
         let before = try fm.contentsOfDirectory(atPath: layers.layersPath).sorted()
-        for target in [layers.layersPath + "/base-mine", layers.layersPath + "/new/deeper/", dir.path + "/u.db.layers/./base-x"] {
+        for target in [
+            layers.layersPath + "/base-mine", layers.layersPath + "/new/deeper/", dir.path + "/u.db.layers/./base-x"
+        ] {
             let error = expectError(.invalidArgument) { try layers.backup(to: target) }
-            #expect(error?.message.contains("inside the layers directory \(layers.layersPath)") == true, "\(error?.message ?? "")")
+            #expect(
+                error?.message.contains("inside the layers directory \(layers.layersPath)") == true,
+                "\(error?.message ?? "")")
             #expect(try fm.contentsOfDirectory(atPath: layers.layersPath).sorted() == before)
         }
         // Through a plain Database too, and through a symbolic link to the layers directory.

@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import KVDocs
 import KVDocsTestSupport
+import Testing
+
+@testable import KVDocs
 
 /// The binary form of stored documents: every value round-trips exactly, typed decoding
 /// from it agrees with decoding from the value, and damaged bytes give errors.
@@ -15,28 +16,54 @@ import KVDocsTestSupport
         case 2: return .int(Int64(bitPattern: rng.next()) >> Int64.random(in: 0...63, using: &rng))
         case 3: return .uint(rng.next() | (1 << 63))
         case 4: return .double(Double(bitPattern: rng.next() & ~(0x7FF << 52)) * (Bool.random(using: &rng) ? 1 : -1))
-        case 5: return .double([0.0, -0.0, 5e-324, 1.7976931348623157e308, 0.1, 0.30000000000000004][Int.random(in: 0..<6, using: &rng)])
+        case 5:
+            return .double(
+                [0.0, -0.0, 5e-324, 1.7976931348623157e308, 0.1, 0.30000000000000004][
+                    Int.random(in: 0..<6, using: &rng)])
         case 6: return .string(randomString(&rng))
-        case 7: return .int([0, -1, 127, -128, 128, -129, 32767, -32768, 32768, Int64(Int32.max), Int64(Int32.min), Int64(Int32.max) + 1, .max, .min][Int.random(in: 0..<14, using: &rng)])
-        case 8, 9: return .array((0..<Int.random(in: 0...4, using: &rng)).map { _ in randomValue(&rng, depth: depth + 1) })
+        case 7:
+            return .int(
+                [
+                    0, -1, 127, -128, 128, -129, 32767, -32768, 32768, Int64(Int32.max), Int64(Int32.min),
+                    Int64(Int32.max) + 1, .max, .min
+                ][Int.random(in: 0..<14, using: &rng)])
+        case 8, 9:
+            return .array((0..<Int.random(in: 0...4, using: &rng)).map { _ in randomValue(&rng, depth: depth + 1) })
         case 10 where Int.random(in: 0..<20, using: &rng) == 0:
             // Large: offsets of 2 or 4 bytes.
             let n = Int.random(in: 20...400, using: &rng)
-            return .object(JSONObject((0..<n).map { ("k\($0)" + randomString(&rng), JSONValue.string(String(repeating: "x", count: Int.random(in: 0...300, using: &rng)))) }))
+            return .object(
+                JSONObject(
+                    (0..<n).map {
+                        (
+                            "k\($0)" + randomString(&rng),
+                            JSONValue.string(String(repeating: "x", count: Int.random(in: 0...300, using: &rng)))
+                        )
+                    }))
         default:
-            return .object(JSONObject((0..<Int.random(in: 0...5, using: &rng)).map { _ in (randomString(&rng), randomValue(&rng, depth: depth + 1)) }))
+            return .object(
+                JSONObject(
+                    (0..<Int.random(in: 0...5, using: &rng)).map { _ in
+                        (randomString(&rng), randomValue(&rng, depth: depth + 1))
+                    }))
         }
     }
 
     static func varint(_ n: Int) -> [UInt8] {
         var n = n, bytes: [UInt8] = []
-        while n >= 0x80 { bytes.append(UInt8(n & 0x7F) | 0x80); n >>= 7 }
+        while n >= 0x80 {
+            bytes.append(UInt8(n & 0x7F) | 0x80)
+            n >>= 7
+        }
         return bytes + [UInt8(n)]
     }
 
     static func randomString(_ rng: inout SplitMix64) -> String {
-        let pieces = ["a", "Z", "", "é", "e\u{301}", "ø", "😀", "\0", "\"", "\\", "\n", "日本", "\u{7F}", "\u{FFFF}", "\u{10FFFF}"]
-        return (0..<Int.random(in: 0...4, using: &rng)).map { _ in pieces[Int.random(in: 0..<pieces.count, using: &rng)] }.joined()
+        let pieces = [
+            "a", "Z", "", "é", "e\u{301}", "ø", "😀", "\0", "\"", "\\", "\n", "日本", "\u{7F}", "\u{FFFF}", "\u{10FFFF}"
+        ]
+        return (0..<Int.random(in: 0...4, using: &rng)).map { _ in pieces[Int.random(in: 0..<pieces.count, using: &rng)]
+        }.joined()
     }
 
     @Test func everyValueRoundTripsExactlyDoublesByTheirBits() throws {
@@ -51,7 +78,10 @@ import KVDocsTestSupport
             #expect(try back.canonicalBytes() == value.canonicalBytes())
         }
         for d in [-0.0, 0.0, 5e-324, -1.7976931348623157e308] {
-            guard case .double(let back) = try BinaryJSON.decode(BinaryJSON.encode(.double(d))) else { Issue.record("not a double"); continue }
+            guard case .double(let back) = try BinaryJSON.decode(BinaryJSON.encode(.double(d))) else {
+                Issue.record("not a double")
+                continue
+            }
             #expect(back.bitPattern == d.bitPattern)
         }
         #expect(try BinaryJSON.decode(BinaryJSON.encode(.int(1))) != .double(1))
@@ -103,12 +133,15 @@ import KVDocsTestSupport
                     // Whatever it read is a well-formed value (keys in order, writable).
                     #expect(try BinaryJSON.decode(BinaryJSON.encode(value)) == value)
                 }
-                _ = try? BinaryJSONDecoder.decode(CodableCoderTests.Everything.self, from: damaged, dates: .secondsSince1970)
+                _ = try? BinaryJSONDecoder.decode(
+                    CodableCoderTests.Everything.self, from: damaged, dates: .secondsSince1970)
             }
         }
         // Keys out of order are damage (lookups depend on the order).
         var swapped = try BinaryJSON.encode(["a": 1, "b": 2])
-        if let a = swapped.firstIndex(of: UInt8(ascii: "a")), let b = swapped.firstIndex(of: UInt8(ascii: "b")) { swapped.swapAt(a, b) }
+        if let a = swapped.firstIndex(of: UInt8(ascii: "a")), let b = swapped.firstIndex(of: UInt8(ascii: "b")) {
+            swapped.swapAt(a, b)
+        }
         let error = try #require(throws: KVDocsError.self) { try BinaryJSON.decode(swapped) }
         #expect(error.message.contains("out of order"))
     }
@@ -122,8 +155,12 @@ import KVDocsTestSupport
             let bytes = try BinaryJSON.encode(value)
             for dates in [DateStrategy.secondsSince1970, .secondsSince2001, .millisecondsSince1970, .iso8601] {
                 // The same value, or the same error (dates of another strategy).
-                let direct = Result { try JSONValueDecoder.decode(CodableCoderTests.Everything.self, from: value, dates: dates) }
-                let fromBytes = Result { try BinaryJSONDecoder.decode(CodableCoderTests.Everything.self, from: bytes, dates: dates) }
+                let direct = Result {
+                    try JSONValueDecoder.decode(CodableCoderTests.Everything.self, from: value, dates: dates)
+                }
+                let fromBytes = Result {
+                    try BinaryJSONDecoder.decode(CodableCoderTests.Everything.self, from: bytes, dates: dates)
+                }
                 switch (direct, fromBytes) {
                 case (.success(let a), .success(let b)): #expect(a == b)
                 case (.failure(let a), .failure(let b)): #expect("\(a)" == "\(b)")
@@ -131,18 +168,26 @@ import KVDocsTestSupport
                 }
             }
             #expect(try BinaryJSONDecoder.decode(JSONValue.self, from: bytes, dates: .secondsSince1970) == value)
-            #expect(try BinaryJSONDecoder.decode([String: JSONValue].self, from: bytes, dates: .secondsSince1970)
+            #expect(
+                try BinaryJSONDecoder.decode([String: JSONValue].self, from: bytes, dates: .secondsSince1970)
                     == JSONValueDecoder.decode([String: JSONValue].self, from: value))
         }
         for (document, _) in try TypedCollectionTestSupport.errors() {
-            let fromValue = try #require(throws: KVDocsError.self) { _ = try DocumentStore.decodeStored(CodableCoderTests.Everything.self, document, dates: .secondsSince1970) }
+            let fromValue = try #require(throws: KVDocsError.self) {
+                _ = try DocumentStore.decodeStored(
+                    CodableCoderTests.Everything.self, document, dates: .secondsSince1970)
+            }
             let fromBytes = try #require(throws: KVDocsError.self) {
-                _ = try DocumentStore.decodeStored(CodableCoderTests.Everything.self, bytes: BinaryJSON.encode(document), dates: .secondsSince1970)
+                _ = try DocumentStore.decodeStored(
+                    CodableCoderTests.Everything.self, bytes: BinaryJSON.encode(document), dates: .secondsSince1970)
             }
             #expect(fromBytes.kind == .decoding && fromBytes.message == fromValue.message)
         }
         // Numbers convert alike, scalars at the top level too.
-        for text in ["1.0", "1e2", "1.5", "-0", "300", "18446744073709551615", "-9223372036854775808", "1e39", "16777217", "null", "\"s\"", "[1,2]", "{}"] {
+        for text in [
+            "1.0", "1e2", "1.5", "-0", "300", "18446744073709551615", "-9223372036854775808", "1e39", "16777217",
+            "null", "\"s\"", "[1,2]", "{}"
+        ] {
             let value = try JSONValue(parsing: text)
             let bytes = try BinaryJSON.encode(value)
             func agree<T: Decodable & Equatable>(_ type: T.Type) {
@@ -150,8 +195,16 @@ import KVDocsTestSupport
                 let b = try? BinaryJSONDecoder.decode(T.self, from: bytes, dates: .secondsSince2001)
                 #expect(a == b, "\(T.self) from \(text)")
             }
-            agree(Int.self); agree(Int8.self); agree(UInt64.self); agree(Float.self); agree(Double.self); agree(String.self)
-            agree([Int].self); agree(Int?.self); agree([String: Int].self); agree(Bool.self)
+            agree(Int.self)
+            agree(Int8.self)
+            agree(UInt64.self)
+            agree(Float.self)
+            agree(Double.self)
+            agree(String.self)
+            agree([Int].self)
+            agree(Int?.self)
+            agree([String: Int].self)
+            agree(Bool.self)
         }
     }
 
@@ -169,7 +222,11 @@ import KVDocsTestSupport
                 Array(a.element.0.utf8).lexicographicallyPrecedes(Array(b.element.0.utf8))
                     || (Array(a.element.0.utf8) == Array(b.element.0.utf8) && a.offset < b.offset)
             }).map(\.element) {
-                if let last = model.last, Array(last.0.utf8) == Array(key.utf8) { model[model.count - 1] = (key, value) } else { model.append((key, value)) }
+                if let last = model.last, Array(last.0.utf8) == Array(key.utf8) {
+                    model[model.count - 1] = (key, value)
+                } else {
+                    model.append((key, value))
+                }
             }
             let object = JSONObject(pairs)
             #expect(object.map { Array($0.key.utf8) } == model.map { Array($0.0.utf8) })
@@ -200,15 +257,23 @@ import KVDocsTestSupport
         for _ in 0..<3000 {
             var fields = JSONObject()
             for _ in 0..<Int.random(in: 0...8, using: &rng) {
-                let nested: JSONValue = Bool.random(using: &rng) ? Self.randomValue(&rng)
-                    : .object(JSONObject((0..<Int.random(in: 0...4, using: &rng)).map { _ in (Self.randomString(&rng), Self.randomValue(&rng, depth: 2)) }))
+                let nested: JSONValue =
+                    Bool.random(using: &rng)
+                    ? Self.randomValue(&rng)
+                    : .object(
+                        JSONObject(
+                            (0..<Int.random(in: 0...4, using: &rng)).map { _ in
+                                (Self.randomString(&rng), Self.randomValue(&rng, depth: 2))
+                            }))
                 fields[Self.randomString(&rng)] = nested
             }
             let document = JSONValue.object(fields)
             var selected = (0..<Int.random(in: 1...4, using: &rng)).map { _ in path(in: document) }
             if let first = selected.first, first.count > 1, Bool.random(using: &rng) { selected.append([first[0]]) }
             let bytes = try BinaryJSON.encode(document)
-            #expect(try FieldPath.project(binary: bytes, onto: selected) == FieldPath.project(document, onto: selected), "\(selected) of \(document)")
+            #expect(
+                try FieldPath.project(binary: bytes, onto: selected) == FieldPath.project(document, onto: selected),
+                "\(selected) of \(document)")
         }
     }
 
@@ -222,12 +287,15 @@ import KVDocsTestSupport
         var expected: [JSONValue] = []
         do {
             let db = try Database(path: path)
-            let store = try DocumentStore(database: db, schema: try Schema(collections: ["things": CollectionSchema(primaryKey: "id")]))
+            let store = try DocumentStore(
+                database: db, schema: try Schema(collections: ["things": CollectionSchema(primaryKey: "id")]))
             var rng = SplitMix64(seed: 21)
             try store.write { batch in
                 for n in 0..<400 {
                     var fields = JSONObject()
-                    for _ in 0..<Int.random(in: 0...6, using: &rng) { fields[Self.randomString(&rng)] = Self.randomValue(&rng) }
+                    for _ in 0..<Int.random(in: 0...6, using: &rng) {
+                        fields[Self.randomString(&rng)] = Self.randomValue(&rng)
+                    }
                     fields["id"] = .int(Int64(n))
                     try batch.insert("things", .object(fields))
                     expected.append(.object(fields))
@@ -239,7 +307,8 @@ import KVDocsTestSupport
         var read: [Int64: JSONValue] = [:]
         for line in lines {
             let entry = try JSONValue(parsing: String(line))
-            guard case .array(let key)? = entry["key"], key.first == "d", key.count == 3, case .int(let id) = key[2] else { continue }
+            guard case .array(let key)? = entry["key"], key.first == "d", key.count == 3, case .int(let id) = key[2]
+            else { continue }
             read[id] = entry["value"]
         }
         #expect(read.count == expected.count)

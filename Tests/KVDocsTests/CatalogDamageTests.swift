@@ -1,19 +1,27 @@
 import Foundation
 import KVDocsTestSupport
 import Testing
+
 @testable import KVDocs
 
 /// A store whose catalog holds a record that cannot be read: what opening it throws, what
 /// ``DocumentStore/remedy(for:root:)`` says fixes it, and that the fix works.
 @Suite struct CatalogDamageTests {
-    static let schema = #"{"collections": {"people": {"primaryKey": "id", "indexes": [{"name": "by_age", "fields": ["age"]}], "text": [{"name": "t", "fields": ["name"]}]}}}"#
+    static let schema =
+        #"{"collections": {"people": {"primaryKey": "id", "indexes": [{"name": "by_age", "fields": ["age"]}], "text": [{"name": "t", "fields": ["name"]}]}}}"#
 
     /// Runs `body` with a store of 6 people whose catalog record `record` (a key under
     /// ("m", …) of the root) holds garbage, and the database.
-    func withDamagedCatalog(_ record: [TupleElement], root: Subspace = Subspace(), _ body: (Database) throws -> Void) throws {
+    func withDamagedCatalog(_ record: [TupleElement], root: Subspace = Subspace(), _ body: (Database) throws -> Void)
+        throws
+    {
         try withTemporaryDatabase { db, _ in
             let store = try DocumentStore(database: db, schema: try Schema(json: Data(Self.schema.utf8)), root: root)
-            for i in 0..<6 { try store.collection("people").insert(["id": .int(Int64(i)), "age": .int(Int64(i % 3)), "name": .string("n\(i)")]) }
+            for i in 0..<6 {
+                try store.collection("people").insert([
+                    "id": .int(Int64(i)), "age": .int(Int64(i % 3)), "name": .string("n\(i)")
+                ])
+            }
             try db.put(root.pack(Tuple(record)), Array("garbage".utf8))
             try body(db)
         }
@@ -28,10 +36,11 @@ import Testing
         }
     }
 
-    @Test(arguments: [
-        ["m", "index", "people", "by_age"], ["m", "text", "people", "t"], ["m", "index", "people", "no such index"],
-        ["m", "seq"], ["m", "generation"],
-    ] as [[TupleElement]])
+    @Test(
+        arguments: [
+            ["m", "index", "people", "by_age"], ["m", "text", "people", "t"], ["m", "index", "people", "no such index"],
+            ["m", "seq"], ["m", "generation"]
+        ] as [[TupleElement]])
     func salvageRepairsTheCatalogRecordsItCanRebuild(record: [TupleElement]) throws {
         for root in [Subspace(), Subspace(["app"])] {
             try withDamagedCatalog(record, root: root) { db in
@@ -43,7 +52,7 @@ import Testing
                 #expect(report.verification.isClean)
                 #expect(try store.collection("people").count(Query().where("age", .equal(1))) == 2)
                 #expect(try store.collection("people").insert(["id": 9, "age": 1, "name": "x"]).sequence == 7)
-                _ = try DocumentStore(database: db, root: root)   // opens again
+                _ = try DocumentStore(database: db, root: root)  // opens again
             }
         }
     }

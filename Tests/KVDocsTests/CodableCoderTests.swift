@@ -1,6 +1,7 @@
 import Foundation
 import KVDocsTestSupport
 import Testing
+
 @testable import KVDocs
 
 /// The direct Codable path (`JSONValueEncoder`/`JSONValueDecoder`) against Foundation's
@@ -13,7 +14,10 @@ import Testing
         var tags: [String]
     }
 
-    enum Kind: String, Codable, Equatable { case rail, bus, ferry = "ferry ⛴" }
+    enum Kind: String, Codable, Equatable {
+        case rail, bus
+        case ferry = "ferry ⛴"
+    }
 
     struct Everything: Codable, Equatable {
         var i: Int, i8: Int8, i16: Int16, i32: Int32, i64: Int64
@@ -34,11 +38,16 @@ import Testing
     class Base: Codable, Equatable {
         var x: Int
         init(x: Int) { self.x = x }
-        static func == (a: Base, b: Base) -> Bool { a.x == b.x && type(of: a) == type(of: b) && (a as? Derived)?.y == (b as? Derived)?.y }
+        static func == (a: Base, b: Base) -> Bool {
+            a.x == b.x && type(of: a) == type(of: b) && (a as? Derived)?.y == (b as? Derived)?.y
+        }
     }
     final class Derived: Base {
         var y: [String]
-        init(x: Int, y: [String]) { self.y = y; super.init(x: x) }
+        init(x: Int, y: [String]) {
+            self.y = y
+            super.init(x: x)
+        }
         enum Keys: String, CodingKey { case y }
         required init(from decoder: Decoder) throws {
             let c = try decoder.container(keyedBy: Keys.self)
@@ -54,7 +63,9 @@ import Testing
 
     static func randomDouble(_ rng: inout SplitMix64) -> Double {
         switch Int.random(in: 0..<8, using: &rng) {
-        case 0: return [0.0, -0.0, 1e308, 5e-324, 1.0, 0.1, 9007199254740993, -9007199254740992, 1e15, 123456789.0, 2.5e-8].randomElement(using: &rng)!
+        case 0:
+            return [0.0, -0.0, 1e308, 5e-324, 1.0, 0.1, 9007199254740993, -9007199254740992, 1e15, 123456789.0, 2.5e-8]
+                .randomElement(using: &rng)!
         case 1: return Double(Int64.random(in: -1_000_000...1_000_000, using: &rng))
         case 2: return Double(Int64.random(in: -1_000_000...1_000_000, using: &rng)) / 100
         default:
@@ -70,8 +81,9 @@ import Testing
     }
 
     static func inner(_ rng: inout SplitMix64) -> Inner {
-        Inner(name: randomString(&rng), score: Bool.random(using: &rng) ? randomDouble(&rng) : nil,
-              tags: (0..<Int.random(in: 0...3, using: &rng)).map { _ in randomString(&rng) })
+        Inner(
+            name: randomString(&rng), score: Bool.random(using: &rng) ? randomDouble(&rng) : nil,
+            tags: (0..<Int.random(in: 0...3, using: &rng)).map { _ in randomString(&rng) })
     }
 
     static func everything(_ rng: inout SplitMix64) -> Everything {
@@ -84,22 +96,38 @@ import Testing
             }
         }
         var f: Float = .nan
-        while !f.isFinite { f = Bool.random(using: &rng) ? Float(bitPattern: UInt32(truncatingIfNeeded: rng.next())) : Float(Int.random(in: -1000...1000, using: &rng)) / 8 }
+        while !f.isFinite {
+            f =
+                Bool.random(using: &rng)
+                ? Float(bitPattern: UInt32(truncatingIfNeeded: rng.next()))
+                : Float(Int.random(in: -1000...1000, using: &rng)) / 8
+        }
         return Everything(
             i: pick(Int.self), i8: pick(Int8.self), i16: pick(Int16.self), i32: pick(Int32.self), i64: pick(Int64.self),
-            u: pick(UInt.self), u8: pick(UInt8.self), u16: pick(UInt16.self), u32: pick(UInt32.self), u64: pick(UInt64.self),
+            u: pick(UInt.self), u8: pick(UInt8.self), u16: pick(UInt16.self), u32: pick(UInt32.self),
+            u64: pick(UInt64.self),
             d: randomDouble(&rng), f: f, b: Bool.random(using: &rng), s: randomString(&rng),
             optional: Bool.random(using: &rng) ? Int(truncatingIfNeeded: rng.next()) : nil,
-            nulls: (0..<Int.random(in: 0...3, using: &rng)).map { _ in Bool.random(using: &rng) ? nil : Int.random(in: -5...5, using: &rng) },
+            nulls: (0..<Int.random(in: 0...3, using: &rng)).map { _ in
+                Bool.random(using: &rng) ? nil : Int.random(in: -5...5, using: &rng)
+            },
             date: Date(timeIntervalSinceReferenceDate: randomDouble(&rng).truncatingRemainder(dividingBy: 1e12)),
             data: Data((0..<Int.random(in: 0...9, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng) }),
-            url: URL(string: ["https://example.org/a?b=c&d=%20", "file:///tmp/x", "rel/path"].randomElement(using: &rng)!)!,
+            url: URL(
+                string: ["https://example.org/a?b=c&d=%20", "file:///tmp/x", "rel/path"].randomElement(using: &rng)!)!,
             decimal: Decimal(string: ["12.50", "0", "-3", "1e10", "123456789.123456789"].randomElement(using: &rng)!)!,
             kind: [Kind.rail, .bus, .ferry].randomElement(using: &rng)!,
             inner: inner(&rng),
-            nested: (0..<Int.random(in: 0...2, using: &rng)).map { _ in (0..<Int.random(in: 0...2, using: &rng)).map { _ in inner(&rng) } },
-            byName: Dictionary((0..<Int.random(in: 0...3, using: &rng)).map { n in ("k\(n)" + randomString(&rng), randomDouble(&rng)) }, uniquingKeysWith: { $1 }),
-            byNumber: Dictionary((0..<Int.random(in: 0...3, using: &rng)).map { _ in (Int.random(in: -9...9, using: &rng), randomString(&rng)) }, uniquingKeysWith: { $1 }),
+            nested: (0..<Int.random(in: 0...2, using: &rng)).map { _ in
+                (0..<Int.random(in: 0...2, using: &rng)).map { _ in inner(&rng) }
+            },
+            byName: Dictionary(
+                (0..<Int.random(in: 0...3, using: &rng)).map { n in ("k\(n)" + randomString(&rng), randomDouble(&rng))
+                }, uniquingKeysWith: { $1 }),
+            byNumber: Dictionary(
+                (0..<Int.random(in: 0...3, using: &rng)).map { _ in
+                    (Int.random(in: -9...9, using: &rng), randomString(&rng))
+                }, uniquingKeysWith: { $1 }),
             empty: [:])
     }
 
@@ -130,7 +158,9 @@ import Testing
         for value in hierarchy {
             #expect(try JSONValue(encoding: value) == JSONValue(parsing: JSONEncoder().encode(value)))
         }
-        #expect(try JSONValue(encoding: Derived(x: 2, y: ["a"])) == JSONValue(parsing: JSONEncoder().encode(Derived(x: 2, y: ["a"]))))
+        #expect(
+            try JSONValue(encoding: Derived(x: 2, y: ["a"]))
+                == JSONValue(parsing: JSONEncoder().encode(Derived(x: 2, y: ["a"]))))
     }
 
     @Test func decodingGivesWhatJSONDecoderGives() throws {
@@ -154,27 +184,40 @@ import Testing
 
     /// Numbers into integer and float types: accepted and refused as JSONDecoder does.
     @Test func numbersConvertAsJSONDecoderConvertsThem() throws {
-        let texts = ["1.8446744073709552e+19", "1.844674407370955e+19", "-9.223372036854776e+18", "9.007199254740992e+15",
-                     "9007199254740993", "1.2345678901234567e+18", "1e+300", "-1.5e+16",
-                     "1.0", "1e2", "1.5", "-0", "1E0", "100000000000000000000", "256", "-1", "18446744073709551615",
-                     "9223372036854775808", "-9223372036854775808", "1e39", "3.4028235e38", "0.1", "16777217", "1e-50"]
+        let texts = [
+            "1.8446744073709552e+19", "1.844674407370955e+19", "-9.223372036854776e+18", "9.007199254740992e+15",
+            "9007199254740993", "1.2345678901234567e+18", "1e+300", "-1.5e+16",
+            "1.0", "1e2", "1.5", "-0", "1E0", "100000000000000000000", "256", "-1", "18446744073709551615",
+            "9223372036854775808", "-9223372036854775808", "1e39", "3.4028235e38", "0.1", "16777217", "1e-50"
+        ]
         func agree<T: Decodable & Equatable>(_ type: T.Type) throws {
             for text in texts {
                 // What JSONDecoder reads from the stored (canonical) spelling of the number.
                 let foundation = try? JSONDecoder().decode(T.self, from: JSONValue(parsing: text).canonicalData())
                 let direct = try? JSONValueDecoder.decode(T.self, from: JSONValue(parsing: text))
-                #expect(foundation == direct, "\(T.self) from \(text): \(String(describing: foundation)) vs \(String(describing: direct))")
+                #expect(
+                    foundation == direct,
+                    "\(T.self) from \(text): \(String(describing: foundation)) vs \(String(describing: direct))")
             }
         }
-        try agree(Int.self); try agree(Int8.self); try agree(UInt8.self); try agree(Int64.self); try agree(UInt64.self)
-        try agree(UInt.self); try agree(Int32.self); try agree(Float.self); try agree(Double.self)
+        try agree(Int.self)
+        try agree(Int8.self)
+        try agree(UInt8.self)
+        try agree(Int64.self)
+        try agree(UInt64.self)
+        try agree(UInt.self)
+        try agree(Int32.self)
+        try agree(Float.self)
+        try agree(Double.self)
     }
 
     @Test func decodingErrorsNameTheCodingPath() throws {
         let people = try TypedCollectionTestSupport.errors()
         #expect(people.count == 5)
         for (document, fragment) in people {
-            let error = try #require(throws: KVDocsError.self) { _ = try TypedCollection<Everything>.value(document, dates: .secondsSince2001) }
+            let error = try #require(throws: KVDocsError.self) {
+                _ = try TypedCollection<Everything>.value(document, dates: .secondsSince2001)
+            }
             #expect(error.kind == .decoding)
             #expect(error.message.contains(fragment), "\(error.message)")
         }
@@ -190,7 +233,8 @@ import Testing
     /// binary form, which reads back as that value).
     @Test func typedWritesStoreTheSameValueAsBefore() throws {
         try withTemporaryDatabase { db, _ throws in
-            let store = try DocumentStore(database: db, schema: try Schema(collections: ["things": CollectionSchema(primaryKey: "s")]))
+            let store = try DocumentStore(
+                database: db, schema: try Schema(collections: ["things": CollectionSchema(primaryKey: "s")]))
             let things = try store.collection("things", of: Everything.self)
             var rng = SplitMix64(seed: 99)
             for n in 0..<200 {
@@ -200,10 +244,15 @@ import Testing
                 let stored = try db.get(Subspace().pack(["d", "things", .string(value.s)]))
                 // The store's default date strategy is Unix seconds: JSONEncoder's .secondsSince1970.
                 let storedValue = try #require(try stored.map { try BinaryJSON.decode($0) })
-                #expect(try storedValue.canonicalBytes() == (try JSONValue(parsing: Self.foundationEncoder(.secondsSince1970).encode(value)).canonicalBytes()))
+                #expect(
+                    try storedValue.canonicalBytes()
+                        == (try JSONValue(parsing: Self.foundationEncoder(.secondsSince1970).encode(value))
+                            .canonicalBytes()))
                 let decoder = JSONDecoder()
                 decoder.dateDecodingStrategy = .secondsSince1970
-                #expect(try things.get(id: .string(value.s)) == (try decoder.decode(Everything.self, from: storedValue.canonicalData())))
+                #expect(
+                    try things.get(id: .string(value.s))
+                        == (try decoder.decode(Everything.self, from: storedValue.canonicalData())))
             }
         }
     }
@@ -214,7 +263,11 @@ enum TypedCollectionTestSupport {
     static func errors() throws -> [(JSONValue, String)] {
         let good = try JSONValue(encoding: CodableCoderTests.everything(&SplitMixHolder.rng))
         guard case .object(let o) = good else { return [] }
-        func with(_ key: String, _ value: JSONValue?) -> JSONValue { var c = o; c[key] = value; return .object(c) }
+        func with(_ key: String, _ value: JSONValue?) -> JSONValue {
+            var c = o
+            c[key] = value
+            return .object(c)
+        }
         var inner = o["inner"].flatMap { if case .object(let i) = $0 { i } else { nil } } ?? JSONObject()
         inner["name"] = 5
         return [
@@ -222,7 +275,7 @@ enum TypedCollectionTestSupport {
             (with("i", 1.5), "at i"),
             (with("s", nil), "no member \"s\""),
             (with("inner", .object(inner)), "at inner.name: expected String, found a number"),
-            (with("b", .null), "at b: expected Bool, found null"),
+            (with("b", .null), "at b: expected Bool, found null")
         ]
     }
 }

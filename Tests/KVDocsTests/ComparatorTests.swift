@@ -1,6 +1,7 @@
 import Foundation
 import KVDocsTestSupport
 import Testing
+
 @testable import KVDocs
 
 @Suite struct ComparatorTests {
@@ -15,7 +16,10 @@ import Testing
             // In this order "c" comes before "a": the range [c, a) is c, b.
             let range = KeyRange(lower: .included(Array("c".utf8)), upper: .excluded(Array("a".utf8)))
             #expect(try db.entries(range).collect().map { String(decoding: $0.key, as: UTF8.self) } == ["c", "b"])
-            #expect(try db.entries(range, order: .reverse).collect().map { String(decoding: $0.key, as: UTF8.self) } == ["b", "c"])
+            #expect(
+                try db.entries(range, order: .reverse).collect().map { String(decoding: $0.key, as: UTF8.self) } == [
+                    "b", "c"
+                ])
         }
     }
 

@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import KVDocs
 import KVDocsTestSupport
+import Testing
+
+@testable import KVDocs
 
 /// What KVDocs does with damaged files: errors, never aborts or wrong answers; repairs that
 /// keep batches whole; salvage of unreadable documents.
@@ -18,7 +19,9 @@ import KVDocsTestSupport
         #expect(CRC32C.checksum([UInt8](repeating: 0xFF, count: 32)) == 0x62A8_AB43)
         #expect(CRC32C.checksum((0..<32).map { UInt8($0) }) == 0x46DD_794E)
         #expect(CRC32C.checksum((0..<32).reversed().map { UInt8($0) }) == 0x113F_DB5C)
-        #expect(CRC32C.checksum(Array("hello world".utf8)) == CRC32C.checksum(Array(" world".utf8), continuing: CRC32C.checksum(Array("hello".utf8))))
+        #expect(
+            CRC32C.checksum(Array("hello world".utf8))
+                == CRC32C.checksum(Array(" world".utf8), continuing: CRC32C.checksum(Array("hello".utf8))))
         #expect(CRC32C.mask(0) != 0)
     }
 
@@ -28,7 +31,9 @@ import KVDocsTestSupport
         let db = try Database(path: path)
         for b in 0..<batches {
             try db.write { batch in
-                for k in 0..<3 { batch.put("b\(String(format: "%04d", b))-\(k)", String(repeating: "v", count: valueSize)) }
+                for k in 0..<3 {
+                    batch.put("b\(String(format: "%04d", b))-\(k)", String(repeating: "v", count: valueSize))
+                }
             }
         }
         db.close()
@@ -69,7 +74,9 @@ import KVDocsTestSupport
         expectError(.corruption) { try Database(path: path).close() }
         let report = try Database.repair(path: path)
         #expect(report.truncatedLogs.count == 1)
-        #expect(FileManager.default.fileExists(atPath: path + "/lost/" + URL(fileURLWithPath: log).lastPathComponent + ".damaged"))
+        #expect(
+            FileManager.default.fileExists(
+                atPath: path + "/lost/" + URL(fileURLWithPath: log).lastPathComponent + ".damaged"))
         let db = try Database(path: path)
         defer { db.close() }
         let keys = try db.entries().collect().map { String(decoding: $0.key, as: UTF8.self) }
@@ -121,15 +128,20 @@ import KVDocsTestSupport
     }
 
     private func storeWithPeople(_ db: Database) throws -> DocumentStore {
-        let schema = try Schema(json: Data(#"""
-        {"collections": {"people": {"primaryKey": "id",
-          "indexes": [{"name": "by_age", "fields": ["age"]}, {"name": "by_email", "fields": ["email"], "unique": true}],
-          "text": [{"name": "bio_text", "fields": ["bio"]}]}}}
-        """#.utf8))
+        let schema = try Schema(
+            json: Data(
+                #"""
+                {"collections": {"people": {"primaryKey": "id",
+                  "indexes": [{"name": "by_age", "fields": ["age"]}, {"name": "by_email", "fields": ["email"], "unique": true}],
+                  "text": [{"name": "bio_text", "fields": ["bio"]}]}}}
+                """#.utf8))
         let store = try DocumentStore(database: db, schema: schema)
         let people = try store.collection("people")
         for i in 0..<20 {
-            try people.insert(["id": .int(Int64(i)), "age": .int(Int64(20 + i)), "email": .string("p\(i)@x.org"), "bio": .string("river station \(i)")])
+            try people.insert([
+                "id": .int(Int64(i)), "age": .int(Int64(20 + i)), "email": .string("p\(i)@x.org"),
+                "bio": .string("river station \(i)")
+            ])
         }
         return store
     }
@@ -183,7 +195,9 @@ import KVDocsTestSupport
             let (salvaged, report) = try DocumentStore.salvage(database: db)
             #expect(report.quarantined.map(\.id) == [.int(3)])
             #expect(report.verification.isClean)
-            #expect(try salvaged.collection("people").count(Query(conditions: [Condition(field: "age", op: .greater(.int(30)))])) == 9)
+            #expect(
+                try salvaged.collection("people").count(
+                    Query(conditions: [Condition(field: "age", op: .greater(.int(30)))])) == 9)
             _ = try DocumentStore(database: db)
         }
     }
@@ -209,7 +223,9 @@ import KVDocsTestSupport
         for i in 0..<count { try db.put(String(format: "key%06d", i), String(repeating: "value \(i) ", count: 8)) }
         try db.compact()
         db.close()
-        return try FileManager.default.contentsOfDirectory(atPath: path).filter { $0.hasSuffix(".ldb") }.map { path + "/" + $0 }
+        return try FileManager.default.contentsOfDirectory(atPath: path).filter { $0.hasSuffix(".ldb") }.map {
+            path + "/" + $0
+        }
     }
 
     @Test(arguments: [Options.Compression.snappy, .none])
@@ -245,7 +261,9 @@ import KVDocsTestSupport
                 _ = try db.entries().collect()
             } catch let error as KVDocsError where error.kind == .corruption {
                 rejected += 1
-                #expect(check.damage != nil, "LevelDB rejected a flip at \(offset) of \(file) that the check missed: \(error)")
+                #expect(
+                    check.damage != nil,
+                    "LevelDB rejected a flip at \(offset) of \(file) that the check missed: \(error)")
                 if error.message.contains("block") {
                     #expect(error.message.contains(URL(fileURLWithPath: file).lastPathComponent), "\(error)")
                 }
@@ -279,11 +297,16 @@ import KVDocsTestSupport
         do {
             let db = try Database(path: path, options: options)
             for b in 0..<60 {
-                try db.write { batch in for k in 0..<20 { batch.put("k\(b)-\(k)", String(repeating: "v", count: valueSize)) } }
+                try db.write { batch in
+                    for k in 0..<20 { batch.put("k\(b)-\(k)", String(repeating: "v", count: valueSize)) }
+                }
             }
             db.close()
         }
-        let manifest = path + "/" + (try String(contentsOfFile: path + "/CURRENT", encoding: .utf8)).trimmingCharacters(in: .whitespacesAndNewlines)
+        let manifest =
+            path + "/"
+            + (try String(contentsOfFile: path + "/CURRENT", encoding: .utf8)).trimmingCharacters(
+                in: .whitespacesAndNewlines)
         let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: manifest)))
         let check = bytes.withUnsafeBytes { LogFileCheck($0, keeping: .max) }
         try #require(check.payloads.count > 3, "the manifest has too few edits to cut")
@@ -298,7 +321,9 @@ import KVDocsTestSupport
         #expect(ManifestCheck.lostEdits(in: path) != nil)
         let error = expectError(.corruption) { try Database(path: path).close() }
         #expect(error?.message.contains("lost its latest edits") == true, "\(String(describing: error))")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: path).filter { $0.hasSuffix(".ldb") }.count > 1, "tables were deleted")
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: path).filter { $0.hasSuffix(".ldb") }.count > 1,
+            "tables were deleted")
 
         try Database.repair(path: path)
         let db = try Database(path: path)
@@ -313,14 +338,20 @@ import KVDocsTestSupport
         options.writeBufferSize = 64 << 10
         for round in 0..<3 {
             let db = try Database(path: path, options: options)
-            for b in 0..<30 { try db.write { batch in for k in 0..<20 { batch.put("r\(round)-\(b)-\(k)", String(repeating: "v", count: 200)) } } }
+            for b in 0..<30 {
+                try db.write { batch in
+                    for k in 0..<20 { batch.put("r\(round)-\(b)-\(k)", String(repeating: "v", count: 200)) }
+                }
+            }
             if round == 1 { try db.compact() }
             try db.write(WriteBatch())
             db.close()
             #expect(ManifestCheck.lostEdits(in: path) == nil)
         }
         for fixture in ["format1-db", "format2-db", "text1-db"] {
-            #expect(ManifestCheck.lostEdits(in: packageRoot.appendingPathComponent("Tests/Fixtures/\(fixture)").path) == nil)
+            #expect(
+                ManifestCheck.lostEdits(in: packageRoot.appendingPathComponent("Tests/Fixtures/\(fixture)").path) == nil
+            )
         }
     }
 }
@@ -330,11 +361,20 @@ import KVDocsTestSupport
     /// and its entry then broke every query of the index while verify stayed clean.
     @Test func anIndexedValueNestedDeeperThanTheTupleLimitIsRefusedAndNothingIsWritten() throws {
         try withTemporaryDatabase { db, _ in
-            let store = try DocumentStore(database: db, schema: try Schema(json: Data(#"{"collections": {"c": {"primaryKey": "id", "indexes": [{"name": "by_a", "fields": ["a"]}]}}}"#.utf8)))
-            func nested(_ levels: Int) -> JSONValue { (0..<levels).reduce(JSONValue.int(1)) { inner, _ in .array([inner]) } }
+            let store = try DocumentStore(
+                database: db,
+                schema: try Schema(
+                    json: Data(
+                        #"{"collections": {"c": {"primaryKey": "id", "indexes": [{"name": "by_a", "fields": ["a"]}]}}}"#
+                            .utf8)))
+            func nested(_ levels: Int) -> JSONValue {
+                (0..<levels).reduce(JSONValue.int(1)) { inner, _ in .array([inner]) }
+            }
             let c = try store.collection("c")
             try c.insert(["id": 1, "a": nested(Tuple.maximumNestingDepth)])
-            let error = expectError(.invalidArgument) { try c.insert(["id": 2, "a": nested(Tuple.maximumNestingDepth + 1)]) }
+            let error = expectError(.invalidArgument) {
+                try c.insert(["id": 2, "a": nested(Tuple.maximumNestingDepth + 1)])
+            }
             #expect(error?.message.contains("by_a") == true)
             #expect(try c.get(id: 2) == nil)
             #expect(try c.count(Query(conditions: [Condition(field: "a", op: .greaterOrEqual(.array([])))])) == 1)

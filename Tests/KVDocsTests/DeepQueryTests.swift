@@ -1,6 +1,7 @@
 import Foundation
 import KVDocsTestSupport
 import Testing
+
 @testable import KVDocs
 
 /// Full-text queries of any length and nesting: long chains run without deep recursion;
@@ -12,7 +13,9 @@ import Testing
         try withTemporaryDatabase { db, _ throws in
             let notes = try TextSearchTests.store(db).collection("notes")
             for i in 0..<10 {
-                try notes.insert(["id": .string("n\(i)"), "bio": .string("w\(i)" + (i % 4 == 3 ? " perth" : "")), "title": "note"])
+                try notes.insert([
+                    "id": .string("n\(i)"), "bio": .string("w\(i)" + (i % 4 == 3 ? " perth" : "")), "title": "note"
+                ])
             }
             try body(notes)
         }
@@ -55,7 +58,8 @@ import Testing
     @Test func aHundredThousandTermOrQueryReturnsTheRightHits() throws {
         try Self.withNotes { notes in
             var rng = SplitMix64(seed: 4000)
-            let query = ((0..<100_000).map { "x\($0)" } + ["w2", "perth"]).shuffled(using: &rng).joined(separator: " OR ")
+            let query = ((0..<100_000).map { "x\($0)" } + ["w2", "perth"]).shuffled(using: &rng).joined(
+                separator: " OR ")
             let hits = try onThread { try notes.search(query, options: SearchOptions(includeDocuments: false)) }
             #expect(Self.ids(hits) == ["n2", "n3", "n7"])
             // Terms that match nothing add nothing to a score (FTS5's bm25() adds 0 for each),
@@ -75,10 +79,11 @@ import Testing
                     Self.ids(try notes.search(many.joined(separator: " AND "))),
                     Self.ids(try notes.search(many.joined(separator: " "))),
                     Self.ids(try notes.search("perth NOT " + excluded.joined(separator: " NOT "))),
-                    Self.ids(try notes.search("note NOT " + excluded.joined(separator: " NOT "))),
+                    Self.ids(try notes.search("note NOT " + excluded.joined(separator: " NOT ")))
                 ]
             }
-            #expect(results == [["n3", "n7"], ["n3", "n7"], ["n3"], ["n0", "n1", "n2", "n3", "n4", "n5", "n6", "n8", "n9"]])
+            #expect(
+                results == [["n3", "n7"], ["n3", "n7"], ["n3"], ["n0", "n1", "n2", "n3", "n4", "n5", "n6", "n8", "n9"]])
         }
     }
 
@@ -94,17 +99,26 @@ import Testing
             let queries = [
                 "(station OR train) OR perth", "station OR (train OR perth)", "station OR train OR perth",
                 "(station AND train) AND perth", "station AND (train AND perth)", "station train AND perth city",
-                "(station NOT train) NOT perth", "station NOT (train OR perth)", "(station OR city) NOT train NOT (perth AND zone)",
-                "bio: (station OR title: (train OR city))", "- bio: (station AND (city OR night))", "{bio title}: (\"night express\" OR perth)",
+                "(station NOT train) NOT perth", "station NOT (train OR perth)",
+                "(station OR city) NOT train NOT (perth AND zone)",
+                "bio: (station OR title: (train OR city))", "- bio: (station AND (city OR night))",
+                "{bio title}: (\"night express\" OR perth)",
                 "station OR (train AND (perth OR (city AND (night OR zone))))",
                 (words + ["station", "perth"]).joined(separator: " OR "),
                 "station " + Array(repeating: "train", count: 300).joined(separator: " "),
                 "station NOT " + words.prefix(200).joined(separator: " NOT ") + " NOT perth",
-                String(repeating: "(", count: 90) + "station OR perth" + String(repeating: ")", count: 90),
+                String(repeating: "(", count: 90) + "station OR perth" + String(repeating: ")", count: 90)
             ]
-            let spec: JSONValue = ["tokenizer": "unicode61", "columns": ["bio", "title"], "docs": .array(docs), "queries": .array(queries.map { .string($0) })]
-            let output = try runPython("Tests/python/fts5_tool.py", ["search"], input: String(decoding: try spec.canonicalData(), as: UTF8.self))
-            let references = try output.split(separator: "\n").map { try JSONDecoder().decode(TextSearchTests.Reference.self, from: Data($0.utf8)) }
+            let spec: JSONValue = [
+                "tokenizer": "unicode61", "columns": ["bio", "title"], "docs": .array(docs),
+                "queries": .array(queries.map { .string($0) })
+            ]
+            let output = try runPython(
+                "Tests/python/fts5_tool.py", ["search"],
+                input: String(decoding: try spec.canonicalData(), as: UTF8.self))
+            let references = try output.split(separator: "\n").map {
+                try JSONDecoder().decode(TextSearchTests.Reference.self, from: Data($0.utf8))
+            }
             try #require(references.count == queries.count)
             for (query, reference) in zip(queries, references) {
                 let label = String(query.prefix(60))
@@ -115,11 +129,16 @@ import Testing
                 let hits = try notes.search(query, options: SearchOptions(highlight: .init(open: "[", close: "]")))
                 let ours = hits.map { if case .string(let s) = $0.id { s } else { "" } }
                 #expect(Set(ours) == Set(ids), "\(label): hit sets differ")
-                let theirs = Dictionary(zip(ids, zip(scores, reference.highlights ?? [])), uniquingKeysWith: { a, _ in a })
+                let theirs = Dictionary(
+                    zip(ids, zip(scores, reference.highlights ?? [])), uniquingKeysWith: { a, _ in a })
                 for (id, hit) in zip(ours, hits) {
                     guard let (score, highlights) = theirs[id] else { continue }
-                    #expect(abs(hit.score - score) <= 1e-9 * max(1, abs(score)), "\(label): \(id) scores \(hit.score), FTS5 \(score)")
-                    #expect([hit.highlights["bio"] ?? "", hit.highlights["title"] ?? ""] == highlights.map { $0 ?? "" }, "\(label): highlights of \(id)")
+                    #expect(
+                        abs(hit.score - score) <= 1e-9 * max(1, abs(score)),
+                        "\(label): \(id) scores \(hit.score), FTS5 \(score)")
+                    #expect(
+                        [hit.highlights["bio"] ?? "", hit.highlights["title"] ?? ""] == highlights.map { $0 ?? "" },
+                        "\(label): highlights of \(id)")
                 }
             }
         }
@@ -129,20 +148,30 @@ import Testing
         try Self.withNotes { notes in
             let nesting = TextQuery.maximumNesting, depth = TextQuery.maximumDepth
             let cases: [(String, [String])] = [
-                (String(repeating: "(", count: nesting) + "perth" + String(repeating: ")", count: nesting), ["n3", "n7"]),
-                (String(repeating: "bio: (", count: nesting) + "perth" + String(repeating: ")", count: nesting), ["n3", "n7"]),
+                (
+                    String(repeating: "(", count: nesting) + "perth" + String(repeating: ")", count: nesting),
+                    ["n3", "n7"]
+                ),
+                (
+                    String(repeating: "bio: (", count: nesting) + "perth" + String(repeating: ")", count: nesting),
+                    ["n3", "n7"]
+                ),
                 (Self.fourOperatorsPerLevel(depth / 4), ["n1"]),
-                (Self.alternating(depth), ["n3", "n7"]),
+                (Self.alternating(depth), ["n3", "n7"])
             ]
             for (query, expected) in cases {
-                let hits = try onThread { try notes.search(query, options: SearchOptions(highlight: .init(open: "[", close: "]"))) }
+                let hits = try onThread {
+                    try notes.search(query, options: SearchOptions(highlight: .init(open: "[", close: "]")))
+                }
                 #expect(Self.ids(hits) == expected, "\(query.prefix(40))")
             }
             // The parsed form too: comparing, hashing and releasing it stay within the stack.
             let (equal, phrases) = try onThread {
                 let tokenizer = TextTokenizer()
-                let a = try TextQuery.parse(Self.fourOperatorsPerLevel(depth / 4), tokenizer: tokenizer, columns: ["bio", "title"])
-                let b = try TextQuery.parse(Self.fourOperatorsPerLevel(depth / 4), tokenizer: tokenizer, columns: ["bio", "title"])
+                let a = try TextQuery.parse(
+                    Self.fourOperatorsPerLevel(depth / 4), tokenizer: tokenizer, columns: ["bio", "title"])
+                let b = try TextQuery.parse(
+                    Self.fourOperatorsPerLevel(depth / 4), tokenizer: tokenizer, columns: ["bio", "title"])
                 return (a == b && a.hashValue == b.hashValue, a.phrases.count)
             }
             #expect(equal)
@@ -158,7 +187,7 @@ import Testing
                 String(repeating: "(", count: levels),
                 String(repeating: "bio:(", count: levels) + "perth" + String(repeating: ")", count: levels),
                 Self.fourOperatorsPerLevel(levels),
-                Self.alternating(levels),
+                Self.alternating(levels)
             ]
             for query in cases {
                 // The first "(" past the limit.
@@ -168,7 +197,9 @@ import Testing
                 #expect(error?.kind == .invalidArgument)
                 let message = error?.message ?? "accepted"
                 #expect(message.hasPrefix("fts5: syntax error at position \(position) near \"("), "\(message)")
-                #expect(message.hasSuffix("parentheses nested more than \(TextQuery.maximumNesting) levels deep"), "\(message)")
+                #expect(
+                    message.hasSuffix("parentheses nested more than \(TextQuery.maximumNesting) levels deep"),
+                    "\(message)")
             }
         }
     }
@@ -200,14 +231,18 @@ import Testing
                 ("w1 bio: (perth OR w2)", 8),
                 ("w1 - {bio title} : (perth OR NEAR(w1 perth))", 19),
                 ("bio: (perth) w3", 13),
-                ("w1 OR bio: (perth) w3", 19),
+                ("w1 OR bio: (perth) w3", 19)
             ]
             for (query, position) in rejected {
                 let error = try Self.searchError(notes, query)
                 #expect(error?.kind == .invalidArgument, "\(query)")
-                #expect((error?.message ?? "accepted").hasPrefix("fts5: syntax error at position \(position) "), "\(query): \(error?.message ?? "accepted")")
+                #expect(
+                    (error?.message ?? "accepted").hasPrefix("fts5: syntax error at position \(position) "),
+                    "\(query): \(error?.message ?? "accepted")")
             }
-            for query in ["w3 AND bio: (perth OR w2)", "bio: (perth) AND w3", "w1 NOT bio: (w2)", "w3 OR - {bio title} : (perth)"] {
+            for query in [
+                "w3 AND bio: (perth OR w2)", "bio: (perth) AND w3", "w1 NOT bio: (w2)", "w3 OR - {bio title} : (perth)"
+            ] {
                 #expect(try Self.searchError(notes, query) == nil, "\(query)")
             }
         }

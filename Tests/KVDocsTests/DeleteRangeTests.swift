@@ -1,6 +1,7 @@
 import Foundation
 import KVDocsTestSupport
 import Testing
+
 @testable import KVDocs
 
 @Suite struct DeleteRangeTests {
@@ -12,13 +13,17 @@ import Testing
                 var model: [[UInt8]] = []
                 try db.write { batch in
                     for _ in 0..<Int.random(in: 0...300, using: &rng) {
-                        let key = (0..<Int.random(in: 1...3, using: &rng)).map { _ in UInt8.random(in: 0...5, using: &rng) }
+                        let key = (0..<Int.random(in: 1...3, using: &rng)).map { _ in
+                            UInt8.random(in: 0...5, using: &rng)
+                        }
                         batch.put(key, [UInt8(round & 0xFF)])
                         model.append(key)
                     }
                 }
                 model = Array(Set(model)).sorted { $0.lexicographicallyPrecedes($1) }
-                func randomKey() -> [UInt8] { (0..<Int.random(in: 0...2, using: &rng)).map { _ in UInt8.random(in: 0...5, using: &rng) } }
+                func randomKey() -> [UInt8] {
+                    (0..<Int.random(in: 0...2, using: &rng)).map { _ in UInt8.random(in: 0...5, using: &rng) }
+                }
                 let range: KeyRange
                 switch Int.random(in: 0..<4, using: &rng) {
                 case 0: range = .all

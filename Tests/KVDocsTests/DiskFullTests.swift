@@ -1,7 +1,7 @@
 import Foundation
-import Testing
 import KVDocs
 import KVDocsTestSupport
+import Testing
 
 /// A size-limited tmpfs, mounted for the test and unmounted on deinit.
 final class SmallFileSystem {
@@ -26,10 +26,10 @@ final class SmallFileSystem {
 
 @Suite(.serialized) struct DiskFullTests {
     static let schema = #"""
-    {"collections": {"notes": {"primaryKey": "id",
-      "indexes": [{"name": "by_n", "fields": ["n"]}, {"name": "by_code", "fields": ["code"], "unique": true}],
-      "text": [{"name": "body_text", "fields": ["body"]}]}}}
-    """#
+        {"collections": {"notes": {"primaryKey": "id",
+          "indexes": [{"name": "by_n", "fields": ["n"]}, {"name": "by_code", "fields": ["code"], "unique": true}],
+          "text": [{"name": "body_text", "fields": ["body"]}]}}}
+        """#
 
     static func note(_ i: Int) -> JSONValue {
         var rng = SplitMix64(seed: UInt64(i))
@@ -50,7 +50,7 @@ final class SmallFileSystem {
         let path = fs.path + "/db"
         var acknowledged = 0
         var options = Options()
-        options.writeBufferSize = 256 << 10   // table files and compactions while filling
+        options.writeBufferSize = 256 << 10  // table files and compactions while filling
         do {
             let db = try Database(path: path, options: options)
             defer { db.close() }
@@ -82,7 +82,9 @@ final class SmallFileSystem {
         let store = try DocumentStore(database: db)
         let notes = try store.collection("notes")
         #expect(try notes.count() == acknowledged)
-        for i in stride(from: 0, to: acknowledged, by: 37) { #expect(try notes.get(id: .int(Int64(i))) == Self.note(i)) }
+        for i in stride(from: 0, to: acknowledged, by: 37) {
+            #expect(try notes.get(id: .int(Int64(i))) == Self.note(i))
+        }
         #expect(try notes.get(id: .int(Int64(acknowledged))) == nil, "the failed batch is visible")
         #expect(try store.verify().isClean)
         for i in acknowledged..<(acknowledged + 20) { try notes.insert(Self.note(i)) }

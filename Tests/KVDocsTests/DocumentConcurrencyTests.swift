@@ -1,7 +1,7 @@
 import Foundation
-import Testing
 import KVDocs
 import KVDocsTestSupport
+import Testing
 
 /// Many threads on one document store: writers, queries, searches, snapshot reads and a
 /// `close()` part-way. Nothing crashes, every answer is consistent within its snapshot,
@@ -9,15 +9,18 @@ import KVDocsTestSupport
 /// the acknowledged writes and `verify` is clean.
 @Suite struct DocumentConcurrencyTests {
     static let schema = #"""
-    {"collections": {"people": {"primaryKey": "id",
-      "indexes": [{"name": "by_age", "fields": ["age"]}, {"name": "by_email", "fields": ["email"], "unique": true}],
-      "text": [{"name": "bio_text", "fields": ["bio"]}]}}}
-    """#
+        {"collections": {"people": {"primaryKey": "id",
+          "indexes": [{"name": "by_age", "fields": ["age"]}, {"name": "by_email", "fields": ["email"], "unique": true}],
+          "text": [{"name": "bio_text", "fields": ["bio"]}]}}}
+        """#
     static let words = ["river", "station", "harbour", "train", "coffee", "garden", "market", "ocean"]
 
     static func person(_ id: Int, _ version: Int) -> JSONValue {
-        ["id": .int(Int64(id)), "age": .int(Int64((id + version) % 60)), "email": .string("p\(id)@x.org"),
-         "bio": .string("\(words[id % 8]) \(words[(id + version) % 8]) \(words[version % 8])"), "v": .int(Int64(version))]
+        [
+            "id": .int(Int64(id)), "age": .int(Int64((id + version) % 60)), "email": .string("p\(id)@x.org"),
+            "bio": .string("\(words[id % 8]) \(words[(id + version) % 8]) \(words[version % 8])"),
+            "v": .int(Int64(version))
+        ]
     }
 
     /// Runs `workers` closures on their own threads at once and returns the problems they report.
@@ -37,7 +40,7 @@ import KVDocsTestSupport
         let db = try Database(path: path)
         let store = try DocumentStore(database: db, schema: try Schema(json: Data(Self.schema.utf8)))
         let writers = 3, perWriter = 120
-        let acknowledged = TestLock<[Int: Int?]>([:])   // id → version, nil for deleted
+        let acknowledged = TestLock<[Int: Int?]>([:])  // id → version, nil for deleted
         let problems = runWorkers(8) { worker in
             var problems: [String] = []
             func allowed(_ error: Error) -> Bool {
@@ -66,18 +69,26 @@ import KVDocsTestSupport
                     for round in 0..<60 {
                         try store.read { tx in
                             // One snapshot: the index and a scan of the documents agree.
-                            let byIndex = try tx.find("people", Query(conditions: [Condition(field: "age", op: .greaterOrEqual(.int(30)))]))
-                            let byScan = try tx.find("people").filter { ($0["age"].flatMap { if case .int(let a) = $0 { a } else { nil } } ?? -1) >= 30 }
+                            let byIndex = try tx.find(
+                                "people", Query(conditions: [Condition(field: "age", op: .greaterOrEqual(.int(30)))]))
+                            let byScan = try tx.find("people").filter {
+                                ($0["age"].flatMap { if case .int(let a) = $0 { a } else { nil } } ?? -1) >= 30
+                            }
                             if Set(byIndex.map(\.compactDescription)) != Set(byScan.map(\.compactDescription)) {
-                                problems.append("index and scan disagree in one snapshot: \(byIndex.count) vs \(byScan.count)")
+                                problems.append(
+                                    "index and scan disagree in one snapshot: \(byIndex.count) vs \(byScan.count)")
                             }
                             let word = Self.words[round % 8]
                             let hits = try tx.search("people", word)
                             let expected = try tx.find("people").filter {
-                                if case .string(let bio)? = $0["bio"] { return bio.split(separator: " ").contains(Substring(word)) }
+                                if case .string(let bio)? = $0["bio"] {
+                                    return bio.split(separator: " ").contains(Substring(word))
+                                }
                                 return false
                             }.count
-                            if hits.count != expected { problems.append("search \(word): \(hits.count) hits, \(expected) documents hold it") }
+                            if hits.count != expected {
+                                problems.append("search \(word): \(hits.count) hits, \(expected) documents hold it")
+                            }
                         }
                     }
                 }
@@ -101,7 +112,11 @@ import KVDocsTestSupport
             } else if let version {
                 // A later write of the same id may have landed without being acknowledged
                 // (the close came between the write and its return): never an older one.
-                if case .int(let v)? = stored?["v"] { #expect(v >= Int64(version), "id \(id)") } else { Issue.record("id \(id) lost") }
+                if case .int(let v)? = stored?["v"] {
+                    #expect(v >= Int64(version), "id \(id)")
+                } else {
+                    Issue.record("id \(id) lost")
+                }
             }
         }
         if !closingPartWay {

@@ -1,10 +1,12 @@
 import Foundation
 import KVDocsTestSupport
 import Testing
+
 @testable import KVDocs
 
 @Suite struct DocumentExportTests {
-    static let schema = #"{"collections": {"things": {"primaryKey": "id", "indexes": [{"name": "by_age", "fields": ["age"]}]}, "other": {"primaryKey": "id"}}}"#
+    static let schema =
+        #"{"collections": {"things": {"primaryKey": "id", "indexes": [{"name": "by_age", "fields": ["age"]}]}, "other": {"primaryKey": "id"}}}"#
 
     static func withThings<R>(_ body: (DocumentStore, DocumentCollection, TemporaryDirectory) throws -> R) throws -> R {
         let dir = TemporaryDirectory()
@@ -41,7 +43,9 @@ import Testing
         try Self.withThings { store, things, dir throws in
             var rng = SplitMix64(seed: seed)
             for _ in 0..<400 {
-                let id: JSONValue = Bool.random(using: &rng) ? .int(Int64.random(in: -50...50, using: &rng)) : .string("t\(Int.random(in: 0..<80, using: &rng))")
+                let id: JSONValue =
+                    Bool.random(using: &rng)
+                    ? .int(Int64.random(in: -50...50, using: &rng)) : .string("t\(Int.random(in: 0..<80, using: &rng))")
                 if Int.random(in: 0..<6, using: &rng) == 0 {
                     try things.delete(id: id)
                 } else {
@@ -76,7 +80,8 @@ import Testing
     @Test func storedDocumentsAreExportedCanonicallyWhateverTheirStoredSpelling() throws {
         let dir = TemporaryDirectory()
         let path = dir.child("db")
-        try FileManager.default.copyItem(atPath: packageRoot.appendingPathComponent("Tests/Fixtures/format1-db").path, toPath: path)
+        try FileManager.default.copyItem(
+            atPath: packageRoot.appendingPathComponent("Tests/Fixtures/format1-db").path, toPath: path)
         let db = try Database(path: path)
         defer { db.close() }
         let store = try DocumentStore(database: db)
@@ -102,7 +107,9 @@ import Testing
             }
             #expect(try Self.contents(dir.child("things.jsonl")) == Data("{\"age\":30,\"id\":1}\n".utf8))
             #expect(try store.exportJSONLines(from: "things", to: dir.child("now.jsonl")) == 2)
-            #expect(try Self.contents(dir.child("now.jsonl")) == Data("{\"age\":30,\"id\":1}\n{\"age\":40,\"id\":2}\n".utf8))
+            #expect(
+                try Self.contents(dir.child("now.jsonl")) == Data("{\"age\":30,\"id\":1}\n{\"age\":40,\"id\":2}\n".utf8)
+            )
         }
     }
 
@@ -147,7 +154,7 @@ import Testing
     @Test func aStoreExistsOnceItsSchemaIsStoredUnderItsRoot() throws {
         try withTemporaryDatabase { db, _ throws in
             #expect(try !DocumentStore.exists(in: db))
-            _ = try DocumentStore(database: db)                // no schema: nothing stored
+            _ = try DocumentStore(database: db)  // no schema: nothing stored
             #expect(try !DocumentStore.exists(in: db))
             _ = try DocumentStore(database: db, schema: try peopleSchema(), root: Subspace(["app"]))
             #expect(try !DocumentStore.exists(in: db))

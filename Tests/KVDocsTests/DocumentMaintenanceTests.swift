@@ -1,6 +1,7 @@
 import Foundation
 import KVDocsTestSupport
 import Testing
+
 @testable import KVDocs
 
 @Suite struct DocumentSchemaTests {
@@ -8,14 +9,19 @@ import Testing
         var rng = SplitMix64(seed: 41)
         for i in 0..<count {
             var doc = DocumentGenerator.document(id: .string(String(format: "p%04d", i)), &rng)
-            if case .object(var o) = doc { o["email"] = .string("e\(i)@x.org"); doc = .object(o) }
+            if case .object(var o) = doc {
+                o["email"] = .string("e\(i)@x.org")
+                doc = .object(o)
+            }
             try people.insert(doc)
         }
     }
 
     @Test func addingDroppingAndChangingIndexesOnAPopulatedDatabase() throws {
         try withTemporaryDatabase { db, _ throws in
-            var schema = try Schema(collections: ["people": CollectionSchema(indexes: [IndexDefinition(name: "by_age", fields: ["age"])])])
+            var schema = try Schema(collections: [
+                "people": CollectionSchema(indexes: [IndexDefinition(name: "by_age", fields: ["age"])])
+            ])
             var store = try DocumentStore(database: db, schema: schema)
             try Self.populate(try store.collection("people"))
             let query = Query().where("last", .equal("Smith")).orderBy("age")
@@ -80,16 +86,40 @@ import Testing
 
     @Test func malformedSchemaFilesNameTheFileAndTheProblem() throws {
         let cases: [(String, String)] = [
-            (#"{"collections": {"p": {"indexes": [{"name": "x"}]}}}"#, #"s.json: collection "p": index "x": missing "fields""#),
-            (#"{"collections": {"p": {"indexes": [{"name": "x", "fields": ["a..b"]}]}}}"#, #"s.json: collection "p": index "x": invalid field path "a..b": each segment is a field name, optionally followed by []"#),
-            (#"{"collections": {"p": {"indexes": [{"name": "x", "fields": ["a[]", "b[]"]}]}}}"#, #"s.json: collection "p": index "x": at most one field may be multi-valued ([])"#),
-            (#"{"collections": {"p": {"indexes": [{"name": "x", "fields": ["a"]}, {"name": "x", "fields": ["b"]}]}}}"#, #"s.json: collection "p": index "x" is declared twice"#),
-            (#"{"collections": {"p": {"indexes": [{"name": "x", "fields": ["a"], "unique": "yes"}]}}}"#, #"s.json: collection "p": index "x": "unique" must be true or false"#),
-            (#"{"collections": {"p": {"primaryKey": "a.b"}}}"#, #"s.json: collection "p": primaryKey "a.b" must be a top-level field name"#),
-            (#"{"collections": {"p": {"text": [{"name": "t", "fields": ["bio"], "tokenizer": "icu"}]}}}"#, #"s.json: collection "p": text index "t": "tokenizer" must be one of "unicode61", "porter""#),
-            (#"{"collections": {"p": {"index": []}}}"#, #"s.json: collection "p": unknown member "index" (expected "primaryKey", "indexes", "text", "replicated", "revsLimit")"#),
+            (
+                #"{"collections": {"p": {"indexes": [{"name": "x"}]}}}"#,
+                #"s.json: collection "p": index "x": missing "fields""#
+            ),
+            (
+                #"{"collections": {"p": {"indexes": [{"name": "x", "fields": ["a..b"]}]}}}"#,
+                #"s.json: collection "p": index "x": invalid field path "a..b": each segment is a field name, optionally followed by []"#
+            ),
+            (
+                #"{"collections": {"p": {"indexes": [{"name": "x", "fields": ["a[]", "b[]"]}]}}}"#,
+                #"s.json: collection "p": index "x": at most one field may be multi-valued ([])"#
+            ),
+            (
+                #"{"collections": {"p": {"indexes": [{"name": "x", "fields": ["a"]}, {"name": "x", "fields": ["b"]}]}}}"#,
+                #"s.json: collection "p": index "x" is declared twice"#
+            ),
+            (
+                #"{"collections": {"p": {"indexes": [{"name": "x", "fields": ["a"], "unique": "yes"}]}}}"#,
+                #"s.json: collection "p": index "x": "unique" must be true or false"#
+            ),
+            (
+                #"{"collections": {"p": {"primaryKey": "a.b"}}}"#,
+                #"s.json: collection "p": primaryKey "a.b" must be a top-level field name"#
+            ),
+            (
+                #"{"collections": {"p": {"text": [{"name": "t", "fields": ["bio"], "tokenizer": "icu"}]}}}"#,
+                #"s.json: collection "p": text index "t": "tokenizer" must be one of "unicode61", "porter""#
+            ),
+            (
+                #"{"collections": {"p": {"index": []}}}"#,
+                #"s.json: collection "p": unknown member "index" (expected "primaryKey", "indexes", "text", "replicated", "revsLimit")"#
+            ),
             (#"{"collection": {}}"#, #"s.json: unknown member "collection" (expected "collections")"#),
-            ("{\"collections\": {\n\"p\": {,}}}", "s.json: invalid JSON at line 2, column 7"),
+            ("{\"collections\": {\n\"p\": {,}}}", "s.json: invalid JSON at line 2, column 7")
         ]
         for (json, message) in cases {
             do {
@@ -108,7 +138,9 @@ import Testing
 
     @Test func explainNamesTheIndexAndKeyRange() throws {
         try withPeopleStore { _, people throws in
-            let plan = try people.explain(Query().where("address.city", .equal("Perth")).where("age", .greater(30)).where("last", .notEqual("x")).orderBy("age").limit(5))
+            let plan = try people.explain(
+                Query().where("address.city", .equal("Perth")).where("age", .greater(30)).where("last", .notEqual("x"))
+                    .orderBy("age").limit(5))
             #expect(plan.index == "by_city_age")
             #expect(plan.orderedByScan)
             #expect(plan.description.contains("collection people: index by_city_age, 1 key range"))
@@ -126,13 +158,19 @@ import Testing
     /// A sparse compound index whose second field has no condition cannot serve: the
     /// suggestion names it, with what it lacks.
     @Test func explainNamesASparseIndexAndTheConditionItLacks() throws {
-        let schema = try Schema(json: Data(#"{"collections": {"people": {"indexes": [{"name": "by_last_first", "fields": ["last", "first"], "sparse": true}]}}}"#.utf8))
+        let schema = try Schema(
+            json: Data(
+                #"{"collections": {"people": {"indexes": [{"name": "by_last_first", "fields": ["last", "first"], "sparse": true}]}}}"#
+                    .utf8))
         try withTemporaryDatabase { db, _ in
             let people = try DocumentStore(database: db, schema: schema).collection("people")
             try people.insert(["id": 1, "last": "L1"])
             let plan = try people.explain(Query().where("last", .equal("L1")).orderBy("age"))
             #expect(plan.index == nil)
-            #expect(plan.suggestion?.hasPrefix("index by_last_first on (last, first) is sparse and serves a query only with a condition on each of its fields") == true)
+            #expect(
+                plan.suggestion?.hasPrefix(
+                    "index by_last_first on (last, first) is sparse and serves a query only with a condition on each of its fields"
+                ) == true)
             #expect(plan.suggestion?.contains("add one on (first)") == true)
             #expect(try people.find(Query().where("last", .equal("L1"))).count == 1)
         }
@@ -140,13 +178,22 @@ import Testing
 
     @Test func explainMarksAFullScanWithTheDocumentsItReadsAndAnIndexThatWouldServe() throws {
         try withPeopleStore { store, people throws in
-            try store.write { batch in for i in 0..<7 { try batch.insert("people", ["id": .int(Int64(i)), "last": .string("L\(i % 2)"), "nickname": "n"]) } }
+            try store.write { batch in
+                for i in 0..<7 {
+                    try batch.insert("people", ["id": .int(Int64(i)), "last": .string("L\(i % 2)"), "nickname": "n"])
+                }
+            }
             // No index on the fields: one to declare, equality fields first, then the range.
-            let scan = try people.explain(Query().where("nickname", .equal("x")).where("score", .greater(3)).orderBy("score"))
+            let scan = try people.explain(
+                Query().where("nickname", .equal("x")).where("score", .greater(3)).orderBy("score"))
             #expect(scan.index == nil)
             #expect(scan.scannedDocuments == 7)
-            #expect(scan.suggestion == #"declare an index on (nickname, score): {"name": "by_nickname_score", "fields": ["nickname", "score"]}"#)
-            #expect(scan.description.contains("SCAN, a full scan of every document (no usable index), reads 7 documents"))
+            #expect(
+                scan.suggestion
+                    == #"declare an index on (nickname, score): {"name": "by_nickname_score", "fields": ["nickname", "score"]}"#
+            )
+            #expect(
+                scan.description.contains("SCAN, a full scan of every document (no usable index), reads 7 documents"))
             #expect(scan.description.contains("suggestion: declare an index on (nickname, score)"))
             // A compound index serves a condition on its first field.
             let prefix = try people.explain(Query().where("last", .equal("L1")).orderBy("age"))
@@ -176,12 +223,12 @@ import Testing
             try store.database.put(layout.document("people", "p0001"), #"{"id":"p0001","age":77,"tags":["zzz"]}"#)
             let report = try store.verify(collection: "people")
             #expect(!report.isClean)
-            #expect(report.missingEntries >= 2)     // the deleted entry; p0001's new age and tag
-            #expect(report.danglingEntries >= 2)    // the ghost; p0001's old entries
+            #expect(report.missingEntries >= 2)  // the deleted entry; p0001's new age and tag
+            #expect(report.danglingEntries >= 2)  // the ghost; p0001's old entries
             #expect(report.problems.contains { $0.contains("\"ghost\"") && $0.contains("belongs to no document") })
             #expect(report.description.contains("missing entries"))
             try store.reindex(collection: "people", index: "by_age")
-            #expect(try store.verify().danglingEntries > 0)   // other indexes still stale
+            #expect(try store.verify().danglingEntries > 0)  // other indexes still stale
             try store.reindex(collection: "people")
             #expect(try store.verify().isClean)
             #expect(try people.find(Query().where("tags[]", .equal("zzz"))).map { $0["id"] } == ["p0001"])
@@ -190,7 +237,9 @@ import Testing
 
     @Test func aQuerySeesOneSnapshotWhileWritersRun() throws {
         try withPeopleStore { store, people throws in
-            for i in 0..<50 { try people.insert(["id": .string("p\(i)"), "age": .int(Int64(i)), "address": ["city": "Perth"]]) }
+            for i in 0..<50 {
+                try people.insert(["id": .string("p\(i)"), "age": .int(Int64(i)), "address": ["city": "Perth"]])
+            }
             try store.read { tx throws in
                 let before = try tx.find("people", Query().where("age", .greaterOrEqual(0)))
                 try people.insert(["id": "new", "age": 5])
@@ -240,10 +289,13 @@ import Testing
             try people.insert(["id": "a"])
             try people.upsert(["id": "a", "age": 1])
             try people.insert(["id": 2])
-            #expect(throws: KVDocsError.self) { try people.insert(["id": "a"]) }   // fails: no sequence number used
+            #expect(throws: KVDocsError.self) { try people.insert(["id": "a"]) }  // fails: no sequence number used
             try people.delete(id: "a")
-            try people.delete(id: "a")         // nothing to delete: no change
-            #expect(try store.changes().map(\.description) == ["1 insert people \"a\"", "2 update people \"a\"", "3 insert people 2", "4 delete people \"a\""])
+            try people.delete(id: "a")  // nothing to delete: no change
+            #expect(
+                try store.changes().map(\.description) == [
+                    "1 insert people \"a\"", "2 update people \"a\"", "3 insert people 2", "4 delete people \"a\""
+                ])
             #expect(try store.changes(since: 2).map(\.sequence) == [3, 4])
             #expect(try store.changes(since: 1, limit: 2).map(\.sequence) == [2, 3])
             // The sequence survives reopening.
@@ -284,9 +336,14 @@ import Testing
     @Test func importsJSONLinesInBatchesMaintainingIndexes() throws {
         try withPeopleStore { store, people throws in
             let dir = TemporaryDirectory()
-            let lines = (0..<2500).map { #"{"id": "i\#($0)", "age": \#($0 % 90), "email": "m\#($0)@x", "tags": ["t\#($0 % 3)"]}"# } + ["", "  "]
+            let lines =
+                (0..<2500).map {
+                    #"{"id": "i\#($0)", "age": \#($0 % 90), "email": "m\#($0)@x", "tags": ["t\#($0 % 3)"]}"#
+                } + ["", "  "]
             var progress: [DocumentStore.ImportProgress] = []
-            let count = try store.importJSONLines(into: "people", path: try Self.write(lines, dir), batchSize: 1000) { progress.append($0) }
+            let count = try store.importJSONLines(into: "people", path: try Self.write(lines, dir), batchSize: 1000) {
+                progress.append($0)
+            }
             #expect(count == 2500)
             #expect(progress.filter { !$0.validating }.map(\.documents) == [1000, 2000, 2500])
             #expect(try people.count() == 2500)
@@ -308,8 +365,10 @@ import Testing
         let path = try Self.write(lines, dir)
         var progress: [String] = []
         let count = try withPeopleStore { store, people throws -> Int in
-            let n = try store.importJSONLines(into: "people", path: path, mode: .insert, batchSize: 100, maximumLineLength: 1 << 20,
-                                              sync: false, stagingBudget: budget) { progress.append("\($0.validating) \($0.lines) \($0.documents) \($0.bytes)") }
+            let n = try store.importJSONLines(
+                into: "people", path: path, mode: .insert, batchSize: 100, maximumLineLength: 1 << 20,
+                sync: false, stagingBudget: budget
+            ) { progress.append("\($0.validating) \($0.lines) \($0.documents) \($0.bytes)") }
             #expect(try people.count() == 450)
             #expect(try people.get(id: "i299")?["age"] == 29)
             #expect(try store.verify().isClean)
@@ -326,8 +385,9 @@ import Testing
         let duplicate = try Self.write(lines, dir)
         try withPeopleStore { store, people throws in
             let error = try #require(throws: KVDocsError.self) {
-                try store.importJSONLines(into: "people", path: duplicate, mode: .insert, batchSize: 100, maximumLineLength: 1 << 20,
-                                          sync: false, stagingBudget: budget, progress: nil)
+                try store.importJSONLines(
+                    into: "people", path: duplicate, mode: .insert, batchSize: 100, maximumLineLength: 1 << 20,
+                    sync: false, stagingBudget: budget, progress: nil)
             }
             #expect(error.message.contains("import.jsonl:400:"), "\(error.message)")
             #expect(try people.count() == 300)
@@ -337,8 +397,11 @@ import Testing
     @Test func aMalformedLineIsReportedWithItsNumberAndNothingIsImported() throws {
         try withPeopleStore { store, people throws in
             let dir = TemporaryDirectory()
-            for (bad, reason) in [(#"{"id": "x", "age": }"#, "invalid JSON at line 1, column 20"), (#"[1]"#, "expected a JSON object, found an array"),
-                                  (#"{"age": 1}"#, #"no primary key field "id""#), (#"{"id": true}"#, "must be a string or an integer")] {
+            for (bad, reason) in [
+                (#"{"id": "x", "age": }"#, "invalid JSON at line 1, column 20"),
+                (#"[1]"#, "expected a JSON object, found an array"),
+                (#"{"age": 1}"#, #"no primary key field "id""#), (#"{"id": true}"#, "must be a string or an integer")
+            ] {
                 let path = try Self.write([#"{"id": "ok1"}"#, bad], dir)
                 do {
                     try store.importJSONLines(into: "people", path: path)
@@ -359,18 +422,24 @@ import Testing
     /// point, an indexed value nested deeper than an index stores. Staged or read again.
     @Test(arguments: [0, DocumentStore.importStagingBudget])
     func aLineAnIndexRefusesIsReportedWithItsNumberAndNothingIsImported(budget: Int) throws {
-        let schema = try Schema(json: Data(#"""
-            {"collections": {"places": {"primaryKey": "id", "indexes": [
-              {"name": "by_tags", "fields": ["tags"]},
-              {"name": "by_loc", "fields": ["loc"], "type": "geo"}]}}}
-            """#.utf8))
+        let schema = try Schema(
+            json: Data(
+                #"""
+                {"collections": {"places": {"primaryKey": "id", "indexes": [
+                  {"name": "by_tags", "fields": ["tags"]},
+                  {"name": "by_loc", "fields": ["loc"], "type": "geo"}]}}}
+                """#.utf8))
         let good = (0..<1000).map { #"{"id": \#($0), "loc": {"lat": \#($0 % 90), "lon": 0}, "tags": [["a"]]}"# }
         let deep = String(repeating: "[", count: 130) + String(repeating: "]", count: 130)
         let refused = [
-            (#"{"id": 1000, "loc": {"lat": "10", "lon": 0}}"#,
-             #"geo index by_loc of collection "places": field loc of document 1000 holds {"lat":"10","lon":0}, which is not a point"#),
-            (#"{"id": 1000, "tags": \#(deep)}"#,
-             #"index by_tags of collection "places": field tags holds arrays nested 130 levels deep"#),
+            (
+                #"{"id": 1000, "loc": {"lat": "10", "lon": 0}}"#,
+                #"geo index by_loc of collection "places": field loc of document 1000 holds {"lat":"10","lon":0}, which is not a point"#
+            ),
+            (
+                #"{"id": 1000, "tags": \#(deep)}"#,
+                #"index by_tags of collection "places": field tags holds arrays nested 130 levels deep"#
+            )
         ]
         for (bad, reason) in refused {
             try withTemporaryDatabase { db, _ throws in
@@ -378,8 +447,9 @@ import Testing
                 let dir = TemporaryDirectory()
                 let path = try Self.write(good + [bad], dir)
                 let error = try #require(throws: KVDocsError.self) {
-                    try store.importJSONLines(into: "places", path: path, mode: .upsert, batchSize: 100, maximumLineLength: 1 << 20,
-                                              sync: false, stagingBudget: budget, progress: nil)
+                    try store.importJSONLines(
+                        into: "places", path: path, mode: .upsert, batchSize: 100, maximumLineLength: 1 << 20,
+                        sync: false, stagingBudget: budget, progress: nil)
                 }
                 #expect(error.kind == .invalidArgument)
                 #expect(error.message.hasPrefix("\(path):1001: "), "\(error.message)")
@@ -415,7 +485,11 @@ import Testing
     @Test func aLineLongerThanTheMaximumIsReportedAndNothingIsImported() throws {
         try withPeopleStore { store, people throws in
             let dir = TemporaryDirectory()
-            let path = try Self.write([#"{"id": "ok1"}"#, #"{"id": "long", "bio": "\#(String(repeating: "x", count: 100))"}"#, #"{"id": "ok2"}"#], dir)
+            let path = try Self.write(
+                [
+                    #"{"id": "ok1"}"#, #"{"id": "long", "bio": "\#(String(repeating: "x", count: 100))"}"#,
+                    #"{"id": "ok2"}"#
+                ], dir)
             do {
                 try store.importJSONLines(into: "people", path: path, maximumLineLength: 64)
                 Issue.record("imported a line longer than the maximum")
@@ -435,7 +509,10 @@ import Testing
         try withPeopleStore { store, people throws in
             let dir = TemporaryDirectory()
             let blob = String(repeating: "y", count: 9 << 20)
-            let lines = (0..<12_000).map { #"{"id": \#($0)}"# } + [#"{"id": "big1", "blob": "\#(blob)"}"#, #"{"id": "big2", "blob": "\#(blob)"}"#]
+            let lines =
+                (0..<12_000).map { #"{"id": \#($0)}"# } + [
+                    #"{"id": "big1", "blob": "\#(blob)"}"#, #"{"id": "big2", "blob": "\#(blob)"}"#
+                ]
             let path = try Self.write(lines, dir)
             let size = lines.reduce(0) { $0 + $1.utf8.count } + lines.count - 1
             var progress: [DocumentStore.ImportProgress] = []
@@ -459,7 +536,7 @@ import Testing
             let store = try DocumentStore(database: db, schema: try peopleSchema())
             let before = db.syncedWrites
             #expect(try store.importJSONLines(into: "people", path: path, batchSize: 10, sync: true) == 30)
-            #expect(db.syncedWrites - before == 3)   // one synced write per batch
+            #expect(db.syncedWrites - before == 3)  // one synced write per batch
         }
         let db = try Database(path: dir.child("db"))
         defer { db.close() }

@@ -1,4 +1,5 @@
 import Foundation
+
 @testable import KVDocs
 
 /// An independent statement of the query semantics, used as the brute-force reference:
@@ -9,7 +10,10 @@ enum ReferenceSemantics {
         var current = [doc]
         for var part in path.split(separator: ".").map(String.init) {
             var fanOut = false
-            if part.hasSuffix("[]") { part.removeLast(2); fanOut = true }
+            if part.hasSuffix("[]") {
+                part.removeLast(2)
+                fanOut = true
+            }
             current = current.compactMap { $0[part] }
             if fanOut { current = current.flatMap { if case .array(let a) = $0 { return a } else { return [] } } }
         }
@@ -55,15 +59,19 @@ enum ReferenceSemantics {
         case (.null, .null): return 0
         case (.bool(let x), .bool(let y)): return cmp(x ? 1 : 0, y ? 1 : 0)
         case (.string(let x), .string(let y)):
-            return Array(x.utf8) == Array(y.utf8) ? 0 : (Array(x.utf8).lexicographicallyPrecedes(Array(y.utf8)) ? -1 : 1)
+            return Array(x.utf8) == Array(y.utf8)
+                ? 0 : (Array(x.utf8).lexicographicallyPrecedes(Array(y.utf8)) ? -1 : 1)
         case (.array(let x), .array(let y)):
-            for (p, q) in zip(x, y) { let c = compare(p, q); if c != 0 { return c } }
+            for (p, q) in zip(x, y) {
+                let c = compare(p, q)
+                if c != 0 { return c }
+            }
             return cmp(x.count, y.count)
         case (.object, .object):
             return compare(.string(a.compactDescription), .string(b.compactDescription))
         default:
             if let x = exact(a), let y = exact(b) { return cmp(x, y) }
-            return cmp(asDouble(a), asDouble(b))   // a non-integral double: far below 2^53, exact enough
+            return cmp(asDouble(a), asDouble(b))  // a non-integral double: far below 2^53, exact enough
         }
     }
 
@@ -77,7 +85,8 @@ enum ReferenceSemantics {
         case .greater(let x): return same(x) && compare(v, x) > 0
         case .greaterOrEqual(let x): return same(x) && compare(v, x) >= 0
         case .between(let lo, let hi): return same(lo) && same(hi) && compare(v, lo) >= 0 && compare(v, hi) <= 0
-        case .prefix(let p): if case .string(let s) = v { return Array(s.utf8).starts(with: Array(p.utf8)) } else { return false }
+        case .prefix(let p):
+            if case .string(let s) = v { return Array(s.utf8).starts(with: Array(p.utf8)) } else { return false }
         case .in(let list): return list.contains { compare(v, $0) == 0 }
         }
     }
@@ -99,7 +108,8 @@ enum ReferenceSemantics {
         let sorted = matching.sorted { a, b in
             var c = 0
             if let order = query.order {
-                let va = values(order.field.description, a.value).first, vb = values(order.field.description, b.value).first
+                let va = values(order.field.description, a.value).first,
+                    vb = values(order.field.description, b.value).first
                 switch (va, vb) {
                 case (nil, nil): c = 0
                 case (nil, _): c = -1
@@ -123,8 +133,11 @@ enum DocumentGenerator {
     static let firsts: [JSONValue] = ["Ann", "Bob", "Émile", "zoë", "Al"]
     static let cities: [JSONValue] = ["Perth", "Fremantle", "Perthshire", "Armadale", "Midland", .null]
     static let tags: [JSONValue] = ["a", "b", "c", "long tag", "é", .int(3)]
-    static let ages: [JSONValue] = [.int(30), .double(30.0), .double(29.5), .int(-1), .int(0), .double(-0.0), .int(9007199254740993),
-                                    .int(9007199254740992), .double(9007199254740992), .uint(18446744073709551615), .int(.min), .string("30"), .null, .bool(true), .double(1e300)]
+    static let ages: [JSONValue] = [
+        .int(30), .double(30.0), .double(29.5), .int(-1), .int(0), .double(-0.0), .int(9007199254740993),
+        .int(9007199254740992), .double(9007199254740992), .uint(18446744073709551615), .int(.min), .string("30"),
+        .null, .bool(true), .double(1e300)
+    ]
 
     static func pick(_ values: [JSONValue], _ rng: inout SplitMix64) -> JSONValue { values.randomElement(using: &rng)! }
 
@@ -135,7 +148,9 @@ enum DocumentGenerator {
         }
         if Int.random(in: 0..<5, using: &rng) > 0 { o["last"] = pick(lasts, &rng) }
         if Int.random(in: 0..<4, using: &rng) > 0 { o["first"] = pick(firsts, &rng) }
-        if Int.random(in: 0..<3, using: &rng) > 0 { o["email"] = .string("u\(Int.random(in: 0..<60, using: &rng))@x.org") }
+        if Int.random(in: 0..<3, using: &rng) > 0 {
+            o["email"] = .string("u\(Int.random(in: 0..<60, using: &rng))@x.org")
+        }
         if Int.random(in: 0..<4, using: &rng) > 0 {
             o["tags"] = .array((0..<Int.random(in: 0...3, using: &rng)).map { _ in pick(tags, &rng) })
         }
@@ -171,7 +186,11 @@ enum DocumentGenerator {
         case 6: op = .greaterOrEqual(v)
         case 7: op = .between(v, operand(field, &rng))
         case 8:
-            if case .string(let s) = v { op = .prefix(String(s.prefix(Int.random(in: 0...2, using: &rng)))) } else { op = .prefix("P") }
+            if case .string(let s) = v {
+                op = .prefix(String(s.prefix(Int.random(in: 0...2, using: &rng))))
+            } else {
+                op = .prefix("P")
+            }
         default: op = .in((0..<Int.random(in: 1...3, using: &rng)).map { _ in operand(field, &rng) })
         }
         return Condition(field: try! FieldPath(field), op: op)

@@ -1,27 +1,39 @@
 import Foundation
-import Testing
-@testable import KVDocs
 import KVDocsTestSupport
+import Testing
+
+@testable import KVDocs
 
 /// Requests as values: every reader (a transaction, the store, the async store, a
 /// migration's context, an observation) fetches the same request with the same answer,
 /// typed or untyped; observation tracks the collections each run read; the deprecated
 /// per-variant spellings still answer the same.
 @Suite struct DocumentRequestTests {
-    struct Person: Codable, Sendable, Equatable { var id: Int; var age: Int; var bio: String; var at: At }
-    struct At: Codable, Sendable, Equatable { var lat: Double; var lon: Double }
+    struct Person: Codable, Sendable, Equatable {
+        var id: Int
+        var age: Int
+        var bio: String
+        var at: At
+    }
+    struct At: Codable, Sendable, Equatable {
+        var lat: Double
+        var lon: Double
+    }
 
     static let schema = #"""
-    {"collections": {
-      "people": {"primaryKey": "id",
-        "indexes": [{"name": "by_age", "fields": ["age"]}, {"name": "by_location", "fields": ["at"], "type": "geo"}],
-        "text": [{"name": "bio_text", "fields": ["bio"]}]},
-      "trips": {"primaryKey": "id"},
-      "notes": {"primaryKey": "id"}}}
-    """#
+        {"collections": {
+          "people": {"primaryKey": "id",
+            "indexes": [{"name": "by_age", "fields": ["age"]}, {"name": "by_location", "fields": ["at"], "type": "geo"}],
+            "text": [{"name": "bio_text", "fields": ["bio"]}]},
+          "trips": {"primaryKey": "id"},
+          "notes": {"primaryKey": "id"}}}
+        """#
 
     static func person(_ id: Int, age: Int, bio: String, lat: Double = 0, lon: Double = 0) -> JSONValue {
-        ["id": .int(Int64(id)), "age": .int(Int64(age)), "bio": .string(bio), "at": ["lat": .double(lat), "lon": .double(lon)]]
+        [
+            "id": .int(Int64(id)), "age": .int(Int64(age)), "bio": .string(bio),
+            "at": ["lat": .double(lat), "lon": .double(lon)]
+        ]
     }
 
     static func open(_ dir: TemporaryDirectory, migrator: DocumentMigrator? = nil) throws -> (Database, DocumentStore) {
@@ -58,13 +70,14 @@ import KVDocsTestSupport
         let adults = Query().where("age", .greaterOrEqual(30)).orderBy("age")
         let here = try here()
         func entry<R: DocumentRequest>(_ name: String, _ request: R) -> Reads where R.Value: Sendable {
-            Reads(name: name,
-                  fetch: { tx in String(describing: try tx.fetch(request)) },
-                  fetchAsync: { String(describing: try await store.fetch(request)) },
-                  observe: {
-                      var iterator = store.observe(request).makeAsyncIterator()
-                      return try await iterator.next().map { String(describing: $0) } ?? "(ended)"
-                  })
+            Reads(
+                name: name,
+                fetch: { tx in String(describing: try tx.fetch(request)) },
+                fetchAsync: { String(describing: try await store.fetch(request)) },
+                observe: {
+                    var iterator = store.observe(request).makeAsyncIterator()
+                    return try await iterator.next().map { String(describing: $0) } ?? "(ended)"
+                })
         }
         return [
             entry("find", .find("people", adults)),
@@ -78,7 +91,7 @@ import KVDocsTestSupport
             entry("search typed collection", .search(typed, "river")),
             entry("near", .near("people", here, within: 1000)),
             entry("near as", .near("people", here, query: Query().limit(2), as: Person.self)),
-            entry("near typed collection", .near(typed, here, within: 1000)),
+            entry("near typed collection", .near(typed, here, within: 1000))
         ]
     }
 
@@ -99,10 +112,14 @@ import KVDocsTestSupport
             }
             // The migration context's own entry point, for one request of each kind.
             let viaContext = [
-                String(describing: try migration.fetch(.find("people", Query().where("age", .greaterOrEqual(30)).orderBy("age")))),
-                String(describing: try migration.fetch(.count("people", Query().where("age", .greaterOrEqual(30)).orderBy("age")))),
+                String(
+                    describing: try migration.fetch(
+                        .find("people", Query().where("age", .greaterOrEqual(30)).orderBy("age")))),
+                String(
+                    describing: try migration.fetch(
+                        .count("people", Query().where("age", .greaterOrEqual(30)).orderBy("age")))),
                 String(describing: try migration.fetch(.search("people", "river"))),
-                String(describing: try migration.fetch(.near("people", try Self.here(), within: 1000))),
+                String(describing: try migration.fetch(.near("people", try Self.here(), within: 1000)))
             ]
             migrated.withLock { $0["context"] = viaContext.joined(separator: "|") }
         }
@@ -117,14 +134,22 @@ import KVDocsTestSupport
             #expect(migrated.withLock { $0[request.name] } == inTransaction, "\(request.name): migration")
         }
         let byName = try Dictionary(uniqueKeysWithValues: requests.map { ($0.name, try store.read($0.fetch)) })
-        #expect(migrated.withLock { $0["context"] }
-                == [byName["find"], byName["count"], byName["search"], byName["near"]].compactMap { $0 }.joined(separator: "|"))
+        #expect(
+            migrated.withLock { $0["context"] }
+                == [byName["find"], byName["count"], byName["search"], byName["near"]].compactMap { $0 }.joined(
+                    separator: "|"))
         // The answers mean what they say.
-        #expect(try await store.fetch(.find("people", Query().where("age", .greaterOrEqual(30)).orderBy("age"), as: Person.self)).map(\.id) == [3, 2, 4])
+        #expect(
+            try await store.fetch(
+                .find("people", Query().where("age", .greaterOrEqual(30)).orderBy("age"), as: Person.self)
+            ).map(\.id) == [3, 2, 4])
         #expect(try await store.fetch(.count("people", Query().where("age", .greaterOrEqual(30)))) == 3)
         let riverHits = try await store.fetch(.search("people", "river"))
         #expect(riverHits.map(\.id) == [1, 3])
-        #expect(try await store.fetch(.near("people", try Self.here(), within: 1000, as: Person.self)).map(\.value.id) == [1, 2, 3])
+        #expect(
+            try await store.fetch(.near("people", try Self.here(), within: 1000, as: Person.self)).map(\.value.id) == [
+                1, 2, 3
+            ])
     }
 
     @Test func theCollectionConveniencesAreTheRequestsFetchedFromOneSnapshot() throws {
@@ -143,7 +168,9 @@ import KVDocsTestSupport
         #expect(try people.search("river").map(\.id) == store.fetch(.search(people, "river")).map(\.id))
         #expect(try typed.search("river").map(\.value) == store.fetch(.search(typed, "river")).map(\.value))
         #expect(try people.near(here, within: 1000) == store.fetch(.near(people, here, within: 1000)))
-        #expect(try typed.near(here, within: 1000).map(\.value) == store.fetch(.near(typed, here, within: 1000)).map(\.value))
+        #expect(
+            try typed.near(here, within: 1000).map(\.value)
+                == store.fetch(.near(typed, here, within: 1000)).map(\.value))
     }
 
     @Test func aRequestIsAValueBuiltOnceStoredAndChanged() async throws {
@@ -153,8 +180,10 @@ import KVDocsTestSupport
         defer { db.close() }
         try Self.populate(store)
         var request = FindRequest("people", Query().orderBy("age"), as: Person.self)
-        let stored: [any DocumentRequest] = [request, CountRequest("people"), SearchRequest("people", "ocean"),
-                                             NearRequest("people", here, within: 1000)]
+        let stored: [any DocumentRequest] = [
+            request, CountRequest("people"), SearchRequest("people", "ocean"),
+            NearRequest("people", here, within: 1000)
+        ]
         #expect(stored.count == 4)
         #expect(request.collection == "people")
         let built = request
@@ -177,7 +206,10 @@ import KVDocsTestSupport
         near.includeDocuments = false
         #expect(try store.fetch(near).map(\.value.id) == [1, 2, 3])
         // Untyped, they are left out.
-        #expect(try store.fetch(.near("people", here, within: 1000, includeDocuments: false)).map(\.document) == [.null, .null, .null])
+        #expect(
+            try store.fetch(.near("people", here, within: 1000, includeDocuments: false)).map(\.document) == [
+                .null, .null, .null
+            ])
     }
 
     @Test func aTypedRequestThatDoesNotDecodeThrowsDecodingFromEveryReader() async throws {
@@ -197,10 +229,13 @@ import KVDocsTestSupport
     /// Reads "people" on every run, and "trips" only once people holds five documents.
     static func trackedFetch(runs: Locked<Int>) -> @Sendable (ReadTransaction) throws -> [Int] {
         { tx in
-            let run = runs.withLock { $0 += 1; return $0 }
+            let run = runs.withLock {
+                $0 += 1
+                return $0
+            }
             let people = try tx.count("people")
             let trips = try people >= 5 ? tx.fetch(.count("trips")) : -1
-            return [run, people, trips]   // the run number makes every run a new value
+            return [run, people, trips]  // the run number makes every run a new value
         }
     }
 
@@ -209,7 +244,9 @@ import KVDocsTestSupport
         let (db, store) = try Self.open(dir)
         defer { db.close() }
         try Self.populate(store)
-        let (people, trips, notes) = (try store.collection("people"), try store.collection("trips"), try store.collection("notes"))
+        let (people, trips, notes) = (
+            try store.collection("people"), try store.collection("trips"), try store.collection("notes")
+        )
         let runs = Locked(0)
         var iterator = store.observe(tracking: Self.trackedFetch(runs: runs)).makeAsyncIterator()
         let registration = iterator.cursor.registration
@@ -252,7 +289,10 @@ import KVDocsTestSupport
         let observation = store.observe { tx -> [Int] in
             let people = try tx.count("people")
             guard people > 0 else { return [people] }
-            if !wroteDuringRun.withLock({ written in defer { written = true }; return written }) {
+            if !wroteDuringRun.withLock({ written in
+                defer { written = true }
+                return written
+            }) {
                 try tx.store.collection("trips").insert(["id": 1])
             }
             return [people, try tx.count("trips")]
@@ -311,10 +351,13 @@ import KVDocsTestSupport
     @available(*, deprecated, message: "exercises the deprecated spellings")
     static func deprecatedTransactionSpellings(_ store: DocumentStore, _ adults: Query, _ here: GeoPoint) throws {
         try store.read { tx throws in
-            #expect(try tx.find("people", adults, as: Person.self) == tx.fetch(.find("people", adults, as: Person.self)))
-            #expect(try tx.search("people", "river", as: Person.self).map(\.value)
+            #expect(
+                try tx.find("people", adults, as: Person.self) == tx.fetch(.find("people", adults, as: Person.self)))
+            #expect(
+                try tx.search("people", "river", as: Person.self).map(\.value)
                     == tx.fetch(.search("people", "river", as: Person.self)).map(\.value))
-            #expect(try tx.near("people", here, within: 1000, as: Person.self).map(\.value)
+            #expect(
+                try tx.near("people", here, within: 1000, as: Person.self).map(\.value)
                     == tx.fetch(.near("people", here, within: 1000, as: Person.self)).map(\.value))
         }
     }
@@ -333,7 +376,9 @@ import KVDocsTestSupport
         #expect(try await typed.async.find(adults) == store.fetch(.find(typed, adults)))
         #expect(try await typed.async.count(adults) == store.fetch(.count(typed, adults)))
         #expect(try await typed.async.search("river").map(\.value) == store.fetch(.search(typed, "river")).map(\.value))
-        #expect(try await typed.async.near(here, within: 1000).map(\.value) == store.fetch(.near(typed, here, within: 1000)).map(\.value))
+        #expect(
+            try await typed.async.near(here, within: 1000).map(\.value)
+                == store.fetch(.near(typed, here, within: 1000)).map(\.value))
 
         var found = people.observe(adults).makeAsyncIterator()
         #expect(try await found.next() == store.fetch(.find(people, adults)))
@@ -350,7 +395,8 @@ import KVDocsTestSupport
         var typedSearched = typed.observeSearch("river").makeAsyncIterator()
         #expect(try await typedSearched.next()?.map(\.value) == store.fetch(.search(typed, "river")).map(\.value))
         var typedNearby = typed.observeNear(here, within: 1000).makeAsyncIterator()
-        #expect(try await typedNearby.next()?.map(\.value) == store.fetch(.near(typed, here, within: 1000)).map(\.value))
+        #expect(
+            try await typedNearby.next()?.map(\.value) == store.fetch(.near(typed, here, within: 1000)).map(\.value))
         // The explicit region still wakes on the collections named, read or not.
         var named = store.observe(collections: ["trips"]) { tx in try tx.count("people") }.makeAsyncIterator()
         #expect(try await named.next() == 4)

@@ -1,23 +1,24 @@
 import Foundation
 import KVDocsTestSupport
 import Testing
+
 @testable import KVDocs
 
 let peopleSchemaJSON = #"""
-{"collections": {
-  "people": {
-    "primaryKey": "id",
-    "indexes": [
-      {"name": "by_age",        "fields": ["age"]},
-      {"name": "by_last_first", "fields": ["last", "first"]},
-      {"name": "by_email",      "fields": ["email"], "unique": true},
-      {"name": "by_tag",        "fields": ["tags[]"]},
-      {"name": "by_city",       "fields": ["address.city"]},
-      {"name": "by_city_age",   "fields": ["address.city", "age"]}
-    ],
-    "text": [{"name": "bio_text", "fields": ["bio", "title"]}]
-  }}}
-"""#
+    {"collections": {
+      "people": {
+        "primaryKey": "id",
+        "indexes": [
+          {"name": "by_age",        "fields": ["age"]},
+          {"name": "by_last_first", "fields": ["last", "first"]},
+          {"name": "by_email",      "fields": ["email"], "unique": true},
+          {"name": "by_tag",        "fields": ["tags[]"]},
+          {"name": "by_city",       "fields": ["address.city"]},
+          {"name": "by_city_age",   "fields": ["address.city", "age"]}
+        ],
+        "text": [{"name": "bio_text", "fields": ["bio", "title"]}]
+      }}}
+    """#
 
 func peopleSchema() throws -> Schema { try Schema(json: Data(peopleSchemaJSON.utf8), file: "people.json") }
 
@@ -42,7 +43,7 @@ func withPeopleStore<R>(_ body: (DocumentStore, DocumentCollection) throws -> R)
             try people.update(["id": "p1", "age": 37])
             try people.insert(["id": 7, "age": 1])
             #expect(try people.count() == 2)
-            #expect(try people.find().map { $0["id"] } == ["p1", 7])   // ids: strings before integers
+            #expect(try people.find().map { $0["id"] } == ["p1", 7])  // ids: strings before integers
             #expect(try people.delete(id: "p1"))
             #expect(try people.delete(id: "p1") == false)
             #expect(try people.count() == 1)
@@ -57,7 +58,7 @@ func withPeopleStore<R>(_ body: (DocumentStore, DocumentCollection) throws -> R)
                 (["name": "x"], #"document has no primary key field "id" (collection "people")"#),
                 (["id": 1.5], #"primary key "id" of collection "people" must be a string or an integer, not 1.5"#),
                 (["id": ["a"]], #"primary key "id" of collection "people" must be a string or an integer, not ["a"]"#),
-                ([1, 2], "a document must be a JSON object, not an array"),
+                ([1, 2], "a document must be a JSON object, not an array")
             ]
             for (doc, message) in cases {
                 do {
@@ -81,7 +82,10 @@ func withPeopleStore<R>(_ body: (DocumentStore, DocumentCollection) throws -> R)
                 Issue.record("duplicate accepted")
             } catch let error as KVDocsError {
                 #expect(error.kind == .uniqueViolation)
-                #expect(error.message == #"unique index "by_email" of "people" already has "x@y.org" (document "a"); document "b" cannot have it too"#)
+                #expect(
+                    error.message
+                        == #"unique index "by_email" of "people" already has "x@y.org" (document "a"); document "b" cannot have it too"#
+                )
             }
             #expect(try people.get(id: "b") == nil)
             #expect(try people.count(Query().where("age", .equal(2))) == 0)
@@ -107,7 +111,10 @@ func withPeopleStore<R>(_ body: (DocumentStore, DocumentCollection) throws -> R)
             try people.insert(Person(id: "p2", name: "Alan", age: 41, tags: ["math", "code"]))
             #expect(try people.get(id: "p1") == Person(id: "p1", name: "Ada", age: 36, tags: ["math"]))
             #expect(try people.find(Query().where("tags[]", .equal("code"))).map(\.name) == ["Alan"])
-            #expect(try people.find(Query().where("age", .greater(30)).orderBy("age", descending: true)).map(\.id) == ["p2", "p1"])
+            #expect(
+                try people.find(Query().where("age", .greater(30)).orderBy("age", descending: true)).map(\.id) == [
+                    "p2", "p1"
+                ])
         }
     }
 
@@ -119,13 +126,15 @@ func withPeopleStore<R>(_ body: (DocumentStore, DocumentCollection) throws -> R)
             try people.insert(["id": "d", "age": .int(9007199254740993)])
             try people.insert(["id": "e", "age": .int(9007199254740992)])
             try people.insert(["id": "f", "age": "30"])
-            func ids(_ q: Query) throws -> [String] { try people.find(q).compactMap { if case .string(let s)? = $0["id"] { s } else { nil } } }
+            func ids(_ q: Query) throws -> [String] {
+                try people.find(q).compactMap { if case .string(let s)? = $0["id"] { s } else { nil } }
+            }
             #expect(try ids(Query().where("age", .equal(30))) == ["a", "b"])
             #expect(try ids(Query().where("age", .less(30))) == ["c"])
             #expect(try ids(Query().where("age", .greater(.int(9007199254740992)))) == ["d"])
             #expect(try ids(Query().where("age", .equal(.double(9007199254740992)))) == ["e"])
             #expect(try ids(Query().where("age", .greaterOrEqual(0)).orderBy("age")) == ["c", "a", "b", "e", "d"])
-            #expect(try ids(Query().where("age", .equal("30"))) == ["f"])     // a string is not a number
+            #expect(try ids(Query().where("age", .equal("30"))) == ["f"])  // a string is not a number
             #expect(try ids(Query().where("age", .greater(1000))) == ["d", "e"])  // and ranges stay within a type
         }
     }
@@ -139,7 +148,8 @@ func withPeopleStore<R>(_ body: (DocumentStore, DocumentCollection) throws -> R)
                 let id = ids.randomElement(using: &rng)!
                 let doc = DocumentGenerator.document(id: id, &rng)
                 let op = Int.random(in: 0..<10, using: &rng)
-                let emailTaken = doc["email"].map { email in model.contains { $0.key != id && $0.value["email"] == email } } ?? false
+                let emailTaken =
+                    doc["email"].map { email in model.contains { $0.key != id && $0.value["email"] == email } } ?? false
                 do {
                     switch op {
                     case 0..<4:
@@ -172,7 +182,10 @@ func withPeopleStore<R>(_ body: (DocumentStore, DocumentCollection) throws -> R)
                 let expected = ReferenceSemantics.answer(model, query)
                 let actual = try people.find(query).map { $0["id"] ?? .null }
                 let plan = try people.explain(query)
-                #expect(actual == expected, "\(query.conditions) order \(String(describing: query.order)) limit \(String(describing: query.limit)) offset \(query.offset)\n\(plan)")
+                #expect(
+                    actual == expected,
+                    "\(query.conditions) order \(String(describing: query.order)) limit \(String(describing: query.limit)) offset \(query.offset)\n\(plan)"
+                )
                 var unlimited = query
                 unlimited.limit = nil
                 unlimited.offset = 0
@@ -231,22 +244,34 @@ func withPeopleStore<R>(_ body: (DocumentStore, DocumentCollection) throws -> R)
             #expect(try synced { try people.update(["id": "b", "age": 4], sync: true) } == 1)
             var deleted = false
             #expect(try synced { deleted = try people.delete(id: "a", sync: true) } == 1 && deleted)
-            #expect(try synced { deleted = try people.delete(id: "a", sync: true) } == 1 && !deleted)   // nothing to delete, but earlier writes are made durable
+            // nothing to delete, but earlier writes are made durable
+            #expect(try synced { deleted = try people.delete(id: "a", sync: true) } == 1 && !deleted)
             #expect(try synced { try typed.insert(Person(id: "t", age: 5), sync: true) } == 1)
             #expect(try synced { try typed.upsert(Person(id: "t", age: 6), sync: true) } == 1)
             #expect(try synced { try typed.update(Person(id: "t", age: 7), sync: true) } == 1)
             #expect(try synced { try typed.upsert(Person(id: "u", age: 8)) } == 0)
             #expect(try synced { deleted = try typed.delete(id: "u", sync: true) } == 1 && deleted)
-            #expect(try synced {
-                try store.write(sync: true) { batch in
-                    try batch.insert("people", ["id": "c"])
-                    try batch.insert("people", ["id": "d"])
-                }
-            } == 1)
-            #expect(try synced { deleted = try store.write { batch in try batch.delete("people", id: "d") } } == 0 && deleted)
-            #expect(try synced { try db.put("raw", "1", sync: true); try db.delete("raw", sync: true) } == 2)
+            #expect(
+                try synced {
+                    try store.write(sync: true) { batch in
+                        try batch.insert("people", ["id": "c"])
+                        try batch.insert("people", ["id": "d"])
+                    }
+                } == 1)
+            #expect(
+                try synced { deleted = try store.write { batch in try batch.delete("people", id: "d") } } == 0
+                    && deleted)
+            #expect(
+                try synced {
+                    try db.put("raw", "1", sync: true)
+                    try db.delete("raw", sync: true)
+                } == 2)
             #expect(try synced { try db.write(sync: true) { $0.put("raw", "2") } } == 1)
-            #expect(try synced { try db.put("raw", "3"); try db.write { $0.delete("raw") } } == 0)
+            #expect(
+                try synced {
+                    try db.put("raw", "3")
+                    try db.write { $0.delete("raw") }
+                } == 0)
             #expect(try store.verify().isClean)
         }
     }

@@ -1,6 +1,7 @@
 import Foundation
 import KVDocsTestSupport
 import Testing
+
 @testable import KVDocs
 
 @Suite struct DumpAndLoadTests {
@@ -34,12 +35,13 @@ import Testing
             try db.put("a", "value")
             let file = dir.child("dump.jsonl")
             #expect(try db.dump(to: file) == 3)
-            #expect(try Self.contents(file) == """
-                {"key_hex":"","value_hex":""}
-                {"key_hex":"61","value_hex":"76616c7565"}
-                {"key_hex":"ab00","value_hex":"ff"}
+            #expect(
+                try Self.contents(file) == """
+                    {"key_hex":"","value_hex":""}
+                    {"key_hex":"61","value_hex":"76616c7565"}
+                    {"key_hex":"ab00","value_hex":"ff"}
 
-                """)
+                    """)
         }
     }
 
@@ -52,9 +54,14 @@ import Testing
             try db.delete("b1")
             let file = dir.child("dump.jsonl")
             #expect(try db.dump(to: file, range: .prefix("b")) == 2)
-            #expect(try Self.contents(file) == "{\"key_hex\":\"6232\",\"value_hex\":\"31\"}\n{\"key_hex\":\"6233\",\"value_hex\":\"6c61746572\"}\n")
+            #expect(
+                try Self.contents(file)
+                    == "{\"key_hex\":\"6232\",\"value_hex\":\"31\"}\n{\"key_hex\":\"6233\",\"value_hex\":\"6c61746572\"}\n"
+            )
             #expect(try db.dump(to: file, range: .prefix("b"), options: snapshot.readOptions()) == 2)
-            #expect(try Self.contents(file) == "{\"key_hex\":\"6231\",\"value_hex\":\"31\"}\n{\"key_hex\":\"6232\",\"value_hex\":\"31\"}\n")
+            #expect(
+                try Self.contents(file)
+                    == "{\"key_hex\":\"6231\",\"value_hex\":\"31\"}\n{\"key_hex\":\"6232\",\"value_hex\":\"31\"}\n")
         }
     }
 
@@ -73,7 +80,9 @@ import Testing
         for i in 0..<count {
             let key = (0..<Int.random(in: 0...12, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng) }
             let large = i % 97 == 0
-            let value = (0..<Int.random(in: 0...(large ? 200_000 : 40), using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng) }
+            let value = (0..<Int.random(in: 0...(large ? 200_000 : 40), using: &rng)).map { _ in
+                UInt8.random(in: 0...255, using: &rng)
+            }
             try source.put(key, value)
             if i % 7 == 0 { try source.delete(key) }
         }
@@ -92,7 +101,8 @@ import Testing
 
     @Test func loadAcceptsEitherCaseOlderMemberNamesOtherMembersAndBlankLines() throws {
         let dir = TemporaryDirectory()
-        let file = try Self.write("""
+        let file = try Self.write(
+            """
             {"value_hex": "FF00", "key_hex": "6B31", "note": "members in any order"}
 
               \t
@@ -103,23 +113,30 @@ import Testing
             try db.put("k3", "old")
             try db.put("other", "kept")
             #expect(try db.load(from: file) == 3)
-            #expect(try db.entries().collect() == [
-                Entry(key: Array("k1".utf8), value: [0xFF, 0x00]), Entry(key: Array("k2".utf8), value: []),
-                Entry(key: Array("k3".utf8), value: Array("A".utf8)), Entry(key: Array("other".utf8), value: Array("kept".utf8)),
-            ])
+            #expect(
+                try db.entries().collect() == [
+                    Entry(key: Array("k1".utf8), value: [0xFF, 0x00]), Entry(key: Array("k2".utf8), value: []),
+                    Entry(key: Array("k3".utf8), value: Array("A".utf8)),
+                    Entry(key: Array("other".utf8), value: Array("kept".utf8))
+                ])
         }
     }
 
     /// Every malformed line is reported with the file and its line number, and loads nothing:
     /// not even the valid lines before it.
     @Test(arguments: [
-        #"not json"#, #"["6b", "00"]"#, #"{"key_hex": "6b"}"#, #"{"value_hex": "00"}"#, #"{"key_hex": 6, "value_hex": "00"}"#,
-        #"{"key_hex": "6", "value_hex": "00"}"#, #"{"key_hex": "zz", "value_hex": "00"}"#, #"{"key_hex": "+f", "value_hex": "00"}"#,
-        #"{"key_hex": "6b", "value_hex": "0x00"}"#, #"{"key_hex": "6b", "value_hex": null}"#, #"{"key_hex": "6b", "value_hex": "00""#,
+        #"not json"#, #"["6b", "00"]"#, #"{"key_hex": "6b"}"#, #"{"value_hex": "00"}"#,
+        #"{"key_hex": 6, "value_hex": "00"}"#,
+        #"{"key_hex": "6", "value_hex": "00"}"#, #"{"key_hex": "zz", "value_hex": "00"}"#,
+        #"{"key_hex": "+f", "value_hex": "00"}"#,
+        #"{"key_hex": "6b", "value_hex": "0x00"}"#, #"{"key_hex": "6b", "value_hex": null}"#,
+        #"{"key_hex": "6b", "value_hex": "00""#
     ])
     func aMalformedLineLoadsNothingAndNamesTheFileAndLine(line: String) throws {
         let dir = TemporaryDirectory()
-        let file = try Self.write("{\"key_hex\": \"61\", \"value_hex\": \"31\"}\n\n\(line)\n{\"key_hex\": \"62\", \"value_hex\": \"32\"}\n", dir)
+        let file = try Self.write(
+            "{\"key_hex\": \"61\", \"value_hex\": \"31\"}\n\n\(line)\n{\"key_hex\": \"62\", \"value_hex\": \"32\"}\n",
+            dir)
         try withTemporaryDatabase { db, path throws in
             let error = expectError(.invalidArgument) { try db.load(from: file, sync: true) }
             #expect(error?.message == "\(file):3: expected {\"key_hex\": HEX, \"value_hex\": HEX}; nothing was loaded")
@@ -144,7 +161,10 @@ import Testing
     @Test func loadWritesBatchesOfBatchSizeAndNoEmptyBatch() throws {
         let dir = TemporaryDirectory()
         func dump(_ n: Int) throws -> String {
-            try Self.write((0..<n).map { "{\"key_hex\": \"\([UInt8](String(format: "k%03d", $0).utf8).hex)\", \"value_hex\": \"\"}\n" }.joined(), dir, "dump\(n).jsonl")
+            try Self.write(
+                (0..<n).map {
+                    "{\"key_hex\": \"\([UInt8](String(format: "k%03d", $0).utf8).hex)\", \"value_hex\": \"\"}\n"
+                }.joined(), dir, "dump\(n).jsonl")
         }
         try withTemporaryDatabase { db, _ throws in
             for (entries, batchSize, writes) in [(25, 10, 3), (20, 10, 2), (1, 10, 1), (0, 10, 1), (7, .max, 1)] {
@@ -155,7 +175,7 @@ import Testing
             }
             let before = db.syncedWrites
             try db.load(from: try dump(30))
-            #expect(db.syncedWrites == before)   // not synced unless asked
+            #expect(db.syncedWrites == before)  // not synced unless asked
         }
     }
 

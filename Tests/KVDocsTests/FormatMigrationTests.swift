@@ -1,6 +1,7 @@
 import Foundation
 import KVDocsTestSupport
 import Testing
+
 @testable import KVDocs
 
 /// Opening stores written by earlier layouts: migrated, rebuilt or refused, never misread.
@@ -12,7 +13,8 @@ import Testing
     @Test func aFormatOneStoreIsMigratedOnOpen() throws {
         let dir = TemporaryDirectory()
         let path = dir.child("db")
-        try FileManager.default.copyItem(atPath: packageRoot.appendingPathComponent("Tests/Fixtures/format1-db").path, toPath: path)
+        try FileManager.default.copyItem(
+            atPath: packageRoot.appendingPathComponent("Tests/Fixtures/format1-db").path, toPath: path)
         let db = try Database(path: path)
         defer { db.close() }
         #expect(try db.get(Subspace().pack(["m", "format"])) == nil)
@@ -22,7 +24,8 @@ import Testing
         // the secondary ones for the format-1 key order, the text index for its blocked
         // layout (text format 2).
         #expect(built == ["things/", "things/by_n", "things/by_meta", "things/by_code", "things/by_tag", "things/body"])
-        #expect(try db.get(Subspace().pack(["m", "format"]), as: Tuple.self) == Tuple([.int(DocumentStore.formatVersion)]))
+        #expect(
+            try db.get(Subspace().pack(["m", "format"]), as: Tuple.self) == Tuple([.int(DocumentStore.formatVersion)]))
         #expect(try store.verify().isClean)
         let things = try store.collection("things")
         #expect(try things.count() == 3)
@@ -43,7 +46,8 @@ import Testing
     @Test func aUniqueIndexOfTheFormerLayoutIsRebuiltAsPointEntries() throws {
         let dir = TemporaryDirectory()
         let path = dir.child("db")
-        try FileManager.default.copyItem(atPath: packageRoot.appendingPathComponent("Tests/Fixtures/format2-db").path, toPath: path)
+        try FileManager.default.copyItem(
+            atPath: packageRoot.appendingPathComponent("Tests/Fixtures/format2-db").path, toPath: path)
         let db = try Database(path: path)
         defer { db.close() }
         let identity = IndexIdentity("things", "by_code", .secondary)
@@ -58,7 +62,9 @@ import Testing
         #expect(try store.verify().isClean)
         let code = Subspace().subspace(["i", "things", "by_code"])
         var entries: [(Tuple, Tuple)] = []
-        try db.forEach(in: code.range) { k, v in entries.append((try Tuple(decoding: Array(k[code.prefix.count...])), try Tuple(decoding: Array(v)))) }
+        try db.forEach(in: code.range) { k, v in
+            entries.append((try Tuple(decoding: Array(k[code.prefix.count...])), try Tuple(decoding: Array(v))))
+        }
         #expect(entries.map(\.0) == [Tuple([3, "a"]), Tuple([3, "a2"]), Tuple([3, "c"])])
         #expect(entries.map(\.1) == [Tuple([1]), Tuple([2]), Tuple(["three"])])
         let things = try store.collection("things")
@@ -77,7 +83,8 @@ import Testing
     @Test func aTextIndexOfTheFormerLayoutIsRebuiltInBlocks() throws {
         let dir = TemporaryDirectory()
         let path = dir.child("db")
-        try FileManager.default.copyItem(atPath: packageRoot.appendingPathComponent("Tests/Fixtures/text1-db").path, toPath: path)
+        try FileManager.default.copyItem(
+            atPath: packageRoot.appendingPathComponent("Tests/Fixtures/text1-db").path, toPath: path)
         let db = try Database(path: path)
         defer { db.close() }
         let identity = IndexIdentity("notes", "body_text", .text)
@@ -99,7 +106,9 @@ import Testing
         #expect(try ids("train*") == ["b", "a"])
         #expect(try ids("run") == ["d", 3, "a"])
         #expect(try ids("express OR station") == [3, "d", "b", "a"])
-        #expect(try notes.search("café", options: SearchOptions(highlight: .init(open: "[", close: "]"))).first?.highlights["body"]
+        #expect(
+            try notes.search("café", options: SearchOptions(highlight: .init(open: "[", close: "]"))).first?.highlights[
+                "body"]
                 == "Quiet morning trains; the [CAFÉ] opens early at the station")
         try notes.insert(["id": "e", "body": "express trains run at night"])
         try notes.delete(id: "a")
@@ -118,7 +127,10 @@ import Testing
             let catalog = Catalog()
             let identity = IndexIdentity("people", "by_age", .secondary)
             let states = try catalog.indexStates(.secondary, in: db)
-            guard var state = states[identity] else { Issue.record("no state for by_age"); return }
+            guard var state = states[identity] else {
+                Issue.record("no state for by_age")
+                return
+            }
             #expect(state.format == 3)
             state.format = 0
             let batch = WriteBatch()
@@ -145,7 +157,10 @@ import Testing
             }
             let catalog = Catalog()
             let identity = IndexIdentity("people", "by_email", .secondary)
-            guard var state = try catalog.indexStates(.secondary, in: db)[identity] else { Issue.record("no state"); return }
+            guard var state = try catalog.indexStates(.secondary, in: db)[identity] else {
+                Issue.record("no state")
+                return
+            }
             state.phase = .building
             let batch = WriteBatch()
             catalog.putState(state, of: identity, generation: try catalog.generation(in: db) + 1, in: batch)
@@ -155,7 +170,8 @@ import Testing
             let reopened = try DocumentStore(database: db) { rebuilt.insert($0.index) }
             #expect(rebuilt == ["by_email"])
             #expect(try reopened.verify().isClean)
-            #expect(try reopened.collection("people").explain(Query().where("email", .equal("a@x"))).index == "by_email")
+            #expect(
+                try reopened.collection("people").explain(Query().where("email", .equal("a@x"))).index == "by_email")
         }
     }
 
@@ -176,7 +192,8 @@ import Testing
     @Test func aStoreOfTextDocumentsIsRewrittenInTheBinaryFormOnOpen() throws {
         let dir = TemporaryDirectory()
         let path = dir.child("db")
-        try FileManager.default.copyItem(atPath: packageRoot.appendingPathComponent("Tests/Fixtures/docs3-db").path, toPath: path)
+        try FileManager.default.copyItem(
+            atPath: packageRoot.appendingPathComponent("Tests/Fixtures/docs3-db").path, toPath: path)
         let db = try Database(path: path)
         defer { db.close() }
         let layout = Layout(root: Subspace())
@@ -193,10 +210,14 @@ import Testing
         let store = try DocumentStore(database: db) { progress.append($0) }
         // The documents and the covering indexes (the other indexes' entries carry nothing),
         // and the text index, whose layout (format 3, segments) is newer than the fixture's.
-        #expect(Set(progress.map { "\($0.collection)/\($0.index)" }) == ["athletes/", "notes/", "athletes/by_club_cover", "athletes/by_country_whole", "athletes/name_text"])
+        #expect(
+            Set(progress.map { "\($0.collection)/\($0.index)" }) == [
+                "athletes/", "notes/", "athletes/by_club_cover", "athletes/by_country_whole", "athletes/name_text"
+            ])
         let rewrite = try #require(progress.last { $0.collection == "athletes" && $0.index.isEmpty })
         #expect(rewrite.done == 5 && rewrite.total == 5)
-        #expect(try db.get(Subspace().pack(["m", "format"]), as: Tuple.self) == Tuple([.int(DocumentStore.formatVersion)]))
+        #expect(
+            try db.get(Subspace().pack(["m", "format"]), as: Tuple.self) == Tuple([.int(DocumentStore.formatVersion)]))
         for collection in ["athletes", "notes"] {
             let values = try storedValues(layout.documents(collection).range)
             #expect(!values.isEmpty && values.allSatisfy { BinaryJSON.isBinary($0) })
@@ -208,8 +229,11 @@ import Testing
         #expect(try store.verify().isClean)
 
         // Every document reads as the format-2 code printed it.
-        let expected = try String(contentsOfFile: packageRoot.appendingPathComponent("Tests/Fixtures/docs3-expected.jsonl").path, encoding: .utf8)
-            .split(separator: "\n").map { try JSONValue(parsing: String($0)) }
+        let expected = try String(
+            contentsOfFile: packageRoot.appendingPathComponent("Tests/Fixtures/docs3-expected.jsonl").path,
+            encoding: .utf8
+        )
+        .split(separator: "\n").map { try JSONValue(parsing: String($0)) }
         let found = try store.collection("athletes").find() + store.collection("notes").find()
         #expect(found == expected)
         #expect(try found.map { try $0.canonicalBytes() } == expected.map { try $0.canonicalBytes() })
@@ -221,7 +245,10 @@ import Testing
         let whole = Query().where("country", .equal("NOR"))
         #expect(try athletes.explain(whole).covering)
         #expect(try athletes.find(whole) == expected.filter { $0["country"] == "NOR" })
-        #expect(try athletes.find(Query().where("country", .equal("NOR")).orderBy("points", descending: true)).map { $0["id"] } == [3, 1])
+        #expect(
+            try athletes.find(Query().where("country", .equal("NOR")).orderBy("points", descending: true)).map {
+                $0["id"]
+            } == [3, 1])
         #expect(try athletes.count(Query().where("licence", .equal("L-2"))) == 1)
         #expect(try athletes.search("nordmann").map(\.id) == [1])
         #expect(try athletes.near(GeoPoint(latitude: 69.65, longitude: 18.95), within: 1000).map(\.id) == [1])
@@ -239,7 +266,8 @@ import Testing
     @Test func aFormatFourStoreIsMigratedToFiveWithoutChangingItsData() throws {
         let dir = TemporaryDirectory()
         let path = dir.child("db")
-        try FileManager.default.copyItem(atPath: packageRoot.appendingPathComponent("Tests/Fixtures/format4-db").path, toPath: path)
+        try FileManager.default.copyItem(
+            atPath: packageRoot.appendingPathComponent("Tests/Fixtures/format4-db").path, toPath: path)
         let db = try Database(path: path)
         defer { db.close() }
         #expect(try db.get(Subspace().pack(["m", "format"]), as: Tuple.self) == Tuple([.int(4)]))
@@ -258,7 +286,8 @@ import Testing
         #expect(try db.get(Subspace().pack(["m", "format"]), as: Tuple.self) == Tuple([.int(5)]))
         #expect(try data() == before)
         #expect(try store.verify().isClean)
-        #expect(try store.collection("notes").find(Query().where("tags[]", .equal("b"))).map { $0["_id"] } == ["n1", "n2"])
+        #expect(
+            try store.collection("notes").find(Query().where("tags[]", .equal("b"))).map { $0["_id"] } == ["n1", "n2"])
         #expect(try store.changes().map(\.operation.rawValue) == ["insert", "insert", "insert", "insert", "delete"])
         var schema = try store.schema
         schema.collections["notes"]?.replicated = true
@@ -273,8 +302,9 @@ import Testing
     @Test func aNewStoreRecordsTheCurrentFormat() throws {
         try withTemporaryDatabase { db, _ throws in
             _ = try DocumentStore(database: db, schema: try peopleSchema())
-            #expect(try db.get(Subspace().pack(["m", "format"]), as: Tuple.self) == Tuple([.int(DocumentStore.formatVersion)]))
+            #expect(
+                try db.get(Subspace().pack(["m", "format"]), as: Tuple.self)
+                    == Tuple([.int(DocumentStore.formatVersion)]))
         }
     }
 }
-

@@ -1,6 +1,7 @@
 import Foundation
 import KVDocsTestSupport
 import Testing
+
 @testable import KVDocs
 
 // MARK: - The reference: brute force, written independently of the library
@@ -40,7 +41,9 @@ private func idLess(_ a: JSONValue, _ b: JSONValue) -> Bool {
 
 /// The answer by brute force: every place within the radius passing the filter, nearest
 /// first, ties by id, after the offset, up to the limit.
-private func bruteForce(_ places: [Place], lat: Double, lon: Double, within: Double?, kind: String?, limit: Int?, offset: Int) -> [(JSONValue, Double)] {
+private func bruteForce(
+    _ places: [Place], lat: Double, lon: Double, within: Double?, kind: String?, limit: Int?, offset: Int
+) -> [(JSONValue, Double)] {
     var hits: [(JSONValue, Double)] = []
     for p in places {
         let d = referenceDistance(lat, lon, p.lat, p.lon)
@@ -55,10 +58,10 @@ private func bruteForce(_ places: [Place], lat: Double, lon: Double, within: Dou
 }
 
 private let geoSchemaJSON = #"""
-{"collections": {"places": {"primaryKey": "id", "indexes": [
-  {"name": "by_kind", "fields": ["kind"]},
-  {"name": "by_loc", "fields": ["loc"], "type": "geo"}]}}}
-"""#
+    {"collections": {"places": {"primaryKey": "id", "indexes": [
+      {"name": "by_kind", "fields": ["kind"]},
+      {"name": "by_loc", "fields": ["loc"], "type": "geo"}]}}}
+    """#
 
 private func withPlaces<R>(_ body: (DocumentStore, DocumentCollection) throws -> R) throws -> R {
     try withTemporaryDatabase { db, _ throws in
@@ -72,8 +75,9 @@ private func withPlaces<R>(_ body: (DocumentStore, DocumentCollection) throws ->
 private func makePlaces(_ rng: inout SplitMix64, count: Int) -> [Place] {
     func uniform(_ lo: Double, _ hi: Double) -> Double { lo + (hi - lo) * Double(rng.next() >> 11) / Double(1 << 53) }
     let cities: [(Double, Double, Double)] = [
-        (-31.95, 115.86, 0.2), (51.5, -0.12, 0.1), (89.9, 10, 0.3), (-89.95, 0, 0.2), (0, 179.99, 0.05), (10, -179.98, 0.05),
-        (64.8, -147.7, 0.5), (35.68, 139.76, 0.02),
+        (-31.95, 115.86, 0.2), (51.5, -0.12, 0.1), (89.9, 10, 0.3), (-89.95, 0, 0.2), (0, 179.99, 0.05),
+        (10, -179.98, 0.05),
+        (64.8, -147.7, 0.5), (35.68, 139.76, 0.02)
     ]
     var places: [Place] = []
     for i in 0..<count {
@@ -88,7 +92,7 @@ private func makePlaces(_ rng: inout SplitMix64, count: Int) -> [Place] {
             if lon > 180 { lon -= 360 }
             if lon < -180 { lon += 360 }
         } else if roll < 15, let previous = places.last {
-            (lat, lon) = (previous.lat, previous.lon)   // an exact duplicate: a tie
+            (lat, lon) = (previous.lat, previous.lon)  // an exact duplicate: a tie
         } else if roll < 16 {
             lat = [90, -90, 89.9999999, -89.9999999][Int(rng.next() % 4)]
             lon = uniform(-180, 180)
@@ -110,7 +114,9 @@ private func makePlaces(_ rng: inout SplitMix64, count: Int) -> [Place] {
         let places = makePlaces(&rng, count: 2500)
         try withPlaces { store, collection throws in
             try store.write { batch in for p in places { try batch.insert("places", p.document) } }
-            func uniform(_ lo: Double, _ hi: Double) -> Double { lo + (hi - lo) * Double(rng.next() >> 11) / Double(1 << 53) }
+            func uniform(_ lo: Double, _ hi: Double) -> Double {
+                lo + (hi - lo) * Double(rng.next() >> 11) / Double(1 << 53)
+            }
             var checked = 0
             for round in 0..<600 {
                 // Centres: on places, at the poles, on both sides of the antimeridian, anywhere.
@@ -134,8 +140,10 @@ private func makePlaces(_ rng: inout SplitMix64, count: Int) -> [Place] {
                 query = query.offset(offset)
                 let center = try GeoPoint(latitude: lat, longitude: lon)
                 let hits = try collection.near(center, within: within, query: query)
-                let expected = bruteForce(places, lat: lat, lon: lon, within: within, kind: kind, limit: limit, offset: offset)
-                let context = "centre (\(lat), \(lon)) within \(within.map { "\($0)" } ?? "-") limit \(limit.map { "\($0)" } ?? "-") offset \(offset) kind \(kind ?? "-")"
+                let expected = bruteForce(
+                    places, lat: lat, lon: lon, within: within, kind: kind, limit: limit, offset: offset)
+                let context =
+                    "centre (\(lat), \(lon)) within \(within.map { "\($0)" } ?? "-") limit \(limit.map { "\($0)" } ?? "-") offset \(offset) kind \(kind ?? "-")"
                 #expect(hits.map(\.id) == expected.map(\.0), "\(context)")
                 #expect(hits.map(\.distance) == expected.map(\.1), "\(context)")
                 for hit in hits { #expect(hit.document["id"] == hit.id) }
@@ -149,12 +157,18 @@ private func makePlaces(_ rng: inout SplitMix64, count: Int) -> [Place] {
     @Test func ringsOfKNearestQueriesAndTiesAreExact() throws {
         // Many documents at one point: the order among them is by primary key, across rings.
         try withPlaces { store, collection throws in
-            for i in 0..<30 { try collection.insert(["id": .int(Int64(100 - i)), "loc": ["lat": 10, "lon": 20], "kind": "rail"]) }
-            for i in 0..<30 { try collection.insert(["id": .string("s\(i)"), "loc": ["lat": 10, "lon": 20], "kind": "bus"]) }
+            for i in 0..<30 {
+                try collection.insert(["id": .int(Int64(100 - i)), "loc": ["lat": 10, "lon": 20], "kind": "rail"])
+            }
+            for i in 0..<30 {
+                try collection.insert(["id": .string("s\(i)"), "loc": ["lat": 10, "lon": 20], "kind": "bus"])
+            }
             try collection.insert(["id": "far", "loc": ["lat": -10, "lon": -160], "kind": "rail"])
             let center = try GeoPoint(latitude: 10.001, longitude: 20)
             let hits = try collection.near(center, query: Query().limit(35))
-            #expect(hits.map(\.id) == (0..<30).map { JSONValue.string("s\($0)") }.sorted { idLess($0, $1) } + (71...75).map { JSONValue.int(Int64($0)) })
+            #expect(
+                hits.map(\.id) == (0..<30).map { JSONValue.string("s\($0)") }.sorted { idLess($0, $1) }
+                    + (71...75).map { JSONValue.int(Int64($0)) })
             #expect(Set(hits.map(\.distance)).count == 1)
             // The far one is found by widening rings all the way.
             let all = try collection.near(center, query: Query().where("kind", .equal("rail")).limit(31))
@@ -199,7 +213,7 @@ private func makePlaces(_ rng: inout SplitMix64, count: Int) -> [Place] {
                 (["type": "Point", "coordinates": "1,2"], "[LON, LAT]"),
                 ([1, 2], "an array is not a point"),
                 (.null, "null is not a point"),
-                ("here", "a string is not a point"),
+                ("here", "a string is not a point")
             ]
             for (value, reason) in bad {
                 let error = expectError(.invalidArgument) { try collection.insert(["id": "bad", "loc": value]) }
@@ -258,13 +272,17 @@ private func makePlaces(_ rng: inout SplitMix64, count: Int) -> [Place] {
 
     @Test func verifyFindsDamageToAGeoIndexAndReindexRepairsIt() throws {
         try withPlaces { store, collection throws in
-            for i in 0..<50 { try collection.insert(["id": .int(Int64(i)), "loc": ["lat": .double(Double(i) / 10), "lon": 5]]) }
+            for i in 0..<50 {
+                try collection.insert(["id": .int(Int64(i)), "loc": ["lat": .double(Double(i) / 10), "lon": 5]])
+            }
             let prefix = store.layout.geo("places", "by_loc").prefix
             let entries = try store.database.entries(.prefix(prefix)).collect()
             #expect(entries.count == 50)
             try store.database.delete(entries[3].key)
             try store.database.put(entries[7].key, [UInt8](repeating: 0, count: 16))
-            try store.database.put(prefix + [0, 0, 0, 0, 0, 0, 0, 1] + Tuple([.int(999)]).encoded, GeoIndexMaintainer.value(try GeoPoint(latitude: 0, longitude: 0)))
+            try store.database.put(
+                prefix + [0, 0, 0, 0, 0, 0, 0, 1] + Tuple([.int(999)]).encoded,
+                GeoIndexMaintainer.value(try GeoPoint(latitude: 0, longitude: 0)))
             let report = try store.verify()
             #expect(!report.isClean)
             #expect(report.missingEntries == 1, "\(report)")
@@ -272,7 +290,10 @@ private func makePlaces(_ rng: inout SplitMix64, count: Int) -> [Place] {
             #expect(report.problems.contains { $0.contains("geo entry of document 999") }, "\(report)")
             try store.reindex(collection: "places", index: "by_loc")
             #expect(try store.verify().isClean)
-            #expect(try collection.near(try GeoPoint(latitude: 0, longitude: 5), query: Query().limit(3)).map(\.id) == [0, 1, 2])
+            #expect(
+                try collection.near(try GeoPoint(latitude: 0, longitude: 5), query: Query().limit(3)).map(\.id) == [
+                    0, 1, 2
+                ])
         }
     }
 
@@ -295,10 +316,10 @@ private func makePlaces(_ rng: inout SplitMix64, count: Int) -> [Place] {
 
     @Test func theIndexIsChosenByNameAndSeveralGeoIndexesNeedOne() throws {
         let json = #"""
-        {"collections": {"people": {"indexes": [
-          {"name": "by_home", "fields": ["home"], "type": "geo"},
-          {"name": "by_work", "fields": ["work"], "type": "geo"}]}}}
-        """#
+            {"collections": {"people": {"indexes": [
+              {"name": "by_home", "fields": ["home"], "type": "geo"},
+              {"name": "by_work", "fields": ["work"], "type": "geo"}]}}}
+            """#
         try withTemporaryDatabase { db, _ throws in
             let store = try DocumentStore(database: db, schema: try Schema(json: Data(json.utf8)))
             let people = try store.collection("people")
@@ -328,8 +349,15 @@ private func makePlaces(_ rng: inout SplitMix64, count: Int) -> [Place] {
     }
 
     @Test func typedCollectionsReturnDecodedValuesWithDistances() throws {
-        struct Location: Codable, Sendable { var lat: Double; var lon: Double }
-        struct Station: Codable, Sendable { var id: String; var loc: Location; var kind: String }
+        struct Location: Codable, Sendable {
+            var lat: Double
+            var lon: Double
+        }
+        struct Station: Codable, Sendable {
+            var id: String
+            var loc: Location
+            var kind: String
+        }
         try withPlaces { store, _ throws in
             let stations = try store.collection("places", of: Station.self)
             try stations.insert(Station(id: "perth", loc: Location(lat: -31.9512, lon: 115.8605), kind: "rail"))
@@ -349,7 +377,7 @@ private func makePlaces(_ rng: inout SplitMix64, count: Int) -> [Place] {
             (#"{"name": "g", "fields": ["a[]"], "type": "geo"}"#, "one point per document"),
             (#"{"name": "g", "fields": ["a"], "type": "rtree"}"#, #""type" must be "geo""#),
             (#"{"name": "g", "fields": ["a"], "type": "geo", "unique": true}"#, #"unknown member "unique""#),
-            (#"{"name": "g", "fields": ["a"], "type": "geo"}, {"name": "g", "fields": ["b"]}"#, "declared twice"),
+            (#"{"name": "g", "fields": ["a"], "type": "geo"}, {"name": "g", "fields": ["b"]}"#, "declared twice")
         ]
         for (index, message) in bad {
             let json = #"{"collections": {"c": {"indexes": ["# + index + "]}}}"
@@ -364,7 +392,9 @@ private func makePlaces(_ rng: inout SplitMix64, count: Int) -> [Place] {
     /// 20,000 km, centres at the poles and on the antimeridian, points at the cap's edge.
     @Test func everyPointWithinTheRadiusIsInTheCovering() throws {
         var rng = SplitMix64(seed: 7)
-        func uniform(_ lo: Double, _ hi: Double) -> Double { lo + (hi - lo) * Double(rng.next() >> 11) / Double(1 << 53) }
+        func uniform(_ lo: Double, _ hi: Double) -> Double {
+            lo + (hi - lo) * Double(rng.next() >> 11) / Double(1 << 53)
+        }
         var inside = 0
         for round in 0..<400 {
             let lat = round % 5 == 0 ? [90.0, -90.0][round % 2] : asin(uniform(-1, 1)) * 180 / Double.pi
@@ -378,14 +408,17 @@ private func makePlaces(_ rng: inout SplitMix64, count: Int) -> [Place] {
                 let bearing = uniform(0, 2 * Double.pi)
                 let p1 = lat * Double.pi / 180, l1 = lon * Double.pi / 180
                 let p2 = asin(min(1, max(-1, sin(p1) * cos(angle) + cos(p1) * sin(angle) * cos(bearing))))
-                var l2 = (l1 + atan2(sin(bearing) * sin(angle) * cos(p1), cos(angle) - sin(p1) * sin(p2))) * 180 / Double.pi
+                var l2 =
+                    (l1 + atan2(sin(bearing) * sin(angle) * cos(p1), cos(angle) - sin(p1) * sin(p2))) * 180 / Double.pi
                 while l2 > 180 { l2 -= 360 }
                 while l2 < -180 { l2 += 360 }
                 let point = try GeoPoint(latitude: p2 * 180 / Double.pi, longitude: l2)
                 guard referenceDistance(lat, lon, point.latitude, point.longitude) <= radius else { continue }
                 inside += 1
                 let code = GeoCell(leafOf: point).code
-                #expect(covering.intervals.contains { $0.contains(code) }, "cap (\(lat), \(lon)) r \(radius): \(point) not covered")
+                #expect(
+                    covering.intervals.contains { $0.contains(code) },
+                    "cap (\(lat), \(lon)) r \(radius): \(point) not covered")
             }
         }
         #expect(inside > 50_000)
@@ -400,7 +433,10 @@ private func makePlaces(_ rng: inout SplitMix64, count: Int) -> [Place] {
                     let level = 29 + Int(rng.next() % 3)
                     let n = UInt32(1) << UInt32(level)
                     // Cells near the origin of a small area, so the sets overlap.
-                    cells.append(GeoCell(level: level, latitudeIndex: n / 2 + UInt32(rng.next() % 4), longitudeIndex: n / 2 + UInt32(rng.next() % 4)))
+                    cells.append(
+                        GeoCell(
+                            level: level, latitudeIndex: n / 2 + UInt32(rng.next() % 4),
+                            longitudeIndex: n / 2 + UInt32(rng.next() % 4)))
                 }
                 let set = GeoIntervals(cells)
                 var members = Set<UInt64>()

@@ -1,6 +1,7 @@
 import Foundation
 import KVDocsTestSupport
 import Testing
+
 @testable import KVDocs
 
 /// Compound indexes serve any leading prefix of their fields (equality on the first k, then
@@ -58,17 +59,18 @@ import Testing
         var conditions: [JSONValue] = []
         func add(_ field: String, _ op: Operator) {
             drawn.query = drawn.query.where(FieldPath(stringLiteral: field), op)
-            let (name, operand): (String, JSONValue) = switch op {
-            case .equal(let v): ("=", v)
-            case .notEqual(let v): ("!=", v)
-            case .less(let v): ("<", v)
-            case .lessOrEqual(let v): ("<=", v)
-            case .greater(let v): (">", v)
-            case .greaterOrEqual(let v): (">=", v)
-            case .between(let lo, let hi): ("between", [lo, hi])
-            case .prefix(let p): ("prefix", .string(p))
-            case .in(let list): ("in", .array(list))
-            }
+            let (name, operand): (String, JSONValue) =
+                switch op {
+                case .equal(let v): ("=", v)
+                case .notEqual(let v): ("!=", v)
+                case .less(let v): ("<", v)
+                case .lessOrEqual(let v): ("<=", v)
+                case .greater(let v): (">", v)
+                case .greaterOrEqual(let v): (">=", v)
+                case .between(let lo, let hi): ("between", [lo, hi])
+                case .prefix(let p): ("prefix", .string(p))
+                case .in(let list): ("in", .array(list))
+                }
             conditions.append([.string(field), .string(name), operand])
         }
         let k = Int.random(in: 0...index.count, using: &rng)
@@ -84,7 +86,9 @@ import Testing
             let field = index[k]
             let number = Bool.random(using: &rng)
             let bound = { (rng: inout SplitMix64) -> JSONValue in
-                number ? .int(Int64.random(in: 0...3, using: &rng)) : .string(["a", "ab", "b"].randomElement(using: &rng) ?? "a")
+                number
+                    ? .int(Int64.random(in: 0...3, using: &rng))
+                    : .string(["a", "ab", "b"].randomElement(using: &rng) ?? "a")
             }
             switch Int.random(in: 0..<6, using: &rng) {
             case 0: add(field, .greater(bound(&rng)))
@@ -104,34 +108,50 @@ import Testing
         var orderOnly = false
         switch Int.random(in: 0..<4, using: &rng) {
         case 0: break
-        case 1: if let f = single.randomElement(using: &rng) { drawn.query = drawn.query.orderBy(FieldPath(stringLiteral: f), descending: Bool.random(using: &rng)) }
+        case 1:
+            if let f = single.randomElement(using: &rng) {
+                drawn.query = drawn.query.orderBy(FieldPath(stringLiteral: f), descending: Bool.random(using: &rng))
+            }
         default:
             if k < index.count, !index[k].hasSuffix("[]") {
-                drawn.query = drawn.query.orderBy(FieldPath(stringLiteral: index[k]), descending: Bool.random(using: &rng))
+                drawn.query = drawn.query.orderBy(
+                    FieldPath(stringLiteral: index[k]), descending: Bool.random(using: &rng))
                 orderOnly = k == 0
             }
         }
         if Bool.random(using: &rng) { drawn.query = drawn.query.limit(Int.random(in: 0...12, using: &rng)) }
         // The order alone is served from the index only with a limit to stop the scan.
         if orderOnly && drawn.query.limit != nil { drawn.prefixServes = true }
-        if Int.random(in: 0..<3, using: &rng) == 0 { drawn.query = drawn.query.offset(Int.random(in: 0...5, using: &rng)) }
+        if Int.random(in: 0..<3, using: &rng) == 0 {
+            drawn.query = drawn.query.offset(Int.random(in: 0...5, using: &rng))
+        }
         let order: JSONValue = drawn.query.order.map { [.string($0.field.description), .bool($0.descending)] } ?? nil
-        drawn.spec = ["conditions": .array(conditions), "order": order,
-                      "limit": drawn.query.limit.map { .int(Int64($0)) } ?? nil, "offset": .int(Int64(drawn.query.offset))]
+        drawn.spec = [
+            "conditions": .array(conditions), "order": order,
+            "limit": drawn.query.limit.map { .int(Int64($0)) } ?? nil, "offset": .int(Int64(drawn.query.offset))
+        ]
         return drawn
     }
 
     /// SQLite's answers (ids in order) and counts for `queries` over `documents`.
-    static func sqliteAnswers(_ documents: [JSONValue], index: [String], _ queries: [DrawnQuery]) throws -> (finds: [[JSONValue]], counts: [Int]) {
-        let spec: JSONValue = ["docs": .array(documents), "index": .array(index.map { .string($0) }),
-                               "queries": .array(queries.map { .object($0.spec) })]
-        let output = try runPython("Tests/python/sqlite_query_tool.py", input: String(decoding: try spec.canonicalData(), as: UTF8.self))
+    static func sqliteAnswers(_ documents: [JSONValue], index: [String], _ queries: [DrawnQuery]) throws -> (
+        finds: [[JSONValue]], counts: [Int]
+    ) {
+        let spec: JSONValue = [
+            "docs": .array(documents), "index": .array(index.map { .string($0) }),
+            "queries": .array(queries.map { .object($0.spec) })
+        ]
+        let output = try runPython(
+            "Tests/python/sqlite_query_tool.py", input: String(decoding: try spec.canonicalData(), as: UTF8.self))
         let result = try JSONValue(parsing: Array(output.utf8))
         guard case .array(let finds)? = result["finds"], case .array(let counts)? = result["counts"] else {
-            throw KVDocsError(.invalidArgument, "sqlite_query_tool.py printed no finds or counts: \(output.prefix(200))")
+            throw KVDocsError(
+                .invalidArgument, "sqlite_query_tool.py printed no finds or counts: \(output.prefix(200))")
         }
-        return (finds.map { if case .array(let ids) = $0 { ids } else { [] } },
-                counts.map { if case .int(let n) = $0 { Int(n) } else { -1 } })
+        return (
+            finds.map { if case .array(let ids) = $0 { ids } else { [] } },
+            counts.map { if case .int(let n) = $0 { Int(n) } else { -1 } }
+        )
     }
 
     /// Random compound indexes of 1–3 fields (nested and multi-valued among them) over
@@ -140,14 +160,18 @@ import Testing
     /// not sparse serves every query with an equality on its first field (or a range on it,
     /// or an order by it, ties sorted by id when other fields follow), and a sparse one only
     /// those constraining all its fields.
-    @Test(.requires(.sqliteJSON), arguments: [(1, false), (2, false), (3, false), (4, false), (5, false), (6, false), (7, true), (8, true)] as [(UInt64, Bool)])
+    @Test(
+        .requires(.sqliteJSON),
+        arguments: [(1, false), (2, false), (3, false), (4, false), (5, false), (6, false), (7, true), (8, true)]
+            as [(UInt64, Bool)])
     func prefixPlansAnswerAsSQLiteDoes(seed: UInt64, sparse: Bool) throws {
         var rng = SplitMix64(seed: seed)
         var fields = Array(Self.pool.shuffled(using: &rng).prefix(Int.random(in: 1...3, using: &rng)))
-        if seed == 1 { fields = ["a", "b"] }   // the athletes' (country, points) shape
+        if seed == 1 { fields = ["a", "b"] }  // the athletes' (country, points) shape
         let index = IndexDefinition(name: "i", fields: fields.map { FieldPath(stringLiteral: $0) }, sparse: sparse)
         try withTemporaryDatabase { db, _ in
-            let store = try DocumentStore(database: db, schema: try Schema(collections: ["c": CollectionSchema(indexes: [index])]))
+            let store = try DocumentStore(
+                database: db, schema: try Schema(collections: ["c": CollectionSchema(indexes: [index])]))
             let c = try store.collection("c")
             var documents: [Int: JSONValue] = [:]
             for id in 1...150 { documents[id] = Self.document(id: id, &rng) }
@@ -176,7 +200,9 @@ import Testing
                     #expect(try c.count(drawn.query) == expected.counts[n], "count \(fields) \(drawn.query)")
                     if sparse {
                         let constrained = Set(drawn.query.conditions.map(\.field))
-                        if plan.index != nil { #expect(index.fields.allSatisfy(constrained.contains), "\(drawn.query)") }
+                        if plan.index != nil {
+                            #expect(index.fields.allSatisfy(constrained.contains), "\(drawn.query)")
+                        }
                     } else if drawn.prefixServes {
                         #expect(plan.index == "i", "\(fields) \(drawn.query) plan:\n\(plan)")
                     }
@@ -190,7 +216,10 @@ import Testing
     /// entries; documents missing points or holding null come last when descending; the
     /// count uses the index too.
     @Test func theTopTenOfOneCountryReadsTheCompoundIndexInOrder() throws {
-        let schema = try Schema(json: Data(#"{"collections": {"athletes": {"indexes": [{"name": "by_country_points", "fields": ["country", "points"]}]}}}"#.utf8))
+        let schema = try Schema(
+            json: Data(
+                #"{"collections": {"athletes": {"indexes": [{"name": "by_country_points", "fields": ["country", "points"]}]}}}"#
+                    .utf8))
         try withTemporaryDatabase { db, _ in
             let store = try DocumentStore(database: db, schema: schema)
             let athletes = try store.collection("athletes")
@@ -206,7 +235,7 @@ import Testing
             let expected = nor.sorted { x, y in
                 let c = ValueOrder.compare(x["points"] ?? nil, y["points"] ?? nil)
                 let px = x["points"], py = y["points"]
-                if (px == nil) != (py == nil) { return py == nil }   // missing last when descending
+                if (px == nil) != (py == nil) { return py == nil }  // missing last when descending
                 if c != 0 { return c > 0 }
                 return ValueOrder.compare(x["id"] ?? nil, y["id"] ?? nil) > 0
             }.prefix(10).map { $0["id"] ?? nil }
@@ -215,7 +244,8 @@ import Testing
             #expect(try athletes.explain(count).index == "by_country_points")
             #expect(try athletes.count(count) == 20)
             // All of a country's documents, the ones missing points among them, are counted.
-            #expect(try athletes.count(Query().where("country", .equal("NOR")).where("points", .greaterOrEqual(0))) < 20)
+            #expect(
+                try athletes.count(Query().where("country", .equal("NOR")).where("points", .greaterOrEqual(0))) < 20)
         }
     }
 
@@ -223,7 +253,8 @@ import Testing
     /// equal order values sorted by id (the index sorts it by the later field), both ways,
     /// with offsets falling inside a run.
     @Test func tiesOfAnOrderServedByTheIndexAreSortedByID() throws {
-        let schema = try Schema(json: Data(#"{"collections": {"c": {"indexes": [{"name": "i", "fields": ["k", "p", "name"]}]}}}"#.utf8))
+        let schema = try Schema(
+            json: Data(#"{"collections": {"c": {"indexes": [{"name": "i", "fields": ["k", "p", "name"]}]}}}"#.utf8))
         try withTemporaryDatabase { db, _ in
             let store = try DocumentStore(database: db, schema: schema)
             let c = try store.collection("c")
@@ -231,7 +262,10 @@ import Testing
             for id in 1...30 {
                 let p = id % 4
                 // Names run against ids, so the index holds each run in reverse id order.
-                try c.insert(["id": .int(Int64(id)), "k": "x", "p": .int(Int64(p)), "name": .string(String(UnicodeScalar(UInt8(100 - id))))])
+                try c.insert([
+                    "id": .int(Int64(id)), "k": "x", "p": .int(Int64(p)),
+                    "name": .string(String(UnicodeScalar(UInt8(100 - id))))
+                ])
                 rows.append((id, p))
             }
             for descending in [false, true] {
@@ -243,7 +277,9 @@ import Testing
                     let expected = rows.sorted { a, b in
                         a.p != b.p ? (a.p < b.p) != descending : (a.id < b.id) != descending
                     }.dropFirst(offset).prefix(9).map { JSONValue.int(Int64($0.id)) }
-                    #expect(try c.find(q).map { $0["id"] ?? nil } == Array(expected), "descending \(descending) offset \(offset)")
+                    #expect(
+                        try c.find(q).map { $0["id"] ?? nil } == Array(expected),
+                        "descending \(descending) offset \(offset)")
                 }
             }
         }
@@ -253,11 +289,16 @@ import Testing
     /// compound index with as many equalities, whichever is declared first; an order alone
     /// is read from an index only with a limit.
     @Test func aPointLookupBeatsAPrefixAndAnOrderAloneNeedsALimit() throws {
-        let schema = try Schema(json: Data(#"{"collections": {"athletes": {"indexes": [{"name": "by_country_points", "fields": ["country", "points"]}, {"name": "by_licence", "fields": ["licence"], "unique": true}]}}}"#.utf8))
+        let schema = try Schema(
+            json: Data(
+                #"{"collections": {"athletes": {"indexes": [{"name": "by_country_points", "fields": ["country", "points"]}, {"name": "by_licence", "fields": ["licence"], "unique": true}]}}}"#
+                    .utf8))
         try withTemporaryDatabase { db, _ in
             let athletes = try DocumentStore(database: db, schema: schema).collection("athletes")
             try athletes.insert(["id": 1, "country": "NOR", "licence": "L1", "points": 3])
-            #expect(try athletes.explain(Query().where("country", .equal("NOR")).where("licence", .equal("L1"))).index == "by_licence")
+            #expect(
+                try athletes.explain(Query().where("country", .equal("NOR")).where("licence", .equal("L1"))).index
+                    == "by_licence")
             #expect(try athletes.explain(Query().orderBy("country")).index == nil)
             #expect(try athletes.explain(Query().orderBy("country").limit(5)).index == "by_country_points")
         }
@@ -270,7 +311,8 @@ import Testing
     @Test func plainIndexesOfTheFormerLayoutAreRebuiltWithEveryDocument() throws {
         let dir = TemporaryDirectory()
         let path = dir.child("db")
-        try FileManager.default.copyItem(atPath: packageRoot.appendingPathComponent("Tests/Fixtures/index1-db").path, toPath: path)
+        try FileManager.default.copyItem(
+            atPath: packageRoot.appendingPathComponent("Tests/Fixtures/index1-db").path, toPath: path)
         let db = try Database(path: path)
         defer { db.close() }
         let plain = IndexIdentity("athletes", "by_country_points", .secondary)
@@ -280,7 +322,9 @@ import Testing
         // The documents too, rewritten in the binary form (an empty index name).
         #expect(built == ["", "by_country_points", "by_tags", "by_club_cover"])
         #expect(try Catalog().indexStates(.secondary, in: db)[plain]?.format == 3)
-        #expect(try Catalog().indexStates(.secondary, in: db)[IndexIdentity("athletes", "by_licence", .secondary)]?.format == 2)
+        #expect(
+            try Catalog().indexStates(.secondary, in: db)[IndexIdentity("athletes", "by_licence", .secondary)]?.format
+                == 2)
         #expect(try store.verify().isClean)
         let athletes = try store.collection("athletes")
         let nor = Query().where("country", .equal("NOR")).orderBy("points")
@@ -299,18 +343,25 @@ import Testing
     /// `"sparse": true` keeps the former behaviour and is part of the schema JSON; a unique
     /// index is always sparse, so `"sparse": false` on one is refused with the reason.
     @Test func sparseIsDeclaredInTheSchemaJSON() throws {
-        let schema = try Schema(json: Data(#"{"collections": {"c": {"indexes": [{"name": "s", "fields": ["a", "b"], "sparse": true}, {"name": "p", "fields": ["a"]}]}}}"#.utf8))
+        let schema = try Schema(
+            json: Data(
+                #"{"collections": {"c": {"indexes": [{"name": "s", "fields": ["a", "b"], "sparse": true}, {"name": "p", "fields": ["a"]}]}}}"#
+                    .utf8))
         let indexes = try #require(schema[collection: "c"]).indexes
         #expect(indexes.map(\.sparse) == [true, false])
         let again = try Schema(json: schema.jsonData())
         #expect(again == schema)
         #expect(String(decoding: schema.jsonData(), as: UTF8.self).contains(#""sparse":true"#))
         let error = expectError(.schema) {
-            _ = try Schema(json: Data(#"{"collections": {"c": {"indexes": [{"name": "u", "fields": ["a"], "unique": true, "sparse": false}]}}}"#.utf8))
+            _ = try Schema(
+                json: Data(
+                    #"{"collections": {"c": {"indexes": [{"name": "u", "fields": ["a"], "unique": true, "sparse": false}]}}}"#
+                        .utf8))
         }
         #expect(error?.message.contains("always sparse") == true)
         _ = expectError(.schema) {
-            _ = try Schema(json: Data(#"{"collections": {"c": {"indexes": [{"name": "u", "fields": ["a"], "sparse": 1}]}}}"#.utf8))
+            _ = try Schema(
+                json: Data(#"{"collections": {"c": {"indexes": [{"name": "u", "fields": ["a"], "sparse": 1}]}}}"#.utf8))
         }
     }
 }
@@ -323,11 +374,13 @@ import Testing
     /// `points` written as that code wrote it (no entry in any index: it misses every
     /// indexed field but `country`, and format 1 left such documents out).
     static func oldBase(_ path: String, extra: Bool) throws {
-        try FileManager.default.copyItem(atPath: packageRoot.appendingPathComponent("Tests/Fixtures/index1-db").path, toPath: path)
+        try FileManager.default.copyItem(
+            atPath: packageRoot.appendingPathComponent("Tests/Fixtures/index1-db").path, toPath: path)
         guard extra else { return }
         let db = try Database(path: path)
         defer { db.close() }
-        try db.put(Subspace().subspace(["d"]).pack(["athletes", 8]), Array(#"{"country":"NOR","id":8,"name":"Ho"}"#.utf8))
+        try db.put(
+            Subspace().subspace(["d"]).pack(["athletes", 8]), Array(#"{"country":"NOR","id":8,"name":"Ho"}"#.utf8))
     }
 
     @Test func aBaseOfTheFormerIndexLayoutIsIndexedWholeOverAndAcrossReplacement() throws {

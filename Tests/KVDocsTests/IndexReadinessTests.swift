@@ -1,6 +1,7 @@
 import Foundation
 import KVDocsTestSupport
 import Testing
+
 @testable import KVDocs
 
 /// Index readiness is kept by typed identity (collection, name, kind), not joined strings.
@@ -11,10 +12,12 @@ import Testing
     @Test func aSecondaryIndexNamedLikeATextIndexNoLongerHidesItsBuild() throws {
         try withTemporaryDatabase { db, _ throws in
             let s1 = try Schema(json: Data(#"{"collections": {"notes": {}}}"#.utf8))
-            let s2 = try Schema(json: Data(#"""
-                {"collections": {"notes": {"indexes": [{"name": "#body", "fields": ["title"]}],
-                                           "text": [{"name": "body", "fields": ["text"]}]}}}
-                """#.utf8))
+            let s2 = try Schema(
+                json: Data(
+                    #"""
+                    {"collections": {"notes": {"indexes": [{"name": "#body", "fields": ["title"]}],
+                                               "text": [{"name": "body", "fields": ["text"]}]}}}
+                    """#.utf8))
             let store = try DocumentStore(database: db, schema: s1)
             try store.collection("notes").upsert(["id": 1, "title": "one", "text": "hello world"])
             try store.collection("notes").upsert(["id": 2, "title": "two", "text": "goodbye"])
@@ -32,8 +35,12 @@ import Testing
 
     @Test func collectionAndIndexNamesWithSlashesDoNotCollide() throws {
         try withTemporaryDatabase { db, _ throws in
-            let s1 = try Schema(json: Data(#"{"collections": {"a/b": {"indexes": [{"name": "c", "fields": ["x"]}]}, "a": {}}}"#.utf8))
-            let s2 = try Schema(json: Data(#"{"collections": {"a/b": {"indexes": [{"name": "c", "fields": ["x"]}]}, "a": {"indexes": [{"name": "b/c", "fields": ["x"]}]}}}"#.utf8))
+            let s1 = try Schema(
+                json: Data(#"{"collections": {"a/b": {"indexes": [{"name": "c", "fields": ["x"]}]}, "a": {}}}"#.utf8))
+            let s2 = try Schema(
+                json: Data(
+                    #"{"collections": {"a/b": {"indexes": [{"name": "c", "fields": ["x"]}]}, "a": {"indexes": [{"name": "b/c", "fields": ["x"]}]}}}"#
+                        .utf8))
             let store = try DocumentStore(database: db, schema: s1)
             try store.collection("a").insert(["id": 1, "x": 5])
             try store.collection("a/b").insert(["id": 1, "x": 6])

@@ -1,11 +1,13 @@
 import Foundation
 import KVDocsTestSupport
 import Testing
+
 @testable import KVDocs
 
 @Suite struct IterationTests {
     /// The expected result of a scan, computed by brute force over a sorted model.
-    static func modelScan(_ model: [[UInt8]: [UInt8]], _ range: KeyRange, _ order: ScanOrder, _ limit: Int?) -> [Entry] {
+    static func modelScan(_ model: [[UInt8]: [UInt8]], _ range: KeyRange, _ order: ScanOrder, _ limit: Int?) -> [Entry]
+    {
         var keys = model.keys.filter { range.contains($0) }.sorted { $0.lexicographicallyPrecedes($1) }
         if order == .reverse { keys.reverse() }
         if let limit { keys = Array(keys.prefix(limit)) }
@@ -37,7 +39,11 @@ import Testing
             // Prefix, start key and end key together.
             var r = KeyRange.prefix(randomKey(&rng, maxLength: 1))
             if Bool.random(using: &rng) { r = r.starting(after: randomKey(&rng)) }
-            if Bool.random(using: &rng) { r = r.ending(before: randomKey(&rng)) } else { r = r.ending(at: randomKey(&rng)) }
+            if Bool.random(using: &rng) {
+                r = r.ending(before: randomKey(&rng))
+            } else {
+                r = r.ending(at: randomKey(&rng))
+            }
             return r
         }
     }
@@ -67,7 +73,9 @@ import Testing
                 let actual = try db.entries(range, order: order, limit: limit).collect()
                 #expect(actual == expected, "range \(range) \(order) limit \(String(describing: limit))")
                 var borrowed: [[UInt8]] = []
-                let visited = try db.forEach(in: range, order: order, limit: limit) { key, _ in borrowed.append(Array(key)) }
+                let visited = try db.forEach(in: range, order: order, limit: limit) { key, _ in
+                    borrowed.append(Array(key))
+                }
                 #expect(visited == expected.count)
                 #expect(borrowed == expected.map(\.key))
             }
@@ -77,7 +85,9 @@ import Testing
     /// Increasing, disjoint ranges between sorted cut points, with every kind of bound:
     /// ranges that touch (one ends at a key the next starts after), gaps, empty ranges.
     static func randomIncreasingRanges(_ rng: inout SplitMix64) -> [KeyRange] {
-        let cuts = Set((0..<Int.random(in: 0...12, using: &rng)).map { _ in randomKey(&rng) }).sorted { $0.lexicographicallyPrecedes($1) }
+        let cuts = Set((0..<Int.random(in: 0...12, using: &rng)).map { _ in randomKey(&rng) }).sorted {
+            $0.lexicographicallyPrecedes($1)
+        }
         var ranges: [KeyRange] = []
         var lastIncluded: [UInt8]?  // the key the last range ends at, included
         for (a, b) in zip(cuts, cuts.dropFirst()) where Int.random(in: 0..<3, using: &rng) > 0 {
@@ -124,7 +134,9 @@ import Testing
                     let expected = ranges.flatMap { Self.modelScan(state, $0, .forward, nil) }
                     let cursor = try reader.scan(ranges: ranges)
                     var actual: [Entry] = []
-                    while let entry = try cursor.next({ k, v in Entry(key: Array(k), value: Array(v)) }) { actual.append(entry) }
+                    while let entry = try cursor.next({ k, v in Entry(key: Array(k), value: Array(v)) }) {
+                        actual.append(entry)
+                    }
                     #expect(actual == expected, "ranges \(ranges)")
                 }
             }
@@ -162,8 +174,10 @@ import Testing
             ranges += [.all, .prefix(Array("k".utf8)), KeyRange(from: Array("k1".utf8), to: Array("k8".utf8))]
             for range in ranges {
                 #expect(try db.count(range) == model.keys.filter { range.contains($0) }.count, "\(range)")
-                #expect(try DatabaseReader(db).count(range) == model.keys.filter { range.contains($0) }.count, "\(range)")
-                #expect(try snapshot.count(range) == frozen.keys.filter { range.contains($0) }.count, "snapshot \(range)")
+                #expect(
+                    try DatabaseReader(db).count(range) == model.keys.filter { range.contains($0) }.count, "\(range)")
+                #expect(
+                    try snapshot.count(range) == frozen.keys.filter { range.contains($0) }.count, "snapshot \(range)")
             }
         }
     }
@@ -172,15 +186,19 @@ import Testing
     @Test func prefixWithStartKeyInReverseStaysInsideThePrefix() throws {
         try withTemporaryDatabase { db, _ throws in
             for k in ["a", "b:1", "b:2", "b:3", "b:4", "c"] { try db.put(k, "") }
-            func keys(_ e: Entries) throws -> [String] { try e.collect().map { String(decoding: $0.key, as: UTF8.self) } }
+            func keys(_ e: Entries) throws -> [String] {
+                try e.collect().map { String(decoding: $0.key, as: UTF8.self) }
+            }
             #expect(try keys(db.entries(.prefix("b:"), order: .reverse)) == ["b:4", "b:3", "b:2", "b:1"])
             #expect(try keys(db.entries(.prefix("b:").ending(at: "b:3"), order: .reverse)) == ["b:3", "b:2", "b:1"])
             #expect(try keys(db.entries(.prefix("b:").ending(before: "b:3"), order: .reverse)) == ["b:2", "b:1"])
             #expect(try keys(db.entries(.prefix("b:").starting(at: "b:2"))) == ["b:2", "b:3", "b:4"])
-            #expect(try keys(db.entries(.prefix("b:").starting(at: "b:2"), order: .reverse, limit: 2)) == ["b:4", "b:3"])
+            #expect(
+                try keys(db.entries(.prefix("b:").starting(at: "b:2"), order: .reverse, limit: 2)) == ["b:4", "b:3"])
             // A start key outside the prefix does not leak keys from outside it.
             #expect(try keys(db.entries(.prefix("b:").starting(at: "a"))) == ["b:1", "b:2", "b:3", "b:4"])
-            #expect(try keys(db.entries(.prefix("b:").ending(at: "z"), order: .reverse)) == ["b:4", "b:3", "b:2", "b:1"])
+            #expect(
+                try keys(db.entries(.prefix("b:").ending(at: "z"), order: .reverse)) == ["b:4", "b:3", "b:2", "b:1"])
             #expect(try keys(db.entries(.prefix("d"), order: .reverse)).isEmpty)
             #expect(try keys(db.entries(.prefix("b:"), limit: 0)).isEmpty)
         }
@@ -193,7 +211,10 @@ import Testing
             try db.put([0xFF, 0xFE], "z")
             #expect(KeyRange.prefixSuccessor([0xFF, 0xFF]) == nil)
             #expect(KeyRange.prefixSuccessor([0x01, 0xFF]) == [0x02])
-            #expect(try db.entries(.prefix([UInt8]([0xFF, 0xFF])), order: .reverse).collect().map(\.key) == [[0xFF, 0xFF, 0x00], [0xFF, 0xFF]])
+            #expect(
+                try db.entries(.prefix([UInt8]([0xFF, 0xFF])), order: .reverse).collect().map(\.key) == [
+                    [0xFF, 0xFF, 0x00], [0xFF, 0xFF]
+                ])
         }
     }
 

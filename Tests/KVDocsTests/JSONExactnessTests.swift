@@ -1,12 +1,14 @@
 import Foundation
 import KVDocsTestSupport
 import Testing
+
 @testable import KVDocs
 
 /// The byte-level JSON path against Python's `json` (exact float parsing, shortest repr,
 /// arbitrary-precision integers), and the exactness guarantees it gives documents.
 @Suite struct JSONNumberExactnessTests {
-    static let numberSchema = #"{"collections": {"c": {"primaryKey": "id", "indexes": [{"name": "by_n", "fields": ["n"]}]}}}"#
+    static let numberSchema =
+        #"{"collections": {"c": {"primaryKey": "id", "indexes": [{"name": "by_n", "fields": ["n"]}]}}}"#
 
     /// 100,000 doubles (subnormals, values near 2^53, 2^63 and 1e308, -0.0, long mantissas,
     /// integers beyond 64 bits) parse to the double Python parses, read back from their
@@ -22,7 +24,8 @@ import Testing
         for line in lines {
             let record = try JSONValue(parsing: String(line))
             guard case .int(let id)? = record["id"], case .string(let text)? = record["text"],
-                  case .string(let bitsHex)? = record["bits"], let bits = UInt64(bitsHex, radix: 16) else {
+                case .string(let bitsHex)? = record["bits"], let bits = UInt64(bitsHex, radix: 16)
+            else {
                 Issue.record("bad reference line \(line)")
                 return
             }
@@ -64,7 +67,9 @@ import Testing
             var checked = 0
             for document in try c.find(Query()) {
                 guard case .int(let id)? = document["id"], case .double(let stored)? = document["n"] else { continue }
-                #expect(stored.bitPattern == expected[Int(id)].bits, "document \(id): \(expected[Int(id)].text) stored as \(stored)")
+                #expect(
+                    stored.bitPattern == expected[Int(id)].bits,
+                    "document \(id): \(expected[Int(id)].text) stored as \(stored)")
                 checked += 1
             }
             #expect(checked == expected.count)
@@ -94,7 +99,8 @@ import Testing
             try c.insert(try JSONValue(parsing: #"{"id":1,"n":123456789012345678901234567890}"#))
             #expect(try store.verify().isClean)
             #expect(try c.get(id: 1)?["n"] == .double(123456789012345678901234567890.0))
-            #expect(try c.count(Query().where("n", .equal(try JSONValue(parsing: "123456789012345678901234567890")))) == 1)
+            #expect(
+                try c.count(Query().where("n", .equal(try JSONValue(parsing: "123456789012345678901234567890")))) == 1)
         }
     }
 
@@ -112,15 +118,21 @@ import Testing
 
     @Test func decimalsKeepTheirShortestSpellingAndNegativeZeroItsSign() throws {
         let cases: [(String, String)] = [
-            ("0.30000000000000004", "0.30000000000000004"), ("5.0", "5.0"), ("-0.0", "-0.0"), ("-0", "-0.0"), ("0", "0"),
+            ("0.30000000000000004", "0.30000000000000004"), ("5.0", "5.0"), ("-0.0", "-0.0"), ("-0", "-0.0"),
+            ("0", "0"),
             ("1E2", "100.0"), ("1e308", "1e+308"), ("2.5e-324", "5e-324"), ("0.1", "0.1"),
             ("9007199254740993", "9007199254740993"), ("18446744073709551615", "18446744073709551615"),
-            ("-9223372036854775808", "-9223372036854775808"), ("18446744073709551616", "1.8446744073709552e+19"),
+            ("-9223372036854775808", "-9223372036854775808"), ("18446744073709551616", "1.8446744073709552e+19")
         ]
         for (input, canonical) in cases {
-            #expect(String(decoding: try JSONValue(parsing: input).canonicalBytes(), as: UTF8.self) == canonical, "\(input)")
+            #expect(
+                String(decoding: try JSONValue(parsing: input).canonicalBytes(), as: UTF8.self) == canonical, "\(input)"
+            )
         }
-        guard case .double(let negativeZero) = try JSONValue(parsing: "-0.0") else { Issue.record("-0.0 is not a double"); return }
+        guard case .double(let negativeZero) = try JSONValue(parsing: "-0.0") else {
+            Issue.record("-0.0 is not a double")
+            return
+        }
         #expect(negativeZero.sign == .minus)
     }
 }
@@ -131,14 +143,17 @@ import Testing
     /// canonical text reads back in Python as the same value, key for key.
     @Test(.requires(.python))
     func randomDocumentsRoundTripThroughPython() throws {
-        let documents = try runPython("Tests/python/json_reference.py", ["documents", "3000", "5"]).split(separator: "\n", omittingEmptySubsequences: false).dropLast()
+        let documents = try runPython("Tests/python/json_reference.py", ["documents", "3000", "5"]).split(
+            separator: "\n", omittingEmptySubsequences: false
+        ).dropLast()
         #expect(documents.count == 3000)
         var pairs = ""
         for text in documents {
             let value = try JSONValue(parsing: String(text))
             let canonical = try value.canonicalBytes()
             #expect(try JSONValue(parsing: canonical) == value)
-            #expect(try JSONValue(parsing: canonical).canonicalBytes() == canonical, "canonical text is not a fixed point")
+            #expect(
+                try JSONValue(parsing: canonical).canonicalBytes() == canonical, "canonical text is not a fixed point")
             pairs += text + "\n" + String(decoding: canonical, as: UTF8.self) + "\n"
         }
         #expect(try runPython("Tests/python/json_reference.py", ["equal"], input: pairs) == "ok\n")
@@ -167,7 +182,7 @@ import Testing
         ("\"\\u12g4\"", 5, "hexadecimal"),
         ("\"abc", 0, "unterminated string"),
         ("[1] 2", 4, "after the JSON value"),
-        ("{\"a\":[1,2 3]}", 10, "expected ',' or ']'"),
+        ("{\"a\":[1,2 3]}", 10, "expected ',' or ']'")
     ])
     func malformedInputIsAnErrorWithItsByteOffset(text: String, offset: Int, problem: String) throws {
         let error = #expect(throws: KVDocsError.self) { try JSONValue(parsing: text) }
@@ -178,11 +193,11 @@ import Testing
 
     @Test func invalidUTF8IsAnErrorAtTheOffendingByte() throws {
         let cases: [[UInt8]] = [
-            [0x22, 0x61, 0xFF, 0x22],                   // not UTF-8 at all
-            [0x22, 0x61, 0xC0, 0xAF, 0x22],             // overlong '/'
-            [0x22, 0x61, 0xED, 0xA0, 0x80, 0x22],       // an encoded surrogate
-            [0x22, 0x61, 0xF4, 0x90, 0x80, 0x80, 0x22], // beyond U+10FFFF
-            [0x22, 0x61, 0xE2, 0x82, 0x22],             // truncated sequence
+            [0x22, 0x61, 0xFF, 0x22],  // not UTF-8 at all
+            [0x22, 0x61, 0xC0, 0xAF, 0x22],  // overlong '/'
+            [0x22, 0x61, 0xED, 0xA0, 0x80, 0x22],  // an encoded surrogate
+            [0x22, 0x61, 0xF4, 0x90, 0x80, 0x80, 0x22],  // beyond U+10FFFF
+            [0x22, 0x61, 0xE2, 0x82, 0x22]  // truncated sequence
         ]
         for bytes in cases {
             let error = #expect(throws: KVDocsError.self) { try JSONValue(parsing: bytes) }
@@ -225,7 +240,9 @@ import Testing
     @Test func documentsAtTheNestingLimitFitASmallStack() throws {
         let limit = JSONValue.maximumDepth
         let arrays = String(repeating: "[", count: limit - 1) + "{\"id\":1}" + String(repeating: "]", count: limit - 1)
-        let objects = "{\"id\":1,\"a\":" + String(repeating: "{\"a\":", count: limit - 2) + "1" + String(repeating: "}", count: limit - 1)
+        let objects =
+            "{\"id\":1,\"a\":" + String(repeating: "{\"a\":", count: limit - 2) + "1"
+            + String(repeating: "}", count: limit - 1)
         for text in [arrays, objects] {
             let ok = try onThread {
                 let value = try JSONValue(parsing: text)
@@ -242,9 +259,15 @@ import Testing
         // there: an index entry's key nests a tuple per array level).
         let stored = try onThread { () -> Bool in
             try withPeopleStore { store, people throws in
-                try people.insert(try JSONValue(parsing: "{\"id\":\"deep\",\"notes\":" + String(repeating: "[", count: limit - 2) + String(repeating: "]", count: limit - 2) + "}"))
+                try people.insert(
+                    try JSONValue(
+                        parsing: "{\"id\":\"deep\",\"notes\":" + String(repeating: "[", count: limit - 2)
+                            + String(repeating: "]", count: limit - 2) + "}"))
                 let levels = Tuple.maximumNestingDepth
-                try people.insert(try JSONValue(parsing: "{\"id\":\"deep2\",\"tags\":[" + String(repeating: "[", count: levels - 1) + String(repeating: "]", count: levels - 1) + "]}"))
+                try people.insert(
+                    try JSONValue(
+                        parsing: "{\"id\":\"deep2\",\"tags\":[" + String(repeating: "[", count: levels - 1)
+                            + String(repeating: "]", count: levels - 1) + "]}"))
                 _ = try people.find(Query(conditions: [Condition(field: "tags[]", op: .greaterOrEqual(.array([])))]))
                 return try store.verify().isClean
             }
@@ -256,7 +279,9 @@ import Testing
     /// accepts has a canonical text that parses back to the same value.
     @Test func mutatedDocumentsNeverCrashTheParser() throws {
         var rng = SplitMix64(seed: 99)
-        let seeds = [#"{"a":[1,2.5,{"b":"c\u00e9"}],"d":null,"e":true,"f":-0.0}"#, #"[1e10,"x\"y",{},[]]"#, #""\ud83d\ude00""#]
+        let seeds = [
+            #"{"a":[1,2.5,{"b":"c\u00e9"}],"d":null,"e":true,"f":-0.0}"#, #"[1e10,"x\"y",{},[]]"#, #""\ud83d\ude00""#
+        ]
         for _ in 0..<20_000 {
             var bytes = Array(seeds[Int.random(in: 0..<seeds.count, using: &rng)].utf8)
             for _ in 0..<Int.random(in: 1...4, using: &rng) {
@@ -280,14 +305,17 @@ import Testing
 /// Object keys, field paths and names are compared by code points, never merged by
 /// Unicode normalisation.
 @Suite struct CodePointKeyTests {
-    static let nfc = "caf\u{E9}"      // é as one code point
-    static let nfd = "cafe\u{301}"    // e and a combining accent
+    static let nfc = "caf\u{E9}"  // é as one code point
+    static let nfd = "cafe\u{301}"  // e and a combining accent
 
     @Test func keysThatDifferOnlyInNormalisationAreTwoFields() throws {
-        #expect(Self.nfc == Self.nfd) // Swift's String equality is canonical equivalence
+        #expect(Self.nfc == Self.nfd)  // Swift's String equality is canonical equivalence
         let text = "{\"id\":2,\"\(Self.nfc)\":1,\"\(Self.nfd)\":2}"
         let value = try JSONValue(parsing: text)
-        guard case .object(let o) = value else { Issue.record("not an object"); return }
+        guard case .object(let o) = value else {
+            Issue.record("not an object")
+            return
+        }
         #expect(o.count == 3)
         #expect(o[Self.nfc] == 1)
         #expect(o[Self.nfd] == 2)
@@ -315,20 +343,26 @@ import Testing
             try people.insert(["id": .string(Self.nfd), "email": .string(Self.nfd)])
             #expect(try people.count() == 2)
             #expect(try people.get(id: .string(Self.nfd))?["email"] == .string(Self.nfd))
-            #expect(try people.find(Query().where("email", .equal(.string(Self.nfd)))).map { $0["id"] } == [.string(Self.nfd)])
+            #expect(
+                try people.find(Query().where("email", .equal(.string(Self.nfd)))).map { $0["id"] } == [
+                    .string(Self.nfd)
+                ])
             #expect(throws: KVDocsError.self) { try people.insert(["id": "x", "email": .string(Self.nfd)]) }
         }
     }
 
     @Test func fieldPathsAndIndexesSelectTheExactKey() throws {
-        let schema = try Schema(json: Data("""
-            {"collections": {"c": {"primaryKey": "id", "indexes": [{"name": "by_nfd", "fields": ["\(Self.nfd)"]}]}}}
-            """.utf8))
+        let schema = try Schema(
+            json: Data(
+                """
+                {"collections": {"c": {"primaryKey": "id", "indexes": [{"name": "by_nfd", "fields": ["\(Self.nfd)"]}]}}}
+                """.utf8))
         #expect(try FieldPath(Self.nfc) != FieldPath(Self.nfd))
         try withTemporaryDatabase { db, _ throws in
             let store = try DocumentStore(database: db, schema: schema)
             let c = try store.collection("c")
-            try c.insert(try JSONValue(parsing: "{\"id\":1,\"\(Self.nfc)\":\"composed\",\"\(Self.nfd)\":\"decomposed\"}"))
+            try c.insert(
+                try JSONValue(parsing: "{\"id\":1,\"\(Self.nfc)\":\"composed\",\"\(Self.nfd)\":\"decomposed\"}"))
             #expect(try c.find(Query().where(try FieldPath(Self.nfd), .equal("decomposed"))).count == 1)
             #expect(try c.find(Query().where(try FieldPath(Self.nfd), .equal("composed"))).isEmpty)
             #expect(try c.find(Query().where(try FieldPath(Self.nfc), .equal("composed"))).count == 1)
@@ -343,7 +377,8 @@ import Testing
         let ambiguous = "{\"collections\": {\"\(Self.nfc)\": {}, \"\(Self.nfd)\": {}}}"
         let error = #expect(throws: KVDocsError.self) { try Schema(json: Data(ambiguous.utf8)) }
         #expect(error?.message.contains("differ only in Unicode normalisation") == true)
-        let indexes = "{\"collections\": {\"c\": {\"indexes\": [{\"name\": \"\(Self.nfc)\", \"fields\": [\"a\"]}, {\"name\": \"\(Self.nfd)\", \"fields\": [\"b\"]}]}}}"
+        let indexes =
+            "{\"collections\": {\"c\": {\"indexes\": [{\"name\": \"\(Self.nfc)\", \"fields\": [\"a\"]}, {\"name\": \"\(Self.nfd)\", \"fields\": [\"b\"]}]}}}"
         let indexError = #expect(throws: KVDocsError.self) { try Schema(json: Data(indexes.utf8)) }
         #expect(indexError?.message.contains("differ only in Unicode normalisation") == true)
     }
@@ -396,7 +431,10 @@ import Testing
     /// parser in between: random doubles (any finite bit pattern), 64-bit extremes and
     /// code-point-distinct labels come back identical.
     @Test func codableValuesRoundTripBitForBit() throws {
-        let schema = try Schema(json: Data(#"{"collections": {"r": {"primaryKey": "id", "indexes": [{"name": "by_value", "fields": ["value"]}]}}}"#.utf8))
+        let schema = try Schema(
+            json: Data(
+                #"{"collections": {"r": {"primaryKey": "id", "indexes": [{"name": "by_value", "fields": ["value"]}]}}}"#
+                    .utf8))
         try withTemporaryDatabase { db, _ throws in
             let store = try DocumentStore(database: db, schema: schema)
             let readings = try store.collection("r", of: Reading.self)
@@ -405,17 +443,22 @@ import Testing
             for i in 0..<2000 {
                 var d = Double(bitPattern: rng.next())
                 while !d.isFinite { d = Double(bitPattern: rng.next()) }
-                let special: [Double] = [-0.0, 0.30000000000000004, .leastNonzeroMagnitude, .greatestFiniteMagnitude, 9007199254740992]
+                let special: [Double] = [
+                    -0.0, 0.30000000000000004, .leastNonzeroMagnitude, .greatestFiniteMagnitude, 9007199254740992
+                ]
                 if i < special.count { d = special[i] }
-                let reading = Reading(id: Int64(i), value: d, count: i % 2 == 0 ? UInt64.max : UInt64(i),
-                                      label: i % 2 == 0 ? CodePointKeyTests.nfc : CodePointKeyTests.nfd)
+                let reading = Reading(
+                    id: Int64(i), value: d, count: i % 2 == 0 ? UInt64.max : UInt64(i),
+                    label: i % 2 == 0 ? CodePointKeyTests.nfc : CodePointKeyTests.nfd)
                 try readings.insert(reading)
                 written.append(reading)
             }
             #expect(try store.verify().isClean)
             for reading in written {
                 let back = try readings.get(id: .int(reading.id))
-                #expect(back?.value.bitPattern == reading.value.bitPattern, "\(reading.value) came back as \(String(describing: back?.value))")
+                #expect(
+                    back?.value.bitPattern == reading.value.bitPattern,
+                    "\(reading.value) came back as \(String(describing: back?.value))")
                 #expect(back?.count == reading.count)
                 #expect(back?.label.utf8.elementsEqual(reading.label.utf8) == true)
             }

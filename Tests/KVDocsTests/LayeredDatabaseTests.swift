@@ -1,14 +1,15 @@
 import Foundation
 import KVDocsTestSupport
 import Testing
+
 @testable import KVDocs
 
 private let schemaJSON = #"""
-{"collections": {
-  "athletes": {"primaryKey": "id", "indexes": [{"name": "by_country", "fields": ["country"]}],
-               "text": [{"name": "names", "fields": ["name"]}]},
-  "groups": {"primaryKey": "id"}}}
-"""#
+    {"collections": {
+      "athletes": {"primaryKey": "id", "indexes": [{"name": "by_country", "fields": ["country"]}],
+                   "text": [{"name": "names", "fields": ["name"]}]},
+      "groups": {"primaryKey": "id"}}}
+    """#
 
 private func files(_ dir: String) throws -> [String: Data] {
     var result: [String: Data] = [:]
@@ -25,7 +26,12 @@ private func makeBase(_ path: String, ids: Range<Int>, tag: String) throws {
     let store = try DocumentStore(database: db, schema: try Schema(json: Data(schemaJSON.utf8)))
     try store.write { batch in
         for i in ids {
-            try batch.insert("athletes", ["id": .int(Int64(i)), "name": .string("athlete \(i) \(tag)"), "country": .string(["AUS", "NZL", "FRA"][i % 3])])
+            try batch.insert(
+                "athletes",
+                [
+                    "id": .int(Int64(i)), "name": .string("athlete \(i) \(tag)"),
+                    "country": .string(["AUS", "NZL", "FRA"][i % 3])
+                ])
         }
     }
 }
@@ -81,10 +87,10 @@ private func makeBase(_ path: String, ids: Range<Int>, tag: String) throws {
         let reader = try layers.storage.snapshotReader()
         try layers.replaceBase(with: dir.child("v2"))
         #expect(layers.basePath.hasSuffix("/v2"))
-        #expect(try athletes.count() == 299)                         // 100..<400 without 200
+        #expect(try athletes.count() == 299)  // 100..<400 without 200
         #expect(try athletes.get(id: 150)?["name"] == "athlete 150 edited")
         #expect(try athletes.get(id: 200) == nil)
-        #expect(try athletes.get(id: 50) == nil)                      // gone with the old base
+        #expect(try athletes.get(id: 50) == nil)  // gone with the old base
         #expect(try athletes.get(id: 350)?["name"] == "athlete 350 new")
         #expect(try layers.store.collection("groups").get(id: "squad")?["members"] == [150, 200, 350])
         #expect(try athletes.search("edited").map(\.id) == [150])
@@ -118,7 +124,9 @@ private func makeBase(_ path: String, ids: Range<Int>, tag: String) throws {
         #expect(try athletes.search("v2").count == 100)
         #expect(try layers.store.verify().isClean)
         // Only the copy in use is left.
-        #expect(try FileManager.default.contentsOfDirectory(atPath: layers.layersPath).filter { $0.hasPrefix("base-") }.count == 1)
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: layers.layersPath).filter { $0.hasPrefix("base-") }
+                .count == 1)
     }
 
     @Test func aReplacementInterruptedAfterItWasRecordedIsFinishedOnOpen() throws {
@@ -137,8 +145,9 @@ private func makeBase(_ path: String, ids: Range<Int>, tag: String) throws {
         do {
             let user = try Database(path: dir.child("user"))
             defer { user.close() }
-            record.pending = try LayeredDocumentStore.prepare(dir.child("v2"), layersPath: layersPath, user: user, root: Subspace(), expected: nil, dates: nil,
-                                                         allowingUnrelated: false, progress: nil)
+            record.pending = try LayeredDocumentStore.prepare(
+                dir.child("v2"), layersPath: layersPath, user: user, root: Subspace(), expected: nil, dates: nil,
+                allowingUnrelated: false, progress: nil)
         }
         try record.write(layersPath)
         let copy = try #require(record.pending?.copy)
@@ -159,19 +168,27 @@ private func makeBase(_ path: String, ids: Range<Int>, tag: String) throws {
 }
 
 private let layeredPeopleSchema = #"""
-{"collections": {"people": {"primaryKey": "id", "indexes": [{"name": "by_email", "fields": ["email"], "unique": true}, {"name": "by_zone", "fields": ["zone"]}],
-                            "text": [{"name": "bio", "fields": ["bio"]}]},
-                 "groups": {"primaryKey": "id"}}}
-"""#
+    {"collections": {"people": {"primaryKey": "id", "indexes": [{"name": "by_email", "fields": ["email"], "unique": true}, {"name": "by_zone", "fields": ["zone"]}],
+                                "text": [{"name": "bio", "fields": ["bio"]}]},
+                     "groups": {"primaryKey": "id"}}}
+    """#
 
 /// A base of people `ids` with emails `<prefix><id>@x.org`, zone `zone(id)`.
-private func makePeople(_ path: String, ids: Range<Int>, prefix: String, schema: String = layeredPeopleSchema, zone: (Int) -> Int = { $0 % 10 }) throws {
+private func makePeople(
+    _ path: String, ids: Range<Int>, prefix: String, schema: String = layeredPeopleSchema,
+    zone: (Int) -> Int = { $0 % 10 }
+) throws {
     let db = try Database(path: path)
     defer { db.close() }
     let store = try DocumentStore(database: db, schema: try Schema(json: Data(schema.utf8)))
     try store.write { batch in
         for i in ids {
-            try batch.insert("people", ["id": .int(Int64(i)), "email": .string("\(prefix)\(i)@x.org"), "zone": .int(Int64(zone(i))), "bio": .string("person \(i) river")])
+            try batch.insert(
+                "people",
+                [
+                    "id": .int(Int64(i)), "email": .string("\(prefix)\(i)@x.org"), "zone": .int(Int64(zone(i))),
+                    "bio": .string("person \(i) river")
+                ])
         }
     }
 }
@@ -189,7 +206,11 @@ private func ship(_ from: String, to path: String) throws {
         defer { layers.close() }
         let people = try layers.store.collection("people")
         try layers.store.write { batch in
-            for i in 0..<50 { try batch.insert("people", ["id": .int(Int64(10_000 + i)), "email": .string("u\(i)@x.org"), "zone": 3, "bio": "user lake"]) }
+            for i in 0..<50 {
+                try batch.insert(
+                    "people",
+                    ["id": .int(Int64(10_000 + i)), "email": .string("u\(i)@x.org"), "zone": 3, "bio": "user lake"])
+            }
         }
         #expect(try people.count() == 250)
     }
@@ -207,7 +228,9 @@ private func ship(_ from: String, to path: String) throws {
         #expect(layers.basePath == dir.child("b1"))
         #expect(try layers.store.collection("people").count() == 250)
         #expect(try layers.store.verify().isClean)
-        expectError(.uniqueViolation) { try layers.store.collection("people").insert(["id": 5000, "email": "u1@x.org"]) }
+        expectError(.uniqueViolation) {
+            try layers.store.collection("people").insert(["id": 5000, "email": "u1@x.org"])
+        }
     }
 
     @Test func aReplacementKilledBeforeItWasRecordedLeavesTheOldBase() throws {
@@ -219,7 +242,8 @@ private func ship(_ from: String, to path: String) throws {
         try userOver(dir, base: dir.child("b1"))
         let layersPath = dir.child("user") + ".layers"
         let data = try Data(contentsOf: URL(fileURLWithPath: layersPath + "/LAYERS.json"))
-        guard case .object(var stored) = try JSONValue(parsing: data), case .string(let oldCopy)? = stored["copy"] else {
+        guard case .object(var stored) = try JSONValue(parsing: data), case .string(let oldCopy)? = stored["copy"]
+        else {
             Issue.record("no record")
             return
         }
@@ -228,11 +252,14 @@ private func ship(_ from: String, to path: String) throws {
         stored["format"] = 1
         stored["files"] = nil
         stored["fingerprint"] = ["CURRENT:16"]
-        stored["pending"] = ["base": .string(dir.child("b3")), "copy": .string(legacyCopy), "fingerprint": ["CURRENT:16"]]
+        stored["pending"] = [
+            "base": .string(dir.child("b3")), "copy": .string(legacyCopy), "fingerprint": ["CURRENT:16"]
+        ]
         try Data(JSONValue.object(stored).description.utf8).write(to: URL(fileURLWithPath: layersPath + "/LAYERS.json"))
         // A kill during the checks of a format-2 replacement leaves directories, no record.
         try FileManager.default.copyItem(atPath: dir.child("b3"), toPath: layersPath + "/base-killed")
-        try FileManager.default.createDirectory(atPath: layersPath + "/derive-killed", withIntermediateDirectories: false)
+        try FileManager.default.createDirectory(
+            atPath: layersPath + "/derive-killed", withIntermediateDirectories: false)
         for base in ["b1", "b3", "b1"] {
             let layers = try LayeredDocumentStore(user: dir.child("user"), base: dir.child(base))
             #expect(try layers.store.collection("people").count() == 250)
@@ -254,8 +281,13 @@ private func ship(_ from: String, to path: String) throws {
         // Two builds that differ only in a fixed-width value: zone 7 against zone 8.
         try makePeople(dir.child("build-a"), ids: 0..<200, prefix: "b", zone: { $0 % 4 == 0 ? 7 : 1 })
         try makePeople(dir.child("build-b"), ids: 0..<200, prefix: "b", zone: { $0 % 4 == 0 ? 8 : 1 })
-        let sizes = { (path: String) in try FileManager.default.contentsOfDirectory(atPath: path).filter { $0 != "LOCK" && !$0.hasPrefix("LOG") }.sorted()
-            .map { "\($0):\(try FileManager.default.attributesOfItem(atPath: path + "/" + $0)[.size] as? Int ?? -1)" } }
+        let sizes = { (path: String) in
+            try FileManager.default.contentsOfDirectory(atPath: path).filter { $0 != "LOCK" && !$0.hasPrefix("LOG") }
+                .sorted()
+                .map {
+                    "\($0):\(try FileManager.default.attributesOfItem(atPath: path + "/" + $0)[.size] as? Int ?? -1)"
+                }
+        }
         #expect(try sizes(dir.child("build-a")) == sizes(dir.child("build-b")))
         try FileManager.default.copyItem(atPath: dir.child("build-a"), toPath: dir.child("shipped"))
         try userOver(dir, base: dir.child("shipped"))
@@ -279,17 +311,20 @@ private func ship(_ from: String, to path: String) throws {
         let copied = try files(layersPath + "/" + copy)
         // `cp new/* shipped/`: the same inodes, new bytes.
         for name in try FileManager.default.contentsOfDirectory(atPath: dir.child("new")) where name != "LOCK" {
-            let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: dir.child("shipped") + "/" + name)) as FileHandle?
+            let handle =
+                try FileHandle(forWritingTo: URL(fileURLWithPath: dir.child("shipped") + "/" + name)) as FileHandle?
                 ?? FileHandle(forWritingAtPath: dir.child("shipped") + "/" + name)
             if let handle {
                 try handle.truncate(atOffset: 0)
                 try handle.write(contentsOf: Data(contentsOf: URL(fileURLWithPath: dir.child("new") + "/" + name)))
                 try handle.close()
             } else {
-                try FileManager.default.copyItem(atPath: dir.child("new") + "/" + name, toPath: dir.child("shipped") + "/" + name)
+                try FileManager.default.copyItem(
+                    atPath: dir.child("new") + "/" + name, toPath: dir.child("shipped") + "/" + name)
             }
         }
-        for name in try FileManager.default.contentsOfDirectory(atPath: dir.child("shipped")) where !FileManager.default.fileExists(atPath: dir.child("new") + "/" + name) && name != "LOCK" {
+        for name in try FileManager.default.contentsOfDirectory(atPath: dir.child("shipped"))
+        where !FileManager.default.fileExists(atPath: dir.child("new") + "/" + name) && name != "LOCK" {
             try FileManager.default.removeItem(atPath: dir.child("shipped") + "/" + name)
         }
         #expect(try files(layersPath + "/" + copy) == copied)
@@ -314,7 +349,9 @@ private func ship(_ from: String, to path: String) throws {
         #expect(layers.baseChangeFailure?.message.contains("by_email") == true)
         // The old base stays in force, and so does the unique index.
         #expect(try layers.store.collection("people").get(id: 0)?["email"] == "b0@x.org")
-        expectError(.uniqueViolation) { try layers.store.collection("people").insert(["id": 5000, "email": "u1@x.org"]) }
+        expectError(.uniqueViolation) {
+            try layers.store.collection("people").insert(["id": 5000, "email": "u1@x.org"])
+        }
         #expect(try layers.store.verify().isClean)
     }
 
@@ -327,15 +364,22 @@ private func ship(_ from: String, to path: String) throws {
         do {
             let other = try Database(path: dir.child("other"))
             defer { other.close() }
-            let store = try DocumentStore(database: other, schema: try Schema(json: Data(#"{"collections": {"stations": {"primaryKey": "id"}}}"#.utf8)))
+            let store = try DocumentStore(
+                database: other,
+                schema: try Schema(json: Data(#"{"collections": {"stations": {"primaryKey": "id"}}}"#.utf8)))
             try store.write { batch in for i in 0..<10 { try batch.insert("stations", ["id": .int(Int64(i))]) } }
         }
         let layers = try LayeredDocumentStore(user: dir.child("user"), base: dir.child("b1"))
         defer { layers.close() }
         let before = try FileManager.default.contentsOfDirectory(atPath: layers.layersPath).sorted()
-        for (path, words) in [(dir.child("empty"), "no document store"), (dir.child("other"), "none of the store's collections"),
-                              (dir.child("user"), "is the user database"), (dir.child("user") + "/", "is the user database"),
-                              (layers.layersPath + "/" + (before.first { $0.hasPrefix("base-") } ?? ""), "inside the user database's layers")] {
+        for (path, words) in [
+            (dir.child("empty"), "no document store"), (dir.child("other"), "none of the store's collections"),
+            (dir.child("user"), "is the user database"), (dir.child("user") + "/", "is the user database"),
+            (
+                layers.layersPath + "/" + (before.first { $0.hasPrefix("base-") } ?? ""),
+                "inside the user database's layers"
+            )
+        ] {
             let e = expectError(.invalidArgument) { try layers.replaceBase(with: path) }
             #expect(e?.message.contains(words) == true, "\(path): \(e?.message ?? "")")
         }
@@ -351,7 +395,9 @@ private func ship(_ from: String, to path: String) throws {
         try makePeople(dir.child("b"), ids: 0..<20, prefix: "b")
         let before = try files(dir.child("b"))
         expectError(.invalidArgument) { try LayeredDocumentStore(user: dir.child("b"), base: dir.child("b")) }
-        expectError(.invalidArgument) { try LayeredDocumentStore(user: dir.child("b") + "/inner", base: dir.child("b"), create: true) }
+        expectError(.invalidArgument) {
+            try LayeredDocumentStore(user: dir.child("b") + "/inner", base: dir.child("b"), create: true)
+        }
         #expect(try files(dir.child("b")) == before)
         #expect(!FileManager.default.fileExists(atPath: dir.child("b") + ".layers"))
         // The plain database still opens.
@@ -371,7 +417,7 @@ private func ship(_ from: String, to path: String) throws {
             let layers = try LayeredDocumentStore(user: dir.child("user-db"), base: dir.child("base-db"))
             #expect(layers.baseChangeFailure == nil)
             let people = try layers.store.collection("people")
-            #expect(try people.count() == 44)                         // 0..<45 without 3
+            #expect(try people.count() == 44)  // 0..<45 without 3
             #expect(try people.get(id: 3) == nil)
             #expect(try people.get(id: 36)?["email"] == "u36@x.org")
             #expect(try people.count(Query().where("zone", .equal(7))) == 10)
@@ -399,7 +445,9 @@ extension LayeredDatabaseSafetyTests {
             layers.close()
         }
         try Database(path: dir.child("empty")).close()
-        let e = expectError(.invalidArgument) { try LayeredDocumentStore(user: dir.child("backup"), base: dir.child("empty")) }
+        let e = expectError(.invalidArgument) {
+            try LayeredDocumentStore(user: dir.child("backup"), base: dir.child("empty"))
+        }
         #expect(e?.message.contains("has no document store") == true)
         #expect(!FileManager.default.fileExists(atPath: dir.child("backup") + ".layers"))
         let layers = try LayeredDocumentStore(user: dir.child("backup"), base: dir.child("b1"))
@@ -432,9 +480,16 @@ extension LayeredDatabaseSafetyTests {
         let dir = TemporaryDirectory("layers-safe")
         try makePeople(dir.child("b1"), ids: 0..<20, prefix: "b")
         let before = try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted()
-        let mismatched = try Schema(json: Data(#"{"collections": {"people": {"primaryKey": "id", "indexes": [{"name": "by_email", "fields": ["email"]}]}}}"#.utf8))
-        let e = expectError(.schema) { try LayeredDocumentStore(user: dir.child("user"), base: dir.child("b1"), schema: mismatched, create: true) }
-        #expect(e?.message.hasPrefix("the base \(dir.child("b1")) and the user layer disagree on collection \"people\"") == true, "\(e?.message ?? "")")
+        let mismatched = try Schema(
+            json: Data(
+                #"{"collections": {"people": {"primaryKey": "id", "indexes": [{"name": "by_email", "fields": ["email"]}]}}}"#
+                    .utf8))
+        let e = expectError(.schema) {
+            try LayeredDocumentStore(user: dir.child("user"), base: dir.child("b1"), schema: mismatched, create: true)
+        }
+        #expect(
+            e?.message.hasPrefix("the base \(dir.child("b1")) and the user layer disagree on collection \"people\"")
+                == true, "\(e?.message ?? "")")
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted() == before)
     }
 }
@@ -447,7 +502,9 @@ extension LayeredDatabaseSafetyTests {
         try userOver(dir, base: dir.child("b1"))
         let layers = try LayeredDocumentStore(user: dir.child("user"), base: dir.child("b1"))
         let before = try FileManager.default.contentsOfDirectory(atPath: layers.layersPath).sorted()
-        LayeredDocumentStore.faultAfterRecording.withLock { $0[dir.child("user")] = { throw KVDocsError(.ioError, "injected") } }
+        LayeredDocumentStore.faultAfterRecording.withLock {
+            $0[dir.child("user")] = { throw KVDocsError(.ioError, "injected") }
+        }
         defer { _ = LayeredDocumentStore.faultAfterRecording.withLock { $0.removeValue(forKey: dir.child("user")) } }
         let e = expectError(.ioError) { try layers.replaceBase(with: dir.child("b2")) }
         #expect(e?.message == "injected")
@@ -494,8 +551,13 @@ extension LayeredDatabaseSafetyTests {
         #expect(try layers.store.collection("people").get(id: 0)?["email"] == "f0@x.org")
         // A damaged base's error names the base given, not the copy that was removed.
         try FileManager.default.copyItem(atPath: dir.child("fixed"), toPath: dir.child("damaged"))
-        for _ in 0..<2 { let db = try Database(path: dir.child("damaged")); try db.compact(); db.close() }
-        let table = try #require(try FileManager.default.contentsOfDirectory(atPath: dir.child("damaged")).first { $0.hasSuffix(".ldb") })
+        for _ in 0..<2 {
+            let db = try Database(path: dir.child("damaged"))
+            try db.compact()
+            db.close()
+        }
+        let table = try #require(
+            try FileManager.default.contentsOfDirectory(atPath: dir.child("damaged")).first { $0.hasSuffix(".ldb") })
         var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: dir.child("damaged") + "/" + table)))
         for i in stride(from: bytes.count / 4, to: bytes.count / 2, by: 7) { bytes[i] ^= 0x5A }
         try Data(bytes).write(to: URL(fileURLWithPath: dir.child("damaged") + "/" + table))
@@ -509,8 +571,11 @@ extension LayeredDatabaseSafetyTests {
         try makePeople(dir.child("b1"), ids: 0..<50, prefix: "b")
         do {
             // The user's own schema (a collection of its own), stored in the user layer.
-            let own = layeredPeopleSchema.replacingOccurrences(of: #""groups": {"primaryKey": "id"}"#, with: #""groups": {"primaryKey": "id"}, "notes": {"primaryKey": "id"}"#)
-            let layers = try LayeredDocumentStore(user: dir.child("user"), base: dir.child("b1"), schema: try Schema(json: Data(own.utf8)), create: true)
+            let own = layeredPeopleSchema.replacingOccurrences(
+                of: #""groups": {"primaryKey": "id"}"#,
+                with: #""groups": {"primaryKey": "id"}, "notes": {"primaryKey": "id"}"#)
+            let layers = try LayeredDocumentStore(
+                user: dir.child("user"), base: dir.child("b1"), schema: try Schema(json: Data(own.utf8)), create: true)
             try layers.store.collection("people").insert(["id": 500, "email": "mine@x.org"])
             try layers.backup(to: dir.child("backup"))
             layers.close()
@@ -529,7 +594,9 @@ extension LayeredDatabaseSafetyTests {
         let db = try Database(path: path)
         defer { db.close() }
         let store = try DocumentStore(database: db, schema: try Schema(json: Data(schemaJSON.utf8)), dates: dates)
-        try store.write { batch in for i in ids { try batch.insert("athletes", ["id": .int(Int64(i)), "name": "a", "country": "NZL"]) } }
+        try store.write { batch in
+            for i in ids { try batch.insert("athletes", ["id": .int(Int64(i)), "name": "a", "country": "NZL"]) }
+        }
     }
 
     @Test func aBaseStoringDatesAnotherWayIsRefusedAndTheOldBaseStays() throws {
@@ -542,7 +609,9 @@ extension LayeredDatabaseSafetyTests {
         let athletes = try layers.store.collection("athletes")
         try athletes.upsert(["id": 100, "name": "mine", "country": "AUS"])
         let error = expectError(.invalidArgument) { try layers.replaceBase(with: dir.child("iso")) }
-        #expect(error?.message.contains("stores typed dates as iso8601, but the user's store reads them as secondsSince1970") == true)
+        #expect(
+            error?.message.contains(
+                "stores typed dates as iso8601, but the user's store reads them as secondsSince1970") == true)
         #expect(try athletes.count() == 6)
         try layers.replaceBase(with: dir.child("v2"))
         #expect(try athletes.count() == 8)
@@ -569,12 +638,14 @@ extension LayeredDatabaseSafetyTests {
         let dir = TemporaryDirectory("layers")
         try base(dir.child("v1"), dates: .iso8601, ids: 0..<3)
         let error = expectError(.invalidArgument) {
-            try LayeredDocumentStore(user: dir.child("user"), base: dir.child("v1"), create: true, dates: .secondsSince1970)
+            try LayeredDocumentStore(
+                user: dir.child("user"), base: dir.child("v1"), create: true, dates: .secondsSince1970)
         }
         #expect(error?.message.contains("iso8601") == true)
         #expect(!FileManager.default.fileExists(atPath: dir.child("user")))
         #expect(!FileManager.default.fileExists(atPath: dir.child("user") + ".layers"))
-        let layers = try LayeredDocumentStore(user: dir.child("user"), base: dir.child("v1"), create: true, dates: .iso8601)
+        let layers = try LayeredDocumentStore(
+            user: dir.child("user"), base: dir.child("v1"), create: true, dates: .iso8601)
         defer { layers.close() }
         #expect(layers.store.dateStrategy == .iso8601)
     }

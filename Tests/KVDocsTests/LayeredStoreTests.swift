@@ -1,6 +1,7 @@
 import Foundation
 import KVDocsTestSupport
 import Testing
+
 @testable import KVDocs
 
 /// Every file of a directory with its bytes (LOCK aside, which only says who holds it).
@@ -13,14 +14,14 @@ private func layerFingerprint(_ dir: String) throws -> [String: Data] {
 }
 
 private let layeredSchemaJSON = #"""
-{"collections": {
-  "stations": {"primaryKey": "id", "indexes": [
-     {"name": "by_zone", "fields": ["zone"]},
-     {"name": "by_name", "fields": ["name"], "unique": true},
-     {"name": "by_location", "fields": ["location"], "type": "geo"}],
-   "text": [{"name": "about", "fields": ["name", "description"]}]},
-  "groups": {"primaryKey": "id", "indexes": [{"name": "by_owner", "fields": ["owner"]}]}}}
-"""#
+    {"collections": {
+      "stations": {"primaryKey": "id", "indexes": [
+         {"name": "by_zone", "fields": ["zone"]},
+         {"name": "by_name", "fields": ["name"], "unique": true},
+         {"name": "by_location", "fields": ["location"], "type": "geo"}],
+       "text": [{"name": "about", "fields": ["name", "description"]}]},
+      "groups": {"primaryKey": "id", "indexes": [{"name": "by_owner", "fields": ["owner"]}]}}}
+    """#
 
 @Suite struct LayeredStoreTests {
     /// Raw keys: the merged view against a dictionary model, through random puts and
@@ -64,7 +65,9 @@ private let layeredSchemaJSON = #"""
                 let a = key(), b = key()
                 let (low, high) = a.lexicographicallyPrecedes(b) ? (a, b) : (b, a)
                 let range = KeyRange(from: low, to: high)
-                let expected = model.filter { range.contains($0.key) }.sorted { $0.key.lexicographicallyPrecedes($1.key) }
+                let expected = model.filter { range.contains($0.key) }.sorted {
+                    $0.key.lexicographicallyPrecedes($1.key)
+                }
                 for order in [ScanOrder.forward, .reverse] {
                     let cursor = try reader.scan(range, order: order)
                     var got: [([UInt8], [UInt8])] = []
@@ -94,12 +97,20 @@ private let layeredSchemaJSON = #"""
         let schema = try Schema(json: Data(layeredSchemaJSON.utf8))
         var rng = SplitMix64(seed: 16)
         func uniform() -> Double { Double(rng.next() >> 11) / Double(1 << 53) }
-        let words = ["interchange", "parking", "bicycle", "lockers", "express", "platform", "river", "beach", "city", "hills"]
+        let words = [
+            "interchange", "parking", "bicycle", "lockers", "express", "platform", "river", "beach", "city", "hills"
+        ]
         func station(_ i: Int, version: Int) -> JSONValue {
-            let description = (0..<(2 + Int(rng.next() % 6))).map { _ in words[Int(rng.next() % UInt64(words.count))] }.joined(separator: " ")
-            var o: JSONObject = ["id": .string("s\(i)"), "name": .string("Station \(i) v\(version)"), "zone": .int(Int64(1 + rng.next() % 4)),
-                                 "description": .string(description)]
-            if rng.next() % 5 != 0 { o["location"] = ["lat": .double(-32 + uniform() * 0.5), "lon": .double(115.7 + uniform() * 0.5)] }
+            let description = (0..<(2 + Int(rng.next() % 6))).map { _ in words[Int(rng.next() % UInt64(words.count))] }
+                .joined(separator: " ")
+            var o: JSONObject = [
+                "id": .string("s\(i)"), "name": .string("Station \(i) v\(version)"),
+                "zone": .int(Int64(1 + rng.next() % 4)),
+                "description": .string(description)
+            ]
+            if rng.next() % 5 != 0 {
+                o["location"] = ["lat": .double(-32 + uniform() * 0.5), "lon": .double(115.7 + uniform() * 0.5)]
+            }
             return .object(o)
         }
         var merged: [String: JSONValue] = [:]
@@ -135,7 +146,9 @@ private let layeredSchemaJSON = #"""
         }
         // Unique constraints span both layers.
         if let (takenID, taken) = merged.first(where: { $0.key != "fresh" }) {
-            let error = expectError(.uniqueViolation) { try stations.insert(["id": "fresh", "name": taken["name"] ?? .null]) }
+            let error = expectError(.uniqueViolation) {
+                try stations.insert(["id": "fresh", "name": taken["name"] ?? .null])
+            }
             #expect(error != nil, "\(takenID)")
         }
         // The reference: one database holding the merged documents.
@@ -150,10 +163,14 @@ private let layeredSchemaJSON = #"""
         for zone in 1...4 {
             let q = Query().where("zone", .equal(.int(Int64(zone)))).orderBy("name").limit(20)
             #expect(try stations.find(q) == (try one.find(q)))
-            #expect(try stations.count(Query().where("zone", .greaterOrEqual(.int(Int64(zone))))) == (try one.count(Query().where("zone", .greaterOrEqual(.int(Int64(zone)))))))
+            #expect(
+                try stations.count(Query().where("zone", .greaterOrEqual(.int(Int64(zone)))))
+                    == (try one.count(Query().where("zone", .greaterOrEqual(.int(Int64(zone)))))))
         }
         var searchHits = 0, nearHits = 0
-        for query in ["interchange", "parking OR beach", "express platform", "\"river beach\"", "hill*", "city NOT lockers"] {
+        for query in [
+            "interchange", "parking OR beach", "express platform", "\"river beach\"", "hill*", "city NOT lockers"
+        ] {
             let a = try stations.search(query, options: SearchOptions(includeDocuments: false))
             let b = try one.search(query, options: SearchOptions(includeDocuments: false))
             #expect(Set(a.map(\.id)) == Set(b.map(\.id)), "\(query)")
@@ -195,7 +212,9 @@ private let layeredSchemaJSON = #"""
         defer { base.close() }
         let user = try Database(path: dir.child("user"))
         defer { user.close() }
-        let error = expectError(.schema) { try DocumentStore(layered: try LayeredKeyValueStore(base: base, user: user), schema: other) }
+        let error = expectError(.schema) {
+            try DocumentStore(layered: try LayeredKeyValueStore(base: base, user: user), schema: other)
+        }
         #expect(error?.message.contains("collection \"stations\"") == true, "\(error?.message ?? "")")
         #expect(error?.message.contains("index \"by_zone\"") == true)
         // A user-only collection is the user's business.
@@ -213,9 +232,12 @@ private let layeredSchemaJSON = #"""
         var rng = SplitMix64(seed: 17)
         func uniform() -> Double { Double(rng.next() >> 11) / Double(1 << 53) }
         func station(_ i: Int, _ tag: String) -> JSONValue {
-            ["id": .string("s\(i)"), "name": .string("Station \(i) \(tag)"), "zone": .int(Int64(1 + rng.next() % 4)),
-             "description": .string(["river beach", "city express", "hills parking", "interchange"][Int(rng.next() % 4)] + " " + tag),
-             "location": ["lat": .double(-32 + uniform() * 0.3), "lon": .double(115.8 + uniform() * 0.3)]]
+            [
+                "id": .string("s\(i)"), "name": .string("Station \(i) \(tag)"), "zone": .int(Int64(1 + rng.next() % 4)),
+                "description": .string(
+                    ["river beach", "city express", "hills parking", "interchange"][Int(rng.next() % 4)] + " " + tag),
+                "location": ["lat": .double(-32 + uniform() * 0.3), "lon": .double(115.8 + uniform() * 0.3)]
+            ]
         }
         func makeBase(_ name: String, ids: Range<Int>, tag: String) throws -> [String: JSONValue] {
             var docs: [String: JSONValue] = [:]
@@ -239,7 +261,7 @@ private let layeredSchemaJSON = #"""
         let layered = try LayeredKeyValueStore(base: base1, user: user)
         let store = try DocumentStore(layered: layered, schema: schema)
         let stations = try store.collection("stations")
-        var userDocs: [String: JSONValue?] = [:]      // the user's own writes: a document, or a delete
+        var userDocs: [String: JSONValue?] = [:]  // the user's own writes: a document, or a delete
         for step in 0..<150 {
             let i = Int(rng.next() % 350)
             if rng.next() % 4 == 0 {
@@ -255,7 +277,7 @@ private let layeredSchemaJSON = #"""
             }
         }
         try store.collection("groups").upsert(["id": 1, "owner": "me", "stations": ["s1", "s150"]])
-        let snapshot = try store.database.snapshot()   // the user layer only: a raw check below
+        let snapshot = try store.database.snapshot()  // the user layer only: a raw check below
         let reader = try layered.snapshotReader()
         let countBefore = try ReadTransaction(store: store, reader: reader).count("stations")
 
@@ -280,7 +302,9 @@ private let layeredSchemaJSON = #"""
             for (x, y) in zip(a, b) { #expect(abs(x.score - y.score) <= 1e-9, "\(query)") }
         }
         let center = try GeoPoint(latitude: -31.85, longitude: 115.95)
-        #expect(try stations.near(center, query: Query().limit(40)).map(\.id) == (try one.near(center, query: Query().limit(40)).map(\.id)))
+        #expect(
+            try stations.near(center, query: Query().limit(40)).map(\.id)
+                == (try one.near(center, query: Query().limit(40)).map(\.id)))
         #expect(try stations.find(Query().where("zone", .equal(2))) == (try one.find(Query().where("zone", .equal(2)))))
         #expect(try store.collection("groups").get(id: 1)?["owner"] == "me")
         #expect(try store.verify().isClean)

@@ -1,6 +1,7 @@
 import Foundation
 import KVDocsTestSupport
 import Testing
+
 @testable import KVDocs
 
 @Suite struct LineReaderTests {
@@ -8,18 +9,20 @@ import Testing
     /// Lines end with `\n`, a `\r` before it is dropped, a last line without `\n` is kept as is.
     static func referenceLines(_ bytes: [UInt8]) -> [[UInt8]] {
         var pieces = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).map(Array.init)
-        let last = pieces.removeLast()   // after the last newline: a line only when not empty
+        let last = pieces.removeLast()  // after the last newline: a line only when not empty
         var lines = pieces.map { $0.last == UInt8(ascii: "\r") ? Array($0.dropLast()) : $0 }
         if !last.isEmpty { lines.append(last) }
         return lines
     }
 
-    static func readAll(_ path: String, maximumLineLength: Int = LineReader.defaultMaximumLineLength) throws -> (lines: [[UInt8]], reader: LineReader) {
+    static func readAll(_ path: String, maximumLineLength: Int = LineReader.defaultMaximumLineLength) throws -> (
+        lines: [[UInt8]], reader: LineReader
+    ) {
         var reader = try LineReader(path: path, maximumLineLength: maximumLineLength)
         defer { reader.close() }
         var lines: [[UInt8]] = []
         while let line = try reader.next() { lines.append(Array(line)) }
-        #expect(try reader.next() == nil)   // the end stays the end
+        #expect(try reader.next() == nil)  // the end stays the end
         return (lines, reader)
     }
 
@@ -55,16 +58,17 @@ import Testing
             for _ in 0..<lineCount {
                 let length: Int
                 switch Int.random(in: 0..<10, using: &rng) {
-                case 0, 1: length = 0                                                        // empty lines
+                case 0, 1: length = 0  // empty lines
                 case 2, 3, 4: length = Int.random(in: 1...200, using: &rng)
                 case 5, 6: length = Int.random(in: 1...(3 * chunk), using: &rng)
-                case 7: length = chunk - (file.count % chunk) + Int.random(in: -3...2, using: &rng)   // ends at a chunk boundary
-                default: length = Int.random(in: 0...(400 << 10), using: &rng)               // up to 400 KB
+                // ends at a chunk boundary
+                case 7: length = chunk - (file.count % chunk) + Int.random(in: -3...2, using: &rng)
+                default: length = Int.random(in: 0...(400 << 10), using: &rng)  // up to 400 KB
                 }
                 file += Self.lineContent(max(0, length), &rng)
                 file += Bool.random(using: &rng) ? [0x0D, 0x0A] : [0x0A]
             }
-            if Bool.random(using: &rng) {   // a last line without newline, perhaps ending in \r
+            if Bool.random(using: &rng) {  // a last line without newline, perhaps ending in \r
                 file += Self.lineContent(Int.random(in: 1...(2 * chunk), using: &rng), &rng)
                 if Bool.random(using: &rng) { file.append(0x0D) }
             }
@@ -103,10 +107,12 @@ import Testing
         // Exactly the maximum is accepted, with either ending and at the end of the file.
         var path = try Self.write(exact + [0x0D, 0x0A] + exact + [0x0A] + exact, dir)
         #expect(try Self.readAll(path, maximumLineLength: 100).lines == [exact, exact, exact])
-        for (file, line) in [(Array("short\n".utf8) + exact + [0x61, 0x0A], 2),          // one byte too many
-                             (exact + [0x0A] + exact + [0x61], 2),                       // …in a last line without newline
-                             (exact + [0x0D] + [0x61, 0x0A], 1),                         // a \r not before \n is content
-                             ([UInt8](repeating: 0x62, count: 5 << 20), 1)] {            // much longer than one chunk
+        for (file, line) in [
+            (Array("short\n".utf8) + exact + [0x61, 0x0A], 2),  // one byte too many
+            (exact + [0x0A] + exact + [0x61], 2),  // …in a last line without newline
+            (exact + [0x0D] + [0x61, 0x0A], 1),  // a \r not before \n is content
+            ([UInt8](repeating: 0x62, count: 5 << 20), 1)
+        ] {  // much longer than one chunk
             path = try Self.write(file, dir)
             var reader = try LineReader(path: path, maximumLineLength: 100)
             defer { reader.close() }

@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import KVDocs
 import KVDocsTestSupport
+import Testing
+
+@testable import KVDocs
 
 /// Data migrations: run once each, in order, recorded in the catalog; a migration that
 /// throws leaves the database exactly as it was before it, however many batches it wrote;
@@ -9,19 +10,21 @@ import KVDocsTestSupport
 /// newer app is refused before anything changes.
 @Suite struct MigrationTests {
     static let schema = #"""
-    {"collections": {
-      "people": {"primaryKey": "id",
-        "indexes": [{"name": "by_email", "fields": ["email"], "unique": true}, {"name": "by_age", "fields": ["age"]},
-                    {"name": "by_home", "fields": ["home"], "type": "geo"}],
-        "text": [{"name": "bio_text", "fields": ["bio"]}]},
-      "groups": {"primaryKey": "id"}}}
-    """#
+        {"collections": {
+          "people": {"primaryKey": "id",
+            "indexes": [{"name": "by_email", "fields": ["email"], "unique": true}, {"name": "by_age", "fields": ["age"]},
+                        {"name": "by_home", "fields": ["home"], "type": "geo"}],
+            "text": [{"name": "bio_text", "fields": ["bio"]}]},
+          "groups": {"primaryKey": "id"}}}
+        """#
     static let words = ["river", "station", "harbour", "train", "coffee", "garden", "market", "ocean"]
 
     static func person(_ i: Int) -> JSONValue {
-        ["id": .int(Int64(i)), "email": .string("p\(i)@x.org"), "age": .int(Int64(i % 70)),
-         "bio": .string("\(words[i % 8]) \(words[(i / 8) % 8])"),
-         "home": ["lat": .double(Double(i % 180) - 89.5), "lon": .double(Double(i % 360) - 179.5)]]
+        [
+            "id": .int(Int64(i)), "email": .string("p\(i)@x.org"), "age": .int(Int64(i % 70)),
+            "bio": .string("\(words[i % 8]) \(words[(i / 8) % 8])"),
+            "home": ["lat": .double(Double(i % 180) - 89.5), "lon": .double(Double(i % 360) - 179.5)]
+        ]
     }
 
     static func populate(_ store: DocumentStore, _ n: Int) throws {
@@ -40,7 +43,8 @@ import KVDocsTestSupport
         let people = try store.collection("people")
         var text = ""
         for word in words { text += "\(try people.search(word).map { "\($0.id)=\($0.score)" })\n" }
-        text += "\(try people.near(try GeoPoint(latitude: 0, longitude: 0), within: 3_000_000).map { "\($0.id)=\($0.distance)" })\n"
+        text +=
+            "\(try people.near(try GeoPoint(latitude: 0, longitude: 0), within: 3_000_000).map { "\($0.id)=\($0.distance)" })\n"
         text += "\(try store.read { try $0.textStatistics("people") })"
         return text
     }
@@ -69,7 +73,10 @@ import KVDocsTestSupport
             let db = try Database(path: path)
             try Self.populate(try DocumentStore(database: db, schema: try Self.parsedSchema), 50)
             var progress: [MigrationProgress.Phase] = []
-            let store = try DocumentStore(database: db, migrator: try migrator(["a", "b"])) { _ in } migrationProgress: { progress.append($0.phase) }
+            let store = try DocumentStore(database: db, migrator: try migrator(["a", "b"])) { _ in
+            } migrationProgress: {
+                progress.append($0.phase)
+            }
             #expect(ran.withLock { $0 } == ["a", "b"])
             #expect(try store.appliedMigrations() == ["a", "b"])
             #expect(progress.first == .running && progress.last == .completed)
@@ -123,7 +130,10 @@ import KVDocsTestSupport
         try migrator.register("rewrite") { migration in
             try migration.forEach("people") { person in
                 guard case .object(var fields) = person, case .int(let id)? = fields["id"] else { return }
-                if id % 10 == 9 { try migration.delete("people", id: .int(id)); return }
+                if id % 10 == 9 {
+                    try migration.delete("people", id: .int(id))
+                    return
+                }
                 let partner = id % 2 == 0 ? id + 1 : id - 1
                 fields["email"] = .string("m\(id)@tmp")
                 fields["bio"] = .string("migrated \(id)")
@@ -184,7 +194,7 @@ import KVDocsTestSupport
                     fields["age"] = .int(age * 2)
                     try migration.upsert("people", .object(fields))
                     seen += 1
-                    if seen == 250 { db.close() }   // the "crash": nothing more can be written
+                    if seen == 250 { db.close() }  // the "crash": nothing more can be written
                 }
             }
             #expect(throws: KVDocsError.self) { _ = try DocumentStore(database: db, migrator: migrator) }
@@ -210,7 +220,9 @@ import KVDocsTestSupport
             }
             let db = try Database(path: path)
             let store = try DocumentStore(database: db, migrator: migrator)
-            for i in [0, 7, 69, 399] { #expect(try store.collection("people").get(id: .int(Int64(i)))?["age"] == .int(Int64(i % 70 * 2))) }
+            for i in [0, 7, 69, 399] {
+                #expect(try store.collection("people").get(id: .int(Int64(i)))?["age"] == .int(Int64(i % 70 * 2)))
+            }
             #expect(try store.verify().isClean)
             #expect(try store.changes().count == 2 * n)
             db.close()
@@ -301,7 +313,8 @@ import KVDocsTestSupport
     @Test func aFormat2StoreFromTheFixtureIsMigratedAndRunsItsFirstMigration() throws {
         let dir = TemporaryDirectory()
         let path = dir.child("db")
-        try FileManager.default.copyItem(atPath: packageRoot.appendingPathComponent("Tests/Fixtures/format2-db").path, toPath: path)
+        try FileManager.default.copyItem(
+            atPath: packageRoot.appendingPathComponent("Tests/Fixtures/format2-db").path, toPath: path)
         let db = try Database(path: path)
         defer { db.close() }
         #expect(try Self.format(db) == 2)
@@ -370,7 +383,10 @@ import KVDocsTestSupport
         let next = try #require(try await observed.next())
         #expect(next.count == initial.count)
         for (old, new) in zip(initial, next) {
-            guard case .int(let a) = old, case .int(let b) = new else { Issue.record("\(old) \(new)"); continue }
+            guard case .int(let a) = old, case .int(let b) = new else {
+                Issue.record("\(old) \(new)")
+                continue
+            }
             #expect(b == a + 100)
         }
         #expect(observed.cursor.registration.counts.evaluations <= 4)
@@ -462,9 +478,11 @@ import KVDocsTestSupport
         }
         var undoing: [Int] = []
         #expect(throws: Refused.self) {
-            _ = try DocumentStore(database: db, migrator: migrator, migrationProgress: { p in
-                if p.phase == .rollingBack { undoing.append(p.documents) }
-            })
+            _ = try DocumentStore(
+                database: db, migrator: migrator,
+                migrationProgress: { p in
+                    if p.phase == .rollingBack { undoing.append(p.documents) }
+                })
         }
         // 0, then the deletes (10 … 90), then the restores (10 … 100).
         #expect(undoing.first == 0)
@@ -496,7 +514,9 @@ import KVDocsTestSupport
         try base.put(Catalog().migratingKey, Tuple(["m", 0, "running"]))
         let user = try Database(path: dir.child("user"))
         defer { user.close() }
-        let error = expectError(.notSupported) { try DocumentStore(layered: try LayeredKeyValueStore(base: base, user: user)) }
+        let error = expectError(.notSupported) {
+            try DocumentStore(layered: try LayeredKeyValueStore(base: base, user: user))
+        }
         #expect(error?.message.contains("interrupted data migration") == true)
     }
 }

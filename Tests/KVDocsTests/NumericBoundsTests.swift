@@ -1,6 +1,7 @@
 import Foundation
 import KVDocsTestSupport
 import Testing
+
 @testable import KVDocs
 
 /// Limits, offsets, sequence numbers and distances at and past the 64-bit bounds: each
@@ -33,13 +34,15 @@ import Testing
 
     @Test func aLimitOfIntMaxAfterAnOffsetMeansEveryRemainingDocument() throws {
         try withPeopleStore { store, people throws in
-            for i in 0..<4 { try people.insert(["id": .string("p\(i)"), "age": .int(Int64(30 + i)), "x": ["y": .int(Int64(i))]]) }
+            for i in 0..<4 {
+                try people.insert(["id": .string("p\(i)"), "age": .int(Int64(30 + i)), "x": ["y": .int(Int64(i))]])
+            }
             let queries = [
-                Query(),                                                   // full scan in key order
-                Query().orderBy("age"),                                    // index scan in order
-                Query().where("age", .greater(1)),                         // index range
-                Query().where("x.y", .greaterOrEqual(0)),                  // full scan with a filter
-                Query().where("x.y", .greaterOrEqual(0)).orderBy("x.y", descending: true),  // sorted in memory
+                Query(),  // full scan in key order
+                Query().orderBy("age"),  // index scan in order
+                Query().where("age", .greater(1)),  // index range
+                Query().where("x.y", .greaterOrEqual(0)),  // full scan with a filter
+                Query().where("x.y", .greaterOrEqual(0)).orderBy("x.y", descending: true)  // sorted in memory
             ]
             for query in queries {
                 #expect(try people.find(query.limit(.max).offset(1)).count == 3, "\(query)")
@@ -60,9 +63,15 @@ import Testing
             try people.insert(["id": "a", "bio": "night train"])
             expectInvalidArgument("limit must not be negative (got -1)") { _ = try people.find(Query().limit(-1)) }
             expectInvalidArgument("offset must not be negative (got -2)") { _ = try people.find(Query().offset(-2)) }
-            expectInvalidArgument("offset must not be negative (got \(Int.min))") { _ = try people.find(Query().limit(.max).offset(.min)) }
-            expectInvalidArgument("search limit must not be negative (got -1)") { _ = try people.search("night", options: SearchOptions(limit: -1)) }
-            expectInvalidArgument("search offset must not be negative (got -1)") { _ = try people.search("night", options: SearchOptions(offset: -1)) }
+            expectInvalidArgument("offset must not be negative (got \(Int.min))") {
+                _ = try people.find(Query().limit(.max).offset(.min))
+            }
+            expectInvalidArgument("search limit must not be negative (got -1)") {
+                _ = try people.search("night", options: SearchOptions(limit: -1))
+            }
+            expectInvalidArgument("search offset must not be negative (got -1)") {
+                _ = try people.search("night", options: SearchOptions(offset: -1))
+            }
         }
     }
 
@@ -74,9 +83,13 @@ import Testing
             #expect(try people.search("night", options: SearchOptions(limit: 1, offset: .max)).isEmpty)
             #expect(try people.search("night", options: SearchOptions(limit: .max)).count == 3)
             let snippet = SearchOptions.SnippetOptions(tokens: .max)
-            #expect(try people.search("night", options: SearchOptions(limit: .max, offset: 2, snippet: snippet)).first?.snippet == "[night] train 2")
+            #expect(
+                try people.search("night", options: SearchOptions(limit: .max, offset: 2, snippet: snippet)).first?
+                    .snippet == "[night] train 2")
             let tiny = SearchOptions.SnippetOptions(tokens: .min)
-            #expect(try people.search("train", options: SearchOptions(limit: 1, snippet: tiny)).first?.snippet == "…[train]…")
+            #expect(
+                try people.search("train", options: SearchOptions(limit: 1, snippet: tiny)).first?.snippet
+                    == "…[train]…")
         }
     }
 
@@ -86,7 +99,9 @@ import Testing
             #expect(try people.search("NEAR(night train, 99999999999999999999999)").map(\.id) == ["a"])
             #expect(try people.search("NEAR(night train, 9223372036854775807)").map(\.id) == ["a"])
             #expect(try people.search("NEAR(night train, 49)").isEmpty)
-            expectInvalidArgument("expected a number after \",\" in NEAR") { _ = try people.search("NEAR(night train, 1x)") }
+            expectInvalidArgument("expected a number after \",\" in NEAR") {
+                _ = try people.search("NEAR(night train, 1x)")
+            }
         }
     }
 

@@ -1,19 +1,20 @@
 import Foundation
-import Testing
-@testable import KVDocs
 import KVDocsTestSupport
+import Testing
+
+@testable import KVDocs
 
 /// Observed queries: the current results first, then new results after each relevant
 /// committed write, never the same twice in a row, coalesced, from one snapshot, and
 /// released when the observation ends.
 @Suite struct ObservationTests {
     static let schema = #"""
-    {"collections": {
-      "people": {"primaryKey": "id",
-        "indexes": [{"name": "by_age", "fields": ["age"]}, {"name": "by_location", "fields": ["at"], "type": "geo"}],
-        "text": [{"name": "bio_text", "fields": ["bio"]}]},
-      "trips": {"primaryKey": "id"}}}
-    """#
+        {"collections": {
+          "people": {"primaryKey": "id",
+            "indexes": [{"name": "by_age", "fields": ["age"]}, {"name": "by_location", "fields": ["at"], "type": "geo"}],
+            "text": [{"name": "bio_text", "fields": ["bio"]}]},
+          "trips": {"primaryKey": "id"}}}
+        """#
 
     static func open(_ dir: TemporaryDirectory) throws -> (Database, DocumentStore) {
         let db = try Database(path: dir.child("db"))
@@ -21,7 +22,10 @@ import KVDocsTestSupport
     }
 
     static func person(_ id: Int, age: Int, bio: String = "river", lat: Double = 0, lon: Double = 0) -> JSONValue {
-        ["id": .int(Int64(id)), "age": .int(Int64(age)), "bio": .string(bio), "at": ["lat": .double(lat), "lon": .double(lon)]]
+        [
+            "id": .int(Int64(id)), "age": .int(Int64(age)), "bio": .string(bio),
+            "at": ["lat": .double(lat), "lon": .double(lon)]
+        ]
     }
 
     /// Waits (up to a generous bound, never asserting on time) until `condition` holds.
@@ -131,9 +135,11 @@ import KVDocsTestSupport
         let typed = try store.collection("people", of: Person.self)
         var count = store.observe(.count(people, Query().where("age", .less(30)))).makeAsyncIterator()
         var search = store.observe(.search(people, "river")).makeAsyncIterator()
-        var near = store.observe(.near(people, try GeoPoint(latitude: 0, longitude: 0), within: 1000)).makeAsyncIterator()
+        var near = store.observe(.near(people, try GeoPoint(latitude: 0, longitude: 0), within: 1000))
+            .makeAsyncIterator()
         var found = store.observe(.find(typed, Query().orderBy("age"))).makeAsyncIterator()
-        var typedNear = store.observe(.near(typed, try GeoPoint(latitude: 0, longitude: 0), within: 1000)).makeAsyncIterator()
+        var typedNear = store.observe(.near(typed, try GeoPoint(latitude: 0, longitude: 0), within: 1000))
+            .makeAsyncIterator()
         var typedSearch = store.observe(.search(typed, "river")).makeAsyncIterator()
         #expect(try await count.next() == 0)
         #expect(try await search.next()?.isEmpty == true)
@@ -210,9 +216,15 @@ import KVDocsTestSupport
         let dir = TemporaryDirectory()
         let (db, store) = try Self.open(dir)
         defer { db.close() }
-        struct Sizes: Equatable, Sendable { var people: Int; var trips: Int; var sequence: Int64 }
+        struct Sizes: Equatable, Sendable {
+            var people: Int
+            var trips: Int
+            var sequence: Int64
+        }
         let observation = store.observe(collections: ["people", "trips"]) { tx in
-            Sizes(people: try tx.count("people"), trips: try tx.count("trips"), sequence: try store.records.lastSequence(in: tx.reader))
+            Sizes(
+                people: try tx.count("people"), trips: try tx.count("trips"),
+                sequence: try store.records.lastSequence(in: tx.reader))
         }
         let writers = 3, perWriter = 60, total = writers * perWriter
         let collectors = (0..<8).map { _ in Collector<Sizes>() }
@@ -236,7 +248,9 @@ import KVDocsTestSupport
         // One more observer, cancelled while the writers run.
         let quitter = Collector<Sizes>()
         let quitterTask = quitter.start(observation)
-        try await Self.eventually("every observer's first value") { collectors.allSatisfy { $0.count >= 1 } && quitter.count >= 1 }
+        try await Self.eventually("every observer's first value") {
+            collectors.allSatisfy { $0.count >= 1 } && quitter.count >= 1
+        }
         try await withThrowingTaskGroup(of: Void.self) { group in
             for w in 0..<writers {
                 group.addTask {
@@ -253,15 +267,16 @@ import KVDocsTestSupport
             group.addTask {
                 try await withCheckedThrowingContinuation { (done: CheckedContinuation<Void, any Error>) in
                     Thread.detachNewThread {
-                        done.resume(with: Result {
-                            for i in 0..<perWriter {
-                                let id = Int64(9000 + i)
-                                try store.write { batch in
-                                    try batch.insert("people", ["id": .int(id), "age": 2])
-                                    try batch.insert("trips", ["id": .int(id)])
+                        done.resume(
+                            with: Result {
+                                for i in 0..<perWriter {
+                                    let id = Int64(9000 + i)
+                                    try store.write { batch in
+                                        try batch.insert("people", ["id": .int(id), "age": 2])
+                                        try batch.insert("trips", ["id": .int(id)])
+                                    }
                                 }
-                            }
-                        })
+                            })
                     }
                 }
             }
@@ -296,7 +311,11 @@ import KVDocsTestSupport
         let task = collector.start(store.observe(.count(try store.collection("people"))))
         try await Self.eventually("the first value") { collector.count == 1 }
         let stream = store.changeStream()
-        let streamed = Task { var n = 0; for await _ in stream { n += 1 }; return n }
+        let streamed = Task {
+            var n = 0
+            for await _ in stream { n += 1 }
+            return n
+        }
         try await store.collection("people").async.insert(Self.person(1, age: 1))
         try await Self.eventually("the second value") { collector.count == 2 }
         db.close()
@@ -325,13 +344,19 @@ import KVDocsTestSupport
         _ = try DocumentStore(database: db, schema: try Schema(json: Data(Self.schema.utf8)))
         #expect(try store.records.generation(in: db) == generation, "the same schema writes nothing")
         var schema = try Schema(json: Data(Self.schema.utf8))
-        schema.collections["trips"] = try Schema(json: Data(#"{"collections": {"trips": {"primaryKey": "id", "indexes": [{"name": "by_x", "fields": ["x"]}]}}}"#.utf8))[collection: "trips"]
+        schema.collections["trips"] = try Schema(
+            json: Data(
+                #"{"collections": {"trips": {"primaryKey": "id", "indexes": [{"name": "by_x", "fields": ["x"]}]}}}"#
+                    .utf8))[collection: "trips"]
         try store.apply(schema)
         schema.collections["places"] = CollectionSchema(primaryKey: "id")
         try store.apply(schema)
         #expect(registration.counts.wakes == 0)
         // A new index on people wakes it.
-        schema.collections["people"] = try Schema(json: Data(#"{"collections": {"people": {"primaryKey": "id", "indexes": [{"name": "by_age", "fields": ["age"]}, {"name": "by_location", "fields": ["at"], "type": "geo"}, {"name": "by_bio", "fields": ["bio"]}], "text": [{"name": "bio_text", "fields": ["bio"]}]}}}"#.utf8))[collection: "people"]
+        schema.collections["people"] = try Schema(
+            json: Data(
+                #"{"collections": {"people": {"primaryKey": "id", "indexes": [{"name": "by_age", "fields": ["age"]}, {"name": "by_location", "fields": ["at"], "type": "geo"}, {"name": "by_bio", "fields": ["bio"]}], "text": [{"name": "bio_text", "fields": ["bio"]}]}}}"#
+                    .utf8))[collection: "people"]
         try store.apply(schema)
         try await Self.eventually("the schema change was evaluated") { registration.counts.evaluations == 2 }
         #expect(registration.counts.wakes == 1)

@@ -1,6 +1,7 @@
 import Foundation
 import KVDocsTestSupport
 import Testing
+
 @testable import KVDocs
 
 @Suite struct OptionsTests {
@@ -35,7 +36,7 @@ import Testing
         Case(name: "maxFileSize", value: (1 << 30) + 1),
         Case(name: "blockRestartInterval", value: 0),
         Case(name: "bloomFilterBitsPerKey", value: 0),
-        Case(name: "blockCacheCapacity", value: -1),
+        Case(name: "blockCacheCapacity", value: -1)
     ])
     func outOfRangeOptionIsRejected(_ c: Case) throws {
         let dir = TemporaryDirectory()

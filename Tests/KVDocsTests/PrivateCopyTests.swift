@@ -1,6 +1,7 @@
 import Foundation
 import KVDocsTestSupport
 import Testing
+
 @testable import KVDocs
 
 /// Every file under a directory (subdirectories included) with its bytes, to prove nothing changed.
@@ -11,7 +12,8 @@ func fingerprint(_ directory: String) throws -> [String: Data] {
         var isDirectory: ObjCBool = false
         let path = directory + "/" + name
         _ = fm.fileExists(atPath: path, isDirectory: &isDirectory)
-        result[name] = isDirectory.boolValue ? Data("<directory>".utf8) : try Data(contentsOf: URL(fileURLWithPath: path))
+        result[name] =
+            isDirectory.boolValue ? Data("<directory>".utf8) : try Data(contentsOf: URL(fileURLWithPath: path))
     }
     return result
 }
@@ -78,7 +80,7 @@ func fingerprint(_ directory: String) throws -> [String: Data] {
         #expect(FileManager.default.fileExists(atPath: db.path + "/CURRENT"))
         db.close()
         #expect(try Self.copies(in: parent).isEmpty)
-        db.close()   // twice: nothing more
+        db.close()  // twice: nothing more
 
         do {
             let scoped = try Database.openPrivateCopy(of: original, under: parent)
@@ -122,7 +124,9 @@ func fingerprint(_ directory: String) throws -> [String: Data] {
         let before = try fingerprint(foreign)
         var options = Options()
         options.createIfMissing = true
-        error = expectError(.invalidArgument) { try Database.openPrivateCopy(of: foreign, options: options, under: parent) }
+        error = expectError(.invalidArgument) {
+            try Database.openPrivateCopy(of: foreign, options: options, under: parent)
+        }
         #expect(error?.path == foreign)
         #expect(try fingerprint(foreign) == before)
         #expect(try Self.copies(in: parent).isEmpty)
@@ -150,20 +154,31 @@ func fingerprint(_ directory: String) throws -> [String: Data] {
         let ready = dir.child("ready")
         let holder = Process()
         holder.executableURL = URL(fileURLWithPath: try referencePython())
-        holder.arguments = ["-c", "import plyvel, sys, pathlib; d = plyvel.DB(\(pythonString(original))); pathlib.Path(\(pythonString(ready))).touch(); sys.stdin.read()"]
+        holder.arguments = [
+            "-c",
+            "import plyvel, sys, pathlib; d = plyvel.DB(\(pythonString(original))); pathlib.Path(\(pythonString(ready))).touch(); sys.stdin.read()"
+        ]
         let stdin = Pipe()
         holder.standardInput = stdin
         try holder.run()
-        defer { try? stdin.fileHandleForWriting.close(); holder.waitUntilExit() }
+        defer {
+            try? stdin.fileHandleForWriting.close()
+            holder.waitUntilExit()
+        }
         let deadline = Date().addingTimeInterval(20)
         while !FileManager.default.fileExists(atPath: ready) && Date() < deadline { usleep(20_000) }
         try #require(FileManager.default.fileExists(atPath: ready))
         let error = expectError(.locked) { try Database.openPrivateCopy(of: original, under: dir.path) }
-        #expect(error?.message == "the database at \(original) is in use by another process (pid \(holder.processIdentifier))")
+        #expect(
+            error?.message
+                == "the database at \(original) is in use by another process (pid \(holder.processIdentifier))")
         #expect(try Self.copies(in: dir.path).isEmpty)
         // A plain open names the holder too.
         let plain = expectError(.locked) { try Database(path: original) }
-        #expect(plain?.message.hasPrefix("the database at \(original) is in use by another process (pid \(holder.processIdentifier)) (") == true, "\(plain?.message ?? "")")
+        #expect(
+            plain?.message.hasPrefix(
+                "the database at \(original) is in use by another process (pid \(holder.processIdentifier)) (") == true,
+            "\(plain?.message ?? "")")
     }
 
     @Test func aCopyThatCannotBeOpenedIsRemovedAndTheErrorNamesTheOriginal() throws {

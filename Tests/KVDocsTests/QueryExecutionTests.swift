@@ -1,6 +1,7 @@
 import Foundation
 import KVDocsTestSupport
 import Testing
+
 @testable import KVDocs
 
 /// Streaming execution: every strategy (scan order, merge of per-value streams by id,
@@ -20,7 +21,8 @@ import Testing
         switch Int.random(in: 0..<6, using: &rng) {
         case 0:  // a wide range: hundreds of values
             let a = Int64.random(in: 0...200, using: &rng)
-            q.conditions.append(Condition(field: "age", op: .between(.int(a), .int(a + Int64.random(in: 0...250, using: &rng)))))
+            q.conditions.append(
+                Condition(field: "age", op: .between(.int(a), .int(a + Int64.random(in: 0...250, using: &rng)))))
         case 1:  // a narrow range: a few values, merged by id
             let a = Int64.random(in: 0...400, using: &rng)
             q.conditions.append(Condition(field: "age", op: .greaterOrEqual(.int(a))))
@@ -46,7 +48,10 @@ import Testing
                 for i in 0..<1500 {
                     let id: JSONValue = i % 9 == 0 ? .int(Int64(i)) : .string(String(format: "p%04d", i))
                     var doc = Self.document(id: id, &rng)
-                    if case .object(var o) = doc { o["email"] = nil; doc = .object(o) }  // no unique clashes
+                    if case .object(var o) = doc {
+                        o["email"] = nil
+                        doc = .object(o)
+                    }  // no unique clashes
                     try batch.insert("people", doc)
                     model[id] = doc
                 }
@@ -57,7 +62,10 @@ import Testing
                 let plan = try people.explain(query)
                 let expected = ReferenceSemantics.answer(model, query)
                 let actual = try people.find(query).map { $0["id"] ?? .null }
-                #expect(actual == expected, "\(query.conditions) order \(String(describing: query.order)) limit \(String(describing: query.limit)) offset \(query.offset)\n\(plan)")
+                #expect(
+                    actual == expected,
+                    "\(query.conditions) order \(String(describing: query.order)) limit \(String(describing: query.limit)) offset \(query.offset)\n\(plan)"
+                )
                 var unlimited = query
                 unlimited.limit = nil
                 unlimited.offset = 0
@@ -76,7 +84,8 @@ import Testing
             #expect(guaranteed.index == "by_age" && guaranteed.filter.isEmpty)
             let sameSide = try people.explain(Query().where("age", .greater(3)).where("age", .greater("a")))
             #expect(sameSide.filter == [Condition(field: "age", op: .greater("a"))])
-            let prefixes = try people.explain(Query().where("last", .prefix("S")).where("last", .prefix("Sm")).where("first", .equal("Ann")))
+            let prefixes = try people.explain(
+                Query().where("last", .prefix("S")).where("last", .prefix("Sm")).where("first", .equal("Ann")))
             #expect(prefixes.filter.contains(Condition(field: "last", op: .prefix("Sm"))))
             let residual = try people.explain(Query().where("tags[]", .equal("a")).where("tags[]", .notEqual("b")))
             #expect(residual.index == "by_tag" && residual.filter == [Condition(field: "tags[]", op: .notEqual("b"))])
@@ -86,7 +95,10 @@ import Testing
     @Test func aMultiValuedMatchComesOnceWhicheverStrategyFindsIt() throws {
         try withPeopleStore { _, people throws in
             for i in 0..<200 {
-                try people.insert(["id": .string(String(format: "d%03d", i)), "tags": .array([.string("a"), .string("b"), .int(Int64(i % 7))])])
+                try people.insert([
+                    "id": .string(String(format: "d%03d", i)),
+                    "tags": .array([.string("a"), .string("b"), .int(Int64(i % 7))])
+                ])
             }
             let both = Query().where("tags[]", .in(["a", "b"]))
             #expect(try people.find(both).count == 200)
@@ -110,7 +122,12 @@ import Testing
         case 3: return .uint(rng.next() | (1 << 63))
         case 4: return .double(Double(bitPattern: rng.next() & ~(0x7FF << 52)))
         case 5: return DocumentGenerator.pick(DocumentGenerator.ages, &rng)
-        case 6: return .string(String(decoding: (0..<Int.random(in: 0...5, using: &rng)).map { _ in UInt8.random(in: 0...0x7F, using: &rng) }, as: UTF8.self))
+        case 6:
+            return .string(
+                String(
+                    decoding: (0..<Int.random(in: 0...5, using: &rng)).map { _ in
+                        UInt8.random(in: 0...0x7F, using: &rng)
+                    }, as: UTF8.self))
         case 7: return .array((0..<Int.random(in: 0...3, using: &rng)).map { _ in randomValue(&rng, depth: depth + 1) })
         default: return .object(["k": randomValue(&rng, depth: depth + 1), "\0": .null])
         }
@@ -127,13 +144,21 @@ import Testing
     @Test func entriesOfACompoundMultiValuedIndexAreEveryDistinctCombinationSorted() throws {
         let index = IndexDefinition(name: "i", fields: ["a", "b[]"], unique: false)
         let document: JSONValue = ["a": 1, "b": ["y", "x", 3, 3.0, "x", ["n", nil]]]
-        let expected = [JSONValue(3), "x", "y", ["n", nil]].map { Tuple(ValueOrder.encode(1) + ValueOrder.encode($0)).encoded }
+        let expected = [JSONValue(3), "x", "y", ["n", nil]].map {
+            Tuple(ValueOrder.encode(1) + ValueOrder.encode($0)).encoded
+        }
         #expect(SecondaryIndexMaintainer.encodedValues(index, document) == expected)
         // Not sparse: a missing field, or a multi-valued one without elements, is the
         // missing marker, which sorts before null.
         let missing = SecondaryIndexMaintainer.missingMarker
-        #expect(SecondaryIndexMaintainer.encodedValues(index, ["b": ["x"]]) == [missing + Tuple(ValueOrder.encode("x")).encoded])
-        #expect(SecondaryIndexMaintainer.encodedValues(index, ["a": 1, "b": []]) == [Tuple(ValueOrder.encode(1)).encoded + missing])
+        #expect(
+            SecondaryIndexMaintainer.encodedValues(index, ["b": ["x"]]) == [
+                missing + Tuple(ValueOrder.encode("x")).encoded
+            ])
+        #expect(
+            SecondaryIndexMaintainer.encodedValues(index, ["a": 1, "b": []]) == [
+                Tuple(ValueOrder.encode(1)).encoded + missing
+            ])
         #expect(SecondaryIndexMaintainer.encodedValues(index, [:]) == [missing + missing])
         #expect(compareBytes(missing, ValueOrder.key(nil)) < 0)
         // Sparse: such documents have no entry.
@@ -152,13 +177,18 @@ import Testing
             let a = try people.explain(Query().where("age", .equal(30)).where("last", .equal("Ng")))
             let b = try people.explain(Query().where("age", .equal(41)).where("last", .equal("Zed")))
             #expect(a.index == b.index && b.ranges != a.ranges)
-            #expect(QueryShape(collection: "people", query: Query().where("age", .equal(1)))
+            #expect(
+                QueryShape(collection: "people", query: Query().where("age", .equal(1)))
                     == QueryShape(collection: "people", query: Query().where("age", .equal(2))))
-            #expect(QueryShape(collection: "people", query: Query().where("age", .greater(1)).where("age", .greater(2)))
-                    != QueryShape(collection: "people", query: Query().where("age", .greater(1)).where("age", .greater("a"))))
-            #expect(QueryShape(collection: "people", query: Query().where("tags[]", .in([1, 2])))
+            #expect(
+                QueryShape(collection: "people", query: Query().where("age", .greater(1)).where("age", .greater(2)))
+                    != QueryShape(
+                        collection: "people", query: Query().where("age", .greater(1)).where("age", .greater("a"))))
+            #expect(
+                QueryShape(collection: "people", query: Query().where("tags[]", .in([1, 2])))
                     != QueryShape(collection: "people", query: Query().where("tags[]", .in([1]))))
-            #expect(QueryShape(collection: "c", query: Query().where(try FieldPath("caf\u{E9}"), .equal(1)))
+            #expect(
+                QueryShape(collection: "c", query: Query().where(try FieldPath("caf\u{E9}"), .equal(1)))
                     != QueryShape(collection: "c", query: Query().where(try FieldPath("cafe\u{301}"), .equal(1))))
             // Same shape, one with types that change the plan's bounds: still answered right.
             try people.insert(["id": "x", "age": 50])

@@ -1,12 +1,14 @@
 import Foundation
 import KVDocsTestSupport
 import Testing
+
 @testable import KVDocs
 
 /// `ReadTransaction.forEach`: the documents `find` returns, handed over one at a time as the
 /// scan reaches them.
 @Suite struct ReadTransactionForEachTests {
-    static let schema = #"{"collections": {"people": {"primaryKey": "id", "indexes": [{"name": "by_age", "fields": ["age"]}]}}}"#
+    static let schema =
+        #"{"collections": {"people": {"primaryKey": "id", "indexes": [{"name": "by_age", "fields": ["age"]}]}}}"#
 
     static let queries: [Query] = [
         Query(),
@@ -15,14 +17,16 @@ import Testing
         Query().where("age", .in([20, 31, 44])),
         Query().where("age", .between(25, 40)).orderBy("age", descending: true).limit(9),
         Query().orderBy("name").offset(5),
-        Query().where("age", .less(50)).select(["name"]),
+        Query().where("age", .less(50)).select(["name"])
     ]
 
     @Test func forEachHandsOverWhatFindReturnsInItsOrder() throws {
         try withTemporaryDatabase { db, _ in
             let store = try DocumentStore(database: db, schema: try Schema(json: Data(Self.schema.utf8)))
             for i in 0..<120 {
-                try store.collection("people").insert(["id": .int(Int64(i)), "age": .int(Int64(18 + (i * 7) % 40)), "name": .string("n\((i * 13) % 120)")])
+                try store.collection("people").insert([
+                    "id": .int(Int64(i)), "age": .int(Int64(18 + (i * 7) % 40)), "name": .string("n\((i * 13) % 120)")
+                ])
             }
             try store.read { tx in
                 for query in Self.queries {

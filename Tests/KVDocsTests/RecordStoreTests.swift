@@ -1,6 +1,7 @@
 import Foundation
 import KVDocsTestSupport
 import Testing
+
 @testable import KVDocs
 
 @Suite struct RecordStoreTests {
@@ -69,11 +70,12 @@ import Testing
             try store.put(["a"], Self.bytes(10, seed: 1))
             try store.put(["a", 5], [9])
             try store.put(["a", "x"], Self.bytes(9, seed: 2))
-            try store.put(["a"], [1])   // must not delete the other records' keys
+            try store.put(["a"], [1])  // must not delete the other records' keys
             #expect(try store.get(["a"]) == [1])
             #expect(try store.get(["a", 5]) == [9])
             #expect(try store.get(["a", "x"]) == Self.bytes(9, seed: 2))
-            #expect(try store.keys() == [["a"], ["a", "x"], ["a", 5]])  // tuple order: strings (0x02) before integers (0x14)
+            // tuple order: strings (0x02) before integers (0x14)
+            #expect(try store.keys() == [["a"], ["a", "x"], ["a", 5]])
         }
     }
 
@@ -116,7 +118,9 @@ import Testing
 
     @Test func invalidThresholdIsRejected() throws {
         try withTemporaryDatabase { db, _ throws in
-            #expect(throws: KVDocsError.self) { _ = try RecordStore(database: db, subspace: Subspace(), splitThreshold: 0) }
+            #expect(throws: KVDocsError.self) {
+                _ = try RecordStore(database: db, subspace: Subspace(), splitThreshold: 0)
+            }
         }
     }
 }

@@ -1,7 +1,7 @@
 import Foundation
-import Testing
 import KVDocs
 import KVDocsTestSupport
+import Testing
 
 /// The short modes of kvstress's scenarios (RELIABILITY.md has the long ones). Each runs in
 /// child processes, so a crash or a hang is reported as a failed round, not a dead test run.

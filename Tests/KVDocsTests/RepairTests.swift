@@ -1,6 +1,7 @@
 import Foundation
 import KVDocsTestSupport
 import Testing
+
 @testable import KVDocs
 
 @Suite struct RepairTests {
@@ -8,7 +9,10 @@ import Testing
         let dir = TemporaryDirectory()
         let missing = dir.child("missing")
         let error = expectError(.invalidArgument) { try Database.repair(path: missing) }
-        #expect(error?.message == "\(missing) is not a LevelDB database (it holds no CURRENT, MANIFEST, log or table file): nothing to repair")
+        #expect(
+            error?.message
+                == "\(missing) is not a LevelDB database (it holds no CURRENT, MANIFEST, log or table file): nothing to repair"
+        )
         #expect(!FileManager.default.fileExists(atPath: missing))
         let foreign = dir.child("foreign")
         try FileManager.default.createDirectory(atPath: foreign, withIntermediateDirectories: true)
@@ -22,7 +26,10 @@ import Testing
         try withTemporaryDatabase { db, path throws in
             try db.put("a", "1")
             let error = expectError(.locked) { try Database.repair(path: path) }
-            #expect(error?.message == "the database at \(path) is in use by a handle of this process: it cannot be repaired while open")
+            #expect(
+                error?.message
+                    == "the database at \(path) is in use by a handle of this process: it cannot be repaired while open"
+            )
             #expect(!FileManager.default.fileExists(atPath: path + "/lost"))
             try db.put("b", "2")
             #expect(try db.get("a", as: String.self) == "1")
@@ -61,7 +68,7 @@ import Testing
         let db = try Database(path: path)
         defer { db.close() }
         #expect(try db.get("late", as: String.self) == "2")
-        #expect(try db.get("early") == nil)    // only in the damaged table
+        #expect(try db.get("early") == nil)  // only in the damaged table
 
         // A second repair reports only what it moved itself (the log the last open made).
         db.close()

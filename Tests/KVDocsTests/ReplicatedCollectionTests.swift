@@ -1,20 +1,23 @@
 import Foundation
 import KVDocsTestSupport
 import Testing
+
 @testable import KVDocs
 
 /// Replicated collections (design: docs/design/sync.md §1.1–§1.5): schema, the write rules
 /// of interactive and replicated edits, conflicts and their resolution.
 @Suite struct ReplicatedCollectionTests {
     static func schema(revsLimit: Int = 1000) throws -> Schema {
-        try Schema(json: Data("""
-        {"collections": {
-          "notes": {"replicated": true, "revsLimit": \(revsLimit),
-                    "indexes": [{"name": "by_tag", "fields": ["tags[]"]}, {"name": "by_n", "fields": ["n"]},
-                                {"name": "at", "fields": ["at"], "type": "geo"}],
-                    "text": [{"name": "body", "fields": ["text"]}]},
-          "people": {"indexes": [{"name": "by_age", "fields": ["age"]}]}}}
-        """.utf8))
+        try Schema(
+            json: Data(
+                """
+                {"collections": {
+                  "notes": {"replicated": true, "revsLimit": \(revsLimit),
+                            "indexes": [{"name": "by_tag", "fields": ["tags[]"]}, {"name": "by_n", "fields": ["n"]},
+                                        {"name": "at", "fields": ["at"], "type": "geo"}],
+                            "text": [{"name": "body", "fields": ["text"]}]},
+                  "people": {"indexes": [{"name": "by_age", "fields": ["age"]}]}}}
+                """.utf8))
     }
 
     static func withStore<R>(revsLimit: Int = 1000, _ body: (DocumentStore, Database) throws -> R) throws -> R {
@@ -33,7 +36,9 @@ import Testing
     }
 
     static func revision(_ doc: JSONValue?) throws -> Revision {
-        guard case .string(let text)? = doc?["_rev"] else { throw KVDocsError(.invalidArgument, "no _rev in \(String(describing: doc))") }
+        guard case .string(let text)? = doc?["_rev"] else {
+            throw KVDocsError(.invalidArgument, "no _rev in \(String(describing: doc))")
+        }
         return try Revision.parse(text)
     }
 
@@ -55,7 +60,9 @@ import Testing
         #expect(text.contains("\"replicated\":true") && text.contains("\"revsLimit\":7"))
         // A collection that is not replicated writes exactly what it wrote before.
         let people = try Schema(collections: ["people": CollectionSchema(primaryKey: "id")])
-        #expect(String(decoding: people.jsonData(), as: UTF8.self) == #"{"collections":{"people":{"indexes":[],"primaryKey":"id","text":[]}}}"#)
+        #expect(
+            String(decoding: people.jsonData(), as: UTF8.self)
+                == #"{"collections":{"people":{"indexes":[],"primaryKey":"id","text":[]}}}"#)
         #expect(try Schema(json: schema.jsonData()) == schema)
         let swift = try Schema(collections: ["notes": CollectionSchema(replicated: true, revsLimit: 7)])
         #expect(try swift.collection("notes").primaryKey == "_id")
@@ -73,7 +80,9 @@ import Testing
         refused(#"{"collections": {"notes": {"replicated": true, "revsLimit": 2.5}}}"#, "revsLimit")
         refused(#"{"collections": {"notes": {"revsLimit": 10}}}"#, "only valid with")
         refused(#"{"collections": {"notes": {"replicated": "yes"}}}"#, "true or false")
-        expectError(.schema) { try Schema(collections: ["notes": CollectionSchema(primaryKey: "key", replicated: true)]) }
+        expectError(.schema) {
+            try Schema(collections: ["notes": CollectionSchema(primaryKey: "key", replicated: true)])
+        }
         expectError(.schema) { try Schema(collections: ["notes": CollectionSchema(replicated: true, revsLimit: 0)]) }
         expectError(.schema) { try Schema(collections: ["notes": CollectionSchema(revsLimit: 5)]) }
     }
@@ -126,7 +135,9 @@ import Testing
             #expect(second.position == 2)
             #expect(try notes.revisionHistory(id: "a", second) == [second, first])
             let before = try Self.dump(db)
-            let error = expectError(.conflict) { try notes.update(["_id": "a", "_rev": .string(first.description), "n": 3]) }
+            let error = expectError(.conflict) {
+                try notes.update(["_id": "a", "_rev": .string(first.description), "n": 3])
+            }
             #expect(error?.message.contains("\"notes\"") == true && error?.message.contains(first.description) == true)
             expectError(.conflict) { try notes.upsert(["_id": "a", "_rev": "9-abc", "n": 3]) }
             expectError(.conflict) { try notes.insert(["_id": "a", "n": 3]) }
@@ -186,7 +197,7 @@ import Testing
                 (["_id": "b", "_rev": "garbage"], "bad _rev"),
                 (["_id": "b", "_rev": 7], "_rev must be a string"),
                 (["_id": "b", "_attachments": [:]], "_attachments"),
-                (["text": "no id"], "\"_id\""),
+                (["text": "no id"], "\"_id\"")
             ] {
                 let error = expectError(.invalidArgument) { try notes.upsert(doc) }
                 #expect(error?.message.contains(fragment) == true, "\(String(describing: error))")
@@ -207,7 +218,10 @@ import Testing
     /// winner would break it fails and leaves nothing behind, not even its tree.
     @Test func aUniqueViolationOfTheNewWinnerWritesNothing() throws {
         try withTemporaryDatabase { db, _ throws in
-            let schema = try Schema(json: Data(#"{"collections": {"users": {"replicated": true, "indexes": [{"name": "by_email", "fields": ["email"], "unique": true}]}}}"#.utf8))
+            let schema = try Schema(
+                json: Data(
+                    #"{"collections": {"users": {"replicated": true, "indexes": [{"name": "by_email", "fields": ["email"], "unique": true}]}}}"#
+                        .utf8))
             let store = try DocumentStore(database: db, schema: schema)
             let users = try store.collection("users")
             try users.insert(["_id": "a", "email": "x@example.com"])
@@ -218,12 +232,17 @@ import Testing
             expectError(.uniqueViolation) { try users.upsert(["_id": "b", "email": "x@example.com"]) }
             // A replicated revision that would win with a taken value.
             let r2 = try Self.rev("2-zzz")
-            expectError(.uniqueViolation) { try users.writeReplicated(id: "b", revision: r2, history: [r2.id, r1.id], body: ["email": "x@example.com"]) }
+            expectError(.uniqueViolation) {
+                try users.writeReplicated(
+                    id: "b", revision: r2, history: [r2.id, r1.id], body: ["email": "x@example.com"])
+            }
             #expect(try Self.dump(db) == before)
             // A losing revision with a taken value is kept: indexes do not see it.
             let r2a = try Self.rev("2-abc"), r2b = try Self.rev("2-bbb")
-            try users.writeReplicated(id: "b", revision: r2b, history: [r2b.id, r1.id], body: ["email": "z@example.com"])
-            try users.writeReplicated(id: "b", revision: r2a, history: [r2a.id, r1.id], body: ["email": "x@example.com"])
+            try users.writeReplicated(
+                id: "b", revision: r2b, history: [r2b.id, r1.id], body: ["email": "z@example.com"])
+            try users.writeReplicated(
+                id: "b", revision: r2a, history: [r2a.id, r1.id], body: ["email": "x@example.com"])
             #expect(try users.get(id: "b")?["email"] == "z@example.com")
             #expect(try users.conflictInfo(id: "b")?.conflicts == [r2a])
             #expect(try store.verify().isClean)
@@ -240,7 +259,8 @@ import Testing
             try DocumentStore(database: db, schema: try Self.schema()).collection("notes").insert(["_id": "a"])
         }
         let error = expectError(.notSupported) {
-            try LayeredDocumentStore(user: dir.child("user"), base: dir.child("base"), schema: try Self.schema(), create: true)
+            try LayeredDocumentStore(
+                user: dir.child("user"), base: dir.child("base"), schema: try Self.schema(), create: true)
         }
         #expect(error?.message.contains("\"notes\"") == true)
     }
@@ -264,17 +284,21 @@ import Testing
             let r1 = try Self.rev("1-aaa"), r2a = try Self.rev("2-bbb"), r2b = try Self.rev("2-ccc")
             #expect(try notes.writeReplicated(id: "d", revision: r1, body: ["tags": ["one"]]) != nil)
             try notes.writeReplicated(id: "d", revision: r2a, history: [r2a.id, r1.id], body: ["tags": ["a"]])
-            let change = try notes.writeReplicated(id: "d", revision: r2b, history: [r2b.id, r1.id], body: ["tags": ["b"]])
+            let change = try notes.writeReplicated(
+                id: "d", revision: r2b, history: [r2b.id, r1.id], body: ["tags": ["b"]])
             #expect(change?.operation == .update)
             // The winner is the greater id; the loser's body is kept beside it.
             #expect(try notes.get(id: "d") == ["_id": "d", "_rev": "2-ccc", "tags": ["b"]])
             let conflicts = try notes.conflicts()
-            #expect(conflicts.map(\.id) == ["d"] && conflicts.first?.winner == r2b && conflicts.first?.conflicts == [r2a])
+            #expect(
+                conflicts.map(\.id) == ["d"] && conflicts.first?.winner == r2b && conflicts.first?.conflicts == [r2a])
             #expect(conflicts.first?.winnerDeleted == false && conflicts.first?.deletedConflicts == [])
             #expect(try notes.find(Query().where("tags[]", .equal("a"))).isEmpty)
             // The same revision again: nothing written.
             let before = try Self.dump(db)
-            #expect(try notes.writeReplicated(id: "d", revision: r2a, history: [r2a.id, r1.id], body: ["tags": ["a"]]) == nil)
+            #expect(
+                try notes.writeReplicated(id: "d", revision: r2a, history: [r2a.id, r1.id], body: ["tags": ["a"]])
+                    == nil)
             #expect(try Self.dump(db) == before)
             // Deleting the winner brings the other leaf back.
             try notes.delete(id: "d")
@@ -284,7 +308,10 @@ import Testing
             // A new conflict, resolved by keeping the loser.
             let r3 = try Self.rev("3-ddd")
             try notes.writeReplicated(id: "d", revision: r3, history: [r3.id, r2b.id, r1.id], body: ["tags": ["c"]])
-            #expect(try notes.conflictInfo(id: "d")?.conflicts == [try Self.revision(notes.get(id: "d")) == r3 ? Self.rev("2-bbb") : r3])
+            #expect(
+                try notes.conflictInfo(id: "d")?.conflicts == [
+                    try Self.revision(notes.get(id: "d")) == r3 ? Self.rev("2-bbb") : r3
+                ])
             let tombstones = try notes.resolve(id: "d", keep: try Self.rev("2-bbb"))
             #expect(tombstones.count == 1 && tombstones[0].position == 4)
             #expect(try notes.get(id: "d")?["_rev"] == "2-bbb")
@@ -301,9 +328,15 @@ import Testing
             let notes = try store.collection("notes")
             let r2 = try Self.rev("2-bbb"), r1 = try Self.rev("1-aaa")
             let before = try Self.dump(db)
-            expectError(.invalidArgument) { try notes.writeReplicated(id: "d", revision: r2, history: [r1.id, r2.id], body: [:]) }
-            expectError(.invalidArgument) { try notes.writeReplicated(id: "d", revision: r2, history: [r2.id, r2.id], body: [:]) }
-            expectError(.invalidArgument) { try notes.writeReplicated(id: "d", revision: r1, history: [r1.id, r2.id], body: [:]) }
+            expectError(.invalidArgument) {
+                try notes.writeReplicated(id: "d", revision: r2, history: [r1.id, r2.id], body: [:])
+            }
+            expectError(.invalidArgument) {
+                try notes.writeReplicated(id: "d", revision: r2, history: [r2.id, r2.id], body: [:])
+            }
+            expectError(.invalidArgument) {
+                try notes.writeReplicated(id: "d", revision: r1, history: [r1.id, r2.id], body: [:])
+            }
             expectError(.invalidArgument) { try notes.writeReplicated(id: "d", revision: r1, body: ["_x": 1]) }
             expectError(.invalidArgument) { try notes.writeReplicated(id: "_d", revision: r1, body: [:]) }
             #expect(try Self.dump(db) == before)
@@ -326,7 +359,8 @@ import Testing
             let notes = try store.collection("notes")
             let feed = try store.changes().count
             #expect(try notes.localDocument("_local/cp") == nil)
-            #expect(try notes.putLocalDocument("_local/cp", body: ["last_seq": 5, "_id": "_local/cp"], ifRev: nil) == "0-1")
+            #expect(
+                try notes.putLocalDocument("_local/cp", body: ["last_seq": 5, "_id": "_local/cp"], ifRev: nil) == "0-1")
             #expect(try notes.localDocument("cp")?.rev == "0-1")
             #expect(try notes.localDocument("cp")?.body == ["last_seq": 5])
             let before = try Self.dump(db)
@@ -369,9 +403,11 @@ import Testing
             let ids = ["a", "b", "c", "d"]
             for step in 0..<150 {
                 let id = ids[Int(rng.next() % UInt64(ids.count))]
-                let body: JSONObject = ["n": .int(Int64(rng.next() % 5)), "tags": .array([.string(["x", "y", "z"][Int(rng.next() % 3)])]),
-                                        "text": .string(["red fox", "blue fox", "red hen"][Int(rng.next() % 3)]),
-                                        "at": ["lat": .double(Double(rng.next() % 90)), "lon": .double(Double(rng.next() % 90))]]
+                let body: JSONObject = [
+                    "n": .int(Int64(rng.next() % 5)), "tags": .array([.string(["x", "y", "z"][Int(rng.next() % 3)])]),
+                    "text": .string(["red fox", "blue fox", "red hen"][Int(rng.next() % 3)]),
+                    "at": ["lat": .double(Double(rng.next() % 90)), "lon": .double(Double(rng.next() % 90))]
+                ]
                 var tree = model.trees[id] ?? RevisionTree()
                 let winner = tree.winner
                 let live = winner.map { !$0.deleted } ?? false
@@ -381,8 +417,11 @@ import Testing
                     var doc = body
                     doc["_id"] = .string(id)
                     let change = try notes.upsert(.object(doc))
-                    let rev = Revision(position: (winner?.revision.position ?? 0) + 1,
-                                       id: RevisionTree.newRevisionID(parent: winner?.revision, deleted: false, canonicalBody: try DocumentStore.storedBytes(.object(body))))
+                    let rev = Revision(
+                        position: (winner?.revision.position ?? 0) + 1,
+                        id: RevisionTree.newRevisionID(
+                            parent: winner?.revision, deleted: false,
+                            canonicalBody: try DocumentStore.storedBytes(.object(body))))
                     var nodes: [RevisionTree.PathNode] = []
                     if let w = winner { nodes.append(.init(id: w.revision.id, value: .missing)) }
                     nodes.append(.init(id: rev.id, value: .stored(deleted: false)))
@@ -392,9 +431,18 @@ import Testing
                 case 2 where live:
                     try notes.delete(id: .string(id))
                     let w = try #require(winner)
-                    let rev = Revision(position: w.revision.position + 1,
-                                       id: RevisionTree.newRevisionID(parent: w.revision, deleted: true, canonicalBody: try DocumentStore.storedBytes(.object([:]))))
-                    tree.merge(try RevisionTree.Path(start: w.revision.position, nodes: [.init(id: w.revision.id, value: .missing), .init(id: rev.id, value: .stored(deleted: true))]))
+                    let rev = Revision(
+                        position: w.revision.position + 1,
+                        id: RevisionTree.newRevisionID(
+                            parent: w.revision, deleted: true,
+                            canonicalBody: try DocumentStore.storedBytes(.object([:]))))
+                    tree.merge(
+                        try RevisionTree.Path(
+                            start: w.revision.position,
+                            nodes: [
+                                .init(id: w.revision.id, value: .missing),
+                                .init(id: rev.id, value: .stored(deleted: true))
+                            ]))
                     model.bodies[id, default: [:]][rev] = [:]
                     model.lastSequence[id] = try store.changes().last?.sequence
                 default:
@@ -416,14 +464,19 @@ import Testing
                     let deleted = rng.next() % 4 == 0
                     let rev = Revision(position: position, id: history[0])
                     var candidate = tree
-                    candidate.merge(try RevisionTree.Path(position: position, history: history, leaf: .stored(deleted: deleted)))
+                    candidate.merge(
+                        try RevisionTree.Path(position: position, history: history, leaf: .stored(deleted: deleted)))
                     var stemmed = candidate
                     stemmed.stem(limit: limit)
                     if stemmed.hasDuplicateRevisions {
-                        expectError(.invalidArgument) { try notes.writeReplicated(id: id, revision: rev, history: history, deleted: deleted, body: body) }
+                        expectError(.invalidArgument) {
+                            try notes.writeReplicated(
+                                id: id, revision: rev, history: history, deleted: deleted, body: body)
+                        }
                         continue
                     }
-                    let change = try notes.writeReplicated(id: id, revision: rev, history: history, deleted: deleted, body: body)
+                    let change = try notes.writeReplicated(
+                        id: id, revision: rev, history: history, deleted: deleted, body: body)
                     tree = candidate
                     model.bodies[id, default: [:]][rev] = deleted ? [:] : body
                     model.lastSequence[id] = try #require(change).sequence
@@ -437,14 +490,24 @@ import Testing
             // from scratch, byte for byte; text searches find exactly the live winners whose
             // text has the term, before and after the rebuild (text blocks may be laid out
             // differently).
-            let indexKeys = { try Self.dump(db).filter { k, _ in ["i", "g"].contains { store.layout.root.subspace([.string($0), "notes"]).contains(k) } } }
-            func searched(_ term: String) throws -> Set<String> {
-                Set(try store.read { try $0.search("notes", term) }.compactMap { if case .string(let s) = $0.id { s } else { nil } })
+            let indexKeys = {
+                try Self.dump(db).filter { k, _ in
+                    ["i", "g"].contains { store.layout.root.subspace([.string($0), "notes"]).contains(k) }
+                }
             }
-            let expectedRed = Set(model.trees.compactMap { id, tree -> String? in
-                guard let w = tree.winner, !w.deleted, case .string(let text)? = model.bodies[id]?[w.revision]?["text"], text.contains("red") else { return nil }
-                return id
-            })
+            func searched(_ term: String) throws -> Set<String> {
+                Set(
+                    try store.read { try $0.search("notes", term) }.compactMap {
+                        if case .string(let s) = $0.id { s } else { nil }
+                    })
+            }
+            let expectedRed = Set(
+                model.trees.compactMap { id, tree -> String? in
+                    guard let w = tree.winner, !w.deleted,
+                        case .string(let text)? = model.bodies[id]?[w.revision]?["text"], text.contains("red")
+                    else { return nil }
+                    return id
+                })
             #expect(try searched("red") == expectedRed)
             let incremental = try indexKeys()
             #expect(!incremental.isEmpty)
@@ -468,9 +531,14 @@ import Testing
                 #expect(doc == JSONValue?.none, "seed \(seed) step \(step) id \(id)")
             } else {
                 let body = try #require(model.bodies[id]?[winner.revision])
-                #expect(doc == DocumentStore.winnerDocument(body, id: id, revision: winner.revision), "seed \(seed) step \(step) id \(id)")
+                #expect(
+                    doc == DocumentStore.winnerDocument(body, id: id, revision: winner.revision),
+                    "seed \(seed) step \(step) id \(id)")
             }
-            #expect(try notes.revisionLeaves(id: id) == tree.leaves.map { RevisionLeaf(revision: $0.revision, deleted: $0.deleted) }, "seed \(seed) step \(step) id \(id)")
+            #expect(
+                try notes.revisionLeaves(id: id)
+                    == tree.leaves.map { RevisionLeaf(revision: $0.revision, deleted: $0.deleted) },
+                "seed \(seed) step \(step) id \(id)")
             if !tree.conflicts.isEmpty { conflicted.append(try ConflictInfo(id: id, tree: tree)) }
             // Bodies of the leaves other than a live winner, and nothing else.
             let stored = try keys(db, store.layout.replication("notes").subspace(["b", .string(id)])).count
@@ -482,8 +550,11 @@ import Testing
         let subspace = store.layout.bySequence("notes")
         let cursor = try db.scan(subspace.range, order: .forward)
         while let (k, v) = try cursor.next({ (Array($0), Array($1)) }) {
-            guard case .int(let seq) = try subspace.unpack(k).elements.first, case .string(let id)? = try v.withUnsafeBytes({ try Tuple(storedBytes: $0) }).elements.first else {
-                Issue.record("bad by-sequence entry"); continue
+            guard case .int(let seq) = try subspace.unpack(k).elements.first,
+                case .string(let id)? = try v.withUnsafeBytes({ try Tuple(storedBytes: $0) }).elements.first
+            else {
+                Issue.record("bad by-sequence entry")
+                continue
             }
             #expect(bySequence.updateValue(seq, forKey: id) == nil)
         }
@@ -499,17 +570,24 @@ import Testing
         try Self.withStore { store, _ in
             let notes = try store.collection("notes")
             try notes.insert(["_id": "a", "n": 1, "text": "first words"])
-            try notes.update(["_id": "a", "n": 2, "text": "second words", "_rev": .string(try Self.revision(try notes.get(id: "a")).description)])
+            try notes.update([
+                "_id": "a", "n": 2, "text": "second words",
+                "_rev": .string(try Self.revision(try notes.get(id: "a")).description)
+            ])
             try notes.insert(["_id": "b", "n": 3, "tags": ["x"]])
             try notes.insert(["_id": "c", "n": 4])
             try notes.delete(id: "c")
             #expect(try store.exportJSONLines(from: "notes", to: file) == 2)
-            exported = try notes.find(Query()).sorted { $0["_id"]?.compactDescription ?? "" < $1["_id"]?.compactDescription ?? "" }
+            exported = try notes.find(Query()).sorted {
+                $0["_id"]?.compactDescription ?? "" < $1["_id"]?.compactDescription ?? ""
+            }
         }
         try Self.withStore { store, db in
             #expect(try store.importJSONLines(into: "notes", path: file) == 2)
             let notes = try store.collection("notes")
-            let imported = try notes.find(Query()).sorted { $0["_id"]?.compactDescription ?? "" < $1["_id"]?.compactDescription ?? "" }
+            let imported = try notes.find(Query()).sorted {
+                $0["_id"]?.compactDescription ?? "" < $1["_id"]?.compactDescription ?? ""
+            }
             #expect(imported == exported)
             #expect(try notes.revisionLeaves(id: "a").map(\.revision) == [try Self.revision(exported[0])])
             let before = try Self.dump(db)
@@ -519,17 +597,24 @@ import Testing
             // CouchDB's fields: a history and a tombstone.
             let r1 = "1-" + String(repeating: "1", count: 32), r2 = "2-" + String(repeating: "2", count: 32)
             let couch = dir.child("couch.jsonl")
-            try Data(("{\"_id\": \"d\", \"_rev\": \"\(r2)\", \"_revisions\": {\"start\": 2, \"ids\": [\"\(String(repeating: "2", count: 32))\", \"\(String(repeating: "1", count: 32))\"]}, \"n\": 5}\n"
-                      + "{\"_id\": \"e\", \"_rev\": \"\(r1)\", \"_deleted\": true}\n").utf8).write(to: URL(fileURLWithPath: couch))
+            try Data(
+                ("{\"_id\": \"d\", \"_rev\": \"\(r2)\", \"_revisions\": {\"start\": 2, \"ids\": [\"\(String(repeating: "2", count: 32))\", \"\(String(repeating: "1", count: 32))\"]}, \"n\": 5}\n"
+                    + "{\"_id\": \"e\", \"_rev\": \"\(r1)\", \"_deleted\": true}\n").utf8
+            ).write(to: URL(fileURLWithPath: couch))
             try store.importJSONLines(into: "notes", path: couch)
             #expect(try notes.get(id: "d")?["_rev"] == .string(r2))
-            #expect(try store.read { try $0.revisionHistory("notes", id: "d", revision: try Revision.parse(r2)) }?.count == 2)
+            #expect(
+                try store.read { try $0.revisionHistory("notes", id: "d", revision: try Revision.parse(r2)) }?.count
+                    == 2)
             #expect(try notes.get(id: "e") == nil)
             #expect(try notes.revisionLeaves(id: "e").map(\.deleted) == [true])
 
             let bad = dir.child("bad.jsonl")
-            try Data("{\"_id\": \"f\", \"_rev\": \"\(r2)\", \"_revisions\": {\"start\": 3, \"ids\": [\"\(String(repeating: "2", count: 32))\"]}}\n".utf8)
-                .write(to: URL(fileURLWithPath: bad))
+            try Data(
+                "{\"_id\": \"f\", \"_rev\": \"\(r2)\", \"_revisions\": {\"start\": 3, \"ids\": [\"\(String(repeating: "2", count: 32))\"]}}\n"
+                    .utf8
+            )
+            .write(to: URL(fileURLWithPath: bad))
             let unchanged = try Self.dump(db)
             let error = expectError(.invalidArgument) { try store.importJSONLines(into: "notes", path: bad) }
             #expect(error?.message.contains("bad.jsonl:1") == true, "\(String(describing: error))")
@@ -558,15 +643,31 @@ import Testing
             let cases: [(String, () throws -> Void)] = [
                 ("\"a\" has no revision tree", { try db.delete(layout.revisionTree("notes", "a")) }),
                 ("is missing", { try db.delete(layout.revisionBody("notes", "b", losing)) }),
-                ("_rev is", {
-                    let doc: JSONValue = ["_id": "c", "_rev": .string("1-" + String(repeating: "0", count: 32)), "n": 1]
-                    try db.put(layout.document("notes", .string("c")), try DocumentStore.storedBytes(doc))
-                }),
-                ("is a deletion", { try db.put(layout.document("notes", .string("e")), try DocumentStore.storedBytes(["_id": "e", "_rev": "1-x", "n": 1])) }),
-                ("no by-sequence entry", {
-                    let entries = try db.entries(layout.bySequence("notes").range, order: .forward, limit: 1).collect()
-                    try db.delete(try #require(entries.first).key)
-                }),
+                (
+                    "_rev is",
+                    {
+                        let doc: JSONValue = [
+                            "_id": "c", "_rev": .string("1-" + String(repeating: "0", count: 32)), "n": 1
+                        ]
+                        try db.put(layout.document("notes", .string("c")), try DocumentStore.storedBytes(doc))
+                    }
+                ),
+                (
+                    "is a deletion",
+                    {
+                        try db.put(
+                            layout.document("notes", .string("e")),
+                            try DocumentStore.storedBytes(["_id": "e", "_rev": "1-x", "n": 1]))
+                    }
+                ),
+                (
+                    "no by-sequence entry",
+                    {
+                        let entries = try db.entries(layout.bySequence("notes").range, order: .forward, limit: 1)
+                            .collect()
+                        try db.delete(try #require(entries.first).key)
+                    }
+                )
             ]
             for (expected, damage) in cases {
                 let before = try Self.dump(db)

@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import KVDocs
 import KVDocsTestSupport
+import Testing
+
+@testable import KVDocs
 
 /// Revisions as the replication protocol writes them (`N-X`), their order, and the MD5 that
 /// revision ids are made with.
@@ -17,7 +18,10 @@ import KVDocsTestSupport
             ("message digest", "f96b697d7cb7938d525a2f31aaf161d0"),
             ("abcdefghijklmnopqrstuvwxyz", "c3fcd3d76192e4007dfb496cca67e13b"),
             ("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789", "d174ab98d277d9f5a5611c2c9f419d9f"),
-            ("12345678901234567890123456789012345678901234567890123456789012345678901234567890", "57edf4a22be3c955ac49da2e2107b67a"),
+            (
+                "12345678901234567890123456789012345678901234567890123456789012345678901234567890",
+                "57edf4a22be3c955ac49da2e2107b67a"
+            )
         ]
         for (input, digest) in vectors {
             #expect(MD5.hexDigest(Array(input.utf8)) == digest, "MD5(\"\(input)\")")
@@ -50,7 +54,10 @@ import KVDocsTestSupport
         let large = (0..<3_000_001).map { UInt8(truncatingIfNeeded: $0 &* 2_654_435_761 >> 7) }
         var pieces = MD5()
         var i = 0
-        while i < large.count { pieces.update(large[i..<min(large.count, i + 1_000_003)]); i += 1_000_003 }
+        while i < large.count {
+            pieces.update(large[i..<min(large.count, i + 1_000_003)])
+            i += 1_000_003
+        }
         #expect(pieces.finalize() == MD5.digest(large))
     }
 
@@ -64,7 +71,8 @@ import KVDocsTestSupport
             inputs.append((0..<n).map { _ in UInt8.random(in: 0...255, using: &rng) })
         }
         inputs.append((0..<1_000_000).map { _ in UInt8.random(in: 0...255, using: &rng) })
-        let script = "import sys, hashlib\nfor line in sys.stdin.read().split('\\n'):\n    if line != '-': print(hashlib.md5(bytes.fromhex(line[1:])).hexdigest())\n"
+        let script =
+            "import sys, hashlib\nfor line in sys.stdin.read().split('\\n'):\n    if line != '-': print(hashlib.md5(bytes.fromhex(line[1:])).hexdigest())\n"
         let input = inputs.map { "x" + RevisionID.hex($0) }.joined(separator: "\n") + "\n-"
         let result = try runProcess(try referencePython(), ["-c", script], input: input)
         try #require(result.status == 0, "\(result.stderr)")
@@ -91,9 +99,11 @@ import KVDocsTestSupport
         #expect(upper.description == "3-917fa2381192822767f010b95b45325b")
 
         // Anything else is opaque and printed as it came, '-' included (split at the first).
-        for text in ["1-abc", "12-x-y", "2147483647-a", "1-" + String(repeating: "z", count: 64),
-                     "1-abcdef0123456789abcdef0123456789a", "1-abcdef0123456789abcdef012345678",
-                     "5-%20", "1-~!$&'()*+,;=:@[]"] {
+        for text in [
+            "1-abc", "12-x-y", "2147483647-a", "1-" + String(repeating: "z", count: 64),
+            "1-abcdef0123456789abcdef0123456789a", "1-abcdef0123456789abcdef012345678",
+            "5-%20", "1-~!$&'()*+,;=:@[]"
+        ] {
             let revision = try Revision.parse(text)
             #expect(revision.id.kind == .opaque, "\(text)")
             #expect(revision.description == text)
@@ -128,12 +138,13 @@ import KVDocsTestSupport
             ("1-\u{0}", "0x00"),
             ("1-é", "non-ASCII"),
             ("1-917fa2381192822767f010b95b45325g", "must be hexadecimal"),
-            ("1-917fa2381192822767f010b95b45325-", "must be hexadecimal"),
+            ("1-917fa2381192822767f010b95b45325-", "must be hexadecimal")
         ]
         for (text, problem) in cases {
             let error = expectError(.invalidArgument) { try Revision.parse(text) }
             #expect(error?.message.hasPrefix("Invalid rev format: ") == true, "\(text): \(String(describing: error))")
-            #expect(error?.message.contains(problem) == true, "\(text): \(String(describing: error)) should say \(problem)")
+            #expect(
+                error?.message.contains(problem) == true, "\(text): \(String(describing: error)) should say \(problem)")
             #expect(Revision(text) == nil)
         }
     }
@@ -143,8 +154,10 @@ import KVDocsTestSupport
     /// Erlang term order on `{Pos, RevIdBinary}`: position, then the bytes (a prefix first),
     /// whatever the kind; the MD5 kind breaks the one tie.
     @Test func ordersAsErlangOrdersPositionAndIdBinary() throws {
-        let sorted = try ["1-b", "1-ba", "1-c", "2-0000000000000000000000000000000a", "2-A", "2-a", "2-aa",
-                          "2-ffffffffffffffffffffffffffffffff", "10-a"].map(Revision.parse)
+        let sorted = try [
+            "1-b", "1-ba", "1-c", "2-0000000000000000000000000000000a", "2-A", "2-a", "2-aa",
+            "2-ffffffffffffffffffffffffffffffff", "10-a"
+        ].map(Revision.parse)
         // 16 bytes 00…0a sort before "A" (0x41); "A" before "a"; "a" before "aa"; 0xff… last.
         for (i, a) in sorted.enumerated() {
             for (j, b) in sorted.enumerated() {
@@ -165,8 +178,12 @@ import KVDocsTestSupport
     @Test func md5OrderAgreesWithStringOrder() throws {
         var rng = SplitMix64(seed: 77)
         for _ in 0..<500 {
-            let a = "\(Int.random(in: 1...3, using: &rng))-" + RevisionID.hex((0..<16).map { _ in UInt8.random(in: 0...255, using: &rng) })
-            let b = "\(Int.random(in: 1...3, using: &rng))-" + RevisionID.hex((0..<16).map { _ in UInt8.random(in: 0...255, using: &rng) })
+            let a =
+                "\(Int.random(in: 1...3, using: &rng))-"
+                + RevisionID.hex((0..<16).map { _ in UInt8.random(in: 0...255, using: &rng) })
+            let b =
+                "\(Int.random(in: 1...3, using: &rng))-"
+                + RevisionID.hex((0..<16).map { _ in UInt8.random(in: 0...255, using: &rng) })
             let (x, y) = (try Revision.parse(a), try Revision.parse(b))
             let stringOrder = x.position != y.position ? x.position < y.position : a < b
             #expect((x < y) == stringOrder)
@@ -189,7 +206,8 @@ import KVDocsTestSupport
         let parent = try Revision.parse("1-\(first)")
         var layout2 = Array("kvdocs-rev-2".utf8) + [0, 1, 1, 0, 16] + first.bytes
         layout2 += body
-        #expect(RevisionTree.newRevisionID(parent: parent, deleted: true, canonicalBody: body).bytes == MD5.digest(layout2))
+        #expect(
+            RevisionTree.newRevisionID(parent: parent, deleted: true, canonicalBody: body).bytes == MD5.digest(layout2))
 
         let variants = [
             RevisionTree.newRevisionID(parent: nil, deleted: false, canonicalBody: body),
@@ -200,10 +218,15 @@ import KVDocsTestSupport
             RevisionTree.newRevisionID(parent: nil, deleted: false, canonicalBody: Array("{\"a\":2}".utf8)),
             // The same bytes as an MD5 id and as an opaque one; a parent id's bytes moved
             // into the body.
-            RevisionTree.newRevisionID(parent: try Revision.parse("1-" + String(decoding: Array(repeating: UInt8(ascii: "a"), count: 16), as: UTF8.self)),
-                                       deleted: false, canonicalBody: body),
-            RevisionTree.newRevisionID(parent: try Revision.parse("1-" + String(repeating: "61", count: 16)), deleted: false, canonicalBody: body),
-            RevisionTree.newRevisionID(parent: try Revision.parse("1-ab"), deleted: false, canonicalBody: Array("c".utf8) + body),
+            RevisionTree.newRevisionID(
+                parent: try Revision.parse(
+                    "1-" + String(decoding: Array(repeating: UInt8(ascii: "a"), count: 16), as: UTF8.self)),
+                deleted: false, canonicalBody: body),
+            RevisionTree.newRevisionID(
+                parent: try Revision.parse("1-" + String(repeating: "61", count: 16)), deleted: false,
+                canonicalBody: body),
+            RevisionTree.newRevisionID(
+                parent: try Revision.parse("1-ab"), deleted: false, canonicalBody: Array("c".utf8) + body)
         ]
         #expect(Set(variants).count == variants.count)
         #expect(try Revision.parse("2-\(variants[2])").id == variants[2])

@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import KVDocs
 import KVDocsTestSupport
+import Testing
+
+@testable import KVDocs
 
 /// The stored record of a revision tree (design §1.2): random trees round-trip, every kind
 /// of damage is named, and damaged records never crash the decoder.
@@ -15,7 +16,9 @@ import KVDocsTestSupport
         var position: [Int] = [], parent: [Int?] = [], deleted: [Bool] = []
         let base = Int.random(in: 0..<3, using: &rng) == 0 ? Int.random(in: 0...2000, using: &rng) : 0
         for _ in 0..<Int.random(in: 1...30, using: &rng) {
-            let p: Int? = ids.isEmpty || Int.random(in: 0..<10, using: &rng) == 0 ? nil : Int.random(in: 0..<ids.count, using: &rng)
+            let p: Int? =
+                ids.isEmpty || Int.random(in: 0..<10, using: &rng) == 0
+                ? nil : Int.random(in: 0..<ids.count, using: &rng)
             position.append(p.map { position[$0] + 1 } ?? base + Int.random(in: 1...3, using: &rng))
             parent.append(p)
             deleted.append(Int.random(in: 0..<4, using: &rng) == 0)
@@ -26,9 +29,12 @@ import KVDocsTestSupport
                 var length = Int.random(in: 1...RevisionID.maximumOpaqueLength, using: &rng)
                 if length == 32 { length = 33 }
                 let allowed = Array("abcXYZ019-_.~!$%&'()*+,;=:@[]".utf8)
-                ids.append(RevisionID(kind: .opaque, bytes: (0..<(Bool.random(using: &rng) ? min(length, 3) : length)).map { _ in
-                    allowed[Int.random(in: 0..<allowed.count, using: &rng)]
-                }))
+                ids.append(
+                    RevisionID(
+                        kind: .opaque,
+                        bytes: (0..<(Bool.random(using: &rng) ? min(length, 3) : length)).map { _ in
+                            allowed[Int.random(in: 0..<allowed.count, using: &rng)]
+                        }))
             }
         }
         var tree = RevisionTree()
@@ -38,9 +44,12 @@ import KVDocsTestSupport
             while let p = parent[chain[chain.count - 1]] { chain.append(p) }
             chain.reverse()
             if Bool.random(using: &rng) { chain = Array(chain.suffix(Int.random(in: 1...chain.count, using: &rng))) }
-            tree.merge(try RevisionTree.Path(start: position[chain[0]], nodes: chain.map {
-                .init(id: ids[$0], value: $0 == leaf ? .stored(deleted: deleted[leaf]) : .missing)
-            }))
+            tree.merge(
+                try RevisionTree.Path(
+                    start: position[chain[0]],
+                    nodes: chain.map {
+                        .init(id: ids[$0], value: $0 == leaf ? .stored(deleted: deleted[leaf]) : .missing)
+                    }))
             tree.stem(limit: Int.random(in: 0..<3, using: &rng) == 0 ? Int.random(in: 1...5, using: &rng) : 1000)
             if Bool.random(using: &rng) { tree.dropInternalBodies() }
         }
@@ -105,7 +114,10 @@ import KVDocsTestSupport
                     case 2: bytes.insert(UInt8.random(in: 0...255, using: &rng), at: min(i, bytes.count))
                     case 3 where i < bytes.count: bytes.remove(at: i)
                     case 4: bytes = Array(bytes.prefix(i))
-                    default: if i < bytes.count { bytes[i] = [0, 1, 2, 4, 6, 0x7F, 0x80, 0xFF][Int.random(in: 0..<8, using: &rng)] }
+                    default:
+                        if i < bytes.count {
+                            bytes[i] = [0, 1, 2, 4, 6, 0x7F, 0x80, 0xFF][Int.random(in: 0..<8, using: &rng)]
+                        }
                     }
                 }
                 do {
@@ -168,14 +180,22 @@ import KVDocsTestSupport
             ([1, 7, 1, 1] + n("a", 0, 2) + n("b", 2, 0) + n("b", 6, 0), "revision 2-b occurs twice"),
             ([1, 7, 2, 1] + n("a", 0, 1) + n("b", 6, 0) + [2] + n("b", 2, 0), "revision 2-b occurs twice"),
             ([1, 7, 2, 1] + n("b", 6, 0) + [1] + n("a", 2, 0), "roots are not in increasing order (1-b before 1-a)"),
-            ([1, 7, 1, 1] + n("a", 0, 2) + n("b", 2, 0) + n("c", 2, 0), "no leaf is marked the winner (it should be 2-c)"),
-            ([1, 7, 1, 1] + n("a", 0, 2) + n("b", 6, 0) + n("c", 2, 0), "2-b is marked the winner, but the winner is 2-c"),
+            (
+                [1, 7, 1, 1] + n("a", 0, 2) + n("b", 2, 0) + n("c", 2, 0),
+                "no leaf is marked the winner (it should be 2-c)"
+            ),
+            (
+                [1, 7, 1, 1] + n("a", 0, 2) + n("b", 6, 0) + n("c", 2, 0),
+                "2-b is marked the winner, but the winner is 2-c"
+            ),
             ([1, 7, 1, 1] + n("a", 0, 2) + n("b", 6, 0) + n("c", 6, 0), "2 leaves are marked the winner (2-b, 2-c)"),
-            ([1, 7, 0, 0], "1 bytes follow"),
+            ([1, 7, 0, 0], "1 bytes follow")
         ]
         for (bytes, problem) in cases {
             let error = expectError(.corruption) { try RevisionTreeCodec.decode(bytes) }
-            #expect(error?.message.contains(problem) == true, "\(bytes): \(String(describing: error)) should say \(problem)")
+            #expect(
+                error?.message.contains(problem) == true, "\(bytes): \(String(describing: error)) should say \(problem)"
+            )
         }
     }
 
@@ -186,12 +206,17 @@ import KVDocsTestSupport
         let ids = (0..<depth).map { RevisionID(kind: .opaque, bytes: Array("r\($0)".utf8)) }
         var tree = RevisionTree()
         tree.merge(try RevisionTree.Path(position: depth, history: ids.reversed(), leaf: .stored(deleted: false)))
-        tree.merge(try RevisionTree.Path(position: depth + 1, history: [RevisionID(kind: .opaque, bytes: Array("x".utf8))] + ids.reversed(), leaf: .stored(deleted: false)))
+        tree.merge(
+            try RevisionTree.Path(
+                position: depth + 1, history: [RevisionID(kind: .opaque, bytes: Array("x".utf8))] + ids.reversed(),
+                leaf: .stored(deleted: false)))
         tree.dropInternalBodies()
         #expect(tree.count == depth + 1)
         let bytes = try RevisionTreeCodec.encode(tree, sequence: 1)
         #expect(try RevisionTreeCodec.decode(bytes).tree == tree)
-        #expect(tree.history(of: Revision(position: depth + 1, id: RevisionID(kind: .opaque, bytes: Array("x".utf8))))?.count == depth + 1)
+        #expect(
+            tree.history(of: Revision(position: depth + 1, id: RevisionID(kind: .opaque, bytes: Array("x".utf8))))?
+                .count == depth + 1)
         tree.stem(limit: 10_000)
         #expect(tree.count == 10_000)
         #expect(tree.winner?.revision.description == "\(depth + 1)-x")

@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import KVDocs
 import KVDocsTestSupport
+import Testing
+
+@testable import KVDocs
 
 /// Node values of tree literals: a stored revision, a stored deletion, a revision known only
 /// by its id (CouchDB's `?REV_MISSING`).
@@ -41,7 +42,8 @@ private let absent = RevisionTree.NodeState.missing
     static func tree(_ roots: [(Int, N)]) throws -> RevisionTree {
         var visited: [RevisionTree.VisitedNode] = []
         func visit(_ node: N, _ position: Int) {
-            visited.append(.init(position: position, id: rid(node.id), value: node.value, childCount: node.children.count))
+            visited.append(
+                .init(position: position, id: rid(node.id), value: node.value, childCount: node.children.count))
             for child in node.children { visit(child, position + 1) }
         }
         for (position, node) in roots { visit(node, position) }
@@ -59,11 +61,12 @@ private let absent = RevisionTree.NodeState.missing
         return try RevisionTree.Path(start: start, nodes: nodes)
     }
 
-
     // MARK: - CouchDB's couch_key_tree_tests.erl, ported
 
     /// `merge_and_stem/2` of couch_key_tree_tests.erl: merge, then stem to 10.
-    static func mergeAndStem(_ tree: RevisionTree, _ path: RevisionTree.Path) -> (RevisionTree, RevisionTree.MergeResult) {
+    static func mergeAndStem(_ tree: RevisionTree, _ path: RevisionTree.Path) -> (
+        RevisionTree, RevisionTree.MergeResult
+    ) {
         var tree = tree
         let result = tree.merge(path)
         tree.stem(limit: 10)
@@ -78,33 +81,76 @@ private let absent = RevisionTree.NodeState.missing
         let twoChild = N("1", live, [N("1a", live, [N("1aa")])])
         let twoChildSibs = N("1", live, [N("1a"), N("1b")])
         let empty = RevisionTree()
-        typealias Case = (name: String, tree: RevisionTree, path: RevisionTree.Path, expected: RevisionTree, result: RevisionTree.MergeResult)
+        typealias Case = (
+            name: String, tree: RevisionTree, path: RevisionTree.Path, expected: RevisionTree,
+            result: RevisionTree.MergeResult
+        )
         let cases: [Case] = [
             ("should_merge_with_empty_tree", empty, try Self.path(1, one), try Self.tree([(1, one)]), .newLeaf),
-            ("should_merge_reflexive", try Self.tree([(1, one)]), try Self.path(1, one), try Self.tree([(1, one)]), .internalNode),
-            ("should_merge_prefix_of_a_tree_with_tree", try Self.tree(twoSibs), try Self.path(1, one), try Self.tree(twoSibs), .internalNode),
-            ("should_produce_conflict_on_merge_with_unrelated_branch", try Self.tree(twoSibs), try Self.path(1, N("3")),
-             try Self.tree(twoSibs + [(1, N("3"))]), .newBranch),
-            ("should_merge_reflexive_for_child_nodes", try Self.tree([(1, twoChild)]), try Self.path(1, twoChild), try Self.tree([(1, twoChild)]), .internalNode),
-            ("should_merge_tree_of_odd_length", try Self.tree([(1, twoChildSibs)]), try Self.path(1, twoChild),
-             try Self.tree([(1, N("1", live, [N("1a", live, [N("1aa")]), N("1b")]))]), .newLeaf),
-            ("should_merge_tree_with_stem", try Self.tree([(1, twoChildSibs)]), try Self.path(2, N("1a")), try Self.tree([(1, twoChildSibs)]), .internalNode),
-            ("should_merge_with_stem_at_deeper_level", try Self.tree([(1, N("1", live, [N("1a"), N("1b", live, [N("1bb")])]))]),
-             try Self.path(3, N("1bb")), try Self.tree([(1, N("1", live, [N("1a"), N("1b", live, [N("1bb")])]))]), .internalNode),
-            ("should_merge_with_stem_at_deeper_level_with_deeper_paths", try Self.tree([(2, N("1a")), (2, N("1b", live, [N("1bb")]))]),
-             try Self.path(3, N("1bb")), try Self.tree([(2, N("1a")), (2, N("1b", live, [N("1bb")]))]), .internalNode),
-            ("should_merge_single_tree_with_deeper_stem", try Self.tree([(1, twoChild)]), try Self.path(3, N("1aa")), try Self.tree([(1, twoChild)]), .internalNode),
-            ("should_merge_tree_with_large_stem", try Self.tree([(1, twoChild)]), try Self.path(2, N("1a", live, [N("1aa")])), try Self.tree([(1, twoChild)]), .internalNode),
-            ("should_merge_stems", try Self.tree([(2, N("1a", live, [N("1aa")]))]), try Self.path(3, N("1aa")),
-             try Self.tree([(2, N("1a", live, [N("1aa")]))]), .internalNode),
-            ("should_create_conflicts_on_merge", try Self.tree([(1, N("1", live, [N("1a")]))]), try Self.path(3, N("1aa")),
-             try Self.tree([(1, N("1", live, [N("1a")])), (3, N("1aa"))]), .newBranch),
-            ("should_create_no_conflicts_on_merge", try Self.tree([(1, N("1", live, [N("1a")])), (3, N("1aa"))]), try Self.path(1, twoChild),
-             try Self.tree([(1, twoChild)]), .newLeaf),
+            (
+                "should_merge_reflexive", try Self.tree([(1, one)]), try Self.path(1, one), try Self.tree([(1, one)]),
+                .internalNode
+            ),
+            (
+                "should_merge_prefix_of_a_tree_with_tree", try Self.tree(twoSibs), try Self.path(1, one),
+                try Self.tree(twoSibs), .internalNode
+            ),
+            (
+                "should_produce_conflict_on_merge_with_unrelated_branch", try Self.tree(twoSibs),
+                try Self.path(1, N("3")),
+                try Self.tree(twoSibs + [(1, N("3"))]), .newBranch
+            ),
+            (
+                "should_merge_reflexive_for_child_nodes", try Self.tree([(1, twoChild)]), try Self.path(1, twoChild),
+                try Self.tree([(1, twoChild)]), .internalNode
+            ),
+            (
+                "should_merge_tree_of_odd_length", try Self.tree([(1, twoChildSibs)]), try Self.path(1, twoChild),
+                try Self.tree([(1, N("1", live, [N("1a", live, [N("1aa")]), N("1b")]))]), .newLeaf
+            ),
+            (
+                "should_merge_tree_with_stem", try Self.tree([(1, twoChildSibs)]), try Self.path(2, N("1a")),
+                try Self.tree([(1, twoChildSibs)]), .internalNode
+            ),
+            (
+                "should_merge_with_stem_at_deeper_level",
+                try Self.tree([(1, N("1", live, [N("1a"), N("1b", live, [N("1bb")])]))]),
+                try Self.path(3, N("1bb")), try Self.tree([(1, N("1", live, [N("1a"), N("1b", live, [N("1bb")])]))]),
+                .internalNode
+            ),
+            (
+                "should_merge_with_stem_at_deeper_level_with_deeper_paths",
+                try Self.tree([(2, N("1a")), (2, N("1b", live, [N("1bb")]))]),
+                try Self.path(3, N("1bb")), try Self.tree([(2, N("1a")), (2, N("1b", live, [N("1bb")]))]), .internalNode
+            ),
+            (
+                "should_merge_single_tree_with_deeper_stem", try Self.tree([(1, twoChild)]), try Self.path(3, N("1aa")),
+                try Self.tree([(1, twoChild)]), .internalNode
+            ),
+            (
+                "should_merge_tree_with_large_stem", try Self.tree([(1, twoChild)]),
+                try Self.path(2, N("1a", live, [N("1aa")])), try Self.tree([(1, twoChild)]), .internalNode
+            ),
+            (
+                "should_merge_stems", try Self.tree([(2, N("1a", live, [N("1aa")]))]), try Self.path(3, N("1aa")),
+                try Self.tree([(2, N("1a", live, [N("1aa")]))]), .internalNode
+            ),
+            (
+                "should_create_conflicts_on_merge", try Self.tree([(1, N("1", live, [N("1a")]))]),
+                try Self.path(3, N("1aa")),
+                try Self.tree([(1, N("1", live, [N("1a")])), (3, N("1aa"))]), .newBranch
+            ),
+            (
+                "should_create_no_conflicts_on_merge", try Self.tree([(1, N("1", live, [N("1a")])), (3, N("1aa"))]),
+                try Self.path(1, twoChild),
+                try Self.tree([(1, twoChild)]), .newLeaf
+            ),
             // COUCHDB-902: the conflicting branch foo2 is left alone.
-            ("should_ignore_conflicting_branch", try Self.tree([(1, N("foo", live, [N("foo2"), N("foo3")]))]),
-             try Self.path(1, N("foo", absent, [N("foo3", absent, [N("foo4")])])),
-             try Self.tree([(1, N("foo", live, [N("foo2"), N("foo3", live, [N("foo4")])]))]), .newLeaf),
+            (
+                "should_ignore_conflicting_branch", try Self.tree([(1, N("foo", live, [N("foo2"), N("foo3")]))]),
+                try Self.path(1, N("foo", absent, [N("foo3", absent, [N("foo4")])])),
+                try Self.tree([(1, N("foo", live, [N("foo2"), N("foo3", live, [N("foo4")])]))]), .newLeaf
+            )
         ]
         for c in cases {
             let (tree, result) = Self.mergeAndStem(c.tree, c.path)
@@ -178,12 +224,16 @@ private let absent = RevisionTree.NodeState.missing
     @Test func stemKeepsABranchConnectedAsCouchDBDoes() throws {
         var tree = RevisionTree()
         for (ids, value) in [(["root", "aaa"], live), (["root", "ccc", "bbb"], dead), (["root", "abc"], live)] {
-            tree.merge(try RevisionTree.Path(start: 1, nodes: ids.enumerated().map {
-                .init(id: Self.rid($0.element), value: $0.offset == ids.count - 1 ? value : .missing)
-            }))
+            tree.merge(
+                try RevisionTree.Path(
+                    start: 1,
+                    nodes: ids.enumerated().map {
+                        .init(id: Self.rid($0.element), value: $0.offset == ids.count - 1 ? value : .missing)
+                    }))
         }
         tree.stem(limit: 2)
-        #expect(tree == (try Self.tree([(1, N("root", absent, [N("aaa"), N("abc"), N("ccc", absent, [N("bbb", dead)])]))])))
+        #expect(
+            tree == (try Self.tree([(1, N("root", absent, [N("aaa"), N("abc"), N("ccc", absent, [N("bbb", dead)])]))])))
         #expect(tree.winner?.revision == Self.rev(2, "abc"))
         #expect(tree.conflicts == [Self.rev(2, "aaa")])
         #expect(tree.deletedConflicts == [Self.rev(3, "bbb")])
@@ -241,7 +291,12 @@ private let absent = RevisionTree.NodeState.missing
                     let path = try RevisionTree.Path(start: try #require(merge["start"] as? Int), nodes: nodes)
                     let result = tree.merge(path)
                     let expected = try #require(step["result"] as? String)
-                    let name = switch result { case .newLeaf: "new_leaf"; case .newBranch: "new_branch"; case .internalNode: "internal_node" }
+                    let name =
+                        switch result {
+                        case .newLeaf: "new_leaf"
+                        case .newBranch: "new_branch"
+                        case .internalNode: "internal_node"
+                        }
                     what = "scenario \(n): merge \(path.start) \(nodes.map(\.id))"
                     if name != expected { failures += 1 }
                     #expect(name == expected, "\(what)")
@@ -274,7 +329,9 @@ private let absent = RevisionTree.NodeState.missing
                 let revision = try Revision.parse(text)
                 var ids = [revision.id]
                 // Give every leaf its own history so that positions are real.
-                for p in stride(from: revision.position - 1, through: 1, by: -1) { ids.append(Self.rid("h\(p)\(text)")) }
+                for p in stride(from: revision.position - 1, through: 1, by: -1) {
+                    ids.append(Self.rid("h\(p)\(text)"))
+                }
                 tree.merge(try RevisionTree.Path(position: revision.position, history: ids, leaf: value))
             }
             return tree
@@ -286,8 +343,14 @@ private let absent = RevisionTree.NodeState.missing
             ([("10-a", live), ("9-z", live)], "10-a", ["9-z"], []),
             ([("1-a", dead), ("4-b", dead), ("4-a", dead)], "4-b", [], ["4-a", "1-a"]),
             ([("1-a", .missing), ("1-b", dead)], "1-a", [], ["1-b"]),
-            ([("2-ffffffffffffffffffffffffffffffff", live), ("2-g", live)], "2-ffffffffffffffffffffffffffffffff", ["2-g"], []),
-            ([("2-00000000000000000000000000000000", live), ("2-A", live)], "2-A", ["2-00000000000000000000000000000000"], []),
+            (
+                [("2-ffffffffffffffffffffffffffffffff", live), ("2-g", live)], "2-ffffffffffffffffffffffffffffffff",
+                ["2-g"], []
+            ),
+            (
+                [("2-00000000000000000000000000000000", live), ("2-A", live)], "2-A",
+                ["2-00000000000000000000000000000000"], []
+            )
         ]
         for (leaves, winner, conflicts, deletedConflicts) in cases {
             let t = try tree(leaves)
@@ -310,7 +373,12 @@ private let absent = RevisionTree.NodeState.missing
     /// leaves in winner order, winner, conflicts and deleted conflicts.
     @Test(.requires(.python)) func differentialAgainstPythonModel() throws {
         var rng = SplitMix64(seed: 0x5eed_7265_7674)
-        struct Universe { var position: [Int] = []; var id: [String] = []; var parent: [Int?] = []; var deleted: [Bool] = [] }
+        struct Universe {
+            var position: [Int] = []
+            var id: [String] = []
+            var parent: [Int?] = []
+            var deleted: [Bool] = []
+        }
         var scenarios: [[[String: Any]]] = []
         // The tree after each op; `nil` after a merge, which is compared only once stemmed
         // (before that, CouchDB's merge may hold a revision twice, which stem repairs).
@@ -320,14 +388,20 @@ private let absent = RevisionTree.NodeState.missing
             var used = Set<String>()
             func newID() -> String {
                 while true {
-                    let id = Int.random(in: 0..<3, using: &rng) == 0
+                    let id =
+                        Int.random(in: 0..<3, using: &rng) == 0
                         ? RevisionID.hex((0..<16).map { _ in UInt8.random(in: 0...255, using: &rng) })
-                        : String((0..<Int.random(in: 1...3, using: &rng)).map { _ in "abcdefgh".randomElement(using: &rng) ?? "a" })
+                        : String(
+                            (0..<Int.random(in: 1...3, using: &rng)).map { _ in
+                                "abcdefgh".randomElement(using: &rng) ?? "a"
+                            })
                     if used.insert(id).inserted { return id }
                 }
             }
             for _ in 0..<Int.random(in: 1...40, using: &rng) {
-                let parent: Int? = universe.id.isEmpty || Int.random(in: 0..<12, using: &rng) == 0 ? nil : Int.random(in: 0..<universe.id.count, using: &rng)
+                let parent: Int? =
+                    universe.id.isEmpty || Int.random(in: 0..<12, using: &rng) == 0
+                    ? nil : Int.random(in: 0..<universe.id.count, using: &rng)
                 universe.position.append(parent.map { universe.position[$0] + 1 } ?? 1)
                 universe.id.append(newID())
                 universe.parent.append(parent)
@@ -341,13 +415,20 @@ private let absent = RevisionTree.NodeState.missing
                 var chain = [leaf]
                 while let p = universe.parent[chain[chain.count - 1]] { chain.append(p) }
                 chain.reverse()
-                if Bool.random(using: &rng) { chain = Array(chain.suffix(Int.random(in: 1...chain.count, using: &rng))) }
+                if Bool.random(using: &rng) {
+                    chain = Array(chain.suffix(Int.random(in: 1...chain.count, using: &rng)))
+                }
                 let start = universe.position[chain[0]]
                 let ids = chain.map { universe.id[$0] }
                 ops.append(["merge": ["start": start, "ids": ids, "deleted": universe.deleted[leaf]]])
-                tree.merge(try RevisionTree.Path(start: start, nodes: chain.map {
-                    .init(id: Self.rid(universe.id[$0]), value: $0 == leaf ? .stored(deleted: universe.deleted[leaf]) : .missing)
-                }))
+                tree.merge(
+                    try RevisionTree.Path(
+                        start: start,
+                        nodes: chain.map {
+                            .init(
+                                id: Self.rid(universe.id[$0]),
+                                value: $0 == leaf ? .stored(deleted: universe.deleted[leaf]) : .missing)
+                        }))
                 tree.stem(limit: 1000)
                 ops.append(["stem": 1000])
                 states.append(nil)
@@ -360,12 +441,15 @@ private let absent = RevisionTree.NodeState.missing
             scenarios.append(ops)
             trees.append(states)
         }
-        let input = try scenarios.map { String(decoding: try JSONSerialization.data(withJSONObject: ["ops": $0]), as: UTF8.self) }.joined(separator: "\n")
+        let input = try scenarios.map {
+            String(decoding: try JSONSerialization.data(withJSONObject: ["ops": $0]), as: UTF8.self)
+        }.joined(separator: "\n")
         let output = try runPython("Tests/python/revision_tree_model.py", input: input).split(separator: "\n")
         try #require(output.count == scenarios.count)
         var failures = 0
         for (s, line) in output.enumerated() where failures < 5 {
-            let expectedStates = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [[String: Any]])
+            let expectedStates = try #require(
+                try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [[String: Any]])
             try #require(expectedStates.count == trees[s].count)
             for (k, (state, expected)) in zip(trees[s], expectedStates).enumerated() {
                 guard let tree = state else { continue }
@@ -373,7 +457,10 @@ private let absent = RevisionTree.NodeState.missing
                 let theirs = try JSONSerialization.data(withJSONObject: expected, options: [.sortedKeys])
                 let mine = try JSONSerialization.data(withJSONObject: ours, options: [.sortedKeys])
                 if mine != theirs { failures += 1 }
-                #expect(mine == theirs, "scenario \(s) step \(k) (\(scenarios[s][k])): \(tree)\nKVDocs: \(String(decoding: mine, as: UTF8.self))\nmodel:  \(String(decoding: theirs, as: UTF8.self))")
+                #expect(
+                    mine == theirs,
+                    "scenario \(s) step \(k) (\(scenarios[s][k])): \(tree)\nKVDocs: \(String(decoding: mine, as: UTF8.self))\nmodel:  \(String(decoding: theirs, as: UTF8.self))"
+                )
             }
         }
     }
@@ -407,7 +494,7 @@ private let absent = RevisionTree.NodeState.missing
             "leaves": tree.leaves.map { [$0.revision.position, $0.revision.id.description, $0.deleted] },
             "winner": tree.winner.map { [$0.revision.position, $0.revision.id.description] } ?? NSNull(),
             "conflicts": list(tree.conflicts),
-            "deleted_conflicts": list(tree.deletedConflicts),
+            "deleted_conflicts": list(tree.deletedConflicts)
         ]
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import KVDocsTestSupport
 import Testing
+
 @testable import KVDocs
 
 /// A schema change that fails keeps nothing of the new schema and leaves the stored one
@@ -36,7 +37,8 @@ import Testing
     @Test func indexesBuiltByAFailedApplyAreNotTrustedLater() throws {
         try withTemporaryDatabase { db, _ throws in
             let v1 = try Self.schema("")
-            let v2 = try Self.schema(#"{"name": "by_age", "fields": ["age"]}, {"name": "by_email", "fields": ["email"], "unique": true}"#)
+            let v2 = try Self.schema(
+                #"{"name": "by_age", "fields": ["age"]}, {"name": "by_email", "fields": ["email"], "unique": true}"#)
             let store = try DocumentStore(database: db, schema: v1)
             let people = try store.collection("people")
             try people.insert(["id": 1, "age": 30, "email": "a@x"])
@@ -87,8 +89,8 @@ import Testing
 }
 
 @Suite struct TextTermCodePointTests {
-    static let composed = "\u{D55C}"                    // 한 as one syllable
-    static let conjoining = "\u{1112}\u{1161}\u{11AB}"   // 한 as conjoining jamo
+    static let composed = "\u{D55C}"  // 한 as one syllable
+    static let conjoining = "\u{1112}\u{1161}\u{11AB}"  // 한 as conjoining jamo
 
     /// Terms that Swift's String calls equal are two terms: changing a document from one
     /// spelling to the other leaves no posting of the old one behind.

@@ -1,6 +1,7 @@
 import Foundation
 import KVDocsTestSupport
 import Testing
+
 @testable import KVDocs
 
 @Suite struct SnapshotTests {
@@ -69,12 +70,13 @@ import Testing
             batch.delete("gone")
             batch.put("", "")
             #expect(batch.count == 4)
-            #expect(batch.operations == [
-                .put(key: Array("a".utf8), value: Array("1".utf8)),
-                .put(key: Array("a".utf8), value: Array("2".utf8)),
-                .delete(key: Array("gone".utf8)),
-                .put(key: [], value: []),
-            ])
+            #expect(
+                batch.operations == [
+                    .put(key: Array("a".utf8), value: Array("1".utf8)),
+                    .put(key: Array("a".utf8), value: Array("2".utf8)),
+                    .delete(key: Array("gone".utf8)),
+                    .put(key: [], value: [])
+                ])
             try db.write(batch, sync: true)
             #expect(try db.get("a", as: String.self) == "2")
             #expect(try db.get("gone") == nil)

@@ -1,6 +1,7 @@
 import Foundation
 import KVDocsTestSupport
 import Testing
+
 @testable import KVDocs
 
 @Suite struct SubspaceTests {
@@ -35,7 +36,9 @@ import Testing
             for t in inside + outside { try db.put(t, "") }
             let keys = try db.entries(users.range).collect().map { try Tuple(decoding: $0.key) }
             #expect(keys == inside.sorted())
-            #expect(try db.entries(users.range, order: .reverse).collect().map { try Tuple(decoding: $0.key) } == inside.sorted().reversed())
+            #expect(
+                try db.entries(users.range, order: .reverse).collect().map { try Tuple(decoding: $0.key) }
+                    == inside.sorted().reversed())
         }
     }
 
@@ -51,10 +54,14 @@ import Testing
             batch.put(Tuple(["dep", "Armadale", 1]), "")
             try db.write(batch)
             // Prefix iteration over a tuple prefix: exactly Perth, in numeric order.
-            let perth = try db.entries(.prefix(Tuple(["dep", "Perth"]))).collect().map { try Tuple(decoding: $0.key).int(at: 2) }
+            let perth = try db.entries(.prefix(Tuple(["dep", "Perth"]))).collect().map {
+                try Tuple(decoding: $0.key).int(at: 2)
+            }
             #expect(perth == [-10, 5, 300, 1700000000])
-            let perthReverse = try db.entries(Tuple(["dep", "Perth"]).range.starting(at: Tuple(["dep", "Perth", 5])), order: .reverse, limit: 2)
-                .collect().map { try Tuple(decoding: $0.key).int(at: 2) }
+            let perthReverse = try db.entries(
+                Tuple(["dep", "Perth"]).range.starting(at: Tuple(["dep", "Perth", 5])), order: .reverse, limit: 2
+            )
+            .collect().map { try Tuple(decoding: $0.key).int(at: 2) }
             #expect(perthReverse == [1700000000, 300])
             try db.delete(key)
             #expect(try db.get(key) == nil)

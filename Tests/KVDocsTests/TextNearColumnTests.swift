@@ -1,6 +1,7 @@
 import Foundation
 import KVDocsTestSupport
 import Testing
+
 @testable import KVDocs
 
 /// NEAR groups and column filters against SQLite FTS5, densely: three columns of text from
@@ -9,8 +10,11 @@ import Testing
 /// random queries mixing NEAR distances, phrases, prefixes, `^`, column filters of every
 /// form and the boolean operators.
 @Suite struct TextNearColumnTests {
-    static let schema = #"{"collections": {"docs": {"primaryKey": "id", "text": [{"name": "t", "fields": ["title", "body", "tags"]}]}}}"#
-    static let words = ["alpha", "alps", "alto", "beta", "bet", "gamma", "game", "delta", "dell", "eta", "theta", "iota", "kappa", "kap"]
+    static let schema =
+        #"{"collections": {"docs": {"primaryKey": "id", "text": [{"name": "t", "fields": ["title", "body", "tags"]}]}}}"#
+    static let words = [
+        "alpha", "alps", "alto", "beta", "bet", "gamma", "game", "delta", "dell", "eta", "theta", "iota", "kappa", "kap"
+    ]
     static let columns = ["title", "body", "tags"]
 
     static func text(_ rng: inout SplitMix64, _ length: ClosedRange<Int>) -> String {
@@ -82,8 +86,10 @@ import Testing
             case 3: return "\(operand()) AND \(plain()) AND \(operand())"
             // A column-filtered parenthesis next to a phrase without an operator: FTS5's
             // grammar rejects it on either side.
-            case 4: return Bool.random(using: &rng) ? "\(phrase()) \(filter())(\(phrase()) OR \(near()))"
-                                                    : "\(filter())(\(phrase()) OR \(near())) \(phrase())"
+            case 4:
+                return Bool.random(using: &rng)
+                    ? "\(phrase()) \(filter())(\(phrase()) OR \(near()))"
+                    : "\(filter())(\(phrase()) OR \(near())) \(phrase())"
             default: return operand()
             }
         }
@@ -127,14 +133,21 @@ import Testing
             let text = TextIndex(subspace: layout.subspace, tokenizer: TextTokenizer(), columns: [])
             var numbered: [(key: Int, number: Int)] = []
             for i in docs.keys {
-                numbered.append((i, try text.documentNumber(of: .string(String(format: "n%04d", i)), store.database) ?? -1))
+                numbered.append(
+                    (i, try text.documentNumber(of: .string(String(format: "n%04d", i)), store.database) ?? -1))
             }
             let final = numbered.sorted { ($0.number, $0.key) < ($1.number, $1.key) }.compactMap { docs[$0.key] }
             let queries = Self.queries(&rng, count: 440)
-            let spec: JSONValue = ["tokenizer": "unicode61", "detail": "full", "columns": .array(Self.columns.map { .string($0) }),
-                                   "docs": .array(final), "queries": .array(queries.map { .string($0) })]
-            let output = try runPython("Tests/python/fts5_tool.py", ["search"], input: String(decoding: try spec.canonicalData(), as: UTF8.self))
-            let references = try output.split(separator: "\n").map { try JSONDecoder().decode(TextSearchTests.Reference.self, from: Data($0.utf8)) }
+            let spec: JSONValue = [
+                "tokenizer": "unicode61", "detail": "full", "columns": .array(Self.columns.map { .string($0) }),
+                "docs": .array(final), "queries": .array(queries.map { .string($0) })
+            ]
+            let output = try runPython(
+                "Tests/python/fts5_tool.py", ["search"],
+                input: String(decoding: try spec.canonicalData(), as: UTF8.self))
+            let references = try output.split(separator: "\n").map {
+                try JSONDecoder().decode(TextSearchTests.Reference.self, from: Data($0.utf8))
+            }
             try #require(references.count == queries.count)
             var compared = 0, nonEmpty = 0, nearWithHits = 0, rejected = 0
             for (query, reference) in zip(queries, references) {
@@ -155,13 +168,16 @@ import Testing
                     nonEmpty += 1
                     if query.contains("NEAR(") { nearWithHits += 1 }
                 }
-                let ours = hits.map { $0.id.compactDescription.trimmingCharacters(in: CharacterSet(charactersIn: "\"")) }
+                let ours = hits.map {
+                    $0.id.compactDescription.trimmingCharacters(in: CharacterSet(charactersIn: "\""))
+                }
                 #expect(Set(ours) == Set(ids), "\(query): hit sets differ (\(ours.count) vs \(ids.count))")
                 let theirScore = Dictionary(zip(ids, scores), uniquingKeysWith: { a, _ in a })
                 for hit in hits {
                     let id = hit.id.compactDescription.trimmingCharacters(in: CharacterSet(charactersIn: "\""))
                     guard let s = theirScore[id] else { continue }
-                    #expect(abs(hit.score - s) <= 1e-9 * max(1, abs(s)), "\(query): \(id) scores \(hit.score), FTS5 \(s)")
+                    #expect(
+                        abs(hit.score - s) <= 1e-9 * max(1, abs(s)), "\(query): \(id) scores \(hit.score), FTS5 \(s)")
                 }
                 for (k, id) in ours.enumerated() where k < ids.count && id != ids[k] {
                     let tie = abs((theirScore[id] ?? .nan) - scores[k]) <= 1e-9 * max(1, abs(scores[k]))
@@ -169,8 +185,9 @@ import Testing
                 }
                 let theirHighlights = Dictionary(zip(ids, reference.highlights ?? []), uniquingKeysWith: { a, _ in a })
                 let theirSnippets = Dictionary(zip(ids, reference.snippets ?? []), uniquingKeysWith: { a, _ in a })
-                let options = SearchOptions(limit: 5, highlight: .init(open: "[", close: "]"),
-                                            snippet: .init(markers: .init(open: "[", close: "]"), ellipsis: "...", tokens: 8))
+                let options = SearchOptions(
+                    limit: 5, highlight: .init(open: "[", close: "]"),
+                    snippet: .init(markers: .init(open: "[", close: "]"), ellipsis: "...", tokens: 8))
                 for hit in try collection.search(query, options: options) {
                     let id = hit.id.compactDescription.trimmingCharacters(in: CharacterSet(charactersIn: "\""))
                     if !query.contains("NEAR("), let theirs = theirSnippets[id] {
@@ -178,12 +195,16 @@ import Testing
                     }
                     guard let theirs = theirHighlights[id] else { continue }
                     for (column, name) in Self.columns.enumerated() {
-                        #expect((hit.highlights[name] ?? "") == (theirs[column] ?? ""), "\(query): highlight of \(id).\(name)")
+                        #expect(
+                            (hit.highlights[name] ?? "") == (theirs[column] ?? ""),
+                            "\(query): highlight of \(id).\(name)")
                     }
                 }
             }
-            #expect(compared > 300 && nonEmpty > 150 && nearWithHits > 60 && rejected > 30,
-                    "\(compared) compared, \(nonEmpty) with hits, \(nearWithHits) NEAR with hits, \(rejected) rejected by both")
+            #expect(
+                compared > 300 && nonEmpty > 150 && nearWithHits > 60 && rejected > 30,
+                "\(compared) compared, \(nonEmpty) with hits, \(nearWithHits) NEAR with hits, \(rejected) rejected by both"
+            )
             #expect(try store.verify().isClean)
         }
     }

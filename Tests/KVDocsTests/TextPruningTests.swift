@@ -1,6 +1,7 @@
 import Foundation
 import KVDocsTestSupport
 import Testing
+
 @testable import KVDocs
 
 /// Realistic text for ranking tests: a Zipf-distributed vocabulary (a few very common
@@ -37,7 +38,9 @@ enum ZipfCorpus {
         return words[lo]
     }
 
-    static func text(_ words: [String], _ cumulative: [Double], _ rng: inout SplitMix64, length: ClosedRange<Int>) -> String {
+    static func text(_ words: [String], _ cumulative: [Double], _ rng: inout SplitMix64, length: ClosedRange<Int>)
+        -> String
+    {
         (0..<Int.random(in: length, using: &rng)).map { _ in word(words, cumulative, &rng) }.joined(separator: " ")
     }
 
@@ -47,20 +50,24 @@ enum ZipfCorpus {
         return (0..<count).map { i in
             // Bodies from a few words to a few hundred, most of them short.
             let long = Int.random(in: 0..<10, using: &rng) == 0
-            return ["id": .string(String(format: "r%06d", i)),
-                    "title": .string(text(words, c, &rng, length: 2...12)),
-                    "body": .string(text(words, c, &rng, length: long ? 100...400 : 5...60))]
+            return [
+                "id": .string(String(format: "r%06d", i)),
+                "title": .string(text(words, c, &rng, length: 2...12)),
+                "body": .string(text(words, c, &rng, length: long ? 100...400 : 5...60))
+            ]
         }
     }
 }
 
 @Suite struct TextPruningTests {
-    static let schema = #"{"collections": {"docs": {"primaryKey": "id", "text": [{"name": "t", "fields": ["title", "body"]}]}}}"#
+    static let schema =
+        #"{"collections": {"docs": {"primaryKey": "id", "text": [{"name": "t", "fields": ["title", "body"]}]}}}"#
 
     /// The text index of a store and a reader at its current state.
     static func rank(_ store: DocumentStore, _ query: String, limit: Int?, exhaustive: Bool) throws -> TextRanking {
         try store.read { tx in
-            guard let maintainer = tx.catalog.maintainer(IndexIdentity("docs", "t", .text)) as? TextIndexMaintainer else {
+            guard let maintainer = tx.catalog.maintainer(IndexIdentity("docs", "t", .text)) as? TextIndexMaintainer
+            else {
                 throw KVDocsError(.schema, "no text index")
             }
             return try maintainer.index.rank(query, limit: limit, exhaustive: exhaustive, reader: tx.reader)
@@ -111,8 +118,10 @@ enum ZipfCorpus {
                 if Bool.random(using: &rng) {
                     try docs.delete(id: id)
                 } else {
-                    try docs.upsert(["id": id, "title": .string(ZipfCorpus.text(words, c, &rng, length: 1...5)),
-                                     "body": .string(ZipfCorpus.text(words, c, &rng, length: 1...80))])
+                    try docs.upsert([
+                        "id": id, "title": .string(ZipfCorpus.text(words, c, &rng, length: 1...5)),
+                        "body": .string(ZipfCorpus.text(words, c, &rng, length: 1...80))
+                    ])
                 }
             }
             #expect(try store.verify().isClean)
@@ -129,8 +138,12 @@ enum ZipfCorpus {
                     pruned.skippedRuns += fast.work.skippedRuns
                     let expected = all.prefix(k)
                     #expect(fast.hits.map { $0.id } == expected.map { $0.id }, "\(query) k=\(k): ids differ")
-                    #expect(fast.hits.map { $0.score.bitPattern } == expected.map { $0.score.bitPattern }, "\(query) k=\(k): scores differ")
-                    #expect(slow.hits.map { $0.id } == expected.map { $0.id }, "\(query) k=\(k): exhaustive top-k differs from the full ranking")
+                    #expect(
+                        fast.hits.map { $0.score.bitPattern } == expected.map { $0.score.bitPattern },
+                        "\(query) k=\(k): scores differ")
+                    #expect(
+                        slow.hits.map { $0.id } == expected.map { $0.id },
+                        "\(query) k=\(k): exhaustive top-k differs from the full ranking")
                 }
             }
             #expect(nonEmpty > 80)
@@ -191,13 +204,19 @@ enum ZipfCorpus {
                 #expect(try store.verify().isClean)
                 let docs = try store.collection("docs")
                 var results: [String] = []
-                for q in words.prefix(40) + ["\(words[0]) \(words[1])", "\"\(words[0]) \(words[2])\"", "\(words[3].prefix(2))*"] {
-                    results.append(try docs.search(q, options: SearchOptions(limit: 20, includeDocuments: false)).map { "\($0.id.compactDescription) \($0.score)" }.joined(separator: ","))
+                for q in words.prefix(40) + [
+                    "\(words[0]) \(words[1])", "\"\(words[0]) \(words[2])\"", "\(words[3].prefix(2))*"
+                ] {
+                    results.append(
+                        try docs.search(q, options: SearchOptions(limit: 20, includeDocuments: false)).map {
+                            "\($0.id.compactDescription) \($0.score)"
+                        }.joined(separator: ","))
                 }
                 answers.append(results)
                 try store.optimize(collection: "docs")
                 #expect(try store.verify().isClean)
-                #expect(try db.count(store.textLayout("docs", "t").postings(words[0])) <= 1500 / PostingBlock.capacity + 1)
+                #expect(
+                    try db.count(store.textLayout("docs", "t").postings(words[0])) <= 1500 / PostingBlock.capacity + 1)
             }
         }
         #expect(answers[0] == answers[1])

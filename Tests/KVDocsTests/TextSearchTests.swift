@@ -1,20 +1,23 @@
 import Foundation
 import KVDocsTestSupport
 import Testing
+
 @testable import KVDocs
 
 let notesSchemaJSON = #"""
-{"collections": {"notes": {"primaryKey": "id", "indexes": [{"name": "by_year", "fields": ["year"]}],
-  "text": [{"name": "body_text", "fields": ["bio", "title"]}]}}}
-"""#
+    {"collections": {"notes": {"primaryKey": "id", "indexes": [{"name": "by_year", "fields": ["year"]}],
+      "text": [{"name": "body_text", "fields": ["bio", "title"]}]}}}
+    """#
 
 /// A generated corpus: mixed case, punctuation, digits and accented Latin words.
 enum TextCorpus {
-    static let words = ["station", "Station", "STATION", "train", "trains", "platform", "Perth", "perth", "Fremantle", "café", "CAFÉ",
-                        "cafe", "naïve", "résumé", "Résumé", "Élan", "elan", "straße", "Zürich", "zurich", "über", "2024", "11", "x9",
-                        "a1b2", "line", "lines", "lined", "zone", "zones", "départ", "depart", "arrival", "arrivals", "night",
-                        "express", "local", "city", "quiet", "the", "a", "of", "and", "to", "in", "on", "Ångström", "œuvre", "ÆON",
-                        "北京大学生", "東京駅", "서울역", "İstanbul", "ΣΟΦΊΑ"]
+    static let words = [
+        "station", "Station", "STATION", "train", "trains", "platform", "Perth", "perth", "Fremantle", "café", "CAFÉ",
+        "cafe", "naïve", "résumé", "Résumé", "Élan", "elan", "straße", "Zürich", "zurich", "über", "2024", "11", "x9",
+        "a1b2", "line", "lines", "lined", "zone", "zones", "départ", "depart", "arrival", "arrivals", "night",
+        "express", "local", "city", "quiet", "the", "a", "of", "and", "to", "in", "on", "Ångström", "œuvre", "ÆON",
+        "北京大学生", "東京駅", "서울역", "İstanbul", "ΣΟΦΊΑ"
+    ]
     static let punctuation = [" ", " ", " ", " ", ", ", ". ", "! ", " - ", "'s ", " (", ") ", ": ", "; ", "/", "..."]
 
     static func text(_ rng: inout SplitMix64, words count: ClosedRange<Int>) -> String {
@@ -40,7 +43,8 @@ enum TextCorpus {
         func bare() -> String {
             // Barewords must be FTS5 barewords: quote the ones with non-bareword characters.
             let w = word()
-            return w.utf8.allSatisfy { TextQueryParser.isBareword($0) } && !["AND", "OR", "NOT"].contains(w) ? w : "\"\(w)\""
+            return w.utf8.allSatisfy { TextQueryParser.isBareword($0) } && !["AND", "OR", "NOT"].contains(w)
+                ? w : "\"\(w)\""
         }
         func phrase() -> String {
             // Consecutive words of a real document.
@@ -65,12 +69,19 @@ enum TextCorpus {
             }
         }
         // Phrases with no tokens, which FTS5 drops from implicit ANDs and NEAR groups only.
-        var result = [#""" night"#, #"night """#, #"night AND """#, #"night OR """#, #""" NOT night"#, #"NEAR("" night)"#,
-                      #""..." express"#, #"NEAR(night "" express, 3)"#, #"("" "") OR city"#, #"title: "" night"#]
+        var result = [
+            #""" night"#, #"night """#, #"night AND """#, #"night OR """#, #""" NOT night"#, #"NEAR("" night)"#,
+            #""..." express"#, #"NEAR(night "" express, 3)"#, #"("" "") OR city"#, #"title: "" night"#
+        ]
         for _ in 0..<300 {
             switch Int.random(in: 0..<10, using: &rng) {
-            case 8: result.append("NEAR(\(bare()) \(bare())\(Bool.random(using: &rng) ? "" : ", \(Int.random(in: 0...6, using: &rng))"))")
-            case 9: result.append("NEAR(\(phrase()) \(bare()) \(bare()), \(Int.random(in: 1...12, using: &rng))) OR \(bare())")
+            case 8:
+                result.append(
+                    "NEAR(\(bare()) \(bare())\(Bool.random(using: &rng) ? "" : ", \(Int.random(in: 0...6, using: &rng))"))"
+                )
+            case 9:
+                result.append(
+                    "NEAR(\(phrase()) \(bare()) \(bare()), \(Int.random(in: 1...12, using: &rng))) OR \(bare())")
             case 0: result.append(bare())
             case 1: result.append("\(term()) \(term())")
             case 2: result.append("\(term()) AND \(term())")
@@ -86,8 +97,11 @@ enum TextCorpus {
 }
 
 @Suite struct TextSearchTests {
-    static func store(_ db: Database, tokenizer: String = "unicode61", detail: String = "full") throws -> DocumentStore {
-        let json = notesSchemaJSON.replacingOccurrences(of: #""fields": ["bio", "title"]}"#, with: #""fields": ["bio", "title"], "tokenizer": "\#(tokenizer)", "detail": "\#(detail)"}"#)
+    static func store(_ db: Database, tokenizer: String = "unicode61", detail: String = "full") throws -> DocumentStore
+    {
+        let json = notesSchemaJSON.replacingOccurrences(
+            of: #""fields": ["bio", "title"]}"#,
+            with: #""fields": ["bio", "title"], "tokenizer": "\#(tokenizer)", "detail": "\#(detail)"}"#)
         return try DocumentStore(database: db, schema: try Schema(json: Data(json.utf8)))
     }
 
@@ -103,9 +117,13 @@ enum TextCorpus {
     /// `detail` mode: equal hit sets, BM25 scores equal to FTS5's bm25(), the same top-10
     /// order except among equal scores, the same highlights and snippets, and the same errors for the
     /// queries a `detail` mode refuses.
-    @Test(.requires(.sqliteFTS5), arguments: [("unicode61", "full"), ("porter", "full"), ("trigram", "full"),
-                                             ("trigram case_sensitive 1", "full"), ("unicode61", "column"), ("porter", "none"),
-                                             ("trigram", "column")])
+    @Test(
+        .requires(.sqliteFTS5),
+        arguments: [
+            ("unicode61", "full"), ("porter", "full"), ("trigram", "full"),
+            ("trigram case_sensitive 1", "full"), ("unicode61", "column"), ("porter", "none"),
+            ("trigram", "column")
+        ])
     func searchAgreesWithSQLiteFTS5(tokenizer: String, detail: String) throws {
         try withTemporaryDatabase { db, _ throws in
             let store = try Self.store(db, tokenizer: tokenizer, detail: detail)
@@ -113,14 +131,21 @@ enum TextCorpus {
             let docs = TextCorpus.documents(2500, seed: 61)
             let dir = TemporaryDirectory()
             let file = dir.child("docs.jsonl")
-            try Data(docs.map { String(decoding: try $0.canonicalData(), as: UTF8.self) }.joined(separator: "\n").utf8).write(to: URL(fileURLWithPath: file))
+            try Data(docs.map { String(decoding: try $0.canonicalData(), as: UTF8.self) }.joined(separator: "\n").utf8)
+                .write(to: URL(fileURLWithPath: file))
             try store.importJSONLines(into: "notes", path: file)
             var rng = SplitMix64(seed: 62)
             let queries = TextCorpus.queries(&rng, docs)
-            let spec: JSONValue = ["tokenizer": .string(tokenizer), "detail": .string(detail), "columns": ["bio", "title"],
-                                   "docs": .array(docs), "queries": .array(queries.map { .string($0) })]
-            let output = try runPython("Tests/python/fts5_tool.py", ["search"], input: String(decoding: try spec.canonicalData(), as: UTF8.self))
-            let references = try output.split(separator: "\n").map { try JSONDecoder().decode(Reference.self, from: Data($0.utf8)) }
+            let spec: JSONValue = [
+                "tokenizer": .string(tokenizer), "detail": .string(detail), "columns": ["bio", "title"],
+                "docs": .array(docs), "queries": .array(queries.map { .string($0) })
+            ]
+            let output = try runPython(
+                "Tests/python/fts5_tool.py", ["search"],
+                input: String(decoding: try spec.canonicalData(), as: UTF8.self))
+            let references = try output.split(separator: "\n").map {
+                try JSONDecoder().decode(Reference.self, from: Data($0.utf8))
+            }
             try #require(references.count == queries.count)
             var compared = 0, nonEmpty = 0
             for (query, reference) in zip(queries, references) {
@@ -140,13 +165,16 @@ enum TextCorpus {
                 }
                 compared += 1
                 if !ids.isEmpty { nonEmpty += 1 }
-                let ours = hits.map { $0.id.compactDescription.trimmingCharacters(in: CharacterSet(charactersIn: "\"")) }
+                let ours = hits.map {
+                    $0.id.compactDescription.trimmingCharacters(in: CharacterSet(charactersIn: "\""))
+                }
                 #expect(Set(ours) == Set(ids), "\(query): hit sets differ (\(ours.count) vs \(ids.count))")
                 let theirScore = Dictionary(zip(ids, scores), uniquingKeysWith: { a, _ in a })
                 for hit in hits {
                     let id = hit.id.compactDescription.trimmingCharacters(in: CharacterSet(charactersIn: "\""))
                     guard let s = theirScore[id] else { continue }
-                    #expect(abs(hit.score - s) <= 1e-9 * max(1, abs(s)), "\(query): \(id) scores \(hit.score), FTS5 \(s)")
+                    #expect(
+                        abs(hit.score - s) <= 1e-9 * max(1, abs(s)), "\(query): \(id) scores \(hit.score), FTS5 \(s)")
                 }
                 // Top-10 order: equal except where FTS5's scores tie.
                 for (k, id) in ours.prefix(10).enumerated() where k < ids.count && id != ids[k] {
@@ -156,8 +184,9 @@ enum TextCorpus {
                 // Highlights of the first hits.
                 let theirHighlights = Dictionary(zip(ids, reference.highlights ?? []), uniquingKeysWith: { a, _ in a })
                 let theirSnippets = Dictionary(zip(ids, reference.snippets ?? []), uniquingKeysWith: { a, _ in a })
-                let options = SearchOptions(limit: 3, highlight: .init(open: "[", close: "]"),
-                                            snippet: .init(markers: .init(open: "[", close: "]"), ellipsis: "...", tokens: 8))
+                let options = SearchOptions(
+                    limit: 3, highlight: .init(open: "[", close: "]"),
+                    snippet: .init(markers: .init(open: "[", close: "]"), ellipsis: "...", tokens: 8))
                 for hit in try notes.search(query, options: options) {
                     let id = hit.id.compactDescription.trimmingCharacters(in: CharacterSet(charactersIn: "\""))
                     // Snippets of NEAR queries can rest on the positions a failed NEAR test
@@ -187,7 +216,7 @@ enum TextCorpus {
             let cases: [(String, String)] = [
                 ("AND one", "position 0"), ("one OR", "position 6"), ("NOT one", "position 0"), ("()", "position 1"),
                 ("\"one", "unterminated string"), ("one.two", "position 3"), ("(one OR two) three", "position 13"),
-                ("bio:", "position 4"), ("nosuch: one", "no such column: nosuch"), ("one (two)", "position 4"),
+                ("bio:", "position 4"), ("nosuch: one", "no such column: nosuch"), ("one (two)", "position 4")
             ]
             for (query, fragment) in cases {
                 do {
@@ -222,7 +251,12 @@ enum TextCorpus {
             #expect(try store.verify().isClean)
             // Inject damage: verify sees it, reindex repairs it.
             let layout = store.textLayout("notes", "body_text")
-            try db.put(layout.block("ghost", 0, 999_999), PostingBlock(firstDoc: 999_999, docs: [999_999], frequencies: [1], norms: [1], impacts: [.init(frequency: 1, length: 1)]).encoded())
+            try db.put(
+                layout.block("ghost", 0, 999_999),
+                PostingBlock(
+                    firstDoc: 999_999, docs: [999_999], frequencies: [1], norms: [1],
+                    impacts: [.init(frequency: 1, length: 1)]
+                ).encoded())
             try db.put(layout.statistics, Tuple([1, 1, 1]))
             let report = try store.verify()
             #expect(!report.isClean && report.problems.contains { $0.contains("statistics") })
@@ -251,11 +285,22 @@ enum TextCorpus {
     @Test func highlightAndSnippetMarkMatches() throws {
         try withTemporaryDatabase { db, _ throws in
             let notes = try Self.store(db).collection("notes")
-            try notes.insert(["id": "a", "title": "Night trains", "bio": "The night express leaves Perth at ten. It stops at every station between Perth and Fremantle, then runs express to the coast."])
-            let hit = try #require(try notes.search("\"night express\" OR perth", options: SearchOptions(
-                highlight: .init(open: "<b>", close: "</b>"),
-                snippet: .init(markers: .init(open: "<b>", close: "</b>"), ellipsis: "…", tokens: 8))).first)
-            #expect(hit.highlights["bio"] == "The <b>night express</b> leaves <b>Perth</b> at ten. It stops at every station between <b>Perth</b> and Fremantle, then runs express to the coast.")
+            try notes.insert([
+                "id": "a", "title": "Night trains",
+                "bio":
+                    "The night express leaves Perth at ten. It stops at every station between Perth and Fremantle, then runs express to the coast."
+            ])
+            let hit = try #require(
+                try notes.search(
+                    "\"night express\" OR perth",
+                    options: SearchOptions(
+                        highlight: .init(open: "<b>", close: "</b>"),
+                        snippet: .init(markers: .init(open: "<b>", close: "</b>"), ellipsis: "…", tokens: 8))
+                ).first)
+            #expect(
+                hit.highlights["bio"]
+                    == "The <b>night express</b> leaves <b>Perth</b> at ten. It stops at every station between <b>Perth</b> and Fremantle, then runs express to the coast."
+            )
             #expect(hit.highlights["title"] == "Night trains")
             #expect(hit.snippet == "The <b>night express</b> leaves <b>Perth</b> at ten. It…")
             #expect(hit.score < 0)

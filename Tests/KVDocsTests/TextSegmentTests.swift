@@ -1,7 +1,7 @@
 import Foundation
 import KVDocsTestSupport
-import Synchronization
 import Testing
+
 @testable import KVDocs
 
 /// A store that records every batch written through it, over a real database.
@@ -30,12 +30,15 @@ final class RecordingStore: KeyValueStore, @unchecked Sendable {
 }
 
 @Suite struct TextSegmentTests {
-    static let schema = #"{"collections": {"notes": {"primaryKey": "id", "text": [{"name": "body_text", "fields": ["bio", "title"]}]}}}"#
+    static let schema =
+        #"{"collections": {"notes": {"primaryKey": "id", "text": [{"name": "body_text", "fields": ["bio", "title"]}]}}}"#
 
     /// The first element after the text index's subspace of a key in it ("p", "x", "g", …).
     static func kind(_ key: [UInt8], _ layout: TextIndexLayout) -> String? {
-        guard key.starts(with: layout.subspace.prefix), let t = try? Tuple(decoding: Array(key[layout.subspace.prefix.count...])),
-              case .string(let kind)? = t.elements.first else { return nil }
+        guard key.starts(with: layout.subspace.prefix),
+            let t = try? Tuple(decoding: Array(key[layout.subspace.prefix.count...])),
+            case .string(let kind)? = t.elements.first
+        else { return nil }
         return kind
     }
 
@@ -46,8 +49,9 @@ final class RecordingStore: KeyValueStore, @unchecked Sendable {
     @Test func buildingInBatchesWritesNoKeyTwiceOutsideMerges() throws {
         try withTemporaryDatabase { db, _ throws in
             let recording = RecordingStore(db)
-            let store = try DocumentStore(storage: recording, database: db, schema: try Schema(json: Data(Self.schema.utf8)), root: Subspace(),
-                                          finishingBuilds: true, progress: nil)
+            let store = try DocumentStore(
+                storage: recording, database: db, schema: try Schema(json: Data(Self.schema.utf8)), root: Subspace(),
+                finishingBuilds: true, progress: nil)
             let docs = TextCorpus.documents(3000, seed: 81)
             let batches = stride(from: 0, to: docs.count, by: 50).map { Array(docs[$0..<min($0 + 50, docs.count)]) }
             for batch in batches { try store.write { tx in for d in batch { try tx.insert("notes", d) } } }
@@ -68,7 +72,9 @@ final class RecordingStore: KeyValueStore, @unchecked Sendable {
             // written than remain, and merges deleted posting keys.
             let segmentsWritten = puts.keys.filter { Self.kind($0.bytes, layout) == "g" }.count
             let segmentsLeft = try db.count(layout.allSegments.range)
-            #expect(segmentsWritten >= batches.count && segmentsLeft < batches.count / 4, "\(segmentsWritten) written, \(segmentsLeft) left")
+            #expect(
+                segmentsWritten >= batches.count && segmentsLeft < batches.count / 4,
+                "\(segmentsWritten) written, \(segmentsLeft) left")
             #expect(deletedPostings > 1000)
             #expect(Set(rewritten.keys).isSubset(of: ["s", "m", "n"]), "rewritten keys: \(rewritten)")
             // A length block is shared by at most two batches of 50 rows (128 rows a block).
@@ -84,7 +90,8 @@ final class RecordingStore: KeyValueStore, @unchecked Sendable {
     @Test func theFormatTwoTextFixtureIsRebuiltAsSegmentsOnOpen() throws {
         let dir = TemporaryDirectory()
         let path = dir.child("db")
-        try FileManager.default.copyItem(atPath: packageRoot.appendingPathComponent("Tests/Fixtures/text2-db").path, toPath: path)
+        try FileManager.default.copyItem(
+            atPath: packageRoot.appendingPathComponent("Tests/Fixtures/text2-db").path, toPath: path)
         let db = try Database(path: path)
         defer { db.close() }
         let body = IndexIdentity("notes", "body_text", .text), tags = IndexIdentity("notes", "tags_text", .text)
@@ -109,7 +116,9 @@ final class RecordingStore: KeyValueStore, @unchecked Sendable {
         #expect(try ids("express OR station") == [5, 1, 2, "b", "a"])
         #expect(try ids("run") == ["a"])
         #expect(try ids("\"night express\"") == [1])
-        #expect(Set(try notes.search("rail", options: SearchOptions(index: "tags_text")).map { $0.id.compactDescription }) == ["1", "2", "\"b\""])
+        #expect(
+            Set(try notes.search("rail", options: SearchOptions(index: "tags_text")).map { $0.id.compactDescription })
+                == ["1", "2", "\"b\""])
         #expect(try notes.search("deleted").isEmpty)
         try notes.upsert(["id": 5, "title": "Local", "body": "a local stopping train", "tags": []])
         try notes.delete(id: "a")
@@ -128,17 +137,24 @@ final class RecordingStore: KeyValueStore, @unchecked Sendable {
     /// The rows go to FTS5 in the order of their document numbers (a row takes a new number
     /// when it changes): FTS5's NEAR keeps state from one row to the next in rowid order,
     /// which the search reproduces in document-number order.
-    static func compareWithFTS5(_ store: DocumentStore, _ live: [String: JSONValue], tokenizer: String, detail: String, seed: UInt64) throws {
+    static func compareWithFTS5(
+        _ store: DocumentStore, _ live: [String: JSONValue], tokenizer: String, detail: String, seed: UInt64
+    ) throws {
         let layout = store.textLayout("notes", "body_text")
         let text = TextIndex(subspace: layout.subspace, tokenizer: TextTokenizer(), columns: [])
         let numbered = try live.keys.map { id in (id, try text.documentNumber(of: .string(id), store.database) ?? -1) }
         let docs = numbered.sorted { ($0.1, $0.0) < ($1.1, $1.0) }.compactMap { live[$0.0] }
         var rng = SplitMix64(seed: seed)
         let queries = Array(TextCorpus.queries(&rng, docs).prefix(160))
-        let spec: JSONValue = ["tokenizer": .string(tokenizer), "detail": .string(detail), "columns": ["bio", "title"],
-                               "docs": .array(docs), "queries": .array(queries.map { .string($0) })]
-        let output = try runPython("Tests/python/fts5_tool.py", ["search"], input: String(decoding: try spec.canonicalData(), as: UTF8.self))
-        let references = try output.split(separator: "\n").map { try JSONDecoder().decode(TextSearchTests.Reference.self, from: Data($0.utf8)) }
+        let spec: JSONValue = [
+            "tokenizer": .string(tokenizer), "detail": .string(detail), "columns": ["bio", "title"],
+            "docs": .array(docs), "queries": .array(queries.map { .string($0) })
+        ]
+        let output = try runPython(
+            "Tests/python/fts5_tool.py", ["search"], input: String(decoding: try spec.canonicalData(), as: UTF8.self))
+        let references = try output.split(separator: "\n").map {
+            try JSONDecoder().decode(TextSearchTests.Reference.self, from: Data($0.utf8))
+        }
         try #require(references.count == queries.count)
         let notes = try store.collection("notes")
         var nonEmpty = 0
@@ -169,14 +185,18 @@ final class RecordingStore: KeyValueStore, @unchecked Sendable {
         }
         #expect(nonEmpty > 40, "\(nonEmpty) queries with hits")
         // Document frequencies and statistics, from the rows' own tokens.
-        guard let maintainer = try store.catalog().maintainers(of: "notes").compactMap({ $0 as? TextIndexMaintainer }).first else {
+        guard
+            let maintainer = try store.catalog().maintainers(of: "notes").compactMap({ $0 as? TextIndexMaintainer })
+                .first
+        else {
             Issue.record("no text index")
             return
         }
         var frequencies: [String: Int] = [:]
         var rows = 0, tokens = 0
         for doc in docs {
-            let contribution = maintainer.index.contribution(TextIndexMaintainer.columnTexts(maintainer.definition, doc))
+            let contribution = maintainer.index.contribution(
+                TextIndexMaintainer.columnTexts(maintainer.definition, doc))
             rows += 1
             tokens += contribution.totalTokens
             for term in contribution.terms { frequencies[term.text, default: 0] += 1 }
@@ -184,7 +204,9 @@ final class RecordingStore: KeyValueStore, @unchecked Sendable {
         let terms = try store.read { tx in try tx.textTerms("notes") }
         #expect(terms.count == frequencies.count)
         #expect(terms.allSatisfy { frequencies[$0.term] == $0.documents }, "document frequencies differ")
-        #expect(try store.read { tx in try tx.textStatistics("notes") } == TextIndexStatistics(documents: rows, tokens: tokens))
+        #expect(
+            try store.read { tx in try tx.textStatistics("notes") }
+                == TextIndexStatistics(documents: rows, tokens: tokens))
     }
 
     /// Random interleavings of batches of inserts, updates and deletes (merges running a
@@ -249,12 +271,21 @@ final class RecordingStore: KeyValueStore, @unchecked Sendable {
         let dir = TemporaryDirectory()
         let path = dir.child("db")
         let corpus = TextCorpus.documents(600, seed: 95)
-        let queries = ["station", "train OR night", "\"the train\"", "caf*", "bio: express", "title: zone NOT city", "NEAR(night express, 4)", "perth zurich"]
+        let queries = [
+            "station", "train OR night", "\"the train\"", "caf*", "bio: express", "title: zone NOT city",
+            "NEAR(night express, 4)", "perth zurich"
+        ]
         var expected: [[String]] = []
-        let text = TextIndex(subspace: Subspace().subspace(["t", "notes", "body_text"]), tokenizer: TextTokenizer(), columns: ["bio", "title"])
+        let text = TextIndex(
+            subspace: Subspace().subspace(["t", "notes", "body_text"]), tokenizer: TextTokenizer(),
+            columns: ["bio", "title"])
         func answers(_ store: DocumentStore) throws -> [[String]] {
             let notes = try store.collection("notes")
-            return try queries.map { q in try notes.search(q, options: SearchOptions(limit: 20, includeDocuments: false)).map { "\($0.id.compactDescription) \($0.score)" } }
+            return try queries.map { q in
+                try notes.search(q, options: SearchOptions(limit: 20, includeDocuments: false)).map {
+                    "\($0.id.compactDescription) \($0.score)"
+                }
+            }
         }
         do {
             let db = try Database(path: path)
@@ -266,7 +297,9 @@ final class RecordingStore: KeyValueStore, @unchecked Sendable {
             for (i, doc) in corpus.enumerated() {
                 try store.write { tx in
                     _ = try tx.upsert("notes", doc)
-                    if i % 7 == 3, let victim = corpus[0..<i].randomElement(using: &rng), let id = victim["id"] { _ = try tx.delete("notes", id: id) }
+                    if i % 7 == 3, let victim = corpus[0..<i].randomElement(using: &rng), let id = victim["id"] {
+                        _ = try tx.delete("notes", id: id)
+                    }
                 }
             }
             expected = try answers(store)
@@ -275,8 +308,12 @@ final class RecordingStore: KeyValueStore, @unchecked Sendable {
             while true {
                 let batch = WriteBatch()
                 let changes = TextIndexChanges(try text.statistics(db))
-                let more = try text.mergeStep(changes, budget: 40, full: true, reader: db, put: { batch.put($0, $1) }, delete: { batch.delete($0) })
-                if changes.statisticsChanged { batch.put(text.layout.statistics, text.statisticsValue(changes.statistics)) }
+                let more = try text.mergeStep(
+                    changes, budget: 40, full: true, reader: db, put: { batch.put($0, $1) },
+                    delete: { batch.delete($0) })
+                if changes.statisticsChanged {
+                    batch.put(text.layout.statistics, text.statisticsValue(changes.statistics))
+                }
                 try db.write(batch)
                 steps += 1
                 if steps % 5 == 1 {
@@ -285,7 +322,10 @@ final class RecordingStore: KeyValueStore, @unchecked Sendable {
                     #expect(try answers(store) == expected, "after step \(steps)")
                 }
                 if steps == 23 { break }  // interrupted: the merge is left half done
-                if !more { Issue.record("the merge ended after \(steps) steps; too few to interrupt"); break }
+                if !more {
+                    Issue.record("the merge ended after \(steps) steps; too few to interrupt")
+                    break
+                }
             }
             #expect(try db.get(text.layout.merge) != nil)
         }
@@ -323,13 +363,17 @@ final class RecordingStore: KeyValueStore, @unchecked Sendable {
         let layout = store.textLayout("notes", "body_text")
         let notes = try store.collection("notes")
         let queries = ["station", "train OR night", "\"the train\"", "caf*"]
-        let before = try queries.map { q in try notes.search(q, options: SearchOptions(includeDocuments: false)).map(\.id) }
+        let before = try queries.map { q in
+            try notes.search(q, options: SearchOptions(includeDocuments: false)).map(\.id)
+        }
         #expect(try db.count(layout.allSegments.range) > 1)
         #expect(throws: KVDocsError.self) { try store.optimize(collection: "notes", stepBudget: 0) }
         #expect(try store.optimize(collection: "notes", stepBudget: 50) > 3)
         #expect(try db.get(layout.merge) == nil)
         #expect(try db.count(layout.allSegments.range) == 1)
         #expect(try store.verify().isClean)
-        #expect(try queries.map { q in try notes.search(q, options: SearchOptions(includeDocuments: false)).map(\.id) } == before)
+        #expect(
+            try queries.map { q in try notes.search(q, options: SearchOptions(includeDocuments: false)).map(\.id) }
+                == before)
     }
 }

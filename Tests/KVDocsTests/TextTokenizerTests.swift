@@ -1,13 +1,16 @@
 import Foundation
 import KVDocsTestSupport
 import Testing
+
 @testable import KVDocs
 
 @Suite struct TextTokenizerTests {
     @Test func unicode61SplitsFoldsAndRemovesDiacritics() {
         let t = TextTokenizer()
-        #expect(t.terms("Héllo, WORLD! it's 2024-11-21 naïve Straße İstanbul ǖ e\u{301}") ==
-                ["hello", "world", "it", "s", "2024", "11", "21", "naive", "straße", "istanbul", "ǖ", "e"])
+        #expect(
+            t.terms("Héllo, WORLD! it's 2024-11-21 naïve Straße İstanbul ǖ e\u{301}") == [
+                "hello", "world", "it", "s", "2024", "11", "21", "naive", "straße", "istanbul", "ǖ", "e"
+            ])
         #expect(t.terms("") == [])
         #expect(t.terms("under_score a.b") == ["under", "score", "a", "b"])
         let tokens = t.tokens("  Ab  cd")
@@ -17,9 +20,13 @@ import Testing
     }
 
     static func randomText(_ rng: inout SplitMix64) -> String {
-        let pieces = ["a", "Z", "é", "É", "ß", "ǖ", "\u{301}", "\u{308}", " ", ".", "-", "_", "9", "٣", "中文", "😀", "\u{E000}",
-                      "Ⅻ", "ﬁ", "ı", "İ", "ǅ", "\u{2028}", "Ω", "ω", "ꙮ", "\u{10FFFD}", "\u{1F600}", "ǆ", "Ǳ", "ῼ", "ﹰ", "ℌ", "'", "\t"]
-        return String((0..<Int.random(in: 0...12, using: &rng)).map { _ in pieces.randomElement(using: &rng)! }.joined())
+        let pieces = [
+            "a", "Z", "é", "É", "ß", "ǖ", "\u{301}", "\u{308}", " ", ".", "-", "_", "9", "٣", "中文", "😀", "\u{E000}",
+            "Ⅻ", "ﬁ", "ı", "İ", "ǅ", "\u{2028}", "Ω", "ω", "ꙮ", "\u{10FFFD}", "\u{1F600}", "ǆ", "Ǳ", "ῼ", "ﹰ", "ℌ", "'",
+            "\t"
+        ]
+        return String(
+            (0..<Int.random(in: 0...12, using: &rng)).map { _ in pieces.randomElement(using: &rng)! }.joined())
     }
 
     /// Random strings of awkward characters tokenized here and by SQLite FTS5's unicode61.
@@ -38,14 +45,21 @@ import Testing
             }
             inputs.append(line)
         }
-        let input = inputs.map { String(decoding: try! JSONEncoder().encode($0), as: UTF8.self) }.joined(separator: "\n") + "\n"
+        let input =
+            inputs.map { String(decoding: try! JSONEncoder().encode($0), as: UTF8.self) }.joined(separator: "\n") + "\n"
         let output = try runPython("Tests/python/fts5_tool.py", ["tokenize", "unicode61"], input: input)
-        let expected = output.split(separator: "\n").map { try! JSONDecoder().decode([String].self, from: Data($0.utf8)) }
+        let expected = output.split(separator: "\n").map {
+            try! JSONDecoder().decode([String].self, from: Data($0.utf8))
+        }
         try #require(expected.count == inputs.count)
         var mismatches = 0
         for (text, terms) in zip(inputs, expected) where TextTokenizer().terms(text) != terms {
             mismatches += 1
-            if mismatches <= 5 { Issue.record("\(text.unicodeScalars.map { String($0.value, radix: 16) }): ours \(TextTokenizer().terms(text)), FTS5 \(terms)") }
+            if mismatches <= 5 {
+                Issue.record(
+                    "\(text.unicodeScalars.map { String($0.value, radix: 16) }): ours \(TextTokenizer().terms(text)), FTS5 \(terms)"
+                )
+            }
         }
         #expect(mismatches == 0)
     }
@@ -56,11 +70,16 @@ import Testing
     func porterAgreesWithSQLiteFTS5OnAWordList() throws {
         let list = try String(contentsOf: packageRoot.appendingPathComponent("Tests/python/words.txt"), encoding: .utf8)
         var words = list.split(separator: "\n").map(String.init)
-        let suffixes = ["s", "es", "ed", "ing", "ly", "ness", "ation", "ational", "izer", "fulness", "ousness", "iveness", "ement", "able", "ible", "ize", "ism", "logi", "bli", "y", "ies", "sses", "eed", "ll"]
+        let suffixes = [
+            "s", "es", "ed", "ing", "ly", "ness", "ation", "ational", "izer", "fulness", "ousness", "iveness", "ement",
+            "able", "ible", "ize", "ism", "logi", "bli", "y", "ies", "sses", "eed", "ll"
+        ]
         words += words.prefix(400).flatMap { w in suffixes.map { w + $0 } }
         let input = words.map { "\"\($0)\"" }.joined(separator: "\n") + "\n"
         let output = try runPython("Tests/python/fts5_tool.py", ["tokenize", "porter"], input: input)
-        let expected = output.split(separator: "\n").map { try! JSONDecoder().decode([String].self, from: Data($0.utf8)) }
+        let expected = output.split(separator: "\n").map {
+            try! JSONDecoder().decode([String].self, from: Data($0.utf8))
+        }
         try #require(expected.count == words.count)
         let porter = TextTokenizer(.porter)
         var mismatches = 0
@@ -80,11 +99,16 @@ import Testing
         for caseSensitive in [false, true] {
             try withTemporaryDatabase { db, _ throws in
                 let tokenizer = caseSensitive ? "trigram case_sensitive 1" : "trigram"
-                let schema = #"{"collections": {"n": {"primaryKey": "id", "text": [{"name": "t", "fields": ["x"], "tokenizer": "\#(tokenizer)"}]}}}"#
+                let schema =
+                    #"{"collections": {"n": {"primaryKey": "id", "text": [{"name": "t", "fields": ["x"], "tokenizer": "\#(tokenizer)"}]}}}"#
                 let store = try DocumentStore(database: db, schema: try Schema(json: Data(schema.utf8)))
                 let n = try store.collection("n")
-                for (id, text) in [(1, "Hello World"), (2, "HELLO"), (3, "北京大学生"), (4, "ab")] { try n.insert(["id": .int(Int64(id)), "x": .string(text)]) }
-                func ids(_ q: String) throws -> Set<Int64> { Set(try n.search(q).compactMap { if case .int(let i) = $0.id { i } else { nil } }) }
+                for (id, text) in [(1, "Hello World"), (2, "HELLO"), (3, "北京大学生"), (4, "ab")] {
+                    try n.insert(["id": .int(Int64(id)), "x": .string(text)])
+                }
+                func ids(_ q: String) throws -> Set<Int64> {
+                    Set(try n.search(q).compactMap { if case .int(let i) = $0.id { i } else { nil } })
+                }
                 #expect(try ids("hel") == (caseSensitive ? [] : [1, 2]))
                 #expect(try ids("Hel") == (caseSensitive ? [1] : [1, 2]))
                 #expect(try ids("HEL") == (caseSensitive ? [2] : [1, 2]))
@@ -94,7 +118,8 @@ import Testing
                 #expect(try ids("ab OR 大学生") == [3])
                 #expect(try ids("ab 大学生") == [3])  // an implicit AND leaves the empty phrase out
                 #expect(try ids("ab AND 大学生").isEmpty)
-                let hit = try #require(try n.search("京大学", options: SearchOptions(highlight: .init(open: "[", close: "]"))).first)
+                let hit = try #require(
+                    try n.search("京大学", options: SearchOptions(highlight: .init(open: "[", close: "]"))).first)
                 #expect(hit.highlights["x"] == "北[京大学]生")
                 #expect(try store.verify().isClean)
             }

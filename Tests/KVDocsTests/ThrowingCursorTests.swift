@@ -1,6 +1,7 @@
 import Foundation
 import KVDocsTestSupport
 import Testing
+
 @testable import KVDocs
 
 /// Entries and the other cursors: errors met mid-iteration are thrown, never lost; the
@@ -43,7 +44,7 @@ import Testing
         let entries = try db.entries()
         var seen = 0
         do {
-            while let _ = try entries.next() {
+            while (try entries.next()) != nil {
                 seen += 1
                 if seen == 3 { db.close() }
             }
@@ -54,7 +55,9 @@ import Testing
         }
         #expect(seen == 3)
         // Every later call throws it again: the end is never mistaken for a complete scan.
-        #expect(throws: KVDocsError(.closed, "the database at \(dir.child("db")) is closed", path: dir.child("db"))) { _ = try entries.next() }
+        #expect(throws: KVDocsError(.closed, "the database at \(dir.child("db")) is closed", path: dir.child("db"))) {
+            _ = try entries.next()
+        }
         expectError(.closed) { _ = try entries.next { _, _ in 0 } }
     }
 
@@ -121,7 +124,7 @@ import Testing
         var options = Options()
         options.compression = .none
         options.maxFileSize = 1 << 20
-        options.writeBufferSize = 64 << 10     // many small tables, merged by compact() into 1 MiB files
+        options.writeBufferSize = 64 << 10  // many small tables, merged by compact() into 1 MiB files
         do {
             let db = try Database(path: path, options: options)
             let value = [UInt8](repeating: 0x78, count: 100)
@@ -174,7 +177,9 @@ import Testing
             #expect(error.kind == Self.expectedKind(damage), "\(error)")
             #expect(error.path == dir.child("db"))
             switch damage {
-            case .deleted: #expect(error.message.hasPrefix("NotFound: ") && error.message.contains(".ldb: No such file or directory"))
+            case .deleted:
+                #expect(
+                    error.message.hasPrefix("NotFound: ") && error.message.contains(".ldb: No such file or directory"))
             case .unreadable: #expect(error.message.hasPrefix("IO error: ") && error.message.contains(".ldb"))
             case .corrupted: #expect(error.message.contains("checksum mismatch"))
             }
@@ -226,7 +231,9 @@ import Testing
             #expect(try Set(db.entries().map(\.key)) == Set(all.map(\.key)))
             #expect(try db.entries().map(number).collect() == all.map(number))
             #expect(try db.entries().filter { number($0) % 7 == 0 }.collect() == all.filter { number($0) % 7 == 0 })
-            #expect(try db.entries().compactMap { number($0) % 5 == 0 ? number($0) : nil }.collect() == all.compactMap { number($0) % 5 == 0 ? number($0) : nil })
+            #expect(
+                try db.entries().compactMap { number($0) % 5 == 0 ? number($0) : nil }.collect()
+                    == all.compactMap { number($0) % 5 == 0 ? number($0) : nil })
             #expect(try db.entries().prefix(3).collect() == Array(all.prefix(3)))
             #expect(try db.entries().prefix(0).collect().isEmpty)
             #expect(try db.entries().prefix(80).collect() == all)
@@ -256,7 +263,7 @@ import Testing
             let prefix = entries.prefix(1)
             #expect(try prefix.next()?.key == Self.key(8))
             #expect(try prefix.next() == nil)
-            #expect(try entries.next()?.key == Self.key(9))   // the prefix read no further
+            #expect(try entries.next()?.key == Self.key(9))  // the prefix read no further
         }
     }
 
@@ -266,8 +273,14 @@ import Testing
             try Self.fill(db, 3)
             let entries = try db.entries()
             var calls = 0
-            let mapped = entries.map { entry -> [UInt8] in calls += 1; return entry.key }
-            let filtered = mapped.filter { _ in calls += 1; return true }
+            let mapped = entries.map { entry -> [UInt8] in
+                calls += 1
+                return entry.key
+            }
+            let filtered = mapped.filter { _ in
+                calls += 1
+                return true
+            }
             #expect(calls == 0)
             #expect(try filtered.next() == Self.key(0))
             #expect(calls == 2)

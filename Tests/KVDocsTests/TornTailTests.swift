@@ -1,6 +1,7 @@
 import Foundation
 import KVDocsTestSupport
 import Testing
+
 @testable import KVDocs
 
 /// A power loss after unsynced writes leaves the end of the newest log zeroed, garbled or
@@ -46,11 +47,17 @@ import Testing
     }
 
     /// The keys of `db`, which must be the first keys written, in order; returns how many.
-    static func prefixLength(_ db: Database, valueSize: Int = 100, sourceLocation: SourceLocation = #_sourceLocation) throws -> Int {
+    static func prefixLength(_ db: Database, valueSize: Int = 100, sourceLocation: SourceLocation = #_sourceLocation)
+        throws -> Int
+    {
         let entries = try db.entries().collect()
         for (i, entry) in entries.enumerated() {
-            #expect(String(decoding: entry.key, as: UTF8.self) == key(i), "not a prefix of the writes", sourceLocation: sourceLocation)
-            #expect(String(decoding: entry.value, as: UTF8.self) == value(i, size: valueSize), sourceLocation: sourceLocation)
+            #expect(
+                String(decoding: entry.key, as: UTF8.self) == key(i), "not a prefix of the writes",
+                sourceLocation: sourceLocation)
+            #expect(
+                String(decoding: entry.value, as: UTF8.self) == value(i, size: valueSize),
+                sourceLocation: sourceLocation)
         }
         return entries.count
     }
@@ -78,7 +85,9 @@ import Testing
     /// Values of 100 bytes make one fragment per write; values of 20,000 make records that
     /// cross blocks, so the damage can start in a write's second fragment.
     @Test(arguments: Damage.allCases, [100, 20_000])
-    func aDamagedTailAfterTheLastSyncedWriteOpensKeepsEverySyncedWriteAndIsReported(damage: Damage, valueSize: Int) throws {
+    func aDamagedTailAfterTheLastSyncedWriteOpensKeepsEverySyncedWriteAndIsReported(damage: Damage, valueSize: Int)
+        throws
+    {
         let dir = TemporaryDirectory()
         let logged = try Self.write(dir.child("db"), synced: 10, unsynced: 10, valueSize: valueSize)
         let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: logged.log)))
@@ -98,7 +107,9 @@ import Testing
         #expect(tail.droppedBytes == damaged.count - logged.ends[kept - 1])
         #expect(tail.savedAs == logged.path + "/lost/\(logged.logName).torn-at-\(tail.offset)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: tail.savedAs)) == Data(damaged[tail.offset...]))
-        #expect(tail.description.contains(logged.logName) && tail.description.contains("\(tail.droppedBytes) bytes from offset \(tail.offset)"))
+        #expect(
+            tail.description.contains(logged.logName)
+                && tail.description.contains("\(tail.droppedBytes) bytes from offset \(tail.offset)"))
         // The database takes writes, and the next open finds nothing torn.
         try db.put("after", "power loss", sync: true)
         db.close()
@@ -161,8 +172,9 @@ import Testing
     @Test func aTailCutShortOnABlockBoundaryInsideARecordOpensAndIsReported() throws {
         let dir = TemporaryDirectory()
         let logged = try Self.write(dir.child("db"), synced: 10, unsynced: 90, valueSize: 1000)
-        let boundary = try #require(stride(from: LogFileCheck.blockSize, to: logged.ends.last ?? 0, by: LogFileCheck.blockSize)
-            .first { b in b > logged.syncedEnd && !logged.ends.contains(b) })
+        let boundary = try #require(
+            stride(from: LogFileCheck.blockSize, to: logged.ends.last ?? 0, by: LogFileCheck.blockSize)
+                .first { b in b > logged.syncedEnd && !logged.ends.contains(b) })
         let kept = logged.ends.filter { $0 <= boundary }.count
         try FileHandle(forWritingTo: URL(fileURLWithPath: logged.log)).truncate(atOffset: UInt64(boundary))
         let db = try Database(path: logged.path)
@@ -186,7 +198,9 @@ import Testing
         try Data(bytes).write(to: URL(fileURLWithPath: logged.log))
         let before = try Self.fingerprint(logged.path)
         let error = expectError(.corruption) { try Database(path: logged.path).close() }
-        #expect(error?.message.contains("\(logged.log): checksum mismatch at offset \(logged.ends[damagedWrite - 1])") == true, "\(String(describing: error))")
+        #expect(
+            error?.message.contains("\(logged.log): checksum mismatch at offset \(logged.ends[damagedWrite - 1])")
+                == true, "\(String(describing: error))")
         #expect(try Self.fingerprint(logged.path) == before)
     }
 
@@ -198,9 +212,13 @@ import Testing
         var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: logged.log)))
         try #require(bytes.count > 3 * LogFileCheck.blockSize)
         var rng = SplitMix64(seed: 12)
-        for i in LogFileCheck.blockSize..<(2 * LogFileCheck.blockSize) { bytes[i] = UInt8(truncatingIfNeeded: rng.next()) }
+        for i in LogFileCheck.blockSize..<(2 * LogFileCheck.blockSize) {
+            bytes[i] = UInt8(truncatingIfNeeded: rng.next())
+        }
         try Data(bytes).write(to: URL(fileURLWithPath: logged.log))
-        guard case .damagedInTheMiddle(_, let at, let intact, _) = bytes.withUnsafeBytes({ TornTailRecovery.verdict($0) }) else {
+        guard
+            case .damagedInTheMiddle(_, let at, let intact, _) = bytes.withUnsafeBytes({ TornTailRecovery.verdict($0) })
+        else {
             Issue.record("a garbled block with intact blocks after it was not judged damage in the middle")
             return
         }
@@ -229,7 +247,10 @@ import Testing
         #expect(found == logged.ends[17])
         let before = try Self.fingerprint(logged.path)
         let error = expectError(.corruption) { try Database(path: logged.path).close() }
-        #expect(error?.message.contains("\(logged.log): a record cut short, or bytes that are no record, at offset \(logged.ends[11]), followed by an intact record at offset \(logged.ends[17])") == true, "\(String(describing: error))")
+        #expect(
+            error?.message.contains(
+                "\(logged.log): a record cut short, or bytes that are no record, at offset \(logged.ends[11]), followed by an intact record at offset \(logged.ends[17])"
+            ) == true, "\(String(describing: error))")
         #expect(try Self.fingerprint(logged.path) == before)
     }
 
@@ -255,7 +276,10 @@ import Testing
     @Test func aDocumentStoreWithATornTailOpensWithItsSyncedDocumentsAndVerifiesClean() throws {
         let dir = TemporaryDirectory()
         let path = dir.child("db")
-        let schema = try Schema(json: Data(#"{"collections": {"people": {"primaryKey": "id", "indexes": [{"name": "by_age", "fields": ["age"]}]}}}"#.utf8))
+        let schema = try Schema(
+            json: Data(
+                #"{"collections": {"people": {"primaryKey": "id", "indexes": [{"name": "by_age", "fields": ["age"]}]}}}"#
+                    .utf8))
         var ends: [Int] = []
         let name: String
         do {
@@ -268,7 +292,9 @@ import Testing
             let store = try DocumentStore(database: db)
             name = try Self.newestLog(path)
             for i in 0..<20 {
-                try store.write(sync: i < 8) { batch in _ = try batch.upsert("people", ["id": .int(Int64(i)), "age": .int(Int64(20 + i))]) }
+                try store.write(sync: i < 8) { batch in
+                    _ = try batch.upsert("people", ["id": .int(Int64(i)), "age": .int(Int64(20 + i))])
+                }
                 ends.append(try Self.size(path + "/" + name))
             }
             db.close()
@@ -295,7 +321,8 @@ import Testing
         for name in try fm.subpathsOfDirectory(atPath: dir) {
             var isDirectory: ObjCBool = false
             guard !["LOG", "LOG.old", "LOCK"].contains(name),
-                  fm.fileExists(atPath: dir + "/" + name, isDirectory: &isDirectory), !isDirectory.boolValue else { continue }
+                fm.fileExists(atPath: dir + "/" + name, isDirectory: &isDirectory), !isDirectory.boolValue
+            else { continue }
             result[name] = try Data(contentsOf: URL(fileURLWithPath: dir + "/" + name))
         }
         return result

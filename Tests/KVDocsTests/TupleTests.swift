@@ -1,36 +1,47 @@
 import Foundation
 import KVDocsTestSupport
 import Testing
+
 @testable import KVDocs
 
 @Suite struct TupleEncodingTests {
     /// `Tuple.encoded` against the bytes of Python's `fdb.tuple.pack` (shared/REFERENCE.md,
     /// FoundationDB's design/tuple.md).
-    @Test(arguments: [
-        (Tuple(), ""),
-        ([nil], "00"),
-        ([.bytes([])], "0100"),
-        ([.bytes([0])], "0100ff00"),
-        ([""], "0200"),
-        (["a\u{0}b"], "026100ff6200"),
-        (["é"], "02c3a900"),
-        ([0], "14"), ([1], "1501"), ([-1], "13fe"), ([255], "15ff"), ([-255], "1300"),
-        ([256], "160100"), ([-256], "12feff"), ([-5551212], "11ab4b93"),
-        ([.int(.max)], "1c7fffffffffffffff"), ([.int(.min)], "0c7fffffffffffffff"),
-        ([.uint(.max)], "1d08ffffffffffffffff"), ([.uint(.max - 1)], "1cfffffffffffffffe"),
-        ([.largeInteger(try! LargeInteger(isNegative: false, magnitude: [1, 0, 0, 0, 0, 0, 0, 0, 0]))], "1d09010000000000000000"),
-        ([.largeInteger(try! LargeInteger(isNegative: true, magnitude: [1, 0, 0, 0, 0, 0, 0, 0, 0]))], "0bf6feffffffffffffffff"),
-        ([.largeInteger(try! LargeInteger(isNegative: true, magnitude: [UInt8](repeating: 0xFF, count: 8)))], "0bf70000000000000000"),
-        ([0.0], "218000000000000000"), ([-0.0], "217fffffffffffffff"),
-        ([1.5], "21bff8000000000000"), ([-1.5], "214007ffffffffffff"),
-        ([.double(.infinity)], "21fff0000000000000"), ([.double(-.infinity)], "21000fffffffffffff"),
-        ([.float(1.5)], "20bfc00000"), ([.float(-42)], "203dd7ffff"),
-        ([false], "26"), ([true], "27"),
-        ([.tuple([])], "0500"), ([.tuple([nil])], "0500ff00"), ([.tuple(["a", nil])], "0502610000ff00"),
-        ([.tuple([.bytes(Array("foo\u{0}bar".utf8)), nil, .tuple([])])], "0501666f6f00ff6261720000ff050000"),
-        ([.uuid(UUID(uuidString: "12345678-1234-5678-1234-567812345678")!)], "3012345678123456781234567812345678"),
-        (["dep", "Perth", 1700000000], "026465700002506572746800186553f100"),
-    ] as [(Tuple, String)])
+    @Test(
+        arguments: [
+            (Tuple(), ""),
+            ([nil], "00"),
+            ([.bytes([])], "0100"),
+            ([.bytes([0])], "0100ff00"),
+            ([""], "0200"),
+            (["a\u{0}b"], "026100ff6200"),
+            (["é"], "02c3a900"),
+            ([0], "14"), ([1], "1501"), ([-1], "13fe"), ([255], "15ff"), ([-255], "1300"),
+            ([256], "160100"), ([-256], "12feff"), ([-5551212], "11ab4b93"),
+            ([.int(.max)], "1c7fffffffffffffff"), ([.int(.min)], "0c7fffffffffffffff"),
+            ([.uint(.max)], "1d08ffffffffffffffff"), ([.uint(.max - 1)], "1cfffffffffffffffe"),
+            (
+                [.largeInteger(try! LargeInteger(isNegative: false, magnitude: [1, 0, 0, 0, 0, 0, 0, 0, 0]))],
+                "1d09010000000000000000"
+            ),
+            (
+                [.largeInteger(try! LargeInteger(isNegative: true, magnitude: [1, 0, 0, 0, 0, 0, 0, 0, 0]))],
+                "0bf6feffffffffffffffff"
+            ),
+            (
+                [.largeInteger(try! LargeInteger(isNegative: true, magnitude: [UInt8](repeating: 0xFF, count: 8)))],
+                "0bf70000000000000000"
+            ),
+            ([0.0], "218000000000000000"), ([-0.0], "217fffffffffffffff"),
+            ([1.5], "21bff8000000000000"), ([-1.5], "214007ffffffffffff"),
+            ([.double(.infinity)], "21fff0000000000000"), ([.double(-.infinity)], "21000fffffffffffff"),
+            ([.float(1.5)], "20bfc00000"), ([.float(-42)], "203dd7ffff"),
+            ([false], "26"), ([true], "27"),
+            ([.tuple([])], "0500"), ([.tuple([nil])], "0500ff00"), ([.tuple(["a", nil])], "0502610000ff00"),
+            ([.tuple([.bytes(Array("foo\u{0}bar".utf8)), nil, .tuple([])])], "0501666f6f00ff6261720000ff050000"),
+            ([.uuid(UUID(uuidString: "12345678-1234-5678-1234-567812345678")!)], "3012345678123456781234567812345678"),
+            (["dep", "Perth", 1700000000], "026465700002506572746800186553f100")
+        ] as [(Tuple, String)])
     func encodingMatchesFoundationDBVectors(tuple: Tuple, hex: String) throws {
         #expect(tuple.encoded.hex == hex)
         let decoded = try Tuple(decoding: tuple.encoded)
@@ -43,7 +54,10 @@ import Testing
         if case .int(5) = try Tuple(decoding: Tuple([.uint(5)]).encoded)[0] {} else { Issue.record("not .int") }
         if case .uint(.max) = try Tuple(decoding: Tuple([.uint(.max)]).encoded)[0] {} else { Issue.record("not .uint") }
         // The spec's 8-byte form of UInt64.max, as other bindings write it, decodes too.
-        if case .uint(.max) = try Tuple(decoding: hexBytes("1cffffffffffffffff"))[0] {} else { Issue.record("1c ff… did not decode") }
+        if case .uint(.max) = try Tuple(decoding: hexBytes("1cffffffffffffffff"))[0] {
+        } else {
+            Issue.record("1c ff… did not decode")
+        }
         #expect(Tuple([.uint(5)]) == Tuple([5]))
         #expect("\(try Tuple(decoding: hexBytes("1d09010000000000000000")))" == "(18446744073709551616,)")
         #expect("\(try Tuple(decoding: hexBytes("0bf6feffffffffffffffff")))" == "(-18446744073709551616,)")
@@ -53,7 +67,9 @@ import Testing
         let t: Tuple = ["users", 42, -1.5, true, nil]
         #expect(t.description == "(\"users\", 42, -1.5, true, nil)")
         #expect(Tuple(["a"]).description == "(\"a\",)")
-        #expect(Tuple([.bytes([0, 0xAB]), .tuple(["x\n\"", 1]), .float(2)]).description == "(0x00ab, (\"x\\n\\\"\", 1), Float(2.0))")
+        #expect(
+            Tuple([.bytes([0, 0xAB]), .tuple(["x\n\"", 1]), .float(2)]).description
+                == "(0x00ab, (\"x\\n\\\"\", 1), Float(2.0))")
         #expect(Tuple().description == "()")
     }
 
@@ -75,7 +91,10 @@ import Testing
             Issue.record("read an integer as a string")
         } catch let error as KVDocsError {
             #expect(error.kind == .typeMismatch)
-            #expect(error.message == "element 1 of (\"users\", 42, 2.5, Float(1.0), true, 0x01, UUID(\(id.uuidString)), (\"n\",), nil) is an integer, not a string")
+            #expect(
+                error.message
+                    == "element 1 of (\"users\", 42, 2.5, Float(1.0), true, 0x01, UUID(\(id.uuidString)), (\"n\",), nil) is an integer, not a string"
+            )
         }
         do {
             _ = try t.int(at: 9)
@@ -99,7 +118,7 @@ import Testing
             ("05 0261 00", "byte 0: nested tuple is not terminated"),
             ("02 c328 00", "byte 0: string is not valid UTF-8"),
             ("1d", "byte 0: integer length needs 1 byte, 0 remain"),
-            ("30 0102", "byte 0: UUID needs 16 bytes, 2 remain"),
+            ("30 0102", "byte 0: UUID needs 16 bytes, 2 remain")
         ]
         for (hex, reason) in cases {
             do {
@@ -149,7 +168,10 @@ import Testing
 
     @Test func garbageNeverCrashesTheDecoder() {
         var rng = SplitMix64(seed: 13)
-        let alphabet: [UInt8] = [0x00, 0xFF, 0x01, 0x02, 0x05, 0x0B, 0x0C, 0x13, 0x14, 0x15, 0x1C, 0x1D, 0x20, 0x21, 0x26, 0x27, 0x30, 0x33, 0x61, 0x80, 0xC3]
+        let alphabet: [UInt8] = [
+            0x00, 0xFF, 0x01, 0x02, 0x05, 0x0B, 0x0C, 0x13, 0x14, 0x15, 0x1C, 0x1D, 0x20, 0x21, 0x26, 0x27, 0x30, 0x33,
+            0x61, 0x80, 0xC3
+        ]
         var decoded = 0
         for i in 0..<200_000 {
             let length = Int.random(in: 0...24, using: &rng)
@@ -181,22 +203,55 @@ enum TupleGenerator {
     static func element(_ rng: inout SplitMix64, depth: Int) -> TupleElement {
         switch Int.random(in: 0..<12, using: &rng) {
         case 0: return .null
-        case 1: return .bytes((0..<Int.random(in: 0...4, using: &rng)).map { _ in [0x00, 0xFF, 0x01, 0x7F].randomElement(using: &rng)! })
-        case 2: return .string(String((0..<Int.random(in: 0...4, using: &rng)).map { _ in ["a", "b", "\u{0}", "é", "😀", "Z"].randomElement(using: &rng)! }))
+        case 1:
+            return .bytes(
+                (0..<Int.random(in: 0...4, using: &rng)).map { _ in [0x00, 0xFF, 0x01, 0x7F].randomElement(using: &rng)!
+                })
+        case 2:
+            return .string(
+                String(
+                    (0..<Int.random(in: 0...4, using: &rng)).map { _ in
+                        ["a", "b", "\u{0}", "é", "😀", "Z"].randomElement(using: &rng)!
+                    }))
         case 3 where depth < 3:
             return .tuple(Tuple((0..<Int.random(in: 0...3, using: &rng)).map { _ in element(&rng, depth: depth + 1) }))
-        case 4: return .int([0, 1, -1, 255, -255, 256, -256, .max, .min, .max - 1, .min + 1, Int64.random(in: .min ... .max, using: &rng), Int64.random(in: -70000...70000, using: &rng)].randomElement(using: &rng)!)
-        case 5: return .uint([UInt64.max, .max - 1, UInt64(Int64.max) + 1, UInt64.random(in: UInt64(Int64.max)...UInt64.max, using: &rng)].randomElement(using: &rng)!)
+        case 4:
+            return .int(
+                [
+                    0, 1, -1, 255, -255, 256, -256, .max, .min, .max - 1, .min + 1,
+                    Int64.random(in: .min ... .max, using: &rng), Int64.random(in: -70000...70000, using: &rng)
+                ].randomElement(using: &rng)!)
+        case 5:
+            return .uint(
+                [
+                    UInt64.max, .max - 1, UInt64(Int64.max) + 1,
+                    UInt64.random(in: UInt64(Int64.max)...UInt64.max, using: &rng)
+                ].randomElement(using: &rng)!)
         case 6:
-            let magnitude = [UInt8.random(in: 1...255, using: &rng)] + (0..<Int.random(in: 8...20, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng) }
+            let magnitude =
+                [UInt8.random(in: 1...255, using: &rng)]
+                + (0..<Int.random(in: 8...20, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng) }
             return .largeInteger(try! LargeInteger(isNegative: Bool.random(using: &rng), magnitude: magnitude))
-        case 7: return .double([0.0, -0.0, 1.5, -1.5, .infinity, -.infinity, .nan, -Double.nan, .leastNonzeroMagnitude, -.greatestFiniteMagnitude, Double.random(in: -1e6...1e6, using: &rng)].randomElement(using: &rng)!)
-        case 8: return .float([0, -0.0, 1.5, -42, .infinity, -.infinity, .nan, Float.random(in: -100...100, using: &rng)].randomElement(using: &rng)!)
+        case 7:
+            return .double(
+                [
+                    0.0, -0.0, 1.5, -1.5, .infinity, -.infinity, .nan, -Double.nan, .leastNonzeroMagnitude,
+                    -.greatestFiniteMagnitude, Double.random(in: -1e6...1e6, using: &rng)
+                ].randomElement(using: &rng)!)
+        case 8:
+            return .float(
+                [0, -0.0, 1.5, -42, .infinity, -.infinity, .nan, Float.random(in: -100...100, using: &rng)]
+                    .randomElement(using: &rng)!)
         case 9: return .bool(Bool.random(using: &rng))
         case 10:
             var bytes = (0..<16).map { _ in UInt8.random(in: 0...255, using: &rng) }
             if Bool.random(using: &rng) { bytes = [UInt8](repeating: bytes[0] & 1 == 0 ? 0 : 0xFF, count: 16) }
-            return .uuid(UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7], bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15])))
+            return .uuid(
+                UUID(
+                    uuid: (
+                        bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7], bytes[8],
+                        bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]
+                    )))
         default:
             return .versionstamp(try! Versionstamp(bytes: (0..<12).map { _ in UInt8.random(in: 0...255, using: &rng) }))
         }
@@ -260,7 +315,8 @@ enum ReferenceOrder {
         case (.float(let x), .float(let y)): return totalOrder(x, y)
         case (.double(let x), .double(let y)): return totalOrder(x, y)
         case (.bool(let x), .bool(let y)): return cmp(x ? 1 : 0, y ? 1 : 0)
-        case (.uuid(let x), .uuid(let y)): return bytes(withUnsafeBytes(of: x.uuid, Array.init), withUnsafeBytes(of: y.uuid, Array.init))
+        case (.uuid(let x), .uuid(let y)):
+            return bytes(withUnsafeBytes(of: x.uuid, Array.init), withUnsafeBytes(of: y.uuid, Array.init))
         case (.versionstamp(let x), .versionstamp(let y)): return bytes(x.bytes, y.bytes)
         default:
             let (sa, ma) = integer(a), (sb, mb) = integer(b)

@@ -1,15 +1,16 @@
 import Foundation
 import KVDocsTestSupport
 import Testing
+
 @testable import KVDocs
 
 private let typedSchemaJSON = #"""
-{"collections": {
-  "athletes": {"primaryKey": "id", "indexes": [{"name": "by_club", "fields": ["club"]}, {"name": "by_born", "fields": ["born"]}],
-               "text": [{"name": "name_text", "fields": ["name"]}]},
-  "sessions": {"primaryKey": "id", "indexes": [{"name": "by_at", "fields": ["at"]}]},
-  "stations": {"primaryKey": "id", "indexes": [{"name": "by_loc", "fields": ["loc"], "type": "geo"}]}}}
-"""#
+    {"collections": {
+      "athletes": {"primaryKey": "id", "indexes": [{"name": "by_club", "fields": ["club"]}, {"name": "by_born", "fields": ["born"]}],
+                   "text": [{"name": "name_text", "fields": ["name"]}]},
+      "sessions": {"primaryKey": "id", "indexes": [{"name": "by_at", "fields": ["at"]}]},
+      "stations": {"primaryKey": "id", "indexes": [{"name": "by_loc", "fields": ["loc"], "type": "geo"}]}}}
+    """#
 
 private struct Athlete: Codable, Equatable, Sendable {
     var id: Int
@@ -25,7 +26,10 @@ private struct Session: Codable, Equatable, Sendable {
 }
 
 private struct Station: Codable, Equatable, Sendable {
-    struct Location: Codable, Equatable, Sendable { var lat: Double; var lon: Double }
+    struct Location: Codable, Equatable, Sendable {
+        var lat: Double
+        var lon: Double
+    }
     var id: String
     var name: String
     var loc: Location
@@ -44,7 +48,8 @@ private struct AthleteID: Codable, Equatable {
 
 private func typedSchema() throws -> Schema { try Schema(json: Data(typedSchemaJSON.utf8), file: "typed.json") }
 
-private let ada = Athlete(id: 1, name: "Ada Lovelace", club: "Tromsø SK", born: Date(timeIntervalSince1970: 1_000_000_000))
+private let ada = Athlete(
+    id: 1, name: "Ada Lovelace", club: "Tromsø SK", born: Date(timeIntervalSince1970: 1_000_000_000))
 private let bo = Athlete(id: 2, name: "Bo Berg", club: "Oslo IL", born: Date(timeIntervalSince1970: 1_100_000_000.5))
 
 @Suite struct TypedDocumentTests {
@@ -54,7 +59,7 @@ private let bo = Athlete(id: 2, name: "Bo Berg", club: "Oslo IL", born: Date(tim
         let date = Date(timeIntervalSince1970: 1_700_000_000)
         let expected: [DateStrategy: JSONValue] = [
             .secondsSince1970: 1_700_000_000, .millisecondsSince1970: 1_700_000_000_000,
-            .secondsSince2001: .int(Int64(date.timeIntervalSinceReferenceDate)), .iso8601: "2023-11-14T22:13:20Z",
+            .secondsSince2001: .int(Int64(date.timeIntervalSinceReferenceDate)), .iso8601: "2023-11-14T22:13:20Z"
         ]
         for strategy in DateStrategy.allCases {
             let json = try JSONValue(encoding: ["at": date], dates: strategy)
@@ -69,10 +74,16 @@ private let bo = Athlete(id: 2, name: "Bo Berg", club: "Oslo IL", born: Date(tim
     @Test func iso8601KeepsWholeSecondsAndReadsFractionsAndOffsets() throws {
         let json = try JSONValue(encoding: ["at": Date(timeIntervalSince1970: 10.75)], dates: .iso8601)
         #expect(json["at"] == "1970-01-01T00:00:10Z")
-        #expect(try JSONValue.string("1970-01-01T00:00:10.250Z").decode(Date.self, dates: .iso8601) == Date(timeIntervalSince1970: 10.25))
-        #expect(try JSONValue.string("1970-01-01T02:00:10+02:00").decode(Date.self, dates: .iso8601) == Date(timeIntervalSince1970: 10))
+        #expect(
+            try JSONValue.string("1970-01-01T00:00:10.250Z").decode(Date.self, dates: .iso8601)
+                == Date(timeIntervalSince1970: 10.25))
+        #expect(
+            try JSONValue.string("1970-01-01T02:00:10+02:00").decode(Date.self, dates: .iso8601)
+                == Date(timeIntervalSince1970: 10))
         let error = expectError(.decoding) { try JSONValue.string("yesterday").decode(Date.self, dates: .iso8601) }
-        #expect(error?.message == #"the JSON does not decode as Date: at the top level: expected an ISO 8601 date, found "yesterday""#)
+        #expect(
+            error?.message
+                == #"the JSON does not decode as Date: at the top level: expected an ISO 8601 date, found "yesterday""#)
     }
 
     @Test func decodingAMismatchNamesTheCodingPath() throws {
@@ -118,7 +129,9 @@ private let bo = Athlete(id: 2, name: "Bo Berg", club: "Oslo IL", born: Date(tim
         try withTemporaryDatabase { db, _ throws in
             let store = try DocumentStore(database: db, schema: try typedSchema())
             let error = expectError(.invalidArgument) { try store.collection("athletes").get(id: [1, 2]) }
-            #expect(error?.message == #"primary key "id" of collection "athletes" must be a string or an integer, not [1,2]"#)
+            #expect(
+                error?.message
+                    == #"primary key "id" of collection "athletes" must be a string or an integer, not [1,2]"#)
         }
     }
 
@@ -142,11 +155,13 @@ private let bo = Athlete(id: 2, name: "Bo Berg", club: "Oslo IL", born: Date(tim
                 try athletes.insert(Athlete(id: 3, name: "Cy", club: "Oslo IL", born: .now))
                 var visited: [Int] = []
                 try tx.forEach("athletes", Query().orderBy("id"), as: Athlete.self) { visited.append($0.id) }
-                return (try tx.fetch(.find("athletes", Query().where("club", .equal("Oslo IL")), as: Athlete.self)),
-                        try tx.count("athletes", Query().where("club", .equal("Oslo IL"))),
-                        try tx.fetch(.near("stations", here, within: 20_000, as: Station.self)),
-                        try tx.fetch(.search("athletes", "lovelace", as: Athlete.self)),
-                        visited)
+                return (
+                    try tx.fetch(.find("athletes", Query().where("club", .equal("Oslo IL")), as: Athlete.self)),
+                    try tx.count("athletes", Query().where("club", .equal("Oslo IL"))),
+                    try tx.fetch(.near("stations", here, within: 20_000, as: Station.self)),
+                    try tx.fetch(.search("athletes", "lovelace", as: Athlete.self)),
+                    visited
+                )
             }
             #expect(found == [bo])
             #expect(count == 1)
@@ -162,8 +177,10 @@ private let bo = Athlete(id: 2, name: "Bo Berg", club: "Oslo IL", born: Date(tim
     @Test func typedHitsCanBeMadeFromUntypedOnes() throws {
         try withTemporaryDatabase { db, _ throws in
             let store = try DocumentStore(database: db, schema: try typedSchema())
-            try store.collection("stations", of: Station.self).insert(Station(id: "PER", name: "Perth", loc: .init(lat: -31.95, lon: 115.86)))
-            let hit = try #require(try store.collection("stations").near(try GeoPoint(latitude: -31.95, longitude: 115.86)).first)
+            try store.collection("stations", of: Station.self).insert(
+                Station(id: "PER", name: "Perth", loc: .init(lat: -31.95, lon: 115.86)))
+            let hit = try #require(
+                try store.collection("stations").near(try GeoPoint(latitude: -31.95, longitude: 115.86)).first)
             let typed = try TypedNearHit<Station>(decoding: hit, dates: store.dateStrategy)
             #expect(typed.value.name == "Perth" && typed.id == "PER" && typed.distance == hit.distance)
             let made = TypedNearHit(id: "X", distance: 1.5, value: 7)
@@ -176,7 +193,8 @@ private let bo = Athlete(id: 2, name: "Bo Berg", club: "Oslo IL", born: Date(tim
             let store = try DocumentStore(database: db, schema: try typedSchema())
             try store.collection("athletes").insert(["id": 9, "name": "No club"])
             let error = expectError(.decoding) { try store.read { try $0.fetch(.find("athletes", as: Athlete.self)) } }
-            #expect(error?.message == #"stored document does not decode as Athlete: at the top level: no member "club""#)
+            #expect(
+                error?.message == #"stored document does not decode as Athlete: at the top level: no member "club""#)
         }
     }
 
@@ -232,7 +250,8 @@ private let bo = Athlete(id: 2, name: "Bo Berg", club: "Oslo IL", born: Date(tim
             let store = try DocumentStore(database: db, schema: try typedSchema(), dates: strategy)
             let athletes = try store.collection("athletes", of: Athlete.self)
             try athletes.insert(ada)
-            #expect(try store.collection("athletes").get(id: 1)?["born"] == JSONValue(encoding: ada.born, dates: strategy))
+            #expect(
+                try store.collection("athletes").get(id: 1)?["born"] == JSONValue(encoding: ada.born, dates: strategy))
             let reopened = try DocumentStore(database: db)
             #expect(reopened.dateStrategy == strategy)
             #expect(try reopened.collection("athletes", of: Athlete.self).get(id: 1) == ada)
@@ -244,7 +263,10 @@ private let bo = Athlete(id: 2, name: "Bo Berg", club: "Oslo IL", born: Date(tim
         try withTemporaryDatabase { db, path throws in
             _ = try DocumentStore(database: db, schema: try typedSchema(), dates: .iso8601)
             let error = expectError(.invalidArgument) { try DocumentStore(database: db, dates: .secondsSince1970) }
-            #expect(error?.message == "the document store in \(path) stores dates as iso8601; opening it with dates: .secondsSince1970 would misread them (open it with dates: .iso8601, or without dates:)")
+            #expect(
+                error?.message
+                    == "the document store in \(path) stores dates as iso8601; opening it with dates: .secondsSince1970 would misread them (open it with dates: .iso8601, or without dates:)"
+            )
             #expect(try DocumentStore(database: db, dates: .iso8601).dateStrategy == .iso8601)
         }
     }
@@ -279,7 +301,8 @@ private let bo = Athlete(id: 2, name: "Bo Berg", club: "Oslo IL", born: Date(tim
         try withTemporaryDatabase { db, _ throws in
             _ = try DocumentStore(database: db, schema: try typedSchema())
             try db.delete(Catalog().datesKey)
-            #expect(try DocumentStore(database: db, dates: .millisecondsSince1970).dateStrategy == .millisecondsSince1970)
+            #expect(
+                try DocumentStore(database: db, dates: .millisecondsSince1970).dateStrategy == .millisecondsSince1970)
             #expect(try Catalog().dateStrategy(in: db) == .millisecondsSince1970)
         }
     }
@@ -289,13 +312,17 @@ private let bo = Athlete(id: 2, name: "Bo Berg", club: "Oslo IL", born: Date(tim
             _ = try DocumentStore(database: db, schema: try typedSchema())
             try db.put(Catalog().datesKey, Tuple([.string("nanoseconds")]))
             let error = expectError(.notSupported) { try DocumentStore(database: db) }
-            #expect(error?.message == #"the document store in \#(path) stores dates as "nanoseconds", a strategy this version of KVDocs does not know (it knows secondsSince1970, millisecondsSince1970, iso8601, secondsSince2001)"#)
+            #expect(
+                error?.message
+                    == #"the document store in \#(path) stores dates as "nanoseconds", a strategy this version of KVDocs does not know (it knows secondsSince1970, millisecondsSince1970, iso8601, secondsSince2001)"#
+            )
         }
     }
 
     @Test func theFixtureWrittenBeforeStrategiesReadsItsDates() throws {
         let dir = TemporaryDirectory()
-        try FileManager.default.copyItem(atPath: packageRoot.appendingPathComponent("Tests/Fixtures/dates1-db").path, toPath: dir.child("db"))
+        try FileManager.default.copyItem(
+            atPath: packageRoot.appendingPathComponent("Tests/Fixtures/dates1-db").path, toPath: dir.child("db"))
         let db = try Database(path: dir.child("db"))
         defer { db.close() }
         #expect(try Catalog().dateStrategy(in: db) == nil)
@@ -328,7 +355,8 @@ struct FixtureRun: Codable, Equatable {
                 #expect(try Catalog().dateStrategy(in: db) == nil)
                 try store.apply(try Schema(collections: ["athletes": CollectionSchema()]))
                 #expect(try Catalog().dateStrategy(in: db) == .secondsSince1970)
-                try store.collection("athletes", of: Athlete.self).insert(Athlete(id: 1, name: "a", club: "c", born: born))
+                try store.collection("athletes", of: Athlete.self).insert(
+                    Athlete(id: 1, name: "a", club: "c", born: born))
             }
             let reopened = try DocumentStore(database: db)
             #expect(reopened.dateStrategy == .secondsSince1970)

@@ -32,9 +32,10 @@ import Testing
         var rows: [Int: Row] = [:]
         for line in try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n") {
             let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
-            let row = Row(id: try #require(object["id"] as? Int), licence: try #require(object["licence"] as? String),
-                          country: try #require(object["country"] as? String), club: try #require(object["club"] as? String),
-                          points: try #require(object["points"] as? Int), born: try #require(object["born"] as? Int))
+            let row = Row(
+                id: try #require(object["id"] as? Int), licence: try #require(object["licence"] as? String),
+                country: try #require(object["country"] as? String), club: try #require(object["club"] as? String),
+                points: try #require(object["points"] as? Int), born: try #require(object["born"] as? Int))
             rows[row.id] = row
         }
         return rows
@@ -42,7 +43,8 @@ import Testing
 
     /// The `#id name (points)` entries of a printed line, as (id, points).
     func entries(_ line: String) throws -> [[Int]] {
-        try line.matches(of: Regex(#"#(\d+) [^()]+ \((\d+)\)"#, as: (Substring, Substring, Substring).self)).compactMap { match in
+        try line.matches(of: Regex(#"#(\d+) [^()]+ \((\d+)\)"#, as: (Substring, Substring, Substring).self)).compactMap
+        { match in
             guard let id = Int(match.output.1), let points = Int(match.output.2) else { return nil }
             return [id, points]
         }
@@ -55,7 +57,9 @@ import Testing
 
     /// The line of `section` starting with `prefix`, without it.
     func line(_ section: [String], _ prefix: String) throws -> String {
-        String(try #require(section.first { $0.hasPrefix(prefix) }, "no line \"\(prefix)…\" in \(section)").dropFirst(prefix.count))
+        String(
+            try #require(section.first { $0.hasPrefix(prefix) }, "no line \"\(prefix)…\" in \(section)").dropFirst(
+                prefix.count))
     }
 
     @Test func theAthletesStoryAnswersAsABruteForceOverItsDownloadsWithTheUsersEditsKept() throws {
@@ -65,7 +69,9 @@ import Testing
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stderr.isEmpty, "\(r.stderr)")
         let lines = r.stdout.split(separator: "\n").map(String.init)
-        #expect(lines.contains("user layer: athlete #42 now Oulun Hiihtoseura, 5000 points; groups relay, rivals"), "\(r.stdout)")
+        #expect(
+            lines.contains("user layer: athlete #42 now Oulun Hiihtoseura, 5000 points; groups relay, rivals"),
+            "\(r.stdout)")
         #expect(lines.contains("replaced the base: now athletes-2026.db"), "\(r.stdout)")
 
         for (season, count) in [(2025, 18_000), (2026, 18_150)] {
@@ -73,15 +79,18 @@ import Testing
             let start = try #require(lines.firstIndex { $0.hasPrefix("season \(season):") }, "\(r.stdout)")
             let section = Array(lines[start...].prefix { $0 == lines[start] || !$0.hasPrefix("downloaded") })
             let file = dir.child("athletes-\(season).jsonl")
-            #expect(lines.contains("downloaded athletes-\(season).db: \(count) athletes imported from athletes-\(season).jsonl"))
+            #expect(
+                lines.contains(
+                    "downloaded athletes-\(season).db: \(count) athletes imported from athletes-\(season).jsonl"))
 
             // What the merged store holds: the download, with the user's correction of #42
             // (made over the 2025 base, and kept over the 2026 one).
             var athletes = try rows(file)
             #expect(athletes.count == count)
             let original = try #require(try rows(dir.child("athletes-2025.jsonl"))[42])
-            athletes[42] = Row(id: 42, licence: original.licence, country: original.country, club: "Oulun Hiihtoseura",
-                               points: 5_000, born: original.born)
+            athletes[42] = Row(
+                id: 42, licence: original.licence, country: original.country, club: "Oulun Hiihtoseura",
+                points: 5_000, born: original.born)
 
             #expect(section[0] == "season \(season): \(count) athletes")
             // Top 10 of Finland: points descending, ties by id descending.
@@ -105,7 +114,8 @@ import Testing
             #expect(bornLine.hasPrefix("\(young.count) athletes; youngest: "), "\(bornLine)")
             #expect(try ids(bornLine) == youngest)
             // The user's group, read with its members' points of this season.
-            #expect(try entries(try line(section, "group relay (Relay team): "))
+            #expect(
+                try entries(try line(section, "group relay (Relay team): "))
                     == [42, 7, 1_001, 12_345].compactMap { id in athletes[id].map { [id, $0.points] } })
         }
 
@@ -130,18 +140,19 @@ import Testing
             // Worked out independently: haversine distances to the 12 stations (Central
             // 216.28 m, Cathedral 532.6 m; from the hills Harbour 5.39 km, nothing within
             // 1.5 km), and Central's departures at or after 07:58 sorted by time.
-            #expect(lines == [
-                "12 stations, 454 departures",
-                "nearest station within 1.5 km of (59.9141, 10.7532): Central (CENTRAL), 216.3 m",
-                "next departures after 07:58 UTC (1714550280):",
-                "  07:58  line 2 to University  (1714550280)",
-                "  08:01  line 1 to Harbour  (1714550460)",
-                "  08:06  line 1 to Riverside  (1714550760)",
-                "  08:08  line 2 to Docks  (1714550880)",
-                "  08:11  line 1 to Harbour  (1714551060)",
-                "no station within 1.5 km of (59.95, 10.65)",
-                "  the nearest is Harbour, 5.4 km away",
-            ], "run \(run): \(r.stdout)")
+            #expect(
+                lines == [
+                    "12 stations, 454 departures",
+                    "nearest station within 1.5 km of (59.9141, 10.7532): Central (CENTRAL), 216.3 m",
+                    "next departures after 07:58 UTC (1714550280):",
+                    "  07:58  line 2 to University  (1714550280)",
+                    "  08:01  line 1 to Harbour  (1714550460)",
+                    "  08:06  line 1 to Riverside  (1714550760)",
+                    "  08:08  line 2 to Docks  (1714550880)",
+                    "  08:11  line 1 to Harbour  (1714551060)",
+                    "no station within 1.5 km of (59.95, 10.65)",
+                    "  the nearest is Harbour, 5.4 km away"
+                ], "run \(run): \(r.stdout)")
         }
     }
 

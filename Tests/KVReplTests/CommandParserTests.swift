@@ -2,6 +2,7 @@ import Foundation
 import KVDocs
 import KVDocsTestSupport
 import Testing
+
 @testable import KVReplCore
 
 @Suite struct LiteralTests {
@@ -13,12 +14,14 @@ import Testing
     @Test func keyLiteralsOfEveryForm() throws {
         #expect(try key("hello") == Array("hello".utf8))
         #expect(try key("\"quoted text\"") == Array("quoted text".utf8))
-        #expect(try key(#""a\nb\tc\"d\\e\x00\xff""#) == [0x61, 0x0A, 0x62, 0x09, 0x63, 0x22, 0x64, 0x5C, 0x65, 0x00, 0xFF])
+        #expect(
+            try key(#""a\nb\tc\"d\\e\x00\xff""#) == [0x61, 0x0A, 0x62, 0x09, 0x63, 0x22, 0x64, 0x5C, 0x65, 0x00, 0xFF])
         #expect(try key("0x68656c6c6f") == Array("hello".utf8))
         #expect(try key("0x") == [])
         #expect(try key("\"\"") == [])
         #expect(try key(#"("dep", "Perth", 1700000000)"#) == Tuple(["dep", "Perth", 1700000000]).encoded)
-        #expect(try key(#"("a", -1.5, true, false, null, 0x00ff, ("nested", 1), 18446744073709551615)"#)
+        #expect(
+            try key(#"("a", -1.5, true, false, null, 0x00ff, ("nested", 1), 18446744073709551615)"#)
                 == Tuple(["a", -1.5, true, false, nil, .bytes([0, 0xFF]), .tuple(["nested", 1]), .uint(.max)]).encoded)
         #expect(try key("()") == [])
         #expect(try key("(\"x\",)") == Tuple(["x"]).encoded)
@@ -32,9 +35,12 @@ import Testing
         (#""\x4""#, #"column 2: \x needs two hex digits"#),
         ("(1, 2", "column 1: unterminated tuple (missing \")\")"),
         ("(1 2)", "column 4: expected \",\" or \")\" in a tuple"),
-        ("(perth)", "column 2: unexpected \"perth\" in a tuple: expected a string, an integer, a decimal, true, false, null, 0x… bytes or a nested tuple"),
+        (
+            "(perth)",
+            "column 2: unexpected \"perth\" in a tuple: expected a string, an integer, a decimal, true, false, null, 0x… bytes or a nested tuple"
+        ),
         (#"("\xff")"#, "column 2: a tuple string must be UTF-8; use 0x… for bytes"),
-        ("", "column 1: expected a key"),
+        ("", "column 1: expected a key")
     ])
     func malformedLiteralsNameWhatWasExpected(text: String, message: String) {
         do {
@@ -58,11 +64,26 @@ import Testing
         #expect(try Command.parse("put k 0x0001") == .put(Array("k".utf8), [0, 1]))
         #expect(try Command.parse("del \"a b\"") == .del(Array("a b".utf8)))
         var o = Command.ScanOptions()
-        o.prefix = Array("user:".utf8); o.from = Array("user:5".utf8); o.to = Array("user:9".utf8)
-        o.reverse = true; o.limit = 10; o.keysOnly = true; o.count = true
-        #expect(try Command.parse("scan user: --from user:5 --to user:9 --reverse --limit 10 --keys-only --count") == .scan(o))
+        o.prefix = Array("user:".utf8)
+        o.from = Array("user:5".utf8)
+        o.to = Array("user:9".utf8)
+        o.reverse = true
+        o.limit = 10
+        o.keysOnly = true
+        o.count = true
+        #expect(
+            try Command.parse("scan user: --from user:5 --to user:9 --reverse --limit 10 --keys-only --count")
+                == .scan(o))
         #expect(try Command.parse("scan") == .scan(Command.ScanOptions()))
-        #expect(try Command.parse("delrange --from a --to b") == .delrange({ var d = Command.ScanOptions(); d.from = [0x61]; d.to = [0x62]; return d }()))
+        #expect(
+            try Command.parse("delrange --from a --to b")
+                == .delrange(
+                    {
+                        var d = Command.ScanOptions()
+                        d.from = [0x61]
+                        d.to = [0x62]
+                        return d
+                    }()))
         #expect(try Command.parse("stats") == .stats)
         #expect(try Command.parse("property leveldb.stats") == .property("leveldb.stats"))
         #expect(try Command.parse("size --from a") == .size(from: [0x61], to: nil))
@@ -77,7 +98,7 @@ import Testing
         #expect(try Command.parse("sync on") == .sync(true))
         #expect(try Command.parse("SYNC Off") == .sync(false))
         #expect(try Command.parse("repair") == .repair)
-        #expect(Command.repair.isWrite && !Command.sync(true).isWrite)   // sync on|off is allowed read-only
+        #expect(Command.repair.isWrite && !Command.sync(true).isWrite)  // sync on|off is allowed read-only
         #expect(try Command.parse("help") == .help(nil))
         #expect(try Command.parse("help scan") == .help("scan"))
         #expect(try Command.parse("quit") == .quit)
@@ -90,28 +111,47 @@ import Testing
         #expect(try Command.parse("schema load s.json") == .schemaLoad("s.json"))
         #expect(try Command.parse("collections") == .collections)
         #expect(try Command.parse("indexes people") == .indexes("people"))
-        #expect(try Command.parse(#"insert people {"id": "p1", "tags": ["a b", "c"]}"#) == .insert("people", ["id": "p1", "tags": ["a b", "c"]]))
+        #expect(
+            try Command.parse(#"insert people {"id": "p1", "tags": ["a b", "c"]}"#)
+                == .insert("people", ["id": "p1", "tags": ["a b", "c"]]))
         #expect(try Command.parse(#"upsert people {"id": 2}"#) == .upsert("people", ["id": 2]))
         #expect(try Command.parse(#"doc people "p1""#) == .doc("people", "p1"))
         #expect(try Command.parse("remove people 7") == .remove("people", 7))
         #expect(try Command.parse("import people in.jsonl") == .importFile("people", "in.jsonl"))
         #expect(try Command.parse("export people out.jsonl") == .exportFile("people", "out.jsonl"))
         let q = Query()
-            .where("age", .greaterOrEqual(30)).where("address.city", .equal("Perth")).where("tags[]", .in(["a", 2, nil]))
-            .where("name", .prefix("Jo")).where("x", .notEqual(1.5)).where("y", .less(-1)).where("z", .lessOrEqual(true)).where("w", .greater([1]))
+            .where("age", .greaterOrEqual(30)).where("address.city", .equal("Perth")).where(
+                "tags[]", .in(["a", 2, nil])
+            )
+            .where("name", .prefix("Jo")).where("x", .notEqual(1.5)).where("y", .less(-1)).where(
+                "z", .lessOrEqual(true)
+            ).where("w", .greater([1]))
             .orderBy("age", descending: true).limit(10).offset(5)
-        #expect(try Command.parse(#"find people where age >= 30 and address.city = "Perth" and tags[] in ("a", 2, null) and name prefix "Jo" and x != 1.5 and y < -1 and z <= true and w > [1] order by age desc limit 10 offset 5"#)
+        #expect(
+            try Command.parse(
+                #"find people where age >= 30 and address.city = "Perth" and tags[] in ("a", 2, null) and name prefix "Jo" and x != 1.5 and y < -1 and z <= true and w > [1] order by age desc limit 10 offset 5"#
+            )
                 == .find("people", q))
         #expect(try Command.parse("find people where age>30") == .find("people", Query().where("age", .greater(30))))
         #expect(try Command.parse("find people order by name asc") == .find("people", Query().orderBy("name")))
         #expect(try Command.parse("count people where zone = 1") == .count("people", Query().where("zone", .equal(1))))
-        #expect(try Command.parse("explain find people where age = 3") == .explain("people", Query().where("age", .equal(3))))
-        #expect(try Command.parse(#"search notes "\"night express\" OR perth" limit 5 highlight"#) == .search("notes", #""night express" OR perth"#, limit: 5, highlight: true))
-        #expect(try Command.parse(#"search notes 'say "hi"' limit 2"#) == .search("notes", #"say "hi""#, limit: 2, highlight: false))
+        #expect(
+            try Command.parse("explain find people where age = 3")
+                == .explain("people", Query().where("age", .equal(3))))
+        #expect(
+            try Command.parse(#"search notes "\"night express\" OR perth" limit 5 highlight"#)
+                == .search("notes", #""night express" OR perth"#, limit: 5, highlight: true))
+        #expect(
+            try Command.parse(#"search notes 'say "hi"' limit 2"#)
+                == .search("notes", #"say "hi""#, limit: 2, highlight: false))
         #expect(try Command.parse("search notes perth") == .search("notes", "perth", limit: nil, highlight: false))
         #expect(try Command.parse("terms notes") == .terms("notes", index: nil, prefix: "", limit: nil))
-        #expect(try Command.parse(#"terms notes body_text "st" limit 3"#) == .terms("notes", index: "body_text", prefix: "st", limit: 3))
-        #expect(try Command.parse("terms notes body_text tr") == .terms("notes", index: "body_text", prefix: "tr", limit: nil))
+        #expect(
+            try Command.parse(#"terms notes body_text "st" limit 3"#)
+                == .terms("notes", index: "body_text", prefix: "st", limit: 3))
+        #expect(
+            try Command.parse("terms notes body_text tr")
+                == .terms("notes", index: "body_text", prefix: "tr", limit: nil))
         #expect(try Command.parse("verify") == .verify(nil))
         #expect(try Command.parse("verify people") == .verify("people"))
         #expect(try Command.parse("reindex people by_age") == .reindex("people", "by_age"))
@@ -129,17 +169,26 @@ import Testing
         ("get", "column 4: expected a key"),
         ("put k", "column 6: expected a value after the key"),
         ("scan --limit x", "column 14: expected a number after --limit (a non-negative integer)"),
-        ("scan --bogus", "column 13: unknown option --bogus; expected --from, --to, --reverse, --limit, --keys-only or --count"),
+        (
+            "scan --bogus",
+            "column 13: unknown option --bogus; expected --from, --to, --reverse, --limit, --keys-only or --count"
+        ),
         ("size --reverse", "column 15: unknown option --reverse; expected --from or --to"),
         ("insert people", "column 14: expected a JSON document"),
-        ("insert people {\"id\": ", "column 15: expected a JSON document, found {\"id\":  (invalid JSON at line 1, column 8 (byte 7): unexpected end of input (expected a value), in id)"),
+        (
+            "insert people {\"id\": ",
+            "column 15: expected a JSON document, found {\"id\":  (invalid JSON at line 1, column 8 (byte 7): unexpected end of input (expected a value), in id)"
+        ),
         ("find people where age ~ 3", "column 23: unknown operator \"~\"; expected = != < <= > >= prefix in"),
         ("find people where age in 1", "column 26: expected \"(\" after in: in (v1, v2)"),
         ("find people where age = ", "column 25: expected a JSON value after ="),
         ("find people order age", "column 19: expected \"by\" after order"),
         ("find people limit -1", "column 19: expected the limit (a non-negative integer)"),
         ("find people sideways", "column 13: unexpected \"sideways\": expected where, and, order by, limit or offset"),
-        ("explain people", "column 9: expected \"find\" or \"near\" after explain (explain find COLLECTION …, explain near COLLECTION …)"),
+        (
+            "explain people",
+            "column 9: expected \"find\" or \"near\" after explain (explain find COLLECTION …, explain near COLLECTION …)"
+        ),
         ("search notes", "column 13: expected a search query (quoted)"),
         ("search notes \"x\" sometimes", "column 18: expected \"limit N\" or \"highlight\""),
         ("changes until 3", "column 9: expected \"since SEQ\" or \"limit N\""),
@@ -147,7 +196,7 @@ import Testing
         ("stats now", "unexpected \"now\" after stats (see: help stats)"),
         ("sync maybe", "column 6: expected on or off after sync, not \"maybe\""),
         ("sync on off", "unexpected \"off\" after sync (see: help sync)"),
-        ("repair --yes", "unexpected \"--yes\" after repair (see: help repair)"),
+        ("repair --yes", "unexpected \"--yes\" after repair (see: help repair)")
     ])
     func malformedCommandsGiveOneLineErrors(line: String, message: String) {
         do {

@@ -2,6 +2,7 @@ import Foundation
 import KVDocs
 import KVDocsTestSupport
 import Testing
+
 @testable import KVReplCore
 
 /// Tuple literals nest as deep as the tuple decoder reads back, and no deeper: past it they
@@ -21,16 +22,22 @@ import Testing
         for _ in 0..<limit { expected = Tuple([.tuple(expected)]) }
         #expect(key == expected.encoded)
         #expect(try Tuple(decoding: key) == expected)
-        #expect(Display.key(key, keyspaces: nil) == String(repeating: "(", count: limit + 1) + "1,)" + String(repeating: ",)", count: limit))
+        #expect(
+            Display.key(key, keyspaces: nil) == String(repeating: "(", count: limit + 1) + "1,)"
+                + String(repeating: ",)", count: limit))
 
         let s = try RecordingSession()
         #expect(s.run("put \(literal) deep").outcome == .ok)
-        #expect(s.run("get \(literal)").out == [#"{"key":"\#(Display.key(key, keyspaces: nil))","key_hex":"\#(key.map { String(format: "%02x", $0) }.joined())","value":"deep","value_hex":"64656570"}"#])
+        #expect(
+            s.run("get \(literal)").out == [
+                #"{"key":"\#(Display.key(key, keyspaces: nil))","key_hex":"\#(key.map { String(format: "%02x", $0) }.joined())","value":"deep","value_hex":"64656570"}"#
+            ])
     }
 
     @Test(arguments: [Tuple.maximumNestingDepth + 2, 4_000, 100_000])
     func tupleLiteralsNestedPastTheLimitAreAnErrorNamingTheColumn(opening: Int) throws {
-        let message = "tuples nested more than \(Tuple.maximumNestingDepth) levels deep inside a key (the most the tuple decoder reads back)"
+        let message =
+            "tuples nested more than \(Tuple.maximumNestingDepth) levels deep inside a key (the most the tuple decoder reads back)"
         // The first "(" too deep is the (limit + 2)th: the outermost is the key itself.
         let column = Tuple.maximumNestingDepth + 2
         let literal = Self.nested(opening)
@@ -40,7 +47,9 @@ import Testing
             do { _ = try scanner.keyLiteral() } catch let e as CommandError { errors[0] = e }
             do { _ = try Command.parse("get " + literal) } catch let e as CommandError { errors[1] = e }
             // Unterminated, deep inside a later element.
-            do { _ = try Command.parse("put (\"a\", " + String(repeating: "(", count: opening)) } catch let e as CommandError { errors[2] = e }
+            do { _ = try Command.parse("put (\"a\", " + String(repeating: "(", count: opening)) } catch let e
+                as CommandError
+            { errors[2] = e }
             return errors
         }
         #expect(errors[0] == CommandError(message: message, column: column))

@@ -1,6 +1,7 @@
 import Foundation
 import KVDocsTestSupport
 import Testing
+
 @testable import KVDocs
 @testable import KVReplCore
 
@@ -12,8 +13,11 @@ import Testing
         let base = dir.child("base"), user = dir.child("user")
         var r = try kvrepl(["--demo", base, "-c", "count stations"])
         #expect(r.status == 0, "\(r.stderr)")
-        r = try kvrepl([user, "--base", base, "--create",
-                        "-c", #"upsert stations {"id": "HOME", "name": "Home", "zone": 1, "lines": [], "location": {"lat": -31.9541, "lon": 115.8621}}"#])
+        r = try kvrepl([
+            user, "--base", base, "--create",
+            "-c",
+            #"upsert stations {"id": "HOME", "name": "Home", "zone": 1, "lines": [], "location": {"lat": -31.9541, "lon": 115.8621}}"#
+        ])
         #expect(r.status == 0, "\(r.stderr)")
         return (base, user)
     }
@@ -26,7 +30,7 @@ import Testing
     @Test func aLockedLayeredDatabaseSaysToQuitTheOtherSessionNotToRepair() throws {
         let dir = TemporaryDirectory("kvrepl-advice")
         let (base, user) = try Self.layered(dir)
-        let holder = try Database(path: user)   // another process, to kvrepl
+        let holder = try Database(path: user)  // another process, to kvrepl
         var r = try Self.countLayered(user, base)
         #expect(r.status == 1)
         #expect(r.stderr.contains("has it open: quit that kvrepl or app, then open it again"), "\(r.stderr)")
@@ -51,7 +55,10 @@ import Testing
         }
         var r = try Self.countLayered(user, base)
         #expect(r.status == 1)
-        #expect(r.stderr.contains("the copy of the base in \(copy) is damaged: remove that directory, then open \(user) again with --base \(base)"), "\(r.stderr)")
+        #expect(
+            r.stderr.contains(
+                "the copy of the base in \(copy) is damaged: remove that directory, then open \(user) again with --base \(base)"
+            ), "\(r.stderr)")
         #expect(!r.stderr.contains("--repair"), "\(r.stderr)")
         // The advice works.
         try fm.removeItem(atPath: copy)
@@ -81,7 +88,10 @@ import Testing
         try FileManager.default.removeItem(atPath: user + "/CURRENT")
         var r = try Self.countLayered(user, base)
         #expect(r.status == 1)
-        #expect(r.stderr.contains("has no CURRENT file (if the user database is damaged, kvrepl \(user) --base \(base) --repair rebuilds it"), "\(r.stderr)")
+        #expect(
+            r.stderr.contains(
+                "has no CURRENT file (if the user database is damaged, kvrepl \(user) --base \(base) --repair rebuilds it"
+            ), "\(r.stderr)")
         #expect(!r.stderr.contains("--create"), "\(r.stderr)")
         r = try kvrepl([user, "--base", base, "--repair", "-c", "count stations", "-c", #"doc stations "HOME""#])
         #expect(r.status == 0 && r.stdout.contains("61\n") && r.stdout.contains("\"HOME\""), "\(r.stderr)")
@@ -97,7 +107,10 @@ import Testing
         #expect(try kvrepl([user, "--base", base, "-c", "backup \(backup)"]).status == 0)
         var r = try kvrepl([backup] + (readOnly ? ["--read-only"] : []) + ["-c", "count stations"])
         #expect(r.status == 1)
-        #expect(r.stderr.contains("\(backup) is the user layer of a layered database (a backup or a copy of one: its values carry layer tags): open it with --base"), "\(r.stderr)")
+        #expect(
+            r.stderr.contains(
+                "\(backup) is the user layer of a layered database (a backup or a copy of one: its values carry layer tags): open it with --base"
+            ), "\(r.stderr)")
         #expect(!r.stderr.contains("no schema"))
         r = try Self.countLayered(backup, base)
         #expect(r.status == 0 && r.stdout.hasPrefix("61\n"), "\(r.stderr)")
@@ -131,7 +144,7 @@ import Testing
     /// An index's state, the sequence number or the generation that cannot be read: the
     /// advice is salvage, and salvage repairs the catalog.
     @Test(arguments: [
-        Tuple(["m", "index", "people", "by_age"]), Tuple(["m", "seq"]), Tuple(["m", "generation"]),
+        Tuple(["m", "index", "people", "by_age"]), Tuple(["m", "seq"]), Tuple(["m", "generation"])
     ])
     func aDamagedCatalogRecordThatSalvageRebuildsIsSalvaged(key: Tuple) throws {
         let dir = TemporaryDirectory("kvrepl-advice")
@@ -139,13 +152,18 @@ import Testing
         var r = try kvrepl([db, "-c", "count people"])
         #expect(r.status == 1)
         #expect(r.stderr.contains("run salvage"), "\(r.stderr)")
-        r = try kvrepl([db, "--json", "-c", "salvage", "-c", "count people where age = 1", "-c", "verify",
-                        "-c", #"insert people {"id": "p9", "age": 1}"#])
+        r = try kvrepl([
+            db, "--json", "-c", "salvage", "-c", "count people where age = 1", "-c", "verify",
+            "-c", #"insert people {"id": "p9", "age": 1}"#
+        ])
         #expect(r.status == 0, "\(r.stderr)")
         let lines = try jsonLines(r.stdout)
         try #require(lines.count == 4)
         #expect(lines[0]["ok"] == true)
-        guard case .array(let repairs)? = lines[0]["catalog_repairs"] else { Issue.record("\(lines[0])"); return }
+        guard case .array(let repairs)? = lines[0]["catalog_repairs"] else {
+            Issue.record("\(lines[0])")
+            return
+        }
         #expect(repairs.count == 1, "\(repairs)")
         #expect(lines[1] == ["count": 2])
         #expect(lines[2]["ok"] == true)
@@ -164,8 +182,13 @@ import Testing
         #expect(!r.stderr.contains("run salvage"), "\(r.stderr)")
         r = try kvrepl([db, "-c", "salvage"])
         #expect(r.status == 1)
-        #expect(r.stderr.contains("salvage cannot open the document layer") && r.stderr.contains("run schema load FILE"), "\(r.stderr)")
-        r = try kvrepl([db, "--json", "-c", "schema load \(try schemaFile(in: dir))", "-c", "count people where age = 1", "-c", "verify"])
+        #expect(
+            r.stderr.contains("salvage cannot open the document layer") && r.stderr.contains("run schema load FILE"),
+            "\(r.stderr)")
+        r = try kvrepl([
+            db, "--json", "-c", "schema load \(try schemaFile(in: dir))", "-c", "count people where age = 1", "-c",
+            "verify"
+        ])
         #expect(r.status == 0, "\(r.stderr)")
         #expect(try jsonLines(r.stdout).dropFirst().first == ["count": 2])
         #expect(try kvrepl([db, "-c", "count people"]).stdout == "4\n")

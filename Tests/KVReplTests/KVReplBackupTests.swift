@@ -35,10 +35,16 @@ import Testing
         for target in ["\(dir.path)/newdir/", "\(dir.path)/newdir", "\(dir.path)/db/"] {
             r = try kvrepl([db, "-c", "backup \(target)"])
             #expect(r.status == 1)
-            #expect(r.stderr.contains("cannot back up to \(dir.path)/\(target.hasSuffix("db/") ? "db" : "newdir"): it exists"), "\(r.stderr)")
+            #expect(
+                r.stderr.contains(
+                    "cannot back up to \(dir.path)/\(target.hasSuffix("db/") ? "db" : "newdir"): it exists"),
+                "\(r.stderr)")
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted() == before)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.child("newdir")).allSatisfy { !$0.contains("partial") })
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: dir.child("newdir")).allSatisfy {
+                !$0.contains("partial")
+            })
     }
 
     /// A backup into `u.db.layers/base-mine` would be removed as an unused base copy when
@@ -55,7 +61,9 @@ import Testing
         for target in ["\(layers)/base-mine", "\(layers)/base-mine/"] {
             r = try kvrepl([user, "--base", base, "-c", "backup \(target)"])
             #expect(r.status == 1, "\(r.stdout)")
-            #expect(r.stderr.contains("cannot back up to \(layers)/base-mine: it is inside the layers directory \(layers)"), "\(r.stderr)")
+            #expect(
+                r.stderr.contains("cannot back up to \(layers)/base-mine: it is inside the layers directory \(layers)"),
+                "\(r.stderr)")
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: layers).sorted() == before)
         r = try kvrepl([user, "--base", base, "-c", "count stations"])

@@ -34,14 +34,23 @@ func fingerprint(_ dir: String) throws -> [String: Data] {
     @Test func commandsWithDashCRunInOrderAndSetTheExitStatus() throws {
         let dir = TemporaryDirectory("kvrepl-test")
         let db = dir.child("db")
-        var r = try kvrepl([db, "--create", "--json", "-c", "put a 1", "-c", "put b two words", "-c", "get b", "-c", "scan --count"])
+        var r = try kvrepl([
+            db, "--create", "--json", "-c", "put a 1", "-c", "put b two words", "-c", "get b", "-c", "scan --count"
+        ])
         #expect(r.status == 0)
-        #expect(try jsonLines(r.stdout) == [["ok": true], ["ok": true], ["key": "b", "key_hex": "62", "value": "two words", "value_hex": "74776f20776f726473"], ["count": 2]])
+        #expect(
+            try jsonLines(r.stdout) == [
+                ["ok": true], ["ok": true],
+                ["key": "b", "key_hex": "62", "value": "two words", "value_hex": "74776f20776f726473"], ["count": 2]
+            ])
         // A failing command: error on stderr, later commands still run, exit 1.
         r = try kvrepl([db, "--json", "-c", "get missing", "-c", "get a", "-c", "bogus"])
         #expect(r.status == 1)
         #expect(try jsonLines(r.stdout) == [["key": "a", "key_hex": "61", "value": "1", "value_hex": "31"]])
-        #expect(try jsonLines(r.stderr) == [["error": "key not found: \"missing\""], ["error": "column 1: unknown command \"bogus\"; try: help"]])
+        #expect(
+            try jsonLines(r.stderr) == [
+                ["error": "key not found: \"missing\""], ["error": "column 1: unknown command \"bogus\"; try: help"]
+            ])
         // Text mode.
         r = try kvrepl([db, "-c", "scan", "-c", "get nope"])
         #expect(r.status == 1)
@@ -51,22 +60,29 @@ func fingerprint(_ dir: String) throws -> [String: Data] {
 
     @Test func aPipedScriptRunsLineByLine() throws {
         let dir = TemporaryDirectory("kvrepl-test")
-        let r = try kvrepl([dir.child("db"), "--create", "--json"], input: """
-        # a comment, then commands
-        put ("dep", "Perth", 1700000000) "to Fremantle"
-        put ("dep", "Perth", 1600000000) "to Midland"
-        put ("dep", "Armadale", 1) x
-        scan ("dep", "Perth") --reverse --keys-only
-        scan --from ("dep", "Perth") --limit 1
-        del ("dep", "Armadale", 1)
-        scan --count
-        quit
-        get never-run
-        """)
+        let r = try kvrepl(
+            [dir.child("db"), "--create", "--json"],
+            input: """
+                # a comment, then commands
+                put ("dep", "Perth", 1700000000) "to Fremantle"
+                put ("dep", "Perth", 1600000000) "to Midland"
+                put ("dep", "Armadale", 1) x
+                scan ("dep", "Perth") --reverse --keys-only
+                scan --from ("dep", "Perth") --limit 1
+                del ("dep", "Armadale", 1)
+                scan --count
+                quit
+                get never-run
+                """)
         #expect(r.status == 0, "\(r.stderr)")
         let lines = try jsonLines(r.stdout)
         try #require(lines.count == 8)
-        #expect(lines[3] == ["key": #"("dep", "Perth", 1700000000)"#, "key_hex": .string(Tuple(["dep", "Perth", 1700000000]).encoded.map { String(format: "%02x", $0) }.joined())])
+        #expect(
+            lines[3] == [
+                "key": #"("dep", "Perth", 1700000000)"#,
+                "key_hex": .string(
+                    Tuple(["dep", "Perth", 1700000000]).encoded.map { String(format: "%02x", $0) }.joined())
+            ])
         #expect(lines[4]["key"] == #"("dep", "Perth", 1600000000)"#)
         #expect(lines[5]["value"] == "to Midland")
         #expect(lines[7] == ["count": 2])
@@ -78,24 +94,25 @@ func fingerprint(_ dir: String) throws -> [String: Data] {
     func termsListsDocumentFrequenciesAsFTS5VocabCountsThem() throws {
         let dir = TemporaryDirectory("kvrepl-test")
         let db = dir.child("db")
-        try FileManager.default.copyItem(atPath: packageRoot.appendingPathComponent("Tests/Fixtures/text1-db").path, toPath: db)
+        try FileManager.default.copyItem(
+            atPath: packageRoot.appendingPathComponent("Tests/Fixtures/text1-db").path, toPath: db)
         var r = try kvrepl([db, "--json", "-c", "terms notes body_text"])
         #expect(r.status == 0, "\(r.stderr)")
         let ours = try jsonLines(r.stdout)
         // The same four documents in FTS5 (porter), counted by fts5vocab.
         let script = """
-        import sqlite3, json
-        c = sqlite3.connect(":memory:")
-        c.execute("create virtual table t using fts5(title, body, tokenize='porter')")
-        c.execute("create virtual table v using fts5vocab(t, 'row')")
-        for row in [("Night trains", "The night express leaves Perth at ten and runs to Fremantle"),
-                    ("Morning trains", "Quiet morning trains; the CAFÉ opens early at the station"),
-                    ("Zürich lines", "Lines and stations of Zürich, running express"),
-                    (None, "running runners run; the station is busy")]:
-            c.execute("insert into t values (?, ?)", row)
-        for term, doc in c.execute("select term, doc from v order by term"):
-            print(json.dumps({"term": term, "documents": doc}, ensure_ascii=False))
-        """
+            import sqlite3, json
+            c = sqlite3.connect(":memory:")
+            c.execute("create virtual table t using fts5(title, body, tokenize='porter')")
+            c.execute("create virtual table v using fts5vocab(t, 'row')")
+            for row in [("Night trains", "The night express leaves Perth at ten and runs to Fremantle"),
+                        ("Morning trains", "Quiet morning trains; the CAFÉ opens early at the station"),
+                        ("Zürich lines", "Lines and stations of Zürich, running express"),
+                        (None, "running runners run; the station is busy")]:
+                c.execute("insert into t values (?, ?)", row)
+            for term, doc in c.execute("select term, doc from v order by term"):
+                print(json.dumps({"term": term, "documents": doc}, ensure_ascii=False))
+            """
         let python = try runProcess(try referencePython(), ["-c", script])
         #expect(python.status == 0, "\(python.stderr)")
         let reference = try jsonLines(python.stdout)
@@ -114,10 +131,16 @@ func fingerprint(_ dir: String) throws -> [String: Data] {
         let dir = TemporaryDirectory("kvrepl-test")
         let db = dir.child("db")
         let schema = dir.child("schema.json")
-        try Data(#"{"collections": {"notes": {"primaryKey": "id", "text": [{"name": "body_text", "fields": ["body"]}]}}}"#.utf8)
-            .write(to: URL(fileURLWithPath: schema))
-        let inserts = (0..<9).map { #"insert notes {"id": \#($0), "body": "night train \#($0 % 3 == 0 ? "express" : "local") \#($0)"}"# }
-        var r = try kvrepl([db, "--create", "--schema", schema], input: (inserts + ["remove notes 4"]).joined(separator: "\n") + "\n")
+        try Data(
+            #"{"collections": {"notes": {"primaryKey": "id", "text": [{"name": "body_text", "fields": ["body"]}]}}}"#
+                .utf8
+        )
+        .write(to: URL(fileURLWithPath: schema))
+        let inserts = (0..<9).map {
+            #"insert notes {"id": \#($0), "body": "night train \#($0 % 3 == 0 ? "express" : "local") \#($0)"}"#
+        }
+        var r = try kvrepl(
+            [db, "--create", "--schema", schema], input: (inserts + ["remove notes 4"]).joined(separator: "\n") + "\n")
         #expect(r.status == 0, "\(r.stderr)")
         // The text index's segment records, ("t", collection, index, "g", id).
         let segments = { () throws -> Int in
@@ -132,7 +155,8 @@ func fingerprint(_ dir: String) throws -> [String: Data] {
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout.hasPrefix("optimized notes.body_text ("), "\(r.stdout)")
         #expect(try segments() == 1)
-        #expect(try kvrepl([db, "--json", "-c", #"search notes "express OR night""#, "-c", "terms notes"]).stdout == before)
+        #expect(
+            try kvrepl([db, "--json", "-c", #"search notes "express OR night""#, "-c", "terms notes"]).stdout == before)
         r = try kvrepl([db, "--json", "-c", "optimize notes", "-c", "verify"])
         #expect(r.status == 0 && r.stdout.contains(#""steps":0"#), "\(r.stdout)")
         #expect(r.stdout.contains("\"danglingEntries\":0") || r.stdout.contains("ok"), "\(r.stdout)")
@@ -147,7 +171,9 @@ func fingerprint(_ dir: String) throws -> [String: Data] {
         let db = dir.child("db")
         let schema = dir.child("schema.json")
         try Data(#"{"collections": {"people": {"primaryKey": "id"}}}"#.utf8).write(to: URL(fileURLWithPath: schema))
-        var r = try kvrepl([db, "--create", "--schema", schema, "-c", #"insert people {"id": 1, "name": "Åse", "n": -0.0}"#])
+        var r = try kvrepl([
+            db, "--create", "--schema", schema, "-c", #"insert people {"id": 1, "name": "Åse", "n": -0.0}"#
+        ])
         #expect(r.status == 0, "\(r.stderr)")
         r = try kvrepl([db, "--json", "-c", #"scan ("d", "people")"#])
         let line = try #require(r.stdout.split(separator: "\n").first)
@@ -189,11 +215,17 @@ func fingerprint(_ dir: String) throws -> [String: Data] {
         var r = try kvrepl([db, "--create", "-c", "put a 1", "-c", "put b 2"])
         #expect(r.status == 0)
         let before = try fingerprint(db)
-        r = try kvrepl([db, "--read-only", "--json", "-c", "scan", "-c", "put c 3", "-c", "del a", "-c", "compact", "-c", "stats", "-c", "snapshot", "-c", "get a"])
+        r = try kvrepl([
+            db, "--read-only", "--json", "-c", "scan", "-c", "put c 3", "-c", "del a", "-c", "compact", "-c", "stats",
+            "-c", "snapshot", "-c", "get a"
+        ])
         #expect(r.status == 1)
-        #expect(try jsonLines(r.stderr) == [["error": "read-only session: put would modify the database"],
-                                         ["error": "read-only session: del would modify the database"],
-                                         ["error": "read-only session: compact would modify the database"]])
+        #expect(
+            try jsonLines(r.stderr) == [
+                ["error": "read-only session: put would modify the database"],
+                ["error": "read-only session: del would modify the database"],
+                ["error": "read-only session: compact would modify the database"]
+            ])
         #expect(try jsonLines(r.stdout).first == ["key": "a", "key_hex": "61", "value": "1", "value_hex": "31"])
         #expect(try fingerprint(db) == before)
     }
@@ -220,17 +252,17 @@ func fingerprint(_ dir: String) throws -> [String: Data] {
         let dir = TemporaryDirectory("kvrepl-test")
         let db = dir.child("db")
         let script = """
-        import plyvel, random, json
-        rng = random.Random(5)
-        db = plyvel.DB('\(db)', create_if_missing=True)
-        entries = {}
-        for i in range(300):
-            k = bytes(rng.choice([0, 1, 0x7f, 0x80, 0xff, 0x61, 0x22, 0x5c]) for _ in range(rng.randrange(0, 6)))
-            v = bytes(rng.randrange(256) for _ in range(rng.randrange(0, 20)))
-            db.put(k, v); entries[k] = v
-        db.close()
-        print(json.dumps([[k.hex(), entries[k].hex()] for k in sorted(entries)]))
-        """
+            import plyvel, random, json
+            rng = random.Random(5)
+            db = plyvel.DB('\(db)', create_if_missing=True)
+            entries = {}
+            for i in range(300):
+                k = bytes(rng.choice([0, 1, 0x7f, 0x80, 0xff, 0x61, 0x22, 0x5c]) for _ in range(rng.randrange(0, 6)))
+                v = bytes(rng.randrange(256) for _ in range(rng.randrange(0, 20)))
+                db.put(k, v); entries[k] = v
+            db.close()
+            print(json.dumps([[k.hex(), entries[k].hex()] for k in sorted(entries)]))
+            """
         let python = try runProcess(try referencePython(), ["-c", script])
         try #require(python.status == 0, "\(python.stderr)")
         let expected = try JSONDecoder().decode([[String]].self, from: Data(python.stdout.utf8))
@@ -254,7 +286,8 @@ func fingerprint(_ dir: String) throws -> [String: Data] {
             let db = try Database(path: source)
             var rng = SystemRandomNumberGenerator()
             for i in 0..<500 {
-                let key = (0..<(i % 9)).map { _ in UInt8.random(in: 0...255, using: &rng) } + [UInt8(i % 256), UInt8(i / 256)]
+                let key =
+                    (0..<(i % 9)).map { _ in UInt8.random(in: 0...255, using: &rng) } + [UInt8(i % 256), UInt8(i / 256)]
                 try db.put(key, (0..<(i % 40)).map { _ in UInt8.random(in: 0...255, using: &rng) })
             }
             try db.put([UInt8](), [UInt8]())
@@ -267,10 +300,14 @@ func fingerprint(_ dir: String) throws -> [String: Data] {
         r = try kvrepl([dir.child("copy"), "--create", "--json", "-c", "load \(file)"])
         #expect(r.status == 0, "\(r.stderr)")
         let a = try Database(path: source), b = try Database(path: dir.child("copy"))
-        defer { a.close(); b.close() }
+        defer {
+            a.close()
+            b.close()
+        }
         #expect(try a.entries().collect() == b.entries().collect())
         // A malformed dump line changes nothing.
-        try Data("{\"key_hex\": \"00\", \"value_hex\": \"00\"}\n{\"key_hex\": \"zz\"}\n".utf8).write(to: URL(fileURLWithPath: dir.child("bad.jsonl")))
+        try Data("{\"key_hex\": \"00\", \"value_hex\": \"00\"}\n{\"key_hex\": \"zz\"}\n".utf8).write(
+            to: URL(fileURLWithPath: dir.child("bad.jsonl")))
         r = try kvrepl([dir.child("empty"), "--create", "-c", "load \(dir.child("bad.jsonl"))", "-c", "scan --count"])
         #expect(r.status == 1 && r.stderr.contains("bad.jsonl:2:"))
         #expect(r.stdout == "0\n")
@@ -286,29 +323,36 @@ func fingerprint(_ dir: String) throws -> [String: Data] {
         #expect(r.status == 0, "\(r.stderr)")
         let lines = r.stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         let found = Array(lines.dropFirst().dropLast())
-        #expect(try JSONValue(parsing: lines[0]) == ["ok": true, "documents": .int(Int64(found.count)), "file": .string(file)])
+        #expect(
+            try JSONValue(parsing: lines[0]) == [
+                "ok": true, "documents": .int(Int64(found.count)), "file": .string(file)
+            ])
         #expect(found.count > 10)
         #expect(try String(contentsOfFile: file, encoding: .utf8) == found.map { $0 + "\n" }.joined())
         let exported = try String(contentsOfFile: file, encoding: .utf8)
         r = try kvrepl([db, "--read-only", "-c", "export stations \(dir.child("again.jsonl"))"])
-        #expect(r.status == 0 && r.stdout == "exported \(found.count) documents to \(dir.child("again.jsonl"))\n", "\(r.stderr)")
+        #expect(
+            r.status == 0 && r.stdout == "exported \(found.count) documents to \(dir.child("again.jsonl"))\n",
+            "\(r.stderr)")
         #expect(try String(contentsOfFile: dir.child("again.jsonl"), encoding: .utf8) == exported)
     }
 
     @Test func theSampleDatabaseAnswersDocumentCommands() throws {
         let dir = TemporaryDirectory("kvrepl-test")
         let db = dir.child("demo")
-        let r = try kvrepl(["--demo", db, "--json",
-                            "-c", "collections",
-                            "-c", #"find stations where lines[] = "Mandurah" and zone >= 2 order by name desc limit 3"#,
-                            "-c", #"count departures where station = "PERTH""#,
-                            "-c", #"explain find departures where station = "PERTH" and time > 1700001000"#,
-                            "-c", #"search stations "interchange OR parking" limit 2"#,
-                            "-c", #"doc stations "PERTH""#,
-                            "-c", "verify",
-                            "-c", #"scan ("dep", "Perth") --limit 1"#,
-                            "-c", "keyspaces",
-                            "-c", "changes since 750 limit 2"])
+        let r = try kvrepl([
+            "--demo", db, "--json",
+            "-c", "collections",
+            "-c", #"find stations where lines[] = "Mandurah" and zone >= 2 order by name desc limit 3"#,
+            "-c", #"count departures where station = "PERTH""#,
+            "-c", #"explain find departures where station = "PERTH" and time > 1700001000"#,
+            "-c", #"search stations "interchange OR parking" limit 2"#,
+            "-c", #"doc stations "PERTH""#,
+            "-c", "verify",
+            "-c", #"scan ("dep", "Perth") --limit 1"#,
+            "-c", "keyspaces",
+            "-c", "changes since 750 limit 2"
+        ])
         #expect(r.status == 0, "\(r.stderr)")
         let lines = try jsonLines(r.stdout)
         #expect(lines[0]["name"] == "departures" && lines[1]["name"] == "stations")
@@ -331,7 +375,8 @@ func fingerprint(_ dir: String) throws -> [String: Data] {
     @Test(.requires(.python))
     func anInteractiveSessionThroughAPseudoTerminal() throws {
         let dir = TemporaryDirectory("kvrepl-test")
-        let r = try runPython("Tests/python/interactive_kvrepl.py", [try kvreplBinary(), dir.child("db"), dir.child("history")])
+        let r = try runPython(
+            "Tests/python/interactive_kvrepl.py", [try kvreplBinary(), dir.child("db"), dir.child("history")])
         #expect(r.contains("interactive session ok"), "\(r)")
     }
 }
@@ -342,9 +387,17 @@ func fingerprint(_ dir: String) throws -> [String: Data] {
         let demo = dir.child("demo")
         var r = try kvrepl(["--demo", demo, "-c", #"explain find stations where description = "x""#])
         #expect(r.status == 0, "\(r.stderr)")
-        #expect(r.stdout.contains("SCAN, a full scan of every document (no usable index), reads 60 documents"), "\(r.stdout)")
-        #expect(r.stdout.contains(#"suggestion: declare an index on (description): {"name": "by_description", "fields": ["description"]}"#), "\(r.stdout)")
-        r = try kvrepl([demo, "--json", "-c", #"explain find stations where description = "x""#, "-c", "explain find stations where zone = 1"])
+        #expect(
+            r.stdout.contains("SCAN, a full scan of every document (no usable index), reads 60 documents"),
+            "\(r.stdout)")
+        #expect(
+            r.stdout.contains(
+                #"suggestion: declare an index on (description): {"name": "by_description", "fields": ["description"]}"#
+            ), "\(r.stdout)")
+        r = try kvrepl([
+            demo, "--json", "-c", #"explain find stations where description = "x""#, "-c",
+            "explain find stations where zone = 1"
+        ])
         let lines = try jsonLines(r.stdout)
         #expect(lines.count == 2)
         #expect(lines.first?["scanned_documents"] == 60)

@@ -1,8 +1,9 @@
 import Foundation
 import KVDocs
 import KVDocsTestSupport
-@testable import KVReplCore
 import Testing
+
+@testable import KVReplCore
 
 /// Output formats like sqlite3's `.mode` (table, line, json, jsonl, csv), `timer`, and the
 /// "did you mean" suggestion for a mistyped command; `--json` unchanged.
@@ -10,7 +11,7 @@ import Testing
     static let rows: [JSONValue] = [
         ["name": "Ada", "id": 1, "tags": ["a", "b"], "note": .null],
         ["id": 2, "name": "a long name that is much longer than forty characters, surely", "extra": true],
-        ["id": 3, "name": "two\nlines"],
+        ["id": 3, "name": "two\nlines"]
     ]
 
     @Test func aTableAlignsColumnsLeadsWithTheGivenOnesAndCutsLongValues() {
@@ -23,7 +24,7 @@ import Testing
             "| 1  | Ada" + String(repeating: " ", count: 37) + " |      | [\"a\",\"b\"] |       |",
             "| 2  | a long name that is much longer than fo… |      |           | true  |",
             "| 3  | two\\nlines" + String(repeating: " ", count: 30) + " |      |           |       |",
-            rule,
+            rule
         ]
         #expect(table == expected.joined(separator: "\n"), "\n\(table)")
         let lines = table.split(separator: "\n").map(String.init)
@@ -60,7 +61,8 @@ import Testing
         for i in 0..<60 {
             var o: JSONObject = ["id": .int(Int64(i))]
             for field in ["f1", "f,2", "f\"3"] where Bool.random(using: &rng) {
-                o[field] = .string((0..<Int.random(in: 0...5, using: &rng)).map { _ in pieces.randomElement(using: &rng)! }.joined())
+                o[field] = .string(
+                    (0..<Int.random(in: 0...5, using: &rng)).map { _ in pieces.randomElement(using: &rng)! }.joined())
             }
             if i % 7 == 0 { o["n"] = .double(Double(i) / 3) }
             rows.append(.object(o))
@@ -73,16 +75,23 @@ import Testing
             let escaped = Display.escaped(text, keeping: ["\n", "\t"])
             return guarded && (text.first == "\r" || text.first == "\r\n") ? "'" + escaped : escaped
         }
-        let expected = [columns] + rows.map { row in
-            columns.map { shown(OutputFormat.cell(row, $0), guarded: !OutputFormat.isNumber(OutputFormat.value(row, $0))) }
-        }
+        let expected =
+            [columns]
+            + rows.map { row in
+                columns.map {
+                    shown(OutputFormat.cell(row, $0), guarded: !OutputFormat.isNumber(OutputFormat.value(row, $0)))
+                }
+            }
         let script = """
-        import csv, io, json, sys
-        data = sys.stdin.buffer.read().decode("utf-8")
-        print(json.dumps(list(csv.reader(io.StringIO(data, newline="")))))
-        """
+            import csv, io, json, sys
+            data = sys.stdin.buffer.read().decode("utf-8")
+            print(json.dumps(list(csv.reader(io.StringIO(data, newline="")))))
+            """
         let parsed = try JSONValue(parsing: try runProcess(try referencePython(), ["-c", script], input: csv).stdout)
-        guard case .array(let records) = parsed else { Issue.record("not an array: \(parsed)"); return }
+        guard case .array(let records) = parsed else {
+            Issue.record("not an array: \(parsed)")
+            return
+        }
         #expect(records.count == expected.count)
         for (record, cells) in zip(records, expected) {
             #expect(record == .array(cells.map { .string($0) }), "\(record) vs \(cells)")
@@ -104,7 +113,7 @@ import Testing
 
     @Test(arguments: [
         ("fnd", "find"), ("FIDN", "find"), ("serach", "search"), ("scna", "scan"), ("cont", "count"),
-        ("replace-bsae", "replace-base"), ("indexs", "indexes"), ("colections", "collections"), ("nera", "near"),
+        ("replace-bsae", "replace-base"), ("indexs", "indexes"), ("colections", "collections"), ("nera", "near")
     ])
     func aMistypedCommandSuggestsTheNearestOne(typed: String, suggestion: String) {
         do {
@@ -142,28 +151,40 @@ import Testing
 
         // The rows of search and near are the documents hit, with their score or distance
         // after the primary key; terms lead with the term.
-        r = try kvrepl([db, "--format", "jsonl", "-c", "search stations \"parking\" limit 2", "-c", "near stations (-31.9540, 115.8620) within 1500 limit 2"])
+        r = try kvrepl([
+            db, "--format", "jsonl", "-c", "search stations \"parking\" limit 2", "-c",
+            "near stations (-31.9540, 115.8620) within 1500 limit 2"
+        ])
         #expect(r.status == 0, "\(r.stderr)")
         let hits = try jsonLines(r.stdout)
         #expect(hits.count == 4)
         #expect(hits.prefix(2).allSatisfy { $0["score"] != nil && $0["name"] != nil && $0["zone"] != nil })
         #expect(hits.suffix(2).allSatisfy { $0["distance"] != nil && $0["name"] != nil })
         #expect(hits[2]["id"] == "PERTH")
-        r = try kvrepl([db, "--format", "csv", "-c", "search stations \"parking\" limit 2", "-c", "terms stations limit 2"])
+        r = try kvrepl([
+            db, "--format", "csv", "-c", "search stations \"parking\" limit 2", "-c", "terms stations limit 2"
+        ])
         let csvLines = r.stdout.unicodeScalars.split(separator: "\n").map { String(String.UnicodeScalarView($0)) }
         #expect(csvLines.count == 7, "\(r.stdout)")
         #expect(csvLines.allSatisfy { $0.hasSuffix("\r") || $0.hasSuffix(")") }, "CRLF records, the statistics line LF")
         #expect(csvLines.first?.hasPrefix("id,score,") == true, "\(r.stdout)")
-        #expect(csvLines[0].hasSuffix(",zone\r") && csvLines[2].hasSuffix(",4\r"), "the last cell of the last record is kept:\n\(r.stdout)")
+        #expect(
+            csvLines[0].hasSuffix(",zone\r") && csvLines[2].hasSuffix(",4\r"),
+            "the last cell of the last record is kept:\n\(r.stdout)")
         #expect(csvLines[4].hasPrefix("term,documents"), "\(r.stdout)")
         // --json keeps search's {"id", "score"}.
         let searched = try jsonLines(try kvrepl([db, "--json", "-c", "search stations \"parking\" limit 2"]).stdout)
-        #expect(searched.allSatisfy { if case .object(let o) = $0 { return Set(o.keys) == ["id", "score"] } else { return false } })
+        #expect(
+            searched.allSatisfy {
+                if case .object(let o) = $0 { return Set(o.keys) == ["id", "score"] } else { return false }
+            })
 
         // Switched inside the shell; messages stay text; CSV's header and records.
         r = try kvrepl([db, "-c", "format csv", "-c", find, "-c", "format jsonl", "-c", find, "-c", "count stations"])
         #expect(r.status == 0, "\(r.stderr)")
-        let out = r.stdout.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false).map { String(String.UnicodeScalarView($0)) }
+        let out = r.stdout.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false).map {
+            String(String.UnicodeScalarView($0))
+        }
         #expect(out[0] == "results print as csv")
         #expect(out[1].hasPrefix("id,"))
         #expect(out[1].hasSuffix("\r"))
@@ -176,14 +197,18 @@ import Testing
         let plain = try kvrepl([db, "--json", "-c", find])
         let switched = try kvrepl([db, "--json", "-c", "format table", "-c", find])
         #expect(plain.stdout.split(separator: "\n").count == 2)
-        #expect(switched.stdout.split(separator: "\n").dropFirst().joined(separator: "\n") == plain.stdout.trimmingCharacters(in: .newlines))
+        #expect(
+            switched.stdout.split(separator: "\n").dropFirst().joined(separator: "\n")
+                == plain.stdout.trimmingCharacters(in: .newlines))
         #expect(try kvrepl([db, "--json", "--format", "table", "-c", find]).status == 2)
     }
 
     @Test func timerPrintsEachCommandsWallTime() throws {
         let dir = TemporaryDirectory("kvrepl-timer")
         let db = dir.child("demo")
-        var r = try kvrepl(["--demo", db, "-c", "timer on", "-c", "count stations", "-c", "timer off", "-c", "count stations"])
+        var r = try kvrepl([
+            "--demo", db, "-c", "timer on", "-c", "count stations", "-c", "timer off", "-c", "count stations"
+        ])
         #expect(r.status == 0, "\(r.stderr)")
         let lines = r.stdout.split(separator: "\n").map(String.init)
         // Only the count while the timer was on (the shell's settings are not timed).
@@ -196,7 +221,11 @@ import Testing
         #expect(try jsonLines(r.stdout).last?["count"] != nil)
         let times = try jsonLines(r.stderr)
         #expect(times.count == 1)
-        if case .double(let s)? = times.first?["real_seconds"] { #expect(s >= 0) } else { Issue.record("no real_seconds: \(r.stderr)") }
+        if case .double(let s)? = times.first?["real_seconds"] {
+            #expect(s >= 0)
+        } else {
+            Issue.record("no real_seconds: \(r.stderr)")
+        }
     }
 
     func countStations(_ db: String) throws -> Int {

@@ -10,14 +10,20 @@ import Testing
         let base = dir.child("base"), newBase = dir.child("new-base"), user = dir.child("user")
         var r = try kvrepl(["--demo", base, "-c", "count stations"])
         #expect(r.stdout == "60\n", "\(r.stderr)")
-        r = try kvrepl([newBase, "--create", "--schema", try schemaFile(dir), "-c", #"insert stations {"id": "NEW", "name": "New Town", "zone": 1, "lines": [], "location": {"lat": -31.9, "lon": 115.9}}"#])
+        r = try kvrepl([
+            newBase, "--create", "--schema", try schemaFile(dir), "-c",
+            #"insert stations {"id": "NEW", "name": "New Town", "zone": 1, "lines": [], "location": {"lat": -31.9, "lon": 115.9}}"#
+        ])
         #expect(r.status == 0, "\(r.stderr)")
         let before = try fingerprint(base)
-        r = try kvrepl([user, "--base", base, "--create", "--json",
-                        "-c", #"upsert stations {"id": "HOME", "name": "Home", "zone": 1, "lines": [], "location": {"lat": -31.9541, "lon": 115.8621}}"#,
-                        "-c", "remove stations \"PERTH\"",
-                        "-c", "near stations (-31.9540, 115.8620) within 1500 limit 2",
-                        "-c", "count stations", "-c", "layers", "-c", "backup \(dir.child("backup"))", "-c", "verify"])
+        r = try kvrepl([
+            user, "--base", base, "--create", "--json",
+            "-c",
+            #"upsert stations {"id": "HOME", "name": "Home", "zone": 1, "lines": [], "location": {"lat": -31.9541, "lon": 115.8621}}"#,
+            "-c", "remove stations \"PERTH\"",
+            "-c", "near stations (-31.9540, 115.8620) within 1500 limit 2",
+            "-c", "count stations", "-c", "layers", "-c", "backup \(dir.child("backup"))", "-c", "verify"
+        ])
         #expect(r.status == 0, "\(r.stderr)")
         let lines = try jsonLines(r.stdout)
         #expect(lines.count == 8)
@@ -36,22 +42,30 @@ import Testing
         // The user layer alone is not a database to read: kvrepl says how to open it.
         r = try kvrepl([user, "-c", "count stations"])
         #expect(r.status == 1)
-        #expect(r.stderr.contains("is the user layer of a layered database over \(base): open it with --base"), "\(r.stderr)")
+        #expect(
+            r.stderr.contains("is the user layer of a layered database over \(base): open it with --base"),
+            "\(r.stderr)")
         // The backup is the user database: it opens with the base again.
         r = try kvrepl([dir.child("backup"), "--base", base, "-c", "count stations", "-c", "doc stations \"HOME\""])
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout.hasPrefix("60\n"))
         // Replacing the base keeps the user's document and delete.
-        r = try kvrepl([user, "--base", base, "--json", "-c", "replace-base \(newBase)", "-c", "count stations", "-c", "doc stations \"HOME\"", "-c", "layers", "-c", "verify"])
+        r = try kvrepl([
+            user, "--base", base, "--json", "-c", "replace-base \(newBase)", "-c", "count stations", "-c",
+            "doc stations \"HOME\"", "-c", "layers", "-c", "verify"
+        ])
         #expect(r.status == 0, "\(r.stderr)")
         let after = try jsonLines(r.stdout)
         #expect(after.count == 5)
-        #expect(after.dropFirst().first == ["count": 2])        // NEW and HOME
+        #expect(after.dropFirst().first == ["count": 2])  // NEW and HOME
         #expect(after.dropFirst(3).first?["base"] == .string(newBase))
         r = try kvrepl([user, "--base", newBase, "-c", "count stations"])
         #expect(r.stdout == "2\n", "\(r.stderr)")
         // Maintenance commands work on the merged view too.
-        r = try kvrepl([user, "--base", newBase, "--json", "-c", "salvage", "-c", "reindex stations", "-c", "verify", "-c", "count stations"])
+        r = try kvrepl([
+            user, "--base", newBase, "--json", "-c", "salvage", "-c", "reindex stations", "-c", "verify", "-c",
+            "count stations"
+        ])
         #expect(r.status == 0, "\(r.stderr)")
         #expect(try jsonLines(r.stdout).last == ["count": 2])
         #expect(try fingerprint(base) == before)
@@ -86,9 +100,12 @@ import Testing
 @Suite struct KVReplLayerSafetyTests {
     private func people(_ dir: TemporaryDirectory, _ name: String, ids: Range<Int>, email: String) throws -> String {
         let schema = dir.child("people-schema.json")
-        try #"{"collections": {"people": {"primaryKey": "id", "indexes": [{"name": "by_email", "fields": ["email"], "unique": true}], "text": [{"name": "bio", "fields": ["bio"]}]}}}"#
+        try
+            #"{"collections": {"people": {"primaryKey": "id", "indexes": [{"name": "by_email", "fields": ["email"], "unique": true}], "text": [{"name": "bio", "fields": ["bio"]}]}}}"#
             .write(toFile: schema, atomically: true, encoding: .utf8)
-        let lines = ids.map { #"{"id": \#($0), "email": "\#(email)\#($0 % 1000)@x.org", "bio": "person \#($0)"}"# }.joined(separator: "\n") + "\n"
+        let lines =
+            ids.map { #"{"id": \#($0), "email": "\#(email)\#($0 % 1000)@x.org", "bio": "person \#($0)"}"# }.joined(
+                separator: "\n") + "\n"
         let file = dir.child(name + ".jsonl")
         try lines.write(toFile: file, atomically: true, encoding: .utf8)
         let r = try kvrepl([dir.child(name), "--create", "--schema", schema, "-c", "import people \(file)"])
@@ -99,7 +116,7 @@ import Testing
     @Test func aConflictingReplaceBaseFailsAndEveryLaterOpenWorks() throws {
         let dir = TemporaryDirectory("kvrepl-layer-safety")
         let b1 = try people(dir, "b1", ids: 0..<300, email: "b"), b3 = try people(dir, "b3", ids: 0..<300, email: "u")
-        let users = try people(dir, "t", ids: 1000..<1100, email: "u")     // u0…u99, as b3's
+        let users = try people(dir, "t", ids: 1000..<1100, email: "u")  // u0…u99, as b3's
         var r = try kvrepl([dir.child("u"), "--base", b1, "--create", "-c", "import people \(users).jsonl"])
         #expect(r.status == 0, "\(r.stderr)")
         r = try kvrepl([dir.child("u"), "--base", b1, "-c", "replace-base \(b3)"])
@@ -119,7 +136,8 @@ import Testing
         let dir = TemporaryDirectory("kvrepl-layer-safety")
         let b = try people(dir, "b", ids: 0..<20, email: "b")
         let mismatched = dir.child("mismatched.json")
-        try #"{"collections": {"people": {"primaryKey": "id"}}}"#.write(toFile: mismatched, atomically: true, encoding: .utf8)
+        try #"{"collections": {"people": {"primaryKey": "id"}}}"#.write(
+            toFile: mismatched, atomically: true, encoding: .utf8)
         let before = try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted()
         let r = try kvrepl([dir.child("u"), "--base", b, "--create", "--schema", mismatched, "-c", "count people"])
         #expect(r.status == 1)

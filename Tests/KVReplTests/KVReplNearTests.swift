@@ -1,22 +1,34 @@
 import Foundation
 import KVDocs
 import KVDocsTestSupport
-@testable import KVReplCore
 import Testing
+
+@testable import KVReplCore
 
 /// The `near` command: its grammar, its text and `--json` output, `explain near`, and the
 /// README's nearest-station story on the sample database.
 @Suite struct KVReplNearTests {
     @Test func theNearGrammarTakesItsClausesInAnyOrder() throws {
         let perth = try GeoPoint(latitude: -31.95, longitude: 115.86)
-        #expect(try Command.parse("near stations (-31.95, 115.86)") == .near(.init(collection: "stations", center: perth)))
-        #expect(try Command.parse("near stations (-31.95,115.86) within 1500 limit 1")
-            == .near(.init(collection: "stations", center: perth, within: 1500, query: Query().limit(1))))
-        #expect(try Command.parse("NEAR stations ( -31.95 , 115.86 ) using by_location where zone = 1 and kind = \"rail\" limit 4 offset 2 within 1.5e3")
-            == .near(.init(collection: "stations", center: perth, within: 1500, index: "by_location",
-                           query: Query().where("zone", .equal(1)).where("kind", .equal("rail")).limit(4).offset(2))))
-        #expect(try Command.parse("explain near stations (90, -180) limit 3")
-            == .explainNear(.init(collection: "stations", center: try GeoPoint(latitude: 90, longitude: -180), query: Query().limit(3))))
+        #expect(
+            try Command.parse("near stations (-31.95, 115.86)") == .near(.init(collection: "stations", center: perth)))
+        #expect(
+            try Command.parse("near stations (-31.95,115.86) within 1500 limit 1")
+                == .near(.init(collection: "stations", center: perth, within: 1500, query: Query().limit(1))))
+        #expect(
+            try Command.parse(
+                "NEAR stations ( -31.95 , 115.86 ) using by_location where zone = 1 and kind = \"rail\" limit 4 offset 2 within 1.5e3"
+            )
+                == .near(
+                    .init(
+                        collection: "stations", center: perth, within: 1500, index: "by_location",
+                        query: Query().where("zone", .equal(1)).where("kind", .equal("rail")).limit(4).offset(2))))
+        #expect(
+            try Command.parse("explain near stations (90, -180) limit 3")
+                == .explainNear(
+                    .init(
+                        collection: "stations", center: try GeoPoint(latitude: 90, longitude: -180),
+                        query: Query().limit(3))))
     }
 
     @Test(arguments: [
@@ -32,7 +44,7 @@ import Testing
         ("near stations (0, 0) limit 1 limit 2", "limit is given twice"),
         ("near stations (0, 0) order by zone", "it takes no order by"),
         ("near stations (0, 0) sideways", "expected within, using, where, limit or offset"),
-        ("explain stations", "expected \"find\" or \"near\" after explain"),
+        ("explain stations", "expected \"find\" or \"near\" after explain")
     ])
     func malformedNearCommandsSayWhatWasExpected(line: String, message: String) {
         #expect(throws: CommandError.self) { try Command.parse(line) }
@@ -45,8 +57,10 @@ import Testing
         let dir = TemporaryDirectory("kvrepl-near")
         let db = dir.child("demo")
         // The README's story: the nearest station within 1.5 km, then its next four departures.
-        var r = try kvrepl(["--demo", db, "--json", "-c", "near stations (-31.9540, 115.8620) within 1500 limit 1",
-                            "-c", "find departures where station = \"PERTH\" and time >= 1700000000 order by time limit 4"])
+        var r = try kvrepl([
+            "--demo", db, "--json", "-c", "near stations (-31.9540, 115.8620) within 1500 limit 1",
+            "-c", "find departures where station = \"PERTH\" and time >= 1700000000 order by time limit 4"
+        ])
         #expect(r.status == 0, "\(r.stderr)")
         let lines = try jsonLines(r.stdout)
         #expect(lines.count == 5)
@@ -55,14 +69,20 @@ import Testing
         #expect(lines[0]["id"] == "PERTH")
         if case .object(let hit) = lines[0] { #expect(Set(hit.keys) == ["id", "distance"]) }
         if case .double(let d)? = lines[0]["distance"] {
-            #expect(d == (try GeoPoint(latitude: -31.9540, longitude: 115.8620)).distance(to: try GeoPoint(latitude: -31.9513, longitude: 115.8600)))
+            #expect(
+                d
+                    == (try GeoPoint(latitude: -31.9540, longitude: 115.8620)).distance(
+                        to: try GeoPoint(latitude: -31.9513, longitude: 115.8600)))
         } else {
             Issue.record("distance is not a number: \(lines[0])")
         }
         #expect(lines[1...].allSatisfy { $0["station"] == "PERTH" })
 
         // Nearest first, every hit within the radius, ties by id; a condition before the limit.
-        r = try kvrepl([db, "--json", "-c", "near stations (-31.95, 115.86) within 5000", "-c", "near stations (-31.95, 115.86) where zone = 2 limit 2"])
+        r = try kvrepl([
+            db, "--json", "-c", "near stations (-31.95, 115.86) within 5000", "-c",
+            "near stations (-31.95, 115.86) where zone = 2 limit 2"
+        ])
         #expect(r.status == 0, "\(r.stderr)")
         let hits = try jsonLines(r.stdout)
         let within = Array(hits.dropLast(2)), zoned = Array(hits.suffix(2))
@@ -85,8 +105,16 @@ import Testing
         r = try kvrepl([db, "--json", "-c", "explain near stations (-31.9540, 115.8620) within 1500 limit 1"])
         let plan = try jsonLines(r.stdout)
         #expect(plan.count == 1)
-        if case .array(let cells)? = plan.first?["cells"] { #expect(!cells.isEmpty) } else { Issue.record("no cells: \(r.stdout)") }
-        if case .array(let ranges)? = plan.first?["ranges"] { #expect(!ranges.isEmpty) } else { Issue.record("no ranges") }
+        if case .array(let cells)? = plan.first?["cells"] {
+            #expect(!cells.isEmpty)
+        } else {
+            Issue.record("no cells: \(r.stdout)")
+        }
+        if case .array(let ranges)? = plan.first?["ranges"] {
+            #expect(!ranges.isEmpty)
+        } else {
+            Issue.record("no ranges")
+        }
         #expect(plan.first?["index"] == "by_location")
         #expect(plan.first?["hits"] == 1)
         r = try kvrepl([db, "-c", "explain near stations (-31.9540, 115.8620) within 1500 limit 1"])
@@ -98,15 +126,21 @@ import Testing
     @Test func severalGeoIndexesNeedUsingAndTheErrorNamesThem() throws {
         let dir = TemporaryDirectory("kvrepl-near")
         let schema = dir.child("schema.json")
-        try #"{"collections": {"people": {"indexes": [{"name": "by_home", "fields": ["home"], "type": "geo"}, {"name": "by_work", "fields": ["work"], "type": "geo"}]}}}"#
+        try
+            #"{"collections": {"people": {"indexes": [{"name": "by_home", "fields": ["home"], "type": "geo"}, {"name": "by_work", "fields": ["work"], "type": "geo"}]}}}"#
             .write(toFile: schema, atomically: true, encoding: .utf8)
         let db = dir.child("db")
-        var r = try kvrepl([db, "--create", "--json", "-c", "schema load \(schema)",
-                            "-c", #"insert people {"id": "p", "home": {"lat": 0, "lon": 0}, "work": {"type": "Point", "coordinates": [1, 0]}}"#,
-                            "-c", "near people (0, 0)"])
+        var r = try kvrepl([
+            db, "--create", "--json", "-c", "schema load \(schema)",
+            "-c",
+            #"insert people {"id": "p", "home": {"lat": 0, "lon": 0}, "work": {"type": "Point", "coordinates": [1, 0]}}"#,
+            "-c", "near people (0, 0)"
+        ])
         #expect(r.status == 1)
         #expect(r.stderr.contains("by_home, by_work"), "\(r.stderr)")
-        r = try kvrepl([db, "--json", "-c", "near people (0, 0) using by_work", "-c", "near people (0, 0) using by_school"])
+        r = try kvrepl([
+            db, "--json", "-c", "near people (0, 0) using by_work", "-c", "near people (0, 0) using by_school"
+        ])
         #expect(r.status == 1)
         let hits = try jsonLines(r.stdout)
         #expect(hits.count == 1)
@@ -126,7 +160,9 @@ import Testing
     @Test func distancesAreShownToADecimetreInTablesAndExactInJSON() throws {
         let dir = TemporaryDirectory("kvrepl-near-format")
         let demo = dir.child("demo")
-        var r = try kvrepl(["--demo", demo, "--format", "csv", "-c", "near stations (-31.9540, 115.8620) within 1500 limit 1"])
+        var r = try kvrepl([
+            "--demo", demo, "--format", "csv", "-c", "near stations (-31.9540, 115.8620) within 1500 limit 1"
+        ])
         #expect(r.status == 0, "\(r.stderr)")
         let rows = r.stdout.components(separatedBy: "\r\n")
         #expect(rows.count >= 2 && rows[1].hasPrefix("PERTH,354.6,"), "\(r.stdout)")

@@ -1,6 +1,7 @@
 import Foundation
 import KVDocsTestSupport
 import Testing
+
 @testable import KVDocs
 @testable import KVReplCore
 
@@ -14,11 +15,14 @@ import Testing
     /// control characters.
     static func hostileStore(_ dir: TemporaryDirectory) throws -> String {
         let path = dir.child("db")
-        let schema = #"{"collections": {"c": {"primaryKey": "id", "text": [{"name": "t", "fields": ["s"], "tokenizer": "trigram"}]}}}"#
+        let schema =
+            #"{"collections": {"c": {"primaryKey": "id", "text": [{"name": "t", "fields": ["s"], "tokenizer": "trigram"}]}}}"#
         let db = try Database(path: path)
         defer { db.close() }
         let store = try DocumentStore(database: db, schema: try Schema(json: Data(schema.utf8)))
-        try store.collection("c").insert(["id": .string("a\u{1B}[2J"), "s": .string(attack), "\u{1B}[31mfield": .string("\r=cmd")])
+        try store.collection("c").insert([
+            "id": .string("a\u{1B}[2J"), "s": .string(attack), "\u{1B}[31mfield": .string("\r=cmd")
+        ])
         try store.collection("c").insert(["id": "b", "s": "pwned plain"])
         return path
     }
@@ -35,12 +39,18 @@ import Testing
         }
     }
 
-    @Test(arguments: [[], ["--json"], ["--format", "line"], ["--format", "csv"], ["--format", "table"], ["--format", "json"], ["--format", "jsonl"]])
+    @Test(arguments: [
+        [], ["--json"], ["--format", "line"], ["--format", "csv"], ["--format", "table"], ["--format", "json"],
+        ["--format", "jsonl"]
+    ])
     func storedControlCharactersReachNoOutputFormatRaw(mode: [String]) throws {
         let dir = TemporaryDirectory("kvrepl-safety")
         let db = try Self.hostileStore(dir)
-        let r = try kvrepl([db] + mode + ["-c", "find c", "-c", #"doc c "a\u001b[2J""#, "-c", #"search c "pwned" highlight"#,
-                                          "-c", "changes", "-c", "terms c t limit 100", "-c", "scan --limit 5"])
+        let r = try kvrepl(
+            [db] + mode + [
+                "-c", "find c", "-c", #"doc c "a\u001b[2J""#, "-c", #"search c "pwned" highlight"#,
+                "-c", "changes", "-c", "terms c t limit 100", "-c", "scan --limit 5"
+            ])
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout.contains("pwned"), "\(r.stdout)")
         #expect(Self.rawControls(r.stdout, csv: mode.last == "csv") == [], "\(mode):\n\(r.stdout)")
@@ -70,8 +80,9 @@ import Testing
     /// to a spreadsheet, not a formula), but the text "-5" does.
     @Test func csvPrefixesTextCellsThatStartLikeAFormulaButNotNumbers() {
         let row: JSONValue = [
-            "a": "=1+1", "b": "+x", "c": "-x", "d": "@SUM(A1)", "e": "\tx", "f": "\rx", "g": -5, "h": "-5", "i": -1.5, "j": "ok=", "k": "x@y",
-            "=head": "plain",
+            "a": "=1+1", "b": "+x", "c": "-x", "d": "@SUM(A1)", "e": "\tx", "f": "\rx", "g": -5, "h": "-5", "i": -1.5,
+            "j": "ok=", "k": "x@y",
+            "=head": "plain"
         ]
         let csv = OutputFormat.csv.render([row])
         let lines = csv.components(separatedBy: "\r\n")
@@ -89,7 +100,8 @@ import Testing
         #expect(s.session.run(#"search c "pwned" highlight"#) == .ok, "\(s.err)")
         let text = s.out.joined(separator: "\n")
         #expect(text.contains("\u{1B}[1mpwned\u{1B}[0m"), "\(text)")
-        let stripped = text.replacingOccurrences(of: "\u{1B}[1m", with: "").replacingOccurrences(of: "\u{1B}[0m", with: "")
+        let stripped = text.replacingOccurrences(of: "\u{1B}[1m", with: "").replacingOccurrences(
+            of: "\u{1B}[0m", with: "")
         #expect(Self.rawControls(stripped) == [], "\(text)")
         #expect(stripped.contains("\\u{1b}]0;"))
     }
@@ -102,7 +114,8 @@ import Testing
         let path = dir.child("db")
         let db = try Database(path: path)
         defer { db.close() }
-        let store = try DocumentStore(database: db, schema: try Schema(json: Data(#"{"collections": {"c": {"primaryKey": "id"}}}"#.utf8)))
+        let store = try DocumentStore(
+            database: db, schema: try Schema(json: Data(#"{"collections": {"c": {"primaryKey": "id"}}}"#.utf8)))
         for i in 0..<count { try store.collection("c").insert(["id": .int(Int64(i)), "n": .int(Int64(i * 10))]) }
         try db.put(Tuple(["d", "c", .int(Int64(count - 1))]), Array("{broken".utf8))
         return path
@@ -116,7 +129,9 @@ import Testing
         let db = try Self.storeWithDamagedLastDocument(dir, count: 5)
         let r = try kvrepl([db] + mode + ["-c", "find c"])
         #expect(r.status == 1)
-        #expect(r.stderr.contains("{broken") || r.stderr.contains("not valid JSON") || r.stderr.contains("corrupt"), "\(r.stderr)")
+        #expect(
+            r.stderr.contains("{broken") || r.stderr.contains("not valid JSON") || r.stderr.contains("corrupt"),
+            "\(r.stderr)")
         for i in 0..<4 { #expect(r.stdout.contains("\(i * 10)"), "row \(i) of \(mode):\n\(r.stdout)") }
     }
 
@@ -127,7 +142,10 @@ import Testing
         let dir = TemporaryDirectory("kvrepl-stream")
         let s = try CapturedSession(path: dir.child("db"), schemaFile: try schemaFile(in: dir))
         for i in 0..<6 {
-            let row: JSONValue = i == 3 ? ["id": .string("p\(i)"), "age": .int(Int64(i)), "late": "a longer field"] : ["id": .string("p\(i)"), "age": .int(Int64(i))]
+            let row: JSONValue =
+                i == 3
+                ? ["id": .string("p\(i)"), "age": .int(Int64(i)), "late": "a longer field"]
+                : ["id": .string("p\(i)"), "age": .int(Int64(i))]
             #expect(s.session.run("insert people \(row.compactDescription)") == .ok, "\(s.err)")
         }
         let rows = try #require(s.session.store).read { try $0.find("people") }

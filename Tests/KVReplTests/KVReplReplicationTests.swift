@@ -1,6 +1,7 @@
 import Foundation
 import KVDocsTestSupport
 import Testing
+
 @testable import KVDocs
 @testable import KVReplCore
 
@@ -28,15 +29,17 @@ import Testing
         let s = try CapturedSession(path: try Self.conflictedStore(dir), create: false)
         s.session.json = true
         #expect(s.session.run("conflicts notes") == .ok, "\(s.err)")
-        #expect(try s.out.map { try JSONValue(parsing: Data($0.utf8)) } == [
-            ["id": "d", "winner": "2-ccc", "conflicts": ["2-bbb"], "deleted_conflicts": []],
-        ])
+        #expect(
+            try s.out.map { try JSONValue(parsing: Data($0.utf8)) } == [
+                ["id": "d", "winner": "2-ccc", "conflicts": ["2-bbb"], "deleted_conflicts": []]
+            ])
         s.out = []
         #expect(s.session.run(#"revs notes "d""#) == .ok, "\(s.err)")
-        #expect(try s.out.map { try JSONValue(parsing: Data($0.utf8)) } == [
-            ["rev": "2-ccc", "winner": true, "deleted": false, "history": ["2-ccc", "1-aaa"]],
-            ["rev": "2-bbb", "winner": false, "deleted": false, "history": ["2-bbb", "1-aaa"]],
-        ])
+        #expect(
+            try s.out.map { try JSONValue(parsing: Data($0.utf8)) } == [
+                ["rev": "2-ccc", "winner": true, "deleted": false, "history": ["2-ccc", "1-aaa"]],
+                ["rev": "2-bbb", "winner": false, "deleted": false, "history": ["2-bbb", "1-aaa"]]
+            ])
         s.out = []
         #expect(s.session.run(#"resolve notes "d" 2-bbb"#) == .ok, "\(s.err)")
         let resolved = try JSONValue(parsing: Data((s.out.first ?? "").utf8))

@@ -1,10 +1,12 @@
 import Foundation
 import KVDocsTestSupport
 import Testing
+
 @testable import KVDocs
 @testable import KVReplCore
 
-let peopleSchema = #"{"collections": {"people": {"primaryKey": "id", "indexes": [{"name": "by_age", "fields": ["age"]}]}}}"#
+let peopleSchema =
+    #"{"collections": {"people": {"primaryKey": "id", "indexes": [{"name": "by_age", "fields": ["age"]}]}}}"#
 
 /// A temporary directory with a schema file for the people collection.
 func schemaFile(in dir: TemporaryDirectory) throws -> String {
@@ -35,7 +37,8 @@ final class CapturedSession {
         let dir = TemporaryDirectory("kvrepl-test")
         let dump = dir.child("dump.jsonl"), lines = dir.child("people.jsonl")
         try Data(#"{"key_hex": "6c31", "value_hex": "00"}"#.utf8).write(to: URL(fileURLWithPath: dump))
-        try Data("{\"id\": \"i1\", \"age\": 1}\n{\"id\": \"i2\", \"age\": 2}\n".utf8).write(to: URL(fileURLWithPath: lines))
+        try Data("{\"id\": \"i1\", \"age\": 1}\n{\"id\": \"i2\", \"age\": 2}\n".utf8).write(
+            to: URL(fileURLWithPath: lines))
         let s = try CapturedSession(path: dir.child("db"), schemaFile: try schemaFile(in: dir))
         func synced(_ line: String) -> Int {
             let before = s.session.database.syncedWrites
@@ -46,9 +49,11 @@ final class CapturedSession {
         #expect(synced(#"insert people {"id": "p0", "age": 9}"#) == 0)
         #expect(synced("sync on") == 0)
         #expect(s.session.sync)
-        for line in ["put a 2", "del a", "put b 1", "delrange b", "load \(dump)",
-                     #"insert people {"id": "p1", "age": 3}"#, #"upsert people {"id": "p1", "age": 4}"#, #"remove people "p1""#,
-                     "import people \(lines)"] {
+        for line in [
+            "put a 2", "del a", "put b 1", "delrange b", "load \(dump)",
+            #"insert people {"id": "p1", "age": 3}"#, #"upsert people {"id": "p1", "age": 4}"#, #"remove people "p1""#,
+            "import people \(lines)"
+        ] {
             #expect(synced(line) == 1, "\(line)")
         }
         #expect(synced("sync off") == 0)
@@ -63,7 +68,10 @@ final class CapturedSession {
         #expect(s.session.run("put a 1") == .ok)
         s.session.interactive = true
         var questions: [String] = []
-        s.session.confirm = { questions.append($0); return false }
+        s.session.confirm = {
+            questions.append($0)
+            return false
+        }
         #expect(s.session.run("repair") == .ok)
         #expect(questions.count == 1 && questions[0].hasPrefix("repair \(db)? ") && questions[0].hasSuffix("[y/N] "))
         #expect(s.out.last == "nothing repaired")
@@ -80,7 +88,10 @@ final class CapturedSession {
     @Test func repairReleasesASnapshotAndReopensTheDocumentLayer() throws {
         let dir = TemporaryDirectory("kvrepl-test")
         let s = try CapturedSession(path: dir.child("db"), schemaFile: try schemaFile(in: dir))
-        for line in [#"insert people {"id": "p1", "age": 30}"#, "snapshot", "repair", #"find people where age = 30"#, "put after 1"] {
+        for line in [
+            #"insert people {"id": "p1", "age": 30}"#, "snapshot", "repair", #"find people where age = 30"#,
+            "put after 1"
+        ] {
             #expect(s.session.run(line) == .ok, "\(line): \(s.err)")
         }
         #expect(s.session.snapshot == nil)
@@ -138,7 +149,8 @@ final class RunningKVRepl {
     func acknowledgedWritesSurviveSIGKILL(sync: Bool) throws {
         let dir = TemporaryDirectory("kvrepl-test")
         let db = dir.child("db")
-        let repl = try RunningKVRepl([db, "--create", "--json", "--schema", try schemaFile(in: dir)] + (sync ? ["--sync"] : []))
+        let repl = try RunningKVRepl(
+            [db, "--create", "--json", "--schema", try schemaFile(in: dir)] + (sync ? ["--sync"] : []))
         var acknowledged = 0
         for i in 0..<40 {
             try repl.send(#"insert people {"id": \#(i), "age": \#(i % 7)}"#)
@@ -166,9 +178,13 @@ final class RunningKVRepl {
 
     @Test func theSyncFlagAndCommandAreReportedAndListedInHelp() throws {
         let dir = TemporaryDirectory("kvrepl-test")
-        var r = try kvrepl([dir.child("db"), "--create", "--sync", "--json", "-c", "sync", "-c", "put a 1", "-c", "sync off", "-c", "sync", "-c", "sync on"])
+        var r = try kvrepl([
+            dir.child("db"), "--create", "--sync", "--json", "-c", "sync", "-c", "put a 1", "-c", "sync off", "-c",
+            "sync", "-c", "sync on"
+        ])
         #expect(r.status == 0, "\(r.stderr)")
-        #expect(try jsonLines(r.stdout) == [["sync": true], ["ok": true], ["sync": false], ["sync": false], ["sync": true]])
+        #expect(
+            try jsonLines(r.stdout) == [["sync": true], ["ok": true], ["sync": false], ["sync": false], ["sync": true]])
         r = try kvrepl([dir.child("db"), "-c", "sync", "-c", "help"])
         #expect(r.stdout.hasPrefix("sync off: "))
         #expect(r.stdout.contains("sync [on|off]") && r.stdout.contains("\nrepair "))
@@ -179,18 +195,24 @@ final class RunningKVRepl {
     @Test func repairKeepsTheDataAndSaysWhatItDid() throws {
         let dir = TemporaryDirectory("kvrepl-test")
         let db = dir.child("db")
-        var r = try kvrepl([db, "--create", "--schema", try schemaFile(in: dir),
-                            "-c", #"insert people {"id": "p1", "age": 30}"#, "-c", #"insert people {"id": "p2", "age": 40}"#,
-                            "-c", "put a 1", "-c", "compact", "-c", "put b 2"])   // some data in a table, some in the log
+        var r = try kvrepl([
+            db, "--create", "--schema", try schemaFile(in: dir),
+            "-c", #"insert people {"id": "p1", "age": 30}"#, "-c", #"insert people {"id": "p2", "age": 40}"#,
+            "-c", "put a 1", "-c", "compact", "-c", "put b 2"
+        ])  // some data in a table, some in the log
         #expect(r.status == 0, "\(r.stderr)")
         // Piped: no question asked, as for delrange.
-        r = try kvrepl([db, "--json"], input: "repair\nget a\nget b\ndoc people \"p2\"\nfind people where age = 30\nverify\n")
+        r = try kvrepl(
+            [db, "--json"], input: "repair\nget a\nget b\ndoc people \"p2\"\nfind people where age = 30\nverify\n")
         #expect(r.status == 0, "\(r.stderr)")
         let lines = try jsonLines(r.stdout)
         let report = try #require(lines.first)
         #expect(report["ok"] == true)
         #expect(report["damaged_tables"] == [])
-        guard case .array(let moved)? = report["moved_to_lost"] else { Issue.record("no moved_to_lost in \(report)"); return }
+        guard case .array(let moved)? = report["moved_to_lost"] else {
+            Issue.record("no moved_to_lost in \(report)")
+            return
+        }
         #expect(moved.contains { if case .string(let n) = $0 { n.hasPrefix("MANIFEST-") } else { false } })
         #expect(moved.contains { if case .string(let n) = $0 { n.hasSuffix(".log") } else { false } })
         #expect(lines[1]["value"] == "1" && lines[2]["value"] == "2")
@@ -214,19 +236,25 @@ final class RunningKVRepl {
         for table in tables { try Data("garbage".utf8).write(to: URL(fileURLWithPath: db + "/" + table)) }
         var r = try kvrepl([db, "-c", "get early"])
         #expect(r.status == 1)
-        #expect(r.stderr.hasSuffix("(if the database is damaged, the repair command rebuilds it from what it can read)\n"), "\(r.stderr)")
+        #expect(
+            r.stderr.hasSuffix("(if the database is damaged, the repair command rebuilds it from what it can read)\n"),
+            "\(r.stderr)")
         r = try kvrepl([db, "--repair", "--json", "-c", "get late", "-c", "scan --count"])
         #expect(r.status == 0, "\(r.stderr)")
         let lines = try jsonLines(r.stdout)
         #expect(lines.first?["damaged_tables"] == .array(tables.sorted().map { .string($0) }))
         #expect(lines.dropFirst().first?["value"] == "2")
-        #expect(lines.last == ["count": 1])   // "early" was only in the damaged table
+        #expect(lines.last == ["count": 1])  // "early" was only in the damaged table
         #expect(FileManager.default.fileExists(atPath: db + "/lost/" + tables[0]))
         // A database that cannot even be opened (its CURRENT file is gone): the error says how to repair it.
         try FileManager.default.removeItem(atPath: db + "/CURRENT")
         r = try kvrepl([db, "-c", "get late"])
         #expect(r.status == 1)
-        #expect(r.stderr.contains("no CURRENT file") && r.stderr.contains("(if the database is damaged, kvrepl --repair \(db) rebuilds it from what it can read)"), "\(r.stderr)")
+        #expect(
+            r.stderr.contains("no CURRENT file")
+                && r.stderr.contains(
+                    "(if the database is damaged, kvrepl --repair \(db) rebuilds it from what it can read)"),
+            "\(r.stderr)")
         r = try kvrepl([db, "--repair", "-c", "get late"])
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout.hasPrefix("repaired \(db): ") && r.stdout.hasSuffix("\n2\n"))
@@ -243,10 +271,15 @@ final class RunningKVRepl {
     @Test func aTornLogTailIsCutWithAOneLineNoticeAndReadOnlyLeavesTheOriginal() throws {
         let dir = TemporaryDirectory("kvrepl-test")
         let db = dir.child("db")
-        #expect(try kvrepl([db, "--create", "-c", "sync on", "-c", "put a 1", "-c", "sync off", "-c", "put b 2"]).status == 0)
-        let log = db + "/" + (try #require(try FileManager.default.contentsOfDirectory(atPath: db).filter { $0.hasSuffix(".log") }.max()))
+        #expect(
+            try kvrepl([db, "--create", "-c", "sync on", "-c", "put a 1", "-c", "sync off", "-c", "put b 2"]).status
+                == 0)
+        let log =
+            db + "/"
+            + (try #require(
+                try FileManager.default.contentsOfDirectory(atPath: db).filter { $0.hasSuffix(".log") }.max()))
         var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: log)))
-        for i in (bytes.count - 3)..<bytes.count { bytes[i] ^= 0xA5 }   // the payload of "put b 2"
+        for i in (bytes.count - 3)..<bytes.count { bytes[i] ^= 0xA5 }  // the payload of "put b 2"
         try Data(bytes).write(to: URL(fileURLWithPath: log))
         let before = try fingerprint(db)
 
@@ -254,15 +287,23 @@ final class RunningKVRepl {
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout == "1\n")
         let notice = r.stderr.split(separator: "\n")
-        #expect(notice.count == 1 && notice[0].hasPrefix("kvrepl: notice: the open dropped a torn tail of \(URL(fileURLWithPath: log).lastPathComponent): "), "\(r.stderr)")
+        #expect(
+            notice.count == 1
+                && notice[0].hasPrefix(
+                    "kvrepl: notice: the open dropped a torn tail of \(URL(fileURLWithPath: log).lastPathComponent): "),
+            "\(r.stderr)")
         #expect(notice.first?.hasSuffix(" (in the private copy; \(db) itself is unchanged)") == true, "\(r.stderr)")
         #expect(try fingerprint(db) == before)
 
         r = try kvrepl([db, "--json", "-c", "get a", "-c", "scan --count"])
         #expect(r.status == 0, "\(r.stderr)")
-        #expect(try jsonLines(r.stdout) == [["key": "a", "key_hex": "61", "value": "1", "value_hex": "31"], ["count": 1]])
+        #expect(
+            try jsonLines(r.stdout) == [["key": "a", "key_hex": "61", "value": "1", "value_hex": "31"], ["count": 1]])
         let line = try #require(try jsonLines(r.stderr).first)
-        guard case .string(let text)? = line["notice"] else { Issue.record("no notice: \(r.stderr)"); return }
+        guard case .string(let text)? = line["notice"] else {
+            Issue.record("no notice: \(r.stderr)")
+            return
+        }
         #expect(text.contains("kept in \(db)/lost/"))
         // Cut once: the next open has nothing to say.
         r = try kvrepl([db, "-c", "scan --count"])
@@ -291,7 +332,12 @@ final class RunningKVRepl {
         do {
             let db = try Database(path: path)
             defer { db.close() }
-            let store = try DocumentStore(database: db, schema: try Schema(json: Data(#"{"collections": {"c": {"primaryKey": "id", "indexes": [{"name": "by_a", "fields": ["a"]}]}}}"#.utf8)))
+            let store = try DocumentStore(
+                database: db,
+                schema: try Schema(
+                    json: Data(
+                        #"{"collections": {"c": {"primaryKey": "id", "indexes": [{"name": "by_a", "fields": ["a"]}]}}}"#
+                            .utf8)))
             for i in 0..<5 { try store.collection("c").insert(["id": .int(Int64(i)), "a": .int(Int64(i))]) }
             try db.put(Tuple(["d", "c", .int(2)]), Array("{broken".utf8))
             #expect(throws: KVDocsError.self) { try store.reindex(collection: "c") }
@@ -327,7 +373,9 @@ final class RunningKVRepl {
         defer { holder.close() }
         r = try kvrepl([path, "-c", "get a"])
         #expect(r.status == 1)
-        #expect(r.stderr.contains("the database at \(path) is in use by another process (pid \(holder.processIdentifier))"), "\(r.stderr)")
+        #expect(
+            r.stderr.contains("the database at \(path) is in use by another process (pid \(holder.processIdentifier))"),
+            "\(r.stderr)")
         #expect(!r.stderr.contains("repair"), "\(r.stderr)")
     }
 }

@@ -29,8 +29,10 @@ func run() throws {
 
         // Batches.
         let batch = WriteBatch()
-        batch.put("b1", "1"); batch.delete("b2")
-        let other = WriteBatch(); other.put("b3", "3")
+        batch.put("b1", "1")
+        batch.delete("b2")
+        let other = WriteBatch()
+        other.put("b3", "3")
         batch.append(other)
         _ = batch.operations
         try db.write(batch, sync: round == 0)
@@ -40,7 +42,9 @@ func run() throws {
         // Iteration in every form.
         _ = try db.entries().collect()
         _ = try db.entries(.prefix("key1").starting(at: "key15"), order: .reverse, limit: 7).collect()
-        _ = try db.entries(KeyRange(from: "key2", through: "key3"), options: ReadOptions(verifyChecksums: true, fillCache: false)).collect()
+        _ = try db.entries(
+            KeyRange(from: "key2", through: "key3"), options: ReadOptions(verifyChecksums: true, fillCache: false)
+        ).collect()
         try db.forEach(in: .prefix("b")) { _, _ in }
         let entries = try db.entries(.prefix("key1"))
         while try entries.next() != nil {}
@@ -49,14 +53,20 @@ func run() throws {
 
         // Dump and load.
         try db.dump(to: root + "/dump.jsonl")
-        var plain = Options(); plain.comparator = options.comparator
+        var plain = Options()
+        plain.comparator = options.comparator
         let restored = try Database(path: root + "/restored", options: plain)
         try restored.load(from: root + "/dump.jsonl", batchSize: 500, sync: true)
         restored.close()
         try Database.destroy(path: root + "/restored", options: plain)
         let cursor = try db.makeCursor()
-        try cursor.seek(to: "key3"); _ = try cursor.key(); _ = try cursor.value()
-        try cursor.next(); try cursor.previous(); try cursor.seekToLast(); try cursor.seekToFirst()
+        try cursor.seek(to: "key3")
+        _ = try cursor.key()
+        _ = try cursor.value()
+        try cursor.next()
+        try cursor.previous()
+        try cursor.seekToLast()
+        try cursor.seekToFirst()
         _ = try? cursor.withKey { $0.count }
 
         // Snapshots.
@@ -65,7 +75,7 @@ func run() throws {
         _ = try snapshot.get("key1")
         _ = try snapshot.entries(limit: 5).collect()
         snapshot.release()
-        let kept = try db.snapshot()          // freed by close()
+        let kept = try db.snapshot()  // freed by close()
         let keptCursor = try db.makeCursor()  // freed by close()
         try keptCursor.seekToFirst()
 
@@ -80,21 +90,24 @@ func run() throws {
         try db.compact()
 
         // Error paths that return LevelDB error strings.
-        _ = try? Database(path: path, options: options)   // locked
-        var exists = options; exists.errorIfExists = true
-        _ = try? Database(path: path, options: exists)    // locked (error string freed)
-        _ = try? Database.destroy(path: path)             // locked
+        _ = try? Database(path: path, options: options)  // locked
+        var exists = options
+        exists.errorIfExists = true
+        _ = try? Database(path: path, options: exists)  // locked (error string freed)
+        _ = try? Database.destroy(path: path)  // locked
 
         db.close()
         let copy = try Database.openPrivateCopy(of: path, options: options, under: root)
         _ = try copy.entries(limit: 10).collect()
         copy.close()
-        _ = try? kept.get("x")          // closed: throws
-        _ = try? keptCursor.next()      // closed: throws
+        _ = try? kept.get("x")  // closed: throws
+        _ = try? keptCursor.next()  // closed: throws
 
-        var mismatch = Options(); mismatch.comparator = nil
+        var mismatch = Options()
+        mismatch.comparator = nil
         _ = try? Database(path: path, options: mismatch)  // comparator mismatch error string
-        var existsClosed = options; existsClosed.errorIfExists = true
+        var existsClosed = options
+        existsClosed.errorIfExists = true
         _ = try? Database(path: path, options: existsClosed)
     }
     try Database.repair(path: path, options: options)

@@ -12,7 +12,9 @@ extension Bench {
     /// Runs `pass` (one batch of queries, returning how many it ran) until `budget` seconds
     /// have gone or `maximum` passes have run (at least one): queries that full-scan cost
     /// a bounded time, fast ones are timed over enough operations.
-    func timedPasses(maximum: Int, budget: Double, _ pass: () throws -> Int) rethrows -> (seconds: Double, operations: Int) {
+    func timedPasses(maximum: Int, budget: Double, _ pass: () throws -> Int) rethrows -> (
+        seconds: Double, operations: Int
+    ) {
         var operations = 0, passes = 0
         let start = now()
         repeat {
@@ -23,7 +25,9 @@ extension Bench {
     }
 
     /// SQLite's EXPLAIN QUERY PLAN through a C function that fills a buffer.
-    func sqlitePlan(_ body: (UnsafeMutablePointer<CChar>, Int, UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> Int32) throws -> String {
+    func sqlitePlan(
+        _ body: (UnsafeMutablePointer<CChar>, Int, UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> Int32
+    ) throws -> String {
         var buffer = [CChar](repeating: 0, count: 1024)
         var error: UnsafeMutablePointer<CChar>?
         let rc = buffer.withUnsafeMutableBufferPointer { b in b.baseAddress.map { body($0, b.count, &error) } ?? -1 }

@@ -14,8 +14,9 @@ struct Person: Codable, FetchableRecord, PersistableRecord {
     static let databaseTableName = "person"
 
     static func make(_ i: Int, _ rng: inout BenchRandom) -> Person {
-        Person(id: String(format: "p%08d", i), name: "Person \(i)", age: Int(rng.next() % 80) + 10,
-               city: "City \(rng.next() % 50)", email: "p\(i)@example.org", score: Double(rng.next() % 10_000) / 100)
+        Person(
+            id: String(format: "p%08d", i), name: "Person \(i)", age: Int(rng.next() % 80) + 10,
+            city: "City \(rng.next() % 50)", email: "p\(i)@example.org", score: Double(rng.next() % 10_000) / 100)
     }
 }
 
@@ -38,7 +39,7 @@ extension Bench {
     static let indexSets: [Int: [(String, [String], Bool)]] = [
         0: [],
         1: [("by_city", ["city"], false)],
-        3: [("by_city", ["city"], false), ("by_age", ["age"], false), ("by_email", ["email"], true)],
+        3: [("by_city", ["city"], false), ("by_age", ["age"], false), ("by_email", ["email"], true)]
     ]
 
     /// The indexes a SQLite expert declares for the measured queries: the ordering column
@@ -48,17 +49,19 @@ extension Bench {
     static let sqliteIndexSets: [Int: [(String, [String], Bool)]] = [
         0: [],
         1: [("by_city", ["city", "id"], false)],
-        3: [("by_city", ["city", "id"], false), ("by_age", ["age", "id"], false), ("by_email", ["email"], true)],
+        3: [("by_city", ["city", "id"], false), ("by_age", ["age", "id"], false), ("by_email", ["email"], true)]
     ]
-
 
     func sqliteStore(_ indexes: Int) throws -> DatabaseQueue {
         let queue = try openSQLite(freshPath("sqlite") + ".sqlite")
         try queue.write { db in
             try db.create(table: "person") { t in
                 t.primaryKey("id", .text)
-                t.column("name", .text); t.column("age", .integer); t.column("city", .text)
-                t.column("email", .text); t.column("score", .double)
+                t.column("name", .text)
+                t.column("age", .integer)
+                t.column("city", .text)
+                t.column("email", .text)
+                t.column("score", .double)
             }
             for (name, fields, unique) in Self.sqliteIndexSets[indexes] ?? [] {
                 try db.create(index: name, on: "person", columns: fields, unique: unique)
@@ -87,9 +90,16 @@ extension Bench {
                 for (i, person) in people.enumerated() { p[i] = UnsafePointer(strdup(f(person))) }
                 return p
             }
-            id = strings(\.id); name = strings(\.name); city = strings(\.city); email = strings(\.email)
-            age = .allocate(capacity: max(1, people.count)); score = .allocate(capacity: max(1, people.count))
-            for (i, p) in people.enumerated() { age[i] = Int64(p.age); score[i] = p.score }
+            id = strings(\.id)
+            name = strings(\.name)
+            city = strings(\.city)
+            email = strings(\.email)
+            age = .allocate(capacity: max(1, people.count))
+            score = .allocate(capacity: max(1, people.count))
+            for (i, p) in people.enumerated() {
+                age[i] = Int64(p.age)
+                score[i] = p.score
+            }
         }
 
         deinit {
@@ -97,7 +107,8 @@ extension Bench {
                 for i in 0..<count { free(UnsafeMutablePointer(mutating: p[i])) }
                 p.deallocate()
             }
-            age.deallocate(); score.deallocate()
+            age.deallocate()
+            score.deallocate()
         }
     }
 
@@ -122,8 +133,10 @@ extension Bench {
     }
 
     func json(_ p: Person) -> JSONValue {
-        .object(["id": .string(p.id), "name": .string(p.name), "age": .int(Int64(p.age)), "city": .string(p.city),
-                 "email": .string(p.email), "score": .double(p.score)])
+        .object([
+            "id": .string(p.id), "name": .string(p.name), "age": .int(Int64(p.age)), "city": .string(p.city),
+            "email": .string(p.email), "score": .double(p.score)
+        ])
     }
 
     /// The schema of the documents section: `indexes` of `indexSets`, the plain ones
@@ -131,7 +144,9 @@ extension Bench {
     static func documentsSchema(_ indexes: Int, covering: Bool) throws -> Schema {
         let include: IndexDefinition.Inclusion = covering ? .document : .none
         let defs = (Self.indexSets[indexes] ?? []).map {
-            IndexDefinition(name: $0.0, fields: $0.1.map { FieldPath(stringLiteral: $0) }, unique: $0.2, include: $0.2 ? .none : include)
+            IndexDefinition(
+                name: $0.0, fields: $0.1.map { FieldPath(stringLiteral: $0) }, unique: $0.2,
+                include: $0.2 ? .none : include)
         }
         return try Schema(collections: ["person": CollectionSchema(primaryKey: "id", indexes: defs)])
     }
@@ -220,27 +235,56 @@ extension Bench {
             var buffer = [CChar](repeating: 0, count: 64 * 1024)
             var error: UnsafeMutablePointer<CChar>?
             let count = cs_ids(db, kind, text, low, 2, Int32(limit), &buffer, buffer.count, &error)
-            if count < 0 { defer { free(error) }; throw BenchError("sqlite-c: " + (error.map { String(cString: $0) } ?? "")) }
-            return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self).split(separator: "\n").map(String.init)
+            if count < 0 {
+                defer { free(error) }
+                throw BenchError("sqlite-c: " + (error.map { String(cString: $0) } ?? ""))
+            }
+            return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self).split(
+                separator: "\n"
+            ).map(String.init)
         }
         for i in [0, 7, 33] {
             let city = "City \(i)", a = 10 + i
             let eq = Query().where("city", .equal(.string(city))).limit(20)
-            let byAge = Query().where("age", .greaterOrEqual(.int(Int64(a)))).where("age", .less(.int(Int64(a + 2)))).orderBy("age").limit(50)
-            let byID = Query().where("age", .greaterOrEqual(.int(Int64(a)))).where("age", .less(.int(Int64(a + 2)))).limit(50)
-            let grdbEq = try queue.read { db in try Person.filter(Column("city") == city).order(Column("id")).limit(20).fetchAll(db).map(\.id) }
-            let grdbAge = try queue.read { db in try Person.filter(Column("age") >= a && Column("age") < a + 2).order(Column("age"), Column("id")).limit(50).fetchAll(db).map(\.id) }
-            let grdbID = try queue.read { db in try Person.filter(Column("age") >= a && Column("age") < a + 2).order(Column("id")).limit(50).fetchAll(db).map(\.id) }
+            let byAge = Query().where("age", .greaterOrEqual(.int(Int64(a)))).where("age", .less(.int(Int64(a + 2))))
+                .orderBy("age").limit(50)
+            let byID = Query().where("age", .greaterOrEqual(.int(Int64(a)))).where("age", .less(.int(Int64(a + 2))))
+                .limit(50)
+            let grdbEq = try queue.read { db in
+                try Person.filter(Column("city") == city).order(Column("id")).limit(20).fetchAll(db).map(\.id)
+            }
+            let grdbAge = try queue.read { db in
+                try Person.filter(Column("age") >= a && Column("age") < a + 2).order(Column("age"), Column("id")).limit(
+                    50
+                ).fetchAll(db).map(\.id)
+            }
+            let grdbID = try queue.read { db in
+                try Person.filter(Column("age") >= a && Column("age") < a + 2).order(Column("id")).limit(50).fetchAll(
+                    db
+                ).map(\.id)
+            }
             let checks: [(String, [String], [String], [String], [String], [String])] = [
-                ("equality", try typed.find(eq).map(\.id), try untyped.find(eq).compactMap { $0["id"]?.stringValue },
-                 try covered.find(eq).compactMap { $0["id"]?.stringValue }, try cIDs(cdb, 0, city, 0, 20), grdbEq),
-                ("range by age", try typed.find(byAge).map(\.id), try untyped.find(byAge).compactMap { $0["id"]?.stringValue },
-                 try covered.find(byAge).compactMap { $0["id"]?.stringValue }, try cIDs(cdb, 1, "", Int64(a), 50), grdbAge),
-                ("range by id", try typed.find(byID).map(\.id), try untyped.find(byID).compactMap { $0["id"]?.stringValue },
-                 try covered.find(byID).compactMap { $0["id"]?.stringValue }, try cIDs(cdb, 2, "", Int64(a), 50), grdbID),
+                (
+                    "equality", try typed.find(eq).map(\.id), try untyped.find(eq).compactMap { $0["id"]?.stringValue },
+                    try covered.find(eq).compactMap { $0["id"]?.stringValue }, try cIDs(cdb, 0, city, 0, 20), grdbEq
+                ),
+                (
+                    "range by age", try typed.find(byAge).map(\.id),
+                    try untyped.find(byAge).compactMap { $0["id"]?.stringValue },
+                    try covered.find(byAge).compactMap { $0["id"]?.stringValue }, try cIDs(cdb, 1, "", Int64(a), 50),
+                    grdbAge
+                ),
+                (
+                    "range by id", try typed.find(byID).map(\.id),
+                    try untyped.find(byID).compactMap { $0["id"]?.stringValue },
+                    try covered.find(byID).compactMap { $0["id"]?.stringValue }, try cIDs(cdb, 2, "", Int64(a), 50),
+                    grdbID
+                )
             ]
             for (what, a, b, cov, cc, g) in checks where !(a == b && b == cov && cov == cc && cc == g && !a.isEmpty) {
-                throw BenchError("documents: the sides disagree on the \(what) query (\(city), \(a)): kvdocs \(a.prefix(5)), untyped \(b.prefix(5)), covering \(cov.prefix(5)), sqlite-c \(cc.prefix(5)), grdb \(g.prefix(5))")
+                throw BenchError(
+                    "documents: the sides disagree on the \(what) query (\(city), \(a)): kvdocs \(a.prefix(5)), untyped \(b.prefix(5)), covering \(cov.prefix(5)), sqlite-c \(cc.prefix(5)), grdb \(g.prefix(5))"
+                )
             }
         }
 
@@ -268,7 +312,8 @@ extension Bench {
         }
 
         let queries = quick ? 200 : 2_000
-        let cities = CPeople((0..<queries).map { Person(id: "", name: "", age: 0, city: "City \($0 % 50)", email: "", score: 0) })
+        let cities = CPeople(
+            (0..<queries).map { Person(id: "", name: "", age: 0, city: "City \($0 % 50)", email: "", score: 0) })
         let lows = (0..<queries).map { Int64(10 + $0 % 78) }
         func kvdocsQueries(_ name: String, _ make: @escaping (Int) -> Query) throws {
             try measure("documents", name, "kvdocs") {
@@ -290,46 +335,74 @@ extension Bench {
         }
         try measure("documents", equality, "grdb") {
             let start = now()
-            try queue.read { db in for i in 0..<queries { _ = try Person.filter(Column("city") == "City \(i % 50)").order(Column("id")).limit(20).fetchAll(db) } }
+            try queue.read { db in
+                for i in 0..<queries {
+                    _ = try Person.filter(Column("city") == "City \(i % 50)").order(Column("id")).limit(20).fetchAll(db)
+                }
+            }
             return (now() - start, queries, [:])
         }
         let rangeByAge = "indexed range (age in [a, a+2), order by age, limit 50)"
-        try kvdocsQueries(rangeByAge) { i in Query().where("age", .greaterOrEqual(.int(lows[i]))).where("age", .less(.int(lows[i] + 2))).orderBy("age").limit(50) }
+        try kvdocsQueries(rangeByAge) { i in
+            Query().where("age", .greaterOrEqual(.int(lows[i]))).where("age", .less(.int(lows[i] + 2))).orderBy("age")
+                .limit(50)
+        }
         try measure("documents", rangeByAge, "sqlite-c") {
             var rows: Int32 = 0
             return (try c { cs_range(cdb, lows, Int32(queries), 2, 50, 0, &rows, $0) }, queries, [:])
         }
         try measure("documents", rangeByAge, "grdb") {
             let start = now()
-            try queue.read { db in for i in 0..<queries { _ = try Person.filter(Column("age") >= lows[i] && Column("age") < lows[i] + 2).order(Column("age"), Column("id")).limit(50).fetchAll(db) } }
+            try queue.read { db in
+                for i in 0..<queries {
+                    _ = try Person.filter(Column("age") >= lows[i] && Column("age") < lows[i] + 2).order(
+                        Column("age"), Column("id")
+                    ).limit(50).fetchAll(db)
+                }
+            }
             return (now() - start, queries, [:])
         }
         let rangeByID = "indexed range (age in [a, a+2), id order, limit 50; no natural index)"
-        try kvdocsQueries(rangeByID) { i in Query().where("age", .greaterOrEqual(.int(lows[i]))).where("age", .less(.int(lows[i] + 2))).limit(50) }
+        try kvdocsQueries(rangeByID) { i in
+            Query().where("age", .greaterOrEqual(.int(lows[i]))).where("age", .less(.int(lows[i] + 2))).limit(50)
+        }
         try measure("documents", rangeByID, "sqlite-c") {
             var rows: Int32 = 0
             return (try c { cs_range(cdb, lows, Int32(queries), 2, 50, 1, &rows, $0) }, queries, [:])
         }
         try measure("documents", rangeByID, "grdb") {
             let start = now()
-            try queue.read { db in for i in 0..<queries { _ = try Person.filter(Column("age") >= lows[i] && Column("age") < lows[i] + 2).order(Column("id")).limit(50).fetchAll(db) } }
+            try queue.read { db in
+                for i in 0..<queries {
+                    _ = try Person.filter(Column("age") >= lows[i] && Column("age") < lows[i] + 2).order(Column("id"))
+                        .limit(50).fetchAll(db)
+                }
+            }
             return (now() - start, queries, [:])
         }
         // The same queries answered from covering indexes (KVDocs: "include": "*", untyped
         // results; SQLite: indexes holding every column).
-        for (name, kind) in [("covering equality (city = ?, id order, limit 20)", 0), ("covering range (age in [a, a+2), order by age, limit 50)", 1)] {
+        for (name, kind) in [
+            ("covering equality (city = ?, id order, limit 20)", 0),
+            ("covering range (age in [a, a+2), order by age, limit 50)", 1)
+        ] {
             try measure("documents", name, "kvdocs-untyped") {
                 let start = now()
                 for i in 0..<queries {
-                    let q = kind == 0 ? Query().where("city", .equal(.string("City \(i % 50)"))).limit(20)
-                        : Query().where("age", .greaterOrEqual(.int(lows[i]))).where("age", .less(.int(lows[i] + 2))).orderBy("age").limit(50)
+                    let q =
+                        kind == 0
+                        ? Query().where("city", .equal(.string("City \(i % 50)"))).limit(20)
+                        : Query().where("age", .greaterOrEqual(.int(lows[i]))).where("age", .less(.int(lows[i] + 2)))
+                            .orderBy("age").limit(50)
                     _ = try covered.find(q)
                 }
                 return (now() - start, queries, [:])
             }
             try measure("documents", name, "sqlite-c") {
                 var rows: Int32 = 0
-                let seconds = kind == 0 ? try c { cs_equal(cCovering, cities.city, Int32(queries), 20, &rows, $0) }
+                let seconds =
+                    kind == 0
+                    ? try c { cs_equal(cCovering, cities.city, Int32(queries), 20, &rows, $0) }
                     : try c { cs_range(cCovering, lows, Int32(queries), 2, 50, 0, &rows, $0) }
                 return (seconds, queries, [:])
             }
@@ -340,11 +413,23 @@ extension Bench {
         let queryFloors = try makeDocumentQueryFloors(
             untyped: untyped, covered: covered, queries: queries,
             equality: { Query().where("city", .equal(.string("City \($0 % 50)"))).limit(20) },
-            range: { i in Query().where("age", .greaterOrEqual(.int(lows[i]))).where("age", .less(.int(lows[i] + 2))).orderBy("age").limit(50) },
-            rangeByID: { i in Query().where("age", .greaterOrEqual(.int(lows[i]))).where("age", .less(.int(lows[i] + 2))).limit(50) },
-            names: ("covering equality (city = ?, id order, limit 20)", "covering range (age in [a, a+2), order by age, limit 50)", rangeByID))
-        try measureFloors(db: db, store: store, untyped: untyped, lookups: lookups, queries: queries, lows: lows, names: [
-            "get by primary key", equality, rangeByAge])
+            range: { i in
+                Query().where("age", .greaterOrEqual(.int(lows[i]))).where("age", .less(.int(lows[i] + 2))).orderBy(
+                    "age"
+                ).limit(50)
+            },
+            rangeByID: { i in
+                Query().where("age", .greaterOrEqual(.int(lows[i]))).where("age", .less(.int(lows[i] + 2))).limit(50)
+            },
+            names: (
+                "covering equality (city = ?, id order, limit 20)",
+                "covering range (age in [a, a+2), order by age, limit 50)", rangeByID
+            ))
+        try measureFloors(
+            db: db, store: store, untyped: untyped, lookups: lookups, queries: queries, lows: lows,
+            names: [
+                "get by primary key", equality, rangeByAge
+            ])
         try measure(queryFloors, path: try floorCopy(of: db.path), coveringPath: try floorCopy(of: coveringDB.path))
 
         // Updates that move index entries (age and city change), in batches of 1000.
@@ -352,7 +437,8 @@ extension Bench {
         var round = 0
         func changed(_ p: Person, _ r: Int) -> Person {
             var p = p
-            p.age += 1 + r; p.city = "City \((p.age * 7) % 50)"
+            p.age += 1 + r
+            p.city = "City \((p.age * 7) % 50)"
             return p
         }
         try measure("documents", "update moving index entries", "kvdocs") {
@@ -360,7 +446,11 @@ extension Bench {
             let r = round
             let start = now()
             for chunk in stride(from: 0, to: updates.count, by: 1000) {
-                try store.write { b in for p in updates[chunk..<min(chunk + 1000, updates.count)] { try b.upsert("person", encoding: changed(p, r)) } }
+                try store.write { b in
+                    for p in updates[chunk..<min(chunk + 1000, updates.count)] {
+                        try b.upsert("person", encoding: changed(p, r))
+                    }
+                }
             }
             return (now() - start, updates.count, [:])
         }
@@ -370,7 +460,9 @@ extension Bench {
             let changedJSON = updates.map { json(changed($0, r)) }
             let start = now()
             for chunk in stride(from: 0, to: changedJSON.count, by: 1000) {
-                try store.write { b in for p in changedJSON[chunk..<min(chunk + 1000, changedJSON.count)] { try b.upsert("person", p) } }
+                try store.write { b in
+                    for p in changedJSON[chunk..<min(chunk + 1000, changedJSON.count)] { try b.upsert("person", p) }
+                }
             }
             return (now() - start, updates.count, [:])
         }
@@ -384,7 +476,9 @@ extension Bench {
             let r = round
             let start = now()
             for chunk in stride(from: 0, to: updates.count, by: 1000) {
-                try queue.write { db in for p in updates[chunk..<min(chunk + 1000, updates.count)] { try changed(p, r).update(db) } }
+                try queue.write { db in
+                    for p in updates[chunk..<min(chunk + 1000, updates.count)] { try changed(p, r).update(db) }
+                }
             }
             return (now() - start, updates.count, [:])
         }
@@ -419,9 +513,11 @@ extension Bench {
             try queue.write { db in for p in s { _ = try Person.deleteOne(db, key: p.id) } }
             return (now() - start, s.count, [:])
         }
-        try measureDocumentWriteFloors(jsonBatches: jsonBatches, typedPeople: Array(batches.prefix(1)), updates: updates, changed: changed, deleteSlices: (0..<repeats).map {
-            people.dropFirst($0 * deleteCount).prefix(deleteCount)
-        })
+        try measureDocumentWriteFloors(
+            jsonBatches: jsonBatches, typedPeople: Array(batches.prefix(1)), updates: updates, changed: changed,
+            deleteSlices: (0..<repeats).map {
+                people.dropFirst($0 * deleteCount).prefix(deleteCount)
+            })
     }
 
     /// The physical floor of the read workloads on this very database: LevelDB's C API
@@ -429,36 +525,72 @@ extension Bench {
     /// one get per returned document), with none of KVDocs' work (no plan, no snapshot, no
     /// parsing). Keys are taken from KVDocs' answers first, untimed; the database's files are
     /// then opened through the C API with KVDocs' options (``floorCopy(of:)``).
-    func measureFloors(db: KVDocs.Database, store: DocumentStore, untyped: DocumentCollection, lookups: [String],
-                       queries: Int, lows: [Int64], names: [String]) throws {
+    func measureFloors(
+        db: KVDocs.Database, store: DocumentStore, untyped: DocumentCollection, lookups: [String],
+        queries: Int, lows: [Int64], names: [String]
+    ) throws {
         let documents = Subspace().subspace(["d", "person"])
-        func docKey(_ document: JSONValue) -> [UInt8] { documents.pack([document["id"].flatMap { $0.stringValue }.map(TupleElement.string) ?? .null]) }
-        struct Pattern { var starts: [UInt8] = []; var startLengths: [Int] = []; var docs: [UInt8] = []; var docLengths: [Int] = []; var limit = 0 }
+        func docKey(_ document: JSONValue) -> [UInt8] {
+            documents.pack([document["id"].flatMap { $0.stringValue }.map(TupleElement.string) ?? .null])
+        }
+        struct Pattern {
+            var starts: [UInt8] = []
+            var startLengths: [Int] = []
+            var docs: [UInt8] = []
+            var docLengths: [Int] = []
+            var limit = 0
+        }
         var patterns: [Pattern] = []
         // get by primary key: one get each.
         var gets = Pattern(limit: 1)
-        for id in lookups { let k = documents.pack([.string(id)]); gets.startLengths.append(0); gets.docs += k; gets.docLengths.append(k.count) }
+        for id in lookups {
+            let k = documents.pack([.string(id)])
+            gets.startLengths.append(0)
+            gets.docs += k
+            gets.docLengths.append(k.count)
+        }
         patterns.append(gets)
         // Equality and range: the index prefix KVDocs' plan seeks, then its documents.
-        for (limit, prefix, query) in [(20, "by_city", { (i: Int) in Query().where("city", .equal(.string("City \(i % 50)"))).limit(20) }),
-                                       (50, "by_age", { (i: Int) in Query().where("age", .greaterOrEqual(.int(lows[i]))).where("age", .less(.int(lows[i] + 2))).orderBy("age").limit(50) })] {
+        for (limit, prefix, query) in [
+            (20, "by_city", { (i: Int) in Query().where("city", .equal(.string("City \(i % 50)"))).limit(20) }),
+            (
+                50, "by_age",
+                { (i: Int) in
+                    Query().where("age", .greaterOrEqual(.int(lows[i]))).where("age", .less(.int(lows[i] + 2))).orderBy(
+                        "age"
+                    ).limit(50)
+                }
+            )
+        ] {
             var p = Pattern(limit: limit)
             for i in 0..<queries {
                 let plan = try untyped.explain(query(i))
                 guard let range = plan.ranges.first, let lower = range.lower?.key, plan.index == prefix else {
                     throw BenchError("floor: the \(prefix) query did not plan on its index")
                 }
-                p.starts += lower; p.startLengths.append(lower.count)
+                p.starts += lower
+                p.startLengths.append(lower.count)
                 let found = try untyped.find(query(i))
                 for k in 0..<limit {
-                    if k < found.count { let key = docKey(found[k]); p.docs += key; p.docLengths.append(key.count) } else { p.docLengths.append(0) }
+                    if k < found.count {
+                        let key = docKey(found[k])
+                        p.docs += key
+                        p.docLengths.append(key.count)
+                    } else {
+                        p.docLengths.append(0)
+                    }
                 }
             }
             patterns.append(p)
         }
         let path = try floorCopy(of: db.path)
         var error: UnsafeMutablePointer<CChar>?
-        guard let cdb = cb_open(path, cb_options(write_buffer_size: 0, block_size: 0, cache_capacity: 0, bloom_bits: 10, compression: 1), &error) else {
+        guard
+            let cdb = cb_open(
+                path,
+                cb_options(write_buffer_size: 0, block_size: 0, cache_capacity: 0, bloom_bits: 10, compression: 1),
+                &error)
+        else {
             defer { free(error) }
             throw BenchError("floor: " + (error.map { String(cString: $0) } ?? "cannot open"))
         }
@@ -471,31 +603,38 @@ extension Bench {
             try measure("documents", name, "leveldb-floor") {
                 var extra: [String: Double] = [:]
                 var seconds = 0.0
-                for (p, label, seek) in [(indexOnly, "index_only_us", false), (full, "documents_by_iterator_us", true), (full, "", false)]
+                for (p, label, seek) in [
+                    (indexOnly, "index_only_us", false), (full, "documents_by_iterator_us", true), (full, "", false)
+                ]
                 where label.isEmpty || full.startLengths.contains(where: { $0 > 0 }) {
-                var entries: Int32 = 0
-                var error: UnsafeMutablePointer<CChar>?
-                let elapsed = p.starts.withUnsafeBufferPointer { starts in
-                    p.docs.withUnsafeBufferPointer { docs in
-                        p.startLengths.withUnsafeBufferPointer { sl in
-                            p.docLengths.withUnsafeBufferPointer { dl in
-                                starts.withMemoryRebound(to: CChar.self) { s in
-                                    docs.withMemoryRebound(to: CChar.self) { d in
-                                        cb_index_floor(cdb, s.baseAddress, sl.baseAddress, Int32(p.startLengths.count), Int32(p.limit),
-                                                       d.baseAddress, dl.baseAddress, seek ? 1 : 0, &entries, &error)
+                    var entries: Int32 = 0
+                    var error: UnsafeMutablePointer<CChar>?
+                    let elapsed = p.starts.withUnsafeBufferPointer { starts in
+                        p.docs.withUnsafeBufferPointer { docs in
+                            p.startLengths.withUnsafeBufferPointer { sl in
+                                p.docLengths.withUnsafeBufferPointer { dl in
+                                    starts.withMemoryRebound(to: CChar.self) { s in
+                                        docs.withMemoryRebound(to: CChar.self) { d in
+                                            cb_index_floor(
+                                                cdb, s.baseAddress, sl.baseAddress, Int32(p.startLengths.count),
+                                                Int32(p.limit),
+                                                d.baseAddress, dl.baseAddress, seek ? 1 : 0, &entries, &error)
+                                        }
                                     }
                                 }
                             }
                         }
                     }
-                }
-                if elapsed < 0 { defer { free(error) }; throw BenchError("floor: " + (error.map { String(cString: $0) } ?? "")) }
-                if label.isEmpty {
-                    seconds = elapsed
-                    extra["index_entries"] = Double(entries)
-                } else {
-                    extra[label] = elapsed * 1e6 / Double(max(1, p.startLengths.count))
-                }
+                    if elapsed < 0 {
+                        defer { free(error) }
+                        throw BenchError("floor: " + (error.map { String(cString: $0) } ?? ""))
+                    }
+                    if label.isEmpty {
+                        seconds = elapsed
+                        extra["index_entries"] = Double(entries)
+                    } else {
+                        extra[label] = elapsed * 1e6 / Double(max(1, p.startLengths.count))
+                    }
                 }
                 return (seconds, full.startLengths.count, extra)
             }

@@ -18,8 +18,11 @@ extension Bench {
     /// sequence), encoding, planning, locks. Inserts start from a database holding the
     /// store's setup records, as KVDocs' fresh store does; updates and deletes from one
     /// holding the same preloaded documents, compacted, as KVDocs' store is.
-    func measureDocumentWriteFloors(jsonBatches: [[JSONValue]], typedPeople: [[Person]], updates: [Person], changed: @escaping (Person, Int) -> Person,
-                                    deleteSlices: [ArraySlice<Person>]) throws {
+    func measureDocumentWriteFloors(
+        jsonBatches: [[JSONValue]], typedPeople: [[Person]], updates: [Person],
+        changed: @escaping (Person, Int) -> Person,
+        deleteSlices: [ArraySlice<Person>]
+    ) throws {
         let documents = [Self.documentPrefix("person")]
         let documentCount = jsonBatches.reduce(0) { $0 + $1.count }
         func insertAll(_ store: DocumentStore) throws -> Int {
@@ -28,31 +31,49 @@ extension Bench {
         }
         for (indexes, covering) in [(0, false), (1, false), (3, true)] {
             var unique: [[UInt8]] = []
-            let captured = try captureWrites(schema: try Self.documentsSchema(indexes, covering: covering), phases: [{ store in
-                if indexes == 3 { unique = [try self.uniqueStringPrefix(try store.collection("person"), field: "email", index: "by_email")] }
-                return try insertAll(store)
-            }])
+            let captured = try captureWrites(
+                schema: try Self.documentsSchema(indexes, covering: covering),
+                phases: [
+                    { store in
+                        if indexes == 3 {
+                            unique = [
+                                try self.uniqueStringPrefix(
+                                    try store.collection("person"), field: "email", index: "by_email")
+                            ]
+                        }
+                        return try insertAll(store)
+                    }
+                ])
             let program = FloorProgram()
             Self.addWrites(captured.setup, to: program, documents: documents)
             let setup = program.units
             let written = Self.addWrites(captured.phases[0], to: program, documents: documents, unique: unique)
-            guard written == documentCount else { throw BenchError("floor: the insert batches hold \(written) documents, not \(documentCount)") }
+            guard written == documentCount else {
+                throw BenchError("floor: the insert batches hold \(written) documents, not \(documentCount)")
+            }
             let name = covering ? "insert (3 indexes, 2 covering)" : "insert (\(indexes) secondary indexes)"
-            try measureWriteFloor("documents", name, program: program, workload: setup..<program.units, documents: documentCount)
+            try measureWriteFloor(
+                "documents", name, program: program, workload: setup..<program.units, documents: documentCount)
         }
 
         // 3 indexes: inserts (measured), then the update rounds and delete slices on the
         // same database, as KVDocs runs them on one store.
         var unique: [[UInt8]] = []
-        var phases: [(DocumentStore) throws -> Int] = [{ store in
-            unique = [try self.uniqueStringPrefix(try store.collection("person"), field: "email", index: "by_email")]
-            return try insertAll(store)
-        }]
+        var phases: [(DocumentStore) throws -> Int] = [
+            { store in
+                unique = [
+                    try self.uniqueStringPrefix(try store.collection("person"), field: "email", index: "by_email")
+                ]
+                return try insertAll(store)
+            }
+        ]
         for round in 1...repeats {
             phases.append { store in
                 let moved = updates.map { self.json(changed($0, round)) }
                 for chunk in stride(from: 0, to: moved.count, by: 1000) {
-                    try store.write { b in for p in moved[chunk..<min(chunk + 1000, moved.count)] { try b.upsert("person", p) } }
+                    try store.write { b in
+                        for p in moved[chunk..<min(chunk + 1000, moved.count)] { try b.upsert("person", p) }
+                    }
                 }
                 return (moved.count + 999) / 1000
             }
@@ -68,25 +89,35 @@ extension Bench {
         // the same values (a few numbers encode shorter): compared on the first batch, and
         // said in the run's notes and under the table.
         if let first = jsonBatches.first, let typedFirst = typedPeople.first {
-            let typed = try captureWrites(schema: try Self.documentsSchema(3, covering: false), phases: [{ store in
-                try store.write { b in for p in typedFirst { try b.insert("person", encoding: p) } }
-                return 1
-            }])
+            let typed = try captureWrites(
+                schema: try Self.documentsSchema(3, covering: false),
+                phases: [
+                    { store in
+                        try store.write { b in for p in typedFirst { try b.insert("person", encoding: p) } }
+                        return 1
+                    }
+                ])
             let a = typed.phases[0][0], b = captured.phases[0][0]
             func size(_ ops: [LoggedWrite]) -> Int { ops.reduce(0) { $0 + $1.key.count + ($1.value?.count ?? 0) } }
             let sameKeys = a.map(\.key) == b.map(\.key) && first.count == typedFirst.count
             let differing = zip(a, b).filter { $0.value != $1.value }.count
-            notes["documents: floor of the typed writes"] = !sameKeys ? "typed and untyped inserts write different keys; the floor replays the untyped ones"
-                : differing == 0 ? "typed and untyped inserts write byte-identical batches (first batch compared)"
-                : "typed and untyped inserts write the same keys; \(differing) of \(a.count) values differ (first batch: \(size(a)) bytes typed, \(size(b)) untyped); the floor replays the untyped ones"
+            notes["documents: floor of the typed writes"] =
+                !sameKeys
+                ? "typed and untyped inserts write different keys; the floor replays the untyped ones"
+                : differing == 0
+                    ? "typed and untyped inserts write byte-identical batches (first batch compared)"
+                    : "typed and untyped inserts write the same keys; \(differing) of \(a.count) values differ (first batch: \(size(a)) bytes typed, \(size(b)) untyped); the floor replays the untyped ones"
         }
         let program = FloorProgram()
         Self.addWrites(captured.setup, to: program, documents: documents)
         let setup = program.units
-        guard Self.addWrites(captured.phases[0], to: program, documents: documents, unique: unique) == documentCount else {
+        guard Self.addWrites(captured.phases[0], to: program, documents: documents, unique: unique) == documentCount
+        else {
             throw BenchError("floor: the insert batches do not hold every document")
         }
-        try measureWriteFloor("documents", "insert (3 secondary indexes)", program: program, workload: setup..<program.units, documents: documentCount)
+        try measureWriteFloor(
+            "documents", "insert (3 secondary indexes)", program: program, workload: setup..<program.units,
+            documents: documentCount)
         let preloaded = program.units
         var rounds: [Range<Int>] = [], slices: [Range<Int>] = []
         for phase in captured.phases.dropFirst().prefix(repeats) {
@@ -140,9 +171,11 @@ extension Bench {
     /// - the range ordered by id (no natural index): on the plain store, a scan of every
     ///   entry of the plan's `age` ranges (KVDocs keeps the first 50 ids in a heap), then a
     ///   get of each of the 50 documents returned.
-    func makeDocumentQueryFloors(untyped: DocumentCollection, covered: DocumentCollection, queries: Int,
-                                 equality: @escaping (Int) -> Query, range: @escaping (Int) -> Query, rangeByID: (Int) -> Query,
-                                 names: (coveringEquality: String, coveringRange: String, rangeByID: String)) throws -> DocumentQueryFloors {
+    func makeDocumentQueryFloors(
+        untyped: DocumentCollection, covered: DocumentCollection, queries: Int,
+        equality: @escaping (Int) -> Query, range: @escaping (Int) -> Query, rangeByID: (Int) -> Query,
+        names: (coveringEquality: String, coveringRange: String, rangeByID: String)
+    ) throws -> DocumentQueryFloors {
         let documents = Subspace().subspace(["d", "person"])
         var result = DocumentQueryFloors()
         for (name, make, limit) in [(names.coveringEquality, equality, 20), (names.coveringRange, range, 50)] {
@@ -150,7 +183,9 @@ extension Bench {
             var entries = 0
             for i in 0..<queries {
                 let plan = try covered.explain(make(i))
-                guard plan.covering, plan.ranges.count == 1 else { throw BenchError("floor: \(name) is not one covering range:\n\(plan)") }
+                guard plan.covering, plan.ranges.count == 1 else {
+                    throw BenchError("floor: \(name) is not one covering range:\n\(plan)")
+                }
                 program.scan(plan.ranges[0], limit: limit)
                 program.endUnit()
                 entries += try covered.find(make(i)).count
@@ -161,7 +196,9 @@ extension Bench {
         var entries = 0, gets = 0
         for i in 0..<queries {
             let plan = try untyped.explain(rangeByID(i))
-            guard plan.index == "by_age", !plan.orderedByScan else { throw BenchError("floor: \(names.rangeByID) is not a top-k over by_age:\n\(plan)") }
+            guard plan.index == "by_age", !plan.orderedByScan else {
+                throw BenchError("floor: \(names.rangeByID) is not a top-k over by_age:\n\(plan)")
+            }
             for range in plan.ranges { program.scan(range) }  // KVDocs: a cursor per range
             var all = rangeByID(i)
             all.limit = nil
@@ -173,7 +210,8 @@ extension Bench {
             }
             program.endUnit()
         }
-        result.floors.append(.init(name: names.rangeByID, program: program, expect: (entries, gets, gets), covering: false))
+        result.floors.append(
+            .init(name: names.rangeByID, program: program, expect: (entries, gets, gets), covering: false))
         return result
     }
 

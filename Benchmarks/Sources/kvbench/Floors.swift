@@ -14,10 +14,19 @@ final class FloorProgram {
     /// The units closed so far.
     var units: Int { unitStarts.count - 1 }
 
-    private func step(_ k: cb_step_kind, _ a: some Collection<UInt8>, _ b: some Collection<UInt8> = [], limit l: Int = 0, flags f: Int32 = 0) {
-        kind.append(Int8(k.rawValue)); flags.append(Int8(f)); limit.append(Int32(l))
-        aOffset.append(bytes.count); aLength.append(a.count); bytes += a
-        bOffset.append(bytes.count); bLength.append(b.count); bytes += b
+    private func step(
+        _ k: cb_step_kind, _ a: some Collection<UInt8>, _ b: some Collection<UInt8> = [], limit l: Int = 0,
+        flags f: Int32 = 0
+    ) {
+        kind.append(Int8(k.rawValue))
+        flags.append(Int8(f))
+        limit.append(Int32(l))
+        aOffset.append(bytes.count)
+        aLength.append(a.count)
+        bytes += a
+        bOffset.append(bytes.count)
+        bLength.append(b.count)
+        bytes += b
     }
 
     func get(_ key: some Collection<UInt8>) { step(CB_GET, key) }
@@ -32,7 +41,9 @@ final class FloorProgram {
         var f: Int32 = 0
         if range.upper?.isIncluded == true { f |= Int32(CB_UPPER_INCLUDED) }
         if let lower = range.lower, !lower.isIncluded { f |= Int32(CB_LOWER_EXCLUDED) }
-        step(reverse ? CB_SCAN_REVERSE : (sameIterator ? CB_SCAN_SAME : CB_SCAN), range.lower?.key ?? [], range.upper?.key ?? [], limit: limit ?? -1, flags: f)
+        step(
+            reverse ? CB_SCAN_REVERSE : (sameIterator ? CB_SCAN_SAME : CB_SCAN), range.lower?.key ?? [],
+            range.upper?.key ?? [], limit: limit ?? -1, flags: f)
     }
 
     /// The same program without its gets (the same units): what the writes cost alone.
@@ -41,12 +52,23 @@ final class FloorProgram {
         copy.bytes = bytes
         var unit = 1
         for i in kind.indices {
-            while unit < unitStarts.count, unitStarts[unit] <= Int32(i) { copy.endUnit(); unit += 1 }
+            while unit < unitStarts.count, unitStarts[unit] <= Int32(i) {
+                copy.endUnit()
+                unit += 1
+            }
             if kind[i] == Int8(CB_GET.rawValue) { continue }
-            copy.kind.append(kind[i]); copy.flags.append(flags[i]); copy.limit.append(limit[i])
-            copy.aOffset.append(aOffset[i]); copy.aLength.append(aLength[i]); copy.bOffset.append(bOffset[i]); copy.bLength.append(bLength[i])
+            copy.kind.append(kind[i])
+            copy.flags.append(flags[i])
+            copy.limit.append(limit[i])
+            copy.aOffset.append(aOffset[i])
+            copy.aLength.append(aLength[i])
+            copy.bOffset.append(bOffset[i])
+            copy.bLength.append(bLength[i])
         }
-        while unit < unitStarts.count { copy.endUnit(); unit += 1 }
+        while unit < unitStarts.count {
+            copy.endUnit()
+            unit += 1
+        }
         return copy
     }
 
@@ -59,20 +81,34 @@ final class FloorProgram {
         var stats = cb_floor_stats()
         var error: UnsafeMutablePointer<CChar>?
         let seconds = bytes.withUnsafeBufferPointer { bytes in
-            kind.withUnsafeBufferPointer { kind in flags.withUnsafeBufferPointer { flags in
-                aOffset.withUnsafeBufferPointer { ao in aLength.withUnsafeBufferPointer { al in
-                    bOffset.withUnsafeBufferPointer { bo in bLength.withUnsafeBufferPointer { bl in
-                        limit.withUnsafeBufferPointer { limit in unitStarts.withUnsafeBufferPointer { starts in
-                            bytes.withMemoryRebound(to: CChar.self) { chars in
-                                let program = cb_program(bytes: chars.baseAddress, kind: kind.baseAddress, flags: flags.baseAddress,
-                                                         a_offset: ao.baseAddress, a_length: al.baseAddress, b_offset: bo.baseAddress,
-                                                         b_length: bl.baseAddress, limit: limit.baseAddress, unit_starts: starts.baseAddress)
-                                return cb_floor_run(db.handle, program, Int32(units.lowerBound), Int32(units.count), &stats, &error)
+            kind.withUnsafeBufferPointer { kind in
+                flags.withUnsafeBufferPointer { flags in
+                    aOffset.withUnsafeBufferPointer { ao in
+                        aLength.withUnsafeBufferPointer { al in
+                            bOffset.withUnsafeBufferPointer { bo in
+                                bLength.withUnsafeBufferPointer { bl in
+                                    limit.withUnsafeBufferPointer { limit in
+                                        unitStarts.withUnsafeBufferPointer { starts in
+                                            bytes.withMemoryRebound(to: CChar.self) { chars in
+                                                let program = cb_program(
+                                                    bytes: chars.baseAddress, kind: kind.baseAddress,
+                                                    flags: flags.baseAddress,
+                                                    a_offset: ao.baseAddress, a_length: al.baseAddress,
+                                                    b_offset: bo.baseAddress,
+                                                    b_length: bl.baseAddress, limit: limit.baseAddress,
+                                                    unit_starts: starts.baseAddress)
+                                                return cb_floor_run(
+                                                    db.handle, program, Int32(units.lowerBound), Int32(units.count),
+                                                    &stats, &error)
+                                            }
+                                        }
+                                    }
+                                }
                             }
-                        } }
-                    } }
-                } }
-            } }
+                        }
+                    }
+                }
+            }
         }
         if seconds < 0 || error != nil {
             defer { free(error) }
@@ -90,7 +126,12 @@ final class FloorDatabase {
 
     init(path: String) throws {
         var error: UnsafeMutablePointer<CChar>?
-        guard let handle = cb_open(path, cb_options(write_buffer_size: 0, block_size: 0, cache_capacity: 0, bloom_bits: 10, compression: 1), &error) else {
+        guard
+            let handle = cb_open(
+                path,
+                cb_options(write_buffer_size: 0, block_size: 0, cache_capacity: 0, bloom_bits: 10, compression: 1),
+                &error)
+        else {
             defer { free(error) }
             throw BenchError("floor: " + (error.map { String(cString: $0) } ?? "cannot open \(path)"))
         }
@@ -154,16 +195,24 @@ enum LevelDBLog {
         var at = 0
         while at + 7 <= data.count {
             let left = block - at % block
-            if left < 7 { at += left; continue }
+            if left < 7 {
+                at += left
+                continue
+            }
             let length = Int(data[at + 4]) | Int(data[at + 5]) << 8, type = data[at + 6]
-            if type == 0 && length == 0 { at += left; continue }  // preallocated zeros
-            guard at + 7 + length <= data.count else { break }     // a torn tail
+            if type == 0 && length == 0 {
+                at += left
+                continue
+            }  // preallocated zeros
+            guard at + 7 + length <= data.count else { break }  // a torn tail
             let fragment = data[(at + 7)..<(at + 7 + length)]
             switch type {
             case 1: records.append(Array(fragment))
             case 2: pending = Array(fragment)
             case 3: pending += fragment
-            case 4: records.append(pending + fragment); pending = []
+            case 4:
+                records.append(pending + fragment)
+                pending = []
             default: throw BenchError("floor: log record of type \(type)")
             }
             at += 7 + length
@@ -178,7 +227,8 @@ enum LevelDBLog {
         func varint() throws -> Int {
             var value = 0, shift = 0
             while at < rep.count {
-                let b = rep[at]; at += 1
+                let b = rep[at]
+                at += 1
                 value |= Int(b & 0x7f) << shift
                 if b < 0x80 { return value }
                 shift += 7
@@ -194,14 +244,17 @@ enum LevelDBLog {
         var ops: [LoggedWrite] = []
         ops.reserveCapacity(count)
         while at < rep.count {
-            let tag = rep[at]; at += 1
+            let tag = rep[at]
+            at += 1
             switch tag {
             case 1: ops.append(LoggedWrite(key: try slice(), value: try slice()))
             case 0: ops.append(LoggedWrite(key: try slice(), value: nil))
             default: throw BenchError("floor: write batch tag \(tag)")
             }
         }
-        guard ops.count == count else { throw BenchError("floor: a write batch says \(count) operations and holds \(ops.count)") }
+        guard ops.count == count else {
+            throw BenchError("floor: a write batch says \(count) operations and holds \(ops.count)")
+        }
         return ops
     }
 }
@@ -233,7 +286,8 @@ extension Bench {
             let writes = try phase(store)
             let all = try LevelDBLog.batches(inDatabase: db.path)
             guard all.count == seen + writes else {
-                throw BenchError("floor: a capture phase made \(writes) writes, the log holds \(all.count - seen) batches")
+                throw BenchError(
+                    "floor: a capture phase made \(writes) writes, the log holds \(all.count - seen) batches")
             }
             captured.phases.append(Array(all[seen...]))
             seen = all.count
@@ -249,7 +303,9 @@ extension Bench {
     /// - Precondition: no document is written twice in one batch and no unique value is
     ///   released and taken again in one batch (KVDocs then reads its own batch instead).
     @discardableResult
-    static func addWrites(_ batches: [[LoggedWrite]], to program: FloorProgram, documents: [[UInt8]], unique: [[UInt8]] = []) -> Int {
+    static func addWrites(
+        _ batches: [[LoggedWrite]], to program: FloorProgram, documents: [[UInt8]], unique: [[UInt8]] = []
+    ) -> Int {
         var written = 0
         for batch in batches {
             for op in batch {
@@ -273,7 +329,8 @@ extension Bench {
     /// of the keys its equality plans seek for two values.
     func uniqueStringPrefix(_ collection: DocumentCollection, field: String, index: String) throws -> [UInt8] {
         let keys = try ["a", "b"].map { value -> [UInt8] in
-            let plan = try collection.explain(Query().where(FieldPath(stringLiteral: field), .equal(.string(value))).limit(1))
+            let plan = try collection.explain(
+                Query().where(FieldPath(stringLiteral: field), .equal(.string(value))).limit(1))
             guard plan.index == index, let key = plan.ranges.first?.lower?.key else {
                 throw BenchError("floor: an equality on \(field) did not plan on the unique index \(index)")
             }
@@ -290,7 +347,10 @@ extension Bench {
     /// Measures a write floor: per repeat a fresh database, the units before `workload`
     /// (setup, preloaded documents) untimed, then `workload`'s units timed. The extra figure
     /// `writes_only_us` times the same batches without the gets, on another fresh database.
-    func measureWriteFloor(_ section: String, _ name: String, program: FloorProgram, workload: Range<Int>, documents: Int, repeats: Int? = nil) throws {
+    func measureWriteFloor(
+        _ section: String, _ name: String, program: FloorProgram, workload: Range<Int>, documents: Int,
+        repeats: Int? = nil
+    ) throws {
         let writesOnly = program.withoutGets()
         try measure(section, name, "leveldb-floor", repeats: repeats) {
             // Each database is closed (its background compactions done) before the next opens.
@@ -301,11 +361,19 @@ extension Bench {
             }
             let (seconds, stats) = try run(program)
             let (writeSeconds, _) = try run(writesOnly)
-            return (seconds, documents, Self.floorExtra(stats).merging(["writes_only_us": writeSeconds * 1e6 / Double(max(1, documents))]) { a, _ in a })
+            return (
+                seconds, documents,
+                Self.floorExtra(stats).merging(["writes_only_us": writeSeconds * 1e6 / Double(max(1, documents))]) {
+                    a, _ in a
+                }
+            )
         }
     }
 
     static func floorExtra(_ stats: cb_floor_stats) -> [String: Double] {
-        ["gets": Double(stats.gets), "gets_found": Double(stats.found), "entries_read": Double(stats.entries), "writes": Double(stats.writes)]
+        [
+            "gets": Double(stats.gets), "gets_found": Double(stats.found), "entries_read": Double(stats.entries),
+            "writes": Double(stats.writes)
+        ]
     }
 }

@@ -63,10 +63,17 @@ extension Bench {
         let baseA = freshPath("layers-replace-a"), baseB = freshPath("layers-replace-b")
         _ = try Self.makeLayersBase(baseA, targetBytes: 1 << 20)
         _ = try Self.makeLayersBase(baseB, targetBytes: 1 << 20)
-        let words = ["harbour", "river", "coach", "club", "season", "relay", "gold", "final", "heat", "junior", "world", "training"]
+        let words = [
+            "harbour", "river", "coach", "club", "season", "relay", "gold", "final", "heat", "junior", "world",
+            "training"
+        ]
         func document(_ i: Int) -> JSONValue {
-            .object(["id": .int(Int64(1_000_000 + i)), "name": .string("user athlete \(i)"), "country": .string(["AUS", "NZL"][i % 2]),
-                     "bio": .string((0..<(30 + i % 40)).map { words[($0 * 7 + i) % words.count] }.joined(separator: " ")), "born": .int(Int64(1970 + i % 30))])
+            .object([
+                "id": .int(Int64(1_000_000 + i)), "name": .string("user athlete \(i)"),
+                "country": .string(["AUS", "NZL"][i % 2]),
+                "bio": .string((0..<(30 + i % 40)).map { words[($0 * 7 + i) % words.count] }.joined(separator: " ")),
+                "born": .int(Int64(1970 + i % 30))
+            ])
         }
         let schema = try Schema(json: Data(Self.layersSchemaJSON.utf8))
         for n in counts {
@@ -81,7 +88,10 @@ extension Bench {
                 try layers.replaceBase(with: useB ? baseB : baseA)
                 let seconds = now() - t
                 useB.toggle()
-                return (seconds, n, ["user documents": Double(n), "peak MB over the start": Self.peakResidentMegabytes() - before])
+                return (
+                    seconds, n,
+                    ["user documents": Double(n), "peak MB over the start": Self.peakResidentMegabytes() - before]
+                )
             }
             layers.close()
             try measure("layers", "replace the base under \(n) user documents", "import") {
@@ -105,22 +115,32 @@ extension Bench {
     static func makeLayersBase(_ path: String, targetBytes: Int) throws -> (Int, Double) {
         let db = try Database(path: path)
         defer { db.close() }
-        let schema = try Schema(json: Data(#"""
-            {"collections": {"athletes": {"indexes": [{"name": "by_country", "fields": ["country"]}],
-              "text": [{"name": "about", "fields": ["name", "bio"]}]}}}
-            """#.utf8))
+        let schema = try Schema(
+            json: Data(
+                #"""
+                {"collections": {"athletes": {"indexes": [{"name": "by_country", "fields": ["country"]}],
+                  "text": [{"name": "about", "fields": ["name", "bio"]}]}}}
+                """#.utf8))
         let store = try DocumentStore(database: db, schema: schema)
         var rng = BenchRandom(seed: 99)
-        let words = ["swimmer", "runner", "cyclist", "rower", "sprinter", "marathon", "relay", "gold", "silver", "bronze", "record",
-                     "coach", "club", "national", "junior", "senior", "champion", "final", "heat", "season", "training", "world"]
+        let words = [
+            "swimmer", "runner", "cyclist", "rower", "sprinter", "marathon", "relay", "gold", "silver", "bronze",
+            "record",
+            "coach", "club", "national", "junior", "senior", "champion", "final", "heat", "season", "training", "world"
+        ]
         var n = 0
         while true {
             try store.write { batch in
                 for _ in 0..<5000 {
-                    let bio = (0..<(40 + Int(rng.next() % 80))).map { _ in words[Int(rng.next() % UInt64(words.count))] }.joined(separator: " ")
-                    try batch.insert("athletes", ["id": .int(Int64(n)), "name": .string("athlete \(n)"),
-                                                  "country": .string(["AUS", "NZL", "FRA", "KEN", "JPN"][n % 5]), "bio": .string(bio),
-                                                  "born": .int(Int64(1950 + Int(rng.next() % 60)))])
+                    let bio = (0..<(40 + Int(rng.next() % 80))).map { _ in words[Int(rng.next() % UInt64(words.count))]
+                    }.joined(separator: " ")
+                    try batch.insert(
+                        "athletes",
+                        [
+                            "id": .int(Int64(n)), "name": .string("athlete \(n)"),
+                            "country": .string(["AUS", "NZL", "FRA", "KEN", "JPN"][n % 5]), "bio": .string(bio),
+                            "born": .int(Int64(1950 + Int(rng.next() % 60)))
+                        ])
                     n += 1
                 }
             }

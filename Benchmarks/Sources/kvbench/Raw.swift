@@ -18,7 +18,9 @@ struct RawOptions {
     }
 
     var c: cb_options {
-        cb_options(write_buffer_size: writeBuffer, block_size: blockSize, cache_capacity: cache, bloom_bits: Int32(bloomBits), compression: snappy ? 1 : 0)
+        cb_options(
+            write_buffer_size: writeBuffer, block_size: blockSize, cache_capacity: cache, bloom_bits: Int32(bloomBits),
+            compression: snappy ? 1 : 0)
     }
 }
 
@@ -51,7 +53,8 @@ final class CDatabase {
 extension Bench {
     // MARK: Swift workloads (through the wrapper, as a user would write them)
 
-    func swiftFill(_ db: Database, random: Bool, count: Int? = nil, batch: Int = 1, sync: Bool = false) throws -> Double {
+    func swiftFill(_ db: Database, random: Bool, count: Int? = nil, batch: Int = 1, sync: Bool = false) throws -> Double
+    {
         let n = count ?? data.n
         let start = now()
         if batch <= 1 {
@@ -93,7 +96,10 @@ extension Bench {
         let start = now()
         if copying {
             let entries = try db.entries(order: reverse ? .reverse : .forward)
-            while let entry = try entries.next() { bytes += entry.key.count + entry.value.count; count += 1 }
+            while let entry = try entries.next() {
+                bytes += entry.key.count + entry.value.count
+                count += 1
+            }
         } else {
             count = try db.forEach(order: reverse ? .reverse : .forward) { k, v in bytes += k.count + v.count }
         }
@@ -126,8 +132,10 @@ extension Bench {
                 data.order.withUnsafeBufferPointer { order in
                     keys.withMemoryRebound(to: CChar.self) { k in
                         values.withMemoryRebound(to: CChar.self) { v in
-                            cb_fill(db.handle, k.baseAddress, random ? order.baseAddress : nil, Int32(n), v.baseAddress, v.count,
-                                    Int32(BenchData.valueSize), Int32(batch), sync ? 1 : 0, &error)
+                            cb_fill(
+                                db.handle, k.baseAddress, random ? order.baseAddress : nil, Int32(n), v.baseAddress,
+                                v.count,
+                                Int32(BenchData.valueSize), Int32(batch), sync ? 1 : 0, &error)
                         }
                     }
                 }
@@ -142,7 +150,9 @@ extension Bench {
         let source = missing ? data.missingKeys : data.keys
         let seconds = source.withUnsafeBufferPointer { keys in
             data.order.withUnsafeBufferPointer { order in
-                keys.withMemoryRebound(to: CChar.self) { k in cb_read_random(db.handle, k.baseAddress, order.baseAddress, Int32(data.n), &found, &error) }
+                keys.withMemoryRebound(to: CChar.self) { k in
+                    cb_read_random(db.handle, k.baseAddress, order.baseAddress, Int32(data.n), &found, &error)
+                }
             }
         }
         return (try CDatabase.check(seconds, error), Int(found))
@@ -160,7 +170,9 @@ extension Bench {
         var found: Int32 = 0
         let seconds = data.keys.withUnsafeBufferPointer { keys in
             data.order.withUnsafeBufferPointer { order in
-                keys.withMemoryRebound(to: CChar.self) { k in cb_seek_random(db.handle, k.baseAddress, order.baseAddress, Int32(data.n), &found, &error) }
+                keys.withMemoryRebound(to: CChar.self) { k in
+                    cb_seek_random(db.handle, k.baseAddress, order.baseAddress, Int32(data.n), &found, &error)
+                }
             }
         }
         return (try CDatabase.check(seconds, error), Int(found))
@@ -175,8 +187,14 @@ extension Bench {
         let writes: [(String, Int, (Database) throws -> Double, (CDatabase) throws -> Double)] = [
             ("fillseq", n, { try self.swiftFill($0, random: false) }, { try self.cFill($0, random: false) }),
             ("fillrandom", n, { try self.swiftFill($0, random: true) }, { try self.cFill($0, random: true) }),
-            ("fillbatch (1000/batch)", n, { try self.swiftFill($0, random: false, batch: 1000) }, { try self.cFill($0, random: false, batch: 1000) }),
-            ("fillsync", syncCount, { try self.swiftFill($0, random: true, count: syncCount, sync: true) }, { try self.cFill($0, random: true, count: syncCount, sync: true) }),
+            (
+                "fillbatch (1000/batch)", n, { try self.swiftFill($0, random: false, batch: 1000) },
+                { try self.cFill($0, random: false, batch: 1000) }
+            ),
+            (
+                "fillsync", syncCount, { try self.swiftFill($0, random: true, count: syncCount, sync: true) },
+                { try self.cFill($0, random: true, count: syncCount, sync: true) }
+            )
         ]
         for (name, ops, swift, c) in writes {
             try measure("raw", name, "c") {
@@ -210,7 +228,10 @@ extension Bench {
         try readWorkloads(cdb, sdb, suffix: "")
         _ = cb_compact(cdb.handle)
         try sdb.compact()
-        try measureAlternating("raw", "readrandom (after full compaction)", [("c", { (try self.cReadRandom(cdb).0, n, [:]) }), ("swift", { (try self.swiftReadRandom(sdb).0, n, [:]) })])
+        try measureAlternating(
+            "raw", "readrandom (after full compaction)",
+            [("c", { (try self.cReadRandom(cdb).0, n, [:]) }), ("swift", { (try self.swiftReadRandom(sdb).0, n, [:]) })]
+        )
     }
 
     /// Waits (up to 60 s) until both databases' background compactions have emptied level
@@ -229,14 +250,63 @@ extension Bench {
         let n = data.n
         drainLevelZero(cdb, sdb)
         // C and Swift runs alternate, repeat by repeat.
-        try measureAlternating("raw", "readrandom", [("c", { (try self.cReadRandom(cdb).0, n, [:]) }), ("swift", { (try self.swiftReadRandom(sdb).0, n, [:]) })])
-        try measure("raw", "readrandom (borrowed value)", "swift") { let r = try swiftReadRandom(sdb, borrowed: true); return (r.0, n, [:]) }
-        try measureAlternating("raw", "readmissing", [("c", { (try self.cReadRandom(cdb, missing: true).0, n, [:]) }), ("swift", { (try self.swiftReadRandom(sdb, missing: true).0, n, [:]) })])
-        try measureAlternating("raw", "readseq", [("c", { let r = try self.cReadSeq(cdb, reverse: false); return (r.0, r.1, [:]) }),
-                                                  ("swift", { let r = try self.swiftReadSeq(sdb, reverse: false); return (r.0, r.1, [:]) })])
-        try measure("raw", "readseq (copying sequence)", "swift") { let r = try swiftReadSeq(sdb, reverse: false, copying: true); return (r.0, r.1, [:]) }
-        try measureAlternating("raw", "readreverse", [("c", { let r = try self.cReadSeq(cdb, reverse: true); return (r.0, r.1, [:]) }),
-                                                      ("swift", { let r = try self.swiftReadSeq(sdb, reverse: true); return (r.0, r.1, [:]) })])
-        try measureAlternating("raw", "seekrandom", [("c", { (try self.cSeekRandom(cdb).0, n, [:]) }), ("swift", { (try self.swiftSeekRandom(sdb).0, n, [:]) })])
+        try measureAlternating(
+            "raw", "readrandom",
+            [("c", { (try self.cReadRandom(cdb).0, n, [:]) }), ("swift", { (try self.swiftReadRandom(sdb).0, n, [:]) })]
+        )
+        try measure("raw", "readrandom (borrowed value)", "swift") {
+            let r = try swiftReadRandom(sdb, borrowed: true)
+            return (r.0, n, [:])
+        }
+        try measureAlternating(
+            "raw", "readmissing",
+            [
+                ("c", { (try self.cReadRandom(cdb, missing: true).0, n, [:]) }),
+                ("swift", { (try self.swiftReadRandom(sdb, missing: true).0, n, [:]) })
+            ])
+        try measureAlternating(
+            "raw", "readseq",
+            [
+                (
+                    "c",
+                    {
+                        let r = try self.cReadSeq(cdb, reverse: false)
+                        return (r.0, r.1, [:])
+                    }
+                ),
+                (
+                    "swift",
+                    {
+                        let r = try self.swiftReadSeq(sdb, reverse: false)
+                        return (r.0, r.1, [:])
+                    }
+                )
+            ])
+        try measure("raw", "readseq (copying sequence)", "swift") {
+            let r = try swiftReadSeq(sdb, reverse: false, copying: true)
+            return (r.0, r.1, [:])
+        }
+        try measureAlternating(
+            "raw", "readreverse",
+            [
+                (
+                    "c",
+                    {
+                        let r = try self.cReadSeq(cdb, reverse: true)
+                        return (r.0, r.1, [:])
+                    }
+                ),
+                (
+                    "swift",
+                    {
+                        let r = try self.swiftReadSeq(sdb, reverse: true)
+                        return (r.0, r.1, [:])
+                    }
+                )
+            ])
+        try measureAlternating(
+            "raw", "seekrandom",
+            [("c", { (try self.cSeekRandom(cdb).0, n, [:]) }), ("swift", { (try self.swiftSeekRandom(sdb).0, n, [:]) })]
+        )
     }
 }

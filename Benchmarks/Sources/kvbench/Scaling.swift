@@ -12,7 +12,8 @@ extension Bench {
         let people = (0..<(sizes.last ?? 0)).map { Person.make($0, &rng) }
         let queries = quick ? 100 : 1_000
         let lows = (0..<queries).map { Int64(10 + $0 % 78) }
-        let cities = CPeople((0..<queries).map { Person(id: "", name: "", age: 0, city: "City \($0 % 50)", email: "", score: 0) })
+        let cities = CPeople(
+            (0..<queries).map { Person(id: "", name: "", age: 0, city: "City \($0 % 50)", email: "", score: 0) })
 
         let (db, store) = try kvdocsStore(3, covering: false)
         defer { db.close() }
@@ -26,7 +27,9 @@ extension Bench {
             try measure("scaling", "insert (batches of 1000)", "kvdocs", repeats: 1) {
                 let start = now()
                 for chunk in stride(from: 0, to: slice.count, by: 1000) {
-                    try store.write { b in for p in slice[chunk..<min(chunk + 1000, slice.count)] { try b.insert("person", encoding: p) } }
+                    try store.write { b in
+                        for p in slice[chunk..<min(chunk + 1000, slice.count)] { try b.insert("person", encoding: p) }
+                    }
                 }
                 return (now() - start, slice.count, extra)
             }
@@ -37,7 +40,9 @@ extension Bench {
             from = size
             try measure("scaling", "equality (city = ?, limit 20)", "kvdocs") {
                 let start = now()
-                for i in 0..<queries { _ = try typed.find(Query().where("city", .equal(.string("City \(i % 50)"))).limit(20)) }
+                for i in 0..<queries {
+                    _ = try typed.find(Query().where("city", .equal(.string("City \(i % 50)"))).limit(20))
+                }
                 return (now() - start, queries, extra)
             }
             try measure("scaling", "equality (city = ?, limit 20)", "sqlite-c") {
@@ -47,7 +52,9 @@ extension Bench {
             try measure("scaling", "range (age in [a, a+2), order by age, limit 50)", "kvdocs") {
                 let start = now()
                 for i in 0..<queries {
-                    _ = try typed.find(Query().where("age", .greaterOrEqual(.int(lows[i]))).where("age", .less(.int(lows[i] + 2))).orderBy("age").limit(50))
+                    _ = try typed.find(
+                        Query().where("age", .greaterOrEqual(.int(lows[i]))).where("age", .less(.int(lows[i] + 2)))
+                            .orderBy("age").limit(50))
                 }
                 return (now() - start, queries, extra)
             }

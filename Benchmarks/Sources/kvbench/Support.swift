@@ -14,21 +14,38 @@ struct Measurement: Codable {
     /// Extra figures (bytes on disk, …).
     var extra: [String: Double] = [:]
 
-    enum CodingKeys: String, CodingKey { case section, name, variant, operations, seconds, extra, microsecondsPerOperation, operationsPerSecond }
+    enum CodingKeys: String, CodingKey {
+        case section, name, variant, operations, seconds, extra, microsecondsPerOperation, operationsPerSecond
+    }
     func encode(to encoder: Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(section, forKey: .section); try c.encode(name, forKey: .name); try c.encode(variant, forKey: .variant)
-        try c.encode(operations, forKey: .operations); try c.encode(seconds, forKey: .seconds); try c.encode(extra, forKey: .extra)
-        try c.encode(microsecondsPerOperation, forKey: .microsecondsPerOperation); try c.encode(operationsPerSecond, forKey: .operationsPerSecond)
+        try c.encode(section, forKey: .section)
+        try c.encode(name, forKey: .name)
+        try c.encode(variant, forKey: .variant)
+        try c.encode(operations, forKey: .operations)
+        try c.encode(seconds, forKey: .seconds)
+        try c.encode(extra, forKey: .extra)
+        try c.encode(microsecondsPerOperation, forKey: .microsecondsPerOperation)
+        try c.encode(operationsPerSecond, forKey: .operationsPerSecond)
     }
-    init(section: String, name: String, variant: String, operations: Int, seconds: Double, extra: [String: Double] = [:]) {
-        self.section = section; self.name = name; self.variant = variant; self.operations = operations; self.seconds = seconds; self.extra = extra
+    init(
+        section: String, name: String, variant: String, operations: Int, seconds: Double, extra: [String: Double] = [:]
+    ) {
+        self.section = section
+        self.name = name
+        self.variant = variant
+        self.operations = operations
+        self.seconds = seconds
+        self.extra = extra
     }
     init(from decoder: Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
-        section = try c.decode(String.self, forKey: .section); name = try c.decode(String.self, forKey: .name)
-        variant = try c.decode(String.self, forKey: .variant); operations = try c.decode(Int.self, forKey: .operations)
-        seconds = try c.decode(Double.self, forKey: .seconds); extra = try c.decode([String: Double].self, forKey: .extra)
+        section = try c.decode(String.self, forKey: .section)
+        name = try c.decode(String.self, forKey: .name)
+        variant = try c.decode(String.self, forKey: .variant)
+        operations = try c.decode(Int.self, forKey: .operations)
+        seconds = try c.decode(Double.self, forKey: .seconds)
+        extra = try c.decode([String: Double].self, forKey: .extra)
     }
 }
 
@@ -70,22 +87,30 @@ final class Bench {
 
     /// Runs `body` `repeats` times (each returns seconds and operations) and records the median.
     @discardableResult
-    func measure(_ section: String, _ name: String, _ variant: String, repeats: Int? = nil,
-                 _ body: () throws -> (seconds: Double, operations: Int, extra: [String: Double])) rethrows -> Measurement {
+    func measure(
+        _ section: String, _ name: String, _ variant: String, repeats: Int? = nil,
+        _ body: () throws -> (seconds: Double, operations: Int, extra: [String: Double])
+    ) rethrows -> Measurement {
         var runs: [(Double, Int, [String: Double])] = []
         for _ in 0..<(repeats ?? self.repeats) { runs.append(try body()) }
         runs.sort { $0.0 < $1.0 }
         let median = runs[runs.count / 2]
-        let m = Measurement(section: section, name: name, variant: variant, operations: median.1, seconds: median.0, extra: median.2)
+        let m = Measurement(
+            section: section, name: name, variant: variant, operations: median.1, seconds: median.0, extra: median.2)
         results.append(m)
-        FileHandle.standardError.write(Data(String(format: "  %-10@ %-38@ %-14@ %10.3f µs/op\n", section, name, variant, m.microsecondsPerOperation).utf8))
+        FileHandle.standardError.write(
+            Data(
+                String(format: "  %-10@ %-38@ %-14@ %10.3f µs/op\n", section, name, variant, m.microsecondsPerOperation)
+                    .utf8))
         return m
     }
 
     /// Measures several variants of one workload with their repeats interleaved (A, B, A,
     /// B, …), so drift in the machine's speed during the run hits every variant alike.
-    func measureAlternating(_ section: String, _ name: String,
-                            _ variants: [(String, () throws -> (seconds: Double, operations: Int, extra: [String: Double]))]) throws {
+    func measureAlternating(
+        _ section: String, _ name: String,
+        _ variants: [(String, () throws -> (seconds: Double, operations: Int, extra: [String: Double]))]
+    ) throws {
         var runs = Array(repeating: [(Double, Int, [String: Double])](), count: variants.count)
         for _ in 0..<repeats {
             for (i, variant) in variants.enumerated() { runs[i].append(try variant.1()) }
@@ -93,9 +118,16 @@ final class Bench {
         for (i, variant) in variants.enumerated() {
             let sorted = runs[i].sorted { $0.0 < $1.0 }
             let median = sorted[sorted.count / 2]
-            let m = Measurement(section: section, name: name, variant: variant.0, operations: median.1, seconds: median.0, extra: median.2)
+            let m = Measurement(
+                section: section, name: name, variant: variant.0, operations: median.1, seconds: median.0,
+                extra: median.2)
             results.append(m)
-            FileHandle.standardError.write(Data(String(format: "  %-10@ %-38@ %-14@ %10.3f µs/op\n", section, name, variant.0, m.microsecondsPerOperation).utf8))
+            FileHandle.standardError.write(
+                Data(
+                    String(
+                        format: "  %-10@ %-38@ %-14@ %10.3f µs/op\n", section, name, variant.0,
+                        m.microsecondsPerOperation
+                    ).utf8))
         }
     }
 
@@ -109,8 +141,9 @@ final class Bench {
 
     static func peakResidentMegabytes() -> Double {
         guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
-              let kb = Double(line.split(separator: " ").dropFirst().first ?? "") else { return 0 }
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+            let kb = Double(line.split(separator: " ").dropFirst().first ?? "")
+        else { return 0 }
         return kb / 1024
     }
 }
@@ -130,8 +163,10 @@ struct BenchData {
 
     init(n: Int) {
         self.n = n
-        var keys = [UInt8](); keys.reserveCapacity(n * 16)
-        var missing = [UInt8](); missing.reserveCapacity(n * 16)
+        var keys = [UInt8]()
+        keys.reserveCapacity(n * 16)
+        var missing = [UInt8]()
+        missing.reserveCapacity(n * 16)
         for i in 0..<n {
             keys += Array(String(format: "%016d", i).utf8)
             missing += Array(String(format: "%015d", i).utf8) + [UInt8(ascii: "x")]
@@ -142,10 +177,13 @@ struct BenchData {
         var order = (0..<Int32(n)).map { $0 }
         for i in stride(from: n - 1, to: 0, by: -1) { order.swapAt(i, Int(rng.next() % UInt64(i + 1))) }
         self.order = order
-        var values = [UInt8](); values.reserveCapacity(1 << 20)
+        var values = [UInt8]()
+        values.reserveCapacity(1 << 20)
         while values.count < 1 << 20 {
             let random = (0..<50).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
-            values += random + Array(random.prefix(10)) + Array(random.prefix(10)) + Array(random.prefix(10)) + Array(random.prefix(10)) + Array(random.prefix(10))
+            values +=
+                random + Array(random.prefix(10)) + Array(random.prefix(10)) + Array(random.prefix(10))
+                + Array(random.prefix(10)) + Array(random.prefix(10))
         }
         self.values = values
     }
@@ -179,6 +217,9 @@ func now() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
 func directorySize(_ path: String) -> Double {
     let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
     return names.reduce(0.0) { total, name in
-        total + Double(((try? FileManager.default.attributesOfItem(atPath: path + "/" + name))?[.size] as? NSNumber)?.intValue ?? 0)
+        total
+            + Double(
+                ((try? FileManager.default.attributesOfItem(atPath: path + "/" + name))?[.size] as? NSNumber)?.intValue
+                    ?? 0)
     }
 }

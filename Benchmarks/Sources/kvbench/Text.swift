@@ -12,7 +12,10 @@ struct TextBenchCorpus {
 
     init(count: Int, seed: UInt64) {
         var rng = BenchRandom(seed: seed)
-        let syllables = ["ka", "lo", "mi", "ra", "te", "su", "no", "vi", "pe", "da", "ri", "zo", "fu", "ne", "ba", "sto", "tra", "en", "or", "il"]
+        let syllables = [
+            "ka", "lo", "mi", "ra", "te", "su", "no", "vi", "pe", "da", "ri", "zo", "fu", "ne", "ba", "sto", "tra",
+            "en", "or", "il"
+        ]
         var seen = Set<String>()
         var vocabulary: [String] = []
         while vocabulary.count < 50_000 {
@@ -23,7 +26,10 @@ struct TextBenchCorpus {
             if seen.insert(w).inserted { vocabulary.append(w) }
         }
         var total = 0.0
-        let cumulative = (1...vocabulary.count).map { r -> Double in total += 1 / pow(Double(r), 1.0); return total }
+        let cumulative = (1...vocabulary.count).map { r -> Double in
+            total += 1 / pow(Double(r), 1.0)
+            return total
+        }
         func word() -> String {
             let u = Double(rng.next() % 1_000_000_007) / 1_000_000_007 * total
             var lo = 0, hi = cumulative.count - 1
@@ -79,7 +85,10 @@ extension Bench {
     func runText(size: Int) throws {
         let label = Self.sizeLabel(size)
         let corpus = TextBenchCorpus(count: size, seed: 21)
-        let schema = try Schema(json: Data(#"{"collections": {"notes": {"primaryKey": "id", "text": [{"name": "t", "fields": ["title", "body"]}]}}}"#.utf8))
+        let schema = try Schema(
+            json: Data(
+                #"{"collections": {"notes": {"primaryKey": "id", "text": [{"name": "t", "fields": ["title", "body"]}]}}}"#
+                    .utf8))
 
         // Building: 1000 documents per transaction on both sides.
         let kvPath = freshPath("text-kv")
@@ -91,7 +100,12 @@ extension Bench {
             for first in stride(from: 0, to: size, by: 1000) {
                 try store.write { b in
                     for i in first..<min(first + 1000, size) {
-                        try b.insert("notes", ["id": .int(Int64(i)), "title": .string(corpus.titles[i]), "body": .string(corpus.bodies[i])])
+                        try b.insert(
+                            "notes",
+                            [
+                                "id": .int(Int64(i)), "title": .string(corpus.titles[i]),
+                                "body": .string(corpus.bodies[i])
+                            ])
                     }
                 }
             }
@@ -99,7 +113,9 @@ extension Bench {
         }
         let ftsPath = freshPath("text-fts") + ".sqlite"
         var error: UnsafeMutablePointer<CChar>?
-        guard let fts = cf_open(ftsPath, &error) else { throw BenchError("fts5: " + (error.map { String(cString: $0) } ?? "open failed")) }
+        guard let fts = cf_open(ftsPath, &error) else {
+            throw BenchError("fts5: " + (error.map { String(cString: $0) } ?? "open failed"))
+        }
         defer { cf_close(fts) }
         let titles = CStrings(corpus.titles), bodies = CStrings(corpus.bodies)
         let ftsBuild = try measure("text", "build index [\(label)]", "fts5-c", repeats: 1) {
@@ -116,9 +132,15 @@ extension Bench {
         let ftsIndex = cf_index_bytes(fts, &ftsContent)
         results[results.count - 2].extra = ["index bytes": kvIndex, "total bytes": kvTotal]
         results[results.count - 1].extra = ["index bytes": ftsIndex, "total bytes": ftsIndex + ftsContent]
-        FileHandle.standardError.write(Data(String(format: "  text       size [%@]: index %.1f MB (FTS5 %.1f MB, %.2f×), total %.1f MB (FTS5 %.1f MB); build %.2f× FTS5\n",
-                                                   label, kvIndex / 1e6, ftsIndex / 1e6, kvIndex / ftsIndex, kvTotal / 1e6, (ftsIndex + ftsContent) / 1e6,
-                                                   build.seconds / ftsBuild.seconds).utf8))
+        FileHandle.standardError.write(
+            Data(
+                String(
+                    format:
+                        "  text       size [%@]: index %.1f MB (FTS5 %.1f MB, %.2f×), total %.1f MB (FTS5 %.1f MB); build %.2f× FTS5\n",
+                    label, kvIndex / 1e6, ftsIndex / 1e6, kvIndex / ftsIndex, kvTotal / 1e6,
+                    (ftsIndex + ftsContent) / 1e6,
+                    build.seconds / ftsBuild.seconds
+                ).utf8))
 
         // Queries drawn from the corpus.
         var rng = BenchRandom(seed: 22)
@@ -134,14 +156,56 @@ extension Bench {
             ("term (rare)", { rank(5_000..<50_000) }),
             ("term (common)", { rank(100..<1_000) }),
             ("term (very common)", { rank(0..<20) }),
-            ("AND, 2 terms", { let w = body(); return "\(w[1]) \(w[6])" }),
-            ("AND, 3 terms", { let w = body(); return "\(w[0]) \(w[3]) \(w[7])" }),
-            ("OR, 2 terms", { let w = body(); return "\(w[2]) OR \(w[5])" }),
-            ("OR, 3 terms", { let w = body(); return "\(w[2]) OR \(w[4]) OR \(rank(20..<2_000))" }),
-            ("phrase", { let w = body(); return "\"\(w[3]) \(w[4])\"" }),
-            ("prefix", { let w = body(); return String(w[2].prefix(4)) + "*" }),
+            (
+                "AND, 2 terms",
+                {
+                    let w = body()
+                    return "\(w[1]) \(w[6])"
+                }
+            ),
+            (
+                "AND, 3 terms",
+                {
+                    let w = body()
+                    return "\(w[0]) \(w[3]) \(w[7])"
+                }
+            ),
+            (
+                "OR, 2 terms",
+                {
+                    let w = body()
+                    return "\(w[2]) OR \(w[5])"
+                }
+            ),
+            (
+                "OR, 3 terms",
+                {
+                    let w = body()
+                    return "\(w[2]) OR \(w[4]) OR \(rank(20..<2_000))"
+                }
+            ),
+            (
+                "phrase",
+                {
+                    let w = body()
+                    return "\"\(w[3]) \(w[4])\""
+                }
+            ),
+            (
+                "prefix",
+                {
+                    let w = body()
+                    return String(w[2].prefix(4)) + "*"
+                }
+            ),
             ("column filter", { "title: " + rank(0..<500) }),
-            ("NOT", { let w = body(); return "\(w[1]) NOT \(w[5])" }),
+            (
+                "NOT",
+                {
+                    let w = body()
+                    return "\(w[1]) NOT \(w[5])"
+                }
+            )
         ]
         let count = quick ? 20 : 100
         let collection = try store.collection("notes")
@@ -150,38 +214,65 @@ extension Bench {
             let queries = (0..<count).map { _ in make() }
             let cQueries = CStrings(queries)
             var ours: [[Int64]] = []
-            try measureAlternating("text", "query: \(kind), top 10 [\(label)]", [
-                ("kvdocs", {
-                    var found: [[Int64]] = []
-                    let start = now()
-                    for q in queries {
-                        let hits = try collection.search(q, options: SearchOptions(limit: 10, includeDocuments: false))
-                        found.append(hits.map { if case .int(let i) = $0.id { i } else { -1 } })
-                    }
-                    let seconds = now() - start
-                    ours = found
-                    return (seconds, queries.count, [:])
-                }),
-                ("fts5-c", {
-                    var rows: Int32 = 0
-                    return (try self.c { cf_query(fts, cQueries.pointer, Int32(queries.count), 10, nil, &rows, $0) }, queries.count, [:])
-                }),
-                ("grdb", {
-                    let start = now()
-                    try grdb.read { db in
-                        for q in queries { _ = try Row.fetchAll(db, sql: "SELECT rowid, rank FROM notes WHERE notes MATCH ? ORDER BY rank LIMIT 10", arguments: [q]) }
-                    }
-                    return (now() - start, queries.count, [:])
-                }),
-            ])
+            try measureAlternating(
+                "text", "query: \(kind), top 10 [\(label)]",
+                [
+                    (
+                        "kvdocs",
+                        {
+                            var found: [[Int64]] = []
+                            let start = now()
+                            for q in queries {
+                                let hits = try collection.search(
+                                    q, options: SearchOptions(limit: 10, includeDocuments: false))
+                                found.append(hits.map { if case .int(let i) = $0.id { i } else { -1 } })
+                            }
+                            let seconds = now() - start
+                            ours = found
+                            return (seconds, queries.count, [:])
+                        }
+                    ),
+                    (
+                        "fts5-c",
+                        {
+                            var rows: Int32 = 0
+                            return (
+                                try self.c {
+                                    cf_query(fts, cQueries.pointer, Int32(queries.count), 10, nil, &rows, $0)
+                                }, queries.count, [:]
+                            )
+                        }
+                    ),
+                    (
+                        "grdb",
+                        {
+                            let start = now()
+                            try grdb.read { db in
+                                for q in queries {
+                                    _ = try Row.fetchAll(
+                                        db,
+                                        sql: "SELECT rowid, rank FROM notes WHERE notes MATCH ? ORDER BY rank LIMIT 10",
+                                        arguments: [q])
+                                }
+                            }
+                            return (now() - start, queries.count, [:])
+                        }
+                    )
+                ])
             // The same answers: FTS5's rowids are the ids.
             var theirs = [Int64](repeating: -1, count: queries.count * 10)
             var rows: Int32 = 0
             _ = try c { cf_query(fts, cQueries.pointer, Int32(queries.count), 10, &theirs, &rows, $0) }
             var differing = 0
-            for (i, list) in ours.enumerated() where list != Array(theirs[(i * 10)..<(i * 10 + 10)].filter { $0 >= 0 }) { differing += 1 }
+            for (i, list) in ours.enumerated() where list != Array(theirs[(i * 10)..<(i * 10 + 10)].filter { $0 >= 0 })
+            { differing += 1 }
             results[results.count - 3].extra = ["differing top-10 lists": Double(differing)]
-            if differing > 0 { FileHandle.standardError.write(Data("  warning: \(differing) of \(queries.count) \(kind) queries gave a different top 10 than FTS5 (ties?)\n".utf8)) }
+            if differing > 0 {
+                FileHandle.standardError.write(
+                    Data(
+                        "  warning: \(differing) of \(queries.count) \(kind) queries gave a different top 10 than FTS5 (ties?)\n"
+                            .utf8))
+            }
         }
 
         // Sizes after each side's optimize (every segment merged into one), once the queries
@@ -199,15 +290,25 @@ extension Bench {
         }
         let ftsOptimizeSeconds = now() - ftsOptimize
         let ftsOptimized = cf_index_bytes(fts, &ftsContent)
-        if let k = results.lastIndex(where: { $0.section == "text" && $0.name == "build index [\(label)]" && $0.variant == "kvdocs" }) {
+        if let k = results.lastIndex(where: {
+            $0.section == "text" && $0.name == "build index [\(label)]" && $0.variant == "kvdocs"
+        }) {
             results[k].extra["index bytes, optimized"] = kvOptimized
             results[k].extra["optimize seconds"] = kvOptimizeSeconds
         }
-        if let f = results.lastIndex(where: { $0.section == "text" && $0.name == "build index [\(label)]" && $0.variant == "fts5-c" }) {
+        if let f = results.lastIndex(where: {
+            $0.section == "text" && $0.name == "build index [\(label)]" && $0.variant == "fts5-c"
+        }) {
             results[f].extra["index bytes, optimized"] = ftsOptimized
             results[f].extra["optimize seconds"] = ftsOptimizeSeconds
         }
-        FileHandle.standardError.write(Data(String(format: "  text       optimized [%@]: index %.1f MB (FTS5 %.1f MB, %.2f×); optimize %.1f s (FTS5 %.1f s)\n",
-                                                   label, kvOptimized / 1e6, ftsOptimized / 1e6, kvOptimized / ftsOptimized, kvOptimizeSeconds, ftsOptimizeSeconds).utf8))
+        FileHandle.standardError.write(
+            Data(
+                String(
+                    format:
+                        "  text       optimized [%@]: index %.1f MB (FTS5 %.1f MB, %.2f×); optimize %.1f s (FTS5 %.1f s)\n",
+                    label, kvOptimized / 1e6, ftsOptimized / 1e6, kvOptimized / ftsOptimized, kvOptimizeSeconds,
+                    ftsOptimizeSeconds
+                ).utf8))
     }
 }

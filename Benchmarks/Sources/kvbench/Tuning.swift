@@ -14,7 +14,8 @@ extension Bench {
         let n = data.n
         // Bloom filter: a missing key costs a disk read per level without one.
         for bits in [0, 10] {
-            var o = RawOptions(); o.bloomBits = bits
+            var o = RawOptions()
+            o.bloomBits = bits
             let db = try filled(o)
             defer { db.close() }
             let label = bits == 0 ? "no bloom" : "bloom 10 bits"
@@ -23,7 +24,8 @@ extension Bench {
         }
         // Block cache.
         for mb in [8, 64] {
-            var o = RawOptions(); o.cache = mb << 20
+            var o = RawOptions()
+            o.cache = mb << 20
             let db = try filled(o)
             defer { db.close() }
             try measure("tuning", "block cache: readrandom", "\(mb) MB cache") { (try swiftReadRandom(db).0, n, [:]) }
@@ -32,7 +34,8 @@ extension Bench {
         // (ReadOptions.verifyChecksums); an 8 MB cache over a larger database makes reads
         // miss the cache, where the CRC-32C is paid.
         do {
-            var o = RawOptions(); o.cache = 8 << 20
+            var o = RawOptions()
+            o.cache = 8 << 20
             let db = try filled(o)
             defer { db.close() }
             for verify in [false, true] {
@@ -46,14 +49,17 @@ extension Bench {
                 }
                 try measure("tuning", "checksums: readseq", label) {
                     let start = now()
-                    let count = try db.forEach(options: ReadOptions(verifyChecksums: verify, fillCache: false)) { _, _ in }
+                    let count = try db.forEach(options: ReadOptions(verifyChecksums: verify, fillCache: false)) {
+                        _, _ in
+                    }
                     return (now() - start, count, [:])
                 }
             }
         }
         // Write buffer.
         for mb in [4, 64] {
-            var o = RawOptions(); o.writeBuffer = mb << 20
+            var o = RawOptions()
+            o.writeBuffer = mb << 20
             try measure("tuning", "write buffer: fillrandom", "\(mb) MB buffer") {
                 let db = try Database(path: freshPath("wb"), options: o.swift)
                 defer { db.close() }
@@ -62,15 +68,20 @@ extension Bench {
         }
         // Block size.
         for kb in [4, 16, 64] {
-            var o = RawOptions(); o.blockSize = kb << 10
+            var o = RawOptions()
+            o.blockSize = kb << 10
             let db = try filled(o)
             defer { db.close() }
             try measure("tuning", "block size: readrandom", "\(kb) KB blocks") { (try swiftReadRandom(db).0, n, [:]) }
-            try measure("tuning", "block size: readseq", "\(kb) KB blocks") { let r = try swiftReadSeq(db, reverse: false); return (r.0, r.1, [:]) }
+            try measure("tuning", "block size: readseq", "\(kb) KB blocks") {
+                let r = try swiftReadSeq(db, reverse: false)
+                return (r.0, r.1, [:])
+            }
         }
         // Compression: throughput and bytes on disk.
         for snappy in [true, false] {
-            var o = RawOptions(); o.snappy = snappy
+            var o = RawOptions()
+            o.snappy = snappy
             try measure("tuning", "compression: fillrandom", snappy ? "snappy" : "none") {
                 let path = freshPath("compression")
                 let db = try Database(path: path, options: o.swift)
@@ -113,8 +124,14 @@ extension Bench {
         let designs: [(String, (Int) -> [UInt8])] = [
             ("sequential", { i in Array(self.data.key(i)) }),
             ("random order", { i in Array(self.data.key(Int(self.data.order[i]))) }),
-            ("tuple (group, id)", { i in let k = Int(self.data.order[i]); return Tuple(["rec", .int(Int64(k / 100)), .int(Int64(k))]).encoded }),
-            ("hashed", { i in hashed(Int(self.data.order[i])) }),
+            (
+                "tuple (group, id)",
+                { i in
+                    let k = Int(self.data.order[i])
+                    return Tuple(["rec", .int(Int64(k / 100)), .int(Int64(k))]).encoded
+                }
+            ),
+            ("hashed", { i in hashed(Int(self.data.order[i])) })
         ]
         for (name, key) in designs {
             let path = freshPath("keys")
@@ -125,7 +142,10 @@ extension Bench {
                 let b = WriteBatch()
                 for i in 0..<n {
                     b.put(key(i), data.value(i))
-                    if (i + 1) % 1000 == 0 || i == n - 1 { try db.write(b); b.clear() }
+                    if (i + 1) % 1000 == 0 || i == n - 1 {
+                        try db.write(b)
+                        b.clear()
+                    }
                 }
                 return (now() - start, n, [:])
             }
@@ -144,7 +164,11 @@ extension Bench {
                     case "hashed":
                         for k in (g * 100)..<min(g * 100 + 100, n) where try db.get(hashed(k)) != nil { total += 1 }
                     default:
-                        total += try db.forEach(in: KeyRange(from: Array(data.key(g * 100)), to: g * 100 + 100 < n ? Array(data.key(g * 100 + 100)) : nil)) { _, v in _ = v.count }
+                        total += try db.forEach(
+                            in: KeyRange(
+                                from: Array(data.key(g * 100)),
+                                to: g * 100 + 100 < n ? Array(data.key(g * 100 + 100)) : nil)
+                        ) { _, v in _ = v.count }
                     }
                 }
                 return (now() - start, reads, ["records": Double(total)])

@@ -5,18 +5,23 @@ import ArgumentParser
 import Foundation
 
 struct KVBench: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "kvbench", abstract: "Benchmarks of KVDocs, LevelDB's C API and SQLite, measured in the same run.")
+    static let configuration = CommandConfiguration(
+        commandName: "kvbench", abstract: "Benchmarks of KVDocs, LevelDB's C API and SQLite, measured in the same run.")
 
     @Flag(help: "Small sizes (N = 20,000, 3 repeats): a smoke run that finishes in about a minute.")
     var quick = false
 
-    @Option(help: "Keys for the raw and tuning workloads (db_bench's default: 1,000,000); also the apps section's athletes (at most 100,000; default 18,000, --quick 2,000).")
+    @Option(
+        help:
+            "Keys for the raw and tuning workloads (db_bench's default: 1,000,000); also the apps section's athletes (at most 100,000; default 18,000, --quick 2,000)."
+    )
     var n: Int?
 
     @Option(help: "Repeats of each measurement; the median is reported.")
     var repeats = 3
 
-    @Option(help: "Sections to run: raw, tuning, documents, text, import, scaling, geo, layers, apps (comma-separated).")
+    @Option(
+        help: "Sections to run: raw, tuning, documents, text, import, scaling, geo, layers, apps (comma-separated).")
     var sections = "raw,tuning,documents,text,import,scaling,geo,layers,apps"
 
     @Option(help: "Points of the geo section (default 1,000,000; --quick 20,000).")
@@ -34,8 +39,11 @@ struct KVBench: ParsableCommand {
     func run() throws {
         let bench = try Bench(n: n ?? (quick ? 20_000 : 1_000_000), repeats: max(1, repeats), quick: quick)
         if let textSizes {
-            let sizes = textSizes.split(separator: ",").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }.filter { $0 >= 1000 }
-            guard !sizes.isEmpty else { throw ValidationError("--text-sizes takes sizes of at least 1000, comma-separated") }
+            let sizes = textSizes.split(separator: ",").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+                .filter { $0 >= 1000 }
+            guard !sizes.isEmpty else {
+                throw ValidationError("--text-sizes takes sizes of at least 1000, comma-separated")
+            }
             bench.textSizeOverride = sizes
         }
         bench.geoPoints = geoPoints ?? (quick ? 20_000 : 1_000_000)
@@ -48,13 +56,15 @@ struct KVBench: ParsableCommand {
         let json = output + "/results.json"
         let runs: [(String, () throws -> Void)] = [
             ("raw", bench.runRaw), ("tuning", bench.runTuning), ("documents", bench.runDocuments),
-            ("text", bench.runText), ("import", bench.runImport), ("scaling", bench.runScaling), ("geo", bench.runGeo), ("layers", bench.runLayers),
-            ("apps", bench.runApps),
+            ("text", bench.runText), ("import", bench.runImport), ("scaling", bench.runScaling), ("geo", bench.runGeo),
+            ("layers", bench.runLayers),
+            ("apps", bench.runApps)
         ]
         for (name, body) in runs where wanted.contains(name) {
             try bench.section(name, body)
             // Written after each section, so a long run keeps what it measured.
-            try Report(bench: bench, seconds: Date().timeIntervalSince(started)).json().write(to: URL(fileURLWithPath: json))
+            try Report(bench: bench, seconds: Date().timeIntervalSince(started)).json().write(
+                to: URL(fileURLWithPath: json))
         }
         let report = Report(bench: bench, seconds: Date().timeIntervalSince(started))
         print(report.markdown())

@@ -27,8 +27,12 @@ extension DocumentStore {
     ///   built; `.invalidArgument` for a step budget below 1; `.corruption` for a damaged
     ///   index; storage errors.
     @discardableResult
-    public func optimize(collection: String, index: String? = nil, stepBudget: Int = DocumentStore.optimizeStepBudget) throws -> Int {
-        guard stepBudget >= 1 else { throw KVDocsError(.invalidArgument, "optimize step budget must be at least 1 (got \(stepBudget))") }
+    public func optimize(collection: String, index: String? = nil, stepBudget: Int = DocumentStore.optimizeStepBudget)
+        throws -> Int
+    {
+        guard stepBudget >= 1 else {
+            throw KVDocsError(.invalidArgument, "optimize step budget must be at least 1 (got \(stepBudget))")
+        }
         var steps = 0
         try storage.withWriteTransaction {
             let current = try catalog()
@@ -36,21 +40,27 @@ extension DocumentStore {
             var maintainers = current.maintainers(of: collection).compactMap { $0 as? TextIndexMaintainer }
             if let index {
                 maintainers = maintainers.filter { $0.identity.name.hasSameCodePoints(as: index) }
-                guard !maintainers.isEmpty else { throw KVDocsError(.schema, "collection \"\(collection)\" has no text index \"\(index)\"") }
+                guard !maintainers.isEmpty else {
+                    throw KVDocsError(.schema, "collection \"\(collection)\" has no text index \"\(index)\"")
+                }
             } else if schema.text.isEmpty {
                 throw KVDocsError(.schema, "collection \"\(collection)\" has no text index")
             }
             for maintainer in maintainers {
                 guard current.isReady(maintainer.identity) else {
-                    throw KVDocsError(.schema, "text index \"\(maintainer.identity.name)\" of \"\(collection)\" is being built")
+                    throw KVDocsError(
+                        .schema, "text index \"\(maintainer.identity.name)\" of \"\(collection)\" is being built")
                 }
                 let text = maintainer.index
                 while true {
                     let batch = WriteBatch()
                     let changes = TextIndexChanges(try text.statistics(storage))
-                    let more = try text.mergeStep(changes, budget: stepBudget, full: true, reader: storage,
-                                                  put: { batch.put($0, $1) }, delete: { batch.delete($0) })
-                    if changes.statisticsChanged { batch.put(text.layout.statistics, text.statisticsValue(changes.statistics)) }
+                    let more = try text.mergeStep(
+                        changes, budget: stepBudget, full: true, reader: storage,
+                        put: { batch.put($0, $1) }, delete: { batch.delete($0) })
+                    if changes.statisticsChanged {
+                        batch.put(text.layout.statistics, text.statisticsValue(changes.statistics))
+                    }
                     if batch.count > 0 {
                         try storage.write(batch, sync: !more)
                         steps += 1

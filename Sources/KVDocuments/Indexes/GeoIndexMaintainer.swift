@@ -35,8 +35,9 @@ package struct GeoIndexMaintainer: IndexMaintainer {
         let after = try new.flatMap { try point(in: $0, id: id) }
         let before = old.flatMap { try? point(in: $0, id: id) }
         if before == after { return }
-        index.update(idBytes: Tuple([id]).encoded, before: before, after: after,
-                     put: { context.put($0, $1) }, delete: { context.delete($0) })
+        index.update(
+            idBytes: Tuple([id]).encoded, before: before, after: after,
+            put: { context.put($0, $1) }, delete: { context.delete($0) })
     }
     /// The point `document` holds in the indexed field, `nil` when the field is missing.
     /// - Throws: `.invalidArgument` naming the index, the field, the value and the document
@@ -48,7 +49,10 @@ package struct GeoIndexMaintainer: IndexMaintainer {
         case .failure(let error):
             var shown = value.compactDescription
             if shown.count > 200 { shown = String(shown.prefix(200)) + "…" }
-            throw KVDocsError(.invalidArgument, "geo index \(definition.name) of collection \"\(identity.collection)\": field \(definition.field) of document \(DocumentStore.idValue(id).compactDescription) holds \(shown), which is not a point: \(error.reason)")
+            throw KVDocsError(
+                .invalidArgument,
+                "geo index \(definition.name) of collection \"\(identity.collection)\": field \(definition.field) of document \(DocumentStore.idValue(id).compactDescription) holds \(shown), which is not a point: \(error.reason)"
+            )
         }
     }
 
@@ -57,7 +61,8 @@ package struct GeoIndexMaintainer: IndexMaintainer {
 
     package func describe(key: [UInt8]) -> String? {
         guard let (code, idBytes) = index.parse(key: key) else { return nil }
-        let id = (try? Tuple(decoding: idBytes).elements.first).map { DocumentStore.idValue($0).compactDescription } ?? "?"
+        let id =
+            (try? Tuple(decoding: idBytes).elements.first).map { DocumentStore.idValue($0).compactDescription } ?? "?"
         return "geo entry of document \(id) in cell 0x\(String(code, radix: 16))"
     }
 

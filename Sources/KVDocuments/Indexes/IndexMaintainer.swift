@@ -134,8 +134,16 @@ extension CollectionSchema {
     /// The maintainers of every index of collection `collection`: secondary indexes first,
     /// then text indexes, then geo indexes, each in declaration order.
     func maintainers(collection: String, layout: Layout) -> [any IndexMaintainer] {
-        indexes.map { SecondaryIndexMaintainer(collection: collection, definition: $0, primaryKey: primaryKey, subspace: layout.index(collection, $0.name), documents: layout) as any IndexMaintainer }
-            + text.map { TextIndexMaintainer(collection: collection, definition: $0, subspace: layout.text(collection, $0.name)) }
-            + geo.map { GeoIndexMaintainer(collection: collection, definition: $0, subspace: layout.geo(collection, $0.name)) }
+        indexes.map {
+            SecondaryIndexMaintainer(
+                collection: collection, definition: $0, primaryKey: primaryKey,
+                subspace: layout.index(collection, $0.name), documents: layout) as any IndexMaintainer
+        }
+            + text.map {
+                TextIndexMaintainer(collection: collection, definition: $0, subspace: layout.text(collection, $0.name))
+            }
+            + geo.map {
+                GeoIndexMaintainer(collection: collection, definition: $0, subspace: layout.geo(collection, $0.name))
+            }
     }
 }

@@ -12,7 +12,7 @@ extension SecondaryIndexMaintainer {
         var equalities: [[JSONValue]] = []
         var used: [Condition] = []
         var rangeField: FieldPath?
-        var lower: (JSONValue, Bool)?   // value, inclusive
+        var lower: (JSONValue, Bool)?  // value, inclusive
         var upper: (JSONValue, Bool)?
         var prefix: String?
     }
@@ -44,29 +44,36 @@ extension SecondaryIndexMaintainer {
         // A unique index bound on every field is one point read: it wins among plans with as
         // many equalities (a prefix of another index may match many documents).
         let point = index.unique && bindings.equalities.count == index.fields.count ? 7 : 0
-        let score = 8 * bindings.equalities.count + point + (bindings.rangeField != nil ? 4 : 0) + (ordered ? 2 : 0) + (covering ? 1 : 0)
+        let score =
+            8 * bindings.equalities.count + point + (bindings.rangeField != nil ? 4 : 0) + (ordered ? 2 : 0)
+            + (covering ? 1 : 0)
         guard score > 1 else { return nil }
         var ranges = keyRanges(subspace, bindings)
         let reverse = ordered && (query.order?.descending ?? false)
         if reverse { ranges.reverse() }
-        let plan = QueryPlan(collection: collectionName, index: index.name, ranges: ranges, rangeConditions: bindings.used,
-                             query: query, orderedByScan: ordered, reverse: reverse,
-                             mayRepeat: index.fields.contains(where: \.isMultiValued), keyPrefixLength: subspace.prefix.count,
-                             idInValue: idInValue, covering: covering,
-                             tieValues: scanOrder == .tiesByLaterFields ? bindings.equalities.count + 1 : nil)
+        let plan = QueryPlan(
+            collection: collectionName, index: index.name, ranges: ranges, rangeConditions: bindings.used,
+            query: query, orderedByScan: ordered, reverse: reverse,
+            mayRepeat: index.fields.contains(where: \.isMultiValued), keyPrefixLength: subspace.prefix.count,
+            idInValue: idInValue, covering: covering,
+            tieValues: scanOrder == .tiesByLaterFields ? bindings.equalities.count + 1 : nil)
         return (score, plan)
     }
 
     /// Leading fields with an equality (or non-empty `in`) condition, while the number of
     /// combinations stays within ``maximumRanges``.
-    private func bindEqualities(_ index: IndexDefinition, _ byField: [FieldPath: [Condition]], _ bindings: inout Bindings) {
+    private func bindEqualities(
+        _ index: IndexDefinition, _ byField: [FieldPath: [Condition]], _ bindings: inout Bindings
+    ) {
         var combinations = 1
         for field in index.fields {
-            guard let condition = byField[field]?.first(where: {
-                if case .equal = $0.op { return true }
-                if case .in(let list) = $0.op { return !list.isEmpty }
-                return false
-            }) else { break }
+            guard
+                let condition = byField[field]?.first(where: {
+                    if case .equal = $0.op { return true }
+                    if case .in(let list) = $0.op { return !list.isEmpty }
+                    return false
+                })
+            else { break }
             var values: [JSONValue]
             switch condition.op {
             case .equal(let v): values = [v]
@@ -103,7 +110,8 @@ extension SecondaryIndexMaintainer {
             switch condition.op {
             case .greater(let v), .greaterOrEqual(let v): if !sameType(bindings.lower, v) { continue }
             case .less(let v), .lessOrEqual(let v): if !sameType(bindings.upper, v) { continue }
-            case .between(let lo, let hi): if !sameType(bindings.lower, lo) || !sameType(bindings.upper, hi) { continue }
+            case .between(let lo, let hi):
+                if !sameType(bindings.lower, lo) || !sameType(bindings.upper, hi) { continue }
             case .prefix: if bindings.prefix != nil { continue }
             default: break
             }
@@ -123,7 +131,10 @@ extension SecondaryIndexMaintainer {
                 (bindings.lower, bindings.upper, bindings.prefix) = before
                 continue
             }
-            if bindings.prefix != nil, (bindings.lower.map { ValueOrder.tag(of: $0.0) != .string } ?? false) || (bindings.upper.map { ValueOrder.tag(of: $0.0) != .string } ?? false) {
+            if bindings.prefix != nil,
+                (bindings.lower.map { ValueOrder.tag(of: $0.0) != .string } ?? false)
+                    || (bindings.upper.map { ValueOrder.tag(of: $0.0) != .string } ?? false)
+            {
                 (bindings.lower, bindings.upper, bindings.prefix) = before
                 continue
             }
@@ -152,7 +163,8 @@ extension SecondaryIndexMaintainer {
         guard bindings.equalities.allSatisfy({ $0.count == 1 }) else { return .none }
         if let order = query.order {
             if k <= lastField, bindings.rangeField == nil || bindings.rangeField == order.field,
-               order.field == index.fields[k], !order.field.isMultiValued {
+                order.field == index.fields[k], !order.field.isMultiValued
+            {
                 return k == lastField ? .exact : .tiesByLaterFields
             }
             return k == index.fields.count && index.fields.contains(order.field) ? .exact : .none

@@ -119,11 +119,13 @@ package struct SecondaryIndexMaintainer: IndexMaintainer {
                     if !idInValue { key.append(contentsOf: idBytes) }
                     context.batch.put(key, value)
                 }
-                i += 1; j += 1
+                i += 1
+                j += 1
                 continue
             }
             if c < 0 {
-                key.append(contentsOf: oldValues[i]); i += 1
+                key.append(contentsOf: oldValues[i])
+                i += 1
                 if let unique {
                     context.batch.delete(key)
                     if unique.owners[ByteKey(key)] == idBytes { unique.owners[ByteKey(key)] = nil }
@@ -133,7 +135,8 @@ package struct SecondaryIndexMaintainer: IndexMaintainer {
                     context.batch.delete(key)
                 }
             } else {
-                key.append(contentsOf: newValues[j]); j += 1
+                key.append(contentsOf: newValues[j])
+                j += 1
                 if let unique {
                     try checkUnique(key, id: id, idBytes: idBytes, changes: unique, context: context)
                     unique.owners[ByteKey(key)] = idBytes
@@ -147,8 +150,10 @@ package struct SecondaryIndexMaintainer: IndexMaintainer {
 
     /// Throws when another document holds the unique entry `key`: one taken earlier in this
     /// batch, or one stored and not released by this batch.
-    private func checkUnique(_ key: [UInt8], id: TupleElement, idBytes: [UInt8], changes: UniqueChanges,
-                             context: IndexUpdateContext) throws {
+    private func checkUnique(
+        _ key: [UInt8], id: TupleElement, idBytes: [UInt8], changes: UniqueChanges,
+        context: IndexUpdateContext
+    ) throws {
         var other: [UInt8]?
         if let owner = changes.owners[ByteKey(key)] {
             other = owner
@@ -161,19 +166,22 @@ package struct SecondaryIndexMaintainer: IndexMaintainer {
     }
 
     /// The error for a value (its encoded bytes) held by `existing` and wanted by `new`.
-    func violation(_ encodedValues: [UInt8], existing: TupleElement, new: TupleElement, in name: String) -> KVDocsError {
+    func violation(_ encodedValues: [UInt8], existing: TupleElement, new: TupleElement, in name: String) -> KVDocsError
+    {
         let values = (try? Tuple(decoding: encodedValues).elements) ?? []
         var i = 0
         var shown: [String] = []
         while i < values.count, let v = ValueOrder.decode(values, at: &i) { shown.append(v.compactDescription) }
-        return KVDocsError(.uniqueViolation,
+        return KVDocsError(
+            .uniqueViolation,
             "unique index \"\(definition.name)\" of \"\(identity.collection)\" already has \(shown.joined(separator: ", ")) (document \(existing)); document \(new) cannot have it too",
             path: name, key: documents.document(identity.collection, new))
     }
 
     package func describe(key: [UInt8]) -> String? {
         guard idInValue, key.starts(with: subspace.prefix),
-              let values = try? Tuple(decoding: key[subspace.prefix.count...]).elements else { return nil }
+            let values = try? Tuple(decoding: key[subspace.prefix.count...]).elements
+        else { return nil }
         var i = 0
         var shown: [String] = []
         while i < values.count, let v = ValueOrder.decode(values, at: &i) { shown.append(v.compactDescription) }
@@ -220,7 +228,9 @@ package struct SecondaryIndexMaintainer: IndexMaintainer {
 
     /// Refuses `value` (of `field`) when it nests arrays too deep for the tuple encoding.
     @inline(__always)
-    private static func checkNesting(of value: JSONValue, _ index: IndexDefinition, _ field: FieldPath, collection: String) throws {
+    private static func checkNesting(
+        of value: JSONValue, _ index: IndexDefinition, _ field: FieldPath, collection: String
+    ) throws {
         guard case .array = value else { return }
         func depth(_ value: JSONValue) -> Int {
             guard case .array(let elements) = value else { return 0 }
@@ -228,7 +238,10 @@ package struct SecondaryIndexMaintainer: IndexMaintainer {
         }
         let levels = depth(value)
         if levels > Tuple.maximumNestingDepth {
-            throw KVDocsError(.invalidArgument, "index \(index.name) of collection \"\(collection)\": field \(field) holds arrays nested \(levels) levels deep; an indexed value may nest at most \(Tuple.maximumNestingDepth) levels (the tuple encoding's limit)")
+            throw KVDocsError(
+                .invalidArgument,
+                "index \(index.name) of collection \"\(collection)\": field \(field) holds arrays nested \(levels) levels deep; an indexed value may nest at most \(Tuple.maximumNestingDepth) levels (the tuple encoding's limit)"
+            )
         }
     }
 
@@ -278,7 +291,9 @@ package struct SecondaryIndexMaintainer: IndexMaintainer {
 extension IndexDefinition {
     /// The definition as the catalog stores it.
     package var json: JSONValue {
-        var o: JSONObject = ["name": .string(name), "fields": .array(fields.map { .string($0.description) }), "unique": .bool(unique)]
+        var o: JSONObject = [
+            "name": .string(name), "fields": .array(fields.map { .string($0.description) }), "unique": .bool(unique)
+        ]
         // Only when set, so definitions from before the member stay as they were stored.
         if sparse && !unique { o["sparse"] = true }
         switch include {

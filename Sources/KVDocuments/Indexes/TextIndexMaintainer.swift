@@ -14,8 +14,9 @@ package struct TextIndexMaintainer: IndexMaintainer {
     init(collection: String, definition: TextIndexDefinition, subspace: Subspace) {
         self.identity = IndexIdentity(collection, definition.name, .text)
         self.definition = definition
-        self.index = TextIndex(subspace: subspace, tokenizer: TextTokenizer(definition.tokenizer, caseSensitive: definition.caseSensitive),
-                               columns: definition.fields.map(\.description), detail: definition.detail)
+        self.index = TextIndex(
+            subspace: subspace, tokenizer: TextTokenizer(definition.tokenizer, caseSensitive: definition.caseSensitive),
+            columns: definition.fields.map(\.description), detail: definition.detail)
     }
 
     package var definitionJSON: JSONValue { definition.json }
@@ -32,8 +33,9 @@ package struct TextIndexMaintainer: IndexMaintainer {
         let after = new.map { index.contribution(Self.columnTexts(definition, $0)) }
         let changes = try context.state(for: identity) { TextIndexChanges(try index.statistics(context.storage)) }
         let pending = changes.pending
-        try index.update(id: id, old: before, new: after, changes: changes, reader: context.storage,
-                         put: { context.put($0, $1) }, delete: { context.delete($0) })
+        try index.update(
+            id: id, old: before, new: after, changes: changes, reader: context.storage,
+            put: { context.put($0, $1) }, delete: { context.delete($0) })
         context.pendingWork += changes.pending - pending
     }
 
@@ -52,8 +54,9 @@ package struct TextIndexMaintainer: IndexMaintainer {
         guard let changes else { return }
         try index.apply(changes, reader: context.storage, put: { context.put($0, $1) }, delete: { context.delete($0) })
         // One bounded step of merging per write, in the same batch (so atomic with it).
-        try index.mergeStep(changes, budget: index.mergeBudget(changes), reader: context.storage,
-                            put: { context.put($0, $1) }, delete: { context.delete($0) })
+        try index.mergeStep(
+            changes, budget: index.mergeBudget(changes), reader: context.storage,
+            put: { context.put($0, $1) }, delete: { context.delete($0) })
         if changes.statisticsChanged {
             context.put(index.layout.statistics, index.statisticsValue(changes.statistics))
         }
@@ -85,15 +88,19 @@ package struct TextIndexMaintainer: IndexMaintainer {
         var documents = 0, tokens = 0
 
         mutating func add(id: TupleElement, document: JSONValue) {
-            let contribution = maintainer.index.contribution(TextIndexMaintainer.columnTexts(maintainer.definition, document))
-            for (key, value) in TextIndexInspector.logicalEntries(of: id, contribution, index: maintainer.index) { entries[key] = value }
+            let contribution = maintainer.index.contribution(
+                TextIndexMaintainer.columnTexts(maintainer.definition, document))
+            for (key, value) in TextIndexInspector.logicalEntries(of: id, contribution, index: maintainer.index) {
+                entries[key] = value
+            }
             documents += 1
             tokens += contribution.totalTokens
         }
 
         func expectedEntries() -> [[UInt8]: [UInt8]] {
             var all = entries
-            all[maintainer.index.layout.statistics] = TextIndexInspector.logicalStatistics(documents: documents, tokens: tokens)
+            all[maintainer.index.layout.statistics] = TextIndexInspector.logicalStatistics(
+                documents: documents, tokens: tokens)
             return all
         }
     }
@@ -116,7 +123,10 @@ package struct TextIndexMaintainer: IndexMaintainer {
 extension TextIndexDefinition {
     /// The definition as the catalog stores it.
     var json: JSONValue {
-        var o: JSONObject = ["name": .string(name), "fields": .array(fields.map { .string($0.description) }), "tokenizer": .string(tokenizerSpec)]
+        var o: JSONObject = [
+            "name": .string(name), "fields": .array(fields.map { .string($0.description) }),
+            "tokenizer": .string(tokenizerSpec)
+        ]
         // Written only when not the default, so definitions stored before the option existed
         // compare equal and their indexes are not rebuilt for it.
         if detail != .full { o["detail"] = .string(detail.rawValue) }

@@ -29,11 +29,14 @@ enum LayerDerivation {
     /// base entries), relative to `base`.
     /// - Throws: `.uniqueViolation` when a user document and a base document share a unique
     ///   value; `.corruption` for an unreadable document or entry; storage errors.
-    static func stage(root: Subspace, base: Database, user: Database, staging: Database,
-                      progress: ((_ done: Int, _ total: Int) -> Void)? = nil) throws {
+    static func stage(
+        root: Subspace, base: Database, user: Database, staging: Database,
+        progress: ((_ done: Int, _ total: Int) -> Void)? = nil
+    ) throws {
         let layout = Layout(root: root)
-        let store = try StagedDerivationStore(base: base, user: user, staging: staging, derived: derivedRanges(root),
-                                              userOnly: [layout.changes.range])
+        let store = try StagedDerivationStore(
+            base: base, user: user, staging: staging, derived: derivedRanges(root),
+            userOnly: [layout.changes.range])
         let catalog = try CompiledCatalog.load(store, Catalog(root: root), layout: layout)
         let whole = try indexesDerivedWhole(catalog, base: base, root: root)
         for maintainer in whole { try deriveWhole(maintainer, through: store, layout: layout) }
@@ -47,7 +50,9 @@ enum LayerDerivation {
             var context = IndexUpdateContext(storage: store, batch: WriteBatch())
             var touched: [String] = []
             func finishChunk() throws {
-                for name in touched { for maintainer in maintainers(of: name) { try maintainer.finish(context: context) } }
+                for name in touched {
+                    for maintainer in maintainers(of: name) { try maintainer.finish(context: context) }
+                }
                 if context.batch.count > 0 { try store.write(context.batch, sync: false) }
                 context = IndexUpdateContext(storage: store, batch: WriteBatch())
                 touched.removeAll()
@@ -56,8 +61,11 @@ enum LayerDerivation {
             while let entry = try cursor.next() {
                 done += 1
                 if done % 1000 == 0 { progress?(done, total) }
-                guard let t = try? documents.unpack(entry.key), t.count == 2, let collection = try? t.string(at: 0) else {
-                    throw KVDocsError(.corruption, "a document key of the user layer is not (collection, id)", path: user.path, key: entry.key)
+                guard let t = try? documents.unpack(entry.key), t.count == 2, let collection = try? t.string(at: 0)
+                else {
+                    throw KVDocsError(
+                        .corruption, "a document key of the user layer is not (collection, id)", path: user.path,
+                        key: entry.key)
                 }
                 let maintainers = maintainers(of: collection)
                 guard !maintainers.isEmpty else { continue }
@@ -72,8 +80,10 @@ enum LayerDerivation {
                 do {
                     document = try DocumentStore.parseStored(bytes)
                 } catch let e as KVDocsError {
-                    throw KVDocsError(.corruption, "document \(t[1]) of \"\(collection)\" in the \(adding ? "user layer" : "base") is not valid JSON: \(e.message)",
-                                      path: adding ? user.path : (base.copiedFrom ?? base.path), key: entry.key)
+                    throw KVDocsError(
+                        .corruption,
+                        "document \(t[1]) of \"\(collection)\" in the \(adding ? "user layer" : "base") is not valid JSON: \(e.message)",
+                        path: adding ? user.path : (base.copiedFrom ?? base.path), key: entry.key)
                 }
                 if !touched.contains(collection) { touched.append(collection) }
                 // Explicitly optional: JSONValue is expressible by `nil` (its null).
@@ -82,7 +92,9 @@ enum LayerDerivation {
                 for maintainer in maintainers {
                     try maintainer.update(id: t[1], old: old, new: new, context: context)
                 }
-                if context.batch.count >= 10_000 || context.pendingWork >= TextIndexMaintainer.flushThreshold { try finishChunk() }
+                if context.batch.count >= 10_000 || context.pendingWork >= TextIndexMaintainer.flushThreshold {
+                    try finishChunk()
+                }
             }
             try finishChunk()
         }
@@ -94,20 +106,28 @@ enum LayerDerivation {
     /// `base`) uses: the base lacks the index, or holds it at another definition or format
     /// (written by an older KVDocs, say). Their base entries cannot be kept, so they are
     /// derived whole, over every document.
-    static func indexesDerivedWhole(_ catalog: CompiledCatalog, base: Database, root: Subspace) throws -> [any IndexMaintainer] {
+    static func indexesDerivedWhole(_ catalog: CompiledCatalog, base: Database, root: Subspace) throws
+        -> [any IndexMaintainer]
+    {
         let records = Catalog(root: root)
-        let all = catalog.schema.collections.keys.sorted { JSONObject.compareKeys($0, $1) < 0 }.flatMap { catalog.maintainers(of: $0) }
+        let all = catalog.schema.collections.keys.sorted { JSONObject.compareKeys($0, $1) < 0 }.flatMap {
+            catalog.maintainers(of: $0)
+        }
         var states: [IndexIdentity: IndexState] = [:]
         for kind in Set(all.map(\.identity.kind)) { states.merge(try records.indexStates(kind, in: base)) { $1 } }
         return all.filter { maintainer in
             guard let state = states[maintainer.identity] else { return true }
-            return !(state.phase == .ready && state.definition == maintainer.definitionJSON && state.format == maintainer.formatVersion)
+            return
+                !(state.phase == .ready && state.definition == maintainer.definitionJSON
+                && state.format == maintainer.formatVersion)
         }
     }
 
     /// Derives one index whole through `store`: a tombstone for each of the base's entries,
     /// then the entries of every document the layers hold together.
-    static func deriveWhole(_ maintainer: any IndexMaintainer, through store: StagedDerivationStore, layout: Layout) throws {
+    static func deriveWhole(_ maintainer: any IndexMaintainer, through store: StagedDerivationStore, layout: Layout)
+        throws
+    {
         try store.deleteAll(in: maintainer.keyRange)
         let collection = maintainer.identity.collection
         let docs = layout.documents(collection)
@@ -120,8 +140,9 @@ enum LayerDerivation {
             do {
                 document = try DocumentStore.parseStored(entry.1)
             } catch let e as KVDocsError {
-                throw KVDocsError(.corruption, "document \(entry.0[0]) of \"\(collection)\" is not valid JSON: \(e.message)",
-                                  path: store.name, key: docs.pack(entry.0))
+                throw KVDocsError(
+                    .corruption, "document \(entry.0[0]) of \"\(collection)\" is not valid JSON: \(e.message)",
+                    path: store.name, key: docs.pack(entry.0))
             }
             try maintainer.update(id: entry.0[0], old: nil, new: document, context: context)
             if context.batch.count >= 10_000 || context.pendingWork >= TextIndexMaintainer.flushThreshold {
@@ -138,9 +159,11 @@ enum LayerDerivation {
     /// Makes the user layer's derived data exact over `base` in one go: stages it in a
     /// temporary database at `stagingPath` (removed afterwards), then applies it inside
     /// `around` (a caller that must hold readers back wraps the apply).
-    static func rederive(root: Subspace, base: Database, user: Database, stagingPath: String,
-                         progress: ((_ done: Int, _ total: Int) -> Void)? = nil,
-                         around: (() throws -> Void) throws -> Void = { try $0() }) throws {
+    static func rederive(
+        root: Subspace, base: Database, user: Database, stagingPath: String,
+        progress: ((_ done: Int, _ total: Int) -> Void)? = nil,
+        around: (() throws -> Void) throws -> Void = { try $0() }
+    ) throws {
         defer { try? FileManager.default.removeItem(atPath: stagingPath) }
         let staging = try Database(path: stagingPath)
         defer { staging.close() }
@@ -153,7 +176,9 @@ enum LayerDerivation {
     /// synced (a power loss cannot tear an earlier batch). Idempotent: after a crash, calling
     /// it again gives the same result. Returns the entries copied.
     @discardableResult
-    static func apply(staging: Database, to user: Database, root: Subspace, progress: ((_ done: Int) -> Void)? = nil) throws -> Int {
+    static func apply(staging: Database, to user: Database, root: Subspace, progress: ((_ done: Int) -> Void)? = nil)
+        throws -> Int
+    {
         let ranges = derivedRanges(root)
         for range in ranges { try user.deleteAll(in: range, sync: true) }
         let batch = WriteBatch()
@@ -188,10 +213,11 @@ extension DocumentStore {
     ///   value (the user layer is then unchanged); storage errors.
     package func rederive(_ layered: LayeredKeyValueStore, progress: ((IndexBuildProgress) -> Void)? = nil) throws {
         try storage.withWriteTransaction {
-            try LayerDerivation.rederive(root: root, base: layered.base, user: layered.user,
-                                         stagingPath: layered.user.path + ".derive-" + UUID().uuidString,
-                                         progress: { progress?(IndexBuildProgress(collection: "*", index: "*", done: $0, total: $1)) },
-                                         around: { apply in try layered.withReadsHeld(apply) })
+            try LayerDerivation.rederive(
+                root: root, base: layered.base, user: layered.user,
+                stagingPath: layered.user.path + ".derive-" + UUID().uuidString,
+                progress: { progress?(IndexBuildProgress(collection: "*", index: "*", done: $0, total: $1)) },
+                around: { apply in try layered.withReadsHeld(apply) })
         }
     }
 }

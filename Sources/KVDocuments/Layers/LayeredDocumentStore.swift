@@ -101,8 +101,10 @@ public final class LayeredDocumentStore: Sendable {
     ///   that disagree; `.uniqueViolation` when a user database with no layers record (a
     ///   backup, a copy) conflicts with the base; storage errors. A base change that fails
     ///   over an old base in force does not throw: see ``baseChangeFailure``.
-    public init(user: String, base: String, schema: Schema? = nil, create: Bool = false, dates: DateStrategy? = nil,
-                allowingUnrelatedBase: Bool = false, progress: ((Progress) -> Void)? = nil) throws {
+    public init(
+        user: String, base: String, schema: Schema? = nil, create: Bool = false, dates: DateStrategy? = nil,
+        allowingUnrelatedBase: Bool = false, progress: ((Progress) -> Void)? = nil
+    ) throws {
         let fm = FileManager.default
         userPath = user
         layersPath = user + ".layers"
@@ -110,10 +112,13 @@ public final class LayeredDocumentStore: Sendable {
         // Refusals first: nothing is written before them.
         try Self.checkPaths(base: base, user: user)
         guard fm.fileExists(atPath: base + "/CURRENT") else {
-            throw KVDocsError(.invalidArgument, "the base \(base) is not a LevelDB database (it has no CURRENT file)", path: base)
+            throw KVDocsError(
+                .invalidArgument, "the base \(base) is not a LevelDB database (it has no CURRENT file)", path: base)
         }
         if !create, !fm.fileExists(atPath: user + "/CURRENT") {
-            throw KVDocsError(.invalidArgument, "the user database \(user) does not exist (create it with create: true, kvrepl --create)", path: user)
+            throw KVDocsError(
+                .invalidArgument,
+                "the user database \(user) does not exist (create it with create: true, kvrepl --create)", path: user)
         }
         var current = try LayersRecord.read(layersPath)
         let madeLayers = !fm.fileExists(atPath: layersPath)
@@ -127,11 +132,13 @@ public final class LayeredDocumentStore: Sendable {
             let root = Subspace()
             // A replacement recorded as pending was checked: apply it.
             if let known = current, let pending = known.pending {
-                (current, failure) = try Self.finish(pending, record: known, layersPath: layersPath, user: userDB, root: root, progress: progress)
+                (current, failure) = try Self.finish(
+                    pending, record: known, layersPath: layersPath, user: userDB, root: root, progress: progress)
             }
             if let known = current, !known.legacy, fm.fileExists(atPath: layersPath + "/" + known.copy + "/CURRENT"),
-               let files = try? DatabaseFiles.fingerprint(base, known: known.base == base ? known.files : []),
-               DatabaseFiles.sameContent(files, known.files) {
+                let files = try? DatabaseFiles.fingerprint(base, known: known.base == base ? known.files : []),
+                DatabaseFiles.sameContent(files, known.files)
+            {
                 // The base in force, unchanged (at its path, or moved: an app's bundle path
                 // changes between installs). New stat facts or a new path are recorded so
                 // that the next open need not read the files.
@@ -149,39 +156,54 @@ public final class LayeredDocumentStore: Sendable {
                 // (replaceBase tries it whenever asked).
                 let refusedAgain = known.refused.flatMap { refused -> KVDocsError? in
                     guard refused.base == base, let files = try? DatabaseFiles.fingerprint(base, known: refused.files),
-                          DatabaseFiles.sameContent(files, refused.files) else { return nil }
-                    return KVDocsError(KVDocsError.Kind(refused.kind), refused.reason + " (refused when the base was last opened; its files have not changed since)", path: base)
+                        DatabaseFiles.sameContent(files, refused.files)
+                    else { return nil }
+                    return KVDocsError(
+                        KVDocsError.Kind(refused.kind),
+                        refused.reason + " (refused when the base was last opened; its files have not changed since)",
+                        path: base)
                 }
                 if let refusedAgain {
                     failure = refusedAgain
                 } else {
                     var prepared: LayersRecord.Pending?
                     do {
-                        let expected = try schema ?? Self.effectiveSchema(copy: layersPath + "/" + known.copy, user: userDB, root: root)
-                        let expectedDates = try dates ?? Self.effectiveDates(copy: layersPath + "/" + known.copy, user: userDB, root: root)
-                        prepared = try Self.prepare(base, layersPath: layersPath, user: userDB, root: root, expected: expected, dates: expectedDates,
-                                                    allowingUnrelated: allowingUnrelatedBase, progress: progress)
+                        let expected =
+                            try schema
+                            ?? Self.effectiveSchema(copy: layersPath + "/" + known.copy, user: userDB, root: root)
+                        let expectedDates =
+                            try dates
+                            ?? Self.effectiveDates(copy: layersPath + "/" + known.copy, user: userDB, root: root)
+                        prepared = try Self.prepare(
+                            base, layersPath: layersPath, user: userDB, root: root, expected: expected,
+                            dates: expectedDates,
+                            allowingUnrelated: allowingUnrelatedBase, progress: progress)
                     } catch let e as KVDocsError {
                         // Refused: the old base stays; the refusal is remembered with the files.
                         failure = e
                         var kept = known
-                        kept.refused = LayersRecord.Refused(base: base, files: (try? DatabaseFiles.fingerprint(base)) ?? [], kind: e.kind.rawValue, reason: e.message)
+                        kept.refused = LayersRecord.Refused(
+                            base: base, files: (try? DatabaseFiles.fingerprint(base)) ?? [], kind: e.kind.rawValue,
+                            reason: e.message)
                         try kept.write(layersPath)
                         current = kept
                     }
                     if let prepared {
                         // Any failure from here is not a refusal, and is thrown.
-                        (current, failure) = try Self.record(prepared, over: known, layersPath: layersPath, user: userDB, root: root, progress: progress)
+                        (current, failure) = try Self.record(
+                            prepared, over: known, layersPath: layersPath, user: userDB, root: root, progress: progress)
                     }
                 }
             } else if try userDB.entries(limit: 1).next() != nil {
                 // A user layer with no record (a backup, a copy) or no copy of its base: its
                 // derived data may be over another base; make it exact over this one.
-                let prepared = try Self.prepare(base, layersPath: layersPath, user: userDB, root: root, expected: schema,
-                                                dates: try dates ?? Self.ownDates(userDB, root: root),
-                                                allowingUnrelated: allowingUnrelatedBase, progress: progress)
-                (current, failure) = try Self.record(prepared, over: LayersRecord(base: prepared.base, copy: prepared.copy, files: prepared.files),
-                                                     layersPath: layersPath, user: userDB, root: root, progress: progress)
+                let prepared = try Self.prepare(
+                    base, layersPath: layersPath, user: userDB, root: root, expected: schema,
+                    dates: try dates ?? Self.ownDates(userDB, root: root),
+                    allowingUnrelated: allowingUnrelatedBase, progress: progress)
+                (current, failure) = try Self.record(
+                    prepared, over: LayersRecord(base: prepared.base, copy: prepared.copy, files: prepared.files),
+                    layersPath: layersPath, user: userDB, root: root, progress: progress)
             } else {
                 // A new user database: its layer is empty, nothing to derive.
                 let name = "base-" + UUID().uuidString
@@ -192,7 +214,9 @@ public final class LayeredDocumentStore: Sendable {
                 try made.write(layersPath)
                 current = made
             }
-            guard let opened = current else { throw KVDocsError(.ioError, "no layers record in \(layersPath)", path: layersPath) }
+            guard let opened = current else {
+                throw KVDocsError(.ioError, "no layers record in \(layersPath)", path: layersPath)
+            }
             let baseDB = try Database(path: layersPath + "/" + opened.copy, options: Self.existing)
             // Named by the base's own path, not its copy's.
             if let schema {
@@ -235,16 +259,21 @@ public final class LayeredDocumentStore: Sendable {
     ///   disagrees with the store's; `.uniqueViolation` when a user document and a new base
     ///   document share a unique value; `.corruption` for a damaged new base. In every case
     ///   the old base stays in force and the attempt is removed.
-    public func replaceBase(with newBase: String, allowingUnrelatedBase: Bool = false, progress: ((Progress) -> Void)? = nil) throws {
+    public func replaceBase(
+        with newBase: String, allowingUnrelatedBase: Bool = false, progress: ((Progress) -> Void)? = nil
+    ) throws {
         let newBase = URL(fileURLWithPath: newBase).standardizedFileURL.path
         try Self.checkPaths(base: newBase, user: userPath)
         guard FileManager.default.fileExists(atPath: newBase + "/CURRENT") else {
-            throw KVDocsError(.invalidArgument, "the new base \(newBase) is not a LevelDB database (it has no CURRENT file)", path: newBase)
+            throw KVDocsError(
+                .invalidArgument, "the new base \(newBase) is not a LevelDB database (it has no CURRENT file)",
+                path: newBase)
         }
         try storage.withWriteTransaction {
-            let prepared = try Self.prepare(newBase, layersPath: layersPath, user: storage.user, root: store.root, expected: store.schema,
-                                            dates: store.dateStrategy,
-                                            allowingUnrelated: allowingUnrelatedBase, progress: progress)
+            let prepared = try Self.prepare(
+                newBase, layersPath: layersPath, user: storage.user, root: store.root, expected: store.schema,
+                dates: store.dateStrategy,
+                allowingUnrelated: allowingUnrelatedBase, progress: progress)
             var committed = record.withLock { $0 }
             committed.pending = prepared
             committed.refused = nil
@@ -256,7 +285,10 @@ public final class LayeredDocumentStore: Sendable {
             }
             // Recorded: from here a crash is finished by the next open. The record in memory
             // says so too, so that nothing removes the new copy or the staging database.
-            let previous = record.withLock { old -> LayersRecord in defer { old = committed }; return old }
+            let previous = record.withLock { old -> LayersRecord in
+                defer { old = committed }
+                return old
+            }
             let oldBase = storage.base
             var applied = 0
             do {
@@ -280,7 +312,10 @@ public final class LayeredDocumentStore: Sendable {
                     // Neither way could be finished here: the handle stops, and the next open
                     // finishes the recorded replacement.
                     storage.user.close()
-                    throw KVDocsError(.ioError, "replacing the base with \(newBase) failed after it was recorded (\(error)), and going back failed too (\(rollback)); the database is closed: open it again, which finishes the replacement", path: userPath)
+                    throw KVDocsError(
+                        .ioError,
+                        "replacing the base with \(newBase) failed after it was recorded (\(error)), and going back failed too (\(rollback)); the database is closed: open it again, which finishes the replacement",
+                        path: userPath)
                 }
                 store.hub.publishToAll()
                 throw error
@@ -327,14 +362,18 @@ public final class LayeredDocumentStore: Sendable {
     /// Undoes a live replacement that failed after it was recorded: the old base again, the
     /// user layer's derived data made exact over it, the record without the replacement,
     /// and the replacement's directories removed. REQUIRES: the writer lock.
-    private func rollBack(to previous: LayersRecord, from oldBase: Database, abandoning prepared: LayersRecord.Pending) throws {
-        try LayerDerivation.rederive(root: store.root, base: oldBase, user: storage.user,
-                                     stagingPath: layersPath + "/derive-" + UUID().uuidString, around: { apply in
-            try storage.withReadsHeld {
-                try storage.replaceBase(with: oldBase)
-                try apply()
-            }
-        })
+    private func rollBack(to previous: LayersRecord, from oldBase: Database, abandoning prepared: LayersRecord.Pending)
+        throws
+    {
+        try LayerDerivation.rederive(
+            root: store.root, base: oldBase, user: storage.user,
+            stagingPath: layersPath + "/derive-" + UUID().uuidString,
+            around: { apply in
+                try storage.withReadsHeld {
+                    try storage.replaceBase(with: oldBase)
+                    try apply()
+                }
+            })
         try previous.write(layersPath)
         record.withLock { $0 = previous }
         Self.remove(prepared, layersPath: layersPath)
@@ -350,13 +389,22 @@ public final class LayeredDocumentStore: Sendable {
         }
         let b = resolved(base), u = resolved(user), l = resolved(user + ".layers")
         if b == u || b.hasPrefix(u + "/") {
-            throw KVDocsError(.invalidArgument, "the base \(base) is the user database \(user) or lies inside it: a base must be another database", path: base)
+            throw KVDocsError(
+                .invalidArgument,
+                "the base \(base) is the user database \(user) or lies inside it: a base must be another database",
+                path: base)
         }
         if b == l || b.hasPrefix(l + "/") {
-            throw KVDocsError(.invalidArgument, "the base \(base) lies inside the user database's layers directory \(user).layers: give the base's own directory", path: base)
+            throw KVDocsError(
+                .invalidArgument,
+                "the base \(base) lies inside the user database's layers directory \(user).layers: give the base's own directory",
+                path: base)
         }
         if u.hasPrefix(b + "/") {
-            throw KVDocsError(.invalidArgument, "the user database \(user) lies inside the base \(base): keep the user database outside the base's directory", path: user)
+            throw KVDocsError(
+                .invalidArgument,
+                "the user database \(user) lies inside the base \(base): keep the user database outside the base's directory",
+                path: user)
         }
     }
 
@@ -386,9 +434,12 @@ public final class LayeredDocumentStore: Sendable {
     package static func ownDates(_ user: Database, root: Subspace) throws -> DateStrategy? {
         let catalog = Catalog(root: root)
         guard let stored = try user.get(catalog.datesKey),
-              let value = try LayeredKeyValueStore.untag(stored, key: catalog.datesKey, name: user.path) else { return nil }
+            let value = try LayeredKeyValueStore.untag(stored, key: catalog.datesKey, name: user.path)
+        else { return nil }
         guard let name = try? Tuple(decoding: value).string(at: 0), let strategy = DateStrategy(rawValue: name) else {
-            throw KVDocsError(.corruption, "the user layer's date strategy record is not a strategy this version knows", path: user.path, key: catalog.datesKey)
+            throw KVDocsError(
+                .corruption, "the user layer's date strategy record is not a strategy this version knows",
+                path: user.path, key: catalog.datesKey)
         }
         return strategy
     }
@@ -400,10 +451,15 @@ public final class LayeredDocumentStore: Sendable {
         let catalog = Catalog(root: root)
         guard let dates, try catalog.formatVersion(in: newDB) != nil else { return }
         // A store with no record and no document has no dates to misread.
-        guard let theirs = try catalog.dateStrategy(in: newDB)
-                ?? (DocumentStore.holdsDocuments(newDB, layout: Layout(root: root)) ? .secondsSince2001 : nil) else { return }
+        guard
+            let theirs = try catalog.dateStrategy(in: newDB)
+                ?? (DocumentStore.holdsDocuments(newDB, layout: Layout(root: root)) ? .secondsSince2001 : nil)
+        else { return }
         guard theirs == dates else {
-            throw KVDocsError(.invalidArgument, "the base \(base) stores typed dates as \(theirs.rawValue), but the user's store reads them as \(dates.rawValue): over it, one side's dates would be misread; write the new base with DocumentStore(…, dates: .\(dates.rawValue))", path: base)
+            throw KVDocsError(
+                .invalidArgument,
+                "the base \(base) stores typed dates as \(theirs.rawValue), but the user's store reads them as \(dates.rawValue): over it, one side's dates would be misread; write the new base with DocumentStore(…, dates: .\(dates.rawValue))",
+                path: base)
         }
     }
 
@@ -411,8 +467,10 @@ public final class LayeredDocumentStore: Sendable {
     /// (and, unless `allowingUnrelated`, that it is related) and its dates against `dates`,
     /// and stages the user layer's derived data over it. Nothing is recorded; on failure the
     /// copy and the staging database are removed.
-    package static func prepare(_ newBase: String, layersPath: String, user: Database, root: Subspace, expected: Schema?, dates: DateStrategy?,
-                                allowingUnrelated: Bool, progress: ((Progress) -> Void)?) throws -> LayersRecord.Pending {
+    package static func prepare(
+        _ newBase: String, layersPath: String, user: Database, root: Subspace, expected: Schema?, dates: DateStrategy?,
+        allowingUnrelated: Bool, progress: ((Progress) -> Void)?
+    ) throws -> LayersRecord.Pending {
         let copy = "base-" + UUID().uuidString, staging = "derive-" + UUID().uuidString
         var pending = LayersRecord.Pending(base: newBase, copy: copy, files: [], staging: staging)
         do {
@@ -424,7 +482,9 @@ public final class LayeredDocumentStore: Sendable {
             let newDB = try Database(path: layersPath + "/" + copy, options: baseOptions)
             defer { newDB.close() }
             // Without a schema given, the one the user layer keeps (its own, else the base's).
-            let expected = try expected ?? Catalog(root: root).schemaData(in: try LayeredKeyValueStore(base: newDB, user: user))
+            let expected =
+                try expected
+                ?? Catalog(root: root).schemaData(in: try LayeredKeyValueStore(base: newDB, user: user))
                 .map { try Schema(json: Data($0), file: "the stored schema") }
             // Damage anywhere in the new base fails here, not later in a read.
             var checked = 0
@@ -434,7 +494,9 @@ public final class LayeredDocumentStore: Sendable {
                 if checked % 10_000 == 0 { progress?(Progress(phase: "checking base", done: checked, total: 0)) }
             }
             if !allowingUnrelated { try checkRelated(newDB, base: newBase, user: user, root: root, expected: expected) }
-            if let expected { try DocumentStore.checkAgreement(base: newDB, schema: expected, root: root, named: newBase) }
+            if let expected {
+                try DocumentStore.checkAgreement(base: newDB, schema: expected, root: root, named: newBase)
+            }
             try checkDates(newDB, base: newBase, dates: dates, root: root)
             let stagingDB = try Database(path: layersPath + "/" + staging)
             defer { stagingDB.close() }
@@ -458,36 +520,50 @@ public final class LayeredDocumentStore: Sendable {
     /// Refuses a base that would hide the user's data: one with no document store, one
     /// that shares none of `expected`'s collections, or one over which a collection holding
     /// user documents would leave the schema.
-    private static func checkRelated(_ newDB: Database, base: String, user: Database, root: Subspace, expected: Schema?) throws {
+    private static func checkRelated(_ newDB: Database, base: String, user: Database, root: Subspace, expected: Schema?)
+        throws
+    {
         let catalog = Catalog(root: root)
         let advice = "(kvrepl: replace-base PATH --allow-unrelated; the library: allowingUnrelatedBase: true)"
         guard try catalog.formatVersion(in: newDB) != nil, let data = try catalog.schemaData(in: newDB) else {
-            throw KVDocsError(.invalidArgument, "the base \(base) has no document store: it would hide the user's documents; pass it on purpose to use it anyway \(advice)", path: base)
+            throw KVDocsError(
+                .invalidArgument,
+                "the base \(base) has no document store: it would hide the user's documents; pass it on purpose to use it anyway \(advice)",
+                path: base)
         }
         let theirs = try Schema(json: Data(data), file: "the base's stored schema")
         guard let expected else { return }
         let mine = Set(expected.collections.keys)
         if !mine.isEmpty, mine.isDisjoint(with: theirs.collections.keys) {
-            throw KVDocsError(.invalidArgument, "the base \(base) has none of the store's collections (\(mine.sorted().joined(separator: ", "))): it would hide the user's documents; pass it on purpose to use it anyway \(advice)", path: base)
+            throw KVDocsError(
+                .invalidArgument,
+                "the base \(base) has none of the store's collections (\(mine.sorted().joined(separator: ", "))): it would hide the user's documents; pass it on purpose to use it anyway \(advice)",
+                path: base)
         }
         let layered = try LayeredKeyValueStore(base: newDB, user: user)
         let after = try catalog.schemaData(in: layered).map { try Schema(json: Data($0), file: "the stored schema") }
         let layout = Layout(root: root)
         for name in mine.sorted() where after?[collection: name] == nil {
             if try user.entries(layout.documents(name).range, limit: 1).next() != nil {
-                throw KVDocsError(.invalidArgument, "over the base \(base) the collection \"\(name)\" would leave the schema and hide the user's documents in it; pass it on purpose to use it anyway \(advice)", path: base)
+                throw KVDocsError(
+                    .invalidArgument,
+                    "over the base \(base) the collection \"\(name)\" would leave the schema and hide the user's documents in it; pass it on purpose to use it anyway \(advice)",
+                    path: base)
             }
         }
     }
 
     /// Records `prepared` as pending over `record`, then finishes it (see ``finish``).
-    private static func record(_ prepared: LayersRecord.Pending, over record: LayersRecord, layersPath: String, user: Database, root: Subspace,
-                               progress: ((Progress) -> Void)?) throws -> (LayersRecord, KVDocsError?) {
+    private static func record(
+        _ prepared: LayersRecord.Pending, over record: LayersRecord, layersPath: String, user: Database, root: Subspace,
+        progress: ((Progress) -> Void)?
+    ) throws -> (LayersRecord, KVDocsError?) {
         var committed = record
         committed.pending = prepared
         committed.refused = nil
         try committed.write(layersPath)
-        return try finish(prepared, record: committed, layersPath: layersPath, user: user, root: root, progress: progress)
+        return try finish(
+            prepared, record: committed, layersPath: layersPath, user: user, root: root, progress: progress)
     }
 
     /// Applies a pending replacement: copies its staged derived data into the user layer and
@@ -495,8 +571,10 @@ public final class LayeredDocumentStore: Sendable {
     /// is missing or unreadable, or the record predates staging) is rolled back instead: the
     /// user layer's derived data is made exact over the old base again, which held before;
     /// the reason is returned with the record.
-    private static func finish(_ pending: LayersRecord.Pending, record: LayersRecord, layersPath: String, user: Database, root: Subspace,
-                               progress: ((Progress) -> Void)?) throws -> (LayersRecord, KVDocsError?) {
+    private static func finish(
+        _ pending: LayersRecord.Pending, record: LayersRecord, layersPath: String, user: Database, root: Subspace,
+        progress: ((Progress) -> Void)?
+    ) throws -> (LayersRecord, KVDocsError?) {
         let fm = FileManager.default
         var reason: KVDocsError
         if let staging = pending.staging, fm.fileExists(atPath: layersPath + "/" + pending.copy + "/CURRENT") {
@@ -516,12 +594,17 @@ public final class LayeredDocumentStore: Sendable {
                 reason = KVDocsError(.ioError, "\(error)", path: layersPath)
             }
         } else {
-            reason = KVDocsError(.notSupported, "the replacement by \(pending.base) recorded in \(layersPath) \(pending.staging == nil ? "was recorded by an older KVDocs before it was checked" : "has lost its copy of the base")", path: layersPath)
+            reason = KVDocsError(
+                .notSupported,
+                "the replacement by \(pending.base) recorded in \(layersPath) \(pending.staging == nil ? "was recorded by an older KVDocs before it was checked" : "has lost its copy of the base")",
+                path: layersPath)
         }
         // Back to the old base: the user layer held exact data over it before.
         let base = try Database(path: layersPath + "/" + record.copy, options: existing)
         defer { base.close() }
-        try LayerDerivation.rederive(root: root, base: base, user: user, stagingPath: layersPath + "/derive-" + UUID().uuidString) { done, total in
+        try LayerDerivation.rederive(
+            root: root, base: base, user: user, stagingPath: layersPath + "/derive-" + UUID().uuidString
+        ) { done, total in
             progress?(Progress(phase: "deriving", done: done, total: total))
         }
         var kept = record
@@ -530,7 +613,13 @@ public final class LayeredDocumentStore: Sendable {
         // The copy in force stays (an adopted user layer's pending copy is its own).
         if pending.copy != record.copy { try? fm.removeItem(atPath: layersPath + "/" + pending.copy) }
         if let staging = pending.staging { try? fm.removeItem(atPath: layersPath + "/" + staging) }
-        return (kept, KVDocsError(reason.kind, "the replacement by \(pending.base) could not be finished and was undone: \(reason.message)", path: reason.path))
+        return (
+            kept,
+            KVDocsError(
+                reason.kind,
+                "the replacement by \(pending.base) could not be finished and was undone: \(reason.message)",
+                path: reason.path)
+        )
     }
 
     /// Removes the directories of a replacement that was not made.
@@ -544,7 +633,10 @@ public final class LayeredDocumentStore: Sendable {
         let fm = FileManager.default
         let (inUse, pending) = record.withLock { ($0.copy, $0.pending) }
         guard let names = try? fm.contentsOfDirectory(atPath: layersPath) else { return }
-        for name in names where (name.hasPrefix("base-") || name.hasPrefix("derive-")) && name != inUse && name != pending?.copy && name != pending?.staging {
+        for name in names
+        where (name.hasPrefix("base-") || name.hasPrefix("derive-")) && name != inUse && name != pending?.copy
+            && name != pending?.staging
+        {
             try? fm.removeItem(atPath: layersPath + "/" + name)
         }
     }

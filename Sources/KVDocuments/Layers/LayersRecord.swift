@@ -80,19 +80,29 @@ package struct LayersRecord: Equatable {
         do {
             stored = try JSONDecoder().decode(Stored.self, from: Data(contentsOf: URL(fileURLWithPath: path)))
         } catch {
-            throw KVDocsError(.corruption, "\(path) cannot be read (\(error.localizedDescription)); remove it and open again with the base: the user database is then taken over that base, its indexes re-derived", path: path)
+            throw KVDocsError(
+                .corruption,
+                "\(path) cannot be read (\(error.localizedDescription)); remove it and open again with the base: the user database is then taken over that base, its indexes re-derived",
+                path: path)
         }
         guard stored.format <= format else {
-            throw KVDocsError(.notSupported, "\(path) has layers format \(stored.format), written by a newer version of KVDocs; this version reads formats 1 and \(format)", path: path)
+            throw KVDocsError(
+                .notSupported,
+                "\(path) has layers format \(stored.format), written by a newer version of KVDocs; this version reads formats 1 and \(format)",
+                path: path)
         }
         guard stored.format >= 1 else {
-            throw KVDocsError(.corruption, "\(path) has layers format \(stored.format), which no version of KVDocs writes; remove it and open again with the base", path: path)
+            throw KVDocsError(
+                .corruption,
+                "\(path) has layers format \(stored.format), which no version of KVDocs writes; remove it and open again with the base",
+                path: path)
         }
         var record = LayersRecord(base: stored.base, copy: stored.copy, files: stored.files ?? [])
         record.legacy = stored.format == 1
         record.refused = stored.format == 1 ? nil : stored.refused
         if let p = stored.pending {
-            record.pending = Pending(base: p.base, copy: p.copy, files: p.files ?? [], staging: stored.format == 1 ? nil : p.staging)
+            record.pending = Pending(
+                base: p.base, copy: p.copy, files: p.files ?? [], staging: stored.format == 1 ? nil : p.staging)
         }
         return record
     }
@@ -100,20 +110,32 @@ package struct LayersRecord: Equatable {
     /// Writes the record (format 2) with one rename: a crash leaves the old record or the new one.
     package func write(_ layersPath: String) throws {
         let path = layersPath + "/LAYERS.json", temporary = path + ".new"
-        let stored = Stored(format: Self.format, base: base, copy: copy, files: files, fingerprint: nil,
-                            pending: pending.map { StoredPending(base: $0.base, copy: $0.copy, files: $0.files, fingerprint: nil, staging: $0.staging) },
-                            refused: refused)
+        let stored = Stored(
+            format: Self.format, base: base, copy: copy, files: files, fingerprint: nil,
+            pending: pending.map {
+                StoredPending(base: $0.base, copy: $0.copy, files: $0.files, fingerprint: nil, staging: $0.staging)
+            },
+            refused: refused)
         do {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
             let data = try encoder.encode(stored)
             let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-            guard fd >= 0 else { throw KVDocsError(.ioError, "cannot write \(temporary): \(String(cString: strerror(errno)))", path: temporary) }
+            guard fd >= 0 else {
+                throw KVDocsError(
+                    .ioError, "cannot write \(temporary): \(String(cString: strerror(errno)))", path: temporary)
+            }
             let written = data.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
             let synced = fsync(fd)
             _ = Glibc.close(fd)
-            guard written == data.count, synced == 0 else { throw KVDocsError(.ioError, "cannot write \(temporary): \(String(cString: strerror(errno)))", path: temporary) }
-            guard rename(temporary, path) == 0 else { throw KVDocsError(.ioError, "cannot rename \(temporary): \(String(cString: strerror(errno)))", path: path) }
+            guard written == data.count, synced == 0 else {
+                throw KVDocsError(
+                    .ioError, "cannot write \(temporary): \(String(cString: strerror(errno)))", path: temporary)
+            }
+            guard rename(temporary, path) == 0 else {
+                throw KVDocsError(
+                    .ioError, "cannot rename \(temporary): \(String(cString: strerror(errno)))", path: path)
+            }
             try Database.syncDirectory(layersPath)
         } catch let e as KVDocsError {
             throw e

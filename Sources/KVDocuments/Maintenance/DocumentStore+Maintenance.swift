@@ -28,7 +28,10 @@ public struct VerifyReport: Sendable, CustomStringConvertible {
 
     public var description: String {
         var text = "\(documents) documents, \(indexEntries) index entries: "
-        text += isClean ? "ok" : "\(missingEntries) missing entries, \(danglingEntries) dangling entries, \(badDocuments) bad documents"
+        text +=
+            isClean
+            ? "ok"
+            : "\(missingEntries) missing entries, \(danglingEntries) dangling entries, \(badDocuments) bad documents"
         for p in problems { text += "\n  " + p }
         return text
     }
@@ -72,7 +75,9 @@ extension DocumentStore {
     /// exactly those of the leaves other than a live winner; the by-sequence entries name
     /// each tree once, at the sequence it records. Each disagreement counts as a bad
     /// document.
-    private func verifyRevisions(_ name: String, _ documentIDs: [TupleElement], _ tx: ReadTransaction, into report: inout VerifyReport) throws {
+    private func verifyRevisions(
+        _ name: String, _ documentIDs: [TupleElement], _ tx: ReadTransaction, into report: inout VerifyReport
+    ) throws {
         func bad(_ problem: String) {
             report.badDocuments += 1
             report.note("\(name): \(problem)")
@@ -95,40 +100,62 @@ extension DocumentStore {
                 continue
             }
             if let other = sequences.updateValue(id, forKey: sequence) {
-                bad("documents \(JSONValue.string(other).compactDescription) and \(described) record the same sequence \(sequence)")
+                bad(
+                    "documents \(JSONValue.string(other).compactDescription) and \(described) record the same sequence \(sequence)"
+                )
             }
             guard let winner = tree.winner else {
                 bad("document \(described) has an empty revision tree")
                 continue
             }
-            let stored = try tx.reader.value(forKey: layout.document(name, .string(id))).flatMap { try? DocumentStore.parseStored($0) }
+            let stored = try tx.reader.value(forKey: layout.document(name, .string(id))).flatMap {
+                try? DocumentStore.parseStored($0)
+            }
             if winner.deleted {
-                if stored != nil { bad("document \(described) is stored although its winning revision \(winner.revision) is a deletion") }
+                if stored != nil {
+                    bad(
+                        "document \(described) is stored although its winning revision \(winner.revision) is a deletion"
+                    )
+                }
             } else if stored?["_rev"] != .string(winner.revision.description) {
-                bad("document \(described): the stored document's _rev is \(stored?["_rev"]?.compactDescription ?? "missing"); the winning revision is \(winner.revision)")
+                bad(
+                    "document \(described): the stored document's _rev is \(stored?["_rev"]?.compactDescription ?? "missing"); the winning revision is \(winner.revision)"
+                )
             }
             for leaf in tree.leaves where leaf.value.hasBody && !(leaf.revision == winner.revision && !leaf.deleted) {
                 separate.insert(layout.revisionBody(name, id, leaf.revision))
             }
         }
         for id in documentIDs {
-            guard case .string(let text) = id, withTrees.contains(text) else { bad("document \(id) has no revision tree"); continue }
+            guard case .string(let text) = id, withTrees.contains(text) else {
+                bad("document \(id) has no revision tree")
+                continue
+            }
         }
         let bodies = try tx.reader.scan(layout.replication(name)["b"].range, order: .forward)
         while let key = try bodies.next({ k, _ in Array(k) }) {
-            if separate.remove(key) == nil { bad("the revision body \(Self.describeEntry(key)) belongs to no leaf of its document") }
+            if separate.remove(key) == nil {
+                bad("the revision body \(Self.describeEntry(key)) belongs to no leaf of its document")
+            }
         }
-        for key in separate.sorted(by: { $0.lexicographicallyPrecedes($1) }) { bad("the revision body \(Self.describeEntry(key)) is missing") }
+        for key in separate.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
+            bad("the revision body \(Self.describeEntry(key)) is missing")
+        }
         let bySequence = layout.bySequence(name)
         let entries = try tx.reader.scan(bySequence.range, order: .forward)
         while let (key, value) = try entries.next({ (Array($0), Array($1)) }) {
             guard let t = try? bySequence.unpack(key), t.count == 1, case .int(let sequence) = t[0],
-                  let named = try? Tuple(decoding: value), named.count == 1, case .string(let id) = named[0] else {
+                let named = try? Tuple(decoding: value), named.count == 1, case .string(let id) = named[0]
+            else {
                 bad("the by-sequence entry \(Self.describeEntry(key)) is damaged")
                 continue
             }
-            if sequences[sequence] == id { sequences[sequence] = nil } else {
-                bad("the by-sequence entry at \(sequence) names document \(JSONValue.string(id).compactDescription), whose tree records another sequence")
+            if sequences[sequence] == id {
+                sequences[sequence] = nil
+            } else {
+                bad(
+                    "the by-sequence entry at \(sequence) names document \(JSONValue.string(id).compactDescription), whose tree records another sequence"
+                )
             }
         }
         for (sequence, id) in sequences.sorted(by: { $0.key < $1.key }) {
@@ -137,8 +164,10 @@ extension DocumentStore {
     }
 
     /// Reads every document of a collection, reporting bad ones, and hands each good one on.
-    private func readDocuments(_ name: String, _ schema: CollectionSchema, _ tx: ReadTransaction, into report: inout VerifyReport,
-                               _ body: (TupleElement, JSONValue) -> Void) throws {
+    private func readDocuments(
+        _ name: String, _ schema: CollectionSchema, _ tx: ReadTransaction, into report: inout VerifyReport,
+        _ body: (TupleElement, JSONValue) -> Void
+    ) throws {
         let docs = layout.documents(name)
         let entries = try tx.reader.scan(docs.range, order: .forward)
         while let entry = try entries.next({ k, v in (try? docs.unpack(Array(k)), Array(v)) }) {
@@ -157,18 +186,24 @@ extension DocumentStore {
                 report.note("\(name): document \(id) is not valid JSON: \(e.message)")
                 continue
             }
-            let pk = document[schema.primaryKey].flatMap { try? Self.idElement($0, collection: name, primaryKey: schema.primaryKey) }
+            let pk = document[schema.primaryKey].flatMap {
+                try? Self.idElement($0, collection: name, primaryKey: schema.primaryKey)
+            }
             if pk != id {
                 report.badDocuments += 1
-                report.note("\(name): document \(id) has primary key \(document[schema.primaryKey]?.compactDescription ?? "missing")")
+                report.note(
+                    "\(name): document \(id) has primary key \(document[schema.primaryKey]?.compactDescription ?? "missing")"
+                )
             }
             body(id, document)
         }
     }
 
     /// Compares an index's stored entries with those its documents imply.
-    private func compare(_ maintainer: any IndexMaintainer, _ expected: [[UInt8]: [UInt8]], _ tx: ReadTransaction,
-                         into report: inout VerifyReport) throws {
+    private func compare(
+        _ maintainer: any IndexMaintainer, _ expected: [[UInt8]: [UInt8]], _ tx: ReadTransaction,
+        into report: inout VerifyReport
+    ) throws {
         let name = "\(maintainer.identity.collection).\(maintainer.identity.name)"
         var wanted = expected
         for (key, value) in try maintainer.verificationEntries(tx.reader) {
@@ -177,14 +212,18 @@ extension DocumentStore {
                 if expectedValue != value {
                     report.danglingEntries += 1
                     if let what = maintainer.describe(key: key) {
-                        report.note("\(name): \(what) hold \(Self.describeEntry(value)); the documents imply \(Self.describeEntry(expectedValue))")
+                        report.note(
+                            "\(name): \(what) hold \(Self.describeEntry(value)); the documents imply \(Self.describeEntry(expectedValue))"
+                        )
                     } else {
                         report.note("\(name): entry \(Self.describeEntry(key)) has a stale value")
                     }
                 }
             } else {
                 report.danglingEntries += 1
-                report.note("\(name): \(maintainer.describe(key: key) ?? "entry \(Self.describeEntry(key))") belongs to no document")
+                report.note(
+                    "\(name): \(maintainer.describe(key: key) ?? "entry \(Self.describeEntry(key))") belongs to no document"
+                )
             }
         }
         report.missingEntries += wanted.count
@@ -201,7 +240,9 @@ extension DocumentStore {
     /// documents. Writers wait while it runs; queries meanwhile scan documents instead of
     /// the index, and searches of a text index being rebuilt fail.
     /// - Throws: `.schema` for an unknown collection or index.
-    public func reindex(collection: String, index: String? = nil, progress: ((IndexBuildProgress) -> Void)? = nil) throws {
+    public func reindex(collection: String, index: String? = nil, progress: ((IndexBuildProgress) -> Void)? = nil)
+        throws
+    {
         try storage.withWriteTransaction {
             let current = try catalog()
             let collectionSchema = try current.schema.collection(collection)

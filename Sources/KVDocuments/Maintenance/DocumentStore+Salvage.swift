@@ -38,10 +38,13 @@ public struct SalvageReport: Sendable, CustomStringConvertible {
     /// A line of counts, then a line per quarantined document.
     public var description: String {
         let keptTotal = kept.values.reduce(0, +)
-        var lines = ["salvage: kept \(keptTotal) documents, moved \(lost) to \"\(quarantine)\", rebuilt \(rebuiltIndexes.count) indexes; verify: \(verification.isClean ? "ok" : "\(verification.missingEntries) missing, \(verification.danglingEntries) dangling, \(verification.badDocuments) bad")"]
+        var lines = [
+            "salvage: kept \(keptTotal) documents, moved \(lost) to \"\(quarantine)\", rebuilt \(rebuiltIndexes.count) indexes; verify: \(verification.isClean ? "ok" : "\(verification.missingEntries) missing, \(verification.danglingEntries) dangling, \(verification.badDocuments) bad")"
+        ]
         for repair in catalogRepairs { lines.append("  catalog: \(repair)") }
         for q in quarantined {
-            lines.append("  \(q.collection) \(q.id?.compactDescription ?? "(damaged key)") → \(q.quarantineID): \(q.reason)")
+            lines.append(
+                "  \(q.collection) \(q.id?.compactDescription ?? "(damaged key)") → \(q.quarantineID): \(q.reason)")
         }
         return lines.joined(separator: "\n")
     }
@@ -72,7 +75,9 @@ extension DocumentStore {
     ///   `id`; storage errors (`.corruption` when the store's own tables are still damaged:
     ///   run ``Database/repair(path:options:)`` first).
     @discardableResult
-    public func salvage(quarantine: String = "quarantine", progress: ((IndexBuildProgress) -> Void)? = nil) throws -> SalvageReport {
+    public func salvage(quarantine: String = "quarantine", progress: ((IndexBuildProgress) -> Void)? = nil) throws
+        -> SalvageReport
+    {
         var report = SalvageReport(quarantine: quarantine)
         // Documents moved, a collection added, every index rebuilt: every observer looks again.
         defer { hub.publishToAll() }
@@ -80,9 +85,13 @@ extension DocumentStore {
         var schema = try storage.withWriteTransaction {
             let schema = try catalog().schema
             if let existing = schema.collections[quarantine], existing.primaryKey != "id" {
-                throw KVDocsError(.schema, "salvage: the quarantine collection \"\(quarantine)\" has primary key \"\(existing.primaryKey)\"; it needs \"id\"", path: storage.name)
+                throw KVDocsError(
+                    .schema,
+                    "salvage: the quarantine collection \"\(quarantine)\" has primary key \"\(existing.primaryKey)\"; it needs \"id\"",
+                    path: storage.name)
             }
-            for name in schema.collections.keys.sorted(by: { JSONObject.compareKeys($0, $1) < 0 }) where !name.hasSameCodePoints(as: quarantine) {
+            for name in schema.collections.keys.sorted(by: { JSONObject.compareKeys($0, $1) < 0 })
+            where !name.hasSameCodePoints(as: quarantine) {
                 let collectionSchema = try schema.collection(name)
                 let docs = layout.documents(name)
                 let snapshot = try storage.snapshotReader()
@@ -107,7 +116,11 @@ extension DocumentStore {
                         try? Self.idElement($0, collection: name, primaryKey: collectionSchema.primaryKey)
                     }
                     guard stored == id else {
-                        damaged.append((name, key, value, id, "its primary key \"\(collectionSchema.primaryKey)\" is \(document[collectionSchema.primaryKey]?.compactDescription ?? "missing"), not the key's \(Self.idValue(id).compactDescription)"))
+                        damaged.append(
+                            (
+                                name, key, value, id,
+                                "its primary key \"\(collectionSchema.primaryKey)\" is \(document[collectionSchema.primaryKey]?.compactDescription ?? "missing"), not the key's \(Self.idValue(id).compactDescription)"
+                            ))
                         continue
                     }
                     kept += 1
@@ -123,14 +136,16 @@ extension DocumentStore {
                 // stop at the damaged documents).
                 schema.collections[quarantine] = CollectionSchema(primaryKey: "id")
                 let batch = WriteBatch()
-                records.putSchema(schema.jsonData(), format: try recordedFormat(), generation: try nextGeneration(), in: batch)
+                records.putSchema(
+                    schema.jsonData(), format: try recordedFormat(), generation: try nextGeneration(), in: batch)
                 try storage.write(batch, sync: true)
             }
             let hex = { (bytes: [UInt8]) in bytes.map { String($0, radix: 16).leftPadded(to: 2) }.joined() }
             for chunk in stride(from: 0, to: damaged.count, by: 256) {
                 let context = try WriteContext(store: self)
                 // A writer may have replaced a damaged document since the scan: leave it.
-                for item in damaged[chunk..<min(chunk + 256, damaged.count)] where try storage.value(forKey: item.key) == item.value {
+                for item in damaged[chunk..<min(chunk + 256, damaged.count)]
+                where try storage.value(forKey: item.key) == item.value {
                     let quarantineID = "\(item.collection):\(hex(item.key))"
                     var record: [String: JSONValue] = [
                         "id": .string(quarantineID),
@@ -138,13 +153,15 @@ extension DocumentStore {
                         "key_hex": .string(hex(item.key)),
                         "value_hex": .string(hex(item.value)),
                         "value_text": .string(String(decoding: item.value, as: UTF8.self)),
-                        "reason": .string(item.reason),
+                        "reason": .string(item.reason)
                     ]
                     if let id = item.id { record["document_id"] = Self.idValue(id) }
                     _ = try context.write(quarantine, .upsert, document: .object(JSONObject(record)), id: nil)
                     context.removeDamaged(item.collection, key: item.key, id: item.id)
-                    report.quarantined.append(.init(collection: item.collection, id: item.id.map(Self.idValue),
-                                                    quarantineID: quarantineID, reason: item.reason))
+                    report.quarantined.append(
+                        .init(
+                            collection: item.collection, id: item.id.map(Self.idValue),
+                            quarantineID: quarantineID, reason: item.reason))
                 }
                 try context.commit(sync: true)
             }
@@ -186,10 +203,13 @@ extension DocumentStore {
     /// - Returns: the store, usable, and what the salvage did.
     /// - Throws: what ``salvage(quarantine:progress:)`` throws; `.corruption` for a catalog
     ///   record salvage cannot rebuild; storage errors.
-    public static func salvage(database: Database, root: Subspace = Subspace(), quarantine: String = "quarantine",
-                               progress: ((IndexBuildProgress) -> Void)? = nil) throws -> (DocumentStore, SalvageReport) {
+    public static func salvage(
+        database: Database, root: Subspace = Subspace(), quarantine: String = "quarantine",
+        progress: ((IndexBuildProgress) -> Void)? = nil
+    ) throws -> (DocumentStore, SalvageReport) {
         let repairs = try repairCatalog(database, root: root)
-        let store = try DocumentStore(database: database, schema: nil, root: root, finishingBuilds: false, progress: progress)
+        let store = try DocumentStore(
+            database: database, schema: nil, root: root, finishingBuilds: false, progress: progress)
         var report = try store.salvage(quarantine: quarantine, progress: progress)
         report.catalogRepairs = repairs
         return (store, report)
@@ -262,7 +282,9 @@ extension DocumentStore {
         let records = Catalog(root: root)
         guard let key = error.key else { return .salvage }
         if key == records.schemaKey { return .reloadSchema }
-        if records.isIndexStateKey(key) || key == records.sequenceKey || key == records.generationKey { return .salvage }
+        if records.isIndexStateKey(key) || key == records.sequenceKey || key == records.generationKey {
+            return .salvage
+        }
         return records.isCatalogKey(key) ? .none : .salvage
     }
 }
@@ -275,7 +297,10 @@ extension DocumentStore.WriteContext {
         documents[ByteKey(key)] = .some(nil)
         sequence = sequence.saturatingAdd(1)
         let element = id ?? .bytes(key)
-        batch.put(store.layout.change(sequence), Tuple([.string(collection), element, .string(Change.Operation.delete.rawValue)]))
-        changes.append(Change(sequence: sequence, collection: collection, id: DocumentStore.idValue(element), operation: .delete))
+        batch.put(
+            store.layout.change(sequence),
+            Tuple([.string(collection), element, .string(Change.Operation.delete.rawValue)]))
+        changes.append(
+            Change(sequence: sequence, collection: collection, id: DocumentStore.idValue(element), operation: .delete))
     }
 }

@@ -73,7 +73,9 @@ public struct DocumentMigrator: Sendable {
     ///   - migrate: reads and writes documents through the context it is given; throwing
     ///     undoes all its writes.
     /// - Throws: `.invalidArgument` for an empty name or one already registered.
-    public mutating func register(_ name: String, _ migrate: @escaping @Sendable (MigrationContext) throws -> Void) throws {
+    public mutating func register(_ name: String, _ migrate: @escaping @Sendable (MigrationContext) throws -> Void)
+        throws
+    {
         guard !name.isEmpty else { throw KVDocsError(.invalidArgument, "a migration needs a name") }
         if migrations.contains(where: { $0.name.hasSameCodePoints(as: name) }) {
             throw KVDocsError(.invalidArgument, "migration \"\(name)\" is registered twice")
@@ -131,7 +133,9 @@ public final class MigrationContext {
         context = try Self.makeContext(store, journal)
     }
 
-    private static func makeContext(_ store: DocumentStore, _ journal: MigrationJournal) throws -> DocumentStore.WriteContext {
+    private static func makeContext(_ store: DocumentStore, _ journal: MigrationJournal) throws
+        -> DocumentStore.WriteContext
+    {
         let context = try DocumentStore.WriteContext(store: store)
         context.journal = journal
         context.publishes = false
@@ -231,7 +235,9 @@ public final class MigrationContext {
         return true
     }
 
-    private func write(_ collection: String, _ mode: DocumentStore.WriteMode, _ document: JSONValue, _ id: JSONValue?) throws -> Change {
+    private func write(_ collection: String, _ mode: DocumentStore.WriteMode, _ document: JSONValue, _ id: JSONValue?)
+        throws -> Change
+    {
         guard let change = try context.write(collection, mode, document: document, id: id) else {
             throw KVDocsError(.invalidArgument, "nothing was written")
         }
@@ -242,7 +248,9 @@ public final class MigrationContext {
     private func counted(_ collection: String) throws {
         written += 1
         touched.insert(Array(collection.utf8))
-        if context.writes >= batchSize || context.indexes.pendingWork >= TextIndexMaintainer.flushThreshold { try flush() }
+        if context.writes >= batchSize || context.indexes.pendingWork >= TextIndexMaintainer.flushThreshold {
+            try flush()
+        }
     }
 
     /// Commits the writes made so far (with their undo records) and starts a new batch.

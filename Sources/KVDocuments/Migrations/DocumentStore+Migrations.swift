@@ -22,12 +22,15 @@ extension DocumentStore {
     ///   register (it was migrated by a newer version of the app; nothing is changed); what
     ///   a migration throws (that migration is undone, those before it stay done);
     ///   otherwise as ``init(database:schema:root:dates:progress:)``.
-    public convenience init(database: Database, schema: Schema? = nil, root: Subspace = Subspace(), dates: DateStrategy? = nil,
-                            migrator: DocumentMigrator,
-                            progress: ((IndexBuildProgress) -> Void)? = nil,
-                            migrationProgress: ((MigrationProgress) -> Void)? = nil) throws {
-        try self.init(storage: database, database: database, schema: schema, root: root, dates: dates, finishingBuilds: true,
-                      migrator: migrator, progress: progress, migrationProgress: migrationProgress)
+    public convenience init(
+        database: Database, schema: Schema? = nil, root: Subspace = Subspace(), dates: DateStrategy? = nil,
+        migrator: DocumentMigrator,
+        progress: ((IndexBuildProgress) -> Void)? = nil,
+        migrationProgress: ((MigrationProgress) -> Void)? = nil
+    ) throws {
+        try self.init(
+            storage: database, database: database, schema: schema, root: root, dates: dates, finishingBuilds: true,
+            migrator: migrator, progress: progress, migrationProgress: migrationProgress)
     }
 
     /// The names of the data migrations this database has run to their end, in the order
@@ -36,14 +39,19 @@ extension DocumentStore {
         try Self.appliedMigrations(storage, records).map(\.name)
     }
 
-    static func appliedMigrations(_ reader: some KeyValueReader, _ records: Catalog) throws -> [(name: String, position: Int64)] {
+    static func appliedMigrations(_ reader: some KeyValueReader, _ records: Catalog) throws -> [(
+        name: String, position: Int64
+    )] {
         let cursor = try reader.scan(records.migrations.range, order: .forward)
         var applied: [(name: String, position: Int64)] = []
         while let (key, value) = try cursor.next({ k, v in (Array(k), Array(v)) }) {
             do {
-                applied.append((try records.migrations.unpack(key).string(at: 0), try Tuple(decoding: value).int64(at: 0)))
+                applied.append(
+                    (try records.migrations.unpack(key).string(at: 0), try Tuple(decoding: value).int64(at: 0)))
             } catch {
-                throw KVDocsError(.corruption, "a migration record of the catalog cannot be read: \(error)", path: reader.name, key: key)
+                throw KVDocsError(
+                    .corruption, "a migration record of the catalog cannot be read: \(error)", path: reader.name,
+                    key: key)
             }
         }
         return applied.sorted { $0.position < $1.position }
@@ -54,7 +62,10 @@ extension DocumentStore {
         let known = migrator.names
         for applied in try Self.appliedMigrations(storage, records)
         where !known.contains(where: { $0.hasSameCodePoints(as: applied.name) }) {
-            throw KVDocsError(.notSupported, "the database \(storage.name) was migrated by a newer version of the app: its migration \"\(applied.name)\" is not among the \(known.count) registered here; open it with that version or later", path: storage.name)
+            throw KVDocsError(
+                .notSupported,
+                "the database \(storage.name) was migrated by a newer version of the app: its migration \"\(applied.name)\" is not among the \(known.count) registered here; open it with that version or later",
+                path: storage.name)
         }
     }
 
@@ -67,7 +78,9 @@ extension DocumentStore {
         for (index, migration) in pending.enumerated() {
             let count = pending.count
             let report = { (phase: MigrationProgress.Phase, documents: Int) -> Void in
-                progress?(MigrationProgress(name: migration.name, index: index, count: count, phase: phase, documents: documents))
+                progress?(
+                    MigrationProgress(
+                        name: migration.name, index: index, count: count, phase: phase, documents: documents))
             }
             try run(migration, position: position, batchSize: migrator.batchSize, report: report)
             position += 1
@@ -81,8 +94,10 @@ extension DocumentStore {
     /// Its batches are not published while it runs: observers and change streams see
     /// nothing of a migration until it completes (then its changes are delivered in order),
     /// and nothing of one that was undone.
-    private func run(_ migration: DocumentMigrator.Migration, position: Int64, batchSize: Int,
-                     report: @escaping (MigrationProgress.Phase, Int) -> Void) throws {
+    private func run(
+        _ migration: DocumentMigrator.Migration, position: Int64, batchSize: Int,
+        report: @escaping (MigrationProgress.Phase, Int) -> Void
+    ) throws {
         var failure: (any Error)?
         try storage.withWriteTransaction {
             let start = try storedSequence()
@@ -94,20 +109,26 @@ extension DocumentStore {
             let journal = MigrationJournal(records: records, storage: storage, layout: layout)
             var context: MigrationContext?
             do {
-                let running = try MigrationContext(store: self, journal: journal, batchSize: batchSize) { report(.running, $0) }
+                let running = try MigrationContext(store: self, journal: journal, batchSize: batchSize) {
+                    report(.running, $0)
+                }
                 context = running
                 try migration.body(running)
                 try running.flush()
             } catch {
                 do {
-                    try rollBack(name: migration.name, start: start, restoring: false, batchSize: batchSize) { report(.rollingBack, $0) }
+                    try rollBack(name: migration.name, start: start, restoring: false, batchSize: batchSize) {
+                        report(.rollingBack, $0)
+                    }
                 } catch let undoError {
-                    throw KVDocsError((undoError as? KVDocsError)?.kind ?? .ioError,
-                                      "migration \"\(migration.name)\" failed (\(error)), and undoing it failed too (\(undoError)); its journal is kept, and the next open of the store finishes undoing it",
-                                      path: storage.name)
+                    throw KVDocsError(
+                        (undoError as? KVDocsError)?.kind ?? .ioError,
+                        "migration \"\(migration.name)\" failed (\(error)), and undoing it failed too (\(undoError)); its journal is kept, and the next open of the store finishes undoing it",
+                        path: storage.name)
                 }
                 if var refused = error as? KVDocsError {
-                    refused.message = "migration \"\(migration.name)\" failed and was undone (the database is as it was before it): \(refused.message)"
+                    refused.message =
+                        "migration \"\(migration.name)\" failed and was undone (the database is as it was before it): \(refused.message)"
                     failure = refused
                 } else {
                     failure = error
@@ -159,9 +180,14 @@ extension DocumentStore {
     ///   record that cannot be read.
     func recoverInterruptedMigration(progress: ((MigrationProgress) -> Void)?) throws {
         // Most opens find nothing, and take no lock for it.
-        guard try storage.value(forKey: records.migratingKey) != nil || storage.count(records.undo.range) > 0 else { return }
+        guard try storage.value(forKey: records.migratingKey) != nil || storage.count(records.undo.range) > 0 else {
+            return
+        }
         if storage is LayeredKeyValueStore {
-            throw KVDocsError(.notSupported, "\(storage.name) holds the journal of an interrupted data migration (in its base or its user layer); open that database on its own with DocumentStore(database:) to undo the migration, then open the layers again", path: storage.name, key: records.migratingKey)
+            throw KVDocsError(
+                .notSupported,
+                "\(storage.name) holds the journal of an interrupted data migration (in its base or its user layer); open that database on its own with DocumentStore(database:) to undo the migration, then open the layers again",
+                path: storage.name, key: records.migratingKey)
         }
         var undone = false
         try storage.withWriteTransaction {
@@ -175,10 +201,15 @@ extension DocumentStore {
                 let t = try Tuple(decoding: header)
                 (name, start, phase) = (try t.string(at: 0), try t.int64(at: 1), try t.string(at: 2))
             } catch {
-                throw KVDocsError(.corruption, "the journal header of an interrupted migration cannot be read: \(error)", path: storage.name, key: records.migratingKey)
+                throw KVDocsError(
+                    .corruption, "the journal header of an interrupted migration cannot be read: \(error)",
+                    path: storage.name, key: records.migratingKey)
             }
             guard phase == Self.phaseRunning || phase == Self.phaseRestoring else {
-                throw KVDocsError(.corruption, "the journal header of interrupted migration \"\(name)\" has an unknown phase \"\(phase)\"", path: storage.name, key: records.migratingKey)
+                throw KVDocsError(
+                    .corruption,
+                    "the journal header of interrupted migration \"\(name)\" has an unknown phase \"\(phase)\"",
+                    path: storage.name, key: records.migratingKey)
             }
             try rollBack(name: name, start: start, restoring: phase == Self.phaseRestoring, batchSize: 1000) {
                 progress?(MigrationProgress(name: name, index: 0, count: 1, phase: .rollingBack, documents: $0))
@@ -190,13 +221,19 @@ extension DocumentStore {
 
     /// One undo record: the document's collection and id, and its bytes before the
     /// migration (`nil`: there was none).
-    private func undoRecord(_ key: [UInt8], _ value: [UInt8]) throws -> (collection: String, id: TupleElement, original: [UInt8]?) {
+    private func undoRecord(_ key: [UInt8], _ value: [UInt8]) throws -> (
+        collection: String, id: TupleElement, original: [UInt8]?
+    ) {
         do {
             let t = try records.undo.unpack(key)
             let original = try Tuple(decoding: value)
-            return (try t.string(at: 0), try t.element(at: 1), original.elements.isEmpty ? nil : try original.bytes(at: 0))
+            return (
+                try t.string(at: 0), try t.element(at: 1), original.elements.isEmpty ? nil : try original.bytes(at: 0)
+            )
         } catch {
-            throw KVDocsError(.corruption, "an undo record of the interrupted migration's journal cannot be read: \(error)", path: storage.name, key: key)
+            throw KVDocsError(
+                .corruption, "an undo record of the interrupted migration's journal cannot be read: \(error)",
+                path: storage.name, key: key)
         }
     }
 

@@ -1,3 +1,4 @@
+import Foundation
 import KVKeys
 import KVSupport
 
@@ -8,7 +9,8 @@ extension DocumentStore {
     /// - Throws: `.invalidArgument` for a negative limit.
     public func changes(since sequence: Int64 = 0, limit: Int? = nil) throws -> [Change] {
         if let limit, limit < 0 {
-            throw KVDocsError(.invalidArgument, "changes: limit must not be negative (got \(limit))", path: storage.name)
+            throw KVDocsError(
+                .invalidArgument, "changes: limit must not be negative (got \(limit))", path: storage.name)
         }
         let (next, overflow) = sequence.addingReportingOverflow(1)
         if overflow { return [] }
@@ -16,13 +18,18 @@ extension DocumentStore {
         let range = layout.changes.range.starting(at: layout.change(next))
         let cursor = try storage.scan(range, order: .forward)
         var changes: [Change] = []
-        while limit.map({ changes.count < $0 }) ?? true, let (key, value) = try cursor.next({ k, v in (Array(k), Array(v)) }) {
+        while limit.map({ changes.count < $0 }) ?? true,
+            let (key, value) = try cursor.next({ k, v in (Array(k), Array(v)) })
+        {
             let seq = try layout.changes.unpack(key).int64(at: 0)
             let t = try Tuple(decoding: value)
             guard let op = Change.Operation(rawValue: try t.string(at: 2)) else {
                 throw KVDocsError(.corruption, "change \(seq) has an unknown operation", path: storage.name, key: key)
             }
-            changes.append(Change(sequence: seq, collection: try t.string(at: 0), id: Self.idValue(try t.element(at: 1)), operation: op))
+            changes.append(
+                Change(
+                    sequence: seq, collection: try t.string(at: 0), id: Self.idValue(try t.element(at: 1)),
+                    operation: op))
         }
         return changes
     }
@@ -51,5 +58,3 @@ extension DocumentStore {
         hub.publish(changes)
     }
 }
-
-import Foundation

@@ -26,7 +26,8 @@ extension DocumentStore {
     /// a request of your own is compared by its value when that is `Equatable`, and
     /// yielded after every relevant write otherwise.
     /// - Parameter request: the read; its errors end the sequence.
-    public func observe<Request: DocumentRequest>(_ request: Request) -> Observation<Request.Value> where Request.Value: Sendable {
+    public func observe<Request: DocumentRequest>(_ request: Request) -> Observation<Request.Value>
+    where Request.Value: Sendable {
         Observation(store: self, region: .tracked) { tx in try Self.observedFetch(request, tx) }
     }
 
@@ -53,7 +54,9 @@ extension DocumentStore {
     /// ``ReadTransaction/snapshot`` are not seen: name their collections with
     /// ``observe(collections:_:)``.
     /// - Parameter fetch: the reads, through one transaction. Its errors end the sequence.
-    public func observe<Value: Equatable & Sendable>(tracking fetch: @escaping @Sendable (ReadTransaction) throws -> Value) -> Observation<Value> {
+    public func observe<Value: Equatable & Sendable>(
+        tracking fetch: @escaping @Sendable (ReadTransaction) throws -> Value
+    ) -> Observation<Value> {
         Observation(store: self, region: .tracked) { tx in
             let value = try fetch(tx)
             return (value, value)
@@ -78,8 +81,10 @@ extension DocumentStore {
     ///   - collections: the collections `fetch` reads; only writes to them wake the
     ///     observation. `nil` observes every write.
     ///   - fetch: the reads, through one transaction. Its errors end the sequence.
-    public func observe<Value: Equatable & Sendable>(collections: [String]?,
-                                                     _ fetch: @escaping @Sendable (ReadTransaction) throws -> Value) -> Observation<Value> {
+    public func observe<Value: Equatable & Sendable>(
+        collections: [String]?,
+        _ fetch: @escaping @Sendable (ReadTransaction) throws -> Value
+    ) -> Observation<Value> {
         let region = collections.map { ObservedRegion.collections(Set($0.map { Array($0.utf8) })) } ?? .everyWrite
         return Observation(store: self, region: region) { tx in
             let value = try fetch(tx)
@@ -91,7 +96,8 @@ extension DocumentStore {
     /// result of a library request, the value itself when it is `Equatable`, or nothing
     /// that is ever equal.
     static func observedFetch<Request: DocumentRequest>(_ request: Request, _ tx: ReadTransaction) throws
-    -> (value: Request.Value, identity: any Equatable & Sendable) {
+        -> (value: Request.Value, identity: any Equatable & Sendable)
+    {
         if let stored = request as? any StoredResultRequest {
             let fetched = try stored.fetchWithStoredResult(from: tx)
             if let value = fetched.value as? Request.Value { return (value, fetched.stored) }
@@ -139,10 +145,16 @@ extension DocumentCollection {
     }
 
     /// Observes the documents around `center`.
-    @available(*, deprecated, message: "use store.observe(.near(collection, center, within:, query:, index:, includeDocuments:))")
-    public func observeNear(_ center: GeoPoint, within: Double? = nil, query: Query = Query(), index: String? = nil,
-                            includeDocuments: Bool = true) -> Observation<[NearHit]> {
-        store.observe(.near(self, center, within: within, query: query, index: index, includeDocuments: includeDocuments))
+    @available(
+        *, deprecated,
+        message: "use store.observe(.near(collection, center, within:, query:, index:, includeDocuments:))"
+    )
+    public func observeNear(
+        _ center: GeoPoint, within: Double? = nil, query: Query = Query(), index: String? = nil,
+        includeDocuments: Bool = true
+    ) -> Observation<[NearHit]> {
+        store.observe(
+            .near(self, center, within: within, query: query, index: index, includeDocuments: includeDocuments))
     }
 }
 
@@ -161,14 +173,18 @@ extension TypedCollection {
 
     /// Observes the hits of a text query, decoded.
     @available(*, deprecated, message: "use store.observe(.search(collection, text, options: options))")
-    public func observeSearch(_ query: String, options: SearchOptions = SearchOptions()) -> Observation<[TypedSearchHit<T>]> where T: Sendable {
+    public func observeSearch(_ query: String, options: SearchOptions = SearchOptions()) -> Observation<
+        [TypedSearchHit<T>]
+    > where T: Sendable {
         base.store.observe(.search(self, query, options: options))
     }
 
     /// Observes the values around `center`, decoded.
     @available(*, deprecated, message: "use store.observe(.near(collection, center, within:, query:, index:))")
-    public func observeNear(_ center: GeoPoint, within: Double? = nil, query: Query = Query(),
-                            index: String? = nil) -> Observation<[TypedNearHit<T>]> where T: Sendable {
+    public func observeNear(
+        _ center: GeoPoint, within: Double? = nil, query: Query = Query(),
+        index: String? = nil
+    ) -> Observation<[TypedNearHit<T>]> where T: Sendable {
         base.store.observe(.near(self, center, within: within, query: query, index: index))
     }
 }
@@ -182,7 +198,8 @@ extension SearchHit: Equatable {
             && lhs.highlights.allSatisfy { key, value in
                 rhs.highlights.contains { $0.key.hasSameCodePoints(as: key) && $0.value.hasSameCodePoints(as: value) }
             }
-            && (lhs.snippet ?? "").hasSameCodePoints(as: rhs.snippet ?? "") && (lhs.snippet == nil) == (rhs.snippet == nil)
+            && (lhs.snippet ?? "").hasSameCodePoints(as: rhs.snippet ?? "")
+            && (lhs.snippet == nil) == (rhs.snippet == nil)
     }
 }
 

@@ -50,8 +50,10 @@ public struct Observation<Element: Sendable>: AsyncSequence, Sendable {
     /// decoded `T` need not be `Equatable`; its documents are).
     let fetch: @Sendable (ReadTransaction) throws -> (value: Element, identity: any Equatable & Sendable)
 
-    init(store: DocumentStore, region: ObservedRegion,
-         fetch: @escaping @Sendable (ReadTransaction) throws -> (value: Element, identity: any Equatable & Sendable)) {
+    init(
+        store: DocumentStore, region: ObservedRegion,
+        fetch: @escaping @Sendable (ReadTransaction) throws -> (value: Element, identity: any Equatable & Sendable)
+    ) {
         self.store = store
         self.region = region
         self.fetch = fetch
@@ -108,10 +110,16 @@ package final class ObservationCursor<Element: Sendable> {
     func next(isolation actor: isolated (any Actor)?) async throws -> Element? {
         while !ended {
             if started {
-                guard await registration.waitForChange() else { end(); return nil }
+                guard await registration.waitForChange() else {
+                    end()
+                    return nil
+                }
             }
             started = true
-            if Task.isCancelled { end(); return nil }
+            if Task.isCancelled {
+                end()
+                return nil
+            }
             let (store, registration, fetch) = (observation.store, registration, observation.fetch)
             let fetched: (value: Element, identity: any Equatable & Sendable)
             do {

@@ -35,7 +35,9 @@ public struct FindRequest<Element>: DocumentRequest {
 }
 
 extension FindRequest: StoredResultRequest {
-    func fetchWithStoredResult(from transaction: ReadTransaction) throws -> (value: Any, stored: any Equatable & Sendable) {
+    func fetchWithStoredResult(from transaction: ReadTransaction) throws -> (
+        value: Any, stored: any Equatable & Sendable
+    ) {
         let documents = try transaction.find(collection, query)
         return (try decoded(documents, transaction.store.dateStrategy), documents)
     }
@@ -59,8 +61,9 @@ extension FindRequest where Element: Decodable {
     ///   - query: the conditions, order, offset, limit and fields; all documents by default.
     ///   - type: the type to decode.
     public init(_ collection: String, _ query: Query = Query(), as type: Element.Type) {
-        self.init(collection: collection, query: query,
-                  decoder: DocumentDecoder<Element>())
+        self.init(
+            collection: collection, query: query,
+            decoder: DocumentDecoder<Element>())
     }
 }
 
@@ -71,7 +74,8 @@ extension DocumentRequest {
     /// ```swift
     /// let trips = try store.fetch(.find("trips", Query().where("person", .equal("p1"))))
     /// ```
-    public static func find(_ collection: String, _ query: Query = Query()) -> Self where Self == FindRequest<JSONValue> {
+    public static func find(_ collection: String, _ query: Query = Query()) -> Self
+    where Self == FindRequest<JSONValue> {
         FindRequest(collection, query)
     }
 
@@ -81,12 +85,14 @@ extension DocumentRequest {
     /// ```swift
     /// let trips = try store.fetch(.find("trips", Query().where("person", .equal("p1")), as: Trip.self))
     /// ```
-    public static func find<T: Decodable>(_ collection: String, _ query: Query = Query(), as type: T.Type) -> Self where Self == FindRequest<T> {
+    public static func find<T: Decodable>(_ collection: String, _ query: Query = Query(), as type: T.Type) -> Self
+    where Self == FindRequest<T> {
         FindRequest(collection, query, as: type)
     }
 
     /// The documents of `collection` matching `query`, as JSON: a ``FindRequest``.
-    public static func find(_ collection: DocumentCollection, _ query: Query = Query()) -> Self where Self == FindRequest<JSONValue> {
+    public static func find(_ collection: DocumentCollection, _ query: Query = Query()) -> Self
+    where Self == FindRequest<JSONValue> {
         FindRequest(collection.name, query)
     }
 
@@ -97,7 +103,8 @@ extension DocumentRequest {
     /// let athletes = try store.collection("athletes", of: Athlete.self)
     /// let norwegians = try store.fetch(.find(athletes, Query().where("country", .equal("NOR"))))   // [Athlete]
     /// ```
-    public static func find<T>(_ collection: TypedCollection<T>, _ query: Query = Query()) -> Self where Self == FindRequest<T> {
+    public static func find<T>(_ collection: TypedCollection<T>, _ query: Query = Query()) -> Self
+    where Self == FindRequest<T> {
         FindRequest(collection.base.name, query, as: T.self)
     }
 }

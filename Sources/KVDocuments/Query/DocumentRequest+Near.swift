@@ -41,15 +41,18 @@ public struct NearRequest<Hit>: DocumentRequest {
     }
 
     private func fetchWithStoredHits(_ transaction: ReadTransaction) throws -> (value: [Hit], stored: [NearHit]) {
-        let hits = try transaction.near(collection, center, within: within, query: query, index: index,
-                                        includeDocuments: includeDocuments || needsDocuments)
+        let hits = try transaction.near(
+            collection, center, within: within, query: query, index: index,
+            includeDocuments: includeDocuments || needsDocuments)
         let dates = transaction.store.dateStrategy
         return (try hits.map { try decoder.decode($0, dates: dates) }, hits)
     }
 }
 
 extension NearRequest: StoredResultRequest {
-    func fetchWithStoredResult(from transaction: ReadTransaction) throws -> (value: Any, stored: any Equatable & Sendable) {
+    func fetchWithStoredResult(from transaction: ReadTransaction) throws -> (
+        value: Any, stored: any Equatable & Sendable
+    ) {
         let (value, stored) = try fetchWithStoredHits(transaction)
         return (value, stored)
     }
@@ -65,10 +68,14 @@ extension NearRequest where Hit == NearHit {
     ///   - query: extra conditions, a limit and an offset, and the fields returned.
     ///   - index: the geo index to read; `nil` for the collection's only one.
     ///   - includeDocuments: whether hits carry their documents.
-    public init(_ collection: String, _ center: GeoPoint, within: Double? = nil, query: Query = Query(), index: String? = nil,
-                includeDocuments: Bool = true) {
-        self.init(collection: collection, center: center, within: within, query: query, index: index, includeDocuments: includeDocuments,
-                  decoder: UntypedDecoder(), needsDocuments: false)
+    public init(
+        _ collection: String, _ center: GeoPoint, within: Double? = nil, query: Query = Query(), index: String? = nil,
+        includeDocuments: Bool = true
+    ) {
+        self.init(
+            collection: collection, center: center, within: within, query: query, index: index,
+            includeDocuments: includeDocuments,
+            decoder: UntypedDecoder(), needsDocuments: false)
     }
 }
 
@@ -81,18 +88,23 @@ extension NearRequest {
     ///   - query: extra conditions, a limit and an offset, and the fields returned.
     ///   - index: the geo index to read; `nil` for the collection's only one.
     ///   - type: the type to decode.
-    public init<T: Decodable>(_ collection: String, _ center: GeoPoint, within: Double? = nil, query: Query = Query(), index: String? = nil,
-                              as type: T.Type) where Hit == TypedNearHit<T> {
-        self.init(collection: collection, center: center, within: within, query: query, index: index, includeDocuments: true,
-                  decoder: NearHitDecoder<T>(), needsDocuments: true)
+    public init<T: Decodable>(
+        _ collection: String, _ center: GeoPoint, within: Double? = nil, query: Query = Query(), index: String? = nil,
+        as type: T.Type
+    ) where Hit == TypedNearHit<T> {
+        self.init(
+            collection: collection, center: center, within: within, query: query, index: index, includeDocuments: true,
+            decoder: NearHitDecoder<T>(), needsDocuments: true)
     }
 }
 
 extension DocumentRequest {
     /// The documents of `collection` within `within` metres of `center`, nearest first,
     /// with their JSON documents: a ``NearRequest``.
-    public static func near(_ collection: String, _ center: GeoPoint, within: Double? = nil, query: Query = Query(), index: String? = nil,
-                            includeDocuments: Bool = true) -> Self where Self == NearRequest<NearHit> {
+    public static func near(
+        _ collection: String, _ center: GeoPoint, within: Double? = nil, query: Query = Query(), index: String? = nil,
+        includeDocuments: Bool = true
+    ) -> Self where Self == NearRequest<NearHit> {
         NearRequest(collection, center, within: within, query: query, index: index, includeDocuments: includeDocuments)
     }
 
@@ -103,22 +115,29 @@ extension DocumentRequest {
     /// ```swift
     /// let nearest = try store.fetch(.near("stations", here, query: Query().limit(1), as: Station.self)).first
     /// ```
-    public static func near<T: Decodable>(_ collection: String, _ center: GeoPoint, within: Double? = nil, query: Query = Query(),
-                                          index: String? = nil, as type: T.Type) -> Self where Self == NearRequest<TypedNearHit<T>> {
+    public static func near<T: Decodable>(
+        _ collection: String, _ center: GeoPoint, within: Double? = nil, query: Query = Query(),
+        index: String? = nil, as type: T.Type
+    ) -> Self where Self == NearRequest<TypedNearHit<T>> {
         NearRequest(collection, center, within: within, query: query, index: index, as: type)
     }
 
     /// The documents of `collection` within `within` metres of `center`, nearest first,
     /// with their JSON documents.
-    public static func near(_ collection: DocumentCollection, _ center: GeoPoint, within: Double? = nil, query: Query = Query(),
-                            index: String? = nil, includeDocuments: Bool = true) -> Self where Self == NearRequest<NearHit> {
-        NearRequest(collection.name, center, within: within, query: query, index: index, includeDocuments: includeDocuments)
+    public static func near(
+        _ collection: DocumentCollection, _ center: GeoPoint, within: Double? = nil, query: Query = Query(),
+        index: String? = nil, includeDocuments: Bool = true
+    ) -> Self where Self == NearRequest<NearHit> {
+        NearRequest(
+            collection.name, center, within: within, query: query, index: index, includeDocuments: includeDocuments)
     }
 
     /// The values of the typed `collection` within `within` metres of `center`, nearest
     /// first, decoded.
-    public static func near<T>(_ collection: TypedCollection<T>, _ center: GeoPoint, within: Double? = nil, query: Query = Query(),
-                               index: String? = nil) -> Self where Self == NearRequest<TypedNearHit<T>> {
+    public static func near<T>(
+        _ collection: TypedCollection<T>, _ center: GeoPoint, within: Double? = nil, query: Query = Query(),
+        index: String? = nil
+    ) -> Self where Self == NearRequest<TypedNearHit<T>> {
         NearRequest(collection.base.name, center, within: within, query: query, index: index, as: T.self)
     }
 }

@@ -43,7 +43,9 @@ public struct SearchRequest<Hit>: DocumentRequest {
 }
 
 extension SearchRequest: StoredResultRequest {
-    func fetchWithStoredResult(from transaction: ReadTransaction) throws -> (value: Any, stored: any Equatable & Sendable) {
+    func fetchWithStoredResult(from transaction: ReadTransaction) throws -> (
+        value: Any, stored: any Equatable & Sendable
+    ) {
         let (value, stored) = try fetchWithStoredHits(transaction)
         return (value, stored)
     }
@@ -57,7 +59,8 @@ extension SearchRequest where Hit == SearchHit {
     ///   - options: the index, limit, offset, highlights, snippet, and whether hits carry
     ///     their documents.
     public init(_ collection: String, _ text: String, options: SearchOptions = SearchOptions()) {
-        self.init(collection: collection, text: text, options: options, decoder: UntypedDecoder(), needsDocuments: false)
+        self.init(
+            collection: collection, text: text, options: options, decoder: UntypedDecoder(), needsDocuments: false)
     }
 }
 
@@ -68,11 +71,14 @@ extension SearchRequest {
     ///   - text: the FTS5 query.
     ///   - options: the index, limit, offset, highlights and snippet.
     ///   - type: the type to decode.
-    public init<T: Decodable>(_ collection: String, _ text: String, options: SearchOptions = SearchOptions(), as type: T.Type)
+    public init<T: Decodable>(
+        _ collection: String, _ text: String, options: SearchOptions = SearchOptions(), as type: T.Type
+    )
     where Hit == TypedSearchHit<T> {
-        self.init(collection: collection, text: text, options: options,
-                  decoder: SearchHitDecoder<T>(),
-                  needsDocuments: true)
+        self.init(
+            collection: collection, text: text, options: options,
+            decoder: SearchHitDecoder<T>(),
+            needsDocuments: true)
     }
 }
 
@@ -90,19 +96,25 @@ extension DocumentRequest {
     /// ```swift
     /// let hits = try store.fetch(.search("notes", "swift", as: Note.self))   // [TypedSearchHit<Note>]
     /// ```
-    public static func search<T: Decodable>(_ collection: String, _ text: String, options: SearchOptions = SearchOptions(),
-                                            as type: T.Type) -> Self where Self == SearchRequest<TypedSearchHit<T>> {
+    public static func search<T: Decodable>(
+        _ collection: String, _ text: String, options: SearchOptions = SearchOptions(),
+        as type: T.Type
+    ) -> Self where Self == SearchRequest<TypedSearchHit<T>> {
         SearchRequest(collection, text, options: options, as: type)
     }
 
     /// A full-text search of `collection` for `text`, with JSON documents.
-    public static func search(_ collection: DocumentCollection, _ text: String, options: SearchOptions = SearchOptions()) -> Self
+    public static func search(
+        _ collection: DocumentCollection, _ text: String, options: SearchOptions = SearchOptions()
+    ) -> Self
     where Self == SearchRequest<SearchHit> {
         SearchRequest(collection.name, text, options: options)
     }
 
     /// A full-text search of the typed `collection` for `text`, each hit's document decoded.
-    public static func search<T>(_ collection: TypedCollection<T>, _ text: String, options: SearchOptions = SearchOptions()) -> Self
+    public static func search<T>(
+        _ collection: TypedCollection<T>, _ text: String, options: SearchOptions = SearchOptions()
+    ) -> Self
     where Self == SearchRequest<TypedSearchHit<T>> {
         SearchRequest(collection.base.name, text, options: options, as: T.self)
     }

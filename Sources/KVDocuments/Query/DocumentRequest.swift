@@ -87,7 +87,8 @@ extension DocumentStore {
     /// ```
     /// - Throws: `CancellationError` when the task is cancelled before the read starts;
     ///   otherwise what the request's read throws.
-    public func fetch<Request: DocumentRequest>(_ request: Request) async throws -> Request.Value where Request.Value: Sendable {
+    public func fetch<Request: DocumentRequest>(_ request: Request) async throws -> Request.Value
+    where Request.Value: Sendable {
         try await executor.read { [self] in try read { try $0.fetch(request) } }
     }
 }
@@ -116,7 +117,9 @@ struct UntypedDecoder<Stored>: RequestDecoder {
 
 /// Decodes a stored document as `T`.
 struct DocumentDecoder<T: Decodable>: RequestDecoder {
-    func decode(_ stored: JSONValue, dates: DateStrategy) throws -> T { try DocumentStore.decodeStored(T.self, stored, dates: dates) }
+    func decode(_ stored: JSONValue, dates: DateStrategy) throws -> T {
+        try DocumentStore.decodeStored(T.self, stored, dates: dates)
+    }
 
     func find(_ collection: String, _ query: Query, in transaction: ReadTransaction) throws -> [T]? {
         var values: [T] = []
@@ -135,7 +138,9 @@ struct SearchHitDecoder<T: Decodable>: RequestDecoder {
 /// Decodes a geo hit's document as `T`.
 struct NearHitDecoder<T: Decodable>: RequestDecoder {
     func decode(_ hit: NearHit, dates: DateStrategy) throws -> TypedNearHit<T> {
-        TypedNearHit(id: hit.id, distance: hit.distance, value: try DocumentStore.decodeStored(T.self, hit.document, dates: dates))
+        TypedNearHit(
+            id: hit.id, distance: hit.distance,
+            value: try DocumentStore.decodeStored(T.self, hit.document, dates: dates))
     }
 }
 
@@ -143,5 +148,7 @@ struct NearHitDecoder<T: Decodable>: RequestDecoder {
 /// values are compared by (a decoded `T` need not be `Equatable`).
 protocol StoredResultRequest {
     /// The value, and the stored result it was decoded from.
-    func fetchWithStoredResult(from transaction: ReadTransaction) throws -> (value: Any, stored: any Equatable & Sendable)
+    func fetchWithStoredResult(from transaction: ReadTransaction) throws -> (
+        value: Any, stored: any Equatable & Sendable
+    )
 }

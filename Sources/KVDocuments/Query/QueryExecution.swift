@@ -64,7 +64,9 @@ struct QueryExecution {
                     try topKByOrder(candidates: try DocumentScan(execution: self), into: &output)
                 }
             } else if plan.orderedByScan, let tieValues = plan.tieValues {
-                try stream(TieSortedScan(RangeScan(execution: self, reverse: plan.reverse, groupValues: tieValues)), into: &output)
+                try stream(
+                    TieSortedScan(RangeScan(execution: self, reverse: plan.reverse, groupValues: tieValues)),
+                    into: &output)
             } else if plan.orderedByScan {
                 try stream(RangeScan(execution: self, reverse: plan.reverse), into: &output)
             } else if plan.order == nil {
@@ -110,8 +112,14 @@ struct QueryExecution {
 
         /// Takes one match (in order); `document` is fetched only when it is kept.
         mutating func take(_ document: () throws -> Match?) throws {
-            if skip > 0 { skip -= 1; return }
-            if countOnly { count += 1; return }
+            if skip > 0 {
+                skip -= 1
+                return
+            }
+            if countOnly {
+                count += 1
+                return
+            }
             guard let d = try document() else { return }
             try sink(d)
             count += 1
@@ -182,7 +190,8 @@ struct QueryExecution {
         do {
             return try FieldPath.project(binary: bytes, onto: selected)
         } catch let damage as BinaryJSON.Damage {
-            throw fromIndex ? damagedPayload(damage.error, key: key)
+            throw fromIndex
+                ? damagedPayload(damage.error, key: key)
                 : store.damagedDocument(damage.error, collection: collection, key: key, idOffset: documentPrefix.count)
         }
     }
@@ -193,7 +202,10 @@ struct QueryExecution {
         switch match {
         case .value(let v): return try DocumentStore.decodeStored(type, v, dates: store.dateStrategy)
         case .stored(let bytes, let key, let fromIndex):
-            guard fromIndex else { return try store.decodeDocument(type, bytes: bytes, collection: collection, key: key, idOffset: documentPrefix.count) }
+            guard fromIndex else {
+                return try store.decodeDocument(
+                    type, bytes: bytes, collection: collection, key: key, idOffset: documentPrefix.count)
+            }
             do {
                 return try DocumentStore.decodeStored(type, bytes: bytes, dates: store.dateStrategy)
             } catch let e as BinaryJSON.Damage {
@@ -203,8 +215,10 @@ struct QueryExecution {
     }
 
     private func damagedPayload(_ e: KVDocsError, key: [UInt8]) -> KVDocsError {
-        KVDocsError(.corruption, "index \(plan.index ?? "?") of \"\(collection)\" carries invalid JSON for document \(Self.describeID(Array(key[documentPrefix.count...]))): \(e.message)",
-                    path: reader.name, key: key)
+        KVDocsError(
+            .corruption,
+            "index \(plan.index ?? "?") of \"\(collection)\" carries invalid JSON for document \(Self.describeID(Array(key[documentPrefix.count...]))): \(e.message)",
+            path: reader.name, key: key)
     }
 
     static func describeID(_ id: [UInt8]) -> String {
@@ -227,7 +241,8 @@ struct QueryExecution {
                 try output.take { .stored(bytes, key: key, fromIndex: false) }
                 continue
             }
-            let document = try store.documentValue(bytes, collection: collection, key: key, idOffset: documentPrefix.count)
+            let document = try store.documentValue(
+                bytes, collection: collection, key: key, idOffset: documentPrefix.count)
             guard passes(document) else { continue }
             try output.take { .value(document) }
         }
@@ -361,13 +376,19 @@ extension QueryExecution {
                     rangeIndex += 1
                 }
                 if let candidate = try cursor?.next({ key, value -> Candidate? in
-                    guard let entry = try QueryExecution.entry(key, value, prefixLength: prefixLength, in: execution) else { return nil }
+                    guard let entry = try QueryExecution.entry(key, value, prefixLength: prefixLength, in: execution)
+                    else { return nil }
                     if let groupValues {
                         do {
-                            group = Array(key[prefixLength..<(try ValueOrder.end(ofValues: groupValues, in: key, from: prefixLength))])
+                            group = Array(
+                                key[
+                                    prefixLength..<(try ValueOrder.end(
+                                        ofValues: groupValues, in: key, from: prefixLength))])
                         } catch let error as KVDocsError {
-                            throw KVDocsError(.corruption, "index \(execution.plan.index ?? "?") of \"\(execution.collection)\" has a malformed entry: \(error.message)",
-                                              path: execution.reader.name, key: Array(key))
+                            throw KVDocsError(
+                                .corruption,
+                                "index \(execution.plan.index ?? "?") of \"\(execution.collection)\" has a malformed entry: \(error.message)",
+                                path: execution.reader.name, key: Array(key))
                         }
                     }
                     return entry.candidate
@@ -411,7 +432,10 @@ extension QueryExecution {
             pending = nil
             var entries = [first]
             while let next = try read() {
-                if next.0 != group { pending = next; break }
+                if next.0 != group {
+                    pending = next
+                    break
+                }
                 entries.append(next.1)
             }
             // Last first: the largest id at the front, so an ascending scan pops the
@@ -448,7 +472,11 @@ extension QueryExecution {
         func nextCandidate() throws -> ([UInt8], JSONValue)? {
             guard let (id, bytes) = try next() else { return nil }
             let key = execution.documentPrefix + id
-            return (id, try execution.store.documentValue(bytes, collection: execution.collection, key: key, idOffset: execution.documentPrefix.count))
+            return (
+                id,
+                try execution.store.documentValue(
+                    bytes, collection: execution.collection, key: key, idOffset: execution.documentPrefix.count)
+            )
         }
     }
 
@@ -457,8 +485,10 @@ extension QueryExecution {
     /// last element, or starts the value for an index whose plan says `idInValue` (the whole
     /// key is then the combination); a covering index's payload is the rest of the value.
     /// `nil` for an entry that holds no id.
-    static func entry(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, prefixLength: Int,
-                      in execution: QueryExecution) throws -> (candidate: Candidate, groupLength: Int)? {
+    static func entry(
+        _ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, prefixLength: Int,
+        in execution: QueryExecution
+    ) throws -> (candidate: Candidate, groupLength: Int)? {
         let plan = execution.plan
         do {
             if plan.idInValue {
@@ -467,11 +497,14 @@ extension QueryExecution {
                 let payload = plan.covering ? Array(value[idEnd...]) : nil
                 return (Candidate(id: Array(value[..<idEnd]), payload: payload), key.count)
             }
-            guard let start = try TupleDecoder.lastElementStart(of: key, from: prefixLength), start > prefixLength else { return nil }
+            guard let start = try TupleDecoder.lastElementStart(of: key, from: prefixLength), start > prefixLength
+            else { return nil }
             return (Candidate(id: Array(key[start...]), payload: plan.covering ? Array(value) : nil), start)
         } catch let error as KVDocsError {
-            throw KVDocsError(.corruption, "index \(plan.index ?? "?") of \"\(execution.collection)\" has a malformed entry: \(error.message)",
-                              path: execution.reader.name, key: Array(key))
+            throw KVDocsError(
+                .corruption,
+                "index \(plan.index ?? "?") of \"\(execution.collection)\" has a malformed entry: \(error.message)",
+                path: execution.reader.name, key: Array(key))
         }
     }
 
@@ -483,7 +516,10 @@ extension QueryExecution {
         final class Group {
             let prefix: [UInt8]
             let cursor: any KeyValueCursor
-            init(prefix: [UInt8], cursor: any KeyValueCursor) { self.prefix = prefix; self.cursor = cursor }
+            init(prefix: [UInt8], cursor: any KeyValueCursor) {
+                self.prefix = prefix
+                self.cursor = cursor
+            }
         }
         struct Head: Comparable {
             let candidate: Candidate
@@ -509,10 +545,15 @@ extension QueryExecution {
                 var lower = range.lower
                 while true {
                     let cursor = try execution.reader.scan(KeyRange(lower: lower, upper: range.upper), order: .forward)
-                    guard let first = try cursor.next({ key, value -> ([UInt8], Candidate)? in
-                        guard let entry = try QueryExecution.entry(key, value, prefixLength: prefixLength, in: execution) else { return nil }
-                        return (Array(key[..<entry.groupLength]), entry.candidate)
-                    }) else { break }
+                    guard
+                        let first = try cursor.next({ key, value -> ([UInt8], Candidate)? in
+                            guard
+                                let entry = try QueryExecution.entry(
+                                    key, value, prefixLength: prefixLength, in: execution)
+                            else { return nil }
+                            return (Array(key[..<entry.groupLength]), entry.candidate)
+                        })
+                    else { break }
                     guard let (prefix, candidate) = first else { break }
                     guard groups.count < QueryExecution.maximumMergedStreams else { return nil }
                     heads.insert(Head(candidate: candidate, group: groups.count))
@@ -529,8 +570,9 @@ extension QueryExecution {
                 let group = groups[head.group]
                 if let next = try group.cursor.next({ key, value -> Candidate? in
                     guard key.starts(with: group.prefix),
-                          let entry = try QueryExecution.entry(key, value, prefixLength: prefixLength, in: execution),
-                          entry.groupLength == group.prefix.count else { return nil }
+                        let entry = try QueryExecution.entry(key, value, prefixLength: prefixLength, in: execution),
+                        entry.groupLength == group.prefix.count
+                    else { return nil }
                     return entry.candidate
                 }), let next {
                     heads.insert(Head(candidate: next, group: head.group))

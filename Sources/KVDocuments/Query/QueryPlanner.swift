@@ -48,9 +48,12 @@ public struct QueryPlan: Sendable, CustomStringConvertible {
     /// index could serve it (no condition and no order) or for an index plan.
     public internal(set) var suggestion: String?
 
-    init(collection: String, index: String?, ranges: [KeyRange], rangeConditions: [Condition], query: Query,
-         orderedByScan: Bool, reverse: Bool, mayRepeat: Bool, keyPrefixLength: Int, idInValue: Bool = false, covering: Bool = false,
-         tieValues: Int? = nil) {
+    init(
+        collection: String, index: String?, ranges: [KeyRange], rangeConditions: [Condition], query: Query,
+        orderedByScan: Bool, reverse: Bool, mayRepeat: Bool, keyPrefixLength: Int, idInValue: Bool = false,
+        covering: Bool = false,
+        tieValues: Int? = nil
+    ) {
         self.idInValue = idInValue
         self.tieValues = tieValues
         self.covering = covering
@@ -70,13 +73,15 @@ public struct QueryPlan: Sendable, CustomStringConvertible {
     /// How results reach the requested order, for ``description``.
     package var orderDescription: String {
         if orderedByScan, tieValues != nil {
-            return "from the scan\(reverse ? " (reverse)" : ""), each run of equal order values sorted by id, stopping after offset + limit matches"
+            return
+                "from the scan\(reverse ? " (reverse)" : ""), each run of equal order values sorted by id, stopping after offset + limit matches"
         }
         if orderedByScan {
             return "from the scan\(reverse ? " (reverse)" : ""), stopping after offset + limit matches"
         }
         if index != nil, sortsByID {
-            return "primary key: per-value streams of the index (each sorted by id) merged by id, stopping after offset + limit matches; past \(QueryExecution.maximumMergedStreams) values, a top-k heap of offset + limit ids"
+            return
+                "primary key: per-value streams of the index (each sorted by id) merged by id, stopping after offset + limit matches; past \(QueryExecution.maximumMergedStreams) values, a top-k heap of offset + limit ids"
         }
         return "top-k heap of offset + limit matches (every match is read)"
     }
@@ -87,12 +92,18 @@ public struct QueryPlan: Sendable, CustomStringConvertible {
     public var description: String {
         var lines: [String] = []
         if let index {
-            lines.append("collection \(collection): index \(index), \(ranges.count) key range\(ranges.count == 1 ? "" : "s")")
-            lines.append("  range: " + (rangeConditions.isEmpty ? "the whole index" : rangeConditions.map(\.description).joined(separator: " and ")))
+            lines.append(
+                "collection \(collection): index \(index), \(ranges.count) key range\(ranges.count == 1 ? "" : "s")")
+            lines.append(
+                "  range: "
+                    + (rangeConditions.isEmpty
+                        ? "the whole index" : rangeConditions.map(\.description).joined(separator: " and ")))
             for r in ranges.prefix(5) { lines.append("  keys: " + Self.describe(r)) }
             if ranges.count > 5 { lines.append("  keys: … \(ranges.count - 5) more") }
         } else {
-            lines.append("collection \(collection): SCAN, a full scan of every document (no usable index)" + (scannedDocuments.map { ", reads \($0) document\($0 == 1 ? "" : "s")" } ?? ""))
+            lines.append(
+                "collection \(collection): SCAN, a full scan of every document (no usable index)"
+                    + (scannedDocuments.map { ", reads \($0) document\($0 == 1 ? "" : "s")" } ?? ""))
             if let suggestion { lines.append("  suggestion: " + suggestion) }
         }
         lines.append("  filter: " + (filter.isEmpty ? "none" : filter.map(\.description).joined(separator: " and ")))
@@ -104,7 +115,8 @@ public struct QueryPlan: Sendable, CustomStringConvertible {
     /// A key range with its bounds decoded as tuples where they are.
     public static func describe(_ range: KeyRange) -> String {
         if let lower = range.lower, lower.isIncluded, let upper = range.upper, !upper.isIncluded,
-           KeyRange.prefixSuccessor(lower.key) == upper.key {
+            KeyRange.prefixSuccessor(lower.key) == upper.key
+        {
             if let t = try? Tuple(decoding: lower.key) { return "every key starting with \(t)" }
         }
         func key(_ b: KeyRange.Bound) -> String {
@@ -174,7 +186,8 @@ struct QueryPlanner {
         for c in query.conditions {
             switch c.op {
             case .equal, .in: if !equalities.contains(c.field) { equalities.append(c.field) }
-            case .less, .lessOrEqual, .greater, .greaterOrEqual, .between, .prefix: if !ranges.contains(c.field) { ranges.append(c.field) }
+            case .less, .lessOrEqual, .greater, .greaterOrEqual, .between, .prefix:
+                if !ranges.contains(c.field) { ranges.append(c.field) }
             case .notEqual: break
             }
         }
@@ -188,22 +201,29 @@ struct QueryPlanner {
         let constrained = Set(query.conditions.map(\.field))
         let quoted = { (f: [FieldPath]) in "(" + f.map(\.description).joined(separator: ", ") + ")" }
         if let schema = catalog.schema[collection: collectionName] {
-            for index in schema.indexes where index.isSparse && index.fields.first.map({ constrained.contains($0) }) == true {
+            for index in schema.indexes
+            where index.isSparse && index.fields.first.map({ constrained.contains($0) }) == true {
                 let missing = index.fields.filter { !constrained.contains($0) }
                 guard !missing.isEmpty else { continue }
                 let kind = index.unique ? "unique (so sparse)" : "sparse"
-                return "index \(index.name) on \(quoted(index.fields)) is \(kind) and serves a query only with a condition on each of its fields (documents missing one are not in it): add one on \(quoted(missing)) (for example >= the smallest value), or declare an index on \(quoted(fields))"
+                return
+                    "index \(index.name) on \(quoted(index.fields)) is \(kind) and serves a query only with a condition on each of its fields (documents missing one are not in it): add one on \(quoted(missing)) (for example >= the smallest value), or declare an index on \(quoted(fields))"
             }
         }
-        let name = "by_" + fields.map { $0.description.replacingOccurrences(of: "[]", with: "").replacingOccurrences(of: ".", with: "_") }.joined(separator: "_")
+        let name =
+            "by_"
+            + fields.map {
+                $0.description.replacingOccurrences(of: "[]", with: "").replacingOccurrences(of: ".", with: "_")
+            }.joined(separator: "_")
         let json = fields.map { "\"\($0.description)\"" }.joined(separator: ", ")
         return "declare an index on \(quoted(fields)): {\"name\": \"\(name)\", \"fields\": [\(json)]}"
     }
 
     private func fullScan(_ collectionName: String, _ query: Query) -> QueryPlan {
         let docs = layout.documents(collectionName)
-        return QueryPlan(collection: collectionName, index: nil, ranges: [docs.range], rangeConditions: [], query: query,
-                         orderedByScan: query.order == nil, reverse: false, mayRepeat: false, keyPrefixLength: docs.prefix.count)
+        return QueryPlan(
+            collection: collectionName, index: nil, ranges: [docs.range], rangeConditions: [], query: query,
+            orderedByScan: query.order == nil, reverse: false, mayRepeat: false, keyPrefixLength: docs.prefix.count)
     }
 }
 

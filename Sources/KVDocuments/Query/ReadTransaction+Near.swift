@@ -80,9 +80,13 @@ public struct GeoPlan: Sendable, CustomStringConvertible {
     public let hits: Int
 
     public var description: String {
-        var lines = ["near \(collection) \(center)\(within.map { " within \(Self.metres($0))" } ?? "") using geo index \(index)"]
+        var lines = [
+            "near \(collection) \(center)\(within.map { " within \(Self.metres($0))" } ?? "") using geo index \(index)"
+        ]
         for (n, ring) in rings.enumerated() {
-            lines.append("ring \(n + 1): radius \(Self.metres(ring.radius)), \(ring.cells.count) cells, \(ring.ranges.count) ranges read")
+            lines.append(
+                "ring \(n + 1): radius \(Self.metres(ring.radius)), \(ring.cells.count) cells, \(ring.ranges.count) ranges read"
+            )
             lines += ring.cells.map { "  cell " + $0 }
             lines += ring.ranges.map { "  range " + $0 }
         }
@@ -121,32 +125,48 @@ extension ReadTransaction {
     ///   offset, or a query with an order; `.schema` for a collection without a geo index,
     ///   an unknown index, several geo indexes and none named (naming them), or an index
     ///   being built; `.corruption` for a damaged entry.
-    public func near(_ collection: String, _ center: GeoPoint, within: Double? = nil, query: Query = Query(), index: String? = nil,
-                     includeDocuments: Bool = true) throws -> [NearHit] {
-        try runNear(collection, center, within: within, query: query, index: index, includeDocuments: includeDocuments).hits
+    public func near(
+        _ collection: String, _ center: GeoPoint, within: Double? = nil, query: Query = Query(), index: String? = nil,
+        includeDocuments: Bool = true
+    ) throws -> [NearHit] {
+        try runNear(collection, center, within: within, query: query, index: index, includeDocuments: includeDocuments)
+            .hits
     }
 
     /// How ``near(_:_:within:query:index:includeDocuments:)`` reads the index for these
     /// arguments: the query is run, and its circles, cells and ranges reported.
-    public func explainNear(_ collection: String, _ center: GeoPoint, within: Double? = nil, query: Query = Query(), index: String? = nil) throws -> GeoPlan {
-        let (hits, search, name) = try runNear(collection, center, within: within, query: query, index: index, includeDocuments: false)
-        return GeoPlan(collection: collection, index: name, center: center, within: within,
-                       rings: search.rings.map { ring in
-                           GeoPlan.Ring(radius: ring.radius, cells: ring.cells.map(\.description),
-                                        ranges: ring.ranges.map { "0x\(String($0.lowerBound, radix: 16))..0x\(String($0.upperBound, radix: 16))" })
-                       },
-                       filter: query.conditions, candidates: search.entriesRead, hits: hits.count)
+    public func explainNear(
+        _ collection: String, _ center: GeoPoint, within: Double? = nil, query: Query = Query(), index: String? = nil
+    ) throws -> GeoPlan {
+        let (hits, search, name) = try runNear(
+            collection, center, within: within, query: query, index: index, includeDocuments: false)
+        return GeoPlan(
+            collection: collection, index: name, center: center, within: within,
+            rings: search.rings.map { ring in
+                GeoPlan.Ring(
+                    radius: ring.radius, cells: ring.cells.map(\.description),
+                    ranges: ring.ranges.map {
+                        "0x\(String($0.lowerBound, radix: 16))..0x\(String($0.upperBound, radix: 16))"
+                    })
+            },
+            filter: query.conditions, candidates: search.entriesRead, hits: hits.count)
     }
 
-    private func runNear(_ collection: String, _ center: GeoPoint, within: Double?, query: Query, index: String?,
-                         includeDocuments: Bool) throws -> (hits: [NearHit], search: GeoSearch, index: String) {
+    private func runNear(
+        _ collection: String, _ center: GeoPoint, within: Double?, query: Query, index: String?,
+        includeDocuments: Bool
+    ) throws -> (hits: [NearHit], search: GeoSearch, index: String) {
         recordRead(collection)
         try query.validate()
         if let within, !(within.isFinite && within >= 0) {
-            throw KVDocsError(.invalidArgument, "the radius must be a finite number of metres, at least 0 (got \(within))")
+            throw KVDocsError(
+                .invalidArgument, "the radius must be a finite number of metres, at least 0 (got \(within))")
         }
         if query.order != nil {
-            throw KVDocsError(.invalidArgument, "near returns hits nearest first; the query must not have an order (got order by \(query.order.map { $0.field.description } ?? ""))")
+            throw KVDocsError(
+                .invalidArgument,
+                "near returns hits nearest first; the query must not have an order (got order by \(query.order.map { $0.field.description } ?? ""))"
+            )
         }
         let maintainer = try geoMaintainer(collection, index)
         let needed = query.limit.map { query.offset.saturatingAdd($0) }
@@ -155,15 +175,19 @@ extension ReadTransaction {
         func document(_ id: [UInt8]) throws -> JSONValue? {
             if let known = documents[id] { return known }
             guard let bytes = try reader.value(forKey: documentPrefix + id) else { return nil }
-            let value = try store.documentValue(bytes, collection: collection, key: documentPrefix + id, idOffset: documentPrefix.count)
+            let value = try store.documentValue(
+                bytes, collection: collection, key: documentPrefix + id, idOffset: documentPrefix.count)
             documents[id] = value
             return value
         }
         var search = GeoSearch(index: maintainer.index, reader: reader, center: center, within: within)
-        let accept: ((GeoSearch.Candidate) throws -> Bool)? = query.conditions.isEmpty ? nil : { candidate in
-            guard let value = try document(candidate.id) else { return false }
-            return query.matches(value)
-        }
+        let accept: ((GeoSearch.Candidate) throws -> Bool)? =
+            query.conditions.isEmpty
+            ? nil
+            : { candidate in
+                guard let value = try document(candidate.id) else { return false }
+                return query.matches(value)
+            }
         let found = try search.run(needed: needed, accept: accept)
         let page = found.dropFirst(min(query.offset, found.count))
         var hits: [NearHit] = []
@@ -188,15 +212,25 @@ extension ReadTransaction {
         if let index {
             guard let named = schema.geo.first(where: { $0.name.hasSameCodePoints(as: index) }) else {
                 let names = schema.geo.map(\.name)
-                throw KVDocsError(.schema, "collection \"\(collection)\" has no geo index \"\(index)\"" + (names.isEmpty ? "" : "; its geo indexes: \(names.joined(separator: ", "))"))
+                throw KVDocsError(
+                    .schema,
+                    "collection \"\(collection)\" has no geo index \"\(index)\""
+                        + (names.isEmpty ? "" : "; its geo indexes: \(names.joined(separator: ", "))"))
             }
             definition = named
         } else {
             switch schema.geo.count {
-            case 0: throw KVDocsError(.schema, "collection \"\(collection)\" has no geo index; declare one: {\"name\": …, \"fields\": [\"location\"], \"type\": \"geo\"}")
+            case 0:
+                throw KVDocsError(
+                    .schema,
+                    "collection \"\(collection)\" has no geo index; declare one: {\"name\": …, \"fields\": [\"location\"], \"type\": \"geo\"}"
+                )
             case 1: definition = schema.geo[0]
             default:
-                throw KVDocsError(.schema, "collection \"\(collection)\" has several geo indexes (\(schema.geo.map(\.name).joined(separator: ", "))); name the one to use")
+                throw KVDocsError(
+                    .schema,
+                    "collection \"\(collection)\" has several geo indexes (\(schema.geo.map(\.name).joined(separator: ", "))); name the one to use"
+                )
             }
         }
         let identity = IndexIdentity(collection, definition.name, .geo)
@@ -211,14 +245,19 @@ extension DocumentCollection {
     /// The documents whose point is within `within` metres of `center`, nearest first, from
     /// one snapshot: `store.fetch(.near(collection, center, …))` (see ``NearRequest`` and
     /// ``ReadTransaction/near(_:_:within:query:index:includeDocuments:)``).
-    public func near(_ center: GeoPoint, within: Double? = nil, query: Query = Query(), index: String? = nil,
-                     includeDocuments: Bool = true) throws -> [NearHit] {
-        try store.fetch(.near(self, center, within: within, query: query, index: index, includeDocuments: includeDocuments))
+    public func near(
+        _ center: GeoPoint, within: Double? = nil, query: Query = Query(), index: String? = nil,
+        includeDocuments: Bool = true
+    ) throws -> [NearHit] {
+        try store.fetch(
+            .near(self, center, within: within, query: query, index: index, includeDocuments: includeDocuments))
     }
 
     /// How ``near(_:within:query:index:includeDocuments:)`` reads the index. See
     /// ``ReadTransaction/explainNear(_:_:within:query:index:)``.
-    public func explainNear(_ center: GeoPoint, within: Double? = nil, query: Query = Query(), index: String? = nil) throws -> GeoPlan {
+    public func explainNear(_ center: GeoPoint, within: Double? = nil, query: Query = Query(), index: String? = nil)
+        throws -> GeoPlan
+    {
         try store.read { try $0.explainNear(name, center, within: within, query: query, index: index) }
     }
 }
@@ -228,7 +267,9 @@ extension TypedCollection {
     /// their distances, from one snapshot: `store.fetch(.near(collection, center, …))` (see
     /// ``NearRequest`` and ``ReadTransaction/near(_:_:within:query:index:includeDocuments:)``).
     /// - Throws: as `near`, and `.decoding` when a stored document does not decode as `T`.
-    public func near(_ center: GeoPoint, within: Double? = nil, query: Query = Query(), index: String? = nil) throws -> [TypedNearHit<T>] where T: Sendable {
+    public func near(_ center: GeoPoint, within: Double? = nil, query: Query = Query(), index: String? = nil) throws
+        -> [TypedNearHit<T>] where T: Sendable
+    {
         try base.store.fetch(.near(self, center, within: within, query: query, index: index))
     }
 }

@@ -32,8 +32,11 @@ public struct SearchOptions: Sendable {
     ///   - highlight: markers for ``SearchHit/highlights``; `nil` for none.
     ///   - snippet: how to make ``SearchHit/snippet``; `nil` for none.
     ///   - includeDocuments: whether hits carry their documents.
-    public init(index: String? = nil, limit: Int? = nil, offset: Int = 0, highlight: Markers? = nil, snippet: SnippetOptions? = nil,
-                includeDocuments: Bool = true) {
+    public init(
+        index: String? = nil, limit: Int? = nil, offset: Int = 0, highlight: Markers? = nil,
+        snippet: SnippetOptions? = nil,
+        includeDocuments: Bool = true
+    ) {
         self.includeDocuments = includeDocuments
         self.index = index
         self.limit = limit
@@ -57,44 +60,59 @@ public struct SearchHit: Sendable {
     public let snippet: String?
 }
 
-
 extension ReadTransaction {
     /// Searches a collection's text index with an FTS5 query, ranked by BM25 (FTS5's
     /// `bm25()`, best first, ties by primary key), through this transaction's snapshot.
     /// - Throws: `.invalidArgument` for a malformed query (naming the position) or a
     ///   negative limit or offset, `.schema` for an unknown index or one being built.
-    public func search(_ collection: String, _ query: String, options: SearchOptions = SearchOptions()) throws -> [SearchHit] {
+    public func search(_ collection: String, _ query: String, options: SearchOptions = SearchOptions()) throws
+        -> [SearchHit]
+    {
         let maintainer = try textMaintainer(collection, options.index)
         let definition = maintainer.definition
         if let limit = options.limit, limit < 0 {
             throw KVDocsError(.invalidArgument, "search limit must not be negative (got \(limit))")
         }
-        guard options.offset >= 0 else { throw KVDocsError(.invalidArgument, "search offset must not be negative (got \(options.offset))") }
-        let ranking = try maintainer.rank(query, limit: options.limit.map { options.offset.saturatingAdd($0) }, reader: reader)
+        guard options.offset >= 0 else {
+            throw KVDocsError(.invalidArgument, "search offset must not be negative (got \(options.offset))")
+        }
+        let ranking = try maintainer.rank(
+            query, limit: options.limit.map { options.offset.saturatingAdd($0) }, reader: reader)
         let start = min(options.offset, ranking.hits.count)
         let end = options.limit.map { min(start.saturatingAdd($0), ranking.hits.count) } ?? ranking.hits.count
 
         var hits: [SearchHit] = []
         for entry in ranking.hits[start..<end] {
             guard options.includeDocuments || options.highlight != nil || options.snippet != nil else {
-                hits.append(SearchHit(id: DocumentStore.idValue(entry.id), score: entry.score, document: .null, highlights: [:], snippet: nil))
+                hits.append(
+                    SearchHit(
+                        id: DocumentStore.idValue(entry.id), score: entry.score, document: .null, highlights: [:],
+                        snippet: nil))
                 continue
             }
             guard let bytes = try reader.value(forKey: store.layout.document(collection, entry.id)) else { continue }
             let document = try store.documentValue(bytes, collection: collection, id: entry.id)
             let texts = TextIndexMaintainer.columnTexts(definition, document)
             // The instances only matter to highlights and snippets.
-            let tagged = options.highlight != nil || options.snippet != nil
+            let tagged =
+                options.highlight != nil || options.snippet != nil
                 ? ranking.instances(texts: texts, tokenizer: maintainer.index.tokenizer, doc: entry.doc) : []
             let instances = tagged.map(\.instance)
             var highlights: [String: String] = [:]
             if let markers = options.highlight {
                 for (column, text) in texts.enumerated() {
-                    highlights[definition.fields[column].description] = Highlighter.highlight(text, tokenizer: maintainer.index.tokenizer, instances: instances.filter { $0.column == column }, markers: markers)
+                    highlights[definition.fields[column].description] = Highlighter.highlight(
+                        text, tokenizer: maintainer.index.tokenizer,
+                        instances: instances.filter { $0.column == column }, markers: markers)
                 }
             }
-            let snippet = options.snippet.map { Highlighter.snippet(texts, tokenizer: maintainer.index.tokenizer, instances: tagged, options: $0) }
-            hits.append(SearchHit(id: DocumentStore.idValue(entry.id), score: entry.score, document: document, highlights: highlights, snippet: snippet))
+            let snippet = options.snippet.map {
+                Highlighter.snippet(texts, tokenizer: maintainer.index.tokenizer, instances: tagged, options: $0)
+            }
+            hits.append(
+                SearchHit(
+                    id: DocumentStore.idValue(entry.id), score: entry.score, document: document, highlights: highlights,
+                    snippet: snippet))
         }
         return hits
     }
@@ -154,7 +172,8 @@ extension TypedCollection {
     /// ``SearchRequest`` and ``ReadTransaction/search(_:_:options:)``);
     /// ``SearchOptions/includeDocuments`` is ignored (a value needs its document).
     /// - Throws: as `search`, and `.decoding` when a stored document does not decode as `T`.
-    public func search(_ query: String, options: SearchOptions = SearchOptions()) throws -> [TypedSearchHit<T>] where T: Sendable {
+    public func search(_ query: String, options: SearchOptions = SearchOptions()) throws -> [TypedSearchHit<T>]
+    where T: Sendable {
         try base.store.fetch(.search(self, query, options: options))
     }
 }
@@ -187,8 +206,14 @@ extension ReadTransaction {
     func textMaintainer(_ collection: String, _ index: String?) throws -> TextIndexMaintainer {
         recordRead(collection)
         let schema = try catalog.schema.collection(collection)
-        guard let definition = index.map({ name in schema.text.first { $0.name.hasSameCodePoints(as: name) } }) ?? schema.text.first else {
-            throw KVDocsError(.schema, index.map { "collection \"\(collection)\" has no text index \"\($0)\"" } ?? "collection \"\(collection)\" has no text index")
+        guard
+            let definition = index.map({ name in schema.text.first { $0.name.hasSameCodePoints(as: name) } })
+                ?? schema.text.first
+        else {
+            throw KVDocsError(
+                .schema,
+                index.map { "collection \"\(collection)\" has no text index \"\($0)\"" }
+                    ?? "collection \"\(collection)\" has no text index")
         }
         let identity = IndexIdentity(collection, definition.name, .text)
         guard catalog.isReady(identity), let maintainer = catalog.maintainer(identity) as? TextIndexMaintainer else {
@@ -201,8 +226,12 @@ extension ReadTransaction {
     /// order, with their document frequencies, at most `limit`.
     /// - Throws: `.schema` for an unknown collection or index, `.invalidArgument` for a
     ///   negative limit, `.corruption` for damaged postings.
-    public func textTerms(_ collection: String, index: String? = nil, prefix: String = "", limit: Int? = nil) throws -> [TextTermInfo] {
-        if let limit, limit < 0 { throw KVDocsError(.invalidArgument, "terms limit must not be negative (got \(limit))") }
+    public func textTerms(_ collection: String, index: String? = nil, prefix: String = "", limit: Int? = nil) throws
+        -> [TextTermInfo]
+    {
+        if let limit, limit < 0 {
+            throw KVDocsError(.invalidArgument, "terms limit must not be negative (got \(limit))")
+        }
         let maintainer = try textMaintainer(collection, index)
         return try TextIndexInspector(index: maintainer.index, reader: reader).terms(prefix: prefix, limit: limit)
             .map { TextTermInfo(term: $0.term, documents: $0.documents) }

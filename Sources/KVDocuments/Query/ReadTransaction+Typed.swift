@@ -43,21 +43,27 @@ extension ReadTransaction {
     /// it: ``forEach(_:_:_:)`` typed, in bounded memory.
     /// - Throws: `.decoding` when a document does not decode as `T` (documents before it
     ///   have been handed to `body`); otherwise as ``forEach(_:_:_:)``.
-    public func forEach<T: Decodable>(_ collection: String, _ query: Query = Query(), as type: T.Type, _ body: (T) throws -> Void) throws {
+    public func forEach<T: Decodable>(
+        _ collection: String, _ query: Query = Query(), as type: T.Type, _ body: (T) throws -> Void
+    ) throws {
         try forEachDecoded(collection, query, as: type, body)
     }
 
     /// The documents within `within` metres of `center`, nearest first, decoded as `T`.
     @available(*, deprecated, message: "use fetch(.near(collection, center, within:, query:, index:, as: T.self))")
-    public func near<T: Decodable>(_ collection: String, _ center: GeoPoint, within: Double? = nil, query: Query = Query(),
-                                   index: String? = nil, as type: T.Type) throws -> [TypedNearHit<T>] {
+    public func near<T: Decodable>(
+        _ collection: String, _ center: GeoPoint, within: Double? = nil, query: Query = Query(),
+        index: String? = nil, as type: T.Type
+    ) throws -> [TypedNearHit<T>] {
         try fetch(.near(collection, center, within: within, query: query, index: index, as: type))
     }
 
     /// The hits of a full-text search, each document decoded as `T`.
     @available(*, deprecated, message: "use fetch(.search(collection, text, options: options, as: T.self))")
-    public func search<T: Decodable>(_ collection: String, _ query: String, options: SearchOptions = SearchOptions(),
-                                     as type: T.Type) throws -> [TypedSearchHit<T>] {
+    public func search<T: Decodable>(
+        _ collection: String, _ query: String, options: SearchOptions = SearchOptions(),
+        as type: T.Type
+    ) throws -> [TypedSearchHit<T>] {
         try fetch(.search(collection, query, options: options, as: type))
     }
 

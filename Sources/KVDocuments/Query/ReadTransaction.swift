@@ -86,10 +86,14 @@ public final class ReadTransaction {
         recordRead(collection)
         let plan = try planner.plan(collection, query)
         let execution = QueryExecution(transaction: self, collection: collection, plan: plan)
-        guard let fields = query.fields else { return try execution.documents(offset: query.offset, limit: query.limit) }
+        guard let fields = query.fields else {
+            return try execution.documents(offset: query.offset, limit: query.limit)
+        }
         let selected = fields.map(\.wholeField)
         var documents: [JSONValue] = []
-        try execution.forEach(offset: query.offset, limit: query.limit) { documents.append(try execution.projected($0, onto: selected)) }
+        try execution.forEach(offset: query.offset, limit: query.limit) {
+            documents.append(try execution.projected($0, onto: selected))
+        }
         return documents
     }
 
@@ -119,14 +123,18 @@ public final class ReadTransaction {
     /// Calls `body` with each document matching `query` decoded as `T`: straight from the
     /// stored bytes (no ``JSONValue`` built) unless the query selects fields or its filter
     /// or order needed the document's value.
-    func forEachDecoded<T: Decodable>(_ collection: String, _ query: Query, as type: T.Type, _ body: (T) throws -> Void) throws {
+    func forEachDecoded<T: Decodable>(_ collection: String, _ query: Query, as type: T.Type, _ body: (T) throws -> Void)
+        throws
+    {
         recordRead(collection)
         let plan = try planner.plan(collection, query)
         let selected = query.fields.map { $0.map(\.wholeField) }
         let execution = QueryExecution(transaction: self, collection: collection, plan: plan)
         try execution.forEach(offset: query.offset, limit: query.limit) { match in
             if let selected {
-                try body(try DocumentStore.decodeStored(type, execution.projected(match, onto: selected), dates: store.dateStrategy))
+                try body(
+                    try DocumentStore.decodeStored(
+                        type, execution.projected(match, onto: selected), dates: store.dateStrategy))
             } else {
                 try body(try execution.decode(match, as: type))
             }
@@ -140,7 +148,9 @@ public final class ReadTransaction {
         let element = try DocumentStore.idElement(id, collection: collection, primaryKey: schema.primaryKey)
         let key = store.layout.document(collection, element)
         guard let bytes = try reader.value(forKey: key) else { return nil }
-        return try store.decodeDocument(type, bytes: bytes, collection: collection, key: key, idOffset: store.layout.documents(collection).prefix.count)
+        return try store.decodeDocument(
+            type, bytes: bytes, collection: collection, key: key,
+            idOffset: store.layout.documents(collection).prefix.count)
     }
 
     /// The number of documents matching `query`'s conditions (its limit and offset ignored).
@@ -154,7 +164,8 @@ public final class ReadTransaction {
             _ = try catalog.schema.collection(collection)
             return try reader.count(store.layout.documents(collection).range)
         }
-        return try QueryExecution(transaction: self, collection: collection, plan: try planner.plan(collection, q)).count()
+        return try QueryExecution(transaction: self, collection: collection, plan: try planner.plan(collection, q))
+            .count()
     }
 
     /// The plan ``find(_:_:)`` would use. A full scan says how many documents it reads (a

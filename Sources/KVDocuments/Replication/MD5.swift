@@ -92,7 +92,7 @@ package struct MD5: Sendable {
         7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22,
         5, 9, 14, 20, 5, 9, 14, 20, 5, 9, 14, 20, 5, 9, 14, 20,
         4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23,
-        6, 10, 15, 21, 6, 10, 15, 21, 6, 10, 15, 21, 6, 10, 15, 21,
+        6, 10, 15, 21, 6, 10, 15, 21, 6, 10, 15, 21, 6, 10, 15, 21
     ]
 
     /// T[i] = floor(2^32 × |sin(i + 1)|) (RFC 1321 §3.4), written out rather than computed so
@@ -105,16 +105,19 @@ package struct MD5: Sendable {
         0xfffa_3942, 0x8771_f681, 0x6d9d_6122, 0xfde5_380c, 0xa4be_ea44, 0x4bde_cfa9, 0xf6bb_4b60, 0xbebf_bc70,
         0x289b_7ec6, 0xeaa1_27fa, 0xd4ef_3085, 0x0488_1d05, 0xd9d4_d039, 0xe6db_99e5, 0x1fa2_7cf8, 0xc4ac_5665,
         0xf429_2244, 0x432a_ff97, 0xab94_23a7, 0xfc93_a039, 0x655b_59c3, 0x8f0c_cc92, 0xffef_f47d, 0x8584_5dd1,
-        0x6fa8_7e4f, 0xfe2c_e6e0, 0xa301_4314, 0x4e08_11a1, 0xf753_7e82, 0xbd3a_f235, 0x2ad7_d2bb, 0xeb86_d391,
+        0x6fa8_7e4f, 0xfe2c_e6e0, 0xa301_4314, 0x4e08_11a1, 0xf753_7e82, 0xbd3a_f235, 0x2ad7_d2bb, 0xeb86_d391
     ]
 
     /// Processes one 64-byte block (RFC 1321 §3.4).
-    private mutating func processBlock<Block: Collection>(_ block: Block) where Block.Element == UInt8, Block.Index == Int {
+    private mutating func processBlock<Block: Collection>(_ block: Block)
+    where Block.Element == UInt8, Block.Index == Int {
         withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 16) { x in
             let base = block.startIndex
             for i in 0..<16 {
                 let j = base + 4 * i
-                x[i] = UInt32(block[j]) | UInt32(block[j + 1]) << 8 | UInt32(block[j + 2]) << 16 | UInt32(block[j + 3]) << 24
+                x[i] =
+                    UInt32(block[j]) | UInt32(block[j + 1]) << 8 | UInt32(block[j + 2]) << 16 | UInt32(block[j + 3])
+                    << 24
             }
             rounds(x)
         }
@@ -127,10 +130,18 @@ package struct MD5: Sendable {
             let f: UInt32
             let g: Int
             switch i {
-            case 0..<16: f = (b & c) | (~b & d); g = i
-            case 16..<32: f = (d & b) | (~d & c); g = (5 * i + 1) % 16
-            case 32..<48: f = b ^ c ^ d; g = (3 * i + 5) % 16
-            default: f = c ^ (b | ~d); g = (7 * i) % 16
+            case 0..<16:
+                f = (b & c) | (~b & d)
+                g = i
+            case 16..<32:
+                f = (d & b) | (~d & c)
+                g = (5 * i + 1) % 16
+            case 32..<48:
+                f = b ^ c ^ d
+                g = (3 * i + 5) % 16
+            default:
+                f = c ^ (b | ~d)
+                g = (7 * i) % 16
             }
             let sum = a &+ f &+ MD5.table[i] &+ x[g]
             let s = MD5.shifts[i]

@@ -33,7 +33,10 @@ public struct ConflictInfo: Sendable, Hashable {
     public let deletedConflicts: [Revision]
 
     package init(id: String, tree: RevisionTree) throws {
-        guard let winner = tree.winner else { throw KVDocsError(.corruption, "document \(JSONValue.string(id).compactDescription) has an empty revision tree") }
+        guard let winner = tree.winner else {
+            throw KVDocsError(
+                .corruption, "document \(JSONValue.string(id).compactDescription) has an empty revision tree")
+        }
         self.id = id
         self.winner = winner.revision
         winnerDeleted = winner.deleted
@@ -51,7 +54,10 @@ extension ReadTransaction {
         do {
             return try RevisionTreeCodec.decode(bytes).tree
         } catch let e as KVDocsError {
-            throw KVDocsError(.corruption, "collection \"\(name)\", document \(JSONValue.string(id).compactDescription): revision tree: \(e.message)", key: key)
+            throw KVDocsError(
+                .corruption,
+                "collection \"\(name)\", document \(JSONValue.string(id).compactDescription): revision tree: \(e.message)",
+                key: key)
         }
     }
 
@@ -59,7 +65,9 @@ extension ReadTransaction {
     /// - Throws: `.schema` for an unknown collection, `.notSupported` for one not replicated.
     private func replicatedCollection(_ collection: String) throws -> String {
         guard try catalog.schema.collection(collection).replicated else {
-            throw KVDocsError(.notSupported, "collection \"\(collection)\" is not replicated (its schema has no \"replicated\": true)")
+            throw KVDocsError(
+                .notSupported, "collection \"\(collection)\" is not replicated (its schema has no \"replicated\": true)"
+            )
         }
         return collection
     }
@@ -69,7 +77,8 @@ extension ReadTransaction {
     /// - Throws: `.schema` for an unknown collection, `.notSupported` for one that is not
     ///   replicated, `.corruption` for a damaged tree record.
     public func revisionLeaves(_ collection: String, id: String) throws -> [RevisionLeaf] {
-        try revisionTree(collection, id: id)?.leaves.map { RevisionLeaf(revision: $0.revision, deleted: $0.deleted) } ?? []
+        try revisionTree(collection, id: id)?.leaves.map { RevisionLeaf(revision: $0.revision, deleted: $0.deleted) }
+            ?? []
     }
 
     /// The winner and conflicts of document `id` of the replicated `collection`, or `nil`
@@ -94,12 +103,17 @@ extension ReadTransaction {
         let cursor = try reader.scan(trees.range, order: .forward)
         var result: [ConflictInfo] = []
         while let (key, value) = try cursor.next({ (Array($0), Array($1)) }) {
-            guard let element = try? trees.unpack(key).elements, element.count == 1, case .string(let id) = element[0] else {
-                throw KVDocsError(.corruption, "collection \"\(name)\": a revision tree key does not hold a document id", key: key)
+            guard let element = try? trees.unpack(key).elements, element.count == 1, case .string(let id) = element[0]
+            else {
+                throw KVDocsError(
+                    .corruption, "collection \"\(name)\": a revision tree key does not hold a document id", key: key)
             }
             let tree: RevisionTree
             do { tree = try RevisionTreeCodec.decode(value).tree } catch let e as KVDocsError {
-                throw KVDocsError(.corruption, "collection \"\(name)\", document \(JSONValue.string(id).compactDescription): revision tree: \(e.message)", key: key)
+                throw KVDocsError(
+                    .corruption,
+                    "collection \"\(name)\", document \(JSONValue.string(id).compactDescription): revision tree: \(e.message)",
+                    key: key)
             }
             if !tree.conflicts.isEmpty { result.append(try ConflictInfo(id: id, tree: tree)) }
         }
@@ -147,9 +161,13 @@ extension DocumentCollection {
     /// id first); `nil` stores the revision alone. Returns `nil` when the tree already had
     /// the revision (nothing is written).
     @discardableResult
-    package func writeReplicated(id: String, revision: Revision, history: [RevisionID]? = nil, deleted: Bool = false,
-                                 body: JSONObject, sync: Bool = false) throws -> Change? {
-        try store.performWrites(sync: sync) { try $0.writeReplicated(name, id: id, revision: revision, history: history, deleted: deleted, body: body) }
+    package func writeReplicated(
+        id: String, revision: Revision, history: [RevisionID]? = nil, deleted: Bool = false,
+        body: JSONObject, sync: Bool = false
+    ) throws -> Change? {
+        try store.performWrites(sync: sync) {
+            try $0.writeReplicated(name, id: id, revision: revision, history: history, deleted: deleted, body: body)
+        }
     }
 }
 
@@ -163,15 +181,24 @@ extension DocumentStore {
     static func localID(_ id: String, collection: String) throws -> String {
         let bare = id.hasPrefix("_local/") ? String(id.dropFirst("_local/".count)) : id
         guard !bare.isEmpty, bare.utf8.count <= maximumReplicatedIDLength else {
-            throw KVDocsError(.invalidArgument, "collection \"\(collection)\": a _local document id must have 1…\(maximumReplicatedIDLength) bytes after \"_local/\", not \(JSONValue.string(id).compactDescription)")
+            throw KVDocsError(
+                .invalidArgument,
+                "collection \"\(collection)\": a _local document id must have 1…\(maximumReplicatedIDLength) bytes after \"_local/\", not \(JSONValue.string(id).compactDescription)"
+            )
         }
         return bare
     }
 
     /// The stored `[n, body]` of a `_local` document.
-    static func parseLocal(_ bytes: [UInt8], collection: String, id: String, key: [UInt8]) throws -> (Int64, JSONObject) {
-        guard case .array(let pair) = try parseStored(bytes), pair.count == 2, case .int(let n) = pair[0], n >= 0, case .object(let body) = pair[1] else {
-            throw KVDocsError(.corruption, "collection \"\(collection)\": _local document \(JSONValue.string(id).compactDescription) is not [revision number, body]", key: key)
+    static func parseLocal(_ bytes: [UInt8], collection: String, id: String, key: [UInt8]) throws -> (Int64, JSONObject)
+    {
+        guard case .array(let pair) = try parseStored(bytes), pair.count == 2, case .int(let n) = pair[0], n >= 0,
+            case .object(let body) = pair[1]
+        else {
+            throw KVDocsError(
+                .corruption,
+                "collection \"\(collection)\": _local document \(JSONValue.string(id).compactDescription) is not [revision number, body]",
+                key: key)
         }
         return (n, body)
     }
@@ -211,12 +238,17 @@ extension DocumentCollection {
         let kept = JSONObject(body.filter { !$0.key.hasPrefix("_") }.map { ($0.key, $0.value) })
         return try store.performWrites(sync: sync) { context in
             let key = store.layout.localDocument(name, bare)
-            let current = try store.storage.value(forKey: key).map { try DocumentStore.parseLocal($0, collection: name, id: bare, key: key).0 }
+            let current = try store.storage.value(forKey: key).map {
+                try DocumentStore.parseLocal($0, collection: name, id: bare, key: key).0
+            }
             try checkLocalRev(bare, current: current, given: ifRev)
             let next = (current ?? 0).saturatingAdd(1)
             let bytes = try DocumentStore.storedBytes(.array([.int(next), .object(kept)]))
             guard bytes.count <= DocumentStore.maximumLocalDocumentSize else {
-                throw KVDocsError(.invalidArgument, "collection \"\(name)\": _local document \(JSONValue.string(bare).compactDescription) is \(bytes.count) bytes; at most \(DocumentStore.maximumLocalDocumentSize) are allowed")
+                throw KVDocsError(
+                    .invalidArgument,
+                    "collection \"\(name)\": _local document \(JSONValue.string(bare).compactDescription) is \(bytes.count) bytes; at most \(DocumentStore.maximumLocalDocumentSize) are allowed"
+                )
             }
             context.batch.put(key, bytes)
             return "0-\(next)"
@@ -231,9 +263,12 @@ extension DocumentCollection {
         try store.performWrites(sync: sync) { context in
             let key = store.layout.localDocument(name, bare)
             guard let bytes = try store.storage.value(forKey: key) else {
-                throw KVDocsError(.notFound, "collection \"\(name)\" has no _local document \(JSONValue.string(bare).compactDescription)")
+                throw KVDocsError(
+                    .notFound,
+                    "collection \"\(name)\" has no _local document \(JSONValue.string(bare).compactDescription)")
             }
-            try checkLocalRev(bare, current: try DocumentStore.parseLocal(bytes, collection: name, id: bare, key: key).0, given: rev)
+            try checkLocalRev(
+                bare, current: try DocumentStore.parseLocal(bytes, collection: name, id: bare, key: key).0, given: rev)
             context.batch.delete(key)
         }
     }
@@ -242,10 +277,16 @@ extension DocumentCollection {
         let described = JSONValue.string(id).compactDescription
         if let current {
             guard given == "0-\(current)" else {
-                throw KVDocsError(.conflict, "collection \"\(name)\", _local document \(described): _rev \(given ?? "(none)") is not its revision 0-\(current)")
+                throw KVDocsError(
+                    .conflict,
+                    "collection \"\(name)\", _local document \(described): _rev \(given ?? "(none)") is not its revision 0-\(current)"
+                )
             }
         } else if let given, !given.hasPrefix("0-") {
-            throw KVDocsError(.conflict, "collection \"\(name)\", _local document \(described) does not exist; _rev \(given) is not a 0-… revision")
+            throw KVDocsError(
+                .conflict,
+                "collection \"\(name)\", _local document \(described) does not exist; _rev \(given) is not a 0-… revision"
+            )
         }
     }
 }

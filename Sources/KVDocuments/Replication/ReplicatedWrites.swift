@@ -27,38 +27,60 @@ extension DocumentStore {
     /// - Throws: `.invalidArgument` naming the collection and the id.
     static func replicatedID(_ value: JSONValue, collection: String) throws -> String {
         guard case .string(let id) = value else {
-            throw KVDocsError(.invalidArgument, "the _id of a document of the replicated collection \"\(collection)\" must be a string, not \(value.compactDescription)")
+            throw KVDocsError(
+                .invalidArgument,
+                "the _id of a document of the replicated collection \"\(collection)\" must be a string, not \(value.compactDescription)"
+            )
         }
         guard !id.isEmpty else {
-            throw KVDocsError(.invalidArgument, "the _id of a document of the replicated collection \"\(collection)\" cannot be empty")
+            throw KVDocsError(
+                .invalidArgument, "the _id of a document of the replicated collection \"\(collection)\" cannot be empty"
+            )
         }
         guard id.utf8.count <= maximumReplicatedIDLength else {
-            throw KVDocsError(.invalidArgument, "the _id of a document of the replicated collection \"\(collection)\" is \(id.utf8.count) bytes long; at most \(maximumReplicatedIDLength) are allowed")
+            throw KVDocsError(
+                .invalidArgument,
+                "the _id of a document of the replicated collection \"\(collection)\" is \(id.utf8.count) bytes long; at most \(maximumReplicatedIDLength) are allowed"
+            )
         }
         guard !id.hasPrefix("_") else {
-            throw KVDocsError(.invalidArgument, "the _id \(JSONValue.string(id).compactDescription) of collection \"\(collection)\" starts with \"_\": only reserved document ids may start with underscore")
+            throw KVDocsError(
+                .invalidArgument,
+                "the _id \(JSONValue.string(id).compactDescription) of collection \"\(collection)\" starts with \"_\": only reserved document ids may start with underscore"
+            )
         }
         return id
     }
 
     /// `body` without the `_`-members, `_id` and `_rev` as given.
     /// - Throws: `.invalidArgument` for a `_rev` that is not a revision, or another `_`-member.
-    static func splitReplicated(_ fields: JSONObject, collection: String, id: String) throws -> (body: JSONObject, rev: Revision?) {
+    static func splitReplicated(_ fields: JSONObject, collection: String, id: String) throws -> (
+        body: JSONObject, rev: Revision?
+    ) {
         var body: [(String, JSONValue)] = []
         var rev: Revision?
         for (key, value) in fields {
             if key == "_id" { continue }
             if key == "_rev" {
                 guard case .string(let text) = value else {
-                    throw KVDocsError(.invalidArgument, "collection \"\(collection)\", document \(JSONValue.string(id).compactDescription): _rev must be a string, not \(value.compactDescription)")
+                    throw KVDocsError(
+                        .invalidArgument,
+                        "collection \"\(collection)\", document \(JSONValue.string(id).compactDescription): _rev must be a string, not \(value.compactDescription)"
+                    )
                 }
                 do { rev = try Revision.parse(text) } catch let e as KVDocsError {
-                    throw KVDocsError(.invalidArgument, "collection \"\(collection)\", document \(JSONValue.string(id).compactDescription): bad _rev: \(e.message)")
+                    throw KVDocsError(
+                        .invalidArgument,
+                        "collection \"\(collection)\", document \(JSONValue.string(id).compactDescription): bad _rev: \(e.message)"
+                    )
                 }
                 continue
             }
             if key.hasPrefix("_") {
-                throw KVDocsError(.invalidArgument, "collection \"\(collection)\", document \(JSONValue.string(id).compactDescription): bad special document member: \(key)")
+                throw KVDocsError(
+                    .invalidArgument,
+                    "collection \"\(collection)\", document \(JSONValue.string(id).compactDescription): bad special document member: \(key)"
+                )
             }
             body.append((key, value))
         }
@@ -85,22 +107,30 @@ extension DocumentStore.WriteContext {
             let (tree, sequence) = try RevisionTreeCodec.decode(bytes)
             return (tree, sequence)
         } catch let e as KVDocsError {
-            throw KVDocsError(.corruption, "collection \"\(collection)\", document \(JSONValue.string(id).compactDescription): revision tree: \(e.message)", key: key)
+            throw KVDocsError(
+                .corruption,
+                "collection \"\(collection)\", document \(JSONValue.string(id).compactDescription): revision tree: \(e.message)",
+                key: key)
         }
     }
 
     /// An interactive edit (`insert`, `upsert`, `update`, `delete`) of a replicated document:
     /// a new revision, child of the winner (CouchDB's `new_edits=true`).
-    func performInteractive(_ collection: String, _ schema: CollectionSchema, _ mode: DocumentStore.WriteMode, document: JSONValue?, id givenID: JSONValue?) throws -> Change? {
+    func performInteractive(
+        _ collection: String, _ schema: CollectionSchema, _ mode: DocumentStore.WriteMode, document: JSONValue?,
+        id givenID: JSONValue?
+    ) throws -> Change? {
         let idValue: JSONValue
         var body = JSONObject()
         var givenRev: Revision?
         if let document {
             guard case .object(let fields) = document else {
-                throw KVDocsError(.invalidArgument, "a document must be a JSON object, not \(article(document.typeName))")
+                throw KVDocsError(
+                    .invalidArgument, "a document must be a JSON object, not \(article(document.typeName))")
             }
             guard let value = fields["_id"] else {
-                throw KVDocsError(.invalidArgument, "document has no primary key field \"_id\" (collection \"\(collection)\")")
+                throw KVDocsError(
+                    .invalidArgument, "document has no primary key field \"_id\" (collection \"\(collection)\")")
             }
             idValue = value
             let id = try DocumentStore.replicatedID(idValue, collection: collection)
@@ -115,8 +145,13 @@ extension DocumentStore.WriteContext {
         let winner = tree.winner
         let describedID = idValue.compactDescription
         if let givenRev, givenRev != winner?.revision {
-            let current = winner.map { "its current revision is \($0.revision)\($0.deleted ? " (deleted)" : "")" } ?? "it has no revision"
-            throw KVDocsError(.conflict, "collection \"\(collection)\", document \(describedID): _rev \(givenRev) is not the current revision; \(current)")
+            let current =
+                winner.map { "its current revision is \($0.revision)\($0.deleted ? " (deleted)" : "")" }
+                ?? "it has no revision"
+            throw KVDocsError(
+                .conflict,
+                "collection \"\(collection)\", document \(describedID): _rev \(givenRev) is not the current revision; \(current)"
+            )
         }
         let live = winner.map { !$0.deleted } ?? false
         switch mode {
@@ -134,16 +169,23 @@ extension DocumentStore.WriteContext {
         let parent = winner?.revision
         let position = (parent?.position ?? 0) + 1
         guard position <= Revision.maximumPosition else {
-            throw KVDocsError(.invalidArgument, "collection \"\(collection)\", document \(describedID): revision \(parent.map(\.description) ?? "") is at the last position")
+            throw KVDocsError(
+                .invalidArgument,
+                "collection \"\(collection)\", document \(describedID): revision \(parent.map(\.description) ?? "") is at the last position"
+            )
         }
         let canonical = try DocumentStore.storedBytes(.object(body))
-        let revision = Revision(position: position, id: RevisionTree.newRevisionID(parent: parent, deleted: deleted, canonicalBody: canonical))
+        let revision = Revision(
+            position: position,
+            id: RevisionTree.newRevisionID(parent: parent, deleted: deleted, canonicalBody: canonical))
         var nodes: [RevisionTree.PathNode] = []
         if let parent { nodes.append(RevisionTree.PathNode(id: parent.id, value: .missing)) }
         nodes.append(RevisionTree.PathNode(id: revision.id, value: .stored(deleted: deleted)))
         var updated = tree
         updated.merge(try RevisionTree.Path(start: parent?.position ?? 1, nodes: nodes))
-        return try applyRevisions(collection, schema, id: id, before: tree, beforeSequence: sequence, after: updated, bodies: [revision: body])
+        return try applyRevisions(
+            collection, schema, id: id, before: tree, beforeSequence: sequence, after: updated, bodies: [revision: body]
+        )
     }
 
     /// A replicated edit (CouchDB's `new_edits=false`): merges `revision` with its history
@@ -151,16 +193,25 @@ extension DocumentStore.WriteContext {
     /// Returns `nil` when the tree already had the revision (nothing is written).
     /// - Throws: `.invalidArgument` for an inconsistent history or an edit that would put a
     ///   revision twice in the tree; nothing is added to the batch then.
-    func writeReplicated(_ collection: String, id: String, revision: Revision, history ids: [RevisionID]?, deleted: Bool, body: JSONObject) throws -> Change? {
+    func writeReplicated(
+        _ collection: String, id: String, revision: Revision, history ids: [RevisionID]?, deleted: Bool,
+        body: JSONObject
+    ) throws -> Change? {
         try guarded {
             let schema = try catalog.schema.collection(collection)
             let describedID = JSONValue.string(id).compactDescription
             func fail(_ m: String) -> KVDocsError {
-                KVDocsError(.invalidArgument, "collection \"\(collection)\", document \(describedID), revision \(revision): \(m)")
+                KVDocsError(
+                    .invalidArgument,
+                    "collection \"\(collection)\", document \(describedID), revision \(revision): \(m)")
             }
-            guard schema.replicated else { throw KVDocsError(.notSupported, "collection \"\(collection)\" is not replicated") }
+            guard schema.replicated else {
+                throw KVDocsError(.notSupported, "collection \"\(collection)\" is not replicated")
+            }
             _ = try DocumentStore.replicatedID(.string(id), collection: collection)
-            if let bad = body.keys.first(where: { $0.hasPrefix("_") }) { throw fail("bad special document member: \(bad)") }
+            if let bad = body.keys.first(where: { $0.hasPrefix("_") }) {
+                throw fail("bad special document member: \(bad)")
+            }
             let ids = ids ?? [revision.id]
             guard ids.first == revision.id else { throw fail("_revisions.ids[0] is not the revision's id") }
             guard Set(ids).count == ids.count else { throw fail("_revisions.ids lists an id twice") }
@@ -171,8 +222,9 @@ extension DocumentStore.WriteContext {
             let (tree, sequence) = try revisionTree(collection, id)
             var updated = tree
             if updated.merge(path) == .internalNode { return nil }
-            return try applyRevisions(collection, schema, id: id, before: tree, beforeSequence: sequence, after: updated,
-                                      bodies: [revision: deleted ? JSONObject() : body], edit: revision)
+            return try applyRevisions(
+                collection, schema, id: id, before: tree, beforeSequence: sequence, after: updated,
+                bodies: [revision: deleted ? JSONObject() : body], edit: revision)
         }
     }
 
@@ -194,16 +246,28 @@ extension DocumentStore.WriteContext {
         for (key, value) in fields {
             switch key {
             case "_deleted":
-                guard case .bool(let flag) = value else { throw KVDocsError(.invalidArgument, "\(described): _deleted must be true or false, not \(value.compactDescription)") }
+                guard case .bool(let flag) = value else {
+                    throw KVDocsError(
+                        .invalidArgument,
+                        "\(described): _deleted must be true or false, not \(value.compactDescription)")
+                }
                 deleted = flag
             case "_revisions":
-                guard case .object(let revisions) = value, case .int(let first)? = revisions["start"], case .array(let list)? = revisions["ids"],
-                      !list.isEmpty else {
-                    throw KVDocsError(.invalidArgument, "\(described): _revisions must be {\"start\": N, \"ids\": [...]}, not \(value.compactDescription)")
+                guard case .object(let revisions) = value, case .int(let first)? = revisions["start"],
+                    case .array(let list)? = revisions["ids"],
+                    !list.isEmpty
+                else {
+                    throw KVDocsError(
+                        .invalidArgument,
+                        "\(described): _revisions must be {\"start\": N, \"ids\": [...]}, not \(value.compactDescription)"
+                    )
                 }
                 start = Int(first)
                 history = try list.map { item in
-                    guard case .string(let text) = item else { throw KVDocsError(.invalidArgument, "\(described): _revisions.ids holds \(item.compactDescription)") }
+                    guard case .string(let text) = item else {
+                        throw KVDocsError(
+                            .invalidArgument, "\(described): _revisions.ids holds \(item.compactDescription)")
+                    }
                     do { return try RevisionID(parsing: Substring(text)) } catch let e as KVDocsError {
                         throw KVDocsError(.invalidArgument, "\(described): bad id in _revisions: \(e.message)")
                     }
@@ -212,11 +276,17 @@ extension DocumentStore.WriteContext {
                 rest.append((key, value))
             }
         }
-        guard case .string(let revText) = revValue else { throw KVDocsError(.invalidArgument, "\(described): _rev must be a string, not \(revValue.compactDescription)") }
+        guard case .string(let revText) = revValue else {
+            throw KVDocsError(
+                .invalidArgument, "\(described): _rev must be a string, not \(revValue.compactDescription)")
+        }
         let revision: Revision
-        do { revision = try Revision.parse(revText) } catch let e as KVDocsError { throw KVDocsError(.invalidArgument, "\(described): bad _rev: \(e.message)") }
+        do { revision = try Revision.parse(revText) } catch let e as KVDocsError {
+            throw KVDocsError(.invalidArgument, "\(described): bad _rev: \(e.message)")
+        }
         if let start, start != revision.position {
-            throw KVDocsError(.invalidArgument, "\(described): _revisions.start \(start) is not the position of _rev \(revision)")
+            throw KVDocsError(
+                .invalidArgument, "\(described): _revisions.start \(start) is not the position of _rev \(revision)")
         }
         let (body, _) = try DocumentStore.splitReplicated(JSONObject(rest), collection: collection, id: id)
         _ = try writeReplicated(collection, id: id, revision: revision, history: history, deleted: deleted, body: body)
@@ -232,30 +302,47 @@ extension DocumentStore.WriteContext {
         var made: [Revision] = []
         _ = try guarded {
             let schema = try catalog.schema.collection(collection)
-            guard schema.replicated else { throw KVDocsError(.notSupported, "collection \"\(collection)\" is not replicated") }
+            guard schema.replicated else {
+                throw KVDocsError(.notSupported, "collection \"\(collection)\" is not replicated")
+            }
             let describedID = JSONValue.string(id).compactDescription
             let (tree, sequence) = try revisionTree(collection, id)
-            guard !tree.isEmpty else { throw KVDocsError(.notFound, "collection \"\(collection)\" has no document \(describedID)") }
+            guard !tree.isEmpty else {
+                throw KVDocsError(.notFound, "collection \"\(collection)\" has no document \(describedID)")
+            }
             let live = tree.leaves.filter { !$0.deleted }.map(\.revision)
             guard live.contains(keep) else {
-                throw KVDocsError(.invalidArgument, "collection \"\(collection)\", document \(describedID): \(keep) is not one of its non-deleted leaf revisions (\(live.map(\.description).joined(separator: ", ")))")
+                throw KVDocsError(
+                    .invalidArgument,
+                    "collection \"\(collection)\", document \(describedID): \(keep) is not one of its non-deleted leaf revisions (\(live.map(\.description).joined(separator: ", ")))"
+                )
             }
             var updated = tree
             var bodies: [Revision: JSONObject] = [:]
             let empty = try DocumentStore.storedBytes(.object(JSONObject()))
             for leaf in live where leaf != keep {
                 guard leaf.position < Revision.maximumPosition else {
-                    throw KVDocsError(.invalidArgument, "collection \"\(collection)\", document \(describedID): revision \(leaf) is at the last position")
+                    throw KVDocsError(
+                        .invalidArgument,
+                        "collection \"\(collection)\", document \(describedID): revision \(leaf) is at the last position"
+                    )
                 }
-                let tombstone = Revision(position: leaf.position + 1, id: RevisionTree.newRevisionID(parent: leaf, deleted: true, canonicalBody: empty))
-                updated.merge(try RevisionTree.Path(start: leaf.position, nodes: [
-                    RevisionTree.PathNode(id: leaf.id, value: .missing), RevisionTree.PathNode(id: tombstone.id, value: .stored(deleted: true)),
-                ]))
+                let tombstone = Revision(
+                    position: leaf.position + 1,
+                    id: RevisionTree.newRevisionID(parent: leaf, deleted: true, canonicalBody: empty))
+                updated.merge(
+                    try RevisionTree.Path(
+                        start: leaf.position,
+                        nodes: [
+                            RevisionTree.PathNode(id: leaf.id, value: .missing),
+                            RevisionTree.PathNode(id: tombstone.id, value: .stored(deleted: true))
+                        ]))
                 bodies[tombstone] = JSONObject()
                 made.append(tombstone)
             }
             guard !made.isEmpty else { return nil }
-            return try applyRevisions(collection, schema, id: id, before: tree, beforeSequence: sequence, after: updated, bodies: bodies)
+            return try applyRevisions(
+                collection, schema, id: id, before: tree, beforeSequence: sequence, after: updated, bodies: bodies)
         }
         return made
     }
@@ -265,29 +352,39 @@ extension DocumentStore.WriteContext {
     /// bodies, the tree record, the by-sequence entry and the change record. `bodies` holds
     /// the bodies of revisions new in this write. Everything is checked and read before
     /// anything is added to the batch.
-    private func applyRevisions(_ collection: String, _ schema: CollectionSchema, id: String, before: RevisionTree, beforeSequence: Int64?,
-                                after merged: RevisionTree, bodies: [Revision: JSONObject], edit: Revision? = nil) throws -> Change? {
+    private func applyRevisions(
+        _ collection: String, _ schema: CollectionSchema, id: String, before: RevisionTree, beforeSequence: Int64?,
+        after merged: RevisionTree, bodies: [Revision: JSONObject], edit: Revision? = nil
+    ) throws -> Change? {
         let layout = store.layout
         let describedID = JSONValue.string(id).compactDescription
         guard journal == nil, recordsChanges else {
-            throw KVDocsError(.notSupported, "collection \"\(collection)\" is replicated: data migrations cannot write its documents")
+            throw KVDocsError(
+                .notSupported, "collection \"\(collection)\" is replicated: data migrations cannot write its documents")
         }
         var after = merged
         after.stem(limit: schema.revsLimit)
         after.dropInternalBodies()
         guard !after.hasDuplicateRevisions else {
-            throw KVDocsError(.invalidArgument, "collection \"\(collection)\", document \(describedID)\(edit.map { ", revision \($0)" } ?? ""): the edit's history would put a revision twice in the document's tree; refused")
+            throw KVDocsError(
+                .invalidArgument,
+                "collection \"\(collection)\", document \(describedID)\(edit.map { ", revision \($0)" } ?? ""): the edit's history would put a revision twice in the document's tree; refused"
+            )
         }
         let key = layout.document(collection, .string(id))
         let old = try current(key, collection, .string(id))
         let oldWinner = before.winner
         guard let newWinner = after.winner else {
-            throw KVDocsError(.invalidArgument, "collection \"\(collection)\", document \(describedID): the revision tree would be empty")
+            throw KVDocsError(
+                .invalidArgument,
+                "collection \"\(collection)\", document \(describedID): the revision tree would be empty")
         }
         /// Leaves whose bodies live under ("r", coll, "b", …): all but a live winner.
         func separate(_ tree: RevisionTree) -> Set<Revision> {
             let winner = tree.winner
-            return Set(tree.leaves.filter { $0.value.hasBody && !($0.revision == winner?.revision && !$0.deleted) }.map(\.revision))
+            return Set(
+                tree.leaves.filter { $0.value.hasBody && !($0.revision == winner?.revision && !$0.deleted) }.map(
+                    \.revision))
         }
         func body(of revision: Revision) throws -> JSONObject {
             if let given = bodies[revision] { return given }
@@ -296,16 +393,26 @@ extension DocumentStore.WriteContext {
             }
             let bodyKey = layout.revisionBody(collection, id, revision)
             if let overlay = revisionBodies[ByteKey(bodyKey)], let overlay { return overlay }
-            if let bytes = try store.storage.value(forKey: bodyKey), case .object(let fields) = try store.documentValue(bytes, collection: collection, id: .string(id)) {
+            if let bytes = try store.storage.value(forKey: bodyKey),
+                case .object(let fields) = try store.documentValue(bytes, collection: collection, id: .string(id))
+            {
                 return fields
             }
-            throw KVDocsError(.corruption, "collection \"\(collection)\", document \(describedID): the body of leaf revision \(revision) is missing", key: bodyKey)
+            throw KVDocsError(
+                .corruption,
+                "collection \"\(collection)\", document \(describedID): the body of leaf revision \(revision) is missing",
+                key: bodyKey)
         }
         let oldSeparate = separate(before), newSeparate = separate(after)
-        let added = try newSeparate.subtracting(oldSeparate).sorted().map { ($0, try DocumentStore.storedBytes(.object(try body(of: $0)))) }
+        let added = try newSeparate.subtracting(oldSeparate).sorted().map {
+            ($0, try DocumentStore.storedBytes(.object(try body(of: $0))))
+        }
         let removed = oldSeparate.subtracting(newSeparate).sorted()
         // (`JSONValue` is `ExpressibleByNilLiteral`: spell the absent document out.)
-        let document: JSONValue? = newWinner.deleted ? Optional<JSONValue>.none : DocumentStore.winnerDocument(try body(of: newWinner.revision), id: id, revision: newWinner.revision)
+        let document: JSONValue? =
+            newWinner.deleted
+            ? Optional<JSONValue>.none
+            : DocumentStore.winnerDocument(try body(of: newWinner.revision), id: id, revision: newWinner.revision)
         let stored = try document.map { try DocumentStore.storedBytes($0) }
         let newSequence = sequence.saturatingAdd(1)
         let record = try RevisionTreeCodec.encode(after, sequence: newSequence)
@@ -315,8 +422,12 @@ extension DocumentStore.WriteContext {
         }
         // From here on the batch changes.
         if old != document {
-            for maintainer in maintainers { try maintainer.update(id: .string(id), old: old, new: document, context: indexes) }
-            if !maintainers.isEmpty, !touched.contains(where: { $0.hasSameCodePoints(as: collection) }) { touched.append(collection) }
+            for maintainer in maintainers {
+                try maintainer.update(id: .string(id), old: old, new: document, context: indexes)
+            }
+            if !maintainers.isEmpty, !touched.contains(where: { $0.hasSameCodePoints(as: collection) }) {
+                touched.append(collection)
+            }
             if let stored { batch.put(key, stored) } else { batch.delete(key) }
             documents[ByteKey(key)] = .some(document)
         }
@@ -338,7 +449,8 @@ extension DocumentStore.WriteContext {
         writes += 1
         // The change describes the winner: it appeared, went, or is otherwise (a new
         // losing branch, or a tombstone winner replaced by another) an update.
-        let operation: Change.Operation = document == nil ? (old != nil || oldWinner == nil ? .delete : .update) : (old == nil ? .insert : .update)
+        let operation: Change.Operation =
+            document == nil ? (old != nil || oldWinner == nil ? .delete : .update) : (old == nil ? .insert : .update)
         sequence = newSequence
         batch.put(layout.change(sequence), Tuple([.string(collection), .string(id), .string(operation.rawValue)]))
         let change = Change(sequence: sequence, collection: collection, id: .string(id), operation: operation)

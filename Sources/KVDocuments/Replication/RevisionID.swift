@@ -81,7 +81,8 @@ public struct RevisionID: Hashable, Comparable, Sendable, CustomStringConvertibl
 
     /// Printable ASCII other than space, `/`, `?`, `#`.
     private static func isAllowed(_ byte: UInt8) -> Bool {
-        byte > 0x20 && byte < 0x7F && byte != UInt8(ascii: "/") && byte != UInt8(ascii: "?") && byte != UInt8(ascii: "#")
+        byte > 0x20 && byte < 0x7F && byte != UInt8(ascii: "/") && byte != UInt8(ascii: "?")
+            && byte != UInt8(ascii: "#")
     }
 
     private static func describe(_ byte: UInt8) -> String {

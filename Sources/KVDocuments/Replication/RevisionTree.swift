@@ -115,7 +115,8 @@ package struct RevisionTree: Sendable, Equatable, CustomStringConvertible {
         package init(position: Int, history ids: [RevisionID], leaf: NodeState) throws {
             guard !ids.isEmpty else { throw KVDocsError(.invalidArgument, "a revision history has no ids") }
             guard ids.count <= position else {
-                throw KVDocsError(.invalidArgument, "a revision history of \(ids.count) ids cannot end at position \(position)")
+                throw KVDocsError(
+                    .invalidArgument, "a revision history of \(ids.count) ids cannot end at position \(position)")
             }
             var nodes = ids.reversed().map { PathNode(id: $0, value: .missing) }
             nodes[nodes.count - 1].value = leaf
@@ -207,7 +208,8 @@ package struct RevisionTree: Sendable, Equatable, CustomStringConvertible {
             let result = extend(node: root, path: path, at: difference)
             var top = root
             for k in stride(from: difference - 1, through: 0, by: -1) {
-                let wrapper = Node(position: path.start + k, id: path.nodes[k].id, value: path.nodes[k].value, children: [top])
+                let wrapper = Node(
+                    position: path.start + k, id: path.nodes[k].id, value: path.nodes[k].value, children: [top])
                 nodes.append(wrapper)
                 top = nodes.count - 1
             }
@@ -260,8 +262,14 @@ package struct RevisionTree: Sendable, Equatable, CustomStringConvertible {
             var next: Int?
             var insertAt = children.count
             for (i, child) in children.enumerated() {
-                if nodes[child].id == id { next = child; break }
-                if id < nodes[child].id { insertAt = i; break }
+                if nodes[child].id == id {
+                    next = child
+                    break
+                }
+                if id < nodes[child].id {
+                    insertAt = i
+                    break
+                }
             }
             if let next {
                 node = next
@@ -278,8 +286,10 @@ package struct RevisionTree: Sendable, Equatable, CustomStringConvertible {
     private mutating func append(_ path: Path, from first: Int) -> Int {
         var below: Int?
         for k in stride(from: path.nodes.count - 1, through: first, by: -1) {
-            nodes.append(Node(position: path.start + k, id: path.nodes[k].id, value: path.nodes[k].value,
-                              children: below.map { [$0] } ?? []))
+            nodes.append(
+                Node(
+                    position: path.start + k, id: path.nodes[k].id, value: path.nodes[k].value,
+                    children: below.map { [$0] } ?? []))
             below = nodes.count - 1
         }
         return below ?? 0
@@ -464,14 +474,20 @@ package struct RevisionTree: Sendable, Equatable, CustomStringConvertible {
 
     /// The value of `revision` (the first one in preorder), or `nil` when the tree lacks it.
     func value(of revision: Revision) -> NodeState? {
-        preorder().first { nodes[$0].position == revision.position && nodes[$0].id == revision.id }.map { nodes[$0].value }
+        preorder().first { nodes[$0].position == revision.position && nodes[$0].id == revision.id }.map {
+            nodes[$0].value
+        }
     }
 
     /// The ids of `revision` and its known ancestors, newest first: `_revisions.ids`, whose
     /// `start` is the revision's position (`get_full_key_paths/2`; the first occurrence in
     /// preorder when the revision occurs twice). `nil` when the tree lacks the revision.
     package func history(of revision: Revision) -> [RevisionID]? {
-        guard let found = preorder().first(where: { nodes[$0].position == revision.position && nodes[$0].id == revision.id }) else {
+        guard
+            let found = preorder().first(where: {
+                nodes[$0].position == revision.position && nodes[$0].id == revision.id
+            })
+        else {
             return nil
         }
         let parent = parents()
@@ -555,7 +571,11 @@ package struct RevisionTree: Sendable, Equatable, CustomStringConvertible {
 
     /// The roots' nodes in preorder, with their child counts: the tree's whole shape.
     package var flattened: [VisitedNode] {
-        preorder().map { VisitedNode(position: nodes[$0].position, id: nodes[$0].id, value: nodes[$0].value, childCount: nodes[$0].children.count) }
+        preorder().map {
+            VisitedNode(
+                position: nodes[$0].position, id: nodes[$0].id, value: nodes[$0].value,
+                childCount: nodes[$0].children.count)
+        }
     }
 
     /// A tree from its nodes in preorder with child counts (`flattened`'s form), the roots
@@ -569,17 +589,27 @@ package struct RevisionTree: Sendable, Equatable, CustomStringConvertible {
                 throw KVDocsError(.corruption, "revision tree record: fewer nodes than its roots and child counts need")
             }
             let root = nodes.count
-            nodes.append(Node(position: visited[index].position, id: visited[index].id, value: visited[index].value, children: []))
+            nodes.append(
+                Node(
+                    position: visited[index].position, id: visited[index].id, value: visited[index].value, children: [])
+            )
             index += 1
             var open: [(node: Int, remaining: Int)] = [(root, visited[index - 1].childCount)]
             while let last = open.last {
-                if last.remaining == 0 { open.removeLast(); continue }
+                if last.remaining == 0 {
+                    open.removeLast()
+                    continue
+                }
                 open[open.count - 1].remaining -= 1
                 guard index < visited.count else {
-                    throw KVDocsError(.corruption, "revision tree record: fewer nodes than its roots and child counts need")
+                    throw KVDocsError(
+                        .corruption, "revision tree record: fewer nodes than its roots and child counts need")
                 }
                 let child = nodes.count
-                nodes.append(Node(position: visited[index].position, id: visited[index].id, value: visited[index].value, children: []))
+                nodes.append(
+                    Node(
+                        position: visited[index].position, id: visited[index].id, value: visited[index].value,
+                        children: []))
                 nodes[last.node].children.append(child)
                 open.append((child, visited[index].childCount))
                 index += 1
@@ -587,7 +617,8 @@ package struct RevisionTree: Sendable, Equatable, CustomStringConvertible {
             roots.append(root)
         }
         guard index == visited.count else {
-            throw KVDocsError(.corruption, "revision tree record: more nodes than its roots and child counts account for")
+            throw KVDocsError(
+                .corruption, "revision tree record: more nodes than its roots and child counts account for")
         }
     }
 
@@ -608,7 +639,10 @@ package struct RevisionTree: Sendable, Equatable, CustomStringConvertible {
             var stack: [(node: Int, close: Bool)] = [(root, false)]
             var first = true
             while let (node, close) = stack.popLast() {
-                if close { out += "]"; continue }
+                if close {
+                    out += "]"
+                    continue
+                }
                 if !first, out.last != "[" { out += ", " }
                 first = false
                 let n = nodes[node]

@@ -38,9 +38,12 @@ package enum RevisionTreeCodec {
     ///   revision that is not a leaf still has a body (see
     ///   ``RevisionTree/dropInternalBodies()``), or `sequence` is negative.
     package static func encode(_ tree: RevisionTree, sequence: Int64) throws -> [UInt8] {
-        guard sequence >= 0 else { throw KVDocsError(.invalidArgument, "a revision tree's sequence is negative (\(sequence))") }
+        guard sequence >= 0 else {
+            throw KVDocsError(.invalidArgument, "a revision tree's sequence is negative (\(sequence))")
+        }
         guard !tree.hasDuplicateRevisions else {
-            throw KVDocsError(.invalidArgument, "the revision tree has a revision twice, so it cannot be stored: \(tree)")
+            throw KVDocsError(
+                .invalidArgument, "the revision tree has a revision twice, so it cannot be stored: \(tree)")
         }
         let winner = tree.winner?.revision
         var out: [UInt8] = [version]
@@ -67,7 +70,10 @@ package enum RevisionTreeCodec {
             }
             var flags: UInt8 = node.value.deleted ? deletedFlag : 0
             guard node.childCount == 0 || !node.value.hasBody else {
-                throw KVDocsError(.invalidArgument, "revision \(Revision(position: node.position, id: node.id)) has a body but is not a leaf; only leaves keep bodies (drop the others first)")
+                throw KVDocsError(
+                    .invalidArgument,
+                    "revision \(Revision(position: node.position, id: node.id)) has a body but is not a leaf; only leaves keep bodies (drop the others first)"
+                )
             }
             if node.childCount == 0 {
                 if node.value.hasBody { flags |= hasBodyFlag }
@@ -82,7 +88,9 @@ package enum RevisionTreeCodec {
     /// The tree and sequence stored in `bytes`.
     /// - Throws: ``KVDocsError/Kind/corruption`` saying what is wrong when `bytes` is not a
     ///   record ``encode(_:sequence:)`` could have written.
-    package static func decode<Bytes: RandomAccessCollection>(_ bytes: Bytes) throws -> (tree: RevisionTree, sequence: Int64)
+    package static func decode<Bytes: RandomAccessCollection>(_ bytes: Bytes) throws -> (
+        tree: RevisionTree, sequence: Int64
+    )
     where Bytes.Element == UInt8, Bytes.Index == Int {
         var reader = Reader(bytes: bytes)
         let version = try reader.byte("the version byte")
@@ -102,7 +110,10 @@ package enum RevisionTreeCodec {
         while rootsRead < rootCount || !open.isEmpty {
             let position: Int
             if let last = open.last {
-                if last.remaining == 0 { open.removeLast(); continue }
+                if last.remaining == 0 {
+                    open.removeLast()
+                    continue
+                }
                 position = last.position + 1
                 guard position <= Revision.maximumPosition else {
                     throw corrupt("a revision's position is past \(Revision.maximumPosition)")
@@ -123,8 +134,12 @@ package enum RevisionTreeCodec {
                 throw corrupt("revision \(revision) has unknown flags 0x\(RevisionID.hex([flags]))")
             }
             if childCount > 0 {
-                guard flags & hasBodyFlag == 0 else { throw corrupt("revision \(revision) has a body but is not a leaf") }
-                guard flags & winnerFlag == 0 else { throw corrupt("revision \(revision) is marked the winner but is not a leaf") }
+                guard flags & hasBodyFlag == 0 else {
+                    throw corrupt("revision \(revision) has a body but is not a leaf")
+                }
+                guard flags & winnerFlag == 0 else {
+                    throw corrupt("revision \(revision) is marked the winner but is not a leaf")
+                }
             }
             if flags & winnerFlag != 0 { winnerFlags.append(revision) }
             guard seen.insert(revision).inserted else { throw corrupt("revision \(revision) occurs twice") }
@@ -132,7 +147,9 @@ package enum RevisionTreeCodec {
             // Order: roots by (position, id), siblings by id, each strictly increasing.
             if let last = open.last {
                 if let previous = last.lastChild, !(previous < id) {
-                    throw corrupt("the children of a revision at position \(last.position) are not in increasing order (\(previous) before \(id))")
+                    throw corrupt(
+                        "the children of a revision at position \(last.position) are not in increasing order (\(previous) before \(id))"
+                    )
                 }
                 open[open.count - 1].remaining -= 1
                 open[open.count - 1].lastChild = id
@@ -142,10 +159,11 @@ package enum RevisionTreeCodec {
                 }
                 previousRoot = revision
             }
-            visited.append(RevisionTree.VisitedNode(
-                position: position, id: id,
-                value: RevisionTree.NodeState(deleted: flags & deletedFlag != 0, hasBody: flags & hasBodyFlag != 0),
-                childCount: childCount))
+            visited.append(
+                RevisionTree.VisitedNode(
+                    position: position, id: id,
+                    value: RevisionTree.NodeState(deleted: flags & deletedFlag != 0, hasBody: flags & hasBodyFlag != 0),
+                    childCount: childCount))
             open.append((position, childCount, nil))
         }
         guard reader.isAtEnd else { throw corrupt("\(reader.remaining) bytes follow the last revision") }
@@ -158,7 +176,9 @@ package enum RevisionTreeCodec {
         case (1, let winner?) where winnerFlags[0] == winner: break
         case (1, let winner?): throw corrupt("\(winnerFlags[0]) is marked the winner, but the winner is \(winner)")
         default:
-            throw corrupt("\(winnerFlags.count) leaves are marked the winner (\(winnerFlags.map(\.description).joined(separator: ", "))); exactly one must be")
+            throw corrupt(
+                "\(winnerFlags.count) leaves are marked the winner (\(winnerFlags.map(\.description).joined(separator: ", "))); exactly one must be"
+            )
         }
         return (tree, Int64(sequence))
     }

@@ -21,26 +21,35 @@ extension DocumentStore {
             // need every document's tree made or dropped: not supported yet.
             for (name, old) in current.schema.collections {
                 guard let new = newSchema[collection: name], new.replicated != old.replicated else { continue }
-                if try storage.count(layout.documents(name).range) > 0 || storage.count(layout.replication(name).range) > 0 {
-                    throw KVDocsError(.notSupported, "collection \"\(name)\" holds documents: it cannot be made \(new.replicated ? "replicated" : "not replicated") (not supported yet); create a new collection and copy the documents")
+                if try storage.count(layout.documents(name).range) > 0
+                    || storage.count(layout.replication(name).range) > 0
+                {
+                    throw KVDocsError(
+                        .notSupported,
+                        "collection \"\(name)\" holds documents: it cannot be made \(new.replicated ? "replicated" : "not replicated") (not supported yet); create a new collection and copy the documents"
+                    )
                 }
             }
-            let target = CompiledCatalog(generation: current.generation, schema: newSchema, states: current.states, layout: layout)
+            let target = CompiledCatalog(
+                generation: current.generation, schema: newSchema, states: current.states, layout: layout)
             let storedJSON = try records.schemaData(in: storage)
             let newJSON = newSchema.jsonData()
             // The same schema, every index ready, nothing left over: nothing to write, and
             // nobody to wake (every open of a store with its schema comes here).
             if let storedJSON, storedJSON.elementsEqual(newJSON), current.unready.isEmpty,
-               current.states.allSatisfy({ current.maintainer($0.key)?.definitionJSON == $0.value.definition }) {
+                current.states.allSatisfy({ current.maintainer($0.key)?.definitionJSON == $0.value.definition })
+            {
                 return
             }
             // The collections whose results can change: those added, removed or declared
             // differently, and those of indexes dropped or built.
-            var changed = Set(Set(current.schema.collections.keys).union(newSchema.collections.keys)
-                .filter { current.schema.collections[$0] != newSchema.collections[$0] }.map { Array($0.utf8) })
+            var changed = Set(
+                Set(current.schema.collections.keys).union(newSchema.collections.keys)
+                    .filter { current.schema.collections[$0] != newSchema.collections[$0] }.map { Array($0.utf8) })
             // States that no index of the stored schema owns with that definition (left by an
             // apply that failed or was interrupted) are garbage: nothing kept them up to date.
-            for (identity, state) in current.states where current.maintainer(identity)?.definitionJSON != state.definition {
+            for (identity, state) in current.states
+            where current.maintainer(identity)?.definitionJSON != state.definition {
                 try dropState(identity)
                 if let range = layout.keyRange(of: identity) { try storage.deleteAll(in: range) }
                 changed.insert(Array(identity.collection.utf8))
@@ -49,7 +58,9 @@ extension DocumentStore {
             var dropped: [any IndexMaintainer] = []
             for maintainer in current.schema.collections.keys.flatMap({ current.maintainers(of: $0) }) {
                 let kept = target.maintainer(maintainer.identity)
-                if kept == nil || kept?.definitionJSON != maintainer.definitionJSON || !current.isReady(maintainer.identity) {
+                if kept == nil || kept?.definitionJSON != maintainer.definitionJSON
+                    || !current.isReady(maintainer.identity)
+                {
                     try drop(maintainer)
                     if current.isReady(maintainer.identity) { dropped.append(maintainer) }
                 }
@@ -116,7 +127,8 @@ extension DocumentStore {
     /// REQUIRES: the writer lock.
     func build(_ maintainer: any IndexMaintainer, progress: ((IndexBuildProgress) -> Void)?) throws {
         let identity = maintainer.identity
-        let building = IndexState(phase: .building, definition: maintainer.definitionJSON, format: maintainer.formatVersion)
+        let building = IndexState(
+            phase: .building, definition: maintainer.definitionJSON, format: maintainer.formatVersion)
         let start = WriteBatch()
         records.putState(building, of: identity, generation: try nextGeneration(), in: start)
         try storage.write(start, sync: false)
@@ -124,7 +136,10 @@ extension DocumentStore {
 
         let docs = layout.documents(identity.collection)
         let total = try storage.count(docs.range)
-        func report(_ done: Int) { progress?(IndexBuildProgress(collection: identity.collection, index: identity.name, done: done, total: total)) }
+        func report(_ done: Int) {
+            progress?(
+                IndexBuildProgress(collection: identity.collection, index: identity.name, done: done, total: total))
+        }
         report(0)
         let snapshot = try storage.snapshotReader()
         defer { snapshot.release() }
@@ -173,7 +188,9 @@ extension DocumentStore {
     package static func decodeStored<T: Decodable>(_ type: T.Type, bytes: [UInt8], dates: DateStrategy) throws -> T {
         guard BinaryJSON.isBinary(bytes) else {
             let value: JSONValue
-            do { value = try JSONValue(parsing: bytes) } catch let e as KVDocsError { throw BinaryJSON.Damage(error: e) }
+            do { value = try JSONValue(parsing: bytes) } catch let e as KVDocsError {
+                throw BinaryJSON.Damage(error: e)
+            }
             return try decodeStored(type, value, dates: dates)
         }
         do {
@@ -203,7 +220,9 @@ extension DocumentStore {
     /// The document stored under `key` (whose id starts at `idOffset`) decoded as `T`.
     /// - Throws: `.decoding` when it does not decode as `T`; `.corruption` naming the
     ///   document and its key when its bytes are damaged.
-    func decodeDocument<T: Decodable>(_ type: T.Type, bytes: [UInt8], collection: String, key: [UInt8], idOffset: Int) throws -> T {
+    func decodeDocument<T: Decodable>(_ type: T.Type, bytes: [UInt8], collection: String, key: [UInt8], idOffset: Int)
+        throws -> T
+    {
         do {
             return try Self.decodeStored(type, bytes: bytes, dates: dateStrategy)
         } catch let damage as BinaryJSON.Damage {
@@ -228,6 +247,8 @@ extension DocumentStore {
     }
 
     private func invalidDocument(_ e: KVDocsError, id: String, collection: String, key: [UInt8]) -> KVDocsError {
-        KVDocsError(.corruption, "document \(id) of \"\(collection)\" is not valid JSON: \(e.message)", path: storage.name, key: key)
+        KVDocsError(
+            .corruption, "document \(id) of \"\(collection)\" is not valid JSON: \(e.message)", path: storage.name,
+            key: key)
     }
 }

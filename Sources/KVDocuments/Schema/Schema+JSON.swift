@@ -11,25 +11,41 @@ extension Schema {
         func fail(_ m: String) -> KVDocsError { KVDocsError(.schema, "\(file): \(m)") }
         let root: JSONValue
         do { root = try JSONValue(parsing: data) } catch let e as KVDocsError { throw fail(e.message) }
-        guard case .object(let top) = root else { throw fail("the top level must be an object with a \"collections\" member, not \(article(root.typeName))") }
-        if let extra = Set(top.keys).subtracting(["collections"]).sorted().first { throw fail("unknown member \"\(extra)\" (expected \"collections\")") }
+        guard case .object(let top) = root else {
+            throw fail("the top level must be an object with a \"collections\" member, not \(article(root.typeName))")
+        }
+        if let extra = Set(top.keys).subtracting(["collections"]).sorted().first {
+            throw fail("unknown member \"\(extra)\" (expected \"collections\")")
+        }
         guard let c = top["collections"] else { throw fail("missing the \"collections\" member") }
-        guard case .object(let entries) = c else { throw fail("\"collections\" must be an object, not \(article(c.typeName))") }
+        guard case .object(let entries) = c else {
+            throw fail("\"collections\" must be an object, not \(article(c.typeName))")
+        }
         var collections: [String: CollectionSchema] = [:]
         for (name, body) in entries {
             func failIn(_ m: String) -> KVDocsError { fail("collection \"\(name)\": \(m)") }
-            guard case .object(let fields) = body else { throw failIn("must be an object, not \(article(body.typeName))") }
-            if let extra = Set(fields.keys).subtracting(["primaryKey", "indexes", "text", "replicated", "revsLimit"]).sorted().first {
-                throw failIn("unknown member \"\(extra)\" (expected \"primaryKey\", \"indexes\", \"text\", \"replicated\", \"revsLimit\")")
+            guard case .object(let fields) = body else {
+                throw failIn("must be an object, not \(article(body.typeName))")
+            }
+            if let extra = Set(fields.keys).subtracting(["primaryKey", "indexes", "text", "replicated", "revsLimit"])
+                .sorted().first
+            {
+                throw failIn(
+                    "unknown member \"\(extra)\" (expected \"primaryKey\", \"indexes\", \"text\", \"replicated\", \"revsLimit\")"
+                )
             }
             var collection = CollectionSchema()
             if let r = fields["replicated"] {
-                guard case .bool(let b) = r else { throw failIn("\"replicated\" must be true or false, not \(r.compactDescription)") }
+                guard case .bool(let b) = r else {
+                    throw failIn("\"replicated\" must be true or false, not \(r.compactDescription)")
+                }
                 collection.replicated = b
                 if b { collection.primaryKey = CollectionSchema.replicatedPrimaryKey }
             }
             if let limit = fields["revsLimit"] {
-                guard collection.replicated else { throw failIn("\"revsLimit\" is only valid with \"replicated\": true") }
+                guard collection.replicated else {
+                    throw failIn("\"revsLimit\" is only valid with \"replicated\": true")
+                }
                 let value: Int?
                 switch limit {
                 case .int(let i): value = Int(exactly: i)
@@ -38,32 +54,46 @@ extension Schema {
                 default: value = nil
                 }
                 guard let value, (1...CollectionSchema.maximumRevsLimit).contains(value) else {
-                    throw failIn("\"revsLimit\" must be an integer 1…\(CollectionSchema.maximumRevsLimit), not \(limit.compactDescription)")
+                    throw failIn(
+                        "\"revsLimit\" must be an integer 1…\(CollectionSchema.maximumRevsLimit), not \(limit.compactDescription)"
+                    )
                 }
                 collection.revsLimit = value
             }
             if let pk = fields["primaryKey"] {
-                guard case .string(let s) = pk else { throw failIn("\"primaryKey\" must be a string, not \(article(pk.typeName))") }
+                guard case .string(let s) = pk else {
+                    throw failIn("\"primaryKey\" must be a string, not \(article(pk.typeName))")
+                }
                 collection.primaryKey = s
             }
             for (i, value) in try Self.array(fields["indexes"], "indexes", failIn).enumerated() {
                 guard case .object(let o) = value else { throw failIn("indexes[\(i)] must be an object") }
-                guard case .string(let indexName)? = o["name"] else { throw failIn("indexes[\(i)] needs a string \"name\"") }
+                guard case .string(let indexName)? = o["name"] else {
+                    throw failIn("indexes[\(i)] needs a string \"name\"")
+                }
                 func failIndex(_ m: String) -> KVDocsError { failIn("index \"\(indexName)\": \(m)") }
                 if let type = o["type"] {
                     guard case .string("geo") = type else {
-                        throw failIndex("\"type\" must be \"geo\" (a secondary index has no \"type\"), not \(type.compactDescription)")
+                        throw failIndex(
+                            "\"type\" must be \"geo\" (a secondary index has no \"type\"), not \(type.compactDescription)"
+                        )
                     }
                     if let extra = Set(o.keys).subtracting(["name", "fields", "type"]).sorted().first {
-                        throw failIndex("unknown member \"\(extra)\" for a geo index (expected \"name\", \"fields\", \"type\")")
+                        throw failIndex(
+                            "unknown member \"\(extra)\" for a geo index (expected \"name\", \"fields\", \"type\")")
                     }
                     let paths = try Self.fieldPaths(o["fields"], failIndex)
-                    guard paths.count == 1 else { throw failIndex("a geo index takes exactly one field (the point), not \(paths.count)") }
+                    guard paths.count == 1 else {
+                        throw failIndex("a geo index takes exactly one field (the point), not \(paths.count)")
+                    }
                     collection.geo.append(GeoIndexDefinition(name: indexName, field: paths[0]))
                     continue
                 }
-                if let extra = Set(o.keys).subtracting(["name", "fields", "unique", "include", "sparse"]).sorted().first {
-                    throw failIndex("unknown member \"\(extra)\" (expected \"name\", \"fields\", \"unique\", \"include\", \"sparse\", \"type\")")
+                if let extra = Set(o.keys).subtracting(["name", "fields", "unique", "include", "sparse"]).sorted().first
+                {
+                    throw failIndex(
+                        "unknown member \"\(extra)\" (expected \"name\", \"fields\", \"unique\", \"include\", \"sparse\", \"type\")"
+                    )
                 }
                 let paths = try Self.fieldPaths(o["fields"], failIndex)
                 var unique = false
@@ -75,7 +105,9 @@ extension Schema {
                 if let value = o["sparse"] {
                     guard case .bool(let b) = value else { throw failIndex("\"sparse\" must be true or false") }
                     guard b || !unique else {
-                        throw failIndex("a unique index is always sparse (documents missing a field are left out, so they never conflict): remove \"sparse\": false")
+                        throw failIndex(
+                            "a unique index is always sparse (documents missing a field are left out, so they never conflict): remove \"sparse\": false"
+                        )
                     }
                     sparse = b
                 }
@@ -83,40 +115,58 @@ extension Schema {
                 switch o["include"] {
                 case nil: break
                 case .string("*")?: include = .document
-                case .array?: include = .fields(try Self.fieldPaths(o["include"], { failIndex($0.replacingOccurrences(of: "\"fields\"", with: "\"include\"")) }))
-                case let other?: throw failIndex("\"include\" must be an array of field paths or \"*\", not \(other.compactDescription)")
+                case .array?:
+                    include = .fields(
+                        try Self.fieldPaths(
+                            o["include"], { failIndex($0.replacingOccurrences(of: "\"fields\"", with: "\"include\"")) })
+                    )
+                case let other?:
+                    throw failIndex(
+                        "\"include\" must be an array of field paths or \"*\", not \(other.compactDescription)")
                 }
-                collection.indexes.append(IndexDefinition(name: indexName, fields: paths, unique: unique, include: include, sparse: sparse))
+                collection.indexes.append(
+                    IndexDefinition(name: indexName, fields: paths, unique: unique, include: include, sparse: sparse))
             }
             for (i, value) in try Self.array(fields["text"], "text", failIn).enumerated() {
                 guard case .object(let o) = value else { throw failIn("text[\(i)] must be an object") }
-                guard case .string(let indexName)? = o["name"] else { throw failIn("text[\(i)] needs a string \"name\"") }
+                guard case .string(let indexName)? = o["name"] else {
+                    throw failIn("text[\(i)] needs a string \"name\"")
+                }
                 func failIndex(_ m: String) -> KVDocsError { failIn("text index \"\(indexName)\": \(m)") }
                 if let extra = Set(o.keys).subtracting(["name", "fields", "tokenizer", "detail"]).sorted().first {
-                    throw failIndex("unknown member \"\(extra)\" (expected \"name\", \"fields\", \"tokenizer\", \"detail\")")
+                    throw failIndex(
+                        "unknown member \"\(extra)\" (expected \"name\", \"fields\", \"tokenizer\", \"detail\")")
                 }
                 let paths = try Self.fieldPaths(o["fields"], failIndex)
                 var tokenizer = TextIndexDefinition.Tokenizer.unicode61
                 var caseSensitive = false
                 if let t = o["tokenizer"] {
                     guard case .string(let s) = t, let parsed = TextIndexDefinition.parseTokenizer(s) else {
-                        throw failIndex("\"tokenizer\" must be one of \"unicode61\", \"porter\", \"porter unicode61\", \"trigram\", \"trigram case_sensitive 0\", \"trigram case_sensitive 1\" (got \(t.compactDescription))")
+                        throw failIndex(
+                            "\"tokenizer\" must be one of \"unicode61\", \"porter\", \"porter unicode61\", \"trigram\", \"trigram case_sensitive 0\", \"trigram case_sensitive 1\" (got \(t.compactDescription))"
+                        )
                     }
                     (tokenizer, caseSensitive) = parsed
                 }
                 var detail = TextIndexDefinition.Detail.full
                 if let d = o["detail"] {
                     guard case .string(let s) = d, let parsed = TextIndexDefinition.Detail(rawValue: s) else {
-                        throw failIndex("\"detail\" must be one of \"full\", \"column\", \"none\" (got \(d.compactDescription))")
+                        throw failIndex(
+                            "\"detail\" must be one of \"full\", \"column\", \"none\" (got \(d.compactDescription))")
                     }
                     detail = parsed
                 }
-                collection.text.append(TextIndexDefinition(name: indexName, fields: paths, tokenizer: tokenizer, caseSensitive: caseSensitive, detail: detail))
+                collection.text.append(
+                    TextIndexDefinition(
+                        name: indexName, fields: paths, tokenizer: tokenizer, caseSensitive: caseSensitive,
+                        detail: detail))
             }
             // Dictionary lookup compares keys as `==` does (canonical equivalence), in constant time.
             if let index = collections.index(forKey: name) {
                 let other = collections[index].key
-                throw fail("collection names \"\(other)\" and \"\(name)\" differ only in Unicode normalisation; use one spelling")
+                throw fail(
+                    "collection names \"\(other)\" and \"\(name)\" differ only in Unicode normalisation; use one spelling"
+                )
             }
             collections[name] = collection
         }
@@ -158,17 +208,25 @@ extension Schema {
         return (try? JSONValue.object(["collections": .object(top)]).canonicalData()) ?? Data()
     }
 
-    private static func array(_ value: JSONValue?, _ name: String, _ fail: (String) -> KVDocsError) throws -> [JSONValue] {
+    private static func array(_ value: JSONValue?, _ name: String, _ fail: (String) -> KVDocsError) throws
+        -> [JSONValue]
+    {
         guard let value else { return [] }
-        guard case .array(let a) = value else { throw fail("\"\(name)\" must be an array, not \(article(value.typeName))") }
+        guard case .array(let a) = value else {
+            throw fail("\"\(name)\" must be an array, not \(article(value.typeName))")
+        }
         return a
     }
 
     private static func fieldPaths(_ value: JSONValue?, _ fail: (String) -> KVDocsError) throws -> [FieldPath] {
         guard let value else { throw fail("missing \"fields\"") }
-        guard case .array(let a) = value, !a.isEmpty else { throw fail("\"fields\" must be a non-empty array of field paths") }
+        guard case .array(let a) = value, !a.isEmpty else {
+            throw fail("\"fields\" must be a non-empty array of field paths")
+        }
         return try a.map {
-            guard case .string(let s) = $0 else { throw fail("\"fields\" must contain strings, not \(article($0.typeName))") }
+            guard case .string(let s) = $0 else {
+                throw fail("\"fields\" must contain strings, not \(article($0.typeName))")
+            }
             do { return try FieldPath(s) } catch let e as KVDocsError { throw fail(e.message) }
         }
     }

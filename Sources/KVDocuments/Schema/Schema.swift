@@ -43,7 +43,10 @@ public struct Schema: Sendable, Hashable {
     public func collection(_ name: String) throws -> CollectionSchema {
         guard let c = self[collection: name] else {
             let known = collections.keys.sorted()
-            throw KVDocsError(.schema, "no collection \"\(name)\"" + (known.isEmpty ? "; the schema declares none" : "; declared: \(known.joined(separator: ", "))"))
+            throw KVDocsError(
+                .schema,
+                "no collection \"\(name)\""
+                    + (known.isEmpty ? "; the schema declares none" : "; declared: \(known.joined(separator: ", "))"))
         }
         return c
     }
@@ -90,8 +93,11 @@ public struct CollectionSchema: Sendable, Hashable {
     ///   - geo: the geo indexes.
     ///   - replicated: whether documents keep revision trees (see ``replicated``).
     ///   - revsLimit: the revisions kept per path of a replicated collection (see ``revsLimit``).
-    public init(primaryKey: String? = nil, indexes: [IndexDefinition] = [], text: [TextIndexDefinition] = [], geo: [GeoIndexDefinition] = [],
-                replicated: Bool = false, revsLimit: Int = CollectionSchema.defaultRevsLimit) {
+    public init(
+        primaryKey: String? = nil, indexes: [IndexDefinition] = [], text: [TextIndexDefinition] = [],
+        geo: [GeoIndexDefinition] = [],
+        replicated: Bool = false, revsLimit: Int = CollectionSchema.defaultRevsLimit
+    ) {
         self.primaryKey = primaryKey ?? (replicated ? Self.replicatedPrimaryKey : "id")
         self.indexes = indexes
         self.text = text
@@ -107,7 +113,10 @@ public struct CollectionSchema: Sendable, Hashable {
     /// - Throws: `.schema` naming the collection's indexes when it has no secondary index `name`.
     public func index(_ name: String, collection: String) throws -> IndexDefinition {
         guard let i = indexes.first(where: { $0.name.hasSameCodePoints(as: name) }) else {
-            throw KVDocsError(.schema, "collection \"\(collection)\" has no index \"\(name)\"; its indexes: \(indexes.map(\.name).joined(separator: ", "))")
+            throw KVDocsError(
+                .schema,
+                "collection \"\(collection)\" has no index \"\(name)\"; its indexes: \(indexes.map(\.name).joined(separator: ", "))"
+            )
         }
         return i
     }
@@ -116,10 +125,14 @@ public struct CollectionSchema: Sendable, Hashable {
         func fail(_ m: String) -> KVDocsError { KVDocsError(.schema, "collection \"\(collection)\": \(m)") }
         guard !collection.isEmpty else { throw KVDocsError(.schema, "a collection name cannot be empty") }
         let pk = try FieldPath(primaryKey)
-        guard !pk.isMultiValued, pk.segments.count == 1 else { throw fail("primaryKey \"\(primaryKey)\" must be a top-level field name") }
+        guard !pk.isMultiValued, pk.segments.count == 1 else {
+            throw fail("primaryKey \"\(primaryKey)\" must be a top-level field name")
+        }
         if replicated {
             guard primaryKey.hasSameCodePoints(as: Self.replicatedPrimaryKey) else {
-                throw fail("a replicated collection's primaryKey must be \"_id\" (string ids, as CouchDB's), not \"\(primaryKey)\"")
+                throw fail(
+                    "a replicated collection's primaryKey must be \"_id\" (string ids, as CouchDB's), not \"\(primaryKey)\""
+                )
             }
             guard (1...Self.maximumRevsLimit).contains(revsLimit) else {
                 throw fail("revsLimit must be 1…\(Self.maximumRevsLimit), not \(revsLimit)")
@@ -139,7 +152,9 @@ public struct CollectionSchema: Sendable, Hashable {
         for g in geo {
             guard !g.name.isEmpty else { throw fail("a geo index needs a non-empty name") }
             guard names.insert(g.name).inserted else { throw fail(Self.duplicate(g.name, among: names)) }
-            if g.field.isMultiValued { throw fail("geo index \"\(g.name)\" takes one point per document, not array elements: \(g.field)") }
+            if g.field.isMultiValued {
+                throw fail("geo index \"\(g.name)\" takes one point per document, not array elements: \(g.field)")
+            }
         }
     }
 }
@@ -194,7 +209,9 @@ public struct IndexDefinition: Sendable, Hashable {
     ///   - unique: whether to reject two documents with the same values.
     ///   - include: what each entry carries besides its key (a covering index).
     ///   - sparse: whether documents missing an indexed field are left out (see ``sparse``).
-    public init(name: String, fields: [FieldPath], unique: Bool = false, include: Inclusion = .none, sparse: Bool = false) {
+    public init(
+        name: String, fields: [FieldPath], unique: Bool = false, include: Inclusion = .none, sparse: Bool = false
+    ) {
         self.name = name
         self.fields = fields
         self.unique = unique
@@ -203,13 +220,21 @@ public struct IndexDefinition: Sendable, Hashable {
     }
 
     func validate(collection: String) throws {
-        func fail(_ m: String) -> KVDocsError { KVDocsError(.schema, "collection \"\(collection)\": index \"\(name)\": \(m)") }
-        guard !name.isEmpty else { throw KVDocsError(.schema, "collection \"\(collection)\": an index needs a non-empty name") }
+        func fail(_ m: String) -> KVDocsError {
+            KVDocsError(.schema, "collection \"\(collection)\": index \"\(name)\": \(m)")
+        }
+        guard !name.isEmpty else {
+            throw KVDocsError(.schema, "collection \"\(collection)\": an index needs a non-empty name")
+        }
         guard !fields.isEmpty else { throw fail("needs at least one field") }
         guard Set(fields).count == fields.count else { throw fail("lists a field twice") }
-        guard fields.filter(\.isMultiValued).count <= 1 else { throw fail("at most one field may be multi-valued ([])") }
+        guard fields.filter(\.isMultiValued).count <= 1 else {
+            throw fail("at most one field may be multi-valued ([])")
+        }
         if case .fields(let included) = include {
-            guard !included.isEmpty else { throw fail("\"include\" needs at least one field (or \"*\" for the whole document)") }
+            guard !included.isEmpty else {
+                throw fail("\"include\" needs at least one field (or \"*\" for the whole document)")
+            }
             guard Set(included).count == included.count else { throw fail("\"include\" lists a field twice") }
             if let each = included.first(where: \.isMultiValued) {
                 throw fail("\"include\" takes whole fields, not array elements: \(each)")
@@ -271,7 +296,10 @@ public struct TextIndexDefinition: Sendable, Hashable {
     ///   - tokenizer: how text is split into terms.
     ///   - caseSensitive: for `trigram`, keep case (ignored by the other tokenizers).
     ///   - detail: what is recorded of each occurrence; `full` by default.
-    public init(name: String, fields: [FieldPath], tokenizer: Tokenizer = .unicode61, caseSensitive: Bool = false, detail: Detail = .full) {
+    public init(
+        name: String, fields: [FieldPath], tokenizer: Tokenizer = .unicode61, caseSensitive: Bool = false,
+        detail: Detail = .full
+    ) {
         self.name = name
         self.fields = fields
         self.tokenizer = tokenizer
@@ -297,11 +325,11 @@ public struct TextIndexDefinition: Sendable, Hashable {
     }
 }
 
-
 extension Schema {
     /// The collection whose name has exactly the code points of `name`.
     package subscript(collection name: String) -> CollectionSchema? {
-        guard let position = collections.index(forKey: name), collections[position].key.hasSameCodePoints(as: name) else { return nil }
+        guard let position = collections.index(forKey: name), collections[position].key.hasSameCodePoints(as: name)
+        else { return nil }
         return collections[position].value
     }
 

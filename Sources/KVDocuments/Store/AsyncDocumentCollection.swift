@@ -83,9 +83,15 @@ public struct AsyncDocumentCollection: Sendable {
     }
 
     /// The documents around `center`.
-    @available(*, deprecated, message: "use try await store.fetch(.near(collection, center, within:, query:, index:, includeDocuments:))")
-    public func near(_ center: GeoPoint, within: Double? = nil, query: Query = Query(), index: String? = nil,
-                     includeDocuments: Bool = true) async throws -> [NearHit] {
-        try await collection.store.fetch(.near(collection, center, within: within, query: query, index: index, includeDocuments: includeDocuments))
+    @available(
+        *, deprecated,
+        message: "use try await store.fetch(.near(collection, center, within:, query:, index:, includeDocuments:))"
+    )
+    public func near(
+        _ center: GeoPoint, within: Double? = nil, query: Query = Query(), index: String? = nil,
+        includeDocuments: Bool = true
+    ) async throws -> [NearHit] {
+        try await collection.store.fetch(
+            .near(collection, center, within: within, query: query, index: index, includeDocuments: includeDocuments))
     }
 }

@@ -79,7 +79,9 @@ public struct AsyncTypedCollection<T: Codable & Sendable>: Sendable {
 
     /// The values around `center`, decoded.
     @available(*, deprecated, message: "use try await store.fetch(.near(collection, center, within:, query:, index:))")
-    public func near(_ center: GeoPoint, within: Double? = nil, query: Query = Query(), index: String? = nil) async throws -> [TypedNearHit<T>] {
+    public func near(_ center: GeoPoint, within: Double? = nil, query: Query = Query(), index: String? = nil)
+        async throws -> [TypedNearHit<T>]
+    {
         try await collection.base.store.fetch(.near(collection, center, within: within, query: query, index: index))
     }
 }

@@ -59,8 +59,10 @@ package final class BlockingCallExecutor: Sendable {
         var started = false
     }
 
-    private static func run<R: Sendable>(_ submit: (@escaping @Sendable () -> Void) -> Void,
-                                         _ work: @escaping @Sendable () throws -> R) async throws -> R {
+    private static func run<R: Sendable>(
+        _ submit: (@escaping @Sendable () -> Void) -> Void,
+        _ work: @escaping @Sendable () throws -> R
+    ) async throws -> R {
         try Task.checkCancellation()
         let call = Locked(Call<R>())
         return try await withTaskCancellationHandler {
@@ -75,7 +77,12 @@ package final class BlockingCallExecutor: Sendable {
                 }
                 submit {
                     // Cancelled while waiting its turn: the task has had its error already.
-                    guard call.withLock({ c -> Bool in c.started = c.continuation != nil; return c.started }) else { return }
+                    guard
+                        call.withLock({ c -> Bool in
+                            c.started = c.continuation != nil
+                            return c.started
+                        })
+                    else { return }
                     let result = Result { try work() }
                     let continuation = call.withLock { c in
                         defer { c.continuation = nil }

@@ -102,10 +102,14 @@ public struct Catalog: Sendable, Hashable {
         do {
             name = try Tuple(decoding: bytes).string(at: 0)
         } catch {
-            throw KVDocsError(.corruption, "the catalog's date strategy is not a name", path: reader.name, key: datesKey)
+            throw KVDocsError(
+                .corruption, "the catalog's date strategy is not a name", path: reader.name, key: datesKey)
         }
         guard let strategy = DateStrategy(rawValue: name) else {
-            throw KVDocsError(.notSupported, "the document store in \(reader.name) stores dates as \"\(name)\", a strategy this version of KVDocs does not know (it knows \(DateStrategy.allCases.map(\.rawValue).joined(separator: ", ")))", path: reader.name, key: datesKey)
+            throw KVDocsError(
+                .notSupported,
+                "the document store in \(reader.name) stores dates as \"\(name)\", a strategy this version of KVDocs does not know (it knows \(DateStrategy.allCases.map(\.rawValue).joined(separator: ", ")))",
+                path: reader.name, key: datesKey)
         }
         return strategy
     }
@@ -117,14 +121,19 @@ public struct Catalog: Sendable, Hashable {
 
     /// Every stored index state of `kind`, by identity. Records that cannot be read are
     /// reported as `.corruption`.
-    package func indexStates(_ kind: IndexIdentity.Kind, in reader: some KeyValueReader) throws -> [IndexIdentity: IndexState] {
+    package func indexStates(_ kind: IndexIdentity.Kind, in reader: some KeyValueReader) throws -> [IndexIdentity:
+        IndexState]
+    {
         var result: [IndexIdentity: IndexState] = [:]
         let subspace = states(kind)
         let cursor = try reader.scan(subspace.range, order: .forward)
         while let (key, value) = try cursor.next({ k, v in (Array(k), Array(v)) }) {
             guard let t = try? subspace.unpack(key), t.count == 2,
-                  let collection = try? t.string(at: 0), let name = try? t.string(at: 1) else {
-                throw KVDocsError(.corruption, "a catalog key under (\"m\", \"\(kind.catalogName)\") is not (collection, index)", path: reader.name, key: key)
+                let collection = try? t.string(at: 0), let name = try? t.string(at: 1)
+            else {
+                throw KVDocsError(
+                    .corruption, "a catalog key under (\"m\", \"\(kind.catalogName)\") is not (collection, index)",
+                    path: reader.name, key: key)
             }
             let identity = IndexIdentity(collection, name, kind)
             do {
@@ -141,15 +150,19 @@ public struct Catalog: Sendable, Hashable {
     /// not `(collection, index)`, or a value that is not an ``IndexState``. (Any of them makes
     /// ``indexStates(_:in:)`` throw, and so the store's open.)
     /// - Throws: storage errors.
-    func unreadableIndexStates(_ kinds: [IndexIdentity.Kind], in reader: some KeyValueReader) throws -> [(key: [UInt8], reason: String)] {
+    func unreadableIndexStates(_ kinds: [IndexIdentity.Kind], in reader: some KeyValueReader) throws -> [(
+        key: [UInt8], reason: String
+    )] {
         var found: [(key: [UInt8], reason: String)] = []
         for kind in kinds {
             let subspace = states(kind)
             let cursor = try reader.scan(subspace.range, order: .forward)
             while let (key, value) = try cursor.next({ k, v in (Array(k), Array(v)) }) {
                 guard let t = try? subspace.unpack(key), t.count == 2,
-                      let collection = try? t.string(at: 0), let name = try? t.string(at: 1) else {
-                    found.append((key, "a catalog key under (\"m\", \"\(kind.catalogName)\") is not (collection, index)"))
+                    let collection = try? t.string(at: 0), let name = try? t.string(at: 1)
+                else {
+                    found.append(
+                        (key, "a catalog key under (\"m\", \"\(kind.catalogName)\") is not (collection, index)"))
                     continue
                 }
                 do {
@@ -168,7 +181,9 @@ public struct Catalog: Sendable, Hashable {
         batch.put(generationKey, Tuple([.int(generation)]))
     }
 
-    private func integer(_ bytes: [UInt8], _ what: String, _ key: [UInt8], _ reader: some KeyValueReader) throws -> Int64 {
+    private func integer(_ bytes: [UInt8], _ what: String, _ key: [UInt8], _ reader: some KeyValueReader) throws
+        -> Int64
+    {
         do {
             return try Tuple(decoding: bytes).int64(at: 0)
         } catch {
@@ -226,7 +241,7 @@ public struct IndexIdentity: Hashable, Sendable, CustomStringConvertible {
         public let catalogName: String
         /// A kind of index whose states are kept under `("m", catalogName, …)`.
         /// - Parameter catalogName: the kind's name in catalog keys. Kinds are equal when their
-    ///   names are, so a new kind needs a name of its own.
+        ///   names are, so a new kind needs a name of its own.
         public init(catalogName: String) { self.catalogName = catalogName }
         /// Secondary indexes: plain, unique, compound and multi-valued.
         public static let secondary = Kind(catalogName: "index")
@@ -308,8 +323,12 @@ public struct IndexState: Sendable, Hashable {
             KVDocsError(.corruption, "the catalog's state of index \(index) \(m)", path: name)
         }
         let value: JSONValue
-        do { value = try JSONValue(parsing: bytes) } catch let e as KVDocsError { throw fail("is not JSON: \(e.message)") }
-        guard case .string(let p)? = value["state"], let phase = Phase(rawValue: p) else { throw fail("has no valid \"state\"") }
+        do { value = try JSONValue(parsing: bytes) } catch let e as KVDocsError {
+            throw fail("is not JSON: \(e.message)")
+        }
+        guard case .string(let p)? = value["state"], let phase = Phase(rawValue: p) else {
+            throw fail("has no valid \"state\"")
+        }
         guard let definition = value["definition"] else { throw fail("has no \"definition\"") }
         var format: Int64 = 1
         if let f = value["format"] {

@@ -22,7 +22,10 @@ package struct CompiledCatalog: Sendable {
         self.init(generation: generation, schema: schema, states: states, maintainers: Self.compile(schema, layout))
     }
 
-    private init(generation: Int64, schema: Schema, states: [IndexIdentity: IndexState], maintainers: [String: [any IndexMaintainer]]) {
+    private init(
+        generation: Int64, schema: Schema, states: [IndexIdentity: IndexState],
+        maintainers: [String: [any IndexMaintainer]]
+    ) {
         self.generation = generation
         self.schema = schema
         self.states = states
@@ -53,7 +56,8 @@ package struct CompiledCatalog: Sendable {
     /// the schema's definition and the maintainer's format.
     func isReady(_ index: IndexIdentity) -> Bool {
         guard let maintainer = maintainer(index), let state = states[index] else { return false }
-        return state.phase == .ready && state.definition == maintainer.definitionJSON && state.format == maintainer.formatVersion
+        return state.phase == .ready && state.definition == maintainer.definitionJSON
+            && state.format == maintainer.formatVersion
     }
 
     /// Every index of the schema that is not ready.
@@ -75,7 +79,8 @@ package struct CompiledCatalog: Sendable {
         }
         let maintainers = compile(schema, layout)
         var states: [IndexIdentity: IndexState] = [:]
-        for kind in Set([IndexIdentity.Kind.secondary, .text, .geo] + maintainers.values.joined().map(\.identity.kind)) {
+        for kind in Set([IndexIdentity.Kind.secondary, .text, .geo] + maintainers.values.joined().map(\.identity.kind))
+        {
             states.merge(try catalog.indexStates(kind, in: reader)) { $1 }
         }
         return CompiledCatalog(generation: generation, schema: schema, states: states, maintainers: maintainers)

@@ -123,19 +123,29 @@ public struct TypedCollection<T: Codable>: Sendable {
     /// Adds `value`, stored as its JSON; `sync` is as for ``DocumentCollection/insert(_:sync:)``.
     /// - Throws: `.invalidArgument` when `value` does not encode as a JSON object with a valid
     ///   primary key; otherwise as ``DocumentCollection/insert(_:sync:)``.
-    @discardableResult public func insert(_ value: T, sync: Bool = false) throws -> Change { try base.insert(try json(value), sync: sync) }
+    @discardableResult public func insert(_ value: T, sync: Bool = false) throws -> Change {
+        try base.insert(try json(value), sync: sync)
+    }
     /// Adds `value`, or replaces the document with its id; `sync` is as for
     /// ``DocumentCollection/insert(_:sync:)``.
-    @discardableResult public func upsert(_ value: T, sync: Bool = false) throws -> Change { try base.upsert(try json(value), sync: sync) }
+    @discardableResult public func upsert(_ value: T, sync: Bool = false) throws -> Change {
+        try base.upsert(try json(value), sync: sync)
+    }
     /// Replaces the document with `value`'s id; `sync` is as for ``DocumentCollection/insert(_:sync:)``.
     /// - Throws: `.conflict` when there is none.
-    @discardableResult public func update(_ value: T, sync: Bool = false) throws -> Change { try base.update(try json(value), sync: sync) }
+    @discardableResult public func update(_ value: T, sync: Bool = false) throws -> Change {
+        try base.update(try json(value), sync: sync)
+    }
     /// Removes the document with primary key `id` (an `Int`, a `String`, a `UUID`, a
     /// ``JSONValue``, or any value that encodes as a string or an integer); returns whether
     /// there was one. As ``DocumentCollection/delete(id:sync:)-(JSONValue,_)``.
-    @discardableResult public func delete<ID: Encodable>(id: ID, sync: Bool = false) throws -> Bool { try base.delete(id: id, sync: sync) }
+    @discardableResult public func delete<ID: Encodable>(id: ID, sync: Bool = false) throws -> Bool {
+        try base.delete(id: id, sync: sync)
+    }
     /// Removes the document with primary key `id`, given as JSON (`.int(7)`).
-    @discardableResult public func delete(id: JSONValue, sync: Bool = false) throws -> Bool { try base.delete(id: id, sync: sync) }
+    @discardableResult public func delete(id: JSONValue, sync: Bool = false) throws -> Bool {
+        try base.delete(id: id, sync: sync)
+    }
     /// The document with primary key `id` (an `Int`, a `String`, a `UUID`, a ``JSONValue``,
     /// or any value that encodes as a string or an integer) decoded as `T`, or `nil`.
     /// - Throws: `.decoding` when the stored document does not decode as `T`;
@@ -145,7 +155,9 @@ public struct TypedCollection<T: Codable>: Sendable {
         return try base.store.read { [name = base.name] in try $0.getDecoded(name, id: id, as: T.self) }
     }
     /// The document with primary key `id`, given as JSON (`.int(7)`), decoded as `T`, or `nil`.
-    public func get(id: JSONValue) throws -> T? { try base.store.read { [name = base.name] in try $0.getDecoded(name, id: id, as: T.self) } }
+    public func get(id: JSONValue) throws -> T? {
+        try base.store.read { [name = base.name] in try $0.getDecoded(name, id: id, as: T.self) }
+    }
     /// The documents matching `query`, decoded as `T`, from one snapshot:
     /// `store.fetch(.find(collection, query))` (see ``FindRequest``).
     /// - Throws: `.decoding` when a stored document does not decode as `T`.
@@ -159,8 +171,12 @@ public struct TypedCollection<T: Codable>: Sendable {
 
     /// Decodes a stored document straight from its parsed value (no JSON text in between).
     /// - Throws: `.decoding`, naming the coding path and what was expected and found.
-    func value(_ json: JSONValue) throws -> T { try DocumentStore.decodeStored(T.self, json, dates: base.store.dateStrategy) }
+    func value(_ json: JSONValue) throws -> T {
+        try DocumentStore.decodeStored(T.self, json, dates: base.store.dateStrategy)
+    }
 
     /// Decodes a stored document with `dates` (for closures that hold no collection).
-    package static func value(_ json: JSONValue, dates: DateStrategy) throws -> T { try DocumentStore.decodeStored(T.self, json, dates: dates) }
+    package static func value(_ json: JSONValue, dates: DateStrategy) throws -> T {
+        try DocumentStore.decodeStored(T.self, json, dates: dates)
+    }
 }

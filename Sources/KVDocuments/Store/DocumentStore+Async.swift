@@ -29,8 +29,10 @@ extension DocumentStore {
 
     /// Runs `body` and applies all its writes in one atomic batch, on the store's write
     /// executor (after this store's writes submitted before it). See ``write(sync:_:)``.
-    public func write<R: Sendable>(sync: Bool = false,
-                                   _ body: @escaping @Sendable (borrowing DocumentBatch) throws -> R) async throws -> R {
+    public func write<R: Sendable>(
+        sync: Bool = false,
+        _ body: @escaping @Sendable (borrowing DocumentBatch) throws -> R
+    ) async throws -> R {
         try await executor.write { [self] in try write(sync: sync, body) }
     }
 

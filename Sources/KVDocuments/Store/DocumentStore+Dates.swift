@@ -15,18 +15,26 @@ extension DocumentStore {
     /// takes `requested`, or the default.
     /// - Throws: `.invalidArgument` when `requested` differs from what the store's dates
     ///   are, naming both; what reading the record throws.
-    static func dateStrategy(requested: DateStrategy?, storage: any KeyValueStore, catalog: Catalog, existing: Bool,
-                             layout: Layout) throws -> (strategy: DateStrategy, recorded: Bool) {
+    static func dateStrategy(
+        requested: DateStrategy?, storage: any KeyValueStore, catalog: Catalog, existing: Bool,
+        layout: Layout
+    ) throws -> (strategy: DateStrategy, recorded: Bool) {
         if let recorded = try catalog.dateStrategy(in: storage) {
             if let requested, requested != recorded {
-                throw KVDocsError(.invalidArgument, "the document store in \(storage.name) stores dates as \(recorded); opening it with dates: .\(requested) would misread them (open it with dates: .\(recorded), or without dates:)", path: storage.name)
+                throw KVDocsError(
+                    .invalidArgument,
+                    "the document store in \(storage.name) stores dates as \(recorded); opening it with dates: .\(requested) would misread them (open it with dates: .\(recorded), or without dates:)",
+                    path: storage.name)
             }
             return (recorded, true)
         }
         if existing, try holdsDocuments(storage, layout: layout) {
             let legacy = DateStrategy.secondsSince2001
             if let requested, requested != legacy {
-                throw KVDocsError(.invalidArgument, "the document store in \(storage.name) holds documents written before KVDocs recorded how dates are stored, as \(legacy); opening it with dates: .\(requested) would misread them (open it with dates: .\(legacy), or without dates:)", path: storage.name)
+                throw KVDocsError(
+                    .invalidArgument,
+                    "the document store in \(storage.name) holds documents written before KVDocs recorded how dates are stored, as \(legacy); opening it with dates: .\(requested) would misread them (open it with dates: .\(legacy), or without dates:)",
+                    path: storage.name)
             }
             return (legacy, false)
         }
@@ -42,7 +50,9 @@ extension DocumentStore {
     /// Whether the database this store writes to holds a date strategy record of its own:
     /// in a layered store, the user layer (whose values are tagged), not the base.
     func holdsOwnDateRecord() throws -> Bool {
-        guard let layered = storage as? LayeredKeyValueStore else { return try records.dateStrategy(in: storage) != nil }
+        guard let layered = storage as? LayeredKeyValueStore else {
+            return try records.dateStrategy(in: storage) != nil
+        }
         guard let stored = try layered.user.get(records.datesKey) else { return false }
         return try LayeredKeyValueStore.untag(stored, key: records.datesKey, name: layered.user.path) != nil
     }
@@ -54,7 +64,10 @@ extension DocumentStore {
     func recordDateStrategy() throws {
         try storage.withWriteTransaction {
             if let recorded = try records.dateStrategy(in: storage), recorded != dateStrategy {
-                throw KVDocsError(.invalidArgument, "the document store in \(storage.name) was given the date strategy \(recorded) by another open meanwhile; this one was opened with \(dateStrategy)", path: storage.name)
+                throw KVDocsError(
+                    .invalidArgument,
+                    "the document store in \(storage.name) was given the date strategy \(recorded) by another open meanwhile; this one was opened with \(dateStrategy)",
+                    path: storage.name)
             }
             if try holdsOwnDateRecord() { return }
             let batch = WriteBatch()

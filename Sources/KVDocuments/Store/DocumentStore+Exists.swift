@@ -27,7 +27,9 @@ extension DocumentStore {
         // The catalog's integers and the change feed's records are tuples, which never
         // start with the tag byte of a present value (0x01 is the tuple code of bytes).
         func tagged(_ value: [UInt8]) -> Bool {
-            value == [LayeredKeyValueStore.tombstone] || (value.first == LayeredKeyValueStore.present && (try? Tuple(decoding: Array(value.dropFirst()))) != nil)
+            value == [LayeredKeyValueStore.tombstone]
+                || (value.first == LayeredKeyValueStore.present
+                    && (try? Tuple(decoding: Array(value.dropFirst()))) != nil)
         }
         let records = Catalog(root: root)
         for key in [records.sequenceKey, records.formatKey, records.generationKey] {

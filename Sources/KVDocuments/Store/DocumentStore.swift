@@ -119,16 +119,24 @@ public final class DocumentStore: Sendable {
     ///   meets duplicate values (nothing of the new schema is kept), `.notSupported` for a
     ///   store written by a newer version, `.invalidArgument` for `dates` other than the
     ///   recorded strategy (naming both), storage errors.
-    public convenience init(database: Database, schema: Schema? = nil, root: Subspace = Subspace(), dates: DateStrategy? = nil,
-                            progress: ((IndexBuildProgress) -> Void)? = nil) throws {
-        try self.init(storage: database, database: database, schema: schema, root: root, dates: dates, finishingBuilds: true, progress: progress)
+    public convenience init(
+        database: Database, schema: Schema? = nil, root: Subspace = Subspace(), dates: DateStrategy? = nil,
+        progress: ((IndexBuildProgress) -> Void)? = nil
+    ) throws {
+        try self.init(
+            storage: database, database: database, schema: schema, root: root, dates: dates, finishingBuilds: true,
+            progress: progress)
     }
 
     /// Opens the store; `finishingBuilds: false` leaves interrupted index builds unfinished
     /// (for ``salvage(database:root:quarantine:progress:)``, which rebuilds every index).
-    convenience init(database: Database, schema: Schema?, root: Subspace, finishingBuilds: Bool,
-         progress: ((IndexBuildProgress) -> Void)?) throws {
-        try self.init(storage: database, database: database, schema: schema, root: root, finishingBuilds: finishingBuilds, progress: progress)
+    convenience init(
+        database: Database, schema: Schema?, root: Subspace, finishingBuilds: Bool,
+        progress: ((IndexBuildProgress) -> Void)?
+    ) throws {
+        try self.init(
+            storage: database, database: database, schema: schema, root: root, finishingBuilds: finishingBuilds,
+            progress: progress)
     }
 
     /// Opens the document layer of a layered store: every read sees the base and the user
@@ -146,17 +154,24 @@ public final class DocumentStore: Sendable {
     ///   - progress: called while indexes are built.
     /// - Throws: `.schema` naming the collection and the index when the base and the schema
     ///   disagree on a shared collection; otherwise as ``init(database:schema:root:dates:progress:)``.
-    public convenience init(layered: LayeredKeyValueStore, schema: Schema? = nil, root: Subspace = Subspace(), dates: DateStrategy? = nil,
-                            progress: ((IndexBuildProgress) -> Void)? = nil) throws {
+    public convenience init(
+        layered: LayeredKeyValueStore, schema: Schema? = nil, root: Subspace = Subspace(), dates: DateStrategy? = nil,
+        progress: ((IndexBuildProgress) -> Void)? = nil
+    ) throws {
         if let schema {
             try Self.checkAgreement(base: layered.base, schema: schema, root: root)
         }
-        try self.init(storage: layered, database: layered.user, schema: schema, root: root, dates: dates, finishingBuilds: true, progress: progress)
+        try self.init(
+            storage: layered, database: layered.user, schema: schema, root: root, dates: dates, finishingBuilds: true,
+            progress: progress)
     }
 
-    package init(storage: any KeyValueStore, database: Database, schema: Schema?, root: Subspace, dates: DateStrategy? = nil, finishingBuilds: Bool,
-         migrator: DocumentMigrator? = nil, progress: ((IndexBuildProgress) -> Void)?,
-         migrationProgress: ((MigrationProgress) -> Void)? = nil) throws {
+    package init(
+        storage: any KeyValueStore, database: Database, schema: Schema?, root: Subspace, dates: DateStrategy? = nil,
+        finishingBuilds: Bool,
+        migrator: DocumentMigrator? = nil, progress: ((IndexBuildProgress) -> Void)?,
+        migrationProgress: ((MigrationProgress) -> Void)? = nil
+    ) throws {
         self.database = database
         self.storage = storage
         self.root = root
@@ -166,12 +181,14 @@ public final class DocumentStore: Sendable {
         self.records = catalog
         let format = try Self.readableFormat(catalog, in: storage)
         if schema != nil { try Self.dropUnreadableSchema(catalog, in: storage) }
-        let (strategy, _) = try Self.dateStrategy(requested: dates, storage: storage, catalog: catalog, existing: format != nil, layout: Layout(root: root))
+        let (strategy, _) = try Self.dateStrategy(
+            requested: dates, storage: storage, catalog: catalog, existing: format != nil, layout: Layout(root: root))
         self.dateStrategy = strategy
         let loaded = try CompiledCatalog.load(storage, catalog, layout: Layout(root: root))
         state = Locked(State(catalog: loaded, lastSequence: try catalog.lastSequence(in: storage)))
-        try open(format: format, schema: schema, finishingBuilds: finishingBuilds, migrator: migrator, progress: progress,
-                 migrationProgress: migrationProgress)
+        try open(
+            format: format, schema: schema, finishingBuilds: finishingBuilds, migrator: migrator, progress: progress,
+            migrationProgress: migrationProgress)
     }
 
     /// The stored format version (`nil`: no store yet).
@@ -179,7 +196,10 @@ public final class DocumentStore: Sendable {
     private static func readableFormat(_ catalog: Catalog, in storage: any KeyValueStore) throws -> Int64? {
         let format = try catalog.formatVersion(in: storage)
         if let format, format > Self.formatVersion {
-            throw KVDocsError(.notSupported, "the document store in \(storage.name) has format version \(format), written by a newer version of KVDocs; this version reads format \(Self.formatVersion) and older", path: storage.name)
+            throw KVDocsError(
+                .notSupported,
+                "the document store in \(storage.name) has format version \(format), written by a newer version of KVDocs; this version reads format \(Self.formatVersion) and older",
+                path: storage.name)
         }
         return format
     }
@@ -190,7 +210,8 @@ public final class DocumentStore: Sendable {
     private static func dropUnreadableSchema(_ catalog: Catalog, in storage: any KeyValueStore) throws {
         guard let stored = try catalog.schemaData(in: storage), (try? Schema(json: Data(stored))) == nil else { return }
         let batch = WriteBatch()
-        catalog.deleteRecords([catalog.schemaKey], generation: try catalog.generation(in: storage).saturatingAdd(1), in: batch)
+        catalog.deleteRecords(
+            [catalog.schemaKey], generation: try catalog.generation(in: storage).saturatingAdd(1), in: batch)
         try storage.write(batch, sync: true)
     }
 
@@ -203,8 +224,10 @@ public final class DocumentStore: Sendable {
     /// 5. the date strategy is recorded, once the store exists (an empty database opened
     ///    without a schema is not written to), before any migration writes documents;
     /// 6. the migrator's data migrations run.
-    private func open(format: Int64?, schema: Schema?, finishingBuilds: Bool, migrator: DocumentMigrator?,
-                      progress: ((IndexBuildProgress) -> Void)?, migrationProgress: ((MigrationProgress) -> Void)?) throws {
+    private func open(
+        format: Int64?, schema: Schema?, finishingBuilds: Bool, migrator: DocumentMigrator?,
+        progress: ((IndexBuildProgress) -> Void)?, migrationProgress: ((MigrationProgress) -> Void)?
+    ) throws {
         if let migrator { try checkMigrationsKnown(migrator) }
         if let format, format < Self.formatVersion {
             try migrate(from: format, progress: progress)
@@ -283,29 +306,46 @@ public final class DocumentStore: Sendable {
 package struct Layout: Sendable {
     package let root: Subspace
 
-    package func document(_ collection: String, _ id: TupleElement) -> [UInt8] { root.pack(["d", .string(collection), id]) }
+    package func document(_ collection: String, _ id: TupleElement) -> [UInt8] {
+        root.pack(["d", .string(collection), id])
+    }
     package func documents(_ collection: String) -> Subspace { root.subspace(["d", .string(collection)]) }
-    package func index(_ collection: String, _ index: String) -> Subspace { root.subspace(["i", .string(collection), .string(index)]) }
+    package func index(_ collection: String, _ index: String) -> Subspace {
+        root.subspace(["i", .string(collection), .string(index)])
+    }
     func change(_ sequence: Int64) -> [UInt8] { root.pack(["f", .int(sequence)]) }
     var changes: Subspace { root.subspace(["f"]) }
-    func text(_ collection: String, _ index: String) -> Subspace { root.subspace(["t", .string(collection), .string(index)]) }
-    package func geo(_ collection: String, _ index: String) -> Subspace { root.subspace(["g", .string(collection), .string(index)]) }
+    func text(_ collection: String, _ index: String) -> Subspace {
+        root.subspace(["t", .string(collection), .string(index)])
+    }
+    package func geo(_ collection: String, _ index: String) -> Subspace {
+        root.subspace(["g", .string(collection), .string(index)])
+    }
     /// Everything a replicated collection keeps besides its documents (design §1.2).
     package func replication(_ collection: String) -> Subspace { root.subspace(["r", .string(collection)]) }
     /// The revision tree record of a document of a replicated collection.
-    package func revisionTree(_ collection: String, _ id: String) -> [UInt8] { root.pack(["r", .string(collection), "t", .string(id)]) }
+    package func revisionTree(_ collection: String, _ id: String) -> [UInt8] {
+        root.pack(["r", .string(collection), "t", .string(id)])
+    }
     /// Every revision tree record of a replicated collection.
     package func revisionTrees(_ collection: String) -> Subspace { root.subspace(["r", .string(collection), "t"]) }
     /// The body of a leaf revision that is not the live winner.
     package func revisionBody(_ collection: String, _ id: String, _ revision: Revision) -> [UInt8] {
-        root.pack(["r", .string(collection), "b", .string(id), .int(Int64(revision.position)), .bytes(Revision.storedID(revision.id))])
+        root.pack([
+            "r", .string(collection), "b", .string(id), .int(Int64(revision.position)),
+            .bytes(Revision.storedID(revision.id))
+        ])
     }
     /// The by-sequence entry of a replicated collection.
-    package func bySequence(_ collection: String, _ sequence: Int64) -> [UInt8] { root.pack(["r", .string(collection), "s", .int(sequence)]) }
+    package func bySequence(_ collection: String, _ sequence: Int64) -> [UInt8] {
+        root.pack(["r", .string(collection), "s", .int(sequence)])
+    }
     /// Every by-sequence entry of a replicated collection.
     package func bySequence(_ collection: String) -> Subspace { root.subspace(["r", .string(collection), "s"]) }
     /// The `_local` document `id` (without `_local/`) of a replicated collection.
-    func localDocument(_ collection: String, _ id: String) -> [UInt8] { root.pack(["r", .string(collection), "l", .string(id)]) }
+    func localDocument(_ collection: String, _ id: String) -> [UInt8] {
+        root.pack(["r", .string(collection), "l", .string(id)])
+    }
 
     /// Every key of an index of a known kind, or `nil` for a kind this version does not know.
     func keyRange(of index: IndexIdentity) -> KeyRange? {
@@ -372,7 +412,8 @@ extension DocumentStore {
                 // Version 1 read numbers inexactly and wrote objects through JSONEncoder:
                 // rebuild every secondary index from the documents as this version reads them.
                 let current = try catalog()
-                for maintainer in current.schema.collections.keys.sorted(by: { JSONObject.compareKeys($0, $1) < 0 }).flatMap({ current.maintainers(of: $0) })
+                for maintainer in current.schema.collections.keys.sorted(by: { JSONObject.compareKeys($0, $1) < 0 })
+                    .flatMap({ current.maintainers(of: $0) })
                 where maintainer.identity.kind == .secondary && current.isReady(maintainer.identity) {
                     try rebuild(maintainer, progress: progress)
                 }
@@ -384,7 +425,9 @@ extension DocumentStore {
                 let names = current.schema.collections.keys.sorted(by: { JSONObject.compareKeys($0, $1) < 0 })
                 for name in names { try rewriteInBinaryForm(name, progress: progress) }
                 for maintainer in names.flatMap({ current.maintainers(of: $0) })
-                where (maintainer as? SecondaryIndexMaintainer)?.carriesDocuments == true && current.isReady(maintainer.identity) {
+                where (maintainer as? SecondaryIndexMaintainer)?.carriesDocuments == true
+                    && current.isReady(maintainer.identity)
+                {
                     try rebuild(maintainer, progress: progress)
                 }
             }
@@ -413,7 +456,8 @@ extension DocumentStore {
         while let (key, value) = try cursor.next({ (Array($0), Array($1)) }) {
             done += 1
             if !BinaryJSON.isBinary(value) {
-                let document = try documentValue(value, collection: collection, key: key, idOffset: documents.prefix.count)
+                let document = try documentValue(
+                    value, collection: collection, key: key, idOffset: documents.prefix.count)
                 batch.put(key, try Self.storedBytes(document))
             }
             if batch.count >= 1000 {
@@ -439,18 +483,31 @@ extension DocumentStore {
         for name in stored.collections.keys.sorted() {
             guard let mine = schema[collection: name], let theirs = stored[collection: name] else { continue }
             func fail(_ what: String) -> KVDocsError {
-                KVDocsError(.schema, "the base \(named ?? base.copiedFrom ?? base.path) and the user layer disagree on collection \"\(name)\": \(what)")
+                KVDocsError(
+                    .schema,
+                    "the base \(named ?? base.copiedFrom ?? base.path) and the user layer disagree on collection \"\(name)\": \(what)"
+                )
             }
             if theirs.replicated {
-                throw KVDocsError(.notSupported, "the base \(named ?? base.copiedFrom ?? base.path) has the replicated collection \"\(name)\"; a layered store cannot share a replicated collection with its base")
+                throw KVDocsError(
+                    .notSupported,
+                    "the base \(named ?? base.copiedFrom ?? base.path) has the replicated collection \"\(name)\"; a layered store cannot share a replicated collection with its base"
+                )
             }
             if !mine.primaryKey.hasSameCodePoints(as: theirs.primaryKey) {
-                throw fail("primary key \"\(theirs.primaryKey)\" in the base, \"\(mine.primaryKey)\" in the user's schema")
+                throw fail(
+                    "primary key \"\(theirs.primaryKey)\" in the base, \"\(mine.primaryKey)\" in the user's schema")
             }
             let baseIndexes = theirs.definitions, userIndexes = mine.definitions
             for (index, definition) in baseIndexes.sorted(by: { $0.key < $1.key }) {
-                guard let other = userIndexes[index] else { throw fail("index \"\(index)\" is in the base and not in the user's schema") }
-                if other != definition { throw fail("index \"\(index)\" is defined differently (base: \(definition.compactDescription); user: \(other.compactDescription))") }
+                guard let other = userIndexes[index] else {
+                    throw fail("index \"\(index)\" is in the base and not in the user's schema")
+                }
+                if other != definition {
+                    throw fail(
+                        "index \"\(index)\" is defined differently (base: \(definition.compactDescription); user: \(other.compactDescription))"
+                    )
+                }
             }
             if let extra = userIndexes.keys.sorted().first(where: { baseIndexes[$0] == nil }) {
                 throw fail("index \"\(extra)\" is in the user's schema and not in the base")

@@ -18,7 +18,9 @@ public struct FieldPath: Sendable, Hashable, CustomStringConvertible, Expressibl
 
         func hash(into hasher: inout Hasher) {
             switch self {
-            case .field(let name): hasher.combine(0); JSONValue.hashCodePoints(name, into: &hasher)
+            case .field(let name):
+                hasher.combine(0)
+                JSONValue.hashCodePoints(name, into: &hasher)
             case .each: hasher.combine(1)
             }
         }
@@ -40,7 +42,8 @@ public struct FieldPath: Sendable, Hashable, CustomStringConvertible, Expressibl
                 each += 1
             }
             guard !name.isEmpty, !name.contains("["), !name.contains("]") else {
-                throw KVDocsError(.schema, "invalid field path \"\(text)\": each segment is a field name, optionally followed by []")
+                throw KVDocsError(
+                    .schema, "invalid field path \"\(text)\": each segment is a field name, optionally followed by []")
             }
             segments.append(.field(String(name)))
             segments += Array(repeating: .each, count: each)
@@ -75,7 +78,9 @@ public struct FieldPath: Sendable, Hashable, CustomStringConvertible, Expressibl
         try forEachValue(in: document, from: segments[...], body)
     }
 
-    private func forEachValue(in value: JSONValue, from rest: ArraySlice<Segment>, _ body: (JSONValue) throws -> Void) rethrows {
+    private func forEachValue(in value: JSONValue, from rest: ArraySlice<Segment>, _ body: (JSONValue) throws -> Void)
+        rethrows
+    {
         guard let segment = rest.first else { return try body(value) }
         switch segment {
         case .field(let name):
@@ -134,7 +139,10 @@ extension FieldPath {
             guard let first = field.first else { continue }
             var position: Int? = 1  // the document, after the marker
             for name in field {
-                guard let at = position, let object = try BinaryJSONDecoder.ObjectHeader(storage, at: at) else { position = nil; break }
+                guard let at = position, let object = try BinaryJSONDecoder.ObjectHeader(storage, at: at) else {
+                    position = nil
+                    break
+                }
                 position = try object.find(name, in: storage)
             }
             guard let position else { continue }
@@ -145,7 +153,8 @@ extension FieldPath {
 
     /// `existing` with `value` placed at `path` (objects made as needed; a value already
     /// taken whole is kept whole).
-    private static func insert(_ value: JSONValue, at path: ArraySlice<String>, into existing: JSONValue?) -> JSONValue {
+    private static func insert(_ value: JSONValue, at path: ArraySlice<String>, into existing: JSONValue?) -> JSONValue
+    {
         guard let name = path.first else { return value }
         if let existing {
             guard case .object(var o) = existing else { return existing }

@@ -25,19 +25,25 @@ public enum ValueOrder {
         case .null:
             elements.append(.int(Tag.null.rawValue))
         case .bool(let b):
-            elements.append(.int(Tag.bool.rawValue)); elements.append(.bool(b))
+            elements.append(.int(Tag.bool.rawValue))
+            elements.append(.bool(b))
         case .int, .uint, .double:
             let (d, r) = numberKey(value)
-            elements.append(.int(Tag.number.rawValue)); elements.append(.double(d)); elements.append(.int(r))
+            elements.append(.int(Tag.number.rawValue))
+            elements.append(.double(d))
+            elements.append(.int(r))
         case .string(let s):
-            elements.append(.int(Tag.string.rawValue)); elements.append(.string(s))
+            elements.append(.int(Tag.string.rawValue))
+            elements.append(.string(s))
         case .array(let a):
             var inner: [TupleElement] = []
             for v in a { append(v, to: &inner) }
-            elements.append(.int(Tag.array.rawValue)); elements.append(.tuple(Tuple(inner)))
+            elements.append(.int(Tag.array.rawValue))
+            elements.append(.tuple(Tuple(inner)))
         case .object:
             let text = (try? value.canonicalData()).map { String(decoding: $0, as: UTF8.self) } ?? ""
-            elements.append(.int(Tag.object.rawValue)); elements.append(.string(text))
+            elements.append(.int(Tag.object.rawValue))
+            elements.append(.string(text))
         }
     }
 
@@ -56,7 +62,8 @@ public enum ValueOrder {
             try decoder.skipElement()
             // Tags are small integers: 0x14 is 0 (null), 0x15 n is n, 0x13 0xFE is -1 (missing).
             let code = key[tagStart]
-            let tag = code == 0x15 && decoder.position == tagStart + 2 ? Int(key[tagStart + 1]) : (code == 0x14 ? 0 : -1)
+            let tag =
+                code == 0x15 && decoder.position == tagStart + 2 ? Int(key[tagStart + 1]) : (code == 0x14 ? 0 : -1)
             let payload = tag <= 0 ? 0 : (tag == Int(Tag.number.rawValue) ? 2 : 1)
             for _ in 0..<payload { try decoder.skipElement() }
         }
@@ -85,14 +92,16 @@ public enum ValueOrder {
         case .null:
             encoder.append(.int(Tag.null.rawValue), nested: nested)
         case .bool(let b):
-            encoder.append(.int(Tag.bool.rawValue), nested: nested); encoder.append(.bool(b), nested: nested)
+            encoder.append(.int(Tag.bool.rawValue), nested: nested)
+            encoder.append(.bool(b), nested: nested)
         case .int, .uint, .double:
             let (d, r) = numberKey(value)
             encoder.append(.int(Tag.number.rawValue), nested: nested)
             encoder.append(.double(d), nested: nested)
             encoder.append(.int(r), nested: nested)
         case .string(let s):
-            encoder.append(.int(Tag.string.rawValue), nested: nested); encoder.append(.string(s), nested: nested)
+            encoder.append(.int(Tag.string.rawValue), nested: nested)
+            encoder.append(.string(s), nested: nested)
         case .array(let a):
             encoder.append(.int(Tag.array.rawValue), nested: nested)
             encoder.bytes.append(TupleEncoder.Code.nested)
@@ -100,7 +109,8 @@ public enum ValueOrder {
             encoder.bytes.append(0x00)
         case .object:
             let text = (try? value.canonicalData()).map { String(decoding: $0, as: UTF8.self) } ?? ""
-            encoder.append(.int(Tag.object.rawValue), nested: nested); encoder.append(.string(text), nested: nested)
+            encoder.append(.int(Tag.object.rawValue), nested: nested)
+            encoder.append(.string(text), nested: nested)
         }
     }
 
@@ -142,7 +152,9 @@ public enum ValueOrder {
     /// Decodes one value from `elements` starting at `index`, advancing it; `nil` when the
     /// elements are not a value encoding.
     static func decode(_ elements: [TupleElement], at index: inout Int) -> JSONValue? {
-        guard index < elements.count, case .int(let raw) = elements[index], let tag = Tag(rawValue: raw) else { return nil }
+        guard index < elements.count, case .int(let raw) = elements[index], let tag = Tag(rawValue: raw) else {
+            return nil
+        }
         index += 1
         func next() -> TupleElement? {
             guard index < elements.count else { return nil }

@@ -39,7 +39,7 @@ extension ReadTransaction {
         var count = 0
         while let exported = try entries.next({ key, value -> Bool in
             let id = try docs.unpack(Array(key))
-            guard id.count == 1 else { return false }     // not a document key (as find skips it)
+            guard id.count == 1 else { return false }  // not a document key (as find skips it)
             let document = try store.documentValue(Array(value), collection: collection, id: id[0])
             try file.write(try document.canonicalBytes())
             try file.write(Self.newline)

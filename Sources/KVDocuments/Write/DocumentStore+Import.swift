@@ -74,16 +74,21 @@ extension DocumentStore {
     ///   - progress: called during both passes, as described above.
     /// - Returns: the number of documents written.
     @discardableResult
-    public func importJSONLines(into collection: String, path: String, mode: ImportMode = .upsert,
-                                batchSize: Int = 1000, maximumLineLength: Int = LineReader.defaultMaximumLineLength,
-                                sync: Bool = false, progress: ((ImportProgress) -> Void)? = nil) throws -> Int {
-        try importJSONLines(into: collection, path: path, mode: mode, batchSize: batchSize, maximumLineLength: maximumLineLength,
-                            sync: sync, stagingBudget: Self.importStagingBudget, progress: progress)
+    public func importJSONLines(
+        into collection: String, path: String, mode: ImportMode = .upsert,
+        batchSize: Int = 1000, maximumLineLength: Int = LineReader.defaultMaximumLineLength,
+        sync: Bool = false, progress: ((ImportProgress) -> Void)? = nil
+    ) throws -> Int {
+        try importJSONLines(
+            into: collection, path: path, mode: mode, batchSize: batchSize, maximumLineLength: maximumLineLength,
+            sync: sync, stagingBudget: Self.importStagingBudget, progress: progress)
     }
 
     /// The import, keeping at most `stagingBudget` bytes of input parsed between its passes.
-    package func importJSONLines(into collection: String, path: String, mode: ImportMode, batchSize: Int, maximumLineLength: Int,
-                         sync: Bool, stagingBudget: Int, progress: ((ImportProgress) -> Void)?) throws -> Int {
+    package func importJSONLines(
+        into collection: String, path: String, mode: ImportMode, batchSize: Int, maximumLineLength: Int,
+        sync: Bool, stagingBudget: Int, progress: ((ImportProgress) -> Void)?
+    ) throws -> Int {
         let schema = try self.schema.collection(collection)
         let maintainers = try catalog().maintainers(of: collection)
         guard batchSize >= 1 else { throw KVDocsError(.invalidArgument, "batchSize must be at least 1") }
@@ -112,7 +117,9 @@ extension DocumentStore {
                 }
             } catch let malformed as MalformedLine {
                 let e = malformed.error
-                throw KVDocsError(e.kind == .decoding ? .decoding : .invalidArgument, "\(path):\(reader.lineNumber + 1): \(e.message); nothing was imported", path: storage.name)
+                throw KVDocsError(
+                    e.kind == .decoding ? .decoding : .invalidArgument,
+                    "\(path):\(reader.lineNumber + 1): \(e.message); nothing was imported", path: storage.name)
             } catch let e as KVDocsError where e.kind == .invalidArgument {
                 throw KVDocsError(.invalidArgument, "\(e.message); nothing was imported", path: storage.name)
             }
@@ -120,7 +127,8 @@ extension DocumentStore {
             if let document = line {
                 do {
                     guard case .object = document else {
-                        throw KVDocsError(.invalidArgument, "expected a JSON object, found \(article(document.typeName))")
+                        throw KVDocsError(
+                            .invalidArgument, "expected a JSON object, found \(article(document.typeName))")
                     }
                     guard let pk = document[schema.primaryKey] else {
                         throw KVDocsError(.invalidArgument, "no primary key field \"\(schema.primaryKey)\"")
@@ -130,18 +138,28 @@ extension DocumentStore {
                     // arrays nested too deep), the check a write makes before it updates.
                     for maintainer in maintainers { try maintainer.validate(id: id, document: document) }
                 } catch let e as KVDocsError {
-                    throw KVDocsError(.invalidArgument, "\(path):\(reader.lineNumber): \(e.message); nothing was imported", path: storage.name)
+                    throw KVDocsError(
+                        .invalidArgument, "\(path):\(reader.lineNumber): \(e.message); nothing was imported",
+                        path: storage.name)
                 }
                 if stagedBytes > stagingBudget { staged = nil }
                 staged?.append((reader.lineNumber, reader.bytesConsumed, document))
             }
-            if reader.lineNumber - reported.lines >= reportEvery.lines || reader.bytesConsumed - reported.bytes >= reportEvery.bytes {
+            if reader.lineNumber - reported.lines >= reportEvery.lines
+                || reader.bytesConsumed - reported.bytes >= reportEvery.bytes
+            {
                 reported = (reader.lineNumber, reader.bytesConsumed)
-                progress?(ImportProgress(lines: reader.lineNumber, documents: 0, validating: true, bytes: reader.bytesConsumed, totalBytes: totalBytes))
+                progress?(
+                    ImportProgress(
+                        lines: reader.lineNumber, documents: 0, validating: true, bytes: reader.bytesConsumed,
+                        totalBytes: totalBytes))
             }
         }
         if reported != (reader.lineNumber, reader.bytesConsumed) {
-            progress?(ImportProgress(lines: reader.lineNumber, documents: 0, validating: true, bytes: reader.bytesConsumed, totalBytes: totalBytes))
+            progress?(
+                ImportProgress(
+                    lines: reader.lineNumber, documents: 0, validating: true, bytes: reader.bytesConsumed,
+                    totalBytes: totalBytes))
         }
 
         // Pass 2: write in batches, from the staged documents or from the file again.
@@ -179,10 +197,14 @@ extension DocumentStore {
                     do {
                         // A replicated collection's lines with `_rev` keep their revisions.
                         if try !(replicated && context.writeImported(collection, document)) {
-                            _ = try context.write(collection, mode == .insert ? .insert : .upsert, document: document, id: nil)
+                            _ = try context.write(
+                                collection, mode == .insert ? .insert : .upsert, document: document, id: nil)
                         }
                     } catch let e as KVDocsError {
-                        throw KVDocsError(e.kind, "\(path):\(lineNumber): \(e.message); \(written) documents before this batch were imported", path: storage.name)
+                        throw KVDocsError(
+                            e.kind,
+                            "\(path):\(lineNumber): \(e.message); \(written) documents before this batch were imported",
+                            path: storage.name)
                     }
                     inBatch += 1
                     done = (lineNumber, bytes)
@@ -194,7 +216,9 @@ extension DocumentStore {
             // Lines and bytes up to the last document written (the next one is read ahead);
             // after the last batch, the whole file.
             let end = pending == nil ? (line: reader.lineNumber, bytes: reader.bytesConsumed) : done
-            progress?(ImportProgress(lines: end.line, documents: written, validating: false, bytes: end.bytes, totalBytes: totalBytes))
+            progress?(
+                ImportProgress(
+                    lines: end.line, documents: written, validating: false, bytes: end.bytes, totalBytes: totalBytes))
         }
         return written
     }

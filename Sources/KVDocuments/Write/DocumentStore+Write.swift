@@ -55,7 +55,9 @@ extension DocumentStore {
 
         /// Adds one write to the batch. Returns the change, or `nil` for the delete of a
         /// missing document.
-        func write(_ collectionName: String, _ mode: WriteMode, document: JSONValue?, id givenID: JSONValue?) throws -> Change? {
+        func write(_ collectionName: String, _ mode: WriteMode, document: JSONValue?, id givenID: JSONValue?) throws
+            -> Change?
+        {
             try guarded { try perform(collectionName, mode, document: document, id: givenID) }
         }
 
@@ -74,7 +76,9 @@ extension DocumentStore {
             }
         }
 
-        private func perform(_ collectionName: String, _ mode: WriteMode, document: JSONValue?, id givenID: JSONValue?) throws -> Change? {
+        private func perform(_ collectionName: String, _ mode: WriteMode, document: JSONValue?, id givenID: JSONValue?)
+            throws -> Change?
+        {
             let schema = try catalog.schema.collection(collectionName)
             if schema.replicated {
                 return try performInteractive(collectionName, schema, mode, document: document, id: givenID)
@@ -84,9 +88,15 @@ extension DocumentStore {
             let old = try current(key, collectionName, id)
             switch mode {
             case .insert where old != nil:
-                throw KVDocsError(.conflict, "collection \"\(collectionName)\" already has a document with \(schema.primaryKey) \(idValue.compactDescription)", key: key)
+                throw KVDocsError(
+                    .conflict,
+                    "collection \"\(collectionName)\" already has a document with \(schema.primaryKey) \(idValue.compactDescription)",
+                    key: key)
             case .update where old == nil:
-                throw KVDocsError(.conflict, "collection \"\(collectionName)\" has no document with \(schema.primaryKey) \(idValue.compactDescription)", key: key)
+                throw KVDocsError(
+                    .conflict,
+                    "collection \"\(collectionName)\" has no document with \(schema.primaryKey) \(idValue.compactDescription)",
+                    key: key)
             case .delete where old == nil:
                 return nil
             default:
@@ -100,7 +110,9 @@ extension DocumentStore {
             for maintainer in maintainers {
                 try maintainer.update(id: id, old: old, new: document, context: indexes)
             }
-            if !maintainers.isEmpty, !touched.contains(where: { $0.hasSameCodePoints(as: collectionName) }) { touched.append(collectionName) }
+            if !maintainers.isEmpty, !touched.contains(where: { $0.hasSameCodePoints(as: collectionName) }) {
+                touched.append(collectionName)
+            }
             if let journal, documents[ByteKey(key)] == nil {
                 try journal.recordFirstWrite(of: key, collection: collectionName, id: id, in: batch)
             }
@@ -108,7 +120,9 @@ extension DocumentStore {
             documents[ByteKey(key)] = .some(document)
             writes += 1
             let operation: Change.Operation = document == nil ? .delete : (old == nil ? .insert : .update)
-            guard recordsChanges else { return Change(sequence: sequence, collection: collectionName, id: idValue, operation: operation) }
+            guard recordsChanges else {
+                return Change(sequence: sequence, collection: collectionName, id: idValue, operation: operation)
+            }
             sequence = sequence.saturatingAdd(1)
             batch.put(store.layout.change(sequence), Tuple([.string(collectionName), id, .string(operation.rawValue)]))
             let change = Change(sequence: sequence, collection: collectionName, id: idValue, operation: operation)
@@ -117,14 +131,19 @@ extension DocumentStore {
         }
 
         /// The primary key of a write, as given and as a tuple element.
-        private func identify(_ collection: String, _ schema: CollectionSchema, document: JSONValue?, id givenID: JSONValue?) throws -> (JSONValue, TupleElement) {
+        private func identify(
+            _ collection: String, _ schema: CollectionSchema, document: JSONValue?, id givenID: JSONValue?
+        ) throws -> (JSONValue, TupleElement) {
             let idValue: JSONValue
             if let document {
                 guard case .object(let fields) = document else {
-                    throw KVDocsError(.invalidArgument, "a document must be a JSON object, not \(article(document.typeName))")
+                    throw KVDocsError(
+                        .invalidArgument, "a document must be a JSON object, not \(article(document.typeName))")
                 }
                 guard let pk = fields[schema.primaryKey] else {
-                    throw KVDocsError(.invalidArgument, "document has no primary key field \"\(schema.primaryKey)\" (collection \"\(collection)\")")
+                    throw KVDocsError(
+                        .invalidArgument,
+                        "document has no primary key field \"\(schema.primaryKey)\" (collection \"\(collection)\")")
                 }
                 idValue = pk
             } else if let givenID {
@@ -132,7 +151,9 @@ extension DocumentStore {
             } else {
                 throw KVDocsError(.invalidArgument, "a delete needs an id")
             }
-            return (idValue, try DocumentStore.idElement(idValue, collection: collection, primaryKey: schema.primaryKey))
+            return (
+                idValue, try DocumentStore.idElement(idValue, collection: collection, primaryKey: schema.primaryKey)
+            )
         }
 
         /// The document under `key` as this batch left it, else as stored.
@@ -184,7 +205,10 @@ extension DocumentStore {
         case .double(let d) where d.rounded() == d && Int64(exactly: d) != nil:
             return .int(Int64(d))
         default:
-            throw KVDocsError(.invalidArgument, "primary key \"\(primaryKey)\" of collection \"\(collection)\" must be a string or an integer, not \(value.compactDescription)")
+            throw KVDocsError(
+                .invalidArgument,
+                "primary key \"\(primaryKey)\" of collection \"\(collection)\" must be a string or an integer, not \(value.compactDescription)"
+            )
         }
     }
 
