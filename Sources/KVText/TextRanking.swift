@@ -410,23 +410,8 @@ extension TextSearcher {
         var bounds: [Int] = []
         let order = terms.indices.sorted { terms[$0].documentFrequency < terms[$1].documentFrequency }
         var target = 0
-        search: while true {
-            // The next row at or after target where every term occurs.
-            try terms[order[0]].advance(to: target)
-            var doc = terms[order[0]].doc
-            var k = 1
-            while k < order.count {
-                if doc == .max { break search }
-                try terms[order[k]].advance(to: doc)
-                if terms[order[k]].doc > doc {
-                    doc = terms[order[k]].doc
-                    try terms[order[0]].advance(to: doc)
-                    doc = terms[order[0]].doc
-                    k = 1
-                } else {
-                    k += 1
-                }
-            }
+        while true {
+            let doc = try Self.nextCommonRow(&terms, order: order, from: target)
             if doc == .max { break }
             target = doc + 1
             if try !filteredPrefixes.allSatisfy({
@@ -478,6 +463,29 @@ extension TextSearcher {
         return (rows, flags, records)
     }
 
+    /// The first row at or after `target` where every cursor of `terms` has an entry
+    /// (`.max` when there is none), found by leapfrogging: `order` lists the cursors from
+    /// the rarest, which leads; a cursor that lands past the candidate row makes its row the
+    /// new candidate, and the leader catches up.
+    private static func nextCommonRow(_ terms: inout [TermRowCursor], order: [Int], from target: Int) throws -> Int {
+        try terms[order[0]].advance(to: target)
+        var doc = terms[order[0]].doc
+        var k = 1
+        while k < order.count {
+            if doc == .max { return .max }
+            try terms[order[k]].advance(to: doc)
+            if terms[order[k]].doc > doc {
+                doc = terms[order[k]].doc
+                try terms[order[0]].advance(to: doc)
+                doc = terms[order[0]].doc
+                k = 1
+            } else {
+                k += 1
+            }
+        }
+        return doc
+    }
+
     /// Every row where `phrase` matches, with its number of instances there, found by
     /// leapfrogging the terms' cursors from the rarest and walking the stored occurrences
     /// of those rows in place. `sources` holds, for each term, the posting lists it
@@ -497,23 +505,8 @@ extension TextSearcher {
         var bounds: [Int] = []
         var result: [(doc: Int, frequency: Int)] = []
         var target = 0
-        search: while true {
-            // The next row at or after target where every term occurs.
-            try terms[order[0]].advance(to: target)
-            var doc = terms[order[0]].doc
-            var k = 1
-            while k < order.count {
-                if doc == .max { break search }
-                try terms[order[k]].advance(to: doc)
-                if terms[order[k]].doc > doc {
-                    doc = terms[order[k]].doc
-                    try terms[order[0]].advance(to: doc)
-                    doc = terms[order[0]].doc
-                    k = 1
-                } else {
-                    k += 1
-                }
-            }
+        while true {
+            let doc = try Self.nextCommonRow(&terms, order: order, from: target)
             if doc == .max { break }
             target = doc + 1
             if !needPositions {
