@@ -45,7 +45,6 @@ package enum BinaryJSON {
     }
 
     /// Whether `bytes` are in the binary form (else they are JSON text).
-    @inlinable
     package static func isBinary(_ bytes: some Collection<UInt8>) -> Bool {
         bytes.first == marker
     }
@@ -224,14 +223,11 @@ package enum BinaryJSON {
 
     /// The value `bytes` hold (starting with ``marker``).
     /// - Throws: `.decoding` naming the byte offset of the first problem.
-    /// `@inlinable` so that callers in other modules get it specialized to their collection.
-    @inlinable
     package static func decode(_ bytes: some Collection<UInt8>) throws -> JSONValue {
         if let value = try bytes.withContiguousStorageIfAvailable({ try decode(buffer: $0) }) { return value }
         return try Array(bytes).withUnsafeBufferPointer { try decode(buffer: $0) }
     }
 
-    @usableFromInline
     static func decode(buffer: UnsafeBufferPointer<UInt8>) throws -> JSONValue {
         do {
             return try decodeValue(buffer)

@@ -3,27 +3,33 @@ import HeapModule
 /// The smallest `capacity` matches seen (a max-heap that drops its largest), or every
 /// match when there is no capacity (no limit).
 ///
-/// `@inlinable`: the text and query layers keep their own element types here, once per
-/// candidate; across the module boundary an unspecialized heap looked up generic metadata
-/// and copied elements through value witnesses (+15% instructions of a text query).
-package struct TopK<Element: Comparable> {
+/// `@inlinable`, so the text and query layers get it specialized to their own element
+/// types: across the module boundary an unspecialized heap looked up generic metadata and
+/// copied elements through value witnesses once per candidate (+15% instructions of a
+/// text query). The compiler inlines across modules only what is public, so it is public
+/// under the SPI `KVDocsInternals` (`@_spi(KVDocsInternals) import KVSupport`), which
+/// apps do not see; `package` with `@inlinable` was not inlined.
+@_spi(KVDocsInternals)
+public struct TopK<Element: Comparable> {
     @usableFromInline let capacity: Int?
     @usableFromInline var heap = Heap<Element>()
     @usableFromInline var all: [Element] = []
 
+    /// An empty selection keeping the `capacity` smallest (every element with `nil`).
     @inlinable
-    package init(capacity: Int?) { self.capacity = capacity }
+    public init(capacity: Int?) { self.capacity = capacity }
 
     /// Whether `entry` would be kept now.
     @inlinable
-    package func wouldKeep(_ entry: Element) -> Bool {
+    public func wouldKeep(_ entry: Element) -> Bool {
         guard let capacity else { return true }
         guard heap.count >= capacity else { return capacity > 0 }
         return heap.max.map { entry < $0 } ?? false
     }
 
+    /// Offers `entry`: kept when it is among the `capacity` smallest so far.
     @inlinable
-    package mutating func insert(_ entry: Element) {
+    public mutating func insert(_ entry: Element) {
         guard let capacity else {
             all.append(entry)
             return
@@ -35,13 +41,13 @@ package struct TopK<Element: Comparable> {
 
     /// The kept matches, smallest first.
     @inlinable
-    package func sorted() -> [Element] { capacity == nil ? all.sorted() : heap.unordered.sorted() }
+    public func sorted() -> [Element] { capacity == nil ? all.sorted() : heap.unordered.sorted() }
 }
 
 extension TopK {
     /// The largest element kept, once `capacity` are kept (what a new one must beat).
     @inlinable
-    package var worst: Element? {
+    public var worst: Element? {
         guard let capacity, heap.count >= capacity else { return nil }
         return heap.max
     }

@@ -47,10 +47,23 @@ package struct PostingBlock: Equatable {
         self.impacts = impacts
     }
 
+    /// The stored form: count, span, impacts, then each document's gap, frequency and norm.
     package func encoded() -> [UInt8] {
+        Self.encode(
+            count: docs.count, firstDoc: firstDoc, lastDoc: lastDoc, impacts: impacts,
+            docs.indices.lazy.map { (doc: docs[$0], frequency: frequencies[$0], norm: norms[$0]) })
+    }
+
+    /// The stored form of a block of `count` entries (sorted by document, the first at
+    /// `firstDoc`, the last at `lastDoc`) with these impacts: the one encoder of blocks,
+    /// for a decoded block (``encoded()``) and for entries written straight from a build or
+    /// a merge (`TextIndex.encodedBlock`).
+    static func encode<Entries: Sequence>(
+        count: Int, firstDoc: Int, lastDoc: Int, impacts: [Impact], _ entries: Entries
+    ) -> [UInt8] where Entries.Element == (doc: Int, frequency: Int, norm: Int) {
         var out: [UInt8] = []
-        out.reserveCapacity(8 + impacts.count * 3 + docs.count * 3)
-        Varint.append(docs.count, to: &out)
+        out.reserveCapacity(8 + impacts.count * 3 + count * 3)
+        Varint.append(count, to: &out)
         Varint.append(lastDoc - firstDoc, to: &out)
         Varint.append(impacts.count, to: &out)
         for i in impacts {
@@ -58,11 +71,11 @@ package struct PostingBlock: Equatable {
             Varint.append(i.length, to: &out)
         }
         var previous = firstDoc
-        for (k, d) in docs.enumerated() {
-            Varint.append(d - previous, to: &out)
-            Varint.append(frequencies[k], to: &out)
-            Varint.append(norms[k], to: &out)
-            previous = d
+        for e in entries {
+            Varint.append(e.doc - previous, to: &out)
+            Varint.append(e.frequency, to: &out)
+            Varint.append(e.norm, to: &out)
+            previous = e.doc
         }
         return out
     }
@@ -169,8 +182,12 @@ package struct OccurrenceBlock {
     /// storage: a merge moves them without copying each one).
     package var entries: [ArraySlice<UInt8>]
 
-    package func encoded() -> [UInt8] {
+    package func encoded() -> [UInt8] { Self.encode(entries) }
+
+    /// The stored form of these entries: the one encoder of occurrence blocks.
+    static func encode<Entries: Collection>(_ entries: Entries) -> [UInt8] where Entries.Element == ArraySlice<UInt8> {
         var out: [UInt8] = []
+        out.reserveCapacity(entries.reduce(0) { $0 + $1.count + 2 })
         for e in entries {
             Varint.append(e.count, to: &out)
             out += e

@@ -1,7 +1,7 @@
 import Foundation
 import KVKeys
 import KVStorage
-import KVSupport
+@_spi(KVDocsInternals) import KVSupport
 
 /// The ranked answer of a query: the best rows with their BM25 scores, best first, and
 /// what highlights and snippets need.

@@ -332,34 +332,14 @@ extension TextIndex {
             chunk.count == 1
             ? [PostingBlock.Impact(frequency: first.frequency, length: first.length)]
             : PostingBlock.frontier(chunk.map { PostingBlock.Impact(frequency: $0.frequency, length: $0.length) })
-        var out: [UInt8] = []
-        out.reserveCapacity(8 + impacts.count * 3 + chunk.count * 3)
-        Varint.append(chunk.count, to: &out)
-        Varint.append(chunk[chunk.endIndex - 1].doc - first.doc, to: &out)
-        Varint.append(impacts.count, to: &out)
-        for i in impacts {
-            Varint.append(i.frequency, to: &out)
-            Varint.append(i.length, to: &out)
-        }
-        var previous = first.doc
-        for e in chunk {
-            Varint.append(e.doc - previous, to: &out)
-            Varint.append(e.frequency, to: &out)
-            Varint.append(e.norm, to: &out)
-            previous = e.doc
-        }
-        return out
+        return PostingBlock.encode(
+            count: chunk.count, firstDoc: first.doc, lastDoc: chunk[chunk.endIndex - 1].doc, impacts: impacts,
+            chunk.lazy.map { (doc: $0.doc, frequency: $0.frequency, norm: $0.norm) })
     }
 
     /// The occurrence block of `chunk`: the bytes of ``OccurrenceBlock/encoded()``.
     package static func encodedOccurrences(_ chunk: ArraySlice<TextEntry>) -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(chunk.reduce(0) { $0 + $1.occurrences.count + 2 })
-        for e in chunk {
-            Varint.append(e.occurrences.count, to: &out)
-            out += e.occurrences
-        }
-        return out
+        OccurrenceBlock.encode(chunk.lazy.map(\.occurrences))
     }
 
     /// Writes the postings in `segment` for `term`: tombstones, then blocks of

@@ -1,7 +1,7 @@
 import HeapModule
 import KVKeys
 import KVStorage
-import KVSupport
+@_spi(KVDocsInternals) import KVSupport
 
 /// Runs a ``QueryPlan`` against one snapshot, streaming: matches flow from the scan and
 /// the scan stops as soon as `offset + limit` of them are known.
