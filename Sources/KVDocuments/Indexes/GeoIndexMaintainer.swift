@@ -34,6 +34,7 @@ package struct GeoIndexMaintainer: IndexMaintainer {
     package func update(id: TupleElement, old: JSONValue?, new: JSONValue?, context: IndexUpdateContext) throws {
         let after = try new.flatMap { try point(in: $0, id: id) }
         let before = old.flatMap { try? point(in: $0, id: id) }
+        // Checked here too, so a write that leaves the point alone does not encode the id.
         if before == after { return }
         index.update(
             idBytes: Tuple([id]).encoded, before: before, after: after,
