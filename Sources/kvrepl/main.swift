@@ -1,7 +1,6 @@
 // kvrepl: an interactive and scriptable shell for LevelDB databases. This file only reads
 // lines and prints; the command language lives in KVReplCore.
 import ArgumentParser
-import CEditLine
 import Foundation
 import KVDocs
 import KVReplCore

@@ -1,5 +1,4 @@
 import Foundation
-import KVDocsTestSupport
 import Testing
 
 @testable import KVDocs

@@ -1,6 +1,5 @@
 import Foundation
 import KVDocs
-import KVDocsTestSupport
 import Testing
 
 @testable import KVReplCore

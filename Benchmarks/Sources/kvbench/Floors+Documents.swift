@@ -1,4 +1,3 @@
-import CBench
 import Foundation
 import KVDocs
 

@@ -11,7 +11,7 @@ import KVSupport
 /// the new (``update(id:old:new:context:)``), in the same write batch as the document and
 /// its change record. Building from scratch, verifying and dropping are the same for every
 /// kind, driven by the store through this protocol. Adding a kind means adding one type
-/// that conforms, and creating it in ``CollectionSchema/maintainers(collection:layout:)``.
+/// that conforms, and an ``IndexKind`` registered with ``IndexKindRegistry``.
 ///
 /// **Invariants.** Every key an index writes lies in ``keyRange``. After any sequence of
 /// updates, the entries in ``keyRange`` are exactly those a fresh ``makeVerifier()`` would
@@ -92,8 +92,8 @@ package protocol IndexVerifier {
 /// the database see every committed write and nothing can commit in between.
 package final class IndexUpdateContext {
     /// The store's data, at its latest state (the writer lock keeps it still).
-    let storage: any KeyValueStore
-    let batch: WriteBatch
+    package let storage: any KeyValueStore
+    package let batch: WriteBatch
     /// Whether this context builds an index from scratch (every maintainer writes its
     /// complete state at the end, even for a collection with no documents).
     var building = false
@@ -108,21 +108,21 @@ package final class IndexUpdateContext {
         self.batch = batch
     }
 
-    func put(_ key: [UInt8], _ value: [UInt8]) {
+    package func put(_ key: [UInt8], _ value: [UInt8]) {
         batch.put(key, value)
     }
 
-    func delete(_ key: [UInt8]) {
+    package func delete(_ key: [UInt8]) {
         batch.delete(key)
     }
 
     /// The state `index` keeps for this batch, if it made one.
-    func existingState<T: AnyObject>(for index: IndexIdentity, as type: T.Type) -> T? {
+    package func existingState<T: AnyObject>(for index: IndexIdentity, as type: T.Type) -> T? {
         scratch[index] as? T
     }
 
     /// The state `index` keeps for this batch, made by `make` on first use.
-    func state<T: AnyObject>(for index: IndexIdentity, _ make: () throws -> T) rethrows -> T {
+    package func state<T: AnyObject>(for index: IndexIdentity, _ make: () throws -> T) rethrows -> T {
         if let existing = scratch[index] as? T { return existing }
         let created = try make()
         scratch[index] = created
@@ -131,19 +131,25 @@ package final class IndexUpdateContext {
 }
 
 extension CollectionSchema {
-    /// The maintainers of every index of collection `collection`: secondary indexes first,
-    /// then text indexes, then geo indexes, each in declaration order.
+    /// The maintainers of every index of collection `collection`, in the order of
+    /// ``definitions``: secondary indexes, text indexes, geo indexes, then registered kinds.
     func maintainers(collection: String, layout: Layout) -> [any IndexMaintainer] {
-        indexes.map {
-            SecondaryIndexMaintainer(
-                collection: collection, definition: $0, primaryKey: primaryKey,
-                subspace: layout.index(collection, $0.name), documents: layout) as any IndexMaintainer
+        definitions.compactMap { d -> (any IndexMaintainer)? in
+            switch d.builtIn {
+            case .secondary(let definition)?:
+                SecondaryIndexMaintainer(
+                    collection: collection, definition: definition, primaryKey: primaryKey,
+                    subspace: layout.index(collection, definition.name), documents: layout)
+            case .text(let definition)?:
+                TextIndexMaintainer(
+                    collection: collection, definition: definition, subspace: layout.text(collection, definition.name))
+            case .geo(let definition)?:
+                GeoIndexMaintainer(
+                    collection: collection, definition: definition, subspace: layout.geo(collection, definition.name))
+            case nil:
+                // A schema holds only kinds it validated as registered, and kinds stay registered.
+                IndexKindRegistry.kind(d.kind)?.maintainer(d, collection: collection, schema: self, layout: layout)
+            }
         }
-            + text.map {
-                TextIndexMaintainer(collection: collection, definition: $0, subspace: layout.text(collection, $0.name))
-            }
-            + geo.map {
-                GeoIndexMaintainer(collection: collection, definition: $0, subspace: layout.geo(collection, $0.name))
-            }
     }
 }

@@ -14,9 +14,10 @@ import KVSupport
 /// staged entries over the user's derived data: a copy that can be redone from the start
 /// after a crash and cannot fail on the data.
 enum LayerDerivation {
-    /// The key ranges of derived data under `root`: secondary, text and geo indexes.
+    /// The key ranges of derived data under `root`: secondary, text and geo indexes, and
+    /// those of registered kinds (``Layout/subspace(of:)``).
     static func derivedRanges(_ root: Subspace) -> [KeyRange] {
-        ["i", "t", "g"].map { root.subspace([.string($0)]).range }
+        ["i", "t", "g", "x"].map { root.subspace([.string($0)]).range }
     }
 
     /// Builds into the empty database `staging` the user layer's derived data over `base`:

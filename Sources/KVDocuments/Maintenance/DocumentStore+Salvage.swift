@@ -222,7 +222,7 @@ extension DocumentStore {
         let layout = Layout(root: root)
         let batch = WriteBatch()
         var repairs: [String] = []
-        for (key, reason) in try records.unreadableIndexStates([.secondary, .text, .geo], in: database) {
+        for (key, reason) in try records.unreadableIndexStates(IndexKindRegistry.all, in: database) {
             batch.delete(key)
             repairs.append("removed an index state that cannot be read: \(reason)")
         }

@@ -51,7 +51,7 @@ extension DocumentStore {
             for (identity, state) in current.states
             where current.maintainer(identity)?.definitionJSON != state.definition {
                 try dropState(identity)
-                if let range = layout.keyRange(of: identity) { try storage.deleteAll(in: range) }
+                try storage.deleteAll(in: layout.subspace(of: identity).range)
                 changed.insert(Array(identity.collection.utf8))
             }
             // Drop what is gone, changed or unfinished.

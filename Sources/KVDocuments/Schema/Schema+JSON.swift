@@ -66,66 +66,30 @@ extension Schema {
                 }
                 collection.primaryKey = s
             }
+            var definitions: [AnyIndexDefinition] = []
             for (i, value) in try Self.array(fields["indexes"], "indexes", failIn).enumerated() {
                 guard case .object(let o) = value else { throw failIn("indexes[\(i)] must be an object") }
                 guard case .string(let indexName)? = o["name"] else {
                     throw failIn("indexes[\(i)] needs a string \"name\"")
                 }
                 func failIndex(_ m: String) -> KVDocsError { failIn("index \"\(indexName)\": \(m)") }
-                if let type = o["type"] {
-                    guard case .string("geo") = type else {
-                        throw failIndex(
-                            "\"type\" must be \"geo\" (a secondary index has no \"type\"), not \(type.compactDescription)"
-                        )
-                    }
-                    if let extra = Set(o.keys).subtracting(["name", "fields", "type"]).sorted().first {
-                        throw failIndex(
-                            "unknown member \"\(extra)\" for a geo index (expected \"name\", \"fields\", \"type\")")
-                    }
-                    let paths = try Self.fieldPaths(o["fields"], failIndex)
-                    guard paths.count == 1 else {
-                        throw failIndex("a geo index takes exactly one field (the point), not \(paths.count)")
-                    }
-                    collection.geo.append(GeoIndexDefinition(name: indexName, field: paths[0]))
-                    continue
-                }
-                if let extra = Set(o.keys).subtracting(["name", "fields", "unique", "include", "sparse"]).sorted().first
-                {
+                switch o["type"] {
+                case nil:
+                    definitions.append(AnyIndexDefinition(try IndexDefinition(entry: o, fail: failIndex)))
+                case .string("geo")?:
+                    definitions.append(AnyIndexDefinition(try GeoIndexDefinition(entry: o, fail: failIndex)))
+                case .string(let type)? where IndexKindRegistry.kind(IndexIdentity.Kind(catalogName: type)) != nil:
+                    var options = o
+                    options["name"] = nil
+                    options["type"] = nil
+                    definitions.append(
+                        try AnyIndexDefinition(
+                            name: indexName, kind: IndexIdentity.Kind(catalogName: type), options: options))
+                case let type?:
                     throw failIndex(
-                        "unknown member \"\(extra)\" (expected \"name\", \"fields\", \"unique\", \"include\", \"sparse\", \"type\")"
+                        "\"type\" must be \(IndexKindRegistry.knownTypes) (a secondary index has no \"type\"), not \(type.compactDescription)"
                     )
                 }
-                let paths = try Self.fieldPaths(o["fields"], failIndex)
-                var unique = false
-                if let u = o["unique"] {
-                    guard case .bool(let b) = u else { throw failIndex("\"unique\" must be true or false") }
-                    unique = b
-                }
-                var sparse = false
-                if let value = o["sparse"] {
-                    guard case .bool(let b) = value else { throw failIndex("\"sparse\" must be true or false") }
-                    guard b || !unique else {
-                        throw failIndex(
-                            "a unique index is always sparse (documents missing a field are left out, so they never conflict): remove \"sparse\": false"
-                        )
-                    }
-                    sparse = b
-                }
-                var include = IndexDefinition.Inclusion.none
-                switch o["include"] {
-                case nil: break
-                case .string("*")?: include = .document
-                case .array?:
-                    include = .fields(
-                        try Self.fieldPaths(
-                            o["include"], { failIndex($0.replacingOccurrences(of: "\"fields\"", with: "\"include\"")) })
-                    )
-                case let other?:
-                    throw failIndex(
-                        "\"include\" must be an array of field paths or \"*\", not \(other.compactDescription)")
-                }
-                collection.indexes.append(
-                    IndexDefinition(name: indexName, fields: paths, unique: unique, include: include, sparse: sparse))
             }
             for (i, value) in try Self.array(fields["text"], "text", failIn).enumerated() {
                 guard case .object(let o) = value else { throw failIn("text[\(i)] must be an object") }
@@ -133,34 +97,9 @@ extension Schema {
                     throw failIn("text[\(i)] needs a string \"name\"")
                 }
                 func failIndex(_ m: String) -> KVDocsError { failIn("text index \"\(indexName)\": \(m)") }
-                if let extra = Set(o.keys).subtracting(["name", "fields", "tokenizer", "detail"]).sorted().first {
-                    throw failIndex(
-                        "unknown member \"\(extra)\" (expected \"name\", \"fields\", \"tokenizer\", \"detail\")")
-                }
-                let paths = try Self.fieldPaths(o["fields"], failIndex)
-                var tokenizer = TextIndexDefinition.Tokenizer.unicode61
-                var caseSensitive = false
-                if let t = o["tokenizer"] {
-                    guard case .string(let s) = t, let parsed = TextIndexDefinition.parseTokenizer(s) else {
-                        throw failIndex(
-                            "\"tokenizer\" must be one of \"unicode61\", \"porter\", \"porter unicode61\", \"trigram\", \"trigram case_sensitive 0\", \"trigram case_sensitive 1\" (got \(t.compactDescription))"
-                        )
-                    }
-                    (tokenizer, caseSensitive) = parsed
-                }
-                var detail = TextIndexDefinition.Detail.full
-                if let d = o["detail"] {
-                    guard case .string(let s) = d, let parsed = TextIndexDefinition.Detail(rawValue: s) else {
-                        throw failIndex(
-                            "\"detail\" must be one of \"full\", \"column\", \"none\" (got \(d.compactDescription))")
-                    }
-                    detail = parsed
-                }
-                collection.text.append(
-                    TextIndexDefinition(
-                        name: indexName, fields: paths, tokenizer: tokenizer, caseSensitive: caseSensitive,
-                        detail: detail))
+                definitions.append(AnyIndexDefinition(try TextIndexDefinition(entry: o, fail: failIndex)))
             }
+            collection.definitions = definitions
             // Dictionary lookup compares keys as `==` does (canonical equivalence), in constant time.
             if let index = collections.index(forKey: name) {
                 let other = collections[index].key
@@ -194,7 +133,9 @@ extension Schema {
         var top = JSONObject()
         for (name, c) in collections {
             var o: JSONObject = ["primaryKey": .string(c.primaryKey)]
-            o["indexes"] = .array(c.indexes.map { $0.json } + c.geo.map { $0.json })
+            // Secondary, then geo, then registered kinds (the order definitions are kept in):
+            // the built-in kinds exactly as earlier versions wrote them.
+            o["indexes"] = .array(c.definitions.filter { $0.kind != .text }.map { .object($0.entry) })
             o["text"] = .array(c.text.map { $0.json })
             // Only a replicated collection writes these: others stay byte-identical to the
             // JSON earlier versions wrote.
@@ -218,7 +159,7 @@ extension Schema {
         return a
     }
 
-    private static func fieldPaths(_ value: JSONValue?, _ fail: (String) -> KVDocsError) throws -> [FieldPath] {
+    static func fieldPaths(_ value: JSONValue?, _ fail: (String) -> KVDocsError) throws -> [FieldPath] {
         guard let value else { throw fail("missing \"fields\"") }
         guard case .array(let a) = value, !a.isEmpty else {
             throw fail("\"fields\" must be a non-empty array of field paths")
@@ -229,5 +170,91 @@ extension Schema {
             }
             do { return try FieldPath(s) } catch let e as KVDocsError { throw fail(e.message) }
         }
+    }
+}
+
+extension IndexDefinition {
+    /// A secondary index as a schema JSON entry declares it (`"name"` is a string).
+    init(entry o: JSONObject, fail failIndex: (String) -> KVDocsError) throws {
+        guard case .string(let indexName)? = o["name"] else { throw failIndex("needs a string \"name\"") }
+        if let extra = Set(o.keys).subtracting(["name", "fields", "unique", "include", "sparse"]).sorted().first {
+            throw failIndex(
+                "unknown member \"\(extra)\" (expected \"name\", \"fields\", \"unique\", \"include\", \"sparse\", \"type\")"
+            )
+        }
+        let paths = try Schema.fieldPaths(o["fields"], failIndex)
+        var unique = false
+        if let u = o["unique"] {
+            guard case .bool(let b) = u else { throw failIndex("\"unique\" must be true or false") }
+            unique = b
+        }
+        var sparse = false
+        if let value = o["sparse"] {
+            guard case .bool(let b) = value else { throw failIndex("\"sparse\" must be true or false") }
+            guard b || !unique else {
+                throw failIndex(
+                    "a unique index is always sparse (documents missing a field are left out, so they never conflict): remove \"sparse\": false"
+                )
+            }
+            sparse = b
+        }
+        var include = IndexDefinition.Inclusion.none
+        switch o["include"] {
+        case nil: break
+        case .string("*")?: include = .document
+        case .array?:
+            include = .fields(
+                try Schema.fieldPaths(
+                    o["include"], { failIndex($0.replacingOccurrences(of: "\"fields\"", with: "\"include\"")) }))
+        case let other?:
+            throw failIndex("\"include\" must be an array of field paths or \"*\", not \(other.compactDescription)")
+        }
+        self.init(name: indexName, fields: paths, unique: unique, include: include, sparse: sparse)
+    }
+}
+
+extension GeoIndexDefinition {
+    /// A geo index as a schema JSON entry declares it (`"name"` is a string; `"type"`, if
+    /// present, is `"geo"`).
+    init(entry o: JSONObject, fail failIndex: (String) -> KVDocsError) throws {
+        guard case .string(let indexName)? = o["name"] else { throw failIndex("needs a string \"name\"") }
+        if let extra = Set(o.keys).subtracting(["name", "fields", "type"]).sorted().first {
+            throw failIndex("unknown member \"\(extra)\" for a geo index (expected \"name\", \"fields\", \"type\")")
+        }
+        let paths = try Schema.fieldPaths(o["fields"], failIndex)
+        guard paths.count == 1 else {
+            throw failIndex("a geo index takes exactly one field (the point), not \(paths.count)")
+        }
+        self.init(name: indexName, field: paths[0])
+    }
+}
+
+extension TextIndexDefinition {
+    /// A text index as a schema JSON entry declares it (`"name"` is a string).
+    init(entry o: JSONObject, fail failIndex: (String) -> KVDocsError) throws {
+        guard case .string(let indexName)? = o["name"] else { throw failIndex("needs a string \"name\"") }
+        if let extra = Set(o.keys).subtracting(["name", "fields", "tokenizer", "detail"]).sorted().first {
+            throw failIndex("unknown member \"\(extra)\" (expected \"name\", \"fields\", \"tokenizer\", \"detail\")")
+        }
+        let paths = try Schema.fieldPaths(o["fields"], failIndex)
+        var tokenizer = TextIndexDefinition.Tokenizer.unicode61
+        var caseSensitive = false
+        if let t = o["tokenizer"] {
+            guard case .string(let s) = t, let parsed = TextIndexDefinition.parseTokenizer(s) else {
+                throw failIndex(
+                    "\"tokenizer\" must be one of \"unicode61\", \"porter\", \"porter unicode61\", \"trigram\", \"trigram case_sensitive 0\", \"trigram case_sensitive 1\" (got \(t.compactDescription))"
+                )
+            }
+            (tokenizer, caseSensitive) = parsed
+        }
+        var detail = TextIndexDefinition.Detail.full
+        if let d = o["detail"] {
+            guard case .string(let s) = d, let parsed = TextIndexDefinition.Detail(rawValue: s) else {
+                throw failIndex(
+                    "\"detail\" must be one of \"full\", \"column\", \"none\" (got \(d.compactDescription))")
+            }
+            detail = parsed
+        }
+        self.init(name: indexName, fields: paths, tokenizer: tokenizer, caseSensitive: caseSensitive, detail: detail)
     }
 }

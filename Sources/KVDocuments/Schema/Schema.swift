@@ -56,12 +56,30 @@ public struct Schema: Sendable, Hashable {
 public struct CollectionSchema: Sendable, Hashable {
     /// The field holding each document's id (a string or an integer).
     public var primaryKey: String
-    /// The secondary indexes, in declaration order; names are unique within the collection, text indexes included.
-    public var indexes: [IndexDefinition]
-    /// Full-text indexes (built by the text layer).
-    public var text: [TextIndexDefinition]
-    /// Geo indexes (in the JSON: entries of `"indexes"` with `"type": "geo"`).
-    public var geo: [GeoIndexDefinition]
+    /// Every index of the collection, of every kind: the built-in kinds first (secondary,
+    /// text, geo), then registered kinds by type, each kind in declaration order. Names are
+    /// unique among them. Setting it keeps that order.
+    public var definitions: [AnyIndexDefinition] {
+        get { storedDefinitions }
+        set { storedDefinitions = Self.ordered(newValue) }
+    }
+    private var storedDefinitions: [AnyIndexDefinition] = []
+    /// The secondary indexes, in declaration order (a view of ``definitions``).
+    public var indexes: [IndexDefinition] {
+        get { storedDefinitions.compactMap { if case .secondary(let d)? = $0.builtIn { d } else { nil } } }
+        set { replace(.secondary, with: newValue.map(AnyIndexDefinition.init)) }
+    }
+    /// Full-text indexes (built by the text layer; a view of ``definitions``).
+    public var text: [TextIndexDefinition] {
+        get { storedDefinitions.compactMap { if case .text(let d)? = $0.builtIn { d } else { nil } } }
+        set { replace(.text, with: newValue.map(AnyIndexDefinition.init)) }
+    }
+    /// Geo indexes (in the JSON: entries of `"indexes"` with `"type": "geo"`; a view of
+    /// ``definitions``).
+    public var geo: [GeoIndexDefinition] {
+        get { storedDefinitions.compactMap { if case .geo(let d)? = $0.builtIn { d } else { nil } } }
+        set { replace(.geo, with: newValue.map(AnyIndexDefinition.init)) }
+    }
     /// Whether the collection keeps a revision tree per document, as CouchDB does, so that
     /// it can be replicated (in the JSON: `"replicated": true`; `false` by default).
     ///
@@ -99,9 +117,8 @@ public struct CollectionSchema: Sendable, Hashable {
         replicated: Bool = false, revsLimit: Int = CollectionSchema.defaultRevsLimit
     ) {
         self.primaryKey = primaryKey ?? (replicated ? Self.replicatedPrimaryKey : "id")
-        self.indexes = indexes
-        self.text = text
-        self.geo = geo
+        self.storedDefinitions =
+            indexes.map(AnyIndexDefinition.init) + text.map(AnyIndexDefinition.init) + geo.map(AnyIndexDefinition.init)
         self.replicated = replicated
         self.revsLimit = revsLimit
     }
@@ -156,6 +173,32 @@ public struct CollectionSchema: Sendable, Hashable {
                 throw fail("geo index \"\(g.name)\" takes one point per document, not array elements: \(g.field)")
             }
         }
+        for d in storedDefinitions where d.builtIn == nil {
+            guard !d.name.isEmpty else { throw fail("an index needs a non-empty name") }
+            guard names.insert(d.name).inserted else { throw fail(Self.duplicate(d.name, among: names)) }
+            guard let kind = IndexKindRegistry.kind(d.kind) else {
+                throw fail(
+                    "index \"\(d.name)\": unknown index type \"\(d.kind.catalogName)\"; \"type\" must be \(IndexKindRegistry.knownTypes)"
+                )
+            }
+            do { try kind.validate(d) } catch let e as KVDocsError {
+                throw KVDocsError(e.kind, "collection \"\(collection)\": index \"\(d.name)\": \(e.message)")
+            }
+        }
+    }
+
+    /// `definitions` in the order they are kept: by kind (``AnyIndexDefinition/precedes(_:_:)``),
+    /// then in declaration order.
+    private static func ordered(_ definitions: [AnyIndexDefinition]) -> [AnyIndexDefinition] {
+        definitions.enumerated().sorted { a, b in
+            AnyIndexDefinition.precedes(a.element, b.element)
+                || (!AnyIndexDefinition.precedes(b.element, a.element) && a.offset < b.offset)
+        }.map(\.element)
+    }
+
+    /// Replaces the definitions of `kind` by `new`.
+    private mutating func replace(_ kind: IndexIdentity.Kind, with new: [AnyIndexDefinition]) {
+        definitions = storedDefinitions.filter { $0.kind != kind } + new
     }
 }
 
@@ -357,15 +400,13 @@ extension CollectionSchema {
     }
 
     public static func == (a: CollectionSchema, b: CollectionSchema) -> Bool {
-        a.primaryKey.hasSameCodePoints(as: b.primaryKey) && a.indexes == b.indexes && a.text == b.text && a.geo == b.geo
+        a.primaryKey.hasSameCodePoints(as: b.primaryKey) && a.definitions == b.definitions
             && a.replicated == b.replicated && a.revsLimit == b.revsLimit
     }
 
     public func hash(into hasher: inout Hasher) {
         JSONValue.hashCodePoints(primaryKey, into: &hasher)
-        hasher.combine(indexes)
-        hasher.combine(text)
-        hasher.combine(geo)
+        hasher.combine(definitions)
         hasher.combine(replicated)
         hasher.combine(revsLimit)
     }

@@ -47,7 +47,7 @@ public struct Catalog: Sendable, Hashable {
     var keyspacesKey: [UInt8] { KeySchema.catalogKey(root) }
     package var datesKey: [UInt8] { root.pack(["m", "dates"]) }
 
-    func stateKey(_ index: IndexIdentity) -> [UInt8] {
+    package func stateKey(_ index: IndexIdentity) -> [UInt8] {
         root.pack(["m", .string(index.kind.catalogName), .string(index.collection), .string(index.name)])
     }
 
@@ -193,7 +193,7 @@ public struct Catalog: Sendable, Hashable {
 
     /// Whether `key` is an index's state record (or lies where those are kept).
     func isIndexStateKey(_ key: [UInt8]) -> Bool {
-        [IndexIdentity.Kind.secondary, .text, .geo].contains { key.starts(with: states($0).prefix) }
+        IndexKindRegistry.all.contains { key.starts(with: states($0).prefix) }
     }
 
     /// Whether `key` is one of the catalog's records.

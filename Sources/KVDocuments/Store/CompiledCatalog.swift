@@ -79,8 +79,7 @@ package struct CompiledCatalog: Sendable {
         }
         let maintainers = compile(schema, layout)
         var states: [IndexIdentity: IndexState] = [:]
-        for kind in Set([IndexIdentity.Kind.secondary, .text, .geo] + maintainers.values.joined().map(\.identity.kind))
-        {
+        for kind in Set(IndexKindRegistry.all + maintainers.values.joined().map(\.identity.kind)) {
             states.merge(try catalog.indexStates(kind, in: reader)) { $1 }
         }
         return CompiledCatalog(generation: generation, schema: schema, states: states, maintainers: maintainers)

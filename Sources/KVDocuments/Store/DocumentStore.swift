@@ -17,7 +17,8 @@ import KVSupport
 /// an index entry (values in ``ValueOrder``'s encoding); `("g", collection, index)`, a cell
 /// code and the id → a geo index entry (the point's coordinates); `("f", sequence)` →
 /// `(collection, id, operation)`, the change feed; `("m", …)` → the catalog (schema,
-/// index states, last sequence); `("t", …)` → text indexes.
+/// index states, last sequence); `("t", …)` → text indexes; `("x", kind, collection,
+/// index, …)` → indexes of registered kinds (the package's `IndexKindRegistry`).
 ///
 /// **Writes.** Each insert, update or delete writes the document, its new index entries,
 /// the removal of stale ones and a change record in one LevelDB write batch, so the
@@ -347,13 +348,17 @@ package struct Layout: Sendable {
         root.pack(["r", .string(collection), "l", .string(id)])
     }
 
-    /// Every key of an index of a known kind, or `nil` for a kind this version does not know.
-    func keyRange(of index: IndexIdentity) -> KeyRange? {
+    /// Where the entries of `index` live: `("i" | "t" | "g", collection, name)` for the
+    /// built-in kinds, `("x", kind, collection, name)` for registered kinds.
+    package func subspace(of index: IndexIdentity) -> Subspace {
         switch index.kind {
-        case .secondary: return self.index(index.collection, index.name).range
-        case .text: return text(index.collection, index.name).range
-        case .geo: return geo(index.collection, index.name).range
-        default: return nil
+        case .secondary: return self.index(index.collection, index.name)
+        case .text: return text(index.collection, index.name)
+        case .geo: return geo(index.collection, index.name)
+        default:
+            return root.subspace([
+                "x", .string(index.kind.catalogName), .string(index.collection), .string(index.name)
+            ])
         }
     }
 
@@ -498,7 +503,7 @@ extension DocumentStore {
                 throw fail(
                     "primary key \"\(theirs.primaryKey)\" in the base, \"\(mine.primaryKey)\" in the user's schema")
             }
-            let baseIndexes = theirs.definitions, userIndexes = mine.definitions
+            let baseIndexes = theirs.definitionsByName, userIndexes = mine.definitionsByName
             for (index, definition) in baseIndexes.sorted(by: { $0.key < $1.key }) {
                 guard let other = userIndexes[index] else {
                     throw fail("index \"\(index)\" is in the base and not in the user's schema")
@@ -517,12 +522,8 @@ extension DocumentStore {
 }
 
 extension CollectionSchema {
-    /// Every index's catalog definition, by name.
-    var definitions: [String: JSONValue] {
-        var result: [String: JSONValue] = [:]
-        for i in indexes { result[i.name] = i.json }
-        for t in text { result[t.name] = t.json }
-        for g in geo { result[g.name] = g.json }
-        return result
+    /// Every index's definition as the schema JSON writes it, by name, for every kind.
+    var definitionsByName: [String: JSONValue] {
+        Dictionary(definitions.map { ($0.name, JSONValue.object($0.entry)) }, uniquingKeysWith: { first, _ in first })
     }
 }
