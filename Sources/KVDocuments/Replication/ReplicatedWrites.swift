@@ -190,7 +190,8 @@ extension DocumentStore.WriteContext {
 
     /// A replicated edit (CouchDB's `new_edits=false`): merges `revision` with its history
     /// (`ids` newest first, `ids[0] == revision.id`; `nil`: the revision alone) into the tree.
-    /// Returns `nil` when the tree already had the revision (nothing is written).
+    /// Returns `nil` when the stored tree would not change (the revision and its history
+    /// were already there; nothing is written).
     /// - Throws: `.invalidArgument` for an inconsistent history or an edit that would put a
     ///   revision twice in the tree; nothing is added to the batch then.
     func writeReplicated(
@@ -221,10 +222,19 @@ extension DocumentStore.WriteContext {
             } catch let e as KVDocsError { throw fail(e.message) }
             let (tree, sequence) = try revisionTree(collection, id)
             var updated = tree
-            if updated.merge(path) == .internalNode { return nil }
+            updated.merge(path)
+            // Written when the stored tree changes, as couch_db_updater compares the merged
+            // tree with the old one: a path of known revisions can still graft ancestors onto
+            // a stemmed root. A revision already there changes nothing.
+            var stored = updated
+            stored.stem(limit: schema.revsLimit)
+            stored.dropInternalBodies()
+            if stored == tree { return nil }
             return try applyRevisions(
                 collection, schema, id: id, before: tree, beforeSequence: sequence, after: updated,
-                bodies: [revision: deleted ? JSONObject() : body], edit: revision)
+                // A revision the tree already held with its body keeps that body, as
+                // couch_key_tree's value_pref keeps the tree's value.
+                bodies: tree.value(of: revision)?.hasBody == true ? [:] : [revision: body], edit: revision)
         }
     }
 

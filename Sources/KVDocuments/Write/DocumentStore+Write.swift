@@ -41,7 +41,7 @@ extension DocumentStore {
         /// Writes added to the batch (documents written or deleted).
         var writes = 0
         /// The first write of the batch that failed.
-        private var failure: Error?
+        private(set) var failure: Error?
 
         /// REQUIRES: the exclusive writer lock is held, so the stored sequence and catalog
         /// cannot move until this context commits. Both are read from the database, not from
