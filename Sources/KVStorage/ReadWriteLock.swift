@@ -8,6 +8,10 @@ import Darwin
 
 /// A POSIX readers-writer lock.
 ///
+/// It lives in this module, its only user, so that its `@inline(__always)` methods are
+/// inlined into every database call: a `package` generic method of another module is
+/// called unspecialized (there is no cross-module optimization for `package` code).
+///
 /// `Database` holds it for reading around every use of its LevelDB handle and for
 /// writing while it closes, so `close()` waits for in-flight operations and no
 /// operation ever sees a freed handle.
