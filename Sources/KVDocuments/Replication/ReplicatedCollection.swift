@@ -63,7 +63,7 @@ extension ReadTransaction {
 
     /// The name of a replicated collection of the schema.
     /// - Throws: `.schema` for an unknown collection, `.notSupported` for one not replicated.
-    private func replicatedCollection(_ collection: String) throws -> String {
+    func replicatedCollection(_ collection: String) throws -> String {
         guard try catalog.schema.collection(collection).replicated else {
             throw KVDocsError(
                 .notSupported, "collection \"\(collection)\" is not replicated (its schema has no \"replicated\": true)"

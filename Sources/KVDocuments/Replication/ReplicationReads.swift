@@ -128,7 +128,7 @@ extension ReadTransaction {
         if let limit, limit < 0 {
             throw KVDocsError(.invalidArgument, "the changes limit must not be negative (got \(limit))")
         }
-        let name = try replicatedName(collection)
+        let name = try replicatedCollection(collection)
         let entries = store.layout.bySequence(name)
         var results: [ReplicatedChange] = []
         var last = since
@@ -164,7 +164,7 @@ extension ReadTransaction {
     ///   - offered: revisions by document id.
     /// - Throws: as ``changes(_:since:limit:style:documentIDs:)``.
     public func revsDiff(_ collection: String, _ offered: [String: [Revision]]) throws -> [String: RevsDiffEntry] {
-        let name = try replicatedName(collection)
+        let name = try replicatedCollection(collection)
         var result: [String: RevsDiffEntry] = [:]
         for (id, revisions) in offered {
             let tree = try revisionTree(name, id: id)
@@ -195,7 +195,7 @@ extension ReadTransaction {
     public func openRevisions(
         _ collection: String, id: String, revisions: [Revision]?, latest: Bool = false, withHistory: Bool = false
     ) throws -> [OpenRevisionResult] {
-        let name = try replicatedName(collection)
+        let name = try replicatedCollection(collection)
         guard let tree = try revisionTree(name, id: id) else {
             return (revisions ?? []).map { .missing($0) }
         }
@@ -257,17 +257,6 @@ extension ReadTransaction {
         }
         return fields
     }
-
-    /// The name of a replicated collection of the schema.
-    /// - Throws: `.schema` for an unknown collection, `.notSupported` for one not replicated.
-    private func replicatedName(_ collection: String) throws -> String {
-        guard try catalog.schema.collection(collection).replicated else {
-            throw KVDocsError(
-                .notSupported, "collection \"\(collection)\" is not replicated (its schema has no \"replicated\": true)"
-            )
-        }
-        return collection
-    }
 }
 
 extension DocumentCollection {
@@ -313,7 +302,7 @@ extension DocumentCollection {
     /// The sequence of this replicated collection's latest change, `nil` before the first.
     private func latestReplicatedSequence() throws -> Int64? {
         try store.read { tx in
-            _ = try tx.changes(name, limit: 0)  // refuses a collection that is not replicated
+            _ = try tx.replicatedCollection(name)
             let entries = store.layout.bySequence(name)
             let cursor = try tx.reader.scan(entries.range, order: .reverse)
             guard let key = try cursor.next({ k, _ in Array(k) }) else { return nil }
