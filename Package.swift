@@ -5,6 +5,7 @@ let package = Package(
     name: "KVDocs",
     products: [
         .library(name: "KVDocs", targets: ["KVDocs"]),
+        .library(name: "KVDocsSync", targets: ["KVDocsSync"]),
         .executable(name: "kvrepl", targets: ["kvrepl"])
     ],
     dependencies: [
@@ -70,6 +71,15 @@ let package = Package(
         .target(
             name: "KVDocs",
             dependencies: ["KVSupport", "KVStorage", "KVKeys", "KVText", "KVGeo", "KVDocuments"]
+        ),
+
+        // MARK: - Sync
+
+        // Replication over CouchDB's protocol: the replicator and its peers. A product of its
+        // own, so that apps that do not sync do not pull in its dependencies.
+        .target(
+            name: "KVDocsSync",
+            dependencies: ["KVDocs", "KVDocuments", "KVSupport"]
         ),
 
         // MARK: - kvrepl
@@ -145,6 +155,10 @@ let package = Package(
         .testTarget(
             name: "KVDocsTests",
             dependencies: ["KVDocs", "KVDocsTestSupport"]
+        ),
+        .testTarget(
+            name: "KVDocsSyncTests",
+            dependencies: ["KVDocsSync", "KVDocs", "KVDocsTestSupport"]
         ),
         .testTarget(
             name: "KVReplTests",

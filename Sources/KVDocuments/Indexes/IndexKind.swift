@@ -46,7 +46,7 @@ package enum IndexKindRegistry {
     /// Catalog names a registered kind cannot take: the built-in kinds' and the catalog's
     /// other records'.
     static let reserved: Set<String> = [
-        "index", "text", "geo", "format", "generation", "schema", "seq", "keyspaces", "dates", "migration",
+        "index", "text", "geo", "format", "generation", "schema", "seq", "keyspaces", "dates", "uuid", "migration",
         "migrating", "undo"
     ]
 

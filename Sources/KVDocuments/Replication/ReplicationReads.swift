@@ -299,6 +299,14 @@ extension DocumentCollection {
         return found ?? since
     }
 
+    /// The sequence of this collection's latest change, 0 before the first (CouchDB's
+    /// `update_seq`). Replicated collections only.
+    /// - Throws: `.notSupported` for a collection that is not replicated, `.corruption` for
+    ///   a damaged entry.
+    public func updateSequence() throws -> Int64 {
+        try latestReplicatedSequence() ?? 0
+    }
+
     /// The sequence of this replicated collection's latest change, `nil` before the first.
     private func latestReplicatedSequence() throws -> Int64? {
         try store.read { tx in

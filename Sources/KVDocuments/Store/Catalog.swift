@@ -15,6 +15,7 @@ import KVSupport
 /// | `("m", "seq")` | the last change sequence number, `(n,)` |
 /// | `("m", "keyspaces")` | the declared keyspaces, as JSON |
 /// | `("m", "dates")` | how typed documents store dates, `(name,)`: a ``DateStrategy`` raw value |
+/// | `("m", "uuid")` | the store's replication identity, `(32 lowercase hex digits,)`; written the first time replication asks for it |
 /// | `("m", KIND, collection, index)` | an index's ``IndexState``, as JSON |
 /// | `("m", "migration", name)` | a data migration that ran to its end, `(position,)` |
 /// | `("m", "migrating")` | the data migration running: `(name, sequence before it, phase)` |
@@ -46,6 +47,7 @@ public struct Catalog: Sendable, Hashable {
     var sequenceKey: [UInt8] { root.pack(["m", "seq"]) }
     var keyspacesKey: [UInt8] { KeySchema.catalogKey(root) }
     package var datesKey: [UInt8] { root.pack(["m", "dates"]) }
+    var uuidKey: [UInt8] { root.pack(["m", "uuid"]) }
 
     package func stateKey(_ index: IndexIdentity) -> [UInt8] {
         root.pack(["m", .string(index.kind.catalogName), .string(index.collection), .string(index.name)])
@@ -112,6 +114,20 @@ public struct Catalog: Sendable, Hashable {
                 path: reader.name, key: datesKey)
         }
         return strategy
+    }
+
+    /// The store's replication identity (32 lowercase hex digits), or `nil` when none was
+    /// made yet.
+    /// - Throws: `.corruption` for a record that is not 32 hex digits, storage errors.
+    public func uuid(in reader: some KeyValueReader) throws -> String? {
+        guard let bytes = try reader.value(forKey: uuidKey) else { return nil }
+        guard let text = try? Tuple(decoding: bytes).string(at: 0), text.utf8.count == 32,
+            text.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) })
+        else {
+            throw KVDocsError(
+                .corruption, "the catalog's store UUID is not 32 hex digits", path: reader.name, key: uuidKey)
+        }
+        return text
     }
 
     /// The stored schema JSON, or `nil`.
@@ -226,6 +242,10 @@ public struct Catalog: Sendable, Hashable {
 
     func putDateStrategy(_ strategy: DateStrategy, in batch: WriteBatch) {
         batch.put(datesKey, Tuple([.string(strategy.rawValue)]))
+    }
+
+    func putUUID(_ uuid: String, in batch: WriteBatch) {
+        batch.put(uuidKey, Tuple([.string(uuid)]))
     }
 
     func putSequence(_ sequence: Int64, in batch: WriteBatch) {

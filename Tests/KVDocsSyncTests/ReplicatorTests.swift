@@ -1,0 +1,350 @@
+import Foundation
+import KVDocs
+import KVDocsTestSupport
+import Testing
+
+@testable import KVDocsSync
+
+/// A store with one replicated collection, "docs", indexed on "tag", in a temporary
+/// directory.
+final class SyncPeer: @unchecked Sendable {
+    let directory = TemporaryDirectory("kvdocs-sync")
+    let database: Database
+    let store: DocumentStore
+    let docs: DocumentCollection
+
+    init() throws {
+        database = try Database(path: directory.child("db"))
+        store = try DocumentStore(
+            database: database,
+            schema: try Schema(collections: [
+                "docs": CollectionSchema(
+                    indexes: [IndexDefinition(name: "by_tag", fields: ["tag"])], replicated: true)
+            ]))
+        docs = try store.collection("docs")
+    }
+
+    deinit { database.close() }
+
+    var peer: LocalPeer { get throws { try LocalPeer(docs) } }
+
+    /// Every document's leaves, conflicts and winner body, and the index's answers: what
+    /// converged peers must agree on.
+    func state(ids: [String], tags: [String]) throws -> [String] {
+        var lines: [String] = []
+        for id in ids {
+            let leaves = try docs.revisionLeaves(id: id).map { "\($0.revision)\($0.deleted ? "D" : "")" }
+            let info = try docs.conflictInfo(id: id)
+            let body = try docs.get(id: .string(id))?.compactDescription ?? "-"
+            lines.append(
+                "\(id) leaves=\(leaves.sorted()) winner=\(info.map { "\($0.winner)" } ?? "-") conflicts=\(info?.conflicts.map(\.description) ?? []) deleted=\(info?.deletedConflicts.map(\.description) ?? []) body=\(body)"
+            )
+        }
+        for tag in tags {
+            let found = try docs.find(Query().where("tag", .equal(.string(tag)))).map(\.compactDescription).sorted()
+            lines.append("tag \(tag): \(found)")
+        }
+        return lines
+    }
+}
+
+/// An error injected by ``FaultyPeer``.
+struct InjectedFault: Error {}
+
+/// A peer that fails its `n`-th call (counting a store that wrote as a call after the
+/// write, so that a failure can fall between the write and the checkpoint, as a killed
+/// process's would).
+struct FaultyPeer: ReplicationPeer {
+    let base: LocalPeer
+    let remaining: TestLock<Int>
+    let transient: Bool
+
+    init(_ base: LocalPeer, failingAt call: Int, transient: Bool = false) {
+        self.base = base
+        self.remaining = TestLock(call)
+        self.transient = transient
+    }
+
+    func tick() throws {
+        let fail = remaining.withLock { n -> Bool in
+            n -= 1
+            return n == 0
+        }
+        if fail { throw transient ? TransientPeerError("injected") : InjectedFault() }
+    }
+
+    func identity() async throws -> String { try await base.identity() }
+    func updateSequence() async throws -> JSONValue {
+        try tick()
+        return try await base.updateSequence()
+    }
+    func changes(since: JSONValue, limit: Int, documentIDs: Set<String>?, wait: Duration?) async throws
+        -> PeerChanges
+    {
+        try tick()
+        return try await base.changes(since: since, limit: limit, documentIDs: documentIDs, wait: wait)
+    }
+    func revsDiff(_ offered: [String: [Revision]]) async throws -> [String: RevsDiffEntry] {
+        try tick()
+        return try await base.revsDiff(offered)
+    }
+    func fetch(_ requests: [PeerRevisionRequest]) async throws -> [ReplicatedDocument] {
+        try tick()
+        return try await base.fetch(requests)
+    }
+    func store(_ documents: [ReplicatedDocument]) async throws -> [ReplicatedWriteResult] {
+        let results = try await base.store(documents)
+        try tick()
+        return results
+    }
+    func ensureFullCommit() async throws { try tick() }
+    func localDocument(_ id: String) async throws -> (rev: String, body: JSONObject)? {
+        try tick()
+        return try await base.localDocument(id)
+    }
+    func putLocalDocument(_ id: String, body: JSONObject, rev: String?) async throws -> String {
+        try tick()
+        return try await base.putLocalDocument(id, body: body, rev: rev)
+    }
+}
+
+/// A source that refuses checkpoints, as a read-only database does.
+struct ReadOnlyCheckpoints: ReplicationPeer {
+    let base: LocalPeer
+    func identity() async throws -> String { try await base.identity() }
+    func updateSequence() async throws -> JSONValue { try await base.updateSequence() }
+    func changes(since: JSONValue, limit: Int, documentIDs: Set<String>?, wait: Duration?) async throws
+        -> PeerChanges
+    { try await base.changes(since: since, limit: limit, documentIDs: documentIDs, wait: wait) }
+    func revsDiff(_ offered: [String: [Revision]]) async throws -> [String: RevsDiffEntry] {
+        try await base.revsDiff(offered)
+    }
+    func fetch(_ requests: [PeerRevisionRequest]) async throws -> [ReplicatedDocument] {
+        try await base.fetch(requests)
+    }
+    func store(_ documents: [ReplicatedDocument]) async throws -> [ReplicatedWriteResult] {
+        try await base.store(documents)
+    }
+    func ensureFullCommit() async throws {}
+    func localDocument(_ id: String) async throws -> (rev: String, body: JSONObject)? {
+        try await base.localDocument(id)
+    }
+    func putLocalDocument(_ id: String, body: JSONObject, rev: String?) async throws -> String {
+        throw KVDocsError(.notSupported, "the database is read-only")
+    }
+}
+
+@Suite struct ReplicatorTests {
+    static func fill(_ peer: SyncPeer, _ count: Int, prefix: String = "d") throws {
+        for k in 0..<count {
+            try peer.docs.upsert(["_id": .string("\(prefix)\(k)"), "tag": .string("t\(k % 3)"), "n": .int(Int64(k))])
+        }
+    }
+
+    @Test func aOneShotReplicationCopiesEverythingAndARerunCopiesNothing() async throws {
+        let a = try SyncPeer()
+        let b = try SyncPeer()
+        try Self.fill(a, 30)
+        try a.docs.delete(id: "d3")
+        let replication = Replication(source: try a.peer, target: try b.peer, options: .init(batchSize: 7))
+        let first = try await replication.run()
+        #expect(first.state == .completed)
+        #expect(first.documentsWritten == 30)
+        #expect(first.missingFound == 30)
+        #expect(first.documentWriteFailures == 0)
+        #expect(first.checkpointedSequence == first.sourceSequence)
+        let ids = (0..<30).map { "d\($0)" }
+        #expect(try a.state(ids: ids, tags: ["t0", "t1", "t2"]) == b.state(ids: ids, tags: ["t0", "t1", "t2"]))
+
+        let second = try await replication.run()
+        #expect(second.documentsWritten == 0)
+        #expect(second.missingChecked == 0)
+        #expect(second.documentsRead == 0)
+
+        // A new replication object with the same peers finds the same checkpoint.
+        let third = try await Replication(source: try a.peer, target: try b.peer).run()
+        #expect(third.missingChecked == 0)
+        #expect(
+            try await replication.replicationID() == Replication(source: try a.peer, target: try b.peer).replicationID()
+        )
+    }
+
+    @Test func theCheckpointIsCouchDBsReplicationLogOnBothSides() async throws {
+        let a = try SyncPeer()
+        let b = try SyncPeer()
+        try Self.fill(a, 4)
+        let replication = Replication(source: try a.peer, target: try b.peer)
+        let progress = try await replication.run()
+        let id = try await replication.replicationID()
+        #expect(id.count == 32)
+        let onSource = try #require(try a.docs.localDocument(id))
+        let onTarget = try #require(try b.docs.localDocument(id))
+        #expect(onSource.body == onTarget.body)
+        let log = onTarget.body
+        #expect(log["replication_id_version"] == 3)
+        #expect(log["source_last_seq"] == progress.sourceSequence)
+        guard case .array(let history)? = log["history"], case .object(let entry)? = history.first else {
+            Issue.record("no history in \(log)")
+            return
+        }
+        #expect(history.count == 1)
+        #expect(entry["session_id"] == log["session_id"])
+        #expect(entry["recorded_seq"] == progress.sourceSequence)
+        #expect(entry["docs_written"] == 4)
+        #expect(entry["start_last_seq"] == 0)
+        for key in [
+            "start_time", "end_time", "end_last_seq", "missing_checked", "missing_found", "docs_read",
+            "doc_write_failures"
+        ] {
+            #expect(entry[key] != nil, "\(key)")
+        }
+        // A second session with new changes adds its entry in front.
+        try a.docs.upsert(["_id": "late", "tag": "t9"])
+        try await replication.run()
+        let next = try #require(try b.docs.localDocument(id)).body
+        guard case .array(let later)? = next["history"] else { return }
+        #expect(later.count == 2)
+        #expect(later.last == .object(entry))
+    }
+
+    @Test(arguments: [
+        // The target fails right after its third write reached it, before the checkpoints:
+        // the third batch is offered again.
+        (call: 2 * 4 + 3, offeredAgain: 5),
+        // It fails writing the third checkpoint, after the source took it: the source's
+        // history names the session, so the resumed run starts after the third batch
+        // (CouchDB's comparison of replication logs).
+        (call: 3 * 4 + 1, offeredAgain: 0)
+    ])
+    func anInterruptedReplicationResumesFromItsCheckpointWithoutCopyingTwice(call: Int, offeredAgain: Int) async throws
+    {
+        let a = try SyncPeer()
+        let b = try SyncPeer()
+        try Self.fill(a, 20)
+        let options = ReplicationOptions(batchSize: 5, checkpointInterval: .zero)
+        // Target calls: reading the checkpoint, then per batch _revs_diff, _bulk_docs,
+        // _ensure_full_commit and the checkpoint.
+        let faulty = FaultyPeer(try b.peer, failingAt: call)
+        await #expect(throws: InjectedFault.self) {
+            try await Replication(source: try a.peer, target: faulty, options: options).run()
+        }
+        let stored = try b.docs.changes().results.count
+        #expect(stored == 15)
+        let resumed = try await Replication(source: try a.peer, target: try b.peer, options: options).run()
+        #expect(resumed.documentsWritten == 5)
+        #expect(resumed.missingChecked == 5 + offeredAgain)
+        let ids = (0..<20).map { "d\($0)" }
+        #expect(try a.state(ids: ids, tags: []) == b.state(ids: ids, tags: []))
+    }
+
+    @Test func transientFailuresAreRetriedAndAOneShotGivesUpAfterItsLimit() async throws {
+        let a = try SyncPeer()
+        let b = try SyncPeer()
+        try Self.fill(a, 12)
+        let states = TestLock<[ReplicationProgress.State]>([])
+        let options = ReplicationOptions(batchSize: 4, initialRetryDelay: .milliseconds(1))
+        let flaky = FaultyPeer(try b.peer, failingAt: 6, transient: true)
+        let done = try await Replication(source: try a.peer, target: flaky, options: options).run { progress in
+            states.withLock { $0.append(progress.state) }
+        }
+        #expect(done.state == .completed)
+        #expect(states.withLock { $0.contains(.retrying("injected")) })
+        let ids = (0..<12).map { "d\($0)" }
+        #expect(try a.state(ids: ids, tags: []) == b.state(ids: ids, tags: []))
+
+        // A peer that always fails transiently: the one-shot stops after its retries.
+        struct Down: Error {}
+        let c = try SyncPeer()
+        let limited = ReplicationOptions(initialRetryDelay: .milliseconds(1), maximumRetries: 3)
+        let calls = TestLock(0)
+        let alwaysDown = AlwaysDown(base: try c.peer, calls: calls)
+        await #expect(throws: TransientPeerError.self) {
+            try await Replication(source: try a.peer, target: alwaysDown, options: limited).run()
+        }
+        #expect(calls.withLock { $0 } == 4)
+    }
+
+    @Test func aReadOnlySourceReplicatesWithTheTargetsCheckpointOnly() async throws {
+        let a = try SyncPeer()
+        let b = try SyncPeer()
+        try Self.fill(a, 5)
+        let source = ReadOnlyCheckpoints(base: try a.peer)
+        let first = try await Replication(source: source, target: try b.peer).run()
+        #expect(first.documentsWritten == 5)
+        let again = try await Replication(source: source, target: try b.peer).run()
+        // No common checkpoint: the changes are offered again, and nothing is copied.
+        #expect(again.documentsWritten == 0)
+        #expect(again.missingFound == 0)
+    }
+
+    @Test func aDocumentIDFilterCopiesOnlyThoseDocumentsUnderItsOwnID() async throws {
+        let a = try SyncPeer()
+        let b = try SyncPeer()
+        try Self.fill(a, 6)
+        let filtered = Replication(
+            source: try a.peer, target: try b.peer, options: .init(documentIDs: ["d1", "d4", "absent"]))
+        let progress = try await filtered.run()
+        #expect(progress.documentsWritten == 2)
+        #expect(try b.docs.get(id: "d1") != nil)
+        #expect(try b.docs.get(id: "d2") == nil)
+        let unfiltered = Replication(source: try a.peer, target: try b.peer)
+        #expect(try await filtered.replicationID() != unfiltered.replicationID())
+        #expect(try await unfiltered.run().documentsWritten == 4)
+        #expect(
+            try await Replication(source: try b.peer, target: try a.peer).replicationID()
+                != unfiltered.replicationID())
+    }
+
+    @Test func aContinuousReplicationDeliversNewWritesUntilCancelled() async throws {
+        let a = try SyncPeer()
+        let b = try SyncPeer()
+        try Self.fill(a, 3)
+        let replication = Replication(
+            source: try a.peer, target: try b.peer, options: .init(continuous: true, pollTimeout: .milliseconds(200)))
+        let task = Task { try await replication.run() }
+        try await Self.waitUntil { try b.docs.get(id: "d2") != nil }
+        try a.docs.upsert(["_id": "later", "tag": "t1"])
+        try await Self.waitUntil { try b.docs.get(id: "later") != nil }
+        try a.docs.delete(id: "d0")
+        try await Self.waitUntil { try b.docs.get(id: "d0") == nil }
+        task.cancel()
+        await #expect(throws: CancellationError.self) { try await task.value }
+    }
+
+    /// Waits (up to a minute, never asserting on time) until `condition` holds.
+    static func waitUntil(_ condition: () throws -> Bool) async throws {
+        for _ in 0..<6_000 {
+            if try condition() { return }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        Issue.record("the condition did not hold within a minute")
+    }
+
+    @Test func aCollectionThatIsNotReplicatedIsNotAPeer() throws {
+        try withTemporaryDatabase { db, _ in
+            let store = try DocumentStore(database: db, schema: try Schema(collections: ["plain": CollectionSchema()]))
+            #expect(throws: KVDocsError.self) { try LocalPeer(try store.collection("plain")) }
+        }
+    }
+}
+
+/// A target whose every call fails transiently.
+struct AlwaysDown: ReplicationPeer {
+    let base: LocalPeer
+    let calls: TestLock<Int>
+    func down() -> TransientPeerError {
+        calls.withLock { $0 += 1 }
+        return TransientPeerError("connection refused")
+    }
+    func identity() async throws -> String { try await base.identity() }
+    func updateSequence() async throws -> JSONValue { throw down() }
+    func changes(since: JSONValue, limit: Int, documentIDs: Set<String>?, wait: Duration?) async throws
+        -> PeerChanges
+    { throw down() }
+    func revsDiff(_ offered: [String: [Revision]]) async throws -> [String: RevsDiffEntry] { throw down() }
+    func fetch(_ requests: [PeerRevisionRequest]) async throws -> [ReplicatedDocument] { throw down() }
+    func store(_ documents: [ReplicatedDocument]) async throws -> [ReplicatedWriteResult] { throw down() }
+    func ensureFullCommit() async throws { throw down() }
+    func localDocument(_ id: String) async throws -> (rev: String, body: JSONObject)? { throw down() }
+    func putLocalDocument(_ id: String, body: JSONObject, rev: String?) async throws -> String { throw down() }
+}
