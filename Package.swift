@@ -95,10 +95,16 @@ let package = Package(
             name: "KVReplCore",
             dependencies: ["KVDocs"]
         ),
+        // The shell's sync commands (replicate), over KVDocsSync: kept out of KVReplCore so
+        // that the command language does not depend on the sync stack.
+        .target(
+            name: "KVReplSync",
+            dependencies: ["KVReplCore", "KVDocsSync", "KVDocs"]
+        ),
         .executableTarget(
             name: "kvrepl",
             dependencies: [
-                "KVReplCore", "CEditLine",
+                "KVReplCore", "KVReplSync", "CEditLine",
                 .product(name: "ArgumentParser", package: "swift-argument-parser")
             ]
         ),
@@ -162,7 +168,7 @@ let package = Package(
         ),
         .testTarget(
             name: "KVReplTests",
-            dependencies: ["KVReplCore", "KVDocs", "KVDocsTestSupport"]
+            dependencies: ["KVReplCore", "KVReplSync", "KVDocs", "KVDocsTestSupport"]
         )
     ],
     swiftLanguageModes: [.v6]

@@ -61,6 +61,9 @@ public enum Command: Equatable, Sendable {
     case resolve(String, JSONValue, String)
     /// `revs COLLECTION ID`: a replicated document's leaf revisions and their histories.
     case revs(String, JSONValue)
+    /// `replicate SOURCE TARGET [--continuous]`: copies what TARGET lacks of SOURCE
+    /// (each a collection of the open store, `PATH:COLLECTION` or a URL).
+    case replicate(source: String, target: String, continuous: Bool)
     /// `layers`: the base and user databases of a layered session, with their sizes.
     case layers
     /// `replace-base NEWBASE [--allow-unrelated]`
@@ -145,7 +148,8 @@ public enum Command: Equatable, Sendable {
         "upsert", "doc",
         "remove", "import", "export", "find", "count", "explain", "search", "near", "terms", "verify", "reindex",
         "optimize", "salvage", "changes",
-        "layers", "replace-base", "backup", "format", "mode", "timer", "conflicts", "resolve", "revs"
+        "layers", "replace-base", "backup", "format", "mode", "timer", "conflicts", "resolve", "revs",
+        "replicate"
     ]
 }
 
@@ -348,6 +352,24 @@ extension Command {
             let id = try s.jsonValue("a document id (a JSON string)")
             if name == "revs" { return .revs(collection, id) }
             return .resolve(collection, id, try s.expectWord("the revision to keep (N-HEX)"))
+        case "replicate":
+            var endpoints: [String] = []
+            var continuous = false
+            while !s.atEnd {
+                if s.accept("--continuous") {
+                    continuous = true
+                } else if endpoints.count < 2 {
+                    endpoints.append(try path(&s))
+                } else {
+                    throw s.fail("expected \"--continuous\" after SOURCE and TARGET")
+                }
+            }
+            guard endpoints.count == 2 else {
+                throw s.fail(
+                    "expected \(endpoints.isEmpty ? "SOURCE and TARGET" : "TARGET"): a collection of this store, PATH:COLLECTION or a URL"
+                )
+            }
+            return .replicate(source: endpoints[0], target: endpoints[1], continuous: continuous)
         case "reindex":
             let collection = try s.expectWord("a collection name")
             return .reindex(collection, s.word())

@@ -84,6 +84,10 @@ enum Help {
             "revs", "revs COLLECTION ID",
             "a replicated document's leaf revisions, winner first, each with its known history"
         ),
+        (
+            "replicate", "replicate SOURCE TARGET [--continuous]",
+            "copy what TARGET lacks of SOURCE over CouchDB's replication protocol, resuming from the last checkpoint; each is a replicated collection of this store, PATH:COLLECTION (another database) or a URL; --continuous keeps copying new changes until interrupted (Ctrl-C)"
+        ),
         ("layers", "layers", "a layered session (--base): the base and user databases and their sizes"),
         (
             "replace-base", "replace-base NEWBASE [--allow-unrelated]",

@@ -362,6 +362,22 @@ extension Session {
                     "\(leaf.revision)\(i == 0 ? " (winner)" : "")\(leaf.deleted ? " deleted" : ""): \(history.map(\.description).joined(separator: " <- "))"
                 )
             }
+        case .replicate(let source, let target, let continuous):
+            guard let syncCommands else {
+                throw KVDocsError(.notSupported, "this shell has no sync commands (it was built without KVDocsSync)")
+            }
+            let summary = try syncCommands.replicate(
+                source: source, target: target, continuous: continuous, store: store, readOnly: readOnly
+            ) { json, text in
+                if interactive, let progress {
+                    progress(text)
+                } else if continuous {
+                    emit(json, text)
+                    // A program reading the reports through a pipe sees each as it comes.
+                    fflush(nil)
+                }
+            }
+            emit(summary.json, summary.text)
         case .resolve(let collection, let idValue, let revText):
             guard case .string(let id) = idValue else {
                 throw KVDocsError(
@@ -398,7 +414,7 @@ extension Session {
             case ("find", 1), ("count", 1), ("insert", 1), ("upsert", 1), ("doc", 1), ("remove", 1), ("indexes", 1),
                 ("import", 1), ("export", 1), ("search", 1), ("near", 1), ("terms", 1), ("verify", 1), ("reindex", 1),
                 ("optimize", 1),
-                ("conflicts", 1), ("resolve", 1), ("revs", 1):
+                ("conflicts", 1), ("resolve", 1), ("revs", 1), ("replicate", 1), ("replicate", 2):
                 candidates = collections
             case ("sync", 1), ("timer", 1): candidates = ["on", "off"]
             case ("format", 1), ("mode", 1): candidates = OutputFormat.allCases.map(\.rawValue) + ["text"]

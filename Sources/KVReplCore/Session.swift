@@ -39,6 +39,8 @@ public final class Session {
     public var confirm: ((String) -> Bool)?
     /// Shows progress (interactive only).
     public var progress: ((String) -> Void)?
+    /// Runs the sync commands (`replicate`); without one they are refused.
+    public var syncCommands: (any SyncCommandHandler)?
 
     public enum Outcome: Equatable { case ok, failed, quit }
 

@@ -22,16 +22,28 @@ public final class WriteBatch {
     deinit { leveldb_writebatch_destroy(handle) }
 
     /// Adds a put of `value` under `key`.
+    /// Inlinable, so that a caller in another module (the document layer) puts its keys and
+    /// values without a generic call through the protocol's witnesses.
+    @inlinable
     public func put<Key: ByteRepresentable, Value: ByteRepresentable>(_ key: Key, _ value: Value) {
-        key.withBytes { k in
-            value.withBytes { v in leveldb_writebatch_put(handle, k.cChars, k.count, v.cChars, v.count) }
-        }
-        count += 1
+        key.withBytes { k in value.withBytes { v in put(bytes: k, v) } }
     }
 
     /// Adds a delete of `key`.
+    @inlinable
     public func delete<Key: ByteRepresentable>(_ key: Key) {
-        key.withBytes { k in leveldb_writebatch_delete(handle, k.cChars, k.count) }
+        key.withBytes { k in delete(bytes: k) }
+    }
+
+    @usableFromInline
+    func put(bytes key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) {
+        leveldb_writebatch_put(handle, key.cChars, key.count, value.cChars, value.count)
+        count += 1
+    }
+
+    @usableFromInline
+    func delete(bytes key: UnsafeRawBufferPointer) {
+        leveldb_writebatch_delete(handle, key.cChars, key.count)
         count += 1
     }
 

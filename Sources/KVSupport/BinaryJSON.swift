@@ -49,6 +49,12 @@ package enum BinaryJSON {
         bytes.first == marker
     }
 
+    /// Whether `bytes` are in the binary form: the overload other modules' calls take, so
+    /// that they do not run the generic one unspecialized.
+    package static func isBinary(_ bytes: [UInt8]) -> Bool {
+        bytes.first == marker
+    }
+
     // MARK: - Writing
 
     /// `value` in the binary form, starting with ``marker``.
@@ -512,6 +518,13 @@ extension JSONValue {
     /// kvrepl's `get` and `scan`.
     /// - Throws: `.decoding` naming the byte offset where the bytes are damaged, or not JSON.
     public init(storedDocument bytes: some Collection<UInt8>) throws {
+        self = BinaryJSON.isBinary(bytes) ? try BinaryJSON.decode(bytes) : try JSONValue(parsing: bytes)
+    }
+
+    /// Reads the bytes a document store keeps for a document; see
+    /// ``init(storedDocument:)-(Collection<UInt8>)``. The overload for arrays, which calls
+    /// from other modules take, so that they do not run the generic one unspecialized.
+    public init(storedDocument bytes: [UInt8]) throws {
         self = BinaryJSON.isBinary(bytes) ? try BinaryJSON.decode(bytes) : try JSONValue(parsing: bytes)
     }
 }

@@ -3,12 +3,15 @@
 package struct ByteKey: Hashable, Sendable {
     package let bytes: [UInt8]
 
+    @inlinable
     package init(_ bytes: [UInt8]) { self.bytes = bytes }
 
+    @inlinable
     package func hash(into hasher: inout Hasher) {
         bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
         hasher.combine(bytes.count)
     }
 
+    @inlinable
     package static func == (a: ByteKey, b: ByteKey) -> Bool { a.bytes == b.bytes }
 }

@@ -4,6 +4,7 @@ import ArgumentParser
 import Foundation
 import KVDocs
 import KVReplCore
+import KVReplSync
 
 struct KVRepl: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -156,6 +157,7 @@ do {
 }
 
 session.sync = options.sync
+session.syncCommands = SyncCommands()
 session.format = options.format
 
 var failed = false

@@ -51,18 +51,24 @@ final class SyncPeer: @unchecked Sendable {
 /// An error injected by ``FaultyPeer``.
 struct InjectedFault: Error {}
 
-/// A peer that fails its `n`-th call (counting a store that wrote as a call after the
-/// write, so that a failure can fall between the write and the checkpoint, as a killed
-/// process's would).
+/// A peer whose `n`-th call fails (a store that wrote counts as a call after the write, so
+/// that a failure can fall between the write and the checkpoint, as a killed process's
+/// would): with an error, a transient error, or by cancelling the replication's task.
 struct FaultyPeer: ReplicationPeer {
+    enum Fault: CaseIterable { case error, transient, cancellation }
+
     let base: LocalPeer
     let remaining: TestLock<Int>
-    let transient: Bool
+    let fault: Fault
 
-    init(_ base: LocalPeer, failingAt call: Int, transient: Bool = false) {
+    init(_ base: LocalPeer, failingAt call: Int, fault: Fault = .error) {
         self.base = base
         self.remaining = TestLock(call)
-        self.transient = transient
+        self.fault = fault
+    }
+
+    init(_ base: LocalPeer, failingAt call: Int, transient: Bool) {
+        self.init(base, failingAt: call, fault: transient ? .transient : .error)
     }
 
     func tick() throws {
@@ -70,7 +76,12 @@ struct FaultyPeer: ReplicationPeer {
             n -= 1
             return n == 0
         }
-        if fail { throw transient ? TransientPeerError("injected") : InjectedFault() }
+        guard fail else { return }
+        switch fault {
+        case .error: throw InjectedFault()
+        case .transient: throw TransientPeerError("injected")
+        case .cancellation: withUnsafeCurrentTask { $0?.cancel() }
+        }
     }
 
     func identity() async throws -> String { try await base.identity() }

@@ -1,0 +1,21 @@
+import KVDocs
+
+/// The shell's sync commands (`replicate`), run by a handler that lives outside the
+/// command language, so that KVReplCore does not depend on the sync stack (KVDocsSync).
+/// kvrepl installs KVReplSync's handler in ``Session/syncCommands``.
+public protocol SyncCommandHandler: AnyObject {
+    /// Runs `replicate SOURCE TARGET [--continuous]`.
+    /// - Parameters:
+    ///   - source: where revisions are read: a replicated collection of `store`,
+    ///     `PATH:COLLECTION` or a URL.
+    ///   - target: where they are written, spelled the same way.
+    ///   - continuous: keep copying new changes until interrupted.
+    ///   - store: the session's document store, if it has one.
+    ///   - readOnly: whether the session refuses writes (then `store` cannot be the target).
+    ///   - report: called with each progress report, as a JSON object and a line of text.
+    /// - Returns: the final report, as a JSON object and a line of text.
+    func replicate(
+        source: String, target: String, continuous: Bool, store: DocumentStore?, readOnly: Bool,
+        report: (JSONValue, String) -> Void
+    ) throws -> (json: JSONValue, text: String)
+}
