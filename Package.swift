@@ -11,7 +11,13 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         // Heap (HeapModule): the bounded top-k heaps of query execution.
-        .package(url: "https://github.com/apple/swift-collections", from: "1.1.0")
+        .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
+        // KVDocsSync only: the HTTP server and client of replication.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.81.0"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.3.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0")
     ],
     targets: [
         // MARK: - C library
@@ -79,7 +85,15 @@ let package = Package(
         // own, so that apps that do not sync do not pull in its dependencies.
         .target(
             name: "KVDocsSync",
-            dependencies: ["KVDocs", "KVDocuments", "KVSupport"]
+            dependencies: [
+                "KVDocs", "KVDocuments", "KVSupport",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log")
+            ]
         ),
 
         // MARK: - kvrepl

@@ -64,6 +64,9 @@ public enum Command: Equatable, Sendable {
     /// `replicate SOURCE TARGET [--continuous]`: copies what TARGET lacks of SOURCE
     /// (each a collection of the open store, `PATH:COLLECTION` or a URL).
     case replicate(source: String, target: String, continuous: Bool)
+    /// `serve [--port N] [--bind ADDR] [--user U --password-file F]`: serves the store's
+    /// replicated collections over CouchDB's replication protocol until interrupted.
+    case serve(port: Int, bind: String, user: String?, passwordFile: String?)
     /// `layers`: the base and user databases of a layered session, with their sizes.
     case layers
     /// `replace-base NEWBASE [--allow-unrelated]`
@@ -115,7 +118,7 @@ public enum Command: Equatable, Sendable {
         switch self {
         case .put, .del, .delrange, .compact, .load, .keyspacesLoad, .schemaLoad, .insert, .upsert, .remove,
             .importFile, .reindex, .optimize, .repair, .salvage, .replaceBase,
-            .resolve:
+            .resolve, .serve:
             return true
         default:
             return false
@@ -149,7 +152,7 @@ public enum Command: Equatable, Sendable {
         "remove", "import", "export", "find", "count", "explain", "search", "near", "terms", "verify", "reindex",
         "optimize", "salvage", "changes",
         "layers", "replace-base", "backup", "format", "mode", "timer", "conflicts", "resolve", "revs",
-        "replicate"
+        "replicate", "serve"
     ]
 }
 
@@ -370,6 +373,29 @@ extension Command {
                 )
             }
             return .replicate(source: endpoints[0], target: endpoints[1], continuous: continuous)
+        case "serve":
+            var port = 5984
+            var bind = "127.0.0.1"
+            var user: String?
+            var passwordFile: String?
+            while !s.atEnd {
+                if s.accept("--port") {
+                    port = try s.expectCount("a port number")
+                    guard port <= 65535 else { throw s.fail("the port must be at most 65535") }
+                } else if s.accept("--bind") {
+                    bind = try s.expectWord("an address to listen on")
+                } else if s.accept("--user") {
+                    user = try s.expectWord("a user name")
+                } else if s.accept("--password-file") {
+                    passwordFile = try path(&s)
+                } else {
+                    throw s.fail("expected --port N, --bind ADDR, --user U or --password-file F")
+                }
+            }
+            guard (user == nil) == (passwordFile == nil) else {
+                throw s.fail("--user and --password-file go together")
+            }
+            return .serve(port: port, bind: bind, user: user, passwordFile: passwordFile)
         case "reindex":
             let collection = try s.expectWord("a collection name")
             return .reindex(collection, s.word())

@@ -88,6 +88,10 @@ enum Help {
             "replicate", "replicate SOURCE TARGET [--continuous]",
             "copy what TARGET lacks of SOURCE over CouchDB's replication protocol, resuming from the last checkpoint; each is a replicated collection of this store, PATH:COLLECTION (another database) or a URL; --continuous keeps copying new changes until interrupted (Ctrl-C)"
         ),
+        (
+            "serve", "serve [--port N] [--bind ADDR] [--user U --password-file F]",
+            "serve this store's replicated collections over CouchDB's replication protocol, each at http://ADDR:N/COLLECTION, until interrupted (Ctrl-C); on loopback (127.0.0.1:5984) by default, another address needs --user and --password-file (the password is the file's first line)"
+        ),
         ("layers", "layers", "a layered session (--base): the base and user databases and their sizes"),
         (
             "replace-base", "replace-base NEWBASE [--allow-unrelated]",

@@ -378,6 +378,18 @@ extension Session {
                 }
             }
             emit(summary.json, summary.text)
+        case .serve(let port, let bind, let user, let passwordFile):
+            guard let syncCommands else {
+                throw KVDocsError(.notSupported, "this shell has no sync commands (it was built without KVDocsSync)")
+            }
+            let summary = try syncCommands.serve(
+                port: port, bind: bind, user: user, passwordFile: passwordFile, store: try documents()
+            ) { json, text in
+                emit(json, text)
+                // A program reading through a pipe learns the port at once.
+                fflush(nil)
+            }
+            emit(summary.json, summary.text)
         case .resolve(let collection, let idValue, let revText):
             guard case .string(let id) = idValue else {
                 throw KVDocsError(

@@ -18,4 +18,18 @@ public protocol SyncCommandHandler: AnyObject {
         source: String, target: String, continuous: Bool, store: DocumentStore?, readOnly: Bool,
         report: (JSONValue, String) -> Void
     ) throws -> (json: JSONValue, text: String)
+
+    /// Runs `serve`: serves `store`'s replicated collections until interrupted.
+    /// - Parameters:
+    ///   - port: the port (0: any free one).
+    ///   - bind: the address to listen on.
+    ///   - user: the user requests must name, with the password in `passwordFile`.
+    ///   - passwordFile: a file whose first line is the password.
+    ///   - store: the session's document store.
+    ///   - report: called once the server listens, with where (a JSON object and a line).
+    /// - Returns: the final report.
+    func serve(
+        port: Int, bind: String, user: String?, passwordFile: String?, store: DocumentStore?,
+        report: (JSONValue, String) -> Void
+    ) throws -> (json: JSONValue, text: String)
 }

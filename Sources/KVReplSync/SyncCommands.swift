@@ -4,7 +4,8 @@ import KVDocs
 import KVDocsSync
 import KVReplCore
 
-/// kvrepl's sync commands, over KVDocsSync: `replicate SOURCE TARGET [--continuous]`.
+/// kvrepl's sync commands, over KVDocsSync: `replicate SOURCE TARGET [--continuous]` and
+/// `serve`.
 ///
 /// An endpoint is, in this order: a replicated collection of the session's store (its
 /// name); a URL (`http://…`, `https://…`); or another database, `PATH:COLLECTION` (split
@@ -30,8 +31,8 @@ public final class SyncCommands: SyncCommandHandler {
         }
         let replication = Replication(
             source: from.peer, target: to.peer, options: ReplicationOptions(continuous: continuous))
-        let reports = ReportQueue()
-        let outcome = Self.runBlocking(interruptible: continuous) {
+        let reports = ReportQueue<ReplicationProgress>()
+        let outcome = Self.runBlocking(interruptible: continuous) { () async throws -> ReplicationProgress in
             try await replication.run { reports.append($0) }
         } whileWaiting: {
             for progress in reports.drain() { report(Self.json(progress), Self.text(progress, source, target)) }
@@ -46,6 +47,56 @@ public final class SyncCommands: SyncCommandHandler {
                 throw KVDocsError(.invalidArgument, "the replication was interrupted before it started")
             }
             return (Self.json(last), Self.text(last, source, target) + " (stopped)")
+        case .failure(let error):
+            throw error
+        }
+    }
+
+    public func serve(
+        port: Int, bind: String, user: String?, passwordFile: String?, store: DocumentStore?,
+        report: (JSONValue, String) -> Void
+    ) throws -> (json: JSONValue, text: String) {
+        guard let store else {
+            throw KVDocsError(.schema, "this database has no document store to serve")
+        }
+        var credentials: (user: String, password: String)?
+        if let user, let passwordFile {
+            let text: String
+            do {
+                text = try String(contentsOfFile: passwordFile, encoding: .utf8)
+            } catch {
+                throw KVDocsError(.invalidArgument, "the password file \(passwordFile) cannot be read: \(error)")
+            }
+            let password = String(text.prefix { $0 != "\n" && $0 != "\r" })
+            guard !password.isEmpty else {
+                throw KVDocsError(.invalidArgument, "the password file \(passwordFile) starts with an empty line")
+            }
+            credentials = (user, password)
+        }
+        let names = try store.schema.collections.filter(\.value.replicated).keys.sorted()
+        guard !names.isEmpty else {
+            throw KVDocsError(
+                .schema, "this store has no replicated collection to serve (declare one with \"replicated\": true)")
+        }
+        let server = try SyncServer(store: store, host: bind, port: port, credentials: credentials)
+        let listening = ReportQueue<Int>()
+        let host = bind.contains(":") ? "[\(bind)]" : bind
+        let outcome = Self.runBlocking(interruptible: true) { () async throws -> Bool in
+            try await server.run { listening.append($0) }
+            return true
+        } whileWaiting: {
+            for port in listening.drain() {
+                report(
+                    [
+                        "serving": .string("http://\(host):\(port)"), "port": .int(Int64(port)),
+                        "databases": .array(names.map { .string($0) })
+                    ],
+                    "serving \(names.map { "http://\(host):\(port)/\($0)" }.joined(separator: ", ")) (Ctrl-C to stop)")
+            }
+        }
+        switch outcome {
+        case .success, .failure(is CancellationError):
+            return (["ok": true, "stopped": true], "stopped serving")
         case .failure(let error):
             throw error
         }
@@ -142,11 +193,10 @@ public final class SyncCommands: SyncCommandHandler {
     /// Runs `work` to its end on the concurrency pool while this (non-pool) thread waits,
     /// calling `whileWaiting` about every 100 ms. With `interruptible`, Ctrl-C (SIGINT)
     /// cancels it.
-    static func runBlocking(
-        interruptible: Bool, _ work: @escaping @Sendable () async throws -> ReplicationProgress,
-        whileWaiting: () -> Void
-    ) -> Result<ReplicationProgress, any Error> {
-        let box = ResultBox()
+    static func runBlocking<T: Sendable>(
+        interruptible: Bool, _ work: @escaping @Sendable () async throws -> T, whileWaiting: () -> Void
+    ) -> Result<T, any Error> {
+        let box = ResultBox<T>()
         let done = DispatchSemaphore(value: 0)
         let task = Task {
             do {
@@ -176,14 +226,14 @@ public final class SyncCommands: SyncCommandHandler {
     }
 }
 
-/// The progress reports of a running replication, handed from the pool to the shell's
-/// thread.
-private final class ReportQueue: @unchecked Sendable {
+/// Reports of a running command (a replication's progress, a server's port), handed from
+/// the pool to the shell's thread.
+private final class ReportQueue<Report>: @unchecked Sendable {
     private let lock = NSLock()
-    private var reports: [ReplicationProgress] = []
-    private var latest: ReplicationProgress?
+    private var reports: [Report] = []
+    private var latest: Report?
 
-    func append(_ progress: ReplicationProgress) {
+    func append(_ progress: Report) {
         lock.withLock {
             reports.append(progress)
             latest = progress
@@ -191,7 +241,7 @@ private final class ReportQueue: @unchecked Sendable {
     }
 
     /// The reports since the last drain.
-    func drain() -> [ReplicationProgress] {
+    func drain() -> [Report] {
         lock.withLock {
             defer { reports = [] }
             return reports
@@ -199,15 +249,15 @@ private final class ReportQueue: @unchecked Sendable {
     }
 
     /// The latest report.
-    var last: ReplicationProgress? { lock.withLock { latest } }
+    var last: Report? { lock.withLock { latest } }
 }
 
 /// The outcome of a task, set on the pool and read by the waiting thread after the
 /// semaphore (which orders the two).
-private final class ResultBox: @unchecked Sendable {
+private final class ResultBox<T>: @unchecked Sendable {
     private let lock = NSLock()
-    private var result: Result<ReplicationProgress, any Error>?
+    private var result: Result<T, any Error>?
 
-    func set(_ result: Result<ReplicationProgress, any Error>) { lock.withLock { self.result = result } }
-    func get() -> Result<ReplicationProgress, any Error>? { lock.withLock { result } }
+    func set(_ result: Result<T, any Error>) { lock.withLock { self.result = result } }
+    func get() -> Result<T, any Error>? { lock.withLock { result } }
 }

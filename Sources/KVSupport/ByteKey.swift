@@ -1,3 +1,5 @@
+import Foundation
+
 /// Bytes as a dictionary or set key, hashed as one block (`Array<UInt8>`'s own hashing
 /// feeds the hasher one byte at a time, which dominated the write path's profile).
 package struct ByteKey: Hashable, Sendable {
@@ -12,6 +14,15 @@ package struct ByteKey: Hashable, Sendable {
         hasher.combine(bytes.count)
     }
 
+    /// Compared as one block too (`Array`'s `==` compares a byte at a time).
     @inlinable
-    package static func == (a: ByteKey, b: ByteKey) -> Bool { a.bytes == b.bytes }
+    package static func == (a: ByteKey, b: ByteKey) -> Bool {
+        a.bytes.count == b.bytes.count
+            && a.bytes.withUnsafeBytes { x in
+                b.bytes.withUnsafeBytes { y in
+                    guard let p = x.baseAddress, let q = y.baseAddress else { return true }  // both empty
+                    return memcmp(p, q, x.count) == 0
+                }
+            }
+    }
 }

@@ -45,6 +45,15 @@ extension AsyncDocumentCollection {
         }
     }
 
+    /// Deletes document `id` if its winner is `revision`; see
+    /// ``DocumentCollection/delete(id:ifRevision:sync:)``.
+    @discardableResult
+    public func delete(id: String, ifRevision revision: Revision, sync: Bool = false) async throws -> Change? {
+        try await collection.store.executor.write { [collection] in
+            try collection.delete(id: id, ifRevision: revision, sync: sync)
+        }
+    }
+
     /// The `_local` document `id`; see ``DocumentCollection/localDocument(_:)``.
     public func localDocument(_ id: String) async throws -> (rev: String, body: JSONObject)? {
         try await collection.store.executor.read { [collection] in try collection.localDocument(id) }

@@ -77,6 +77,9 @@ extension ReplicatedDocument {
                 guard ids.first == revision.id else {
                     throw invalid("bad_request", "_revisions.ids[0] is not the id of _rev \(revision)")
                 }
+                guard Set(ids).count == ids.count else {
+                    throw invalid("doc_validation", "_revisions.ids lists an id twice: the history has a cycle")
+                }
                 history = ids
             case "_attachments":
                 throw invalid("forbidden", "attachments are not supported")

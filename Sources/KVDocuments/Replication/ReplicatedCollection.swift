@@ -211,6 +211,19 @@ extension DocumentCollection {
         }
     }
 
+    /// Deletes document `id` of this replicated collection if its winner is `revision`
+    /// (CouchDB's `DELETE /db/id?rev=`): the deletion is a tombstone child of `revision`.
+    /// - Returns: the change, or `nil` when the winner already is a tombstone.
+    /// - Throws: `.conflict` when the winner is another revision (nothing is written then),
+    ///   `.notSupported` for a collection that is not replicated.
+    @discardableResult
+    public func delete(id: String, ifRevision revision: Revision, sync: Bool = false) throws -> Change? {
+        try replicatedSchema()
+        return try store.performWrites(sync: sync) {
+            try $0.write(name, .delete, document: ["_id": .string(id), "_rev": .string(revision.description)], id: nil)
+        }
+    }
+
     /// The `_local` document `id` (with or without the `_local/` prefix): its revision
     /// `0-n` and body, or `nil`. `_local` documents are never replicated, indexed or in the
     /// change feed, and have no revision tree.

@@ -45,6 +45,12 @@ public struct RevsDiffEntry: Sendable, Hashable {
     /// the sender may already share as ancestors (CouchDB's `possible_ancestors`, in its
     /// order).
     public let possibleAncestors: [Revision]
+
+    /// An answer: the revisions missing, and the leaves that may be their ancestors.
+    public init(missing: [Revision], possibleAncestors: [Revision]) {
+        self.missing = missing
+        self.possibleAncestors = possibleAncestors
+    }
 }
 
 /// One revision of a document as replication sends it: its body without `_`-members,

@@ -1,0 +1,154 @@
+import Foundation
+import KVDocs
+import KVDocsTestSupport
+import Testing
+
+@testable import KVDocsSync
+
+/// The sync endpoint's answers and error shapes, without the network.
+@Suite struct SyncEndpointTests {
+    static func call(
+        _ endpoint: SyncEndpoint, _ method: String, _ path: String, query: [(String, String)] = [],
+        body: JSONValue? = nil, raw: [UInt8]? = nil, headers: [String: String] = [:]
+    ) async throws -> (status: Int, json: JSONValue) {
+        let response = await endpoint.respond(
+            to: SyncRequest(
+                method: method, path: path, query: query.map { (name: $0.0, value: $0.1) }, headers: headers,
+                body: try raw ?? body?.canonicalBytes() ?? []))
+        return (response.status, try JSONValue(parsing: response.body))
+    }
+
+    @Test func theServerAndDatabaseAnswersHaveCouchDBsShapes() async throws {
+        let peer = try SyncPeer()
+        try ReplicatorTests.fill(peer, 3)
+        let endpoint = SyncEndpoint(store: peer.store)
+        var r = try await Self.call(endpoint, "GET", "/")
+        #expect(r.status == 200 && r.json["couchdb"] == "Welcome")
+        let uuid = try await peer.store.uuid()
+        #expect(r.json["uuid"] == .string(uuid))
+        r = try await Self.call(endpoint, "GET", "/docs")
+        #expect(r.status == 200 && r.json["db_name"] == "docs" && r.json["update_seq"] == 3)
+        #expect(r.json["doc_count"] == 3 && r.json["instance_start_time"] == "0")
+        r = try await Self.call(endpoint, "GET", "/nope")
+        #expect(r.status == 404 && r.json == ["error": "not_found", "reason": "Database does not exist."])
+        r = try await Self.call(endpoint, "GET", "/docs/_changes", query: [("style", "all_docs"), ("since", "1")])
+        #expect(r.status == 200 && r.json["last_seq"] == 3)
+        guard case .array(let rows)? = r.json["results"] else { return }
+        #expect(rows.count == 2 && rows.first?["id"] == "d1" && rows.first?["seq"] == 2)
+        r = try await Self.call(endpoint, "GET", "/docs/d1", query: [("revs", "true")])
+        #expect(r.status == 200 && r.json["_id"] == "d1" && r.json["_revisions"]?["start"] == 1)
+        r = try await Self.call(endpoint, "GET", "/docs/absent")
+        #expect(r.status == 404 && r.json["reason"] == "missing")
+        try peer.docs.delete(id: "d2")
+        r = try await Self.call(endpoint, "GET", "/docs/d2")
+        #expect(r.status == 404 && r.json["reason"] == "deleted")
+        r = try await Self.call(endpoint, "POST", "/docs/_ensure_full_commit", body: [:])
+        #expect(r.status == 201 && r.json["ok"] == true)
+    }
+
+    @Test func localDocumentsFollowCouchDBsRevisionRule() async throws {
+        let peer = try SyncPeer()
+        let endpoint = SyncEndpoint(store: peer.store)
+        var r = try await Self.call(endpoint, "GET", "/docs/_local/cp")
+        #expect(r.status == 404)
+        r = try await Self.call(endpoint, "PUT", "/docs/_local/cp", body: ["seq": 1])
+        #expect(r.status == 201 && r.json == ["ok": true, "id": "_local/cp", "rev": "0-1"])
+        r = try await Self.call(endpoint, "PUT", "/docs/_local/cp", body: ["seq": 2])
+        #expect(r.status == 409 && r.json["error"] == "conflict")
+        r = try await Self.call(endpoint, "PUT", "/docs/_local/cp", body: ["seq": 2, "_rev": "0-1"])
+        #expect(r.status == 201 && r.json["rev"] == "0-2")
+        r = try await Self.call(endpoint, "GET", "/docs/_local/cp")
+        #expect(r.json == ["_id": "_local/cp", "_rev": "0-2", "seq": 2])
+        // _local documents are not changes.
+        r = try await Self.call(endpoint, "GET", "/docs/_changes")
+        #expect(r.json["results"] == [])
+    }
+
+    @Test func credentialsAreRequiredWhenSet() async throws {
+        let peer = try SyncPeer()
+        let endpoint = SyncEndpoint(store: peer.store, credentials: ("ada", "secret"))
+        let missing = await endpoint.respond(to: SyncRequest(method: "GET", path: "/"))
+        #expect(missing.status == 401)
+        #expect(missing.headers.contains { $0.name == "WWW-Authenticate" })
+        let wrong = "Basic " + Data("ada:nope".utf8).base64EncodedString()
+        var r = try await Self.call(endpoint, "GET", "/", headers: ["authorization": wrong])
+        #expect(r.status == 401 && r.json["error"] == "unauthorized")
+        let right = "Basic " + Data("ada:secret".utf8).base64EncodedString()
+        r = try await Self.call(endpoint, "GET", "/docs", headers: ["authorization": right])
+        #expect(r.status == 200)
+        #expect(throws: KVDocsError.self) { try SyncServer(store: peer.store, host: "0.0.0.0", port: 0) }
+        #expect(throws: Never.self) {
+            try SyncServer(store: peer.store, host: "0.0.0.0", port: 0, credentials: ("ada", "secret"))
+        }
+    }
+
+    /// Bad input gets CouchDB's error shapes and writes nothing: the store's changes,
+    /// documents and checkpoints are the same after each request as before.
+    @Test func badInputIsRefusedWithCouchDBsErrorsAndWritesNothing() async throws {
+        let peer = try SyncPeer()
+        try ReplicatorTests.fill(peer, 2)
+        let endpoint = SyncEndpoint(store: peer.store)
+        func state() throws -> [String] {
+            try peer.state(ids: ["d0", "d1", "x", "../x", "a"], tags: ["t0", "t1"])
+                + [try peer.docs.changes().lastSequence.description]
+        }
+        let before = try state()
+        let tooMany = JSONValue.array((0...SyncEndpoint.maximumBatch).map { ["_id": .string("x\($0)"), "_rev": "1-a"] })
+        let cycle: JSONValue = [
+            "_id": "x", "_rev": "2-bbbb", "_revisions": ["start": 2, "ids": ["bbbb", "bbbb"]]
+        ]
+        let cases: [(String, String, [(String, String)], [UInt8], Int, String)] = [
+            ("POST", "/docs/_bulk_docs", [], Array("{not json".utf8), 400, "bad_request"),
+            ("POST", "/docs/_bulk_docs", [], Array(#"{"docs": 3}"#.utf8), 400, "bad_request"),
+            (
+                "POST", "/docs/_bulk_docs", [],
+                try JSONValue.object(["docs": tooMany, "new_edits": false]).canonicalBytes(), 413, "too_large"
+            ),
+            ("POST", "/docs/_revs_diff", [], Array(#"{"x": ["nonsense"]}"#.utf8), 400, "bad_request"),
+            ("POST", "/docs/_revs_diff", [], Array(#"[1, 2]"#.utf8), 400, "bad_request"),
+            ("POST", "/docs/_bulk_get", [], Array(#"{"docs": [{"id": "x", "rev": "zz"}]}"#.utf8), 400, "bad_request"),
+            (
+                "POST", "/docs/_bulk_docs", [], Array(repeating: 0x20, count: SyncEndpoint.maximumBodySize + 1), 413,
+                "too_large"
+            ),
+            ("GET", "/docs/_changes", [("feed", "eventsource")], [], 400, "bad_request"),
+            ("GET", "/docs/_changes", [("since", "-3")], [], 400, "bad_request"),
+            ("GET", "/docs/_changes", [("limit", "lots")], [], 400, "bad_request"),
+            ("GET", "/docs/x", [("open_revs", "[1")], [], 400, "bad_request"),
+            ("PUT", "/docs/_design/x", [], Array("{}".utf8), 403, "forbidden"),
+            ("GET", "/_all_dbs", [], [], 400, "illegal_database_name"),
+            ("DELETE", "/docs", [], [], 405, "method_not_allowed"),
+            ("GET", "/docs/_revs_diff", [], [], 405, "method_not_allowed"),
+            ("GET", "/docs/%ZZ", [], [], 400, "bad_request"),
+            ("PUT", "/docs/_local/cp", [], Array("[]".utf8), 400, "bad_request"),
+            ("DELETE", "/docs/d0", [], [], 409, "conflict"),
+            ("DELETE", "/docs/d0", [("rev", "1-0000")], [], 409, "conflict")
+        ]
+        for (method, path, query, body, status, error) in cases {
+            let r = try await Self.call(endpoint, method, path, query: query, raw: body)
+            #expect(r.status == status && r.json["error"] == .string(error), "\(method) \(path): \(r)")
+            #expect(try state() == before, "\(method) \(path) wrote")
+        }
+        // A document refused inside a batch is answered per document; the others are stored.
+        var r = try await Self.call(
+            endpoint, "POST", "/docs/_bulk_docs",
+            body: [
+                "docs": [
+                    cycle, ["_id": "_secret", "_rev": "1-abcd"], ["_id": "ok", "_rev": "1-abcd", "v": 1],
+                    ["_id": "att", "_rev": "1-abcd", "_attachments": [:]]
+                ], "new_edits": false
+            ])
+        #expect(r.status == 201)
+        guard case .array(let errors) = r.json else { return }
+        let byID = Dictionary(uniqueKeysWithValues: errors.map { ($0["id"]?.compactDescription ?? "", $0["error"]) })
+        #expect(
+            byID == [#""x""#: "doc_validation", #""_secret""#: "illegal_docid", #""att""#: "forbidden"], "\(errors)")
+        #expect(try peer.docs.get(id: "ok")?["v"] == 1)
+        #expect(try peer.docs.revisionLeaves(id: "x").isEmpty)
+        // Path traversal is only a document id: nothing outside the store is reached.
+        r = try await Self.call(endpoint, "GET", "/docs/..%2F..%2Fetc%2Fpasswd")
+        #expect(r.status == 404 && r.json["reason"] == "missing")
+        r = try await Self.call(endpoint, "GET", "/docs/_local/..%2Fx")
+        #expect(r.status == 404)
+    }
+}

@@ -1,0 +1,183 @@
+import Foundation
+import KVDocs
+import KVDocsTestSupport
+import Testing
+
+@testable import KVDocsSync
+
+/// A ``SyncServer`` on a free loopback port for the length of a test.
+final class RunningServer: Sendable {
+    let task: Task<Void, any Error>
+    let port: Int
+
+    init(_ store: DocumentStore, credentials: (user: String, password: String)? = nil) async throws {
+        let (ports, continuation) = AsyncStream<Int>.makeStream()
+        let server = try SyncServer(store: store, port: 0, credentials: credentials)
+        task = Task {
+            defer { continuation.finish() }
+            try await server.run { continuation.yield($0) }
+        }
+        var found: Int?
+        for await port in ports {
+            found = port
+            break
+        }
+        guard let found else { throw KVDocsError(.ioError, "the server did not start: \(await task.result)") }
+        port = found
+    }
+
+    func url(_ database: String, user: String? = nil) -> String {
+        "http://\(user.map { "\($0)@" } ?? "")127.0.0.1:\(port)/\(database)"
+    }
+
+    func stop() async {
+        task.cancel()
+        _ = await task.result
+    }
+}
+
+@Suite struct SyncHTTPTests {
+    static let ids = (0..<8).map { "d\($0)" } + ["shared", "é/ü ?&"]
+
+    @Test func replicationOverLoopbackHTTPConvergesBothWaysAndRerunsCopyNothing() async throws {
+        let served = try SyncPeer()
+        let local = try SyncPeer()
+        try ReplicatorTests.fill(served, 5)
+        try ReplicatorTests.fill(local, 8, prefix: "x")
+        try served.docs.upsert(["_id": "shared", "tag": "served"])
+        try local.docs.upsert(["_id": "shared", "tag": "local"])
+        try local.docs.upsert(["_id": "é/ü ?&", "tag": "odd id"])
+        let server = try await RunningServer(served.store)
+        let remote = try HTTPPeer(url: server.url("docs"))
+        let options = ReplicationOptions(batchSize: 3)
+        let pushed = try await Replication(source: try local.peer, target: remote, options: options).run()
+        let pulled = try await Replication(source: remote, target: try local.peer, options: options).run()
+        #expect(pushed.documentsWritten == 10 && pulled.documentsWritten == 6)
+        let ids = Self.ids + (0..<8).map { "x\($0)" }
+        #expect(try served.state(ids: ids, tags: ["t0", "t1", "t2"]) == local.state(ids: ids, tags: ["t0", "t1", "t2"]))
+        #expect(try local.docs.conflictInfo(id: "shared")?.conflicts.count == 1)
+        for (source, target) in [
+            (try local.peer as any ReplicationPeer, remote as any ReplicationPeer), (remote, try local.peer)
+        ] {
+            let again = try await Replication(source: source, target: target).run()
+            #expect(again.documentsWritten == 0 && again.missingFound == 0)
+        }
+        // The checkpoint is on both sides, under the same id.
+        let id = try await Replication(source: try local.peer, target: remote).replicationID()
+        #expect(try served.docs.localDocument(id) != nil && local.docs.localDocument(id) != nil)
+        await server.stop()
+    }
+
+    @Test func aContinuousPullOverHTTPDeliversNewWrites() async throws {
+        let served = try SyncPeer()
+        let local = try SyncPeer()
+        let server = try await RunningServer(served.store)
+        let replication = Replication(
+            source: try HTTPPeer(url: server.url("docs")), target: try local.peer,
+            options: .init(continuous: true, pollTimeout: .seconds(2)))
+        let task = Task { try await replication.run() }
+        try served.docs.upsert(["_id": "first", "tag": "t"])
+        try await ReplicatorTests.waitUntil { try local.docs.get(id: "first") != nil }
+        try served.docs.upsert(["_id": "second", "tag": "t"])
+        try await ReplicatorTests.waitUntil { try local.docs.get(id: "second") != nil }
+        task.cancel()
+        await #expect(throws: CancellationError.self) { try await task.value }
+        await server.stop()
+    }
+
+    @Test func credentialsAreCheckedAndAServerThatIsDownIsRetried() async throws {
+        let served = try SyncPeer()
+        let local = try SyncPeer()
+        try ReplicatorTests.fill(local, 2)
+        let server = try await RunningServer(served.store, credentials: ("ada", "s3cret"))
+        let wrong = try HTTPPeer(url: server.url("docs"), user: "ada", password: "nope")
+        await #expect(throws: (any Error).self) { try await Replication(source: try local.peer, target: wrong).run() }
+        let right = try HTTPPeer(url: "http://ada:s3cret@127.0.0.1:\(server.port)/docs")
+        #expect(try await Replication(source: try local.peer, target: right).run().documentsWritten == 2)
+        await server.stop()
+        // Nothing listens any more: transient failures, retried, then given up.
+        let down = ReplicationOptions(initialRetryDelay: .milliseconds(1), maximumRetries: 2)
+        await #expect(throws: TransientPeerError.self) {
+            try await Replication(source: try local.peer, target: right, options: down).run()
+        }
+    }
+
+    // MARK: - The Python reference peer
+
+    /// refpeer's server on a free port, with one database "docs".
+    final class ReferenceServer {
+        let process = Process()
+        let port: Int
+
+        init() throws {
+            process.executableURL = URL(fileURLWithPath: try referencePython())
+            process.arguments = [
+                packageRoot.appendingPathComponent("Tests/SyncReference/refpeer.py").path, "serve", "--port", "0",
+                "--db", "docs"
+            ]
+            let output = Pipe()
+            process.standardOutput = output
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            var line = Data()
+            while !line.contains(0x0A) {
+                let chunk = output.fileHandleForReading.availableData
+                if chunk.isEmpty { break }
+                line.append(chunk)
+            }
+            let text = String(decoding: line, as: UTF8.self)
+            guard let colon = text.lastIndex(of: ":"),
+                let port = Int(text[text.index(after: colon)...].trimmingCharacters(in: .whitespacesAndNewlines))
+            else {
+                process.terminate()
+                throw KVDocsError(.ioError, "refpeer did not say where it listens: \(text)")
+            }
+            self.port = port
+        }
+
+        var url: String { "http://127.0.0.1:\(port)/docs" }
+
+        /// Stops the server (without waiting: `waitUntilExit` spins a run loop, which a
+        /// test's task does not have; Foundation reaps the process).
+        deinit { process.terminate() }
+    }
+
+    /// KVDocs' replicator pushes to and pulls from refpeer (an independent implementation
+    /// written from CouchDB's documentation), and refpeer's replicator pushes to and pulls
+    /// from KVDocs' server; every side ends with the same winners and conflicts.
+    @Test(.requires(.python)) func theReferencePeerReplicatesWithKVDocsBothWays() async throws {
+        let a = try SyncPeer()
+        let b = try SyncPeer()
+        try ReplicatorTests.fill(a, 6)
+        try a.docs.upsert(["_id": "shared", "tag": "from a"])
+        try a.docs.delete(id: "d2")
+        try b.docs.upsert(["_id": "shared", "tag": "from b"])
+        try b.docs.upsert(["_id": "é/ü ?&", "tag": "odd"])
+        let reference = try ReferenceServer()
+        let remote = try HTTPPeer(url: reference.url)
+        // KVDocs' replicator: a -> refpeer -> b, and b -> refpeer.
+        try await Replication(source: try a.peer, target: remote).run()
+        try await Replication(source: remote, target: try b.peer).run()
+        try await Replication(source: try b.peer, target: remote).run()
+        // refpeer's replicator: refpeer -> KVDocs' server over a, and back.
+        let server = try await RunningServer(a.store)
+        for (source, target) in [(reference.url, server.url("docs")), (server.url("docs"), reference.url)] {
+            let output = try runPython("Tests/SyncReference/refpeer.py", ["replicate", source, target])
+            let result = try JSONValue(parsing: output)
+            #expect(result["error"] == nil, "\(output)")
+        }
+        await server.stop()
+        let ids = Self.ids
+        #expect(try a.state(ids: ids, tags: ["t0", "t1"]) == b.state(ids: ids, tags: ["t0", "t1"]))
+        #expect(try a.docs.conflictInfo(id: "shared")?.conflicts.count == 1)
+        // refpeer agrees on the winner and the conflict.
+        let winner = try #require(try a.docs.conflictInfo(id: "shared"))
+        let answer = try await HTTPPeer(url: reference.url).fetch([
+            PeerRevisionRequest(id: "shared", revision: winner.winner)
+        ])
+        #expect(answer.first?.body["tag"] == (try a.docs.get(id: "shared")?["tag"]))
+        // Rerunning KVDocs' replications copies nothing.
+        #expect(try await Replication(source: remote, target: try a.peer).run().documentsWritten == 0)
+        #expect(try await Replication(source: try b.peer, target: remote).run().documentsWritten == 0)
+    }
+}
