@@ -118,9 +118,12 @@ public final class SyncCommands: SyncCommandHandler {
                 identityHint: "this store\u{0}\(text)")
         }
         if text.hasPrefix("http://") || text.hasPrefix("https://") {
-            throw KVDocsError(
-                .notSupported,
-                "replicating with a URL (\(text)) needs the HTTP peer, which this version does not have yet")
+            // Credentials come from the URL, or from KVDOCS_USER and KVDOCS_PASSWORD, never
+            // from the command line.
+            let environment = ProcessInfo.processInfo.environment
+            let peer = try HTTPPeer(
+                url: text, user: environment["KVDOCS_USER"], password: environment["KVDOCS_PASSWORD"])
+            return Endpoint(peer: peer, isSessionStore: false, identityHint: peer.url)
         }
         guard let colon = text.lastIndex(of: ":"), colon != text.startIndex,
             text.index(after: colon) != text.endIndex

@@ -182,3 +182,83 @@ import Testing
         #expect(try jsonLines(r.stdout).first?["tag"] == "t")
     }
 }
+
+/// The README's sync story: two kvrepl processes on loopback, one serving, the other
+/// replicating both ways; a conflict is made, shown on both and resolved.
+@Suite struct KVReplServeStoryTests {
+    /// `kvrepl PATH --json -c "serve --port 0"`, running until stopped.
+    final class Serving {
+        let process = Process()
+        let port: Int
+
+        init(_ path: String) throws {
+            process.executableURL = URL(fileURLWithPath: try kvreplBinary())
+            process.arguments = [path, "--json", "-c", "serve --port 0"]
+            let output = Pipe()
+            process.standardOutput = output
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            var line = Data()
+            while !line.contains(0x0A) {
+                let chunk = output.fileHandleForReading.availableData
+                if chunk.isEmpty { break }
+                line.append(chunk)
+            }
+            guard let first = line.split(separator: 0x0A).first,
+                case .int(let port)? = try? JSONValue(parsing: Data(first))["port"]
+            else {
+                process.terminate()
+                throw KVDocsError(
+                    .ioError, "kvrepl serve did not report its port: \(String(decoding: line, as: UTF8.self))")
+            }
+            self.port = Int(port)
+        }
+
+        /// Ctrl-C, and the exit status.
+        func stop() -> Int32 {
+            kill(process.processIdentifier, SIGINT)
+            process.waitUntilExit()
+            return process.terminationStatus
+        }
+    }
+
+    @Test func twoShellsReplicateBothWaysOverLoopbackAndSettleAConflict() throws {
+        let dir = TemporaryDirectory("kvrepl-serve")
+        let schema = dir.child("schema.json")
+        try Data(KVReplReplicateCommandTests.schema.utf8).write(to: URL(fileURLWithPath: schema))
+        let laptop = dir.child("laptop"), phone = dir.child("phone")
+        for (path, tag) in [(laptop, "laptop"), (phone, "phone")] {
+            let r = try kvrepl([
+                path, "--create", "--schema", schema, "-c", #"insert notes {"_id": "todo", "tag": "\#(tag)"}"#
+            ])
+            #expect(r.status == 0, "\(r.stderr)")
+        }
+        var server = try Serving(laptop)
+        let url = "http://127.0.0.1:\(server.port)/notes"
+        var r = try kvrepl([
+            phone, "--json", "-c", "replicate notes \(url)", "-c", "replicate \(url) notes", "-c", "conflicts notes"
+        ])
+        #expect(r.status == 0, "\(r.stderr)")
+        var lines = try jsonLines(r.stdout)
+        #expect(lines.count == 3 && lines[2]["id"] == "todo", "\(lines)")
+        guard case .array(let losers)? = lines.last?["conflicts"], case .string(let loser)? = losers.first else {
+            _ = server.stop()
+            return
+        }
+        r = try kvrepl([phone, "--json", "-c", #"resolve notes "todo" \#(loser)"#, "-c", "replicate notes \(url)"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(server.stop() == 0)
+        for path in [laptop, phone] {
+            r = try kvrepl([path, "--json", "-c", "conflicts notes", "-c", #"doc notes "todo""#])
+            #expect(try jsonLines(r.stdout).map { $0["_rev"] } == [.string(loser)], "\(path): \(r.stdout)")
+        }
+        // Replicating again copies nothing.
+        server = try Serving(laptop)
+        r = try kvrepl([
+            phone, "--json", "-c", "replicate notes http://127.0.0.1:\(server.port)/notes", "-c",
+            "replicate http://127.0.0.1:\(server.port)/notes notes"
+        ])
+        #expect(try jsonLines(r.stdout).map { $0["docs_written"] } == [0, 0])
+        #expect(server.stop() == 0)
+    }
+}
