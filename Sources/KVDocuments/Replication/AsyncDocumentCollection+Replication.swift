@@ -73,7 +73,7 @@ extension AsyncDocumentCollection {
 
 extension DocumentStore {
     /// The store's replication identity, read (or made) on the store's write executor; see
-    /// ``uuid()``.
+    /// the synchronous `uuid()`.
     public func uuid() async throws -> String {
         try await executor.write { [self] in try uuid() }
     }
