@@ -1,23 +1,21 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+// `KVDOCS_WITHOUT_SYNC=1` builds the package without its sync half: no KVDocsSync, no
+// kvrepl (whose `serve` and `replicate` need it), and none of the HTTP stack (SwiftNIO,
+// Hummingbird, AsyncHTTPClient) resolved or built. scripts/sanitize uses it, since the
+// suites it runs under ThreadSanitizer need none of them.
+let withSync = Context.environment["KVDOCS_WITHOUT_SYNC"] == nil
+
 let package = Package(
     name: "KVDocs",
     products: [
-        .library(name: "KVDocs", targets: ["KVDocs"]),
-        .library(name: "KVDocsSync", targets: ["KVDocsSync"]),
-        .executable(name: "kvrepl", targets: ["kvrepl"])
+        .library(name: "KVDocs", targets: ["KVDocs"])
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         // Heap (HeapModule): the bounded top-k heaps of query execution.
-        .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
-        // KVDocsSync only: the HTTP server and client of replication.
-        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
-        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
-        .package(url: "https://github.com/apple/swift-nio", from: "2.81.0"),
-        .package(url: "https://github.com/apple/swift-http-types", from: "1.3.0"),
-        .package(url: "https://github.com/apple/swift-log", from: "1.6.0")
+        .package(url: "https://github.com/apple/swift-collections", from: "1.1.0")
     ],
     targets: [
         // MARK: - C library
@@ -79,23 +77,6 @@ let package = Package(
             dependencies: ["KVSupport", "KVStorage", "KVKeys", "KVText", "KVGeo", "KVDocuments"]
         ),
 
-        // MARK: - Sync
-
-        // Replication over CouchDB's protocol: the replicator and its peers. A product of its
-        // own, so that apps that do not sync do not pull in its dependencies.
-        .target(
-            name: "KVDocsSync",
-            dependencies: [
-                "KVDocs", "KVDocuments", "KVSupport",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "Logging", package: "swift-log")
-            ]
-        ),
-
         // MARK: - kvrepl
 
         // libedit (Debian's libedit-dev): line editing, history and completion for kvrepl.
@@ -108,19 +89,6 @@ let package = Package(
         .target(
             name: "KVReplCore",
             dependencies: ["KVDocs"]
-        ),
-        // The shell's sync commands (replicate), over KVDocsSync: kept out of KVReplCore so
-        // that the command language does not depend on the sync stack.
-        .target(
-            name: "KVReplSync",
-            dependencies: ["KVReplCore", "KVDocsSync", "KVDocs"]
-        ),
-        .executableTarget(
-            name: "kvrepl",
-            dependencies: [
-                "KVReplCore", "KVReplSync", "CEditLine",
-                .product(name: "ArgumentParser", package: "swift-argument-parser")
-            ]
         ),
 
         // MARK: - Examples and tools
@@ -175,6 +143,56 @@ let package = Package(
         .testTarget(
             name: "KVDocsTests",
             dependencies: ["KVDocs", "KVDocsTestSupport"]
+        )
+    ],
+    swiftLanguageModes: [.v6]
+)
+
+// The sync half: the replicator and its HTTP server and client, the shell that offers them,
+// and their tests.
+if withSync {
+    package.products += [
+        .library(name: "KVDocsSync", targets: ["KVDocsSync"]),
+        .executable(name: "kvrepl", targets: ["kvrepl"])
+    ]
+    package.dependencies += [
+        // KVDocsSync only: the HTTP server and client of replication.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.81.0"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.3.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0")
+    ]
+    package.targets += [
+        // MARK: - Sync
+
+        // Replication over CouchDB's protocol: the replicator and its peers. A product of its
+        // own, so that apps that do not sync do not pull in its dependencies.
+        .target(
+            name: "KVDocsSync",
+            dependencies: [
+                "KVDocs", "KVDocuments", "KVSupport",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log")
+            ]
+        ),
+
+        // The shell's sync commands (replicate), over KVDocsSync: kept out of KVReplCore so
+        // that the command language does not depend on the sync stack.
+        .target(
+            name: "KVReplSync",
+            dependencies: ["KVReplCore", "KVDocsSync", "KVDocs"]
+        ),
+        .executableTarget(
+            name: "kvrepl",
+            dependencies: [
+                "KVReplCore", "KVReplSync", "CEditLine",
+                .product(name: "ArgumentParser", package: "swift-argument-parser")
+            ]
         ),
         .testTarget(
             name: "KVDocsSyncTests",
@@ -184,6 +202,5 @@ let package = Package(
             name: "KVReplTests",
             dependencies: ["KVReplCore", "KVReplSync", "KVDocs", "KVDocsTestSupport"]
         )
-    ],
-    swiftLanguageModes: [.v6]
-)
+    ]
+}
