@@ -248,9 +248,8 @@ public struct SyncEndpoint: Sendable {
         if let text = request.parameter("since") {
             if text == "now" {
                 since = try await collection.async.updateSequence()
-            } else if let value = try? JSONValue(parsing: text), let parsed = try? LocalPeer.sequence(value) {
-                since = parsed
-            } else if let parsed = Int64(text), parsed >= 0 {
+            } else if let parsed = try? LocalPeer.sequence((try? JSONValue(parsing: text)) ?? .string(text)) {
+                // A number, or a number in a JSON string (how a replicator echoes `seq`).
                 since = parsed
             } else {
                 throw SyncError.badRequest("since must be a sequence number or \"now\", not \(text)")
@@ -412,18 +411,8 @@ public struct SyncEndpoint: Sendable {
                 continue
             }
             do {
-                let change: Change?
-                if fields["_deleted"] == true {
-                    guard case .string(let rev)? = fields["_rev"] else {
-                        throw KVDocsError(.conflict, "a deletion needs the _rev it deletes")
-                    }
-                    change = try await collection.async.delete(id: id, ifRevision: try Revision.parse(rev))
-                } else {
-                    change = try await collection.async.upsert(.object(fields))
-                }
-                let rev = try collection.revisionLeaves(id: id).first?.revision.description ?? ""
-                _ = change
-                answers.append(["ok": true, "id": .string(id), "rev": .string(rev)])
+                let (revision, _) = try await collection.async.save(.object(fields))
+                answers.append(["ok": true, "id": .string(id), "rev": .string(revision.description)])
             } catch let error as KVDocsError {
                 let failure = Self.response(for: error)
                 answers.append(Self.failure(id: id, rev: nil, failure.error, failure.reason))
@@ -499,13 +488,8 @@ public struct SyncEndpoint: Sendable {
                     }
                     revisions = try items.map(Self.revision)
                 }
-                let answers = try await collection.async.bulkGet(
-                    [(id, revisions?.first)], latest: latest, withHistory: revs)
-                var results = answers.first?.results ?? []
-                if let revisions, revisions.count > 1 {
-                    results = try collection.openRevisions(
-                        id: id, revisions: revisions, latest: latest, withHistory: revs)
-                }
+                let results = try await collection.async.openRevisions(
+                    id: id, revisions: revisions, latest: latest, withHistory: revs)
                 if revisions == nil, results.isEmpty { throw SyncError.missing }
                 return SyncResponse(
                     200,
@@ -548,16 +532,15 @@ public struct SyncEndpoint: Sendable {
                         body: try JSONValue.object(["docs": [.object(fields)], "new_edits": false]).canonicalBytes()))
             }
             if let rev = request.parameter("rev"), fields["_rev"] == nil { fields["_rev"] = .string(rev) }
-            try await collection.async.upsert(.object(fields))
-            let rev = try collection.revisionLeaves(id: id).first?.revision.description ?? ""
-            return SyncResponse(201, ["ok": true, "id": .string(id), "rev": .string(rev)])
+            let (revision, _) = try await collection.async.save(.object(fields))
+            return SyncResponse(201, ["ok": true, "id": .string(id), "rev": .string(revision.description)])
         case "DELETE":
             guard let rev = request.parameter("rev") else {
                 throw SyncError(status: 409, error: "conflict", reason: "Document update conflict.")
             }
-            _ = try await collection.async.delete(id: id, ifRevision: try Self.revision(.string(rev)))
-            let now = try collection.revisionLeaves(id: id).first?.revision.description ?? ""
-            return SyncResponse(200, ["ok": true, "id": .string(id), "rev": .string(now)])
+            let (revision, _) = try await collection.async.save(
+                ["_id": .string(id), "_rev": .string(try Self.revision(.string(rev)).description), "_deleted": true])
+            return SyncResponse(200, ["ok": true, "id": .string(id), "rev": .string(revision.description)])
         default:
             throw SyncError.methodNotAllowed("GET,HEAD,PUT,DELETE")
         }

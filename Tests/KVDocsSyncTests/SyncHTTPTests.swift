@@ -104,42 +104,27 @@ final class RunningServer: Sendable {
 
     // MARK: - The Python reference peer
 
-    /// refpeer's server on a free port, with one database "docs".
+    /// refpeer's server on a free port, with one database "docs" (its first line ends with
+    /// `:PORT`).
     final class ReferenceServer {
-        let process = Process()
+        let server: ServerProcess
         let port: Int
 
         init() throws {
-            process.executableURL = URL(fileURLWithPath: try referencePython())
-            process.arguments = [
-                packageRoot.appendingPathComponent("Tests/SyncReference/refpeer.py").path, "serve", "--port", "0",
-                "--db", "docs"
-            ]
-            let output = Pipe()
-            process.standardOutput = output
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            var line = Data()
-            while !line.contains(0x0A) {
-                let chunk = output.fileHandleForReading.availableData
-                if chunk.isEmpty { break }
-                line.append(chunk)
-            }
-            let text = String(decoding: line, as: UTF8.self)
-            guard let colon = text.lastIndex(of: ":"),
-                let port = Int(text[text.index(after: colon)...].trimmingCharacters(in: .whitespacesAndNewlines))
-            else {
-                process.terminate()
+            server = try ServerProcess(
+                try referencePython(),
+                [
+                    packageRoot.appendingPathComponent("Tests/SyncReference/refpeer.py").path, "serve", "--port", "0",
+                    "--db", "docs"
+                ])
+            let text = server.firstLine
+            guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]) else {
                 throw KVDocsError(.ioError, "refpeer did not say where it listens: \(text)")
             }
             self.port = port
         }
 
         var url: String { "http://127.0.0.1:\(port)/docs" }
-
-        /// Stops the server (without waiting: `waitUntilExit` spins a run loop, which a
-        /// test's task does not have; Foundation reaps the process).
-        deinit { process.terminate() }
     }
 
     /// KVDocs' replicator pushes to and pulls from refpeer (an independent implementation

@@ -124,3 +124,47 @@ package final class PlyvelHolder {
 
     deinit { close() }
 }
+
+/// A server process that says where it listens on the first line of its standard output,
+/// and runs until it is stopped (or this object goes).
+package final class ServerProcess {
+    /// The running process.
+    package let process = Process()
+    /// The first line it printed, without its newline.
+    package let firstLine: String
+
+    /// Starts `executable` and waits for its first line of output.
+    /// - Throws: `.ioError` when it exits before printing a whole line.
+    package init(_ executable: String, _ arguments: [String]) throws {
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        var line = Data()
+        while !line.contains(0x0A) {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            line.append(chunk)
+        }
+        guard let end = line.firstIndex(of: 0x0A) else {
+            process.terminate()
+            throw KVDocsError(
+                .ioError,
+                "\(executable) exited before saying where it listens: \(String(decoding: line, as: UTF8.self))")
+        }
+        firstLine = String(decoding: line[..<end], as: UTF8.self)
+    }
+
+    /// Sends `signal` and waits for the exit status. Not from an async test: waiting spins
+    /// a run loop, which a test's task does not have (deinit stops without waiting).
+    package func stop(_ signal: Int32 = SIGINT) -> Int32 {
+        kill(process.processIdentifier, signal)
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
+    /// Stops the server without waiting (Foundation reaps the process).
+    deinit { if process.isRunning { process.terminate() } }
+}

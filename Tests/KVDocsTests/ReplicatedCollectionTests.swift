@@ -323,6 +323,56 @@ import Testing
         }
     }
 
+    @Test func saveFollowsCouchDBsPutRulesAndReturnsTheRevisionItMade() throws {
+        try Self.withStore { store, db in
+            let notes = try store.collection("notes")
+            // New: 1-…, the document's _rev.
+            let (r1, change1) = try notes.save(["_id": "d", "tags": ["a"]])
+            #expect(r1.position == 1 && change1.operation == .insert)
+            #expect(try Self.revision(notes.get(id: "d")) == r1)
+            // Without _rev an existing document is a conflict; a stale _rev too. Nothing written.
+            let before = try Self.dump(db)
+            expectError(.conflict) { try notes.save(["_id": "d", "tags": ["b"]]) }
+            expectError(.conflict) { try notes.save(["_id": "d", "_rev": "1-0000", "tags": ["b"]]) }
+            expectError(.conflict) { try notes.save(["_id": "d", "_deleted": true]) }
+            expectError(.invalidArgument) {
+                try notes.save(["_id": "d", "_rev": .string(r1.description), "_deleted": 1])
+            }
+            expectError(.invalidArgument) { try notes.save(["x"]) }
+            expectError(.notSupported) { try store.collection("people").save(["_id": "p"]) }
+            #expect(try Self.dump(db) == before)
+            // An edit of the winner.
+            let (r2, _) = try notes.save(["_id": "d", "_rev": .string(r1.description), "tags": ["b"]])
+            #expect(r2.position == 2)
+            #expect(try notes.get(id: "d") == ["_id": "d", "_rev": .string(r2.description), "tags": ["b"]])
+            // A conflicting branch (2-ffff beside r2) and an edit of the winner: deleting that
+            // edit returns its tombstone, not the leaf that wins next.
+            let other = try Self.rev("2-ffff")
+            try notes.writeReplicated(id: "d", revision: other, history: [other.id, r1.id], body: ["tags": ["c"]])
+            let winner = try #require(try notes.revisionLeaves(id: "d").first).revision
+            let (r3, _) = try notes.save(["_id": "d", "_rev": .string(winner.description), "tags": ["e"]])
+            #expect(r3.position == 3)
+            let (tombstone, change) = try notes.save(["_id": "d", "_rev": .string(r3.description), "_deleted": true])
+            #expect(tombstone.position == 4 && change.operation == .update)
+            let leaves = try notes.revisionLeaves(id: "d")
+            #expect(leaves.contains(RevisionLeaf(revision: tombstone, deleted: true)))
+            #expect(leaves.first?.deleted == false && leaves.first?.revision != tombstone)
+            // Deleting each live winner in turn: the document reads as absent once none is left.
+            while let winner = try notes.revisionLeaves(id: "d").first, !winner.deleted {
+                try notes.save(["_id": "d", "_rev": .string(winner.revision.description), "_deleted": true])
+            }
+            let dead = try notes.revisionLeaves(id: "d")[0]
+            #expect(try dead.deleted && notes.get(id: "d") == nil)
+            expectError(.notFound) {
+                try notes.save(["_id": "d", "_rev": .string(dead.revision.description), "_deleted": true])
+            }
+            // Re-creating continues the deleted branch.
+            let (again, _) = try notes.save(["_id": "d", "tags": ["z"]])
+            #expect(again.position == dead.revision.position + 1)
+            #expect(try store.verify().isClean)
+        }
+    }
+
     @Test func inconsistentReplicatedHistoriesAreRefused() throws {
         try Self.withStore { store, db in
             let notes = try store.collection("notes")

@@ -188,38 +188,19 @@ import Testing
 @Suite struct KVReplServeStoryTests {
     /// `kvrepl PATH --json -c "serve --port 0"`, running until stopped.
     final class Serving {
-        let process = Process()
+        let server: ServerProcess
         let port: Int
 
         init(_ path: String) throws {
-            process.executableURL = URL(fileURLWithPath: try kvreplBinary())
-            process.arguments = [path, "--json", "-c", "serve --port 0"]
-            let output = Pipe()
-            process.standardOutput = output
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            var line = Data()
-            while !line.contains(0x0A) {
-                let chunk = output.fileHandleForReading.availableData
-                if chunk.isEmpty { break }
-                line.append(chunk)
-            }
-            guard let first = line.split(separator: 0x0A).first,
-                case .int(let port)? = try? JSONValue(parsing: Data(first))["port"]
-            else {
-                process.terminate()
-                throw KVDocsError(
-                    .ioError, "kvrepl serve did not report its port: \(String(decoding: line, as: UTF8.self))")
+            server = try ServerProcess(try kvreplBinary(), [path, "--json", "-c", "serve --port 0"])
+            guard case .int(let port)? = try? JSONValue(parsing: Data(server.firstLine.utf8))["port"] else {
+                throw KVDocsError(.ioError, "kvrepl serve did not report its port: \(server.firstLine)")
             }
             self.port = Int(port)
         }
 
         /// Ctrl-C, and the exit status.
-        func stop() -> Int32 {
-            kill(process.processIdentifier, SIGINT)
-            process.waitUntilExit()
-            return process.terminationStatus
-        }
+        func stop() -> Int32 { server.stop(SIGINT) }
     }
 
     @Test func twoShellsReplicateBothWaysOverLoopbackAndSettleAConflict() throws {
@@ -239,7 +220,7 @@ import Testing
             phone, "--json", "-c", "replicate notes \(url)", "-c", "replicate \(url) notes", "-c", "conflicts notes"
         ])
         #expect(r.status == 0, "\(r.stderr)")
-        var lines = try jsonLines(r.stdout)
+        let lines = try jsonLines(r.stdout)
         #expect(lines.count == 3 && lines[2]["id"] == "todo", "\(lines)")
         guard case .array(let losers)? = lines.last?["conflicts"], case .string(let loser)? = losers.first else {
             _ = server.stop()

@@ -35,6 +35,16 @@ extension AsyncDocumentCollection {
         }
     }
 
+    /// Revisions of document `id` with their bodies; see
+    /// ``DocumentCollection/openRevisions(id:revisions:latest:withHistory:)``.
+    public func openRevisions(id: String, revisions: [Revision]?, latest: Bool = false, withHistory: Bool = false)
+        async throws -> [OpenRevisionResult]
+    {
+        try await collection.store.executor.read { [collection] in
+            try collection.openRevisions(id: id, revisions: revisions, latest: latest, withHistory: withHistory)
+        }
+    }
+
     /// Stores replicated revisions as they are; see
     /// ``DocumentCollection/bulkWriteReplicated(_:sync:)``.
     public func bulkWriteReplicated(_ documents: [ReplicatedDocument], sync: Bool = false) async throws
@@ -52,6 +62,13 @@ extension AsyncDocumentCollection {
         try await collection.store.executor.write { [collection] in
             try collection.delete(id: id, ifRevision: revision, sync: sync)
         }
+    }
+
+    /// Writes one edit as CouchDB's `PUT /db/id` does and returns the revision it made; see
+    /// ``DocumentCollection/save(_:sync:)``.
+    @discardableResult
+    public func save(_ document: JSONValue, sync: Bool = false) async throws -> (revision: Revision, change: Change) {
+        try await collection.store.executor.write { [collection] in try collection.save(document, sync: sync) }
     }
 
     /// The `_local` document `id`; see ``DocumentCollection/localDocument(_:)``.

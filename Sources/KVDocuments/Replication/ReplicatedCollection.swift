@@ -224,6 +224,62 @@ extension DocumentCollection {
         }
     }
 
+    /// Writes one edit of a document of this replicated collection as CouchDB's `PUT /db/id`
+    /// does, and returns the revision it made.
+    ///
+    /// - With a `_rev`, the document becomes a child of that revision, which must be the
+    ///   winner.
+    /// - Without one, the document must be new or deleted. Re-creating a deleted document
+    ///   continues its deleted branch.
+    /// - With `"_deleted": true` (and a `_rev`), the new revision is a tombstone. The
+    ///   returned revision is that tombstone, even when another branch then wins.
+    ///
+    /// The revision comes from the write itself: it is the edit's, whatever another writer
+    /// does next.
+    /// - Returns: the new revision and the change.
+    /// - Throws: `.conflict` when `_rev` is not the winner, when a document without `_rev`
+    ///   exists, or for a deletion without `_rev`; `.notFound` when deleting a document
+    ///   whose winner already is a tombstone; `.invalidArgument` for a document that is not
+    ///   an object, or has a bad `_id` or `_rev`; `.notSupported` for a collection that is
+    ///   not replicated. Nothing is written then.
+    @discardableResult
+    public func save(_ document: JSONValue, sync: Bool = false) throws -> (revision: Revision, change: Change) {
+        try replicatedSchema()
+        guard case .object(var fields) = document else {
+            throw KVDocsError(
+                .invalidArgument, "a document must be a JSON object, not \(article(document.typeName))")
+        }
+        let mode: DocumentStore.WriteMode
+        switch fields["_deleted"] {
+        case nil, .bool(false)?:
+            fields["_deleted"] = nil
+            mode = fields["_rev"] == nil ? .insert : .upsert
+        case .bool(true)?:
+            guard let id = fields["_id"], let rev = fields["_rev"] else {
+                throw KVDocsError(
+                    .conflict,
+                    "collection \"\(name)\": a deletion needs the _id and the _rev it deletes")
+            }
+            fields = ["_id": id, "_rev": rev]
+            mode = .delete
+        case let other?:
+            throw KVDocsError(
+                .invalidArgument,
+                "collection \"\(name)\": _deleted must be true or false, not \(other.compactDescription)")
+        }
+        return try store.performWrites(sync: sync) { context in
+            context.lastRevision = nil
+            guard let change = try context.write(name, mode, document: .object(fields), id: nil),
+                let revision = context.lastRevision
+            else {
+                throw KVDocsError(
+                    .notFound,
+                    "collection \"\(name)\", document \(fields["_id"]?.compactDescription ?? ""): already deleted")
+            }
+            return (revision, change)
+        }
+    }
+
     /// The `_local` document `id` (with or without the `_local/` prefix): its revision
     /// `0-n` and body, or `nil`. `_local` documents are never replicated, indexed or in the
     /// change feed, and have no revision tree.

@@ -183,9 +183,11 @@ extension DocumentStore.WriteContext {
         nodes.append(RevisionTree.PathNode(id: revision.id, value: .stored(deleted: deleted)))
         var updated = tree
         updated.merge(try RevisionTree.Path(start: parent?.position ?? 1, nodes: nodes))
-        return try applyRevisions(
+        let change = try applyRevisions(
             collection, schema, id: id, before: tree, beforeSequence: sequence, after: updated, bodies: [revision: body]
         )
+        lastRevision = revision
+        return change
     }
 
     /// A replicated edit (CouchDB's `new_edits=false`): merges `revision` with its history

@@ -30,6 +30,8 @@ extension DocumentStore {
         var revisionTrees: [ByteKey: (tree: RevisionTree, sequence: Int64)] = [:]
         /// Leaf bodies of replicated documents written in this batch, by key (`nil`: deleted).
         var revisionBodies: [ByteKey: JSONObject?] = [:]
+        /// The revision the latest interactive edit of a replicated document made.
+        var lastRevision: Revision?
         /// The undo journal of the data migration making these writes, if one is.
         var journal: MigrationJournal?
         /// Whether writes record changes in the change feed and take sequence numbers
