@@ -53,69 +53,87 @@ struct InjectedFault: Error {}
 
 /// A peer whose `n`-th call fails (a store that wrote counts as a call after the write, so
 /// that a failure can fall between the write and the checkpoint, as a killed process's
-/// would): with an error, a transient error, or by cancelling the replication's task.
+/// would): with an error, a transient error, by cancelling the replication's task, or by
+/// cancelling the call while it runs (over HTTP: its request in flight, the server's write
+/// done or not) and failing the replication.
 struct FaultyPeer: ReplicationPeer {
-    enum Fault: CaseIterable { case error, transient, cancellation }
+    enum Fault: CaseIterable { case error, transient, cancellation, cancellationInFlight }
 
-    let base: LocalPeer
+    let base: any ReplicationPeer
     let remaining: TestLock<Int>
     let fault: Fault
 
-    init(_ base: LocalPeer, failingAt call: Int, fault: Fault = .error) {
+    init(_ base: any ReplicationPeer, failingAt call: Int, fault: Fault = .error) {
         self.base = base
         self.remaining = TestLock(call)
         self.fault = fault
     }
 
-    init(_ base: LocalPeer, failingAt call: Int, transient: Bool) {
+    init(_ base: any ReplicationPeer, failingAt call: Int, transient: Bool) {
         self.init(base, failingAt: call, fault: transient ? .transient : .error)
     }
 
-    func tick() throws {
-        let fail = remaining.withLock { n -> Bool in
+    /// Whether this call is the one that fails.
+    func due() -> Bool {
+        remaining.withLock { n -> Bool in
             n -= 1
             return n == 0
         }
-        guard fail else { return }
+    }
+
+    func fail() throws {
         switch fault {
         case .error: throw InjectedFault()
         case .transient: throw TransientPeerError("injected")
         case .cancellation: withUnsafeCurrentTask { $0?.cancel() }
+        case .cancellationInFlight: throw CancellationError()
         }
     }
 
-    func identity() async throws -> String { try await base.identity() }
-    func updateSequence() async throws -> JSONValue {
-        try tick()
-        return try await base.updateSequence()
+    /// Runs one call of `base`, failing before it (after it for `store`, whose write is then
+    /// done) or, for `cancellationInFlight`, racing it against a timer of up to 3 ms.
+    func call<R: Sendable>(failsAfter: Bool = false, _ body: @escaping @Sendable () async throws -> R) async throws
+        -> R
+    {
+        guard fault == .cancellationInFlight else {
+            if !failsAfter, due() { try fail() }
+            let result = try await body()
+            if failsAfter, due() { try fail() }
+            return result
+        }
+        guard due() else { return try await body() }
+        let delay = Duration.microseconds(Int.random(in: 0..<3_000))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { _ = try await body() }
+            group.addTask { try await Task.sleep(for: delay) }
+            defer { group.cancelAll() }
+            try await group.next()
+        }
+        throw CancellationError()
     }
+
+    func identity() async throws -> String { try await base.identity() }
+    func updateSequence() async throws -> JSONValue { try await call { try await base.updateSequence() } }
     func changes(since: JSONValue, limit: Int, documentIDs: Set<String>?, wait: Duration?) async throws
         -> PeerChanges
     {
-        try tick()
-        return try await base.changes(since: since, limit: limit, documentIDs: documentIDs, wait: wait)
+        try await call { try await base.changes(since: since, limit: limit, documentIDs: documentIDs, wait: wait) }
     }
     func revsDiff(_ offered: [String: [Revision]]) async throws -> [String: RevsDiffEntry] {
-        try tick()
-        return try await base.revsDiff(offered)
+        try await call { try await base.revsDiff(offered) }
     }
     func fetch(_ requests: [PeerRevisionRequest]) async throws -> [ReplicatedDocument] {
-        try tick()
-        return try await base.fetch(requests)
+        try await call { try await base.fetch(requests) }
     }
     func store(_ documents: [ReplicatedDocument]) async throws -> [ReplicatedWriteResult] {
-        let results = try await base.store(documents)
-        try tick()
-        return results
+        try await call(failsAfter: true) { try await base.store(documents) }
     }
-    func ensureFullCommit() async throws { try tick() }
+    func ensureFullCommit() async throws { try await call {} }
     func localDocument(_ id: String) async throws -> (rev: String, body: JSONObject)? {
-        try tick()
-        return try await base.localDocument(id)
+        try await call { try await base.localDocument(id) }
     }
     func putLocalDocument(_ id: String, body: JSONObject, rev: String?) async throws -> String {
-        try tick()
-        return try await base.putLocalDocument(id, body: body, rev: rev)
+        try await call { try await base.putLocalDocument(id, body: body, rev: rev) }
     }
 }
 
