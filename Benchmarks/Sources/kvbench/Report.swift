@@ -237,6 +237,10 @@ struct Report {
             parts.append(lines.joined(separator: "\n"))
             parts.append("")
         }
+        if bench.results.contains(where: { $0.section == "sync" }) {
+            parts.append(Self.syncTable(bench.results))
+            parts.append("")
+        }
         parts.append("### Peak resident memory per section")
         parts.append("")
         parts.append("| section | peak RSS (MB) |")
@@ -366,5 +370,29 @@ struct Report {
         }
         FileHandle.standardError.write(
             Data("charts skipped: no Python with matplotlib (scripts/install-deps installs it)\n".utf8))
+    }
+
+    /// The sync table: documents per second and their ratio to the direct write, then the
+    /// latencies and the catch-up.
+    static func syncTable(_ results: [Measurement]) -> String {
+        let rows = results.filter { $0.section == "sync" }
+        var lines = [
+            "### Sync: replication over CouchDB's protocol (KVDocsSync)", "",
+            "direct write: the target storing the same revisions with `bulkWriteReplicated` in batches of 500, the work every replication ends with. Over loopback: KVDocs' `SyncServer` (Hummingbird) and `HTTPPeer` (AsyncHTTPClient) on 127.0.0.1. Idle continuous: the time from a write on the source until the target has it, the median of the deliveries.",
+            "",
+            "| workload | variant | documents/s | µs per document | / direct write |", "|---|---|---:|---:|---:|"
+        ]
+        for m in rows where !m.name.hasPrefix("idle") {
+            let direct = rows.first { $0.name == m.name && $0.variant == "direct write" }
+            let ratio = direct.map { String(format: "%.2f×", m.seconds / $0.seconds) } ?? "—"
+            lines.append(
+                "| \(m.name) | \(m.variant) | \(Report.ops(m.operationsPerSecond)) | \(Report.us(m.microsecondsPerOperation)) | \(ratio) |"
+            )
+        }
+        lines += ["", "| idle continuous replication | milliseconds to deliver a write |", "|---|---:|"]
+        for m in rows where m.name.hasPrefix("idle") {
+            lines.append("| \(m.variant) | \(String(format: "%.2f", m.seconds * 1000)) |")
+        }
+        return lines.joined(separator: "\n")
     }
 }

@@ -21,8 +21,10 @@ struct KVBench: ParsableCommand {
     var repeats = 3
 
     @Option(
-        help: "Sections to run: raw, tuning, documents, text, import, scaling, geo, layers, apps (comma-separated).")
-    var sections = "raw,tuning,documents,text,import,scaling,geo,layers,apps"
+        help:
+            "Sections to run: raw, tuning, documents, text, import, scaling, geo, layers, apps, sync (comma-separated)."
+    )
+    var sections = "raw,tuning,documents,text,import,scaling,geo,layers,apps,sync"
 
     @Option(help: "Points of the geo section (default 1,000,000; --quick 20,000).")
     var geoPoints: Int?
@@ -54,12 +56,19 @@ struct KVBench: ParsableCommand {
         let started = Date()
         try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true)
         let json = output + "/results.json"
-        let runs: [(String, () throws -> Void)] = [
+        var runs: [(String, () throws -> Void)] = [
             ("raw", bench.runRaw), ("tuning", bench.runTuning), ("documents", bench.runDocuments),
             ("text", bench.runText), ("import", bench.runImport), ("scaling", bench.runScaling), ("geo", bench.runGeo),
             ("layers", bench.runLayers),
             ("apps", bench.runApps)
         ]
+        #if KVBENCH_SYNC
+        runs.append(("sync", bench.runSync))
+        #else
+        if wanted.contains("sync") {
+            FileHandle.standardError.write(Data("sync: skipped (built with KVBENCH_WITHOUT_SYNC)\n".utf8))
+        }
+        #endif
         for (name, body) in runs where wanted.contains(name) {
             try bench.section(name, body)
             // Written after each section, so a long run keeps what it measured.
