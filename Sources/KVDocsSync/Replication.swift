@@ -52,6 +52,31 @@ public final class Replication: Sendable {
         return MD5.hexDigest(Array(text.utf8))
     }
 
+    /// Runs the replication in a task of its own and delivers its progress as a sequence:
+    /// what ``run(_:)`` reports, in order, ending when the replication ends (after the
+    /// final progress of a one-shot run) or with its error. Ending the iteration early
+    /// (a `break`, or cancelling the task iterating) cancels the replication; what it
+    /// copied stays checkpointed.
+    ///
+    /// ```swift
+    /// for try await progress in replication.progress() {
+    ///     print("\(progress.documentsWritten) documents written")
+    /// }
+    /// ```
+    public func progress() -> AsyncThrowingStream<ReplicationProgress, any Error> {
+        AsyncThrowingStream { continuation in
+            let task = Task {
+                do {
+                    try await run { continuation.yield($0) }
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
     /// Runs the replication: until the target has every revision the source had when the
     /// run caught up (one-shot), or until the task is cancelled (continuous).
     /// - Parameter report: called after every batch and at each change of state.

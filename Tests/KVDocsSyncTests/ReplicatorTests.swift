@@ -340,6 +340,38 @@ struct ReadOnlyCheckpoints: ReplicationPeer {
         await #expect(throws: CancellationError.self) { try await task.value }
     }
 
+    @Test func progressIsASequenceEndingWithTheFinalReportOrTheError() async throws {
+        let a = try SyncPeer()
+        let b = try SyncPeer()
+        try Self.fill(a, 7)
+        let replication = Replication(source: try a.peer, target: try b.peer, options: .init(batchSize: 3))
+        var reports: [ReplicationProgress] = []
+        for try await progress in replication.progress() { reports.append(progress) }
+        // Batches of 3: the count written only grows, and the last report is the total.
+        #expect(reports.count >= 3)
+        #expect(zip(reports, reports.dropFirst()).allSatisfy { $0.documentsWritten <= $1.documentsWritten })
+        #expect(reports.last?.documentsWritten == 7)
+        #expect(try b.docs.get(id: "d6") != nil)
+        // A failing peer ends the sequence with its error.
+        let failing = Replication(source: try a.peer, target: FaultyPeer(try b.peer, failingAt: 1))
+        await #expect(throws: InjectedFault.self) {
+            for try await _ in failing.progress() {}
+        }
+    }
+
+    @Test func leavingTheProgressSequenceCancelsAContinuousReplication() async throws {
+        let a = try SyncPeer()
+        let b = try SyncPeer()
+        try Self.fill(a, 2)
+        let replication = Replication(
+            source: try a.peer, target: try b.peer, options: .init(continuous: true, pollTimeout: .milliseconds(100)))
+        for try await progress in replication.progress() where progress.documentsWritten == 2 { break }
+        // Cancelled: a later write is not copied.
+        try a.docs.upsert(["_id": "after", "tag": "t0"])
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(try b.docs.get(id: "d1") != nil && b.docs.get(id: "after") == nil)
+    }
+
     /// Waits (up to a minute, never asserting on time) until `condition` holds.
     static func waitUntil(_ condition: () throws -> Bool) async throws {
         for _ in 0..<6_000 {
