@@ -229,7 +229,8 @@ public struct SyncEndpoint: Sendable {
                     "committed_update_seq": .int(sequence), "instance_start_time": "0", "purge_seq": 0,
                     "compact_running": false, "disk_format_version": 5,
                     "doc_count": .int(Int64(try await store.fetch(.count(collection)))), "doc_del_count": 0,
-                    "sizes": ["active": 0, "external": 0, "file": 0]
+                    // (`disk` as the replication protocol's example of this answer has it.)
+                    "sizes": ["active": 0, "disk": 0, "external": 0, "file": 0]
                 ])
         case "PUT":
             throw SyncError(
