@@ -123,6 +123,43 @@ import Testing
         #expect(now.status == 200 && now.json["_rev"] != .string(tombstone))
     }
 
+    @Test func allDocsListsWinnersByKeysOrByRangeAsCouchDBDoes() async throws {
+        let peer = try SyncPeer()
+        for id in ["b", "d", "a", "é", "c", "gone"] { try peer.docs.upsert(["_id": .string(id), "tag": .string(id)]) }
+        try peer.docs.delete(id: "gone")
+        let endpoint = SyncEndpoint(store: peer.store)
+        func ids(_ query: [(String, String)]) async throws -> [String] {
+            let r = try await Self.call(endpoint, "GET", "/docs/_all_docs", query: query)
+            #expect(r.status == 200 && r.json["total_rows"] == 5, "\(query): \(r)")
+            return Self.rows(r.json["rows"] ?? []).map { Self.text($0["id"]) }
+        }
+        // Id order (code points), live documents only.
+        #expect(try await ids([]) == ["a", "b", "c", "d", "é"])
+        #expect(try await ids([("descending", "true")]) == ["é", "d", "c", "b", "a"])
+        #expect(try await ids([("startkey", #""b""#), ("endkey", #""d""#)]) == ["b", "c", "d"])
+        #expect(try await ids([("start_key", #""b""#), ("end_key", #""d""#), ("inclusive_end", "false")]) == ["b", "c"])
+        #expect(try await ids([("startkey", #""c""#), ("descending", "true")]) == ["c", "b", "a"])
+        #expect(try await ids([("skip", "1"), ("limit", "2")]) == ["b", "c"])
+        let offset = try await Self.call(endpoint, "GET", "/docs/_all_docs", query: [("startkey", #""c""#)])
+        #expect(offset.json["offset"] == 2)
+        // By keys: in their order, a missing id and a deleted one as CouchDB answers them.
+        let r = try await Self.call(
+            endpoint, "POST", "/docs/_all_docs", query: [("include_docs", "true")],
+            body: ["keys": ["d", "nope", "gone", "a"]])
+        let rows = Self.rows(r.json["rows"] ?? [])
+        #expect(rows.count == 4 && rows.map { Self.text($0["key"]) } == ["d", "nope", "gone", "a"])
+        #expect(rows[0]["doc"]?["tag"] == "d" && Self.text(rows[0]["value"]?["rev"]).hasPrefix("1-"))
+        #expect(rows[1] == ["key": "nope", "error": "not_found"])
+        #expect(rows[2]["value"]?["deleted"] == true && rows[2]["doc"] == .null)
+        let byQuery = try await Self.call(endpoint, "GET", "/docs/_all_docs", query: [("keys", #"["a"]"#)])
+        #expect(Self.rows(byQuery.json["rows"] ?? []).map { Self.text($0["id"]) } == ["a"])
+        // Bad parameters.
+        for query in [[("keys", "3")], [("startkey", "b")], [("inclusive_end", "maybe")], [("limit", "-1")]] {
+            let bad = try await Self.call(endpoint, "GET", "/docs/_all_docs", query: query)
+            #expect(bad.status == 400 && bad.json["error"] == "bad_request", "\(query)")
+        }
+    }
+
     @Test func badInputIsRefusedWithCouchDBsErrorsAndWritesNothing() async throws {
         let peer = try SyncPeer()
         try ReplicatorTests.fill(peer, 2)
