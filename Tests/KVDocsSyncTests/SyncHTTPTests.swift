@@ -163,6 +163,31 @@ final class RunningServer: Sendable {
         #expect(passed.count == list.count, "\(result.stdout)")
     }
 
+    /// PouchDB 2.2.3 (a third implementation of the protocol, under node) replicates with
+    /// KVDocs' server both ways: it pushes, the server's side then edits (a concurrent
+    /// edit, a delete, new documents), PouchDB pulls and pushes again. Both sides end with
+    /// the same winners, conflicts and leaves (PouchDB's own winner rule agreeing), and
+    /// replicating again writes nothing either way (Tests/SyncReference/pouchdb223).
+    @Test(.requires(.python, .pouchDB2)) func pouchDB2ReplicatesWithKVDocsServerBothWays() async throws {
+        let directory = TemporaryDirectory("kvdocs-sync-pouchdb")
+        let database = try Database(path: directory.child("db"))
+        defer { database.close() }
+        let store = try DocumentStore(
+            database: database, schema: try Schema(collections: ["r": CollectionSchema(replicated: true)]))
+        let server = try await RunningServer(store)
+        let result = try runProcess(
+            try referencePython(),
+            [
+                packageRoot.appendingPathComponent("Tests/SyncReference/pouchdb223/run_interop.py").path,
+                "--bundle", Reference.pouchDBBundle, "--url", server.url("r")
+            ])
+        await server.stop()
+        #expect(result.status == 0, "\(result.stdout) \(result.stderr)")
+        #expect(result.stdout.contains("RESULT identical states, re-run wrote 0"), "\(result.stdout)")
+        // The conflict PouchDB and KVDocs agree on is in KVDocs' store.
+        #expect(try store.collection("r").conflictInfo(id: "shared")?.conflicts.count == 1)
+    }
+
     /// KVDocs' replicator pushes to and pulls from refpeer (an independent implementation
     /// written from CouchDB's documentation), and refpeer's replicator pushes to and pulls
     /// from KVDocs' server; every side ends with the same winners and conflicts.

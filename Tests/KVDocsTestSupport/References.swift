@@ -22,6 +22,13 @@ package enum Reference: String, CaseIterable, Sendable {
     /// SQLite's JSON functions (`json_extract`, `json_type`, `json_each`) through Python's
     /// `sqlite3` module: the reference for document queries.
     case sqliteJSON = "SQLite JSON functions (Python's sqlite3)"
+    /// PouchDB 2.2.3 under node, another implementation of CouchDB's replication protocol:
+    /// node, Debian's `node-xmlhttprequest`, and the bundle that scripts/install-deps puts
+    /// in `.venv/pouchdb223/bundle.js` (from PyPI's Python-PouchDB 0.4.1).
+    case pouchDB2 = "PouchDB 2.2.3 under node"
+
+    /// Where scripts/install-deps puts PouchDB 2.2.3's bundle.
+    package static let pouchDBBundle = packageRoot.appendingPathComponent(".venv/pouchdb223/bundle.js").path
 
     /// The Python statement that succeeds only when the reference works.
     private var probe: String {
@@ -32,6 +39,8 @@ package enum Reference: String, CaseIterable, Sendable {
         case .sqliteFTS5: "import sqlite3; sqlite3.connect(':memory:').execute('CREATE VIRTUAL TABLE t USING fts5(x)')"
         case .sqliteJSON:
             "import sqlite3; sqlite3.connect(':memory:').execute(\"SELECT json_type('[1]', '$[0]'), value FROM json_each('[1]')\").fetchall()"
+        case .pouchDB2:
+            "import os, shutil; assert shutil.which('node') and os.path.isdir('/usr/share/nodejs/xmlhttprequest') and os.path.isfile(\(pythonString(Self.pouchDBBundle)))"
         }
     }
 

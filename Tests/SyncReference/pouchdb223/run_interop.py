@@ -6,7 +6,9 @@ Needs: node, Debian's node-xmlhttprequest (/usr/share/nodejs/xmlhttprequest), an
 PouchDB 2.2.3 bundle from PyPI Python-PouchDB 0.4.1 (docs/design/sync.md section 0 says
 how to download it). Not part of the unittest.
 
-    python3 Tests/SyncReference/pouchdb223/run_interop.py --bundle DIR/pouchdb/bundle.js
+    python3 Tests/SyncReference/pouchdb223/run_interop.py --bundle DIR/pouchdb/bundle.js [--url DB_URL]
+With --url, PouchDB replicates with that database of a running server (KVDocs' SyncServer,
+say) instead of a refpeer server it starts; the server-side edits go to it over HTTP.
 Exits 0 when both sides end with identical winners, conflicts and leaf sets and a second
 round writes 0 docs both ways; 2 when a prerequisite is missing.
 """
@@ -25,13 +27,17 @@ import test_refpeer as t  # noqa: E402
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bundle", default=os.environ.get("POUCHDB223_BUNDLE"))
+    ap.add_argument("--url", help="a database of a running server, instead of a refpeer server")
     a = ap.parse_args()
     if not a.bundle or not os.path.exists(a.bundle) or not shutil.which("node") or \
             not os.path.exists("/usr/share/nodejs/xmlhttprequest"):
         print("SKIP: node, node-xmlhttprequest or the PouchDB 2.2.3 bundle is missing")
         return 2
-    p, url = t.start_server("--db", "r")
-    db = url + "/r"
+    if a.url:
+        p, db = None, a.url.rstrip("/")
+    else:
+        p, url = t.start_server("--db", "r")
+        db = url + "/r"
     lines = {}
     try:
         n = subprocess.Popen(["node", os.path.join(HERE, "interop.js"), db],
@@ -59,8 +65,9 @@ def main():
             w = [d["_rev"], sorted(d.get("_conflicts", []))] if s1 == 200 else ["deleted"]
             ref[r["id"]] = [w, sorted(c["rev"] for c in r["changes"])]
     finally:
-        p.terminate()
-        p.wait()
+        if p:
+            p.terminate()
+            p.wait()
     pouch = json.loads(lines.get("STATE", "null"))
     rerun = json.loads(lines.get("RERUN", "null"))
     ok = pouch == ref and rerun == {"pull_written": 0, "push_written": 0} and \
