@@ -248,60 +248,19 @@ extension DocumentStore.WriteContext {
     /// - Throws: `.invalidArgument` for a bad `_rev`, `_revisions` or `_deleted`, or a
     ///   history that disagrees with `_rev`; nothing is added to the batch then.
     func writeImported(_ collection: String, _ document: JSONValue) throws -> Bool {
-        guard case .object(let fields) = document, let revValue = fields["_rev"] else { return false }
-        let id = try DocumentStore.replicatedID(fields["_id"] ?? .null, collection: collection)
-        let described = "collection \"\(collection)\", document \(JSONValue.string(id).compactDescription)"
-        var rest: [(String, JSONValue)] = []
-        var deleted = false
-        var history: [RevisionID]?
-        var start: Int?
-        for (key, value) in fields {
-            switch key {
-            case "_deleted":
-                guard case .bool(let flag) = value else {
-                    throw KVDocsError(
-                        .invalidArgument,
-                        "\(described): _deleted must be true or false, not \(value.compactDescription)")
-                }
-                deleted = flag
-            case "_revisions":
-                guard case .object(let revisions) = value, case .int(let first)? = revisions["start"],
-                    case .array(let list)? = revisions["ids"],
-                    !list.isEmpty
-                else {
-                    throw KVDocsError(
-                        .invalidArgument,
-                        "\(described): _revisions must be {\"start\": N, \"ids\": [...]}, not \(value.compactDescription)"
-                    )
-                }
-                start = Int(first)
-                history = try list.map { item in
-                    guard case .string(let text) = item else {
-                        throw KVDocsError(
-                            .invalidArgument, "\(described): _revisions.ids holds \(item.compactDescription)")
-                    }
-                    do { return try RevisionID(parsing: Substring(text)) } catch let e as KVDocsError {
-                        throw KVDocsError(.invalidArgument, "\(described): bad id in _revisions: \(e.message)")
-                    }
-                }
-            default:
-                rest.append((key, value))
-            }
+        guard case .object(let fields) = document, fields["_rev"] != nil else { return false }
+        // Read as `_bulk_docs` with `new_edits: false` reads a revision: one parser of
+        // `_rev`, `_revisions` and `_deleted` for both.
+        let revision: ReplicatedDocument
+        do {
+            revision = try ReplicatedDocument(json: document)
+        } catch {
+            let described = error.id.map { "document \(JSONValue.string($0).compactDescription)" } ?? "a document"
+            throw KVDocsError(.invalidArgument, "collection \"\(collection)\", \(described): \(error.reason)")
         }
-        guard case .string(let revText) = revValue else {
-            throw KVDocsError(
-                .invalidArgument, "\(described): _rev must be a string, not \(revValue.compactDescription)")
-        }
-        let revision: Revision
-        do { revision = try Revision.parse(revText) } catch let e as KVDocsError {
-            throw KVDocsError(.invalidArgument, "\(described): bad _rev: \(e.message)")
-        }
-        if let start, start != revision.position {
-            throw KVDocsError(
-                .invalidArgument, "\(described): _revisions.start \(start) is not the position of _rev \(revision)")
-        }
-        let (body, _) = try DocumentStore.splitReplicated(JSONObject(rest), collection: collection, id: id)
-        _ = try writeReplicated(collection, id: id, revision: revision, history: history, deleted: deleted, body: body)
+        _ = try writeReplicated(
+            collection, id: revision.id, revision: revision.revision, history: revision.history,
+            deleted: revision.deleted, body: revision.body)
         return true
     }
 
