@@ -36,13 +36,24 @@ public struct SyncResponse: Sendable {
     public var status: Int
     /// Headers beyond `Content-Type: application/json`.
     public var headers: [(name: String, value: String)]
-    /// The body: JSON text.
+    /// The body: JSON text. Empty when the body is `stream`.
     public var body: [UInt8]
+    /// A body sent as it is produced (`_changes?feed=continuous`: a JSON line per change,
+    /// an empty line per heartbeat, then the `last_seq` line); `nil` for `body`. Ending
+    /// the iteration early (the client went) stops what produces it.
+    public var stream: AsyncThrowingStream<[UInt8], any Error>?
 
     init(_ status: Int, _ value: JSONValue, headers: [(name: String, value: String)] = []) {
         self.status = status
         self.headers = headers
         self.body = ((try? value.canonicalBytes()) ?? Array("null".utf8)) + [0x0A]
+    }
+
+    init(status: Int, stream: AsyncThrowingStream<[UInt8], any Error>) {
+        self.status = status
+        self.headers = []
+        self.body = []
+        self.stream = stream
     }
 }
 
@@ -288,6 +299,11 @@ public struct SyncEndpoint: Sendable {
         }
         let includeDocs = try flag(request, "include_docs")
         let feed = request.parameter("feed") ?? "normal"
+        if feed == "continuous" {
+            return try continuousChanges(
+                collection, request, since: since, limit: limit, style: style, documentIDs: documentIDs,
+                includeDocs: includeDocs)
+        }
         var page = try await collection.async.changes(
             since: since, limit: limit, style: style, documentIDs: documentIDs)
         switch feed {
@@ -300,21 +316,79 @@ public struct SyncEndpoint: Sendable {
                     since: since, limit: limit, style: style, documentIDs: documentIDs)
             }
         default:
-            throw SyncError.badRequest("feed must be normal or longpoll, not \(feed)")
+            throw SyncError.badRequest("feed must be normal, longpoll or continuous, not \(feed)")
         }
-        var results: [JSONValue] = []
-        for change in page.results {
-            var row: [(String, JSONValue)] = [
-                ("seq", .int(change.sequence)), ("id", .string(change.id)),
-                ("changes", .array(change.leaves.map { ["rev": .string($0.description)] }))
-            ]
-            if change.deleted { row.append(("deleted", true)) }
-            if includeDocs {
-                row.append(("doc", try collection.get(id: .string(change.id)) ?? .null))
-            }
-            results.append(.object(JSONObject(row)))
-        }
+        let results = try page.results.map { try Self.row($0, collection, includeDocs: includeDocs) }
         return SyncResponse(200, ["results": .array(results), "last_seq": .int(page.lastSequence), "pending": 0])
+    }
+
+    /// One row of `_changes`: `seq`, `id`, `changes` (the leaves asked for), `deleted`,
+    /// and with `include_docs` the winner (`null` when deleted).
+    static func row(_ change: ReplicatedChange, _ collection: DocumentCollection, includeDocs: Bool) throws
+        -> JSONValue
+    {
+        var row: [(String, JSONValue)] = [
+            ("seq", .int(change.sequence)), ("id", .string(change.id)),
+            ("changes", .array(change.leaves.map { ["rev": .string($0.description)] }))
+        ]
+        if change.deleted { row.append(("deleted", true)) }
+        if includeDocs {
+            row.append(("doc", try collection.get(id: .string(change.id)) ?? .null))
+        }
+        return .object(JSONObject(row))
+    }
+
+    /// `_changes?feed=continuous`: a line per change as changes come, until `limit` rows,
+    /// or until `timeout` passes without a change; with `heartbeat` (milliseconds, or
+    /// `true` for 60 s) an empty line after each such period instead, for as long as the
+    /// client listens. The last line is `{"last_seq": N, "pending": 0}`.
+    private func continuousChanges(
+        _ collection: DocumentCollection, _ request: SyncRequest, since first: Int64, limit: Int?,
+        style: ChangesStyle, documentIDs: Set<String>?, includeDocs: Bool
+    ) throws -> SyncResponse {
+        let heartbeat: Int?
+        switch request.parameter("heartbeat") {
+        case nil, "false": heartbeat = nil
+        case "true": heartbeat = 60_000
+        case let text?:
+            guard let value = Int(text), value > 0 else {
+                throw SyncError.badRequest("heartbeat must be a positive number of milliseconds or true, not \(text)")
+            }
+            heartbeat = min(value, Self.maximumTimeout)
+        }
+        let timeout = min(try integer(request, "timeout") ?? 60_000, Self.maximumTimeout)
+        let stream = AsyncThrowingStream<[UInt8], any Error> { continuation in
+            let task = Task {
+                do {
+                    var since = first
+                    var sent = 0
+                    while limit.map({ sent < $0 }) ?? true {
+                        let page = try await collection.async.changes(
+                            since: since, limit: limit.map { $0 - sent }, style: style, documentIDs: documentIDs)
+                        for change in page.results {
+                            continuation.yield(
+                                try Self.row(change, collection, includeDocs: includeDocs).canonicalBytes() + [0x0A])
+                        }
+                        sent += page.results.count
+                        since = max(since, page.lastSequence)
+                        guard page.results.isEmpty else { continue }
+                        let latest = try await collection.waitForChanges(
+                            since: since, timeout: .milliseconds(heartbeat ?? timeout))
+                        if latest <= since {
+                            guard heartbeat != nil else { break }
+                            continuation.yield([0x0A])
+                        }
+                    }
+                    continuation.yield(
+                        try JSONValue.object(["last_seq": .int(since), "pending": 0]).canonicalBytes() + [0x0A])
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+        return SyncResponse(status: 200, stream: stream)
     }
 
     // MARK: - _revs_diff

@@ -99,8 +99,15 @@ public final class SyncServer: Sendable {
         for (name, value) in answer.headers {
             if let field = HTTPField.Name(name) { fields[field] = value }
         }
-        return Response(
-            status: HTTPResponse.Status(code: answer.status), headers: fields,
-            body: head ? ResponseBody() : ResponseBody(byteBuffer: ByteBuffer(bytes: answer.body)))
+        let body: ResponseBody
+        if head {
+            body = ResponseBody()
+        } else if let stream = answer.stream {
+            // Sent as produced; Hummingbird stops iterating when the client goes.
+            body = ResponseBody(asyncSequence: stream.map { ByteBuffer(bytes: $0) })
+        } else {
+            body = ResponseBody(byteBuffer: ByteBuffer(bytes: answer.body))
+        }
+        return Response(status: HTTPResponse.Status(code: answer.status), headers: fields, body: body)
     }
 }

@@ -160,6 +160,60 @@ import Testing
         }
     }
 
+    /// The lines of a continuous feed, parsed (an empty line, a heartbeat, as `nil`).
+    static func lines(_ response: SyncResponse, upTo count: Int = .max, whenHeartbeat: () throws -> Void = {})
+        async throws -> [JSONValue?]
+    {
+        var lines: [JSONValue?] = []
+        guard let stream = response.stream else { return lines }
+        for try await chunk in stream {
+            let line = chunk.last == 0x0A ? chunk.dropLast() : chunk[...]
+            if line.isEmpty {
+                lines.append(nil)
+                try whenHeartbeat()
+            } else {
+                lines.append(try JSONValue(parsing: Array(line)))
+            }
+            if lines.count >= count { break }
+        }
+        return lines
+    }
+
+    @Test func aContinuousFeedSendsALinePerChangeHeartbeatsAndTheLastSequence() async throws {
+        let peer = try SyncPeer()
+        try ReplicatorTests.fill(peer, 3)
+        let endpoint = SyncEndpoint(store: peer.store)
+        func request(_ query: [(String, String)]) -> SyncRequest {
+            SyncRequest(method: "GET", path: "/docs/_changes", query: query.map { (name: $0.0, value: $0.1) })
+        }
+        // Up to `limit` rows, then the last sequence.
+        var lines = try await Self.lines(
+            await endpoint.respond(to: request([("feed", "continuous"), ("limit", "2")])))
+        #expect(lines.map { $0?["id"] } == ["d0", "d1", nil] && lines.last??["last_seq"] == 2, "\(lines)")
+        // Without a heartbeat, the feed ends once `timeout` passes without a change.
+        lines = try await Self.lines(
+            await endpoint.respond(to: request([("feed", "continuous"), ("timeout", "50"), ("since", "1")])))
+        #expect(lines.compactMap { $0?["seq"] } == [2, 3] && lines.last??["last_seq"] == 3, "\(lines)")
+        // With one, an empty line while nothing happens, then each change as it comes.
+        let live = await endpoint.respond(
+            to: request([("feed", "continuous"), ("heartbeat", "20"), ("since", "now"), ("include_docs", "true")]))
+        var wrote = false
+        lines = try await Self.lines(live, upTo: 4) {
+            if !wrote {
+                wrote = true
+                try peer.docs.upsert(["_id": "live", "tag": "t1"])
+            }
+        }
+        #expect(lines.first == .some(nil), "\(lines)")
+        let row = lines.compactMap { $0 }.first
+        #expect(row?["id"] == "live" && row?["seq"] == 4 && row?["doc"]?["tag"] == "t1", "\(lines)")
+        // Bad parameters.
+        for query in [[("feed", "continuous"), ("heartbeat", "often")], [("feed", "continuous"), ("heartbeat", "0")]] {
+            let bad = await endpoint.respond(to: request(query))
+            #expect(bad.status == 400 && bad.stream == nil, "\(query)")
+        }
+    }
+
     @Test func badInputIsRefusedWithCouchDBsErrorsAndWritesNothing() async throws {
         let peer = try SyncPeer()
         try ReplicatorTests.fill(peer, 2)

@@ -127,6 +127,27 @@ final class RunningServer: Sendable {
         var url: String { "http://127.0.0.1:\(port)/docs" }
     }
 
+    /// `_changes?feed=continuous` over HTTP is sent as it is produced: a client reads the
+    /// rows of a feed that never ends (a heartbeat keeps it open), then goes.
+    @Test(.requires(.python)) func aContinuousFeedIsStreamedOverHTTP() async throws {
+        let peer = try SyncPeer()
+        try ReplicatorTests.fill(peer, 3)
+        let server = try await RunningServer(peer.store)
+        let script = """
+            import json, sys, urllib.request
+            feed = urllib.request.urlopen(sys.argv[1] + "/_changes?feed=continuous&heartbeat=50", timeout=30)
+            rows = []
+            while len(rows) < 3:
+                line = feed.readline().strip()
+                if line:
+                    rows.append(json.loads(line)["id"])
+            print(json.dumps(rows))
+            """
+        let result = try await runProcessAwaiting(try referencePython(), ["-c", script, server.url("docs")])
+        await server.stop()
+        #expect(result.status == 0 && result.stdout == "[\"d0\", \"d1\", \"d2\"]\n", "\(result)")
+    }
+
     /// The CouchDB documentation's request and response examples, replayed against KVDocs'
     /// server by the reference peer's replayer: the same status, and every documented key
     /// with the same JSON type (exactly the documented body where the example says so).
@@ -146,7 +167,7 @@ final class RunningServer: Sendable {
         defer { database.close() }
         let store = try DocumentStore(database: database, schema: try Schema(collections: collections))
         let server = try await RunningServer(store)
-        let result = try runProcess(
+        let result = try await runProcessAwaiting(
             try referencePython(),
             [
                 packageRoot.appendingPathComponent("Tests/SyncReference/replay_examples.py").path,
@@ -175,7 +196,7 @@ final class RunningServer: Sendable {
         let store = try DocumentStore(
             database: database, schema: try Schema(collections: ["r": CollectionSchema(replicated: true)]))
         let server = try await RunningServer(store)
-        let result = try runProcess(
+        let result = try await runProcessAwaiting(
             try referencePython(),
             [
                 packageRoot.appendingPathComponent("Tests/SyncReference/pouchdb223/run_interop.py").path,
@@ -208,7 +229,12 @@ final class RunningServer: Sendable {
         // refpeer's replicator: refpeer -> KVDocs' server over a, and back.
         let server = try await RunningServer(a.store)
         for (source, target) in [(reference.url, server.url("docs")), (server.url("docs"), reference.url)] {
-            let output = try runPython("Tests/SyncReference/refpeer.py", ["replicate", source, target])
+            let run = try await runProcessAwaiting(
+                try referencePython(),
+                [packageRoot.appendingPathComponent("Tests/SyncReference/refpeer.py").path, "replicate", source, target]
+            )
+            #expect(run.status == 0, "\(run.stderr)")
+            let output = run.stdout
             let result = try JSONValue(parsing: output)
             #expect(result["error"] == nil, "\(output)")
         }

@@ -48,6 +48,20 @@ package func runProcess(
     }
 }
 
+/// ``runProcess(_:_:input:environment:)`` for an async test whose process talks to a
+/// server running in the test's own process: the wait happens on a thread of its own, so
+/// that it does not hold one of the cooperative pool's few threads, which the server's
+/// work needs (two tests waiting so on two cores would deadlock until their timeouts).
+package func runProcessAwaiting(_ executable: String, _ arguments: [String], input: String? = nil) async throws
+    -> ProcessResult
+{
+    try await withCheckedThrowingContinuation { continuation in
+        Thread {
+            continuation.resume(with: Result { try runProcess(executable, arguments, input: input) })
+        }.start()
+    }
+}
+
 /// The Python with the reference packages (`.venv/bin/python3`, made by scripts/install-deps).
 /// - Throws: `.notFound` naming the path and the fix when it is missing.
 package func referencePython() throws -> String {
