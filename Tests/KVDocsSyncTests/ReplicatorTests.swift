@@ -13,14 +13,18 @@ final class SyncPeer: @unchecked Sendable {
     let store: DocumentStore
     let docs: DocumentCollection
 
+    /// One replicated collection, "docs", indexed by `tag`.
+    static var schema: Schema {
+        get throws {
+            try Schema(collections: [
+                "docs": CollectionSchema(indexes: [IndexDefinition(name: "by_tag", fields: ["tag"])], replicated: true)
+            ])
+        }
+    }
+
     init() throws {
         database = try Database(path: directory.child("db"))
-        store = try DocumentStore(
-            database: database,
-            schema: try Schema(collections: [
-                "docs": CollectionSchema(
-                    indexes: [IndexDefinition(name: "by_tag", fields: ["tag"])], replicated: true)
-            ]))
+        store = try DocumentStore(database: database, schema: try Self.schema)
         docs = try store.collection("docs")
     }
 
@@ -31,6 +35,11 @@ final class SyncPeer: @unchecked Sendable {
     /// Every document's leaves, conflicts and winner body, and the index's answers: what
     /// converged peers must agree on.
     func state(ids: [String], tags: [String]) throws -> [String] {
+        try Self.state(docs, ids: ids, tags: tags)
+    }
+
+    /// ``state(ids:tags:)`` of any collection of that schema.
+    static func state(_ docs: DocumentCollection, ids: [String], tags: [String]) throws -> [String] {
         var lines: [String] = []
         for id in ids {
             let leaves = try docs.revisionLeaves(id: id).map { "\($0.revision)\($0.deleted ? "D" : "")" }

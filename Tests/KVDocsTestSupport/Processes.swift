@@ -182,3 +182,12 @@ package final class ServerProcess {
     /// Stops the server without waiting (Foundation reaps the process).
     deinit { if process.isRunning { process.terminate() } }
 }
+
+/// The kvrepl binary built by `swift build`.
+package func kvreplBinary() throws -> String {
+    let path = packageRoot.appendingPathComponent(".build/debug/kvrepl").path
+    guard FileManager.default.isExecutableFile(atPath: path) else {
+        throw KVDocsError(.notFound, "\(path) is missing: run swift build first (scripts/test does)")
+    }
+    return path
+}

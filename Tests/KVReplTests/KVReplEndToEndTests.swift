@@ -3,15 +3,6 @@ import KVDocs
 import KVDocsTestSupport
 import Testing
 
-/// The kvrepl binary built by `swift build`.
-func kvreplBinary() throws -> String {
-    let path = packageRoot.appendingPathComponent(".build/debug/kvrepl").path
-    guard FileManager.default.isExecutableFile(atPath: path) else {
-        throw KVDocsError(.notFound, "\(path) is missing: run swift build first (scripts/test does)")
-    }
-    return path
-}
-
 /// Runs the kvrepl binary with `arguments`, and `input` on its standard input.
 func kvrepl(_ arguments: [String], input: String? = nil) throws -> ProcessResult {
     try runProcess(try kvreplBinary(), arguments, input: input)
