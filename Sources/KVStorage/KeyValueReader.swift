@@ -65,6 +65,13 @@ extension KeyValueReader {
 /// **Invariants.** ``write(_:sync:)`` applies a batch entirely or not at all; a reader from
 /// ``snapshotReader()`` sees exactly the writes committed before it was made; while one
 /// thread is inside ``withWriterLock(_:)``, no other thread of this process is.
+///
+/// **Other writers.** A store that one process owns (LevelDB: its lock file) needs no more:
+/// its writer lock excludes every other writer. A store that other processes write at the
+/// same time checks each transaction when it commits instead: a ``write(_:sync:)`` inside
+/// ``transact(attempts:_:)`` whose reads another writer has changed since throws a
+/// ``KVDocsError/writeConflict(_:path:key:)`` having written nothing, and `transact` runs
+/// the body again on the new state.
 public protocol KeyValueStore: KeyValueReader, Sendable {
     /// Applies `batch` atomically; with `sync`, durably before returning.
     func write(_ batch: WriteBatch, sync: Bool) throws
@@ -76,6 +83,16 @@ public protocol KeyValueStore: KeyValueReader, Sendable {
     /// inside another holder of it on the same thread.
     /// - Throws: `.invalidArgument` for a nested write, or what `body` throws.
     func withWriteTransaction<R>(_ body: () throws -> R) throws -> R
+    /// Runs `body` as a write transaction (``withWriteTransaction(_:)``); when the store
+    /// reports that another writer changed what `body` read (a retryable ``KVDocsError/Kind/conflict``),
+    /// runs it again from the start, at most `attempts` times in all, then throws that conflict.
+    ///
+    /// `body` must be re-runnable: it reads and writes through the store, and defers every
+    /// other effect until `transact` returns. By default (LevelDB, layered stores) a store
+    /// has no other writers to give way to, and `body` runs once.
+    /// - Throws: `.invalidArgument` for `attempts` below 1 or a nested write, what `body`
+    ///   throws, or the last conflict.
+    func transact<R>(attempts: Int, _ body: () throws -> R) throws -> R
 }
 
 /// A reader of one frozen state of a store.
@@ -85,6 +102,17 @@ public protocol SnapshotReader: KeyValueReader {
 }
 
 extension KeyValueStore {
+    /// One write transaction: a store whose writer lock excludes every other writer never
+    /// conflicts, so `body` runs once.
+    /// - Throws: `.invalidArgument` for `attempts` below 1 or a nested write, what `body` throws.
+    public func transact<R>(attempts: Int, _ body: () throws -> R) throws -> R {
+        guard attempts >= 1 else {
+            throw KVDocsError(
+                .invalidArgument, "a write transaction needs at least 1 attempt, not \(attempts)", path: name)
+        }
+        return try withWriteTransaction(body)
+    }
+
     /// The writer lock's earlier name.
     @available(*, deprecated, renamed: "withWriterLock(_:)")
     public func withExclusiveWriter<R>(_ body: () throws -> R) rethrows -> R { try withWriterLock(body) }

@@ -53,7 +53,8 @@ public struct KVDocsError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let schema = Kind("schema")
         /// A write would give two documents the same value in a unique index.
         public static let uniqueViolation = Kind("unique violation")
-        /// A document with that id already exists (insert), or none exists (update).
+        /// A document with that id already exists (insert), or none exists (update); or a
+        /// write transaction gave way to another writer (``KVDocsError/isRetryable``).
         public static let conflict = Kind("conflict")
     }
 
@@ -66,6 +67,11 @@ public struct KVDocsError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The key involved, for errors of single-key reads and writes (`get`, `put`,
     /// `delete`, `withValue`), and of documents (the document's key); `nil` otherwise.
     public var key: [UInt8]?
+    /// Whether the same operation may succeed if run again: a write transaction that gave
+    /// way to another writer (``Kind/conflict``) of a store that checks its transactions
+    /// optimistically. `false` for every other error, and for the `.conflict` of an insert
+    /// whose id exists (running it again fails the same way).
+    public var isRetryable: Bool = false
 
     /// An error of `kind` with `message`, and the database path and key it concerns, if any.
     /// Line breaks and other control characters in `message` (quoted input, say) are
@@ -75,6 +81,14 @@ public struct KVDocsError: Error, Sendable, Hashable, CustomStringConvertible {
         self.message = message.escapingControlCharacters
         self.path = path
         self.key = key
+    }
+
+    /// A ``Kind/conflict`` that ``isRetryable``: a write transaction that found the data it
+    /// read changed by another writer when it committed, and wrote nothing.
+    public static func writeConflict(_ message: String, path: String? = nil, key: [UInt8]? = nil) -> KVDocsError {
+        var error = KVDocsError(.conflict, message, path: path, key: key)
+        error.isRetryable = true
+        return error
     }
 
     /// `kind: message`, followed by ` (database: path)` when the message does not name the path.

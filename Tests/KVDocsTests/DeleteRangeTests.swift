@@ -86,7 +86,7 @@ import Testing
             #expect(unique?.kind == .uniqueViolation)
             #expect(unique?.key == store.root.pack(["d", "people", "p2"]))
             // A damaged stored document names its key.
-            try store.database.put(store.root.pack(["d", "people", "bad"]), "{not json")
+            try store.leveldb.put(store.root.pack(["d", "people", "bad"]), "{not json")
             let damaged = #expect(throws: KVDocsError.self) { try people.get(id: "bad") }
             #expect(damaged?.kind == .corruption)
             #expect(damaged?.key == store.root.pack(["d", "people", "bad"]))

@@ -116,7 +116,7 @@ import Testing
     @Test func aDamagedDocumentIsReportedNotExported() throws {
         try Self.withThings { store, things, dir throws in
             try things.insert(["id": 1])
-            try store.database.put(store.layout.document("things", .int(2)), "{not json")
+            try store.leveldb.put(store.layout.document("things", .int(2)), "{not json")
             let error = expectError(.corruption) { try things.exportJSONLines(to: dir.child("out.jsonl")) }
             #expect(error?.message.hasPrefix("document 2 of \"things\" is not valid JSON: ") == true)
             #expect(error?.key == store.layout.document("things", .int(2)))
@@ -131,7 +131,7 @@ import Testing
             var bytes = try BinaryJSON.encode(["age": "x", "id": 2])
             // The age's string length now runs past the end of the document.
             if let s = bytes.firstIndex(of: UInt8(ascii: "x")) { bytes[s - 1] = 0x7F }
-            try store.database.put(store.layout.document("things", .int(2)), bytes)
+            try store.leveldb.put(store.layout.document("things", .int(2)), bytes)
             let error = expectError(.corruption) { _ = try things.find(Query().select(["age"])) }
             #expect(error?.message.hasPrefix("document 2 of \"things\" is not valid JSON: ") == true)
             #expect(error?.key == store.layout.document("things", .int(2)))

@@ -217,10 +217,10 @@ import Testing
             let layout = store.layout
             // Remove an entry, add a dangling one, and change a document behind the index's back.
             let ageIndex = layout.index("people", "by_age")
-            let victim = try #require(try store.database.entries(ageIndex.range, limit: 1).collect().first)
-            try store.database.delete(victim.key)
-            try store.database.put(ageIndex.pack(Tuple(ValueOrder.encode(12345) + [.string("ghost")])), "")
-            try store.database.put(layout.document("people", "p0001"), #"{"id":"p0001","age":77,"tags":["zzz"]}"#)
+            let victim = try #require(try store.leveldb.entries(ageIndex.range, limit: 1).collect().first)
+            try store.leveldb.delete(victim.key)
+            try store.leveldb.put(ageIndex.pack(Tuple(ValueOrder.encode(12345) + [.string("ghost")])), "")
+            try store.leveldb.put(layout.document("people", "p0001"), #"{"id":"p0001","age":77,"tags":["zzz"]}"#)
             let report = try store.verify(collection: "people")
             #expect(!report.isClean)
             #expect(report.missingEntries >= 2)  // the deleted entry; p0001's new age and tag
@@ -299,7 +299,7 @@ import Testing
             #expect(try store.changes(since: 2).map(\.sequence) == [3, 4])
             #expect(try store.changes(since: 1, limit: 2).map(\.sequence) == [2, 3])
             // The sequence survives reopening.
-            let reopened = try DocumentStore(database: store.database)
+            let reopened = try DocumentStore(database: store.leveldb)
             #expect(try reopened.lastSequence == 4)
             try reopened.collection("people").insert(["id": "z"])
             #expect(try reopened.changes(since: 4).map(\.sequence) == [5])

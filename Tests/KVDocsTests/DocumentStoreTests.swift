@@ -231,7 +231,7 @@ func withPeopleStore<R>(_ body: (DocumentStore, DocumentCollection) throws -> R)
     /// write each), and the default does not sync.
     @Test func syncReachesLevelDBFromEveryWriteAPI() throws {
         try withPeopleStore { store, people throws in
-            let db = store.database
+            let db = try store.leveldb
             let typed = try store.collection("people", of: Person.self)
             func synced(_ body: () throws -> Void) throws -> Int {
                 let before = db.syncedWrites

@@ -276,11 +276,11 @@ private func makePlaces(_ rng: inout SplitMix64, count: Int) -> [Place] {
                 try collection.insert(["id": .int(Int64(i)), "loc": ["lat": .double(Double(i) / 10), "lon": 5]])
             }
             let prefix = store.layout.geo("places", "by_loc").prefix
-            let entries = try store.database.entries(.prefix(prefix)).collect()
+            let entries = try store.leveldb.entries(.prefix(prefix)).collect()
             #expect(entries.count == 50)
-            try store.database.delete(entries[3].key)
-            try store.database.put(entries[7].key, [UInt8](repeating: 0, count: 16))
-            try store.database.put(
+            try store.leveldb.delete(entries[3].key)
+            try store.leveldb.put(entries[7].key, [UInt8](repeating: 0, count: 16))
+            try store.leveldb.put(
                 prefix + [0, 0, 0, 0, 0, 0, 0, 1] + Tuple([.int(999)]).encoded,
                 GeoIndexMaintainer.value(try GeoPoint(latitude: 0, longitude: 0)))
             let report = try store.verify()
@@ -309,7 +309,7 @@ private func makePlaces(_ rng: inout SplitMix64, count: Int) -> [Place] {
             #expect(try collection.near(origin).map(\.id) == ["a"])
             try collection.delete(id: "a")
             #expect(try collection.near(origin).isEmpty)
-            #expect(try store.database.entries(.prefix(store.layout.geo("places", "by_loc").prefix)).collect().isEmpty)
+            #expect(try store.leveldb.entries(.prefix(store.layout.geo("places", "by_loc").prefix)).collect().isEmpty)
             #expect(try store.verify().isClean)
         }
     }

@@ -277,7 +277,7 @@ private let layeredSchemaJSON = #"""
             }
         }
         try store.collection("groups").upsert(["id": 1, "owner": "me", "stations": ["s1", "s150"]])
-        let snapshot = try store.database.snapshot()  // the user layer only: a raw check below
+        let snapshot = try store.leveldb.snapshot()  // the user layer only: a raw check below
         let reader = try layered.snapshotReader()
         let countBefore = try ReadTransaction(store: store, reader: reader).count("stations")
 

@@ -122,19 +122,19 @@ import Testing
             // A token count past any real row.
             var lengths: [UInt8] = []
             Varint.append(Int.max, to: &lengths)
-            try store.database.put(layout.lengths(0), lengths)
+            try store.leveldb.put(layout.lengths(0), lengths)
             expectCorruption("night", "length block")
             // A posting block whose document deltas overflow when summed.
             var block: [UInt8] = []
             for v in [2, Int.max, 1, 1, 1, 0, 1, Int.max, 1] { Varint.append(v, to: &block) }
-            try store.database.put(layout.block("ghost", 0, 5), block)
+            try store.leveldb.put(layout.block("ghost", 0, 5), block)
             expectCorruption("ghost", "posting block")
             // Positions whose deltas overflow when summed.
-            try store.database.put(layout.lengths(0), [2])
+            try store.leveldb.put(layout.lengths(0), [2])
             var posting: [UInt8] = []
             for v in [0, 2, Int.max, Int.max] { Varint.append(v, to: &posting) }
             let occurrences = OccurrenceBlock(entries: [posting[...]]).encoded()
-            try store.database.put(layout.occurrences("night", 0, 0), occurrences)
+            try store.leveldb.put(layout.occurrences("night", 0, 0), occurrences)
             expectCorruption("\"night train\"", "token position")
         }
     }

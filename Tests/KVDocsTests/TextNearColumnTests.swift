@@ -134,7 +134,7 @@ import Testing
             var numbered: [(key: Int, number: Int)] = []
             for i in docs.keys {
                 numbered.append(
-                    (i, try text.documentNumber(of: .string(String(format: "n%04d", i)), store.database) ?? -1))
+                    (i, try text.documentNumber(of: .string(String(format: "n%04d", i)), store.leveldb) ?? -1))
             }
             let final = numbered.sorted { ($0.number, $0.key) < ($1.number, $1.key) }.compactMap { docs[$0.key] }
             let queries = Self.queries(&rng, count: 440)

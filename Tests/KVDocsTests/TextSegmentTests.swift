@@ -142,7 +142,7 @@ final class RecordingStore: KeyValueStore, @unchecked Sendable {
     ) throws {
         let layout = store.textLayout("notes", "body_text")
         let text = TextIndex(subspace: layout.subspace, tokenizer: TextTokenizer(), columns: [])
-        let numbered = try live.keys.map { id in (id, try text.documentNumber(of: .string(id), store.database) ?? -1) }
+        let numbered = try live.keys.map { id in (id, try text.documentNumber(of: .string(id), store.leveldb) ?? -1) }
         let docs = numbered.sorted { ($0.1, $0.0) < ($1.1, $1.0) }.compactMap { live[$0.0] }
         var rng = SplitMix64(seed: seed)
         let queries = Array(TextCorpus.queries(&rng, docs).prefix(160))

@@ -21,6 +21,13 @@ package final class ChangeHub: Sendable {
         ChangeHubRegistry.shared.hub(of: database, root: root)
     }
 
+    /// The hub of `root` on `storage`: its database's when it is one (or a layered store's
+    /// user database), else one shared by the stores opened on the same store object.
+    static func of(_ storage: any KeyValueStore, database: Database?, root: Subspace) -> ChangeHub {
+        if let database { return of(database, root: root) }
+        return ChangeHubRegistry.shared.hub(of: storage as AnyObject, root: root)
+    }
+
     func add(stream continuation: AsyncStream<Change>.Continuation, id: UUID) {
         let closed = state.withLock { s in
             if !s.closed { s.streams[id] = continuation }

@@ -38,6 +38,29 @@ final class ChangeHubRegistry: Sendable {
         return hub
     }
 
+    /// A store that is not a LevelDB database, held weakly: its hubs live while it does.
+    /// @unchecked Sendable: read and written only under the lock of ``others``.
+    private struct Held: @unchecked Sendable {
+        weak var store: AnyObject?
+        let hub: ChangeHub
+    }
+    private let others = Locked<[Key: Held]>([:])
+
+    /// The hub of `root` on `store` (another ``KeyValueStore`` than a ``Database``: every
+    /// ``DocumentStore`` opened on the same store object shares it), made on first use. A
+    /// hub whose store has gone is dropped when its identity is met again, so a new store
+    /// at a freed address never inherits it.
+    func hub(of store: AnyObject, root: Subspace) -> ChangeHub {
+        let key = Key(database: ObjectIdentifier(store), root: root.prefix)
+        return others.withLock { others -> ChangeHub in
+            if let held = others[key], held.store === store { return held.hub }
+            others = others.filter { $0.value.store != nil }
+            let made = ChangeHub()
+            others[key] = Held(store: store, hub: made)
+            return made
+        }
+    }
+
     /// Removes the hubs of a closed database and tells each.
     private func databaseDidClose(_ database: ObjectIdentifier) {
         let closed = hubs.withLock { hubs -> [ChangeHub] in

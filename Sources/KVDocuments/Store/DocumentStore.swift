@@ -48,12 +48,17 @@ import KVSupport
 public final class DocumentStore: Sendable {
     // Checked Sendable: mutable state is in `state` (a Locked of a Sendable value).
 
-    /// The LevelDB database the store lives in. The store itself reads and writes through the
-    /// storage seam (``KeyValueStore``), which `Database` implements; this property stays for
-    /// callers that need the database itself.
-    public let database: Database
+    /// The LevelDB database the store lives in (a layered store's user database), or `nil`
+    /// for a store opened on another ``KeyValueStore`` (``init(store:schema:root:dates:writeAttempts:progress:)``).
+    /// The store itself reads and writes through the storage seam (``KeyValueStore``), which
+    /// `Database` implements; this property is for callers that need the database itself.
+    public let database: Database?
     /// What the store reads and writes through: the narrow storage seam (the database).
     let storage: any KeyValueStore
+    /// How many times a write runs when the storage reports that another writer changed
+    /// what it read (``KeyValueStore/transact(attempts:_:)``); LevelDB never does, so there
+    /// a write runs once.
+    public let writeAttempts: Int
     /// The subspace holding all of the store's keys.
     public let root: Subspace
     /// The store's catalog records (keys under `("m", …)` of ``root``).
@@ -167,16 +172,57 @@ public final class DocumentStore: Sendable {
             progress: progress)
     }
 
+    /// Opens the document layer of any store behind the storage seam: a ``Database``, a
+    /// ``LayeredKeyValueStore``, or another implementation of ``KeyValueStore``, such as a
+    /// store that several processes write at once.
+    ///
+    /// Over a `Database` or a `LayeredKeyValueStore` this is ``init(database:schema:root:dates:progress:)``
+    /// or ``init(layered:schema:root:dates:progress:)``. Over another store, ``database`` is
+    /// `nil`, and what needs LevelDB's files (salvage, backups, layers) is not offered. Every
+    /// document write runs in ``KeyValueStore/transact(attempts:_:)``: over a store whose
+    /// transactions are checked when they commit, a write that gave way to another writer runs
+    /// again on the new state, up to `writeAttempts` times, and then throws a retryable
+    /// `.conflict`. The body of ``write(sync:_:)-1pmoz`` may then run more than once, so it
+    /// should only write through its batch.
+    ///
+    /// ```swift
+    /// let store = try DocumentStore(store: db, schema: schema)
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - store: the storage to use.
+    ///   - schema, root, dates, progress: as for ``init(database:schema:root:dates:progress:)``.
+    ///   - writeAttempts: how many times a write runs at most when it conflicts (16 by default).
+    /// - Throws: `.invalidArgument` for `writeAttempts` below 1; otherwise as
+    ///   ``init(database:schema:root:dates:progress:)``.
+    public convenience init(
+        store: any KeyValueStore, schema: Schema? = nil, root: Subspace = Subspace(), dates: DateStrategy? = nil,
+        writeAttempts: Int = 16, progress: ((IndexBuildProgress) -> Void)? = nil
+    ) throws {
+        guard writeAttempts >= 1 else {
+            throw KVDocsError(
+                .invalidArgument, "writeAttempts must be at least 1, not \(writeAttempts)", path: store.name)
+        }
+        if let layered = store as? LayeredKeyValueStore, let schema {
+            try Self.checkAgreement(base: layered.base, schema: schema, root: root)
+        }
+        let database = (store as? Database) ?? (store as? LayeredKeyValueStore)?.user
+        try self.init(
+            storage: store, database: database, schema: schema, root: root, dates: dates, finishingBuilds: true,
+            writeAttempts: writeAttempts, progress: progress)
+    }
+
     package init(
-        storage: any KeyValueStore, database: Database, schema: Schema?, root: Subspace, dates: DateStrategy? = nil,
-        finishingBuilds: Bool,
+        storage: any KeyValueStore, database: Database?, schema: Schema?, root: Subspace, dates: DateStrategy? = nil,
+        finishingBuilds: Bool, writeAttempts: Int = 16,
         migrator: DocumentMigrator? = nil, progress: ((IndexBuildProgress) -> Void)?,
         migrationProgress: ((MigrationProgress) -> Void)? = nil
     ) throws {
         self.database = database
         self.storage = storage
+        self.writeAttempts = writeAttempts
         self.root = root
-        self.hub = ChangeHub.of(database, root: root)
+        self.hub = ChangeHub.of(storage, database: database, root: root)
         self.executor = BlockingCallExecutor(name: storage.name)
         let catalog = Catalog(root: root)
         self.records = catalog

@@ -117,10 +117,13 @@ extension DocumentStore {
     ///     writes), so it and every write before it survive a power loss or an OS crash;
     ///     without it, it survives a crash of the process only (see ``DocumentStore``, Durability).
     ///   - body: makes the writes through the batch it is lent, which must not escape; if it
-    ///     throws, nothing is written. Its result is returned.
+    ///     throws, nothing is written. Its result is returned. Over a store that other
+    ///     processes write (``init(store:schema:root:dates:writeAttempts:progress:)``), a
+    ///     batch that gave way to another writer runs `body` again on the new state, so it
+    ///     should have no other effect than its writes; over LevelDB it runs once.
     /// - Throws: what `body` throws; the error of a write that failed after adding to the
     ///   batch (a unique violation), even when `body` caught it; a storage error of the
-    ///   commit. Nothing is written then.
+    ///   commit; a retryable `.conflict` after ``writeAttempts`` conflicts. Nothing is written then.
     public func write<R>(sync: Bool = false, _ body: (borrowing DocumentBatch) throws -> R) throws -> R {
         try performWrites(sync: sync) { context in try body(DocumentBatch(context: context)) }
     }

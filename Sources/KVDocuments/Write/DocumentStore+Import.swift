@@ -191,9 +191,15 @@ extension DocumentStore {
         var done = (line: 0, bytes: 0)
         var pending = try nextDocument()
         while pending != nil {
+            // The batch is read before it is written, so that a write run again (over a store
+            // that retries transactions that conflicted) writes the same documents.
+            var documents: [(document: JSONValue, line: Int, bytes: Int)] = []
+            while documents.count < batchSize, let document = pending {
+                documents.append((document, lineNumber, bytes))
+                pending = try nextDocument()
+            }
             let count = try performWrites(sync: sync) { context -> Int in
-                var inBatch = 0
-                while inBatch < batchSize, let document = pending {
+                for (document, line, _) in documents {
                     do {
                         // A replicated collection's lines with `_rev` keep their revisions.
                         if try !(replicated && context.writeImported(collection, document)) {
@@ -203,15 +209,13 @@ extension DocumentStore {
                     } catch let e as KVDocsError {
                         throw KVDocsError(
                             e.kind,
-                            "\(path):\(lineNumber): \(e.message); \(written) documents before this batch were imported",
+                            "\(path):\(line): \(e.message); \(written) documents before this batch were imported",
                             path: storage.name)
                     }
-                    inBatch += 1
-                    done = (lineNumber, bytes)
-                    pending = try nextDocument()
                 }
-                return inBatch
+                return documents.count
             }
+            if let last = documents.last { done = (last.line, last.bytes) }
             written += count
             // Lines and bytes up to the last document written (the next one is read ahead);
             // after the last batch, the whole file.

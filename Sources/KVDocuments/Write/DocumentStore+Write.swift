@@ -169,16 +169,29 @@ extension DocumentStore {
         /// still synced, so every earlier acknowledged write is durable when this returns.
         /// - Throws: the error of a write of this batch that failed (nothing is written).
         func commit(sync: Bool = false) throws {
+            if try write(sync: sync) { publish() }
+        }
+
+        /// Writes the batch (``commit(sync:)`` without ``publish()``), returning whether
+        /// there was anything to publish. A store that checks transactions optimistically
+        /// may refuse it with a retryable conflict, having written nothing.
+        func write(sync: Bool) throws -> Bool {
             if let failure { throw failure }
             guard !changes.isEmpty || batch.count > 0 else {
                 if sync { try store.storage.write(WriteBatch(), sync: true) }
-                return
+                return false
             }
             for collection in touched {
                 for maintainer in catalog.maintainers(of: collection) { try maintainer.finish(context: indexes) }
             }
             store.records.putSequence(sequence, in: batch)
             try store.storage.write(batch, sync: sync)
+            return true
+        }
+
+        /// Delivers the written changes to the hub's streams and observers (or, for a data
+        /// migration's batches, records the sequence only). Once per written batch.
+        func publish() {
             if publishes {
                 store.published(changes, lastSequence: sequence)
             } else {
@@ -187,15 +200,21 @@ extension DocumentStore {
         }
     }
 
-    /// Runs `body` with a write context under the exclusive writer lock and commits it.
+    /// Runs `body` with a write context as one write transaction of the store and commits it.
     /// If `body` throws, nothing is written.
+    ///
+    /// Over a store that other processes write (``KeyValueStore/transact(attempts:_:)``),
+    /// a commit that gave way to another writer runs `body` again with a new context, up to
+    /// ``writeAttempts`` times: each attempt reads the catalog, the sequence, documents and
+    /// unique entries anew. The changes are published once, after the attempt that committed.
     func performWrites<R>(sync: Bool = false, _ body: (WriteContext) throws -> R) throws -> R {
-        try storage.withWriteTransaction {
+        let (result, context, wrote) = try storage.transact(attempts: writeAttempts) {
             let context = try WriteContext(store: self)
             let result = try body(context)
-            try context.commit(sync: sync)
-            return result
+            return (result, context, try context.write(sync: sync))
         }
+        if wrote { context.publish() }
+        return result
     }
 
     /// The tuple element of a primary key: strings and integers only.
