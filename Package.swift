@@ -1,9 +1,9 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-// `KVDOCS_WITHOUT_SYNC=1` builds the package without its sync half: no KVDocsSync, no
-// kvrepl (whose `serve` and `replicate` need it), and none of the HTTP stack (SwiftNIO,
-// Hummingbird, AsyncHTTPClient) resolved or built. scripts/sanitize uses it, since the
+// `KVDOCS_WITHOUT_SYNC=1` builds the package without its networked half: no KVDocsSync, no
+// KVDocsEtcd, no kvrepl (whose `serve` and `replicate` need sync), and none of the HTTP
+// stack (SwiftNIO, Hummingbird, AsyncHTTPClient) resolved or built. scripts/sanitize uses it, since the
 // suites it runs under ThreadSanitizer need none of them.
 let withSync = Context.environment["KVDOCS_WITHOUT_SYNC"] == nil
 
@@ -153,6 +153,7 @@ let package = Package(
 if withSync {
     package.products += [
         .library(name: "KVDocsSync", targets: ["KVDocsSync"]),
+        .library(name: "KVDocsEtcd", targets: ["KVDocsEtcd"]),
         .executable(name: "kvrepl", targets: ["kvrepl"])
     ]
     package.dependencies += [
@@ -181,6 +182,20 @@ if withSync {
             ]
         ),
 
+        // MARK: - etcd
+
+        // EtcdStore: the storage seam over an etcd cluster (its v3 API through the JSON
+        // gateway), so that the document, text and geo layers run on many machines. A product
+        // of its own, like KVDocsSync: an app that does not use it does not build its HTTP client.
+        .target(
+            name: "KVDocsEtcd",
+            dependencies: [
+                "KVSupport", "KVStorage", "KVKeys",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio")
+            ]
+        ),
+
         // The shell's sync commands (replicate), over KVDocsSync: kept out of KVReplCore so
         // that the command language does not depend on the sync stack.
         .target(
@@ -193,6 +208,10 @@ if withSync {
                 "KVReplCore", "KVReplSync", "CEditLine",
                 .product(name: "ArgumentParser", package: "swift-argument-parser")
             ]
+        ),
+        .testTarget(
+            name: "KVDocsEtcdTests",
+            dependencies: ["KVDocsEtcd", "KVDocs", "KVDocsTestSupport"]
         ),
         .testTarget(
             name: "KVDocsSyncTests",

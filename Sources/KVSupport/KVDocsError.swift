@@ -56,6 +56,15 @@ public struct KVDocsError: Error, Sendable, Hashable, CustomStringConvertible {
         /// A document with that id already exists (insert), or none exists (update); or a
         /// write transaction gave way to another writer (``KVDocsError/isRetryable``).
         public static let conflict = Kind("conflict")
+        /// A read asked for a state that the store has discarded: a snapshot of an etcd store
+        /// older than the cluster's compaction. Read again from a new snapshot.
+        public static let compacted = Kind("compacted")
+        /// A request exceeds a limit of the store (etcd: operations in one transaction,
+        /// request bytes, the space quota); the message names the limit. Nothing was written.
+        public static let limitExceeded = Kind("limit exceeded")
+        /// The store cannot be reached, or has no quorum (etcd: every endpoint failed or timed
+        /// out); the message says whether a write's outcome is unknown.
+        public static let unavailable = Kind("unavailable")
     }
 
     /// What went wrong.
@@ -162,6 +171,12 @@ extension KVDocsError {
     public static let uniqueViolation = Kind.uniqueViolation
     /// ``Kind/conflict``, for `catch KVDocsError.conflict`.
     public static let conflict = Kind.conflict
+    /// ``Kind/compacted``, for `catch KVDocsError.compacted`.
+    public static let compacted = Kind.compacted
+    /// ``Kind/limitExceeded``, for `catch KVDocsError.limitExceeded`.
+    public static let limitExceeded = Kind.limitExceeded
+    /// ``Kind/unavailable``, for `catch KVDocsError.unavailable`.
+    public static let unavailable = Kind.unavailable
 }
 
 extension KVDocsError.Kind {

@@ -26,6 +26,16 @@ package enum Reference: String, CaseIterable, Sendable {
     /// node, Debian's `node-xmlhttprequest`, and the bundle that scripts/install-deps puts
     /// in `.venv/pouchdb223/bundle.js` (from PyPI's Python-PouchDB 0.4.1).
     case pouchDB2 = "PouchDB 2.2.3 under node"
+    /// An etcd cluster whose client URLs `KVDOCS_ETCD_ENDPOINTS` lists (comma-separated),
+    /// answering `/health`: what scripts/test starts with scripts/etcd-cluster.
+    case etcd = "an etcd cluster at KVDOCS_ETCD_ENDPOINTS"
+
+    /// The client URLs of the etcd cluster of the tests, from `KVDOCS_ETCD_ENDPOINTS`.
+    package static var etcdEndpoints: [String] {
+        (ProcessInfo.processInfo.environment["KVDOCS_ETCD_ENDPOINTS"] ?? "").split(separator: ",").map {
+            $0.trimmingCharacters(in: .whitespaces)
+        }.filter { !$0.isEmpty }
+    }
 
     /// Where scripts/install-deps puts PouchDB 2.2.3's bundle.
     package static let pouchDBBundle = packageRoot.appendingPathComponent(".venv/pouchdb223/bundle.js").path
@@ -41,6 +51,17 @@ package enum Reference: String, CaseIterable, Sendable {
             "import sqlite3; sqlite3.connect(':memory:').execute(\"SELECT json_type('[1]', '$[0]'), value FROM json_each('[1]')\").fetchall()"
         case .pouchDB2:
             "import os, shutil; assert shutil.which('node') and os.path.isdir('/usr/share/nodejs/xmlhttprequest') and os.path.isfile(\(pythonString(Self.pouchDBBundle)))"
+        case .etcd:
+            "import os, urllib.request; assert all(b'\"true\"' in urllib.request.urlopen(e.strip() + '/health', timeout=3).read() for e in os.environ['KVDOCS_ETCD_ENDPOINTS'].split(','))"
+        }
+    }
+
+    /// How to make the reference available.
+    var remedy: String {
+        switch self {
+        case .etcd:
+            "start one: scripts/etcd-cluster start DIR; export KVDOCS_ETCD_ENDPOINTS=$(cat DIR/endpoints) (scripts/test does both)"
+        default: "run scripts/install-deps"
         }
     }
 
@@ -74,6 +95,8 @@ extension Trait where Self == ConditionTrait {
         let missing = needed.filter { !Reference.available.contains($0) }
         return .enabled(
             if: missing.isEmpty || Reference.isCI,
-            Comment(rawValue: "missing \(missing.map(\.rawValue).joined(separator: ", ")): run scripts/install-deps"))
+            Comment(
+                rawValue: "missing \(missing.map(\.rawValue).joined(separator: ", ")): "
+                    + Array(Set(missing.map(\.remedy))).sorted().joined(separator: "; ")))
     }
 }

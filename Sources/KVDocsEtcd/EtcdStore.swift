@@ -1,0 +1,307 @@
+import Foundation
+import KVKeys
+import KVStorage
+import KVSupport
+import NIOCore
+
+/// The storage seam (``KeyValueStore``) over an etcd cluster: what ``DocumentStore`` and the
+/// text and geo layers read and write when the data lives on several machines.
+///
+/// ```swift
+/// let etcd = try EtcdStore(endpoints: ["http://127.0.0.1:23791"], root: "shop")
+/// let store = try DocumentStore(store: etcd, schema: schema)
+/// ```
+///
+/// **Keys.** Every key `k` of the store is etcd's key `P + k`, where `P` is the tuple
+/// `("kvdocs", root)` packed: no root's keys are a prefix of another's, and no key is empty.
+/// etcd orders keys bytewise, as LevelDB does, so scans and the tuple layer keep their order.
+///
+/// **Reads.** A point read is one Range request; a scan reads pages of
+/// ``Options/pageSize`` keys (backwards, pages that grow from 64 to 16,384 keys, since etcd
+/// sorts a descending range on the server), every page at the revision of the first, so a
+/// scan sees one state even while others write. Reads of the store are linearizable: they
+/// see every write acknowledged before them, by any process. A snapshot
+/// (``snapshotReader()``) is a revision: its reads name it, and nothing is held on the
+/// server, so the cluster's compaction can discard it: its reads then throw `.compacted`.
+///
+/// **Writes.** ``write(_:sync:)`` applies a batch as one etcd transaction: all of it or
+/// nothing, at one revision, durable on a quorum of members when it returns (`sync` adds
+/// nothing). The batch is collapsed first (its last operation on each key wins, as when
+/// LevelDB applies it in order), and a batch that does not fit one transaction is refused
+/// before anything is sent, with `.limitExceeded` naming the limit: ``Options/maxTxnOps``
+/// operations, ``Options/maxRequestBytes`` bytes. A write is never split.
+///
+/// **Other writers.** The writer lock (``withWriterLock(_:)``) excludes the writers of this
+/// process only.
+///
+/// Thread-safe. Blocking: call it from threads, not from an event loop of SwiftNIO.
+public final class EtcdStore: KeyValueStore, @unchecked Sendable {
+    // @unchecked Sendable: `writerDepth` is read and written only under `writerLock`; the
+    // rest is immutable or in a `Locked`.
+
+    /// The cluster's limits, and how the store pages and waits.
+    ///
+    /// etcd does not report its limits over its API, so they must match the cluster's flags:
+    /// the defaults are etcd's defaults. The project's cluster (`scripts/etcd-cluster`) runs
+    /// `--max-txn-ops 4096`.
+    public struct Options: Sendable, Hashable {
+        /// The most operations in one transaction: etcd's `--max-txn-ops` (128 by default).
+        public var maxTxnOps: Int
+        /// The largest request, in bytes: etcd's `--max-request-bytes` (1.5 MiB by default).
+        public var maxRequestBytes: Int
+        /// How long a request may take before it fails.
+        public var requestTimeout: Duration
+        /// The keys read per page of a forward scan.
+        public var pageSize: Int
+
+        /// Options with etcd's default limits, a 10-second timeout and pages of 256 keys.
+        public init(
+            maxTxnOps: Int = 128, maxRequestBytes: Int = 1_572_864, requestTimeout: Duration = .seconds(10),
+            pageSize: Int = 256
+        ) {
+            self.maxTxnOps = maxTxnOps
+            self.maxRequestBytes = maxRequestBytes
+            self.requestTimeout = requestTimeout
+            self.pageSize = pageSize
+        }
+    }
+
+    /// The name of the store within the cluster: its keys are under `("kvdocs", root)`.
+    public let root: String
+    /// The limits the store checks before it sends a write.
+    public let options: Options
+    let connection: EtcdConnection
+    /// The etcd prefix of every key, and the first key after all of them.
+    let prefix: [UInt8]
+    let prefixEnd: [UInt8]
+    private let closed = Locked(false)
+    private let writerLock = NSRecursiveLock()
+    private nonisolated(unsafe) var writerDepth = 0
+
+    /// A store named `root` on the etcd cluster at `endpoints`. Nothing is sent until the first
+    /// read or write.
+    /// - Parameters:
+    ///   - endpoints: the client URLs of one or more members (`http://127.0.0.1:2379`).
+    ///   - root: the store's name (not empty, no NUL); stores with other roots share the
+    ///     cluster and never see each other's keys.
+    ///   - options: the cluster's limits (they must match its flags), timeouts and paging.
+    /// - Throws: `.invalidArgument` for no endpoint, an endpoint that is not a URL, an empty
+    ///   root, or options below 1.
+    public init(endpoints: [String], root: String, options: Options = Options()) throws {
+        // A NUL would make one root's prefix a prefix of another's: the tuple encoding
+        // writes "a\0b" as "a", 0x00, 0xFF, "b", 0x00, which starts with the encoding of "a".
+        guard !root.isEmpty, !root.unicodeScalars.contains("\u{0}") else {
+            throw KVDocsError(
+                .invalidArgument,
+                "an etcd store's root must be a name without NUL characters, not \(JSONValue.string(root).compactDescription)"
+            )
+        }
+        guard options.maxTxnOps >= 2, options.maxRequestBytes >= 1024, options.pageSize >= 1,
+            options.requestTimeout > .zero
+        else {
+            throw KVDocsError(
+                .invalidArgument,
+                "EtcdStore.Options: maxTxnOps must be at least 2, maxRequestBytes at least 1024, pageSize at least 1 and requestTimeout positive"
+            )
+        }
+        let (seconds, attoseconds) = options.requestTimeout.components
+        let nanoseconds = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        let timeout: TimeAmount =
+            nanoseconds.overflow ? .hours(24) : .nanoseconds(nanoseconds.partialValue + attoseconds / 1_000_000_000)
+        connection = try EtcdConnection(endpoints: endpoints, timeout: timeout)
+        self.root = root
+        self.options = options
+        prefix = Tuple("kvdocs", root).encoded
+        // The tuple's last byte is the string's terminating 0x00, so the successor exists.
+        prefixEnd = KeyRange.prefixSuccessor(prefix) ?? prefix + [0xFF]
+    }
+
+    deinit { connection.shutdown() }
+
+    /// `etcd:ROOT@ENDPOINTS`, for messages.
+    public var name: String { "etcd:\(root)@\(connection.description)" }
+
+    /// Closes the store's connections. Later reads and writes throw `.closed`; closing again
+    /// does nothing.
+    public func close() {
+        let first = closed.withLock { wasClosed -> Bool in
+            defer { wasClosed = true }
+            return !wasClosed
+        }
+        if first { connection.shutdown() }
+    }
+
+    /// Throws `.closed` after ``close()``.
+    func checkOpen() throws {
+        if closed.withLock({ $0 }) { throw KVDocsError(.closed, "the etcd store \(name) is closed", path: name) }
+    }
+
+    // MARK: Keys
+
+    /// etcd's key for `key`.
+    func etcdKey(_ key: [UInt8]) -> [UInt8] { prefix + key }
+
+    /// etcd's `[start, end)` for `range`.
+    func etcdRange(_ range: KeyRange) -> (start: [UInt8], end: [UInt8]) {
+        let start: [UInt8]
+        switch range.lower {
+        case nil: start = prefix
+        case .included(let k)?: start = prefix + k
+        case .excluded(let k)?: start = prefix + k + [0]
+        }
+        let end: [UInt8]
+        switch range.upper {
+        case nil: end = prefixEnd
+        case .excluded(let k)?: end = prefix + k
+        case .included(let k)?: end = prefix + k + [0]
+        }
+        return (start, end)
+    }
+
+    // MARK: Reads
+
+    /// The value under `key` now.
+    /// - Throws: `.closed`, `.unavailable`, and etcd's errors mapped.
+    public func value(forKey key: [UInt8]) throws -> [UInt8]? {
+        try value(forKey: key, revision: 0)
+    }
+
+    func value(forKey key: [UInt8], revision: Int64) throws -> [UInt8]? {
+        try checkOpen()
+        let answer = try connection.call(
+            "/v3/kv/range", EtcdMessages.range(key: etcdKey(key), end: nil, revision: revision))
+        return try EtcdMessages.rangeResponse(answer).kvs.first?.value
+    }
+
+    /// A cursor over `range` in `order`, every page read at one revision (the first page's).
+    public func scan(_ range: KeyRange, order: ScanOrder) throws -> any KeyValueCursor {
+        try scan(range, order: order, revision: 0)
+    }
+
+    func scan(_ range: KeyRange, order: ScanOrder, revision: Int64) throws -> any KeyValueCursor {
+        try checkOpen()
+        let (start, end) = etcdRange(range)
+        return EtcdCursor(store: self, start: start, end: end, order: order, revision: revision)
+    }
+
+    /// The number of keys in `range`, counted by the server.
+    public func count(_ range: KeyRange) throws -> Int {
+        try count(range, revision: 0)
+    }
+
+    func count(_ range: KeyRange, revision: Int64) throws -> Int {
+        try checkOpen()
+        let (start, end) = etcdRange(range)
+        guard compareBytes(start, end) < 0 else { return 0 }
+        let answer = try connection.call(
+            "/v3/kv/range", EtcdMessages.range(key: start, end: end, revision: revision, countOnly: true))
+        return Int(clamping: try EtcdMessages.rangeResponse(answer).count)
+    }
+
+    /// The cluster's revision now: the state a snapshot made now reads.
+    public func currentRevision() throws -> Int64 {
+        try checkOpen()
+        let answer = try connection.call("/v3/kv/range", EtcdMessages.range(key: prefix, end: nil, countOnly: true))
+        return try EtcdMessages.revision(answer)
+    }
+
+    /// A reader of the state at the cluster's revision now (``EtcdSnapshot``).
+    public func snapshotReader() throws -> any SnapshotReader {
+        EtcdSnapshot(store: self, revision: try currentRevision())
+    }
+
+    // MARK: Writes
+
+    /// Applies `batch` as one etcd transaction (see the type's Writes).
+    /// - Throws: `.limitExceeded` naming the limit for a batch that does not fit one
+    ///   transaction (nothing is sent); `.unavailable` when the cluster has no quorum or a
+    ///   write's outcome is unknown; `.closed`.
+    public func write(_ batch: WriteBatch, sync: Bool) throws {
+        try checkOpen()
+        let operations = try transactionOperations(batch)
+        guard !operations.isEmpty else { return }
+        _ = try connection.call("/v3/kv/txn", EtcdMessages.txn(operations: operations), write: true)
+    }
+
+    /// The collapsed operations of `batch` in etcd's keys, checked against the limits.
+    func transactionOperations(_ batch: WriteBatch, extraOperations: Int = 0) throws -> [EtcdMessages.Operation] {
+        var last: [[UInt8]: EtcdMessages.Operation] = [:]
+        for operation in batch.operations {
+            switch operation {
+            case .put(let key, let value): last[key] = .put(key: etcdKey(key), value: value)
+            case .delete(let key): last[key] = .delete(key: etcdKey(key))
+            }
+        }
+        let operations = last.keys.sorted { compareBytes($0, $1) < 0 }.compactMap { last[$0] }
+        try checkLimits(operations, extraOperations: extraOperations)
+        return operations
+    }
+
+    /// Refuses a transaction that the cluster would refuse, before it is sent.
+    func checkLimits(_ operations: [EtcdMessages.Operation], extraOperations: Int) throws {
+        let count = operations.count + extraOperations
+        if count > options.maxTxnOps {
+            throw KVDocsError(
+                .limitExceeded,
+                "the write needs \(count) operations in one etcd transaction; the cluster allows \(options.maxTxnOps) (--max-txn-ops; EtcdStore.Options.maxTxnOps)",
+                path: name)
+        }
+        let bytes = EtcdMessages.estimatedSize(operations)
+        if bytes > options.maxRequestBytes {
+            throw KVDocsError(
+                .limitExceeded,
+                "the write is \(Self.mebibytes(bytes)); etcd takes requests up to \(Self.mebibytes(options.maxRequestBytes)) (--max-request-bytes; EtcdStore.Options.maxRequestBytes)",
+                path: name)
+        }
+    }
+
+    static func mebibytes(_ bytes: Int) -> String {
+        String(format: "%.2f MiB (%d bytes)", Double(bytes) / 1_048_576, bytes)
+    }
+
+    /// Runs `body` holding this store's writer lock: no other holder in this process runs meanwhile.
+    public func withWriterLock<R>(_ body: () throws -> R) rethrows -> R {
+        writerLock.lock()
+        writerDepth += 1
+        defer {
+            writerDepth -= 1
+            writerLock.unlock()
+        }
+        return try body()
+    }
+
+    /// Runs `body` as a write transaction: holding the writer lock, refusing to start inside
+    /// another holder of it on the same thread.
+    /// - Throws: `.invalidArgument` for a nested write, or what `body` throws.
+    public func withWriteTransaction<R>(_ body: () throws -> R) throws -> R {
+        writerLock.lock()
+        defer { writerLock.unlock() }
+        guard writerDepth == 0 else {
+            throw KVDocsError(
+                .invalidArgument, "a write cannot start inside another write of the same store", path: name)
+        }
+        writerDepth += 1
+        defer { writerDepth -= 1 }
+        return try body()
+    }
+
+    // MARK: Administration
+
+    /// Deletes every key of the store's root, in one request. Other roots are untouched.
+    /// - Returns: the number of keys deleted.
+    @discardableResult
+    public func removeAll() throws -> Int {
+        try checkOpen()
+        let answer = try connection.call(
+            "/v3/kv/deleterange", EtcdMessages.deleteRange(key: prefix, end: prefixEnd), write: true)
+        return Int(clamping: try EtcdMessages.integer(answer["deleted"], "deleted", answer))
+    }
+
+    /// Discards the cluster's history up to `revision` (etcd's Compact): snapshots at an
+    /// older revision then throw `.compacted`. It concerns the whole cluster, every root.
+    package func compactHistory(through revision: Int64) throws {
+        try checkOpen()
+        _ = try connection.call(
+            "/v3/kv/compaction", ["revision": .string(String(revision)), "physical": .bool(true)], write: true)
+    }
+}
