@@ -21,8 +21,14 @@ final class EtcdCursor: KeyValueCursor {
     private var finished: Bool
     private var reverseLimit = 64
 
-    init(store: EtcdStore, start: [UInt8], end: [UInt8], order: ScanOrder, revision: Int64) {
+    /// The write transaction that records the keys read, if any.
+    private let session: EtcdSession?
+
+    init(
+        store: EtcdStore, start: [UInt8], end: [UInt8], order: ScanOrder, revision: Int64, session: EtcdSession? = nil
+    ) {
         self.store = store
+        self.session = session
         self.start = start
         self.end = end
         self.order = order
@@ -38,6 +44,7 @@ final class EtcdCursor: KeyValueCursor {
         }
         let entry = page[position]
         position += 1
+        session?.read(entry.key, modRevision: entry.modRevision)
         let prefixLength = store.prefix.count
         return try entry.key.withUnsafeBytes { key in
             try entry.value.withUnsafeBytes { value in

@@ -4,6 +4,14 @@ import KVStorage
 import KVSupport
 import NIOCore
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// The storage seam (``KeyValueStore``) over an etcd cluster: what ``DocumentStore`` and the
 /// text and geo layers read and write when the data lives on several machines.
 ///
@@ -31,8 +39,19 @@ import NIOCore
 /// before anything is sent, with `.limitExceeded` naming the limit: ``Options/maxTxnOps``
 /// operations, ``Options/maxRequestBytes`` bytes. A write is never split.
 ///
-/// **Other writers.** The writer lock (``withWriterLock(_:)``) excludes the writers of this
-/// process only.
+/// **Other writers.** Any number of processes, on any machines, may write one store. The
+/// writer lock (``withWriterLock(_:)``) excludes the writers of this process only; the others
+/// are excluded optimistically. Inside ``withWriteTransaction(_:)``, the store's own reads on
+/// that thread read one revision and are recorded (each key with the revision of its last
+/// change, each range scanned), and each ``write(_:sync:)`` is one etcd transaction that
+/// compares them all: when another writer changed anything the transaction read, nothing is
+/// written and the write throws a retryable `.conflict`
+/// (``KVDocsError/writeConflict(_:path:key:)``). ``transact(attempts:_:)`` then runs the
+/// body again on the new state, with a random pause that doubles from 1 ms to 64 ms. A
+/// document write reads its document, its unique index entries, the sequence counter and the
+/// catalog's generation, so two processes never both insert one unique value, sequence
+/// numbers stay unique and without gaps, and a schema change by one is seen by the others'
+/// next writes.
 ///
 /// Thread-safe. Blocking: call it from threads, not from an event loop of SwiftNIO.
 public final class EtcdStore: KeyValueStore, @unchecked Sendable {
@@ -77,6 +96,15 @@ public final class EtcdStore: KeyValueStore, @unchecked Sendable {
     private let closed = Locked(false)
     private let writerLock = NSRecursiveLock()
     private nonisolated(unsafe) var writerDepth = 0
+    /// The session of the thread inside ``withWriteTransaction(_:)``, if any.
+    private let sessionSlot = Locked<SessionSlot?>(nil)
+    private struct SessionSlot: @unchecked Sendable {
+        // @unchecked Sendable: `session` is used by `thread` only; the slot is read under a lock.
+        let thread: pthread_t
+        let session: EtcdSession
+    }
+    /// How ``transact(attempts:_:)`` pauses between attempts.
+    let retry = ConflictRetry()
 
     /// A store named `root` on the etcd cluster at `endpoints`. Nothing is sent until the first
     /// read or write.
@@ -163,7 +191,23 @@ public final class EtcdStore: KeyValueStore, @unchecked Sendable {
     /// The value under `key` now.
     /// - Throws: `.closed`, `.unavailable`, and etcd's errors mapped.
     public func value(forKey key: [UInt8]) throws -> [UInt8]? {
-        try value(forKey: key, revision: 0)
+        guard let session = currentSession() else { return try value(forKey: key, revision: 0) }
+        try checkOpen()
+        let etcdKey = etcdKey(key)
+        let answer = try EtcdMessages.rangeResponse(
+            try connection.call(
+                "/v3/kv/range", EtcdMessages.range(key: etcdKey, end: nil, revision: session.revision)))
+        if session.revision == 0 { session.revision = answer.revision }
+        session.read(etcdKey, modRevision: answer.kvs.first?.modRevision ?? 0)
+        return answer.kvs.first?.value
+    }
+
+    /// The session of the calling thread, when it is inside ``withWriteTransaction(_:)``.
+    func currentSession() -> EtcdSession? {
+        sessionSlot.withLock { slot in
+            guard let slot, pthread_equal(slot.thread, pthread_self()) != 0 else { return nil }
+            return slot.session
+        }
     }
 
     func value(forKey key: [UInt8], revision: Int64) throws -> [UInt8]? {
@@ -175,7 +219,13 @@ public final class EtcdStore: KeyValueStore, @unchecked Sendable {
 
     /// A cursor over `range` in `order`, every page read at one revision (the first page's).
     public func scan(_ range: KeyRange, order: ScanOrder) throws -> any KeyValueCursor {
-        try scan(range, order: order, revision: 0)
+        guard let session = currentSession() else { return try scan(range, order: order, revision: 0) }
+        try checkOpen()
+        if session.revision == 0 { session.revision = try currentRevision() }
+        let (start, end) = etcdRange(range)
+        if compareBytes(start, end) < 0 { session.ranges.append((start, end, session.revision)) }
+        return EtcdCursor(
+            store: self, start: start, end: end, order: order, revision: session.revision, session: session)
     }
 
     func scan(_ range: KeyRange, order: ScanOrder, revision: Int64) throws -> any KeyValueCursor {
@@ -184,9 +234,14 @@ public final class EtcdStore: KeyValueStore, @unchecked Sendable {
         return EtcdCursor(store: self, start: start, end: end, order: order, revision: revision)
     }
 
-    /// The number of keys in `range`, counted by the server.
+    /// The number of keys in `range`, counted by the server (inside a write transaction, by
+    /// a scan whose keys the transaction records, so that a delete by another writer is seen).
     public func count(_ range: KeyRange) throws -> Int {
-        try count(range, revision: 0)
+        guard currentSession() != nil else { return try count(range, revision: 0) }
+        let cursor = try scan(range, order: .forward)
+        var n = 0
+        while try cursor.next({ _, _ in () }) != nil { n += 1 }
+        return n
     }
 
     func count(_ range: KeyRange, revision: Int64) throws -> Int {
@@ -220,7 +275,25 @@ public final class EtcdStore: KeyValueStore, @unchecked Sendable {
         try checkOpen()
         let operations = try transactionOperations(batch)
         guard !operations.isEmpty else { return }
-        _ = try connection.call("/v3/kv/txn", EtcdMessages.txn(operations: operations), write: true)
+        guard let session = currentSession() else {
+            _ = try connection.call("/v3/kv/txn", EtcdMessages.txn(operations: operations), write: true)
+            return
+        }
+        let compares = session.compares()
+        if compares.count > options.maxTxnOps {
+            throw KVDocsError(
+                .limitExceeded,
+                "the write read \(compares.count) keys and ranges, which one etcd transaction must compare; the cluster allows \(options.maxTxnOps) (--max-txn-ops; EtcdStore.Options.maxTxnOps)",
+                path: name)
+        }
+        let answer = try connection.call(
+            "/v3/kv/txn", EtcdMessages.txn(compares: compares, operations: operations), write: true)
+        let revision = try EtcdMessages.revision(answer)
+        guard try EtcdMessages.succeeded(answer) else {
+            throw KVDocsError.writeConflict(
+                "another writer changed what this write read (etcd revision \(revision))", path: name)
+        }
+        session.committed(operations, at: revision)
     }
 
     /// The collapsed operations of `batch` in etcd's keys, checked against the limits.
@@ -282,7 +355,18 @@ public final class EtcdStore: KeyValueStore, @unchecked Sendable {
         }
         writerDepth += 1
         defer { writerDepth -= 1 }
+        sessionSlot.withLock { $0 = SessionSlot(thread: pthread_self(), session: EtcdSession()) }
+        defer { sessionSlot.withLock { $0 = nil } }
         return try body()
+    }
+
+    /// Runs `body` as a write transaction (``withWriteTransaction(_:)``); when another writer
+    /// changed what it read, runs it again on the new state, pausing a random time that
+    /// doubles from 1 ms to 64 ms, at most `attempts` times in all.
+    /// - Throws: `.invalidArgument` for `attempts` below 1 or a nested write; what `body`
+    ///   throws; after `attempts` conflicts, a retryable `.conflict` saying so.
+    public func transact<R>(attempts: Int, _ body: () throws -> R) throws -> R {
+        try retry.run(attempts: attempts) { try withWriteTransaction(body) }
     }
 
     // MARK: Administration

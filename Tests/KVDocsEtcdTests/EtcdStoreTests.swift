@@ -25,161 +25,168 @@ func entries(_ cursor: any KeyValueCursor) throws -> [[UInt8]] {
     return out
 }
 
-/// ``EtcdStore`` on a real three-member cluster against LevelDB, operation for operation.
-/// Serialized: one test compacts the cluster's history, which would fail another's snapshot.
-@Suite(.serialized, .requires(.etcd)) struct EtcdStoreTests {
-    /// Keys from a small alphabet with the bytes that matter to ranges: 0x00 and 0xFF.
-    static func key(_ random: inout SplitMix64) -> [UInt8] {
-        let alphabet: [UInt8] = [0x00, 0x01, 0x61, 0x62, 0xFF]
-        return (0..<Int(random.next() % 4)).map { _ in alphabet[Int(random.next() % 5)] }
-    }
+/// Every suite that uses the tests' etcd cluster, one test at a time: a test that compacts
+/// the cluster's history would fail the snapshots of another running meanwhile.
+@Suite(.serialized, .requires(.etcd)) struct EtcdClusterTests {}
 
-    static func bound(_ random: inout SplitMix64) -> KeyRange.Bound? {
-        switch random.next() % 3 {
-        case 0: nil
-        case 1: .included(key(&random))
-        default: .excluded(key(&random))
+extension EtcdClusterTests {
+    /// ``EtcdStore`` on a real three-member cluster against LevelDB, operation for operation.
+    @Suite struct EtcdStoreTests {
+        /// Keys from a small alphabet with the bytes that matter to ranges: 0x00 and 0xFF.
+        static func key(_ random: inout SplitMix64) -> [UInt8] {
+            let alphabet: [UInt8] = [0x00, 0x01, 0x61, 0x62, 0xFF]
+            return (0..<Int(random.next() % 4)).map { _ in alphabet[Int(random.next() % 5)] }
         }
-    }
 
-    @Test(arguments: [1 as UInt64, 2])
-    func readsAndBatchesAnswerAsLevelDBDoesPageByPage(seed: UInt64) throws {
-        try withTemporaryDatabase { db, _ throws in
-            // Pages of 3 keys, so that nearly every scan reads several.
-            try withEtcdStore(options: .init(maxTxnOps: 4096, pageSize: 3)) { etcd throws in
-                var random = SplitMix64(seed: seed)
-                var snapshots: [(any SnapshotReader, any SnapshotReader)] = []
-                for round in 0..<12 {
-                    let batch = WriteBatch()
-                    for _ in 0..<(1 + random.next() % 12) {
-                        let k = Self.key(&random)
-                        if random.next() % 4 == 0 {
-                            batch.delete(k)
-                        } else {
-                            batch.put(
-                                k, [UInt8](repeating: UInt8(truncatingIfNeeded: round), count: Int(random.next() % 5)))
-                        }
-                    }
-                    try db.write(batch, sync: false)
-                    try etcd.write(batch, sync: false)
-                    if round % 4 == 1 { snapshots.append((try db.snapshotReader(), try etcd.snapshotReader())) }
-                    let readers: [(any KeyValueReader, any KeyValueReader)] =
-                        [(db, etcd)] + snapshots.map { ($0.0, $0.1) }
-                    for (level, remote) in readers {
-                        for _ in 0..<8 {
-                            let range = KeyRange(lower: Self.bound(&random), upper: Self.bound(&random))
-                            for order in [ScanOrder.forward, .reverse] {
-                                #expect(
-                                    try entries(remote.scan(range, order: order))
-                                        == entries(level.scan(range, order: order)), "\(range) \(order)")
-                            }
-                            #expect(try remote.count(range) == level.count(range), "count \(range)")
-                            let k = Self.key(&random)
-                            #expect(try remote.value(forKey: k) == level.value(forKey: k))
-                        }
-                    }
-                }
-                for (level, remote) in snapshots {
-                    level.release()
-                    remote.release()
-                }
-                #expect(throws: KVDocsError.self) { try snapshots[0].1.value(forKey: []) }
+        static func bound(_ random: inout SplitMix64) -> KeyRange.Bound? {
+            switch random.next() % 3 {
+            case 0: nil
+            case 1: .included(key(&random))
+            default: .excluded(key(&random))
             }
         }
-    }
 
-    @Test func aReverseScanOfManyKeysGrowsItsPagesAndMissesNone() throws {
-        try withEtcdStore { etcd throws in
-            let batch = WriteBatch()
-            for i in 0..<3000 { batch.put(Array(String(format: "k%05d", i).utf8), [UInt8(i % 256)]) }
-            try etcd.write(batch, sync: false)
-            let keys = try entries(etcd.scan(.all, order: .reverse)).enumerated().filter { $0.offset % 2 == 0 }.map(
-                \.element)
-            #expect(keys == (0..<3000).reversed().map { Array(String(format: "k%05d", $0).utf8) })
-            #expect(try etcd.count(.all) == 3000)
-            #expect(try etcd.removeAll() == 3000)
-            #expect(try etcd.count(.all) == 0)
+        @Test(arguments: [1 as UInt64, 2])
+        func readsAndBatchesAnswerAsLevelDBDoesPageByPage(seed: UInt64) throws {
+            try withTemporaryDatabase { db, _ throws in
+                // Pages of 3 keys, so that nearly every scan reads several.
+                try withEtcdStore(options: .init(maxTxnOps: 4096, pageSize: 3)) { etcd throws in
+                    var random = SplitMix64(seed: seed)
+                    var snapshots: [(any SnapshotReader, any SnapshotReader)] = []
+                    for round in 0..<12 {
+                        let batch = WriteBatch()
+                        for _ in 0..<(1 + random.next() % 12) {
+                            let k = Self.key(&random)
+                            if random.next() % 4 == 0 {
+                                batch.delete(k)
+                            } else {
+                                batch.put(
+                                    k,
+                                    [UInt8](repeating: UInt8(truncatingIfNeeded: round), count: Int(random.next() % 5)))
+                            }
+                        }
+                        try db.write(batch, sync: false)
+                        try etcd.write(batch, sync: false)
+                        if round % 4 == 1 { snapshots.append((try db.snapshotReader(), try etcd.snapshotReader())) }
+                        let readers: [(any KeyValueReader, any KeyValueReader)] =
+                            [(db, etcd)] + snapshots.map { ($0.0, $0.1) }
+                        for (level, remote) in readers {
+                            for _ in 0..<8 {
+                                let range = KeyRange(lower: Self.bound(&random), upper: Self.bound(&random))
+                                for order in [ScanOrder.forward, .reverse] {
+                                    #expect(
+                                        try entries(remote.scan(range, order: order))
+                                            == entries(level.scan(range, order: order)), "\(range) \(order)")
+                                }
+                                #expect(try remote.count(range) == level.count(range), "count \(range)")
+                                let k = Self.key(&random)
+                                #expect(try remote.value(forKey: k) == level.value(forKey: k))
+                            }
+                        }
+                    }
+                    for (level, remote) in snapshots {
+                        level.release()
+                        remote.release()
+                    }
+                    #expect(throws: KVDocsError.self) { try snapshots[0].1.value(forKey: []) }
+                }
+            }
         }
-    }
 
-    @Test func aBatchTooLargeForOneTransactionIsRefusedBeforeItIsSent() throws {
-        try withEtcdStore(options: .init(maxTxnOps: 128)) { etcd throws in
-            let batch = WriteBatch()
-            for i in 0..<129 { batch.put([UInt8(i)], [1]) }
-            let error = expectKind(.limitExceeded) { try etcd.write(batch, sync: false) }
-            #expect(
-                error?.message
-                    == "the write needs 129 operations in one etcd transaction; the cluster allows 128 (--max-txn-ops; EtcdStore.Options.maxTxnOps)"
-            )
-            #expect(try etcd.count(.all) == 0)
-            // Collapsed first: a key written twice and deleted counts once.
-            let collapsed = WriteBatch()
-            for i in 0..<128 { collapsed.put([UInt8(i)], [1]) }
-            collapsed.delete([0])
-            collapsed.put([1], [2])
-            try etcd.write(collapsed, sync: false)
-            #expect(try etcd.count(.all) == 127)
-            #expect(try etcd.value(forKey: [0]) == nil && etcd.value(forKey: [1]) == [2])
-            // 1.6 MiB in one request.
-            let big = WriteBatch()
-            big.put([0xAA], [UInt8](repeating: 7, count: 1_600_000))
-            let tooBig = expectKind(.limitExceeded) { try etcd.write(big, sync: false) }
-            #expect(
-                tooBig?.message.contains("etcd takes requests up to 1.50 MiB (1572864 bytes) (--max-request-bytes")
-                    == true)
-            #expect(try etcd.value(forKey: [0xAA]) == nil)
+        @Test func aReverseScanOfManyKeysGrowsItsPagesAndMissesNone() throws {
+            try withEtcdStore { etcd throws in
+                let batch = WriteBatch()
+                for i in 0..<3000 { batch.put(Array(String(format: "k%05d", i).utf8), [UInt8(i % 256)]) }
+                try etcd.write(batch, sync: false)
+                let keys = try entries(etcd.scan(.all, order: .reverse)).enumerated().filter { $0.offset % 2 == 0 }.map(
+                    \.element)
+                #expect(keys == (0..<3000).reversed().map { Array(String(format: "k%05d", $0).utf8) })
+                #expect(try etcd.count(.all) == 3000)
+                #expect(try etcd.removeAll() == 3000)
+                #expect(try etcd.count(.all) == 0)
+            }
         }
-    }
 
-    @Test func limitsSetAboveTheClustersAreRefusedByItWithTheSameKind() throws {
-        // The tests' cluster allows 4096 operations; options that claim more let the
-        // cluster refuse, and its refusal is the same kind.
-        try withEtcdStore(options: .init(maxTxnOps: 10_000)) { etcd throws in
-            let batch = WriteBatch()
-            for i in 0..<4097 { batch.put(Array(String(i).utf8), [1]) }
-            let error = expectKind(.limitExceeded) { try etcd.write(batch, sync: false) }
-            #expect(
-                error?.message.contains("too many operations in txn request") == true, "\(String(describing: error))")
-            #expect(try etcd.count(.all) == 0)
+        @Test func aBatchTooLargeForOneTransactionIsRefusedBeforeItIsSent() throws {
+            try withEtcdStore(options: .init(maxTxnOps: 128)) { etcd throws in
+                let batch = WriteBatch()
+                for i in 0..<129 { batch.put([UInt8(i)], [1]) }
+                let error = expectKind(.limitExceeded) { try etcd.write(batch, sync: false) }
+                #expect(
+                    error?.message
+                        == "the write needs 129 operations in one etcd transaction; the cluster allows 128 (--max-txn-ops; EtcdStore.Options.maxTxnOps)"
+                )
+                #expect(try etcd.count(.all) == 0)
+                // Collapsed first: a key written twice and deleted counts once.
+                let collapsed = WriteBatch()
+                for i in 0..<128 { collapsed.put([UInt8(i)], [1]) }
+                collapsed.delete([0])
+                collapsed.put([1], [2])
+                try etcd.write(collapsed, sync: false)
+                #expect(try etcd.count(.all) == 127)
+                #expect(try etcd.value(forKey: [0]) == nil && etcd.value(forKey: [1]) == [2])
+                // 1.6 MiB in one request.
+                let big = WriteBatch()
+                big.put([0xAA], [UInt8](repeating: 7, count: 1_600_000))
+                let tooBig = expectKind(.limitExceeded) { try etcd.write(big, sync: false) }
+                #expect(
+                    tooBig?.message.contains("etcd takes requests up to 1.50 MiB (1572864 bytes) (--max-request-bytes")
+                        == true)
+                #expect(try etcd.value(forKey: [0xAA]) == nil)
+            }
         }
-    }
 
-    @Test func aCompactedSnapshotSaysSoAndANewOneReads() throws {
-        try withEtcdStore { etcd throws in
+        @Test func limitsSetAboveTheClustersAreRefusedByItWithTheSameKind() throws {
+            // The tests' cluster allows 4096 operations; options that claim more let the
+            // cluster refuse, and its refusal is the same kind.
+            try withEtcdStore(options: .init(maxTxnOps: 10_000)) { etcd throws in
+                let batch = WriteBatch()
+                for i in 0..<4097 { batch.put(Array(String(i).utf8), [1]) }
+                let error = expectKind(.limitExceeded) { try etcd.write(batch, sync: false) }
+                #expect(
+                    error?.message.contains("too many operations in txn request") == true,
+                    "\(String(describing: error))")
+                #expect(try etcd.count(.all) == 0)
+            }
+        }
+
+        @Test func aCompactedSnapshotSaysSoAndANewOneReads() throws {
+            try withEtcdStore { etcd throws in
+                let batch = WriteBatch()
+                batch.put([1], [1])
+                try etcd.write(batch, sync: false)
+                let snapshot = try etcd.snapshotReader()
+                batch.clear()
+                batch.put([1], [2])
+                try etcd.write(batch, sync: false)
+                #expect(try snapshot.value(forKey: [1]) == [1])
+                try etcd.compactHistory(through: try etcd.currentRevision())
+                let error = expectKind(.compacted) { try snapshot.value(forKey: [1]) }
+                let revision = (snapshot as? EtcdSnapshot)?.revision ?? -1
+                #expect(
+                    error?.message.hasPrefix("the snapshot at etcd revision \(revision) was compacted") == true
+                        && error?.message.hasSuffix("read again from a new snapshot") == true)
+                expectKind(.compacted) { try entries(snapshot.scan(.all, order: .forward)) }
+                #expect(try etcd.snapshotReader().value(forKey: [1]) == [2])
+            }
+        }
+
+        @Test func anEndpointThatIsDownIsPassedOverAndNoneUpIsUnavailable() throws {
+            let live = Reference.etcdEndpoints
+            let store = try EtcdStore(endpoints: ["http://127.0.0.1:1"] + live, root: "test-\(UUID().uuidString)")
+            defer { store.close() }
             let batch = WriteBatch()
-            batch.put([1], [1])
-            try etcd.write(batch, sync: false)
-            let snapshot = try etcd.snapshotReader()
-            batch.clear()
             batch.put([1], [2])
-            try etcd.write(batch, sync: false)
-            #expect(try snapshot.value(forKey: [1]) == [1])
-            try etcd.compactHistory(through: try etcd.currentRevision())
-            let error = expectKind(.compacted) { try snapshot.value(forKey: [1]) }
-            let revision = (snapshot as? EtcdSnapshot)?.revision ?? -1
-            #expect(
-                error?.message.hasPrefix("the snapshot at etcd revision \(revision) was compacted") == true
-                    && error?.message.hasSuffix("read again from a new snapshot") == true)
-            expectKind(.compacted) { try entries(snapshot.scan(.all, order: .forward)) }
-            #expect(try etcd.snapshotReader().value(forKey: [1]) == [2])
+            try store.write(batch, sync: false)
+            #expect(try store.value(forKey: [1]) == [2])
+            try store.removeAll()
+            let down = try EtcdStore(endpoints: ["http://127.0.0.1:1", "http://127.0.0.1:2"], root: "x")
+            defer { down.close() }
+            let error = expectKind(.unavailable) { try down.value(forKey: [1]) }
+            #expect(error?.message.contains("http://127.0.0.1:2") == true, "\(String(describing: error))")
+            store.close()
+            expectKind(.closed) { try store.value(forKey: [1]) }
         }
-    }
-
-    @Test func anEndpointThatIsDownIsPassedOverAndNoneUpIsUnavailable() throws {
-        let live = Reference.etcdEndpoints
-        let store = try EtcdStore(endpoints: ["http://127.0.0.1:1"] + live, root: "test-\(UUID().uuidString)")
-        defer { store.close() }
-        let batch = WriteBatch()
-        batch.put([1], [2])
-        try store.write(batch, sync: false)
-        #expect(try store.value(forKey: [1]) == [2])
-        try store.removeAll()
-        let down = try EtcdStore(endpoints: ["http://127.0.0.1:1", "http://127.0.0.1:2"], root: "x")
-        defer { down.close() }
-        let error = expectKind(.unavailable) { try down.value(forKey: [1]) }
-        #expect(error?.message.contains("http://127.0.0.1:2") == true, "\(String(describing: error))")
-        store.close()
-        expectKind(.closed) { try store.value(forKey: [1]) }
     }
 }
 

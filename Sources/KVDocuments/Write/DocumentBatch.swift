@@ -19,6 +19,27 @@ import KVSupport
 public struct DocumentBatch: ~Copyable {
     let context: DocumentStore.WriteContext
 
+    /// The document of `collection` with primary key `id` as the batch sees it: with the
+    /// batch's earlier writes, else as stored when the batch runs.
+    ///
+    /// Read inside the write, so a read-modify-write is atomic: over LevelDB no other write
+    /// runs meanwhile; over a store that other processes write, a batch whose document another
+    /// writer changed before it committed runs again on the new state.
+    ///
+    /// <!-- doc-code: preamble=examples -->
+    /// ```swift
+    /// try store.write { batch in
+    ///     var visits: Int64 = 0
+    ///     if case .int(let n)? = try batch.get("people", id: "p1")?["visits"] { visits = n }
+    ///     try batch.update("people", ["id": "p1", "visits": .int(visits + 1)])
+    /// }
+    /// ```
+    /// - Throws: `.schema` for an unknown collection, `.notSupported` for a replicated one,
+    ///   `.invalidArgument` for an id that is not a string or an integer; storage errors.
+    public func get(_ collection: String, id: JSONValue) throws -> JSONValue? {
+        try context.document(collection, id: id)
+    }
+
     /// Adds a document to the batch.
     /// - Parameters:
     ///   - collection: the name of a collection of the store's schema.

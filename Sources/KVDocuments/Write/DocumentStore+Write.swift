@@ -158,6 +158,21 @@ extension DocumentStore {
             )
         }
 
+        /// The document `idValue` of `collectionName` as this batch left it, else as stored.
+        /// - Throws: `.notSupported` for a replicated collection, `.schema` for an unknown
+        ///   one, `.invalidArgument` for an id that is not a string or an integer.
+        func document(_ collectionName: String, id idValue: JSONValue) throws -> JSONValue? {
+            let schema = try catalog.schema.collection(collectionName)
+            guard !schema.replicated else {
+                throw KVDocsError(
+                    .notSupported,
+                    "a write batch reads documents of collections that are not replicated; \"\(collectionName)\" is (read it through the collection)"
+                )
+            }
+            let id = try DocumentStore.idElement(idValue, collection: collectionName, primaryKey: schema.primaryKey)
+            return try current(store.layout.document(collectionName, id), collectionName, id)
+        }
+
         /// The document under `key` as this batch left it, else as stored.
         func current(_ key: [UInt8], _ collection: String, _ id: TupleElement) throws -> JSONValue? {
             if let overlay = documents[ByteKey(key)] { return overlay }

@@ -1,0 +1,60 @@
+import KVSupport
+
+/// What one write transaction of an ``EtcdStore`` has read, so that its commit can check
+/// that no other writer changed it: the optimistic half of etcd's transactions.
+///
+/// **Invariants.** Every read of the session is at ``revision``: the revision of its first
+/// read, then of its last commit, so a session reads one state and sees its own writes.
+/// ``points`` holds, for each key read, the revision of its last change as read (0: absent);
+/// ``ranges`` each range scanned, with the revision through which nobody else changed it.
+/// A commit compares them all in the same etcd transaction as its writes: all hold and the
+/// writes apply, or none does and nothing is written. Used by one thread: the one inside the
+/// store's ``EtcdStore/withWriteTransaction(_:)``.
+final class EtcdSession {
+    /// The revision every read of the session names; 0 before the first.
+    var revision: Int64 = 0
+    /// etcd key → the `mod_revision` read (0: the key was absent).
+    var points: [[UInt8]: Int64] = [:]
+    /// Ranges scanned, `[start, end)` in etcd's keys, unchanged by others through `through`.
+    var ranges: [(start: [UInt8], end: [UInt8], through: Int64)] = []
+
+    /// Records a point read.
+    func read(_ key: [UInt8], modRevision: Int64) {
+        points[key] = modRevision
+    }
+
+    /// The compares of a commit: each key read unchanged (`MOD == seen`, which for an absent
+    /// key is 0), each range scanned with no key changed after it was read (`MOD < through + 1`,
+    /// which sees inserts and updates; deletes are seen by the point compares of the keys the
+    /// scan returned).
+    func compares() -> [JSONValue] {
+        var out: [JSONValue] = []
+        out.reserveCapacity(points.count + ranges.count)
+        for (key, seen) in points.sorted(by: { compareBytes($0.key, $1.key) < 0 }) {
+            out.append([
+                "key": .string(EtcdMessages.base64(key)), "target": "MOD", "result": "EQUAL",
+                "mod_revision": .string(String(seen))
+            ])
+        }
+        for range in ranges {
+            out.append([
+                "key": .string(EtcdMessages.base64(range.start)), "range_end": .string(EtcdMessages.base64(range.end)),
+                "target": "MOD", "result": "LESS", "mod_revision": .string(String(range.through + 1))
+            ])
+        }
+        return out
+    }
+
+    /// After a commit at `revision` that wrote `operations`: what the session wrote is what it
+    /// has read, and nothing it read was changed by others through `revision`.
+    func committed(_ operations: [EtcdMessages.Operation], at revision: Int64) {
+        for operation in operations {
+            switch operation {
+            case .put(let key, _): points[key] = revision
+            case .delete(let key): points[key] = 0
+            }
+        }
+        for i in ranges.indices { ranges[i].through = revision }
+        self.revision = revision
+    }
+}

@@ -1,0 +1,193 @@
+import Foundation
+import KVDocs
+import KVDocsTestSupport
+import Testing
+
+@testable import KVDocsEtcd
+
+/// The document layer over ``EtcdStore`` on a real three-member cluster: the same answers as
+/// over LevelDB, and many writers (each with its own connection, writer lock and document
+/// store, as separate processes have) that stay correct: one winner per unique value, no
+/// lost update, sequence numbers without gaps, a schema change seen by every writer.
+extension EtcdClusterTests {
+    @Suite struct EtcdDocumentTests {
+        static func schema(extra: String = "") throws -> Schema {
+            try Schema(
+                json: Data(
+                    """
+                    {"collections": {"people": {"primaryKey": "id",
+                      "indexes": [{"name": "by_age", "fields": ["age"]}, {"name": "by_email", "fields": ["email"], "unique": true}\(extra)],
+                      "text": [{"name": "bio_text", "fields": ["bio"]}]},
+                     "counters": {"primaryKey": "id"}}}
+                    """.utf8))
+        }
+
+        /// One random operation, described by its outcome (the change, or the error's kind).
+        static func operate(_ people: DocumentCollection, _ random: inout SplitMix64) -> String {
+            let id = Int64(random.next() % 30)
+            let words = ["river", "station", "harbour", "train", "coffee", "garden"]
+            let document: JSONValue = [
+                "id": .int(id), "age": .int(Int64(random.next() % 90)),
+                "email": .string("e\(random.next() % 20)@x.org"),
+                "bio": .string((0..<3).map { _ in words[Int(random.next() % 6)] }.joined(separator: " "))
+            ]
+            do {
+                switch random.next() % 4 {
+                case 0: return "insert \(try people.insert(document))"
+                case 1: return "upsert \(try people.upsert(document))"
+                case 2: return "update \(try people.update(document))"
+                default: return "delete \(try people.delete(id: .int(id)))"
+                }
+            } catch let error as KVDocsError {
+                return "error \(error.kind)"
+            } catch {
+                return "error \(error)"
+            }
+        }
+
+        @Test func documentsIndexesAndTextAnswerAsOverLevelDB() throws {
+            try withTemporaryDatabase { db, _ throws in
+                try withEtcdStore { etcd throws in
+                    let level = try DocumentStore(database: db, schema: try Self.schema())
+                    let remote = try DocumentStore(store: etcd, schema: try Self.schema())
+                    #expect(remote.database == nil)
+                    var a = SplitMix64(seed: 33)
+                    var b = SplitMix64(seed: 33)
+                    for step in 0..<120 {
+                        let expected = Self.operate(try level.collection("people"), &a)
+                        #expect(Self.operate(try remote.collection("people"), &b) == expected, "step \(step)")
+                    }
+                    let queries = [
+                        Query().orderBy("id"), Query().where("age", .greaterOrEqual(40)).orderBy("age").limit(7),
+                        Query().where("email", .equal("e3@x.org")), Query().orderBy("age", descending: true).limit(5)
+                    ]
+                    for query in queries {
+                        #expect(
+                            try remote.collection("people").find(query) == level.collection("people").find(query),
+                            "\(query)")
+                    }
+                    for text in ["river", "harbour OR coffee", "\"train station\"", "gard*"] {
+                        let ours = try remote.collection("people").search(text).map { "\($0.id) \($0.score)" }
+                        #expect(
+                            ours == (try level.collection("people").search(text).map { "\($0.id) \($0.score)" }),
+                            "\(text)")
+                    }
+                    #expect(try remote.changes(since: 0) == level.changes(since: 0))
+                    #expect(try remote.verify().isClean)
+                    // A snapshot read of a store: one state across collections.
+                    let count = try remote.read { try $0.count("people") }
+                    #expect(count == (try level.collection("people").count()))
+                }
+            }
+        }
+
+        /// `count` stores on one root, each its own "process"; the first one made the schema.
+        static func writers(_ count: Int, root: String, attempts: Int = 200) throws -> [(EtcdStore, DocumentStore)] {
+            try (0..<count).map { _ in
+                let etcd = try EtcdStore(
+                    endpoints: Reference.etcdEndpoints, root: root, options: .init(maxTxnOps: 4096))
+                return (etcd, try DocumentStore(store: etcd, schema: try schema(), writeAttempts: attempts))
+            }
+        }
+
+        /// Runs `body` for each writer on a thread of its own, all at once.
+        static func race(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
+            DispatchQueue.concurrentPerform(iterations: count, execute: body)
+        }
+
+        @Test(arguments: [2, 4])
+        func racingWritersInsertEachUniqueValueOnceAndLoseNoUpdate(writers count: Int) throws {
+            let root = "test-\(UUID().uuidString)"
+            let writers = try Self.writers(count, root: root)
+            defer {
+                _ = try? writers[0].0.removeAll()
+                for (etcd, _) in writers { etcd.close() }
+            }
+            let stores = writers.map(\.1)
+            let emails = 12
+            let increments = 6
+            let outcomes = TestLock<[String: [String]]>([:])
+            Self.race(count) { w in
+                var random = SplitMix64(seed: UInt64(w) + 1)
+                let people: DocumentCollection
+                do { people = try stores[w].collection("people") } catch {
+                    outcomes.withLock { $0["open", default: []].append("\(error)") }
+                    return
+                }
+                // Every writer tries every email, in its own order, under an id of its own.
+                for e in (0..<emails).shuffled(using: &random) {
+                    let result: String
+                    do {
+                        try people.insert(["id": .int(Int64(w * 100 + e)), "email": .string("u\(e)@x.org"), "age": 1])
+                        result = "won"
+                    } catch let error as KVDocsError {
+                        result = "\(error.kind)"
+                    } catch {
+                        result = "\(error)"
+                    }
+                    outcomes.withLock { $0["u\(e)", default: []].append(result) }
+                }
+                // Read-modify-write of one counter.
+                for _ in 0..<increments {
+                    do {
+                        try stores[w].write { batch in
+                            var n: Int64 = 0
+                            if case .int(let v)? = try batch.get("counters", id: "c")?["n"] { n = v }
+                            try batch.upsert("counters", ["id": "c", "n": .int(n + 1)])
+                        }
+                    } catch {
+                        outcomes.withLock { $0["counter", default: []].append("\(error)") }
+                    }
+                }
+            }
+            let results = outcomes.withLock { $0 }
+            #expect(results["open"] == nil && results["counter"] == nil, "\(results)")
+            for e in 0..<emails {
+                let r = results["u\(e)"] ?? []
+                #expect(r.filter { $0 == "won" }.count == 1, "u\(e): \(r)")
+                #expect(r.filter { $0 == "unique violation" }.count == count - 1, "u\(e): \(r)")
+            }
+            let store = stores[0]
+            #expect(try store.collection("counters").get(id: "c")?["n"] == .int(Int64(count * increments)))
+            let feed = try store.changes(since: 0)
+            #expect(feed.map(\.sequence) == Array(1...Int64(emails + count * increments)))
+            #expect(try store.collection("people").count() == emails)
+            #expect(try store.verify().isClean)
+        }
+
+        @Test func anIndexAddedByOneWriterIsMaintainedByTheOthers() throws {
+            let root = "test-\(UUID().uuidString)"
+            let writers = try Self.writers(3, root: root)
+            defer {
+                _ = try? writers[0].0.removeAll()
+                for (etcd, _) in writers { etcd.close() }
+            }
+            let stores = writers.map(\.1)
+            let problems = TestLock<[String]>([])
+            Self.race(3) { w in
+                do {
+                    if w == 0 {
+                        try stores[0].apply(try Self.schema(extra: #", {"name": "by_bio", "fields": ["bio"]}"#))
+                    } else {
+                        for i in 0..<15 {
+                            try stores[w].collection("people").insert([
+                                "id": .int(Int64(w * 1000 + i)), "email": .string("w\(w)-\(i)@x.org"),
+                                "bio": .string(i % 2 == 0 ? "even" : "odd")
+                            ])
+                        }
+                    }
+                } catch {
+                    problems.withLock { $0.append("writer \(w): \(error)") }
+                }
+            }
+            #expect(problems.withLock { $0 }.isEmpty, "\(problems.withLock { $0 })")
+            let reopened = try DocumentStore(store: writers[0].0)
+            #expect(try reopened.verify().isClean)
+            let evens = try reopened.collection("people").find(Query().where("bio", .equal("even")))
+            #expect(evens.count == 16)
+            #expect(
+                try reopened.collection("people").explain(Query().where("bio", .equal("even"))).description.contains(
+                    "by_bio"))
+        }
+    }
+}
