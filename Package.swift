@@ -205,7 +205,7 @@ if withSync {
         .executableTarget(
             name: "kvrepl",
             dependencies: [
-                "KVReplCore", "KVReplSync", "CEditLine",
+                "KVReplCore", "KVReplSync", "KVDocsEtcd", "CEditLine",
                 .product(name: "ArgumentParser", package: "swift-argument-parser")
             ]
         ),

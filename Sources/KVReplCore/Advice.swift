@@ -42,7 +42,9 @@ public enum Advice {
             return
                 "if the user database is damaged: quit, then run kvrepl \(layers.userPath) --base \(layers.basePath) --repair, which rebuilds it from what it can read"
         }
-        guard damaged(error, under: session.database.path), !session.readOnly else { return nil }
+        guard let database = session.leveldb, damaged(error, under: database.path), !session.readOnly else {
+            return nil
+        }
         return "if the database is damaged, the repair command rebuilds it from what it can read"
     }
 

@@ -14,6 +14,12 @@ extension Session {
                 "\(Command.name(of: command)) works on one LevelDB database; this session is layered (--base): use the document commands, layers, replace-base and backup"
             )
         }
+        if otherStore != nil, command.isRaw || Self.needsLevelDB(command) {
+            throw KVDocsError(
+                .notSupported,
+                "\(Command.name(of: command)) works on a LevelDB database's keys and files; this session is on \(path): use the document commands"
+            )
+        }
         switch command {
         case .quit: return true
         case .get(let key):
@@ -179,6 +185,16 @@ extension Command {
         case "importFile": return "import"
         case "exportFile": return "export"
         default: return String(base)
+        }
+    }
+}
+
+extension Session {
+    /// Whether `command` works on a LevelDB database's files (besides the raw commands).
+    static func needsLevelDB(_ command: Command) -> Bool {
+        switch command {
+        case .backup, .layers, .replaceBase, .salvage: true
+        default: false
         }
     }
 }

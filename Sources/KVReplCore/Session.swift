@@ -6,8 +6,24 @@ import KVDocs
 /// command line and reports success; output goes through the `out` and `err` closures.
 public final class Session {
     public let path: String
-    /// The open database (a new handle after `repair`).
-    public private(set) var database: Database
+    /// The open LevelDB database (a new handle after `repair`); `nil` in a session on another
+    /// store (``open(store:readOnly:json:schemaFile:progress:)``, kvrepl `--etcd`).
+    public private(set) var leveldb: Database?
+    /// The store of a session that is not on a LevelDB database.
+    public private(set) var otherStore: (any KeyValueStore)?
+    /// The open LevelDB database, for the commands that work on its files and raw keys.
+    /// - Throws: `.notSupported` in a session on another store.
+    public var database: Database {
+        get throws {
+            guard let leveldb else {
+                throw KVDocsError(
+                    .notSupported,
+                    "this session is on \(path), not on a LevelDB database: raw keys, dump, load, compact, snapshot, keyspaces, repair and backup work on LevelDB's files; use the document commands"
+                )
+            }
+            return leveldb
+        }
+    }
     public internal(set) var store: DocumentStore?
     /// Why the document layer could not be opened, when it exists but is damaged; `salvage` opens it.
     public internal(set) var storeDamage: KVDocsError?
@@ -44,14 +60,46 @@ public final class Session {
 
     public enum Outcome: Equatable { case ok, failed, quit }
 
-    init(path: String, database: Database, store: DocumentStore?, keyspaces: KeySchema, readOnly: Bool, json: Bool) {
+    init(path: String, database: Database?, store: DocumentStore?, keyspaces: KeySchema, readOnly: Bool, json: Bool) {
         self.path = path
-        self.database = database
+        self.leveldb = database
         self.store = store
         self.keyspaces = keyspaces
         self.readOnly = readOnly
         self.json = json
         self.interactive = false
+    }
+
+    /// Opens a session on `store`, any store behind the storage seam (an etcd cluster, say):
+    /// its document layer when it has one or `schemaFile` is given. The document commands
+    /// work as on a LevelDB database; the raw and file commands (get, put, scan, dump, load,
+    /// compact, snapshot, keyspaces, repair, backup, layers) are refused.
+    /// - Parameters:
+    ///   - store: the store.
+    ///   - readOnly: refuse every write command (the store itself is opened as it is).
+    ///   - json: print results as JSON lines.
+    ///   - schemaFile: a schema (JSON) to apply and store; else the stored one, if any.
+    ///   - progress: called while indexes are built.
+    public static func open(
+        store: any KeyValueStore, readOnly: Bool = false, json: Bool = false, schemaFile: String? = nil,
+        progress: ((String) -> Void)? = nil
+    ) throws -> Session {
+        let schema = try schemaFile.map { try Schema(contentsOfFile: $0) }
+        var documents: DocumentStore?
+        let holdsStore = try Catalog().holdsDocumentStore(in: store)
+        if schema != nil || holdsStore {
+            if readOnly && schema != nil {
+                throw KVDocsError(.invalidArgument, "--schema stores the schema; it cannot be used with --read-only")
+            }
+            documents = try DocumentStore(store: store, schema: schema) { p in
+                progress?("building \(p.collection).\(p.index): \(p.done)/\(p.total)")
+            }
+        }
+        let session = Session(
+            path: store.name, database: nil, store: documents, keyspaces: try KeySchema(), readOnly: readOnly,
+            json: json)
+        session.otherStore = store
+        return session
     }
 
     /// Opens the database at `path`.
@@ -158,6 +206,7 @@ public final class Session {
             emit(["ok": false], "nothing repaired")
             return
         }
+        let database = try self.database
         let directory = database.path
         var options = database.options
         options.createIfMissing = false
@@ -183,7 +232,7 @@ public final class Session {
                 "\(what), but the database could not be opened again: \(e.message); quit, then run kvrepl --repair \(path)",
                 path: directory)
         }
-        database = reopened
+        leveldb = reopened
         store = nil
         do {
             keyspaces = try KeySchema.stored(in: reopened)
@@ -218,7 +267,7 @@ public final class Session {
     public func close() {
         snapshot?.release()
         snapshot = nil
-        if let layers { layers.close() } else { database.close() }
+        if let layers { layers.close() } else { leveldb?.close() }
     }
 
     /// The prompt: `kvrepl>`, with `[snapshot]` while a snapshot is in use.

@@ -3,6 +3,7 @@
 import ArgumentParser
 import Foundation
 import KVDocs
+import KVDocsEtcd
 import KVReplCore
 import KVReplSync
 
@@ -18,6 +19,22 @@ struct KVRepl: ParsableCommand {
 
     @Argument(help: "The database directory (with --demo: where to build the sample database, default ./kvrepl-demo).")
     var path: String?
+
+    @Option(
+        help:
+            "Open a store on an etcd cluster instead of a directory: the client URLs of one or more members, comma-separated (http://127.0.0.1:2379,…). Needs --root."
+    )
+    var etcd: String?
+
+    @Option(help: "With --etcd: the store's name in the cluster (its keys are under (\"kvdocs\", NAME)).")
+    var root: String?
+
+    @Option(
+        name: .customLong("etcd-max-txn-ops"),
+        help:
+            "With --etcd: the cluster's --max-txn-ops (etcd's default: 128; scripts/etcd-cluster runs 4096). A write that needs more operations is refused."
+    )
+    var etcdMaxTxnOps = 128
 
     @Flag(help: "Create the database if it does not exist.")
     var create = false
@@ -62,7 +79,16 @@ struct KVRepl: ParsableCommand {
     var demo = false
 
     func validate() throws {
-        if path == nil && !demo { throw ValidationError("missing the database PATH (or use --demo)") }
+        if etcd != nil {
+            if root == nil { throw ValidationError("--etcd needs --root NAME: the store's name in the cluster") }
+            if path != nil || demo || base != nil || repair || create {
+                throw ValidationError(
+                    "--etcd opens a store on a cluster: it takes no PATH, --demo, --base, --repair or --create")
+            }
+        } else if root != nil {
+            throw ValidationError("--root names a store on an etcd cluster: give the cluster with --etcd")
+        }
+        if path == nil && !demo && etcd == nil { throw ValidationError("missing the database PATH (or use --demo)") }
         if json && format != nil {
             throw ValidationError(
                 "--json prints one JSON object per result (its output is a contract); it cannot be combined with --format"
@@ -106,16 +132,25 @@ do {
             options.json
                 ? String(decoding: (try? report.json.canonicalData()) ?? Data(), as: UTF8.self) : report.text(path))
     }
-    session = try Session.open(
-        path: path, create: options.create || options.demo, readOnly: options.readOnly, json: options.json,
-        schemaFile: options.schema, base: options.base, progress: interactive ? { standardError($0) } : nil)
+    if let endpoints = options.etcd, let root = options.root {
+        let store = try EtcdStore(
+            endpoints: endpoints.split(separator: ",").map(String.init), root: root,
+            options: .init(maxTxnOps: options.etcdMaxTxnOps))
+        session = try Session.open(
+            store: store, readOnly: options.readOnly, json: options.json, schemaFile: options.schema,
+            progress: interactive ? { standardError($0) } : nil)
+    } else {
+        session = try Session.open(
+            path: path, create: options.create || options.demo, readOnly: options.readOnly, json: options.json,
+            schemaFile: options.schema, base: options.base, progress: interactive ? { standardError($0) } : nil)
+    }
     if let failure = session.layers?.baseChangeFailure, let layers = session.layers {
         standardError(
             Display.terminalSafe(
                 "kvrepl: warning: the base \(options.base ?? "") changed or differs from the one in force, and replacing it failed: \(failure.message); the base in force is still \(layers.basePath) (fix the new base and reopen, or replace-base it)"
             ))
     }
-    if let tail = session.database.recoveredTornTail {
+    if let tail = session.leveldb?.recoveredTornTail {
         // One line: what the open dropped (the unsynced writes a power loss tore), and where it is kept.
         let copy = options.readOnly ? " (in the private copy; \(path) itself is unchanged)" : ""
         if options.json {
@@ -136,8 +171,9 @@ do {
     }
 } catch let e as KVDocsError {
     var message = e.message
-    if let advice = Advice.opening(
-        e, path: path, base: options.base, readOnly: options.readOnly, repairing: options.repair)
+    if options.etcd == nil,
+        let advice = Advice.opening(
+            e, path: path, base: options.base, readOnly: options.readOnly, repairing: options.repair)
     {
         message += " (\(advice))"
     }

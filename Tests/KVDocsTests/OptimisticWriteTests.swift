@@ -33,6 +33,9 @@ final class ConflictInjectingStore: KeyValueStore, @unchecked Sendable {
     private let state: TestLock<State>
     /// Runs after each conflict, outside the transaction, before the next attempt.
     var between: (@Sendable (_ conflict: Int) throws -> Void)?
+    /// The most operations a batch may have, as an etcd transaction's; larger batches are
+    /// refused with `.limitExceeded`, writing nothing.
+    var maximumBatch: Int?
 
     init(_ database: Database, seed: UInt64 = 1, plan: Plan) {
         self.database = database
@@ -53,6 +56,10 @@ final class ConflictInjectingStore: KeyValueStore, @unchecked Sendable {
     func withWriteTransaction<R>(_ body: () throws -> R) throws -> R { try database.withWriteTransaction(body) }
 
     func write(_ batch: WriteBatch, sync: Bool) throws {
+        if let maximumBatch, batch.count > maximumBatch {
+            throw KVDocsError(
+                .limitExceeded, "the write needs \(batch.count) operations; the store allows \(maximumBatch)")
+        }
         let conflict = state.withLock { s -> Bool in
             guard s.inTransaction, s.left > 0 else { return false }
             s.left -= 1
@@ -203,6 +210,37 @@ final class ConflictInjectingStore: KeyValueStore, @unchecked Sendable {
         #expect(try people.find(Query().orderBy("id")).map { $0["id"] } == (0..<250).map { .int(Int64($0)) })
         #expect(try store.changes(since: 0).map(\.sequence) == Array(1...250))
         #expect(try store.verify().isClean)
+    }
+
+    @Test func anImportTooLargeForOneWriteOfTheStoreIsWrittenInSmallerBatches() throws {
+        let dir = TemporaryDirectory()
+        let file = dir.child("people.jsonl")
+        var lines = (0..<300).map { #"{"id": \#($0), "age": \#($0 % 70), "email": "p\#($0)@x.org", "bio": "river"}"# }
+        try Data(lines.joined(separator: "\n").utf8).write(to: URL(fileURLWithPath: file))
+        let db = try Database(path: dir.child("db"))
+        defer { db.close() }
+        let injecting = ConflictInjectingStore(db, plan: .exactly(0))
+        // Each document makes about six operations (document, two index entries, text, change).
+        injecting.maximumBatch = 200
+        let store = try DocumentStore(store: injecting, schema: try Self.schema())
+        var reported: [Int] = []
+        let written = try store.importJSONLines(into: "people", path: file, batchSize: 100) { progress in
+            if !progress.validating { reported.append(progress.documents) }
+        }
+        #expect(written == 300)
+        #expect(reported.last == 300 && reported == reported.sorted() && Set(reported).count == reported.count)
+        #expect(reported.count > 3, "\(reported)")
+        #expect(try store.collection("people").count() == 300)
+        #expect(try store.changes(since: 0).map(\.sequence) == Array(1...300))
+        #expect(try store.verify().isClean)
+        // A document that alone does not fit: an error naming its line, the documents before it kept.
+        let words = (0..<400).map { "w\($0)" }.joined(separator: " ")
+        lines = [#"{"id": 1000, "bio": "a"}"#, #"{"id": 1001, "bio": "\#(words)"}"#]
+        try Data(lines.joined(separator: "\n").utf8).write(to: URL(fileURLWithPath: file))
+        let error = expectError(.limitExceeded) { try store.importJSONLines(into: "people", path: file) }
+        #expect(error?.message.hasPrefix("\(file):2: the document does not fit one write of the store") == true)
+        #expect(try store.collection("people").get(id: 1000) != nil)
+        #expect(try store.collection("people").get(id: 1001) == nil)
     }
 
     /// Two writers of one database, as two processes: the other writes between a write's

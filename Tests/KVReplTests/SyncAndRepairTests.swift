@@ -41,9 +41,9 @@ final class CapturedSession {
             to: URL(fileURLWithPath: lines))
         let s = try CapturedSession(path: dir.child("db"), schemaFile: try schemaFile(in: dir))
         func synced(_ line: String) -> Int {
-            let before = s.session.database.syncedWrites
+            let before = (s.session.leveldb?.syncedWrites ?? -1)
             #expect(s.session.run(line) == .ok, "\(line): \(s.err)")
-            return s.session.database.syncedWrites - before
+            return (s.session.leveldb?.syncedWrites ?? -1) - before
         }
         #expect(synced("put a 1") == 0)
         #expect(synced(#"insert people {"id": "p0", "age": 9}"#) == 0)
@@ -98,8 +98,8 @@ final class CapturedSession {
         #expect(s.session.prompt == "kvrepl> ")
         #expect(s.out.contains(#"{"age":30,"id":"p1"}"#))
         #expect(s.out.contains { $0.hasSuffix("run verify to check the indexes against the documents") })
-        #expect(try s.session.documents().database === s.session.database)
-        #expect(s.session.database.isClosed == false)
+        #expect(try s.session.documents().database === s.session.leveldb)
+        #expect(s.session.leveldb?.isClosed == false)
     }
 }
 

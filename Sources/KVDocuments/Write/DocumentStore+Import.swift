@@ -64,7 +64,10 @@ extension DocumentStore {
     ///   - path: the file of JSON lines, one document per line; blank lines are skipped.
     ///   - mode: `.upsert` (the default) replaces an existing document, `.insert` stops at an
     ///     existing id.
-    ///   - batchSize: the documents written per atomic batch.
+    ///   - batchSize: the documents written per atomic batch. A store whose transactions are
+    ///     bounded (etcd's operations and request bytes) that refuses a batch as too large
+    ///     gets it again in halves, growing back to `batchSize` after eight batches that fit;
+    ///     a single document that does not fit is an error naming its line.
     ///   - maximumLineLength: the longest line accepted, in bytes (64 MiB by default); a
     ///     longer line is an error naming the file, the line and the limit, and nothing is
     ///     imported.
@@ -190,36 +193,64 @@ extension DocumentStore {
         var written = 0
         var done = (line: 0, bytes: 0)
         var pending = try nextDocument()
-        while pending != nil {
+        // Documents read but not yet written: the rest of a batch the store refused as too
+        // large for one transaction (an etcd store), written in smaller batches.
+        var carried: [(document: JSONValue, line: Int, bytes: Int)] = []
+        var size = batchSize
+        var fitted = 0
+        while pending != nil || !carried.isEmpty {
             // The batch is read before it is written, so that a write run again (over a store
             // that retries transactions that conflicted) writes the same documents.
-            var documents: [(document: JSONValue, line: Int, bytes: Int)] = []
-            while documents.count < batchSize, let document = pending {
+            var documents = Array(carried.prefix(size))
+            carried.removeFirst(documents.count)
+            while documents.count < size, let document = pending {
                 documents.append((document, lineNumber, bytes))
                 pending = try nextDocument()
             }
-            let count = try performWrites(sync: sync) { context -> Int in
-                for (document, line, _) in documents {
-                    do {
-                        // A replicated collection's lines with `_rev` keep their revisions.
-                        if try !(replicated && context.writeImported(collection, document)) {
-                            _ = try context.write(
-                                collection, mode == .insert ? .insert : .upsert, document: document, id: nil)
+            let count: Int
+            do {
+                count = try performWrites(sync: sync) { context -> Int in
+                    for (document, line, _) in documents {
+                        do {
+                            // A replicated collection's lines with `_rev` keep their revisions.
+                            if try !(replicated && context.writeImported(collection, document)) {
+                                _ = try context.write(
+                                    collection, mode == .insert ? .insert : .upsert, document: document, id: nil)
+                            }
+                        } catch let e as KVDocsError {
+                            throw KVDocsError(
+                                e.kind,
+                                "\(path):\(line): \(e.message); \(written) documents before this batch were imported",
+                                path: storage.name)
                         }
-                    } catch let e as KVDocsError {
-                        throw KVDocsError(
-                            e.kind,
-                            "\(path):\(line): \(e.message); \(written) documents before this batch were imported",
-                            path: storage.name)
                     }
+                    return documents.count
                 }
-                return documents.count
+            } catch let e as KVDocsError where e.kind == .limitExceeded && !e.message.hasPrefix(path + ":") {
+                // Too large for one transaction of the store, and nothing was written: the same
+                // documents again in halves, growing back after batches that fit.
+                guard documents.count > 1 else {
+                    throw KVDocsError(
+                        e.kind,
+                        "\(path):\(documents[0].line): the document does not fit one write of the store: \(e.message); \(written) documents before it were imported",
+                        path: storage.name)
+                }
+                size = documents.count / 2
+                fitted = 0
+                carried = documents + carried
+                continue
+            }
+            fitted += 1
+            if fitted >= 8 && size < batchSize {
+                size = min(batchSize, size * 2)
+                fitted = 0
             }
             if let last = documents.last { done = (last.line, last.bytes) }
             written += count
             // Lines and bytes up to the last document written (the next one is read ahead);
             // after the last batch, the whole file.
-            let end = pending == nil ? (line: reader.lineNumber, bytes: reader.bytesConsumed) : done
+            let end =
+                pending == nil && carried.isEmpty ? (line: reader.lineNumber, bytes: reader.bytesConsumed) : done
             progress?(
                 ImportProgress(
                     lines: end.line, documents: written, validating: false, bytes: end.bytes, totalBytes: totalBytes))

@@ -1,0 +1,59 @@
+import Foundation
+import KVDocs
+import KVDocsTestSupport
+import Testing
+
+/// `kvrepl --etcd URLS --root NAME`: the sample database's documents imported into a store on
+/// the tests' etcd cluster answer every document command as the LevelDB database does, in
+/// `--json` output, and the commands that work on LevelDB's files say they are not supported.
+@Suite(.requires(.etcd)) struct KVReplEtcdTests {
+    @Test func theDocumentCommandsAnswerOverEtcdAsOverLevelDB() throws {
+        let dir = TemporaryDirectory("kvrepl-etcd")
+        let db = dir.child("demo")
+        let schema = dir.child("schema.json")
+        var r = try kvrepl(["--demo", db, "-c", "schema"])
+        #expect(r.status == 0, "\(r.stderr)")
+        try Data(r.stdout.utf8).write(to: URL(fileURLWithPath: schema))
+        for collection in ["stations", "departures"] {
+            r = try kvrepl([db, "-c", "export \(collection) \(dir.child(collection + ".jsonl"))"])
+            #expect(r.status == 0, "\(r.stderr)")
+        }
+        let root = "kvrepl-\(UUID().uuidString)"
+        let etcd = [
+            "--etcd", Reference.etcdEndpoints.joined(separator: ","), "--root", root, "--etcd-max-txn-ops", "4096"
+        ]
+        r = try kvrepl(
+            etcd + [
+                "--schema", schema, "-c", "import stations \(dir.child("stations.jsonl"))", "-c",
+                "import departures \(dir.child("departures.jsonl"))"
+            ])
+        #expect(r.status == 0, "\(r.stderr)")
+        let commands = [
+            "collections", "indexes stations", "count departures", "find stations order by name limit 5",
+            "find departures where station = \"zurich-hb\" order by time limit 4",
+            "count departures where time >= \"08:00\"", "doc stations \"zurich-hb\"",
+            "search departures \"express\" limit 5", "near stations (47.37, 8.54) within 5000 limit 3",
+            "terms departures", "verify", "explain find departures where station = \"bern\""
+        ]
+        for command in commands {
+            let level = try kvrepl([db, "--json", "-c", command])
+            let remote = try kvrepl(etcd + ["--json", "-c", command])
+            #expect(remote.status == level.status, "\(command): \(remote.stderr)")
+            #expect(remote.stdout == level.stdout, "\(command)")
+        }
+        // The import made one change per document (the demo's feed is in another order).
+        r = try kvrepl(etcd + ["--json", "-c", "changes since 755"])
+        #expect(try jsonLines(r.stdout).map { $0["sequence"] } == [.int(756)], "\(r.stdout) \(r.stderr)")
+        // A write through the shell, then read back.
+        r = try kvrepl(
+            etcd + ["--json", "-c", #"upsert stations {"id": "x", "name": "X"}"#, "-c", "doc stations \"x\""])
+        #expect(r.status == 0 && r.stdout.contains(#""name":"X""#), "\(r.stderr)")
+        // What works on LevelDB's keys and files is refused, naming the store.
+        for command in ["get a", "scan", "backup \(dir.child("b"))", "layers", "dump \(dir.child("d"))"] {
+            r = try kvrepl(etcd + ["-c", command])
+            #expect(r.status == 1 && r.stderr.contains("this session is on etcd:\(root)@"), "\(command): \(r.stderr)")
+        }
+        r = try kvrepl(["--etcd", "http://127.0.0.1:1", "-c", "collections"])
+        #expect(r.status == 2 && r.stderr.contains("--etcd needs --root"))
+    }
+}
