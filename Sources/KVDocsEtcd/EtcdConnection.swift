@@ -17,7 +17,7 @@ final class EtcdConnection: Sendable {
     let endpoints: [String]
     /// The time a request may take before it fails.
     let timeout: TimeAmount
-    private let client: HTTPClient
+    let client: HTTPClient
     private let current = Locked(0)
 
     /// The largest response body read, in bytes.
@@ -46,12 +46,15 @@ final class EtcdConnection: Sendable {
         var configuration = HTTPClient.Configuration()
         configuration.connectionPool.retryConnectionEstablishment = false
         configuration.timeout.connect = .seconds(5)
+        // Each document store on the store holds one connection for its watch.
+        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 64
         client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
     }
 
-    /// Closes the client's connections. Later calls fail.
+    /// Closes the client's connections, without waiting (so on any thread, an event loop's
+    /// included: the last reference to a store may go there, with its watch). Later calls fail.
     func shutdown() {
-        try? client.syncShutdown()
+        _ = client.shutdown()
     }
 
     /// The endpoints, for messages.

@@ -39,6 +39,10 @@ import Darwin
 /// before anything is sent, with `.limitExceeded` naming the limit: ``Options/maxTxnOps``
 /// operations, ``Options/maxRequestBytes`` bytes. A write is never split.
 ///
+/// **Change streams.** A ``DocumentStore`` on the store delivers to its change streams and
+/// observations the changes of every writer, this process's and the others', in sequence
+/// order and each once: it follows the change feed with etcd's watch (``watch(prefix:onChange:)``).
+///
 /// **Other writers.** Any number of processes, on any machines, may write one store. The
 /// writer lock (``withWriterLock(_:)``) excludes the writers of this process only; the others
 /// are excluded optimistically. Inside ``withWriteTransaction(_:)``, the store's own reads on
@@ -54,7 +58,7 @@ import Darwin
 /// next writes.
 ///
 /// Thread-safe. Blocking: call it from threads, not from an event loop of SwiftNIO.
-public final class EtcdStore: KeyValueStore, @unchecked Sendable {
+public final class EtcdStore: WatchableKeyValueStore, @unchecked Sendable {
     // @unchecked Sendable: `writerDepth` is read and written only under `writerLock`; the
     // rest is immutable or in a `Locked`.
 
@@ -367,6 +371,21 @@ public final class EtcdStore: KeyValueStore, @unchecked Sendable {
     ///   throws; after `attempts` conflicts, a retryable `.conflict` saying so.
     public func transact<R>(attempts: Int, _ body: () throws -> R) throws -> R {
         try retry.run(attempts: attempts) { try withWriteTransaction(body) }
+    }
+
+    // MARK: Watching
+
+    /// Follows the writes under `prefix` by every writer of the store (etcd's watch; see
+    /// ``WatchableKeyValueStore``). A ``DocumentStore`` on this store uses it to deliver
+    /// other processes' changes to its change streams and observations.
+    /// - Throws: `.unavailable` when no endpoint created the watch within the request timeout.
+    public func watch(prefix: [UInt8], onChange: @escaping @Sendable () -> Void) throws -> any KeyValueWatch {
+        try checkOpen()
+        let key = etcdKey(prefix)
+        let watch = try EtcdWatch(
+            store: self, key: key, end: KeyRange.prefixSuccessor(key) ?? prefixEnd, onChange: onChange)
+        try watch.start()
+        return watch
     }
 
     // MARK: Administration

@@ -191,3 +191,48 @@ extension EtcdClusterTests {
         }
     }
 }
+
+extension EtcdClusterTests {
+    /// Change streams over etcd: a store's stream delivers the changes of every writer, its
+    /// own process's and the others', in sequence order, each once.
+    @Suite struct EtcdChangeStreamTests {
+        @Test func aChangeStreamDeliversEveryWritersChangesInOrderOnce() async throws {
+            let root = "test-\(UUID().uuidString)"
+            let schema = try Schema(json: Data(#"{"collections": {"c": {}}}"#.utf8))
+            let a = try EtcdStore(endpoints: Reference.etcdEndpoints, root: root, options: .init(maxTxnOps: 4096))
+            let b = try EtcdStore(endpoints: Reference.etcdEndpoints, root: root, options: .init(maxTxnOps: 4096))
+            defer {
+                _ = try? a.removeAll()
+                a.close()
+                b.close()
+            }
+            let mine = try DocumentStore(store: a, schema: schema)
+            let theirs = try DocumentStore(store: b)
+            let stream = mine.changeStream()
+            for i in 0..<5 { try theirs.collection("c").insert(["id": .int(Int64(i))]) }
+            for i in 5..<7 { try mine.collection("c").insert(["id": .int(Int64(i))]) }
+            for i in 7..<10 { try theirs.collection("c").upsert(["id": .int(Int64(i))]) }
+            try theirs.collection("c").delete(id: 0)
+            let delivered = try await withThrowingTaskGroup(of: [Change].self) { group in
+                group.addTask {
+                    var seen: [Change] = []
+                    for await change in stream {
+                        seen.append(change)
+                        if change.sequence >= 11 { break }
+                    }
+                    return seen
+                }
+                group.addTask {
+                    try await Task.sleep(nanoseconds: 20_000_000_000)
+                    throw KVDocsError(.unavailable, "the stream did not deliver 11 changes in 20 s")
+                }
+                defer { group.cancelAll() }
+                return try await group.next() ?? []
+            }
+            let feed = try await mine.changes(since: 0)
+            #expect(delivered == feed)
+            #expect(delivered.map(\.sequence) == Array(1...11))
+            #expect(delivered.last?.operation == .delete)
+        }
+    }
+}

@@ -9,7 +9,7 @@ import Testing
 /// loses members: each on a cluster of the test's own (``PrivateEtcdCluster``).
 @Suite(.requires(.etcd)) struct EtcdResilienceTests {
     @Test func aCompactedSnapshotSaysSoAndANewOneReads() throws {
-        let cluster = try PrivateEtcdCluster(members: 1, portBase: 24_600)
+        let cluster = try PrivateEtcdCluster(members: 1)
         let etcd = try EtcdStore(endpoints: cluster.endpoints, root: "compaction")
         defer { etcd.close() }
         let batch = WriteBatch()
@@ -35,7 +35,7 @@ import Testing
     }
 
     @Test func aFullQuotaRefusesWritesNamingTheAlarmAndReadsGoOn() throws {
-        let cluster = try PrivateEtcdCluster(members: 1, portBase: 24_700, quotaBytes: 8 << 20)
+        let cluster = try PrivateEtcdCluster(members: 1, quotaBytes: 8 << 20)
         let etcd = try EtcdStore(endpoints: cluster.endpoints, root: "quota")
         defer { etcd.close() }
         var refused: KVDocsError?
@@ -57,11 +57,15 @@ import Testing
                 && refused?.message.contains("etcdctl alarm disarm") == true)
         #expect(written > 3 && written < 60)
         #expect(try etcd.value(forKey: [0])?.count == 512 << 10)
-        #expect(try etcd.count(.all) == written)
+        // The put that crossed the quota may have been applied before etcd raised the alarm
+        // and refused it; every one acknowledged is there.
+        let count = try etcd.count(.all)
+        #expect(count == written || count == written + 1, "\(count) keys, \(written) acknowledged")
+        #expect(try (0..<written).allSatisfy { try etcd.value(forKey: [UInt8($0)]) != nil })
     }
 
     @Test func writesGoOnWithAQuorumStopWithoutOneAndResumeWhenItReturns() throws {
-        let cluster = try PrivateEtcdCluster(members: 3, portBase: 24_800)
+        let cluster = try PrivateEtcdCluster(members: 3)
         let etcd = try EtcdStore(
             endpoints: cluster.endpoints, root: "members", options: .init(maxTxnOps: 4096, requestTimeout: .seconds(3)))
         defer { etcd.close() }

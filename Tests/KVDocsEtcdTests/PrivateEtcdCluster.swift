@@ -9,17 +9,24 @@ final class PrivateEtcdCluster {
     let endpoints: [String]
     private let script = packageRoot.appendingPathComponent("scripts/etcd-cluster").path
 
-    /// Starts `members` members with client ports `portBase + 1…` and peer ports `portBase + 11…`.
-    init(members: Int, portBase: Int, quotaBytes: Int? = nil) throws {
+    /// Starts `members` members with client ports `portBase + 1…` and peer ports `portBase + 11…`,
+    /// `portBase` a multiple of 100 from 24,000 to 64,000 drawn at random (another base when a
+    /// start fails: a port may be taken).
+    init(members: Int, quotaBytes: Int? = nil) throws {
         directory = TemporaryDirectory("kvdocs-etcd-private")
         var environment = ProcessInfo.processInfo.environment
         environment["KVDOCS_ETCD_MEMBERS"] = String(members)
-        environment["KVDOCS_ETCD_PORT_BASE"] = String(portBase)
         if let quotaBytes { environment["KVDOCS_ETCD_QUOTA_BYTES"] = String(quotaBytes) }
-        let started = try runProcess(script, ["start", directory.child("cluster")], environment: environment)
-        guard started.status == 0 else {
+        var failures: [String] = []
+        for _ in 0..<3 {
+            environment["KVDOCS_ETCD_PORT_BASE"] = String(Int.random(in: 240...640) * 100)
+            let started = try runProcess(script, ["start", directory.child("cluster")], environment: environment)
+            if started.status == 0 { break }
+            failures.append(started.stderr)
+        }
+        guard failures.count < 3 else {
             throw NSError(
-                domain: "etcd-cluster", code: Int(started.status), userInfo: [NSLocalizedDescriptionKey: started.stderr]
+                domain: "etcd-cluster", code: 1, userInfo: [NSLocalizedDescriptionKey: failures.joined(separator: "\n")]
             )
         }
         endpoints = try String(contentsOfFile: directory.child("cluster/endpoints"), encoding: .utf8)

@@ -30,16 +30,18 @@ import Testing
         #expect(r.status == 0, "\(r.stderr)")
         let commands = [
             "collections", "indexes stations", "count departures", "find stations order by name limit 5",
-            "find departures where station = \"zurich-hb\" order by time limit 4",
-            "count departures where time >= \"08:00\"", "doc stations \"zurich-hb\"",
-            "search departures \"express\" limit 5", "near stations (47.37, 8.54) within 5000 limit 3",
-            "terms departures", "verify", "explain find departures where station = \"bern\""
+            "find departures where station = \"PERTH\" order by time limit 4",
+            "count departures where time >= 1700005000", "doc stations \"PERTH\"",
+            "search departures \"express\" limit 5", "near stations (-31.95, 115.86) within 1500 limit 3",
+            "terms departures", "verify", "explain find departures where station = \"ARMADALE\"",
+            "find departures where line = \"Armadale\" and platform = 4 limit 3"
         ]
         for command in commands {
             let level = try kvrepl([db, "--json", "-c", command])
             let remote = try kvrepl(etcd + ["--json", "-c", command])
             #expect(remote.status == level.status, "\(command): \(remote.stderr)")
             #expect(remote.stdout == level.stdout, "\(command)")
+            #expect(!level.stdout.isEmpty && level.status == 0, "\(command): \(level.stderr)")
         }
         // The import made one change per document (the demo's feed is in another order).
         r = try kvrepl(etcd + ["--json", "-c", "changes since 755"])

@@ -13,8 +13,22 @@ package final class ChangeHub: Sendable {
         var observers: [UUID: ObservationRegistration] = [:]
         /// The database closed: streams end as they are added, observers wake.
         var closed = false
+        /// Over a store that other processes write, the last sequence delivered: a change
+        /// reaches the hub both from the write that made it and from the store's watch, and
+        /// is delivered once. `nil`: every change published is delivered.
+        var delivered: Int64?
     }
     private let state = Locked(State())
+    /// Held while delivering, so that deliveries from writers and from the watch keep order.
+    private let delivering = Locked(())
+
+    /// From now on, delivers only changes after `sequence`, each once (see `State.delivered`).
+    func deliverOnlyAfter(_ sequence: Int64) {
+        state.withLock { s in if s.delivered == nil { s.delivered = sequence } }
+    }
+
+    /// The last sequence delivered, when the hub delivers each change once.
+    var deliveredSequence: Int64? { state.withLock { $0.delivered } }
 
     /// The hub of `root` on `database`, made on first use (``ChangeHubRegistry``).
     static func of(_ database: Database, root: Subspace) -> ChangeHub {
@@ -63,9 +77,18 @@ package final class ChangeHub: Sendable {
     /// REQUIRES: called after the write is committed, under the exclusive writer lock (so
     /// deliveries keep the order of the writes).
     func publish(_ changes: [Change]) {
-        let streams = state.withLock { $0.streams.values.map { $0 } }
-        for stream in streams { for change in changes { stream.yield(change) } }
-        wake(Set(changes.map { Array($0.collection.utf8) }))
+        delivering.withLock { _ in
+            let (fresh, streams) = state.withLock { s -> ([Change], [AsyncStream<Change>.Continuation]) in
+                var fresh = changes
+                if let delivered = s.delivered {
+                    fresh = changes.filter { $0.sequence > delivered }
+                    s.delivered = fresh.map(\.sequence).max().map { max($0, delivered) } ?? delivered
+                }
+                return (fresh, s.streams.values.map { $0 })
+            }
+            for stream in streams { for change in fresh { stream.yield(change) } }
+            wake(Set(fresh.map { Array($0.collection.utf8) }))
+        }
     }
 
     /// Whether any change stream is open.

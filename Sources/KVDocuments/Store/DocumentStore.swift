@@ -89,6 +89,9 @@ public final class DocumentStore: Sendable {
     package let hub: ChangeHub
     /// Where the async API runs its LevelDB calls (``BlockingCallExecutor``).
     let executor: BlockingCallExecutor
+    /// Over a store that other processes write (``WatchableKeyValueStore``): the watch that
+    /// brings their changes to the hub.
+    private let following = Locked<(any KeyValueWatch)?>(nil)
 
     /// Progress of an index build, for the callback of ``init(database:schema:root:dates:progress:)``.
     public struct IndexBuildProgress: Sendable {
@@ -236,6 +239,29 @@ public final class DocumentStore: Sendable {
         try open(
             format: format, schema: schema, finishingBuilds: finishingBuilds, migrator: migrator, progress: progress,
             migrationProgress: migrationProgress)
+        try followOtherWriters()
+    }
+
+    deinit { following.withLock { $0?.cancel() } }
+
+    /// Over a store that other processes write, delivers their changes to this process's
+    /// change streams and observations too: the store's watch of the change feed calls
+    /// ``catchUp()``, which reads the changes after the last delivered and publishes them.
+    private func followOtherWriters() throws {
+        guard let watchable = storage as? any WatchableKeyValueStore else { return }
+        hub.deliverOnlyAfter(try records.lastSequence(in: storage))
+        let watch = try watchable.watch(prefix: layout.changes.prefix) { [weak self] in self?.catchUp() }
+        following.withLock { $0 = watch }
+    }
+
+    /// Publishes the changes of the feed after the last one the hub delivered. A failed read
+    /// is left to the next call (the watch calls again after every write and reconnection).
+    private func catchUp() {
+        guard let delivered = hub.deliveredSequence, let changes = try? changes(since: delivered),
+            let last = changes.last
+        else { return }
+        state.withLock { $0.lastSequence = max($0.lastSequence, last.sequence) }
+        hub.publish(changes)
     }
 
     /// The stored format version (`nil`: no store yet).
