@@ -9,7 +9,7 @@ import PackageDescription
 let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
 let rootIdentity = root.lastPathComponent.lowercased()
 
-// `KVBENCH_WITHOUT_SYNC=1` builds kvbench without its sync section, so without SwiftNIO,
+// `KVBENCH_WITHOUT_SYNC=1` builds kvbench without its sync and etcd sections, so without SwiftNIO,
 // Hummingbird and AsyncHTTPClient (minutes of a release build): scripts/bench-smoke, which
 // type-checks that section against the debug build instead.
 let withSync = Context.environment["KVBENCH_WITHOUT_SYNC"] == nil
@@ -34,7 +34,12 @@ let package = Package(
                 .product(name: "KVDocs", package: rootIdentity),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser")
-            ] + (withSync ? [.product(name: "KVDocsSync", package: rootIdentity)] : []),
+            ]
+                + (withSync
+                    ? [
+                        .product(name: "KVDocsSync", package: rootIdentity),
+                        .product(name: "KVDocsEtcd", package: rootIdentity)
+                    ] : []),
             swiftSettings: withSync ? [.define("KVBENCH_SYNC")] : []
         )
     ],

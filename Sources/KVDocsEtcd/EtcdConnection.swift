@@ -19,6 +19,16 @@ final class EtcdConnection: Sendable {
     let timeout: TimeAmount
     let client: HTTPClient
     private let current = Locked(0)
+    /// A fault the next write meets, for the tests of commits whose answer is lost.
+    package let nextWriteFault = Locked<WriteFault?>(nil)
+
+    /// How a write fails on purpose (tests only).
+    package enum WriteFault: Sendable {
+        /// Sent and applied, then its answer lost.
+        case answerLost
+        /// Never sent, but reported as if its answer were lost.
+        case requestLost
+    }
 
     /// The largest response body read, in bytes.
     static let maximumResponseSize = 512 << 20
@@ -70,6 +80,20 @@ final class EtcdConnection: Sendable {
     ///   `.unavailable` when no endpoint answered.
     func call(_ path: String, _ body: JSONValue, write: Bool = false) throws -> JSONValue {
         let bytes = try body.canonicalBytes()
+        let fault =
+            write
+            ? nextWriteFault.withLock { f -> WriteFault? in
+                defer { f = nil }
+                return f
+            } : nil
+        let lost = KVDocsError(
+            .unavailable, "etcd at \(endpoints[0]) did not answer a write (injected): whether it was applied is unknown"
+        )
+        if fault == .requestLost { throw lost }
+        if fault == .answerLost {
+            _ = try call(path, body, write: true)
+            throw lost
+        }
         let first = current.withLock { $0 }
         var failures: [String] = []
         for step in 0..<endpoints.count {

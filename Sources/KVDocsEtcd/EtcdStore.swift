@@ -109,6 +109,13 @@ public final class EtcdStore: WatchableKeyValueStore, @unchecked Sendable {
     }
     /// How ``transact(attempts:_:)`` pauses between attempts.
     let retry = ConflictRetry()
+    /// This store's writer key, outside the root's keys: every commit advances it, so that a
+    /// commit whose answer was lost can be told applied or not (``resolveLostCommit``).
+    let writerKey: [UInt8]
+    /// The serial number of this store's last commit, and the revision of its writer key.
+    private let writer = Locked<(serial: Int64, revision: Int64)>((0, 0))
+    /// Held by each commit: a store's commits advance its writer key one at a time.
+    private let committing = NSLock()
 
     /// A store named `root` on the etcd cluster at `endpoints`. Nothing is sent until the first
     /// read or write.
@@ -144,6 +151,7 @@ public final class EtcdStore: WatchableKeyValueStore, @unchecked Sendable {
         self.root = root
         self.options = options
         prefix = Tuple("kvdocs", root).encoded
+        writerKey = Tuple("kvdocs-writers", root, UUID().uuidString).encoded
         // The tuple's last byte is the string's terminating 0x00, so the successor exists.
         prefixEnd = KeyRange.prefixSuccessor(prefix) ?? prefix + [0xFF]
     }
@@ -160,7 +168,10 @@ public final class EtcdStore: WatchableKeyValueStore, @unchecked Sendable {
             defer { wasClosed = true }
             return !wasClosed
         }
-        if first { connection.shutdown() }
+        guard first else { return }
+        // Best effort: a writer key left behind is a few bytes, outside the root's keys.
+        _ = try? connection.call("/v3/kv/deleterange", ["key": .string(EtcdMessages.base64(writerKey))], write: true)
+        connection.shutdown()
     }
 
     /// Throws `.closed` after ``close()``.
@@ -280,28 +291,100 @@ public final class EtcdStore: WatchableKeyValueStore, @unchecked Sendable {
         let operations = try transactionOperations(batch)
         guard !operations.isEmpty else { return }
         guard let session = currentSession() else {
-            _ = try connection.call("/v3/kv/txn", EtcdMessages.txn(operations: operations), write: true)
+            guard try commit(operations, compares: []) != nil else {
+                throw KVDocsError.writeConflict("another writer of this store's writer key interfered", path: name)
+            }
             return
         }
         let compares = session.compares()
-        if compares.count > options.maxTxnOps {
+        if compares.count + 1 > options.maxTxnOps {
             throw KVDocsError(
                 .limitExceeded,
                 "the write read \(compares.count) keys and ranges, which one etcd transaction must compare; the cluster allows \(options.maxTxnOps) (--max-txn-ops; EtcdStore.Options.maxTxnOps)",
                 path: name)
         }
-        let answer = try connection.call(
-            "/v3/kv/txn", EtcdMessages.txn(compares: compares, operations: operations), write: true)
-        let revision = try EtcdMessages.revision(answer)
-        guard try EtcdMessages.succeeded(answer) else {
-            throw KVDocsError.writeConflict(
-                "another writer changed what this write read (etcd revision \(revision))", path: name)
+        guard let revision = try commit(operations, compares: compares) else {
+            throw KVDocsError.writeConflict("another writer changed what this write read", path: name)
         }
         session.committed(operations, at: revision)
     }
 
+    /// Commits `operations` when every compare holds, in one transaction that also advances
+    /// this store's writer key. Returns the commit's revision, or `nil` when a compare failed
+    /// (nothing was written). A commit whose answer was lost is resolved: it was applied (its
+    /// revision is returned), or it is fenced off so that it never can be, and the write
+    /// throws a retryable conflict (``transact(attempts:_:)`` runs it again).
+    func commit(_ operations: [EtcdMessages.Operation], compares: [JSONValue]) throws -> Int64? {
+        committing.lock()
+        defer { committing.unlock() }
+        let (serial, seen) = writer.withLock { $0 }
+        let next = serial + 1
+        let request = EtcdMessages.txn(
+            compares: [writerCompare(seen)] + compares,
+            operations: operations + [.put(key: writerKey, value: Self.serialBytes(next))])
+        do {
+            let answer = try connection.call("/v3/kv/txn", request, write: true)
+            let revision = try EtcdMessages.revision(answer)
+            guard try EtcdMessages.succeeded(answer) else { return nil }
+            writer.withLock { $0 = (next, revision) }
+            return revision
+        } catch let error as KVDocsError where error.kind == .unavailable && error.message.contains("unknown") {
+            return try resolveLostCommit(serial: next, seen: seen, lost: error)
+        }
+    }
+
+    /// After a commit whose answer was lost: moves the writer key past it unless the commit
+    /// moved it, so that it cannot be applied later (its compare on the writer key then fails),
+    /// and says which happened. Retried until the cluster answers, within the request timeout.
+    private func resolveLostCommit(serial: Int64, seen: Int64, lost: KVDocsError) throws -> Int64 {
+        let fence = serial + 1
+        let deadline = Date().addingTimeInterval(Double(connection.timeout.nanoseconds) / 1e9)
+        var last = lost
+        while Date() < deadline {
+            do {
+                let answer = try connection.call(
+                    "/v3/kv/txn",
+                    EtcdMessages.txn(
+                        compares: [writerCompare(seen)],
+                        operations: [.put(key: writerKey, value: Self.serialBytes(fence))]), write: true)
+                if try EtcdMessages.succeeded(answer) {
+                    let revision = try EtcdMessages.revision(answer)
+                    writer.withLock { $0 = (fence, revision) }
+                    throw KVDocsError.writeConflict(
+                        "the write's answer was lost and it was not applied (fenced at etcd revision \(revision)); run it again",
+                        path: name)
+                }
+                // The writer key moved: by the lost commit, or by a fence whose answer was lost too.
+                let now = try EtcdMessages.rangeResponse(
+                    try connection.call("/v3/kv/range", EtcdMessages.range(key: writerKey, end: nil)))
+                guard let kv = now.kvs.first else { break }
+                writer.withLock { $0 = (Self.serial(kv.value), kv.modRevision) }
+                if kv.value == Self.serialBytes(serial) { return kv.modRevision }
+                throw KVDocsError.writeConflict(
+                    "the write's answer was lost and it was not applied (fenced); run it again", path: name)
+            } catch let error as KVDocsError where error.kind == .unavailable {
+                last = error
+                Thread.sleep(forTimeInterval: 0.2)
+            }
+        }
+        throw KVDocsError(
+            .unavailable, "\(last.message); the cluster did not answer in time to tell whether it was applied",
+            path: name)
+    }
+
+    /// The compare of the writer key: unchanged since this store's last commit.
+    private func writerCompare(_ revision: Int64) -> JSONValue {
+        [
+            "key": .string(EtcdMessages.base64(writerKey)), "target": "MOD", "result": "EQUAL",
+            "mod_revision": .string(String(revision))
+        ]
+    }
+
+    static func serialBytes(_ serial: Int64) -> [UInt8] { Array(String(serial).utf8) }
+    static func serial(_ bytes: [UInt8]) -> Int64 { Int64(String(decoding: bytes, as: UTF8.self)) ?? 0 }
+
     /// The collapsed operations of `batch` in etcd's keys, checked against the limits.
-    func transactionOperations(_ batch: WriteBatch, extraOperations: Int = 0) throws -> [EtcdMessages.Operation] {
+    func transactionOperations(_ batch: WriteBatch, extraOperations: Int = 1) throws -> [EtcdMessages.Operation] {
         var last: [[UInt8]: EtcdMessages.Operation] = [:]
         for operation in batch.operations {
             switch operation {

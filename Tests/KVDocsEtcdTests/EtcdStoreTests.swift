@@ -110,8 +110,9 @@ extension EtcdClusterTests {
 
         @Test func aBatchTooLargeForOneTransactionIsRefusedBeforeItIsSent() throws {
             try withEtcdStore(options: .init(maxTxnOps: 128)) { etcd throws in
+                // The batch and the store's writer key: one operation more than the batch.
                 let batch = WriteBatch()
-                for i in 0..<129 { batch.put([UInt8(i)], [1]) }
+                for i in 0..<128 { batch.put([UInt8(i)], [1]) }
                 let error = expectKind(.limitExceeded) { try etcd.write(batch, sync: false) }
                 #expect(
                     error?.message
@@ -120,11 +121,11 @@ extension EtcdClusterTests {
                 #expect(try etcd.count(.all) == 0)
                 // Collapsed first: a key written twice and deleted counts once.
                 let collapsed = WriteBatch()
-                for i in 0..<128 { collapsed.put([UInt8(i)], [1]) }
+                for i in 0..<127 { collapsed.put([UInt8(i)], [1]) }
                 collapsed.delete([0])
                 collapsed.put([1], [2])
                 try etcd.write(collapsed, sync: false)
-                #expect(try etcd.count(.all) == 127)
+                #expect(try etcd.count(.all) == 126)
                 #expect(try etcd.value(forKey: [0]) == nil && etcd.value(forKey: [1]) == [2])
                 // 1.6 MiB in one request.
                 let big = WriteBatch()
@@ -148,6 +149,35 @@ extension EtcdClusterTests {
                     error?.message.contains("too many operations in txn request") == true,
                     "\(String(describing: error))")
                 #expect(try etcd.count(.all) == 0)
+            }
+        }
+
+        @Test(arguments: [EtcdConnection.WriteFault.answerLost, .requestLost])
+        func aWriteWhoseAnswerIsLostIsToldAppliedOrRunAgainOnce(fault: EtcdConnection.WriteFault) throws {
+            try withEtcdStore { etcd throws in
+                let store = try DocumentStore(
+                    store: etcd, schema: try Schema(json: Data(#"{"collections": {"c": {}}}"#.utf8)))
+                let c = try store.collection("c")
+                try c.insert(["id": 1])
+                etcd.connection.nextWriteFault.withLock { $0 = fault }
+                let change = try c.insert(["id": 2, "v": "lost"])
+                #expect(change.sequence == 2)
+                try c.insert(["id": 3])
+                #expect(try c.find(Query().orderBy("id")).map { $0["id"] } == [1, 2, 3])
+                #expect(try store.changes(since: 0).map(\.sequence) == [1, 2, 3])
+                #expect(try store.verify().isClean)
+                // A plain write too: applied, or refused as a conflict to run again.
+                etcd.connection.nextWriteFault.withLock { $0 = fault }
+                let batch = WriteBatch()
+                batch.put([9], [9])
+                if fault == .answerLost {
+                    try etcd.write(batch, sync: false)
+                    #expect(try etcd.value(forKey: [9]) == [9])
+                } else {
+                    let error = expectKind(.conflict) { try etcd.write(batch, sync: false) }
+                    #expect(error?.isRetryable == true && error?.message.contains("not applied") == true)
+                    #expect(try etcd.value(forKey: [9]) == nil)
+                }
             }
         }
 

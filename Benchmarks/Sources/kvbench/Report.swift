@@ -237,6 +237,13 @@ struct Report {
             parts.append(lines.joined(separator: "\n"))
             parts.append("")
         }
+        if bench.results.contains(where: { $0.section == "etcd" }) {
+            parts.append(
+                comparison(
+                    "etcd", "etcd (3 members)", "leveldb",
+                    title: "Over etcd: three members on loopback against single-node LevelDB (same run)",
+                    ratioLabel: "etcd / LevelDB"))
+        }
         if bench.results.contains(where: { $0.section == "sync" }) {
             parts.append(Self.syncTable(bench.results))
             parts.append("")

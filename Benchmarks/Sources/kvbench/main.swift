@@ -22,9 +22,9 @@ struct KVBench: ParsableCommand {
 
     @Option(
         help:
-            "Sections to run: raw, tuning, documents, text, import, scaling, geo, layers, apps, sync (comma-separated)."
+            "Sections to run: raw, tuning, documents, text, import, scaling, geo, layers, apps, sync, etcd (comma-separated; etcd uses the cluster at KVDOCS_ETCD_ENDPOINTS, else starts one with scripts/etcd-cluster)."
     )
-    var sections = "raw,tuning,documents,text,import,scaling,geo,layers,apps,sync"
+    var sections = "raw,tuning,documents,text,import,scaling,geo,layers,apps,sync,etcd"
 
     @Option(help: "Points of the geo section (default 1,000,000; --quick 20,000).")
     var geoPoints: Int?
@@ -64,9 +64,10 @@ struct KVBench: ParsableCommand {
         ]
         #if KVBENCH_SYNC
         runs.append(("sync", bench.runSync))
+        runs.append(("etcd", bench.runEtcd))
         #else
-        if wanted.contains("sync") {
-            FileHandle.standardError.write(Data("sync: skipped (built with KVBENCH_WITHOUT_SYNC)\n".utf8))
+        for name in ["sync", "etcd"] where wanted.contains(name) {
+            FileHandle.standardError.write(Data("\(name): skipped (built with KVBENCH_WITHOUT_SYNC)\n".utf8))
         }
         #endif
         for (name, body) in runs where wanted.contains(name) {
