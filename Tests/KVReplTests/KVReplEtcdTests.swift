@@ -58,4 +58,49 @@ import Testing
         r = try kvrepl(["--etcd", "http://127.0.0.1:1", "-c", "collections"])
         #expect(r.status == 2 && r.stderr.contains("--etcd needs --root"))
     }
+
+    /// Separate kvrepl processes race inserts of the same unique values into one store: each
+    /// value is inserted by exactly one, the others get a unique violation, and the change
+    /// feed numbers every insert once, without gaps.
+    @Test(arguments: [2, 4])
+    func racingProcessesInsertEachUniqueValueOnce(processes count: Int) throws {
+        let dir = TemporaryDirectory("kvrepl-etcd-race")
+        let schema = dir.child("schema.json")
+        try Data(
+            #"{"collections": {"people": {"indexes": [{"name": "by_email", "fields": ["email"], "unique": true}]}}}"#
+                .utf8
+        ).write(to: URL(fileURLWithPath: schema))
+        let etcd = [
+            "--etcd", Reference.etcdEndpoints.joined(separator: ","), "--root", "race-\(UUID().uuidString)",
+            "--etcd-max-txn-ops", "4096"
+        ]
+        var r = try kvrepl(etcd + ["--schema", schema, "-c", "collections"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let emails = 10
+        let results = TestLock<[Int: ProcessResult]>([:])
+        DispatchQueue.concurrentPerform(iterations: count) { p in
+            let commands = (0..<emails).flatMap { e -> [String] in
+                let email = (e + p * 3) % emails  // each process in its own order
+                return ["-c", #"insert people {"id": \#(p * 100 + email), "email": "u\#(email)@x.org"}"#]
+            }
+            let result = try? kvrepl(etcd + ["--json"] + commands)
+            results.withLock { $0[p] = result }
+        }
+        var wins = [Int](repeating: 0, count: emails)
+        var violations = 0
+        for p in 0..<count {
+            let result = try #require(results.withLock { $0[p] })
+            for line in try jsonLines(result.stdout) {
+                if case .int(let id)? = line["id"] { wins[Int(id % 100)] += 1 }
+            }
+            violations += result.stderr.split(separator: "\n").filter { $0.contains("unique") }.count
+        }
+        #expect(wins == [Int](repeating: 1, count: emails), "\(wins)")
+        #expect(violations == emails * (count - 1))
+        r = try kvrepl(etcd + ["--json", "-c", "count people", "-c", "verify", "-c", "changes"])
+        let lines = try jsonLines(r.stdout)
+        #expect(lines.first == ["count": .int(Int64(emails))], "\(r.stdout)")
+        #expect(lines.dropFirst(2).map { $0["sequence"] } == (1...emails).map { .int(Int64($0)) })
+        #expect(r.stdout.contains(#""ok":true"#))
+    }
 }
