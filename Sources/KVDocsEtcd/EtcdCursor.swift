@@ -44,7 +44,7 @@ final class EtcdCursor: KeyValueCursor {
         }
         let entry = page[position]
         position += 1
-        session?.read(entry.key, modRevision: entry.modRevision)
+        session?.scannedKey(entry.key, modRevision: entry.modRevision)
         let prefixLength = store.prefix.count
         return try entry.key.withUnsafeBytes { key in
             try entry.value.withUnsafeBytes { value in

@@ -249,14 +249,17 @@ public final class EtcdStore: WatchableKeyValueStore, @unchecked Sendable {
         return EtcdCursor(store: self, start: start, end: end, order: order, revision: revision)
     }
 
-    /// The number of keys in `range`, counted by the server (inside a write transaction, by
-    /// a scan whose keys the transaction records, so that a delete by another writer is seen).
+    /// The number of keys in `range`, counted by the server. Inside a write transaction,
+    /// at its revision, the range recorded: a key inserted or changed in it by another writer
+    /// fails the commit (a delete does not: a count is not the ground of a write's decisions).
     public func count(_ range: KeyRange) throws -> Int {
-        guard currentSession() != nil else { return try count(range, revision: 0) }
-        let cursor = try scan(range, order: .forward)
-        var n = 0
-        while try cursor.next({ _, _ in () }) != nil { n += 1 }
-        return n
+        guard let session = currentSession() else { return try count(range, revision: 0) }
+        try checkOpen()
+        if session.revision == 0 { session.revision = try currentRevision() }
+        let (start, end) = etcdRange(range)
+        guard compareBytes(start, end) < 0 else { return 0 }
+        session.ranges.append((start, end, session.revision))
+        return try count(range, revision: session.revision)
     }
 
     func count(_ range: KeyRange, revision: Int64) throws -> Int {
@@ -455,6 +458,9 @@ public final class EtcdStore: WatchableKeyValueStore, @unchecked Sendable {
     public func transact<R>(attempts: Int, _ body: () throws -> R) throws -> R {
         try retry.run(attempts: attempts) { try withWriteTransaction(body) }
     }
+
+    /// The operations a batch may hold: the cluster's bound less the store's writer key.
+    public var maximumBatchCount: Int? { options.maxTxnOps - 1 }
 
     // MARK: Watching
 

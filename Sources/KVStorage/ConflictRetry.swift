@@ -14,7 +14,7 @@ import Darwin
 ///
 /// An attempt that throws a ``KVDocsError`` that ``KVDocsError/isRetryable`` (a
 /// ``KVDocsError/writeConflict(_:path:key:)``) is run again after a pause that starts at
-/// ``initialDelay`` and doubles up to ``maximumDelay``, each pause a random part of it (so
+/// ``initialDelayMicroseconds`` and doubles up to ``maximumDelayMicroseconds``, each pause a random part of it (so
 /// that writers that collided do not collide again in step). Every other error ends the loop
 /// at once.
 ///

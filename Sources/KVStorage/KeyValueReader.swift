@@ -93,6 +93,10 @@ public protocol KeyValueStore: KeyValueReader, Sendable {
     /// - Throws: `.invalidArgument` for `attempts` below 1 or a nested write, what `body`
     ///   throws, or the last conflict.
     func transact<R>(attempts: Int, _ body: () throws -> R) throws -> R
+    /// The most operations one ``write(_:sync:)`` may hold, when the store bounds them (etcd:
+    /// its transactions' operations); `nil` (LevelDB) for no bound. Writers that split their
+    /// work into batches (index builds, ``deleteAll(in:batchSize:sync:)``) keep under it.
+    var maximumBatchCount: Int? { get }
 }
 
 /// A reader of one frozen state of a store.
@@ -102,6 +106,9 @@ public protocol SnapshotReader: KeyValueReader {
 }
 
 extension KeyValueStore {
+    /// No bound: LevelDB applies a batch of any size.
+    public var maximumBatchCount: Int? { nil }
+
     /// One write transaction: a store whose writer lock excludes every other writer never
     /// conflicts, so `body` runs once.
     /// - Throws: `.invalidArgument` for `attempts` below 1 or a nested write, what `body` throws.
@@ -132,8 +139,11 @@ extension KeyValueStore {
         return try deleteKeys(of: try scan(range, order: .forward), batchSize: batchSize, sync: sync)
     }
 
-    /// Deletes every key `cursor` yields, in atomic batches of `batchSize`.
+    /// Deletes every key `cursor` yields, in atomic batches of `batchSize`, at most half
+    /// ``maximumBatchCount``: a store whose transactions compare what they read (etcd) also
+    /// compares each key deleted, which was read.
     func deleteKeys(of cursor: any KeyValueCursor, batchSize: Int, sync: Bool) throws -> Int {
+        let batchSize = min(batchSize, maximumBatchCount.map { max(1, $0 / 2 - 2) } ?? batchSize)
         let batch = WriteBatch()
         var deleted = 0
         while try cursor.next({ key, _ in batch.delete(key) }) != nil {

@@ -81,6 +81,31 @@ extension EtcdClusterTests {
             }
         }
 
+        @Test func anIndexBuiltOverEtcdCommitsInTransactionsThatFit() throws {
+            // The store claims a bound of 64 operations: every build batch must fit it.
+            try withEtcdStore(options: .init(maxTxnOps: 64)) { etcd throws in
+                let plain = try Schema(json: Data(#"{"collections": {"people": {"primaryKey": "id"}}}"#.utf8))
+                let store = try DocumentStore(store: etcd, schema: plain)
+                let people = try store.collection("people")
+                let words = ["river", "station", "harbour", "train", "coffee", "garden"]
+                for i in 0..<300 {
+                    try people.insert([
+                        "id": .int(Int64(i)), "age": .int(Int64(i % 90)), "email": .string("p\(i)@x.org"),
+                        "bio": .string((0..<8).map { words[($0 + i) % 6] + "\($0 % 3)" }.joined(separator: " "))
+                    ])
+                }
+                var reported: [Int] = []
+                try store.apply(try Self.schema()) { reported.append($0.done) }
+                #expect(reported.last == 300)
+                #expect(try store.verify().isClean)
+                #expect(try people.count(Query().where("age", .greaterOrEqual(80))) == 30)
+                #expect(try people.search("river0", options: SearchOptions(limit: 1000)).count == 100)
+                // Dropping the indexes deletes their entries in batches that fit too.
+                try store.apply(plain)
+                #expect(try store.verify().isClean)
+            }
+        }
+
         /// `count` stores on one root, each its own "process"; the first one made the schema.
         static func writers(_ count: Int, root: String, attempts: Int = 200) throws -> [(EtcdStore, DocumentStore)] {
             try (0..<count).map { _ in

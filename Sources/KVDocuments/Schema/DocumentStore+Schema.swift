@@ -147,13 +147,20 @@ extension DocumentStore {
         let context = IndexUpdateContext(storage: storage, batch: WriteBatch())
         context.building = true
         var done = 0
-        let flushThreshold = state.withLock { $0.buildFlushThreshold }
+        var flushThreshold = state.withLock { $0.buildFlushThreshold }
+        var batchLimit = 10_000
+        // A store that bounds its transactions (etcd) gets batches a quarter of its bound, so
+        // that one document's entries and a text index's flush still fit.
+        if let bound = storage.maximumBatchCount {
+            batchLimit = min(batchLimit, max(1, bound / 4))
+            flushThreshold = min(flushThreshold, max(1, bound / 4))
+        }
         while let entry = try entries.next({ k, v in (try docs.unpack(Array(k)), Array(v)) }) {
             done += 1
             guard entry.0.count == 1 else { continue }
             let document = try documentValue(entry.1, collection: identity.collection, id: entry.0[0])
             try maintainer.update(id: entry.0[0], old: nil, new: document, context: context)
-            if context.batch.count >= 10_000 || context.pendingWork >= flushThreshold {
+            if context.batch.count >= batchLimit || context.pendingWork >= flushThreshold {
                 try maintainer.flush(context: context)
                 try storage.write(context.batch, sync: false)
                 context.batch.clear()
