@@ -53,9 +53,12 @@ package struct TextIndexMaintainer: IndexMaintainer {
         }
         guard let changes else { return }
         try index.apply(changes, reader: context.storage, put: { context.put($0, $1) }, delete: { context.delete($0) })
-        // One bounded step of merging per write, in the same batch (so atomic with it).
+        // One bounded step of merging per write, in the same batch (so atomic with it); a
+        // smaller one in a store that bounds its transactions (etcd), so that the write fits.
+        var budget = index.mergeBudget(changes)
+        if let bound = context.storage.maximumBatchCount { budget = min(budget, max(4, bound / 16)) }
         try index.mergeStep(
-            changes, budget: index.mergeBudget(changes), reader: context.storage,
+            changes, budget: budget, reader: context.storage,
             put: { context.put($0, $1) }, delete: { context.delete($0) })
         if changes.statisticsChanged {
             context.put(index.layout.statistics, index.statisticsValue(changes.statistics))

@@ -232,7 +232,7 @@ extension DocumentStore {
                 guard documents.count > 1 else {
                     throw KVDocsError(
                         e.kind,
-                        "\(path):\(documents[0].line): the document does not fit one write of the store: \(e.message); \(written) documents before it were imported",
+                        "\(path):\(documents[0].line): the document, with the index work it brings (a text index merges its segments now and then), does not fit one write of the store: \(e.message); \(written) documents before it were imported",
                         path: storage.name)
                 }
                 size = documents.count / 2
