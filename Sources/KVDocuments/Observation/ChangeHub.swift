@@ -19,8 +19,10 @@ package final class ChangeHub: Sendable {
         var delivered: Int64?
     }
     private let state = Locked(State())
-    /// Held while delivering, so that deliveries from writers and from the watch keep order.
-    private let delivering = Locked(())
+    /// Held while delivering, so that deliveries from writers and from the watch keep order;
+    /// it counts the deliveries (a lock of an empty value shares its address with the mutex's
+    /// pointer, which ThreadSanitizer reports as a race).
+    private let delivering = Locked(0)
 
     /// From now on, delivers only changes after `sequence`, each once (see `State.delivered`).
     func deliverOnlyAfter(_ sequence: Int64) {
@@ -77,7 +79,8 @@ package final class ChangeHub: Sendable {
     /// REQUIRES: called after the write is committed, under the exclusive writer lock (so
     /// deliveries keep the order of the writes).
     func publish(_ changes: [Change]) {
-        delivering.withLock { _ in
+        delivering.withLock { deliveries in
+            deliveries &+= 1
             let (fresh, streams) = state.withLock { s -> ([Change], [AsyncStream<Change>.Continuation]) in
                 var fresh = changes
                 if let delivered = s.delivered {
