@@ -24,6 +24,8 @@ final class EtcdSession {
     var scanned: [[UInt8]: Int64] = [:]
     /// Ranges scanned, `[start, end)` in etcd's keys, unchanged by others through `through`.
     var ranges: [(start: [UInt8], end: [UInt8], through: Int64)] = []
+    /// Whether reads are recorded now: false inside ``EtcdStore/withUncheckedReads(_:)``.
+    var checking = true
 
     /// Records a point read.
     func read(_ key: [UInt8], modRevision: Int64) {

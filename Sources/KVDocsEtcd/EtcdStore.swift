@@ -213,8 +213,20 @@ public final class EtcdStore: WatchableKeyValueStore, @unchecked Sendable {
             try connection.call(
                 "/v3/kv/range", EtcdMessages.range(key: etcdKey, end: nil, revision: session.revision)))
         if session.revision == 0 { session.revision = answer.revision }
-        session.read(etcdKey, modRevision: answer.kvs.first?.modRevision ?? 0)
+        if session.checking { session.read(etcdKey, modRevision: answer.kvs.first?.modRevision ?? 0) }
         return answer.kvs.first?.value
+    }
+
+    /// Runs `body` with its reads, inside a write transaction, at the transaction's revision
+    /// but not compared by its commits (see ``KeyValueStore/withUncheckedReads(_:)``): a
+    /// text index's segments, which only a writer that also changes the index's statistics or
+    /// merge state (both read and compared) creates or deletes.
+    public func withUncheckedReads<R>(_ body: () throws -> R) rethrows -> R {
+        guard let session = currentSession() else { return try body() }
+        let was = session.checking
+        session.checking = false
+        defer { session.checking = was }
+        return try body()
     }
 
     /// The session of the calling thread, when it is inside ``withWriteTransaction(_:)``.
@@ -238,6 +250,9 @@ public final class EtcdStore: WatchableKeyValueStore, @unchecked Sendable {
         try checkOpen()
         if session.revision == 0 { session.revision = try currentRevision() }
         let (start, end) = etcdRange(range)
+        guard session.checking else {
+            return EtcdCursor(store: self, start: start, end: end, order: order, revision: session.revision)
+        }
         if compareBytes(start, end) < 0 { session.ranges.append((start, end, session.revision)) }
         return EtcdCursor(
             store: self, start: start, end: end, order: order, revision: session.revision, session: session)
@@ -258,7 +273,7 @@ public final class EtcdStore: WatchableKeyValueStore, @unchecked Sendable {
         if session.revision == 0 { session.revision = try currentRevision() }
         let (start, end) = etcdRange(range)
         guard compareBytes(start, end) < 0 else { return 0 }
-        session.ranges.append((start, end, session.revision))
+        if session.checking { session.ranges.append((start, end, session.revision)) }
         return try count(range, revision: session.revision)
     }
 

@@ -30,6 +30,13 @@ public protocol KeyValueReader {
     /// The number of entries in `range`. By default, a scan that counts what it yields;
     /// LevelDB's readers step an iterator without handing out the entries.
     func count(_ range: KeyRange) throws -> Int
+
+    /// Runs `body`, whose reads inside a write transaction a store checking for other
+    /// writers (etcd) need not check at commit: the caller guarantees that any other writer
+    /// that changes what `body` reads also changes a key the transaction reads outside it
+    /// (a text index's segments, immutable until a merge that rewrites its merge state and
+    /// statistics). Reads still see the transaction's state. By default `body` just runs.
+    func withUncheckedReads<R>(_ body: () throws -> R) rethrows -> R
 }
 
 /// Entries of a scan, one at a time, lent to a closure without copying.
@@ -50,6 +57,9 @@ extension KeyValueReader {
 }
 
 extension KeyValueReader {
+    /// Every read is as good as checked (a store with one writer, a snapshot): `body` just runs.
+    public func withUncheckedReads<R>(_ body: () throws -> R) rethrows -> R { try body() }
+
     /// The number of entries in `range`.
     public func count(_ range: KeyRange) throws -> Int {
         let cursor = try scan(range, order: .forward)

@@ -98,7 +98,7 @@ struct TextMerge: Equatable {
             while i < raw.count { values.append(try Varint.read(raw, &i)) }
             return values
         }
-        guard values.count >= 8, values.allSatisfy({ $0 >= 0 && $0 < TextSegment.maximumID }), values[7] >= 2,
+        guard values.count >= 8, values.allSatisfy({ $0 >= 0 && $0 < TextSegment.maximumID }), values[7] >= 1,
             values.count == 8 + 4 * values[7]
         else {
             throw KVDocsError(.corruption, "the merge state of a text index is damaged")
@@ -225,15 +225,19 @@ package struct TextStructure {
     /// - Throws: `.corruption` for damaged ones.
     package static func load(_ layout: TextIndexLayout, _ reader: some KeyValueReader) throws -> TextStructure {
         var segments: [Int: TextSegment] = [:]
-        let scan = try reader.scan(layout.allSegments.range, order: .forward)
-        let base = layout.allSegments.prefix.count
-        while let (id, bytes) = try scan.next({ k, v -> (Int, [UInt8]) in
-            var i = base
-            let id = try TextIndexLayout.readNumber(k, at: &i)
-            guard i == k.count else { throw KVDocsError(.corruption, "a text segment key is damaged") }
-            return (id, Array(v))
-        }) {
-            segments[id] = try TextSegment(id: id, bytes)
+        // Unchecked: a writer that adds or removes a segment rewrites the statistics, which
+        // a writer reads checked (a transaction of etcd compares them, not every record).
+        try reader.withUncheckedReads {
+            let scan = try reader.scan(layout.allSegments.range, order: .forward)
+            let base = layout.allSegments.prefix.count
+            while let (id, bytes) = try scan.next({ k, v -> (Int, [UInt8]) in
+                var i = base
+                let id = try TextIndexLayout.readNumber(k, at: &i)
+                guard i == k.count else { throw KVDocsError(.corruption, "a text segment key is damaged") }
+                return (id, Array(v))
+            }) {
+                segments[id] = try TextSegment(id: id, bytes)
+            }
         }
         let merge = try reader.value(forKey: layout.merge).map { try TextMerge($0) }
         if let merge {
@@ -280,6 +284,48 @@ package struct TextStructure {
         return TextMerge(
             output: output, level: min((byAge.map(\.level).max() ?? 0) + 1, 63), order: first.order, bottom: true,
             inputs: byAge.map { TextMerge.Input(segment: $0.id, chunks: $0.chunks) })
+    }
+
+    /// The most operations (keys written or deleted) that one step of a merge of `inputs`
+    /// may need beyond the terms before its last: that term's tombstones and blocks in every
+    /// input, deleted, and merged into the output; then, in the step that finishes, the
+    /// inputs' records and term lists deleted, the output's written. A term has at most as
+    /// many postings in a segment as the segment has.
+    func worstStepOperations(_ inputs: [TextMerge.Input]) -> Int {
+        var total = 6
+        var postings = 0
+        for input in inputs {
+            let record = segments[input.segment]
+            let entries = (record?.postings ?? 0) + (record?.tombstones ?? 0)
+            postings += record?.postings ?? 0
+            total += 1 + 2 * ((entries + PostingBlock.capacity - 1) / PostingBlock.capacity) + 1 + input.chunks
+        }
+        return total + 2 * ((postings + PostingBlock.capacity - 1) / PostingBlock.capacity)
+    }
+
+    /// `merge`, or, in a store that bounds its transactions (etcd), the longest run of its
+    /// inputs (adjacent in age, the oldest first among equals) whose steps can each move at
+    /// least one term within `maximumOperations`; `nil` when no two inputs fit (one when the
+    /// merge has one). Segments too large to merge within the bound stay as they are:
+    /// searches read each, as they read every segment.
+    func fitting(_ merge: TextMerge?, maximumOperations: Int?) -> TextMerge? {
+        guard let merge, let maximumOperations else { return merge }
+        var best: Range<Int>?
+        for start in merge.inputs.indices {
+            var end = merge.inputs.endIndex
+            while end > start, worstStepOperations(Array(merge.inputs[start..<end])) > maximumOperations { end -= 1 }
+            if end - start > (best?.count ?? 0) { best = start..<end }
+            if end == merge.inputs.endIndex { break }
+        }
+        guard let best, best.count >= min(2, merge.inputs.count),
+            let first = segments[merge.inputs[best.lowerBound].segment]
+        else { return nil }
+        if best == merge.inputs.indices { return merge }
+        var fitted = merge
+        fitted.inputs = Array(merge.inputs[best])
+        fitted.order = first.order
+        fitted.bottom = merge.bottom && best.lowerBound == 0
+        return fitted
     }
 
     /// The most segments in one level.
@@ -443,10 +489,19 @@ extension TextIndex {
     /// progress (or starts the next one the tiers call for) and moves whole terms until
     /// about `budget` postings were read. Returns whether a merge remains in progress or
     /// segments remain that a full merge (with `full`) would combine.
+    ///
+    /// With `maximumOperations` (a store that bounds its transactions: etcd), the step writes
+    /// and deletes at most that many keys: a merge takes only the inputs whose steps fit half
+    /// of it (``TextStructure/fitting(_:maximumOperations:)``), so that writes with less room
+    /// continue it, a step moves a term only while the
+    /// most it may cost still fits, and a merge in progress that a smaller bound cannot continue waits for a
+    /// later step. The segments' contents are read unchecked
+    /// (``KVStorage/KeyValueReader/withUncheckedReads(_:)``): only a writer that rewrites the
+    /// merge state or the statistics, both read checked, creates or deletes them.
     @discardableResult
     package func mergeStep(
-        _ changes: TextIndexChanges, budget: Int, full: Bool = false, reader: some KeyValueReader,
-        put: ([UInt8], [UInt8]) -> Void, delete: ([UInt8]) -> Void
+        _ changes: TextIndexChanges, budget: Int, full: Bool = false, maximumOperations: Int? = nil,
+        reader: some KeyValueReader, put: ([UInt8], [UInt8]) -> Void, delete: ([UInt8]) -> Void
     ) throws -> Bool {
         if changes.structure == nil { changes.structure = try TextStructure.load(layout, reader) }
         guard var structure = changes.structure else { return false }
@@ -454,7 +509,11 @@ extension TextIndex {
         if structure.merge == nil {
             let output = changes.nextSegment
             guard output < TextSegment.maximumID else { return false }
-            guard let next = full ? structure.fullMerge(output: output) : structure.nextMerge(output: output) else {
+            guard
+                let next = structure.fitting(
+                    full ? structure.fullMerge(output: output) : structure.nextMerge(output: output),
+                    maximumOperations: maximumOperations.map { $0 / 2 })
+            else {
                 return false
             }
             changes.nextSegment += 1
@@ -462,6 +521,18 @@ extension TextIndex {
             structure.merge = next
         }
         guard var merge = structure.merge else { return false }
+        // Under a bound, a term is moved only while the worst it may cost still fits.
+        let worst = maximumOperations == nil ? 0 : structure.worstStepOperations(merge.inputs)
+        if let maximumOperations, worst > maximumOperations { return true }
+        var operations = 0
+        func write(_ key: [UInt8], _ value: [UInt8]) {
+            operations += 1
+            put(key, value)
+        }
+        func remove(_ key: [UInt8]) {
+            operations += 1
+            delete(key)
+        }
         var lists: [[[UInt8]]] = Array(repeating: [], count: merge.inputs.count)
         func load(_ k: Int) throws {
             let input = merge.inputs[k]
@@ -469,7 +540,11 @@ extension TextIndex {
                 lists[k] = []
                 return
             }
-            guard let bytes = try reader.value(forKey: layout.termChunk(input.segment, input.chunk)) else {
+            guard
+                let bytes = try reader.withUncheckedReads({
+                    try reader.value(forKey: layout.termChunk(input.segment, input.chunk))
+                })
+            else {
                 throw KVDocsError(
                     .corruption,
                     "text index \(layout.subspace): segment \(input.segment) lacks chunk \(input.chunk) of its term list"
@@ -481,11 +556,11 @@ extension TextIndex {
         var listed: [[UInt8]] = []
         var work = 0
         var finished = false
-        while work < budget {
-            // The next terms in order (as many as the budget left suggests, at most 256),
-            // each with the input segments that hold it.
+        while work < budget && operations + worst <= (maximumOperations ?? Int.max) {
+            // The next terms in order (as many as the budget left suggests, at most 256; one
+            // at a time under a bound on operations), each with the input segments that hold it.
             var group: [(bytes: [UInt8], term: String, segments: [Int])] = []
-            let wanted = max(1, min(256, (budget - work) / 16))
+            let wanted = maximumOperations == nil ? max(1, min(256, (budget - work) / 16)) : 1
             while group.count < wanted {
                 var smallest: [UInt8]?
                 for k in merge.inputs.indices {
@@ -516,11 +591,12 @@ extension TextIndex {
                 finished = true
                 break
             }
-            for moved in try mergeTerms(
-                group.map { ($0.term, $0.segments) }, into: merge.output, bottom: merge.bottom, reader: reader,
-                put: put, delete: delete
-            )
-            .enumerated() {
+            let moves = try reader.withUncheckedReads {
+                try mergeTerms(
+                    group.map { ($0.term, $0.segments) }, into: merge.output, bottom: merge.bottom, reader: reader,
+                    put: write, delete: remove)
+            }
+            for moved in moves.enumerated() {
                 work += moved.element.read
                 if moved.element.postings + moved.element.tombstones > 0 {
                     listed.append(group[moved.offset].bytes)
@@ -530,28 +606,31 @@ extension TextIndex {
             }
         }
         if !listed.isEmpty {
-            put(layout.termChunk(merge.output, merge.chunks), TextTermList.encode(listed[...]))
+            write(layout.termChunk(merge.output, merge.chunks), TextTermList.encode(listed[...]))
             merge.chunks += 1
         }
         if finished {
             for input in merge.inputs {
-                delete(layout.segment(input.segment))
-                for c in 0..<input.chunks { delete(layout.termChunk(input.segment, c)) }
+                remove(layout.segment(input.segment))
+                for c in 0..<input.chunks { remove(layout.termChunk(input.segment, c)) }
                 structure.segments[input.segment] = nil
             }
-            delete(layout.merge)
+            remove(layout.merge)
             structure.merge = nil
             if merge.chunks > 0 {
                 let record = TextSegment(
                     id: merge.output, order: merge.order, level: merge.level, postings: merge.postings,
                     tombstones: merge.tombstones, chunks: merge.chunks)
-                put(layout.segment(merge.output), record.encoded())
+                write(layout.segment(merge.output), record.encoded())
                 structure.segments[merge.output] = record
                 structure.fresh.insert(merge.output)
             }
-            return full ? structure.fullMerge(output: 0) != nil : false
+            return full
+                ? structure.fitting(structure.fullMerge(output: 0), maximumOperations: maximumOperations.map { $0 / 2 })
+                    != nil
+                : false
         }
-        put(layout.merge, merge.encoded())
+        write(layout.merge, merge.encoded())
         structure.merge = merge
         return true
     }

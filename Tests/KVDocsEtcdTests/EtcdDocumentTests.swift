@@ -106,6 +106,62 @@ extension EtcdClusterTests {
             }
         }
 
+        @Test func writesAfterAOnePassTextBuildFitTheBoundAndAnswerAsOverLevelDB() throws {
+            // A build writes the text index as one large segment; the merges that later writes
+            // start read it term by term, and what they read must not outgrow the bound.
+            try withTemporaryDatabase { db, _ throws in
+                try withEtcdStore(options: .init(maxTxnOps: 128)) { etcd throws in
+                    let plain = try Schema(json: Data(#"{"collections": {"people": {"primaryKey": "id"}}}"#.utf8))
+                    let level = try DocumentStore(database: db, schema: plain)
+                    let remote = try DocumentStore(store: etcd, schema: plain)
+                    let words = ["river", "station", "harbour", "train", "coffee", "garden"]
+                    func person(_ i: Int, _ version: Int) -> JSONValue {
+                        [
+                            "id": .int(Int64(i)), "age": .int(Int64((i + version) % 90)),
+                            "email": .string("p\(i)-\(version)@x.org"),
+                            "bio": .string(
+                                (0..<8).map { words[($0 + i + version) % 6] + "\(($0 + version) % 3)" }
+                                    .joined(separator: " "))
+                        ]
+                    }
+                    for store in [level, remote] {
+                        let people = try store.collection("people")
+                        for i in 0..<240 { try people.insert(person(i, 0)) }
+                        try store.apply(try Self.schema())
+                    }
+                    // The build, in transactions of at most 128 operations (etcd's default), left
+                    // many segments.
+                    let segments = Subspace(Tuple(["t", "people", "bio_text", "g"])).range
+                    let built = try etcd.count(segments)
+                    #expect(built > 16)
+                    // Enough single writes for merges that read the built segments.
+                    for step in 0..<90 {
+                        for store in [level, remote] {
+                            let people = try store.collection("people")
+                            switch step % 3 {
+                            case 0: try people.insert(person(400 + step, 0))
+                            case 1: try people.upsert(person(step * 2, 1))
+                            default: try people.delete(id: .int(Int64(step * 2 + 1)))
+                            }
+                        }
+                    }
+                    let after = try etcd.count(segments)
+                    #expect(after < built / 2, "\(built) segments after the build, \(after) after the writes")
+                    #expect(try remote.verify().isClean)
+                    for text in ["river0", "harbour1 OR coffee2", "\"train0 station1\"", "gard*"] {
+                        let options = SearchOptions(limit: 1000)
+                        let ours = try remote.collection("people").search(text, options: options).map {
+                            "\($0.id) \($0.score)"
+                        }
+                        let theirs = try level.collection("people").search(text, options: options).map {
+                            "\($0.id) \($0.score)"
+                        }
+                        #expect(ours == theirs, "\(text)")
+                    }
+                }
+            }
+        }
+
         /// `count` stores on one root, each its own "process"; the first one made the schema.
         static func writers(_ count: Int, root: String, attempts: Int = 200) throws -> [(EtcdStore, DocumentStore)] {
             try (0..<count).map { _ in

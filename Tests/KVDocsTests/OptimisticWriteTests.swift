@@ -36,6 +36,8 @@ final class ConflictInjectingStore: KeyValueStore, @unchecked Sendable {
     /// The most operations a batch may have, as an etcd transaction's; larger batches are
     /// refused with `.limitExceeded`, writing nothing.
     var maximumBatch: Int?
+    /// The bound the store advertises (``maximumBatch``), as ``EtcdStore`` does its own.
+    var maximumBatchCount: Int? { maximumBatch }
 
     init(_ database: Database, seed: UInt64 = 1, plan: Plan) {
         self.database = database

@@ -12,7 +12,8 @@ extension DocumentStore {
     /// time; `optimize` finishes that work at once. It runs in steps of bounded size, each
     /// one atomic write batch, so an interruption leaves a consistent index (the next
     /// write or `optimize` continues the merge). Searches give the same answers before,
-    /// during and after.
+    /// during and after. In a store that bounds its transactions (etcd), each step fits the
+    /// bound, and segments too large to merge within it are left as they are.
     ///
     /// ```swift
     /// try store.optimize(collection: "notes")
@@ -56,15 +57,15 @@ extension DocumentStore {
                     let batch = WriteBatch()
                     let changes = TextIndexChanges(try text.statistics(storage))
                     let more = try text.mergeStep(
-                        changes, budget: stepBudget, full: true, reader: storage,
+                        changes, budget: stepBudget, full: true,
+                        maximumOperations: storage.maximumBatchCount.map { max(0, $0 - 4) }, reader: storage,
                         put: { batch.put($0, $1) }, delete: { batch.delete($0) })
                     if changes.statisticsChanged {
                         batch.put(text.layout.statistics, text.statisticsValue(changes.statistics))
                     }
-                    if batch.count > 0 {
-                        try storage.write(batch, sync: !more)
-                        steps += 1
-                    }
+                    guard batch.count > 0 else { break }  // in a bounded store: nothing more fits
+                    try storage.write(batch, sync: !more)
+                    steps += 1
                     if !more { break }
                 }
             }

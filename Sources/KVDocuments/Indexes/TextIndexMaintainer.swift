@@ -53,17 +53,26 @@ package struct TextIndexMaintainer: IndexMaintainer {
         }
         guard let changes else { return }
         try index.apply(changes, reader: context.storage, put: { context.put($0, $1) }, delete: { context.delete($0) })
-        // One bounded step of merging per write, in the same batch (so atomic with it); a
-        // smaller one in a store that bounds its transactions (etcd), so that the write fits.
-        var budget = index.mergeBudget(changes)
-        if let bound = context.storage.maximumBatchCount { budget = min(budget, max(4, bound / 16)) }
-        try index.mergeStep(
-            changes, budget: budget, reader: context.storage,
-            put: { context.put($0, $1) }, delete: { context.delete($0) })
+        // One bounded step of merging per write, in the same batch (so atomic with it); in a
+        // store that bounds its transactions (etcd), within what the batch leaves of the
+        // bound (less a margin for the writes that follow: feed, counters, other indexes).
+        var maximumOperations: Int?
+        if let bound = context.storage.maximumBatchCount {
+            maximumOperations = max(0, bound - context.batch.count - Self.boundMargin)
+        }
+        if maximumOperations.map({ $0 >= Self.boundMargin }) ?? true {
+            try index.mergeStep(
+                changes, budget: index.mergeBudget(changes), maximumOperations: maximumOperations,
+                reader: context.storage, put: { context.put($0, $1) }, delete: { context.delete($0) })
+        }
         if changes.statisticsChanged {
             context.put(index.layout.statistics, index.statisticsValue(changes.statistics))
         }
     }
+
+    /// The operations of a bounded store's transaction that a merge step leaves to the
+    /// writes after it, and the least a merge step is worth starting with.
+    static let boundMargin = 16
 
     package func makeVerifier() -> any IndexVerifier { Verifier(maintainer: self) }
 
