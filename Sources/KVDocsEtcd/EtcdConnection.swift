@@ -17,6 +17,8 @@ final class EtcdConnection: Sendable {
     let endpoints: [String]
     /// The time a request may take before it fails.
     let timeout: TimeAmount
+    /// The requests made (for tests and benchmarks: what an operation costs in round trips).
+    let requests = Locked(0)
     let client: HTTPClient
     private let current = Locked(0)
     /// A fault the next write meets, for the tests of commits whose answer is lost.
@@ -79,6 +81,7 @@ final class EtcdConnection: Sendable {
     /// - Throws: ``KVDocsError`` mapped from etcd's answer (``map(status:body:endpoint:)``);
     ///   `.unavailable` when no endpoint answered.
     func call(_ path: String, _ body: JSONValue, write: Bool = false) throws -> JSONValue {
+        requests.withLock { $0 &+= 1 }
         let bytes = try body.canonicalBytes()
         let fault =
             write

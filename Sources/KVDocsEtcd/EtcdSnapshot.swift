@@ -19,6 +19,9 @@ public final class EtcdSnapshot: SnapshotReader, Sendable {
         self.revision = revision
     }
 
+    /// Every read is a request to the cluster.
+    public var readsAreRoundTrips: Bool { true }
+
     /// The store's name and the revision.
     public var name: String { "\(store.name) at revision \(revision)" }
 

@@ -229,6 +229,9 @@ public final class EtcdStore: WatchableKeyValueStore, @unchecked Sendable {
         return try body()
     }
 
+    /// Every read is a request to the cluster.
+    public var readsAreRoundTrips: Bool { true }
+
     /// The session of the calling thread, when it is inside ``withWriteTransaction(_:)``.
     func currentSession() -> EtcdSession? {
         sessionSlot.withLock { slot in

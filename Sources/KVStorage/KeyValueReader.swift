@@ -37,6 +37,10 @@ public protocol KeyValueReader {
     /// (a text index's segments, immutable until a merge that rewrites its merge state and
     /// statistics). Reads still see the transaction's state. By default `body` just runs.
     func withUncheckedReads<R>(_ body: () throws -> R) rethrows -> R
+
+    /// Whether each read is a round trip over a network (etcd): callers that will read many
+    /// neighbouring keys one by one read them in one range instead. False by default.
+    var readsAreRoundTrips: Bool { get }
 }
 
 /// Entries of a scan, one at a time, lent to a closure without copying.
@@ -57,6 +61,9 @@ extension KeyValueReader {
 }
 
 extension KeyValueReader {
+    /// A local store: a point read costs less than a range read.
+    public var readsAreRoundTrips: Bool { false }
+
     /// Every read is as good as checked (a store with one writer, a snapshot): `body` just runs.
     public func withUncheckedReads<R>(_ body: () throws -> R) rethrows -> R { try body() }
 

