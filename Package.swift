@@ -222,4 +222,7 @@ if withSync {
             dependencies: ["KVReplCore", "KVReplSync", "KVDocs", "KVDocsTestSupport"]
         )
     ]
+    // The differential suites of KVDocsTests (documents, text, geo) run over etcd as well
+    // (Tests/KVDocsTests/TestBackend.swift).
+    package.targets.first { $0.name == "KVDocsTests" }?.dependencies.append("KVDocsEtcd")
 }

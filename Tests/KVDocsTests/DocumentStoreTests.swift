@@ -139,8 +139,10 @@ func withPeopleStore<R>(_ body: (DocumentStore, DocumentCollection) throws -> R)
         }
     }
 
-    @Test func queriesMatchABruteForceModel() throws {
-        try withPeopleStore { store, people throws in
+    @Test(arguments: TestBackend.differential)
+    func queriesMatchABruteForceModel(backend: TestBackend) throws {
+        try backend.withStore(schema: try peopleSchema()) { store throws in
+            let people = try store.collection("people")
             var rng = SplitMix64(seed: 31)
             var model: [JSONValue: JSONValue] = [:]
             let ids: [JSONValue] = (0..<70).map { $0 % 7 == 0 ? .int(Int64($0)) : .string(String(format: "p%03d", $0)) }
@@ -177,7 +179,8 @@ func withPeopleStore<R>(_ body: (DocumentStore, DocumentCollection) throws -> R)
             }
             #expect(try store.verify().isClean)
             var usedIndex = 0
-            for _ in 0..<600 {
+            let queries = backend == .etcd ? 200 : 600  // over etcd, where each is several requests
+            for _ in 0..<queries {
                 let query = DocumentGenerator.query(&rng)
                 let expected = ReferenceSemantics.answer(model, query)
                 let actual = try people.find(query).map { $0["id"] ?? .null }
@@ -192,7 +195,7 @@ func withPeopleStore<R>(_ body: (DocumentStore, DocumentCollection) throws -> R)
                 #expect(try people.count(query) == ReferenceSemantics.answer(model, unlimited).count)
                 if plan.index != nil { usedIndex += 1 }
             }
-            #expect(usedIndex > 200)  // the planner's index paths were exercised
+            #expect(usedIndex > queries / 3)  // the planner's index paths were exercised
         }
     }
 }

@@ -99,10 +99,25 @@ enum TextCorpus {
 @Suite struct TextSearchTests {
     static func store(_ db: Database, tokenizer: String = "unicode61", detail: String = "full") throws -> DocumentStore
     {
+        try DocumentStore(database: db, schema: try schema(tokenizer: tokenizer, detail: detail))
+    }
+
+    static func schema(tokenizer: String = "unicode61", detail: String = "full") throws -> Schema {
         let json = notesSchemaJSON.replacingOccurrences(
             of: #""fields": ["bio", "title"]}"#,
             with: #""fields": ["bio", "title"], "tokenizer": "\#(tokenizer)", "detail": "\#(detail)"}"#)
-        return try DocumentStore(database: db, schema: try Schema(json: Data(json.utf8)))
+        return try Schema(json: Data(json.utf8))
+    }
+
+    /// Every tokenizer and `detail` mode over LevelDB; one over etcd, when the tests have it
+    /// (the storage is what differs, not the text logic).
+    static var fts5Cases: [(TestBackend, String, String)] {
+        let all = [
+            ("unicode61", "full"), ("porter", "full"), ("trigram", "full"), ("trigram case_sensitive 1", "full"),
+            ("unicode61", "column"), ("porter", "none"), ("trigram", "column")
+        ]
+        let remote = TestBackend.differential.contains(.etcd) ? [("porter", "full")] : []
+        return all.map { (.leveldb, $0.0, $0.1) } + remote.map { (.etcd, $0.0, $0.1) }
     }
 
     struct Reference: Decodable {
@@ -117,16 +132,9 @@ enum TextCorpus {
     /// `detail` mode: equal hit sets, BM25 scores equal to FTS5's bm25(), the same top-10
     /// order except among equal scores, the same highlights and snippets, and the same errors for the
     /// queries a `detail` mode refuses.
-    @Test(
-        .requires(.sqliteFTS5),
-        arguments: [
-            ("unicode61", "full"), ("porter", "full"), ("trigram", "full"),
-            ("trigram case_sensitive 1", "full"), ("unicode61", "column"), ("porter", "none"),
-            ("trigram", "column")
-        ])
-    func searchAgreesWithSQLiteFTS5(tokenizer: String, detail: String) throws {
-        try withTemporaryDatabase { db, _ throws in
-            let store = try Self.store(db, tokenizer: tokenizer, detail: detail)
+    @Test(.requires(.sqliteFTS5), arguments: fts5Cases)
+    func searchAgreesWithSQLiteFTS5(backend: TestBackend, tokenizer: String, detail: String) throws {
+        try backend.withStore(schema: try Self.schema(tokenizer: tokenizer, detail: detail)) { store throws in
             let notes = try store.collection("notes")
             let docs = TextCorpus.documents(2500, seed: 61)
             let dir = TemporaryDirectory()
