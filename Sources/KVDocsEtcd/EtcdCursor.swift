@@ -58,9 +58,8 @@ final class EtcdCursor: KeyValueCursor {
         try store.checkOpen()
         let forward = order == .forward
         let limit = forward ? store.options.pageSize : reverseLimit
-        let request = EtcdMessages.range(
-            key: start, end: end, limit: limit, revision: revision, descending: !forward)
-        let answer = try EtcdMessages.rangeResponse(try store.connection.call("/v3/kv/range", request))
+        let answer = try EtcdMessages.rangeResponse(
+            try store.range(key: start, end: end, limit: limit, revision: revision, descending: !forward))
         if revision == 0 { revision = answer.revision }
         page = answer.kvs
         position = 0

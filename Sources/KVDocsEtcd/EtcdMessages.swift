@@ -30,7 +30,7 @@ enum EtcdMessages {
     /// A Range request for `[key, end)` (`end` `nil`: the key alone).
     static func range(
         key: [UInt8], end: [UInt8]?, limit: Int = 0, revision: Int64 = 0, descending: Bool = false,
-        countOnly: Bool = false
+        countOnly: Bool = false, serializable: Bool = false
     ) -> JSONValue {
         var members: [(String, JSONValue)] = [("key", .string(base64(key)))]
         if let end { members.append(("range_end", .string(base64(end)))) }
@@ -41,6 +41,7 @@ enum EtcdMessages {
             members.append(("sort_target", "KEY"))
         }
         if countOnly { members.append(("count_only", .bool(true))) }
+        if serializable { members.append(("serializable", .bool(true))) }
         return .object(JSONObject(members))
     }
 

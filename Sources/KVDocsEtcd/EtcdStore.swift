@@ -59,8 +59,8 @@ import Darwin
 ///
 /// Thread-safe. Blocking: call it from threads, not from an event loop of SwiftNIO.
 public final class EtcdStore: WatchableKeyValueStore, @unchecked Sendable {
-    // @unchecked Sendable: `writerDepth` is read and written only under `writerLock`; the
-    // rest is immutable or in a `Locked`.
+    // @unchecked Sendable: the mutable state is in a `Locked` or the `WriterLock`; the rest
+    // is immutable.
 
     /// The cluster's limits, and how the store pages and waits.
     ///
@@ -98,8 +98,7 @@ public final class EtcdStore: WatchableKeyValueStore, @unchecked Sendable {
     let prefix: [UInt8]
     let prefixEnd: [UInt8]
     private let closed = Locked(false)
-    private let writerLock = NSRecursiveLock()
-    private nonisolated(unsafe) var writerDepth = 0
+    private let writerLock = WriterLock()
     /// The session of the thread inside ``withWriteTransaction(_:)``, if any.
     private let sessionSlot = Locked<SessionSlot?>(nil)
     private struct SessionSlot: @unchecked Sendable {
@@ -210,8 +209,7 @@ public final class EtcdStore: WatchableKeyValueStore, @unchecked Sendable {
         try checkOpen()
         let etcdKey = etcdKey(key)
         let answer = try EtcdMessages.rangeResponse(
-            try connection.call(
-                "/v3/kv/range", EtcdMessages.range(key: etcdKey, end: nil, revision: session.revision)))
+            try range(key: etcdKey, end: nil, revision: session.revision))
         if session.revision == 0 { session.revision = answer.revision }
         if session.checking { session.read(etcdKey, modRevision: answer.kvs.first?.modRevision ?? 0) }
         return answer.kvs.first?.value
@@ -232,6 +230,28 @@ public final class EtcdStore: WatchableKeyValueStore, @unchecked Sendable {
     /// Every read is a request to the cluster.
     public var readsAreRoundTrips: Bool { true }
 
+    /// A range request. At a revision already known (a snapshot's, a transaction's), it is
+    /// served from the member's own state, without a round of the quorum (a serializable
+    /// read), which at that revision is the cluster's exactly; a member that has not applied
+    /// the revision yet says so, and the request is made linearizable. At revision 0 (now),
+    /// it is linearizable.
+    func range(
+        key: [UInt8], end: [UInt8]?, limit: Int = 0, revision: Int64, descending: Bool = false,
+        countOnly: Bool = false
+    ) throws -> JSONValue {
+        func request(serializable: Bool) -> JSONValue {
+            EtcdMessages.range(
+                key: key, end: end, limit: limit, revision: revision, descending: descending, countOnly: countOnly,
+                serializable: serializable)
+        }
+        guard revision > 0 else { return try connection.call("/v3/kv/range", request(serializable: false)) }
+        do {
+            return try connection.call("/v3/kv/range", request(serializable: true))
+        } catch let error as KVDocsError where error.message.contains("future revision") {
+            return try connection.call("/v3/kv/range", request(serializable: false))
+        }
+    }
+
     /// The session of the calling thread, when it is inside ``withWriteTransaction(_:)``.
     func currentSession() -> EtcdSession? {
         sessionSlot.withLock { slot in
@@ -242,8 +262,7 @@ public final class EtcdStore: WatchableKeyValueStore, @unchecked Sendable {
 
     func value(forKey key: [UInt8], revision: Int64) throws -> [UInt8]? {
         try checkOpen()
-        let answer = try connection.call(
-            "/v3/kv/range", EtcdMessages.range(key: etcdKey(key), end: nil, revision: revision))
+        let answer = try range(key: etcdKey(key), end: nil, revision: revision)
         return try EtcdMessages.rangeResponse(answer).kvs.first?.value
     }
 
@@ -284,8 +303,7 @@ public final class EtcdStore: WatchableKeyValueStore, @unchecked Sendable {
         try checkOpen()
         let (start, end) = etcdRange(range)
         guard compareBytes(start, end) < 0 else { return 0 }
-        let answer = try connection.call(
-            "/v3/kv/range", EtcdMessages.range(key: start, end: end, revision: revision, countOnly: true))
+        let answer = try self.range(key: start, end: end, revision: revision, countOnly: true)
         return Int(clamping: try EtcdMessages.rangeResponse(answer).count)
     }
 
@@ -442,30 +460,20 @@ public final class EtcdStore: WatchableKeyValueStore, @unchecked Sendable {
 
     /// Runs `body` holding this store's writer lock: no other holder in this process runs meanwhile.
     public func withWriterLock<R>(_ body: () throws -> R) rethrows -> R {
-        writerLock.lock()
-        writerDepth += 1
-        defer {
-            writerDepth -= 1
-            writerLock.unlock()
-        }
-        return try body()
+        try writerLock.withLock(body)
     }
 
     /// Runs `body` as a write transaction: holding the writer lock, refusing to start inside
     /// another holder of it on the same thread.
     /// - Throws: `.invalidArgument` for a nested write, or what `body` throws.
     public func withWriteTransaction<R>(_ body: () throws -> R) throws -> R {
-        writerLock.lock()
-        defer { writerLock.unlock() }
-        guard writerDepth == 0 else {
-            throw KVDocsError(
-                .invalidArgument, "a write cannot start inside another write of the same store", path: name)
+        try writerLock.withTransaction(
+            path: name, nested: "a write cannot start inside another write of the same store"
+        ) {
+            sessionSlot.withLock { $0 = SessionSlot(thread: pthread_self(), session: EtcdSession()) }
+            defer { sessionSlot.withLock { $0 = nil } }
+            return try body()
         }
-        writerDepth += 1
-        defer { writerDepth -= 1 }
-        sessionSlot.withLock { $0 = SessionSlot(thread: pthread_self(), session: EtcdSession()) }
-        defer { sessionSlot.withLock { $0 = nil } }
-        return try body()
     }
 
     /// Runs `body` as a write transaction (``withWriteTransaction(_:)``); when another writer

@@ -127,10 +127,7 @@ public final class Database: @unchecked Sendable {
     private var handle: OpaquePointer?
     private let lock = ReadWriteLock()
     /// Serializes the read-modify-write sequences of higher layers (see `withWriterLock`).
-    private let writerLock = NSRecursiveLock()
-    /// How deeply the thread holding `writerLock` has entered it (read and written only
-    /// while holding it).
-    private nonisolated(unsafe) var writerDepth = 0
+    private let writerLock = WriterLock()
     private var cOptions: COptions?
     /// Iterators and snapshots not yet freed, so `close()` can free them first:
     /// LevelDB requires both to be gone before `leveldb_close`.
@@ -320,13 +317,7 @@ public final class Database: @unchecked Sendable {
     /// reentrant; but a write transaction (``withWriteTransaction(_:)``) started inside it is
     /// refused.
     public func withWriterLock<R>(_ body: () throws -> R) rethrows -> R {
-        writerLock.lock()
-        writerDepth += 1
-        defer {
-            writerDepth -= 1
-            writerLock.unlock()
-        }
-        return try body()
+        try writerLock.withLock(body)
     }
 
     /// Runs `body` as a write transaction: holding the writer lock (``withWriterLock(_:)``),
@@ -336,17 +327,11 @@ public final class Database: @unchecked Sendable {
     /// - Throws: `.invalidArgument` when the calling thread already holds the writer lock,
     ///   or what `body` throws.
     public func withWriteTransaction<R>(_ body: () throws -> R) throws -> R {
-        writerLock.lock()
-        defer { writerLock.unlock() }
-        guard writerDepth == 0 else {
-            throw KVDocsError(
-                .invalidArgument,
+        try writerLock.withTransaction(
+            path: path,
+            nested:
                 "a write cannot start inside another write of the same database (a write batch's body, apply, reindex, an import or a progress callback)",
-                path: path)
-        }
-        writerDepth += 1
-        defer { writerDepth -= 1 }
-        return try body()
+            body)
     }
 
     /// The writer lock's earlier name.

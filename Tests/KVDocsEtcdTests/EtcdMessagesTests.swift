@@ -55,6 +55,9 @@ import Testing
                 == #"{"key":"AQ==","limit":"5","range_end":"Ag==","revision":"12","sort_order":"DESCEND","sort_target":"KEY"}"#
         )
         #expect(EtcdMessages.range(key: [1], end: nil).compactDescription == #"{"key":"AQ=="}"#)
+        #expect(
+            EtcdMessages.range(key: [1], end: nil, revision: 3, serializable: true).compactDescription
+                == #"{"key":"AQ==","revision":"3","serializable":true}"#)
         let txn = EtcdMessages.txn(operations: [.put(key: [1], value: [2]), .delete(key: [3])])
         #expect(
             txn.compactDescription

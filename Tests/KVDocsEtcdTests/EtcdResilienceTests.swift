@@ -21,12 +21,12 @@ import Testing
         try etcd.write(batch, sync: false)
         #expect(try snapshot.value(forKey: [1]) == [1])
         try etcd.compactHistory(through: try etcd.currentRevision())
-        let error = expectKind(.compacted) { try snapshot.value(forKey: [1]) }
+        let error = expectError(.compacted) { try snapshot.value(forKey: [1]) }
         let revision = (snapshot as? EtcdSnapshot)?.revision ?? -1
         #expect(
             error?.message.hasPrefix("the snapshot at etcd revision \(revision) was compacted") == true
                 && error?.message.hasSuffix("read again from a new snapshot") == true, "\(String(describing: error))")
-        expectKind(.compacted) { try entries(snapshot.scan(.all, order: .forward)) }
+        expectError(.compacted) { try entries(snapshot.scan(.all, order: .forward)) }
         #expect(try etcd.snapshotReader().value(forKey: [1]) == [2])
         // A document read whose snapshot is compacted says so too.
         let store = try DocumentStore(store: etcd, schema: try Schema(json: Data(#"{"collections": {"c": {}}}"#.utf8)))
@@ -84,7 +84,7 @@ import Testing
         }
         // Two of three gone: no quorum, so a write is a clear error, not a hang.
         try cluster.kill(2)
-        let error = expectKind(.unavailable) { try c.insert(["id": 100]) }
+        let error = expectError(.unavailable) { try c.insert(["id": 100]) }
         #expect(
             error.map { $0.message.contains("unknown") || $0.message.contains("unavailable") } == true,
             "\(String(describing: error))")

@@ -94,6 +94,27 @@ extension EtcdClusterTests {
             }
         }
 
+        @Test func readsAtAKnownRevisionAskOneMemberAndFallBackWhenItHasNotAppliedIt() throws {
+            try withEtcdStore { etcd throws in
+                let batch = WriteBatch()
+                batch.put([1], [10])
+                try etcd.write(batch, sync: true)
+                let snapshot = try etcd.snapshotReader()
+                batch.put([1], [11])
+                try etcd.write(batch, sync: true)
+                var before = etcd.connection.requests.withLock { $0 }
+                #expect(try snapshot.value(forKey: [1]) == [10])
+                #expect(etcd.connection.requests.withLock { $0 } - before == 1)
+                // A revision no member has applied: "future revision" from the member, then
+                // from the quorum, which is the error.
+                let future = EtcdSnapshot(store: etcd, revision: try etcd.currentRevision() + 1_000_000)
+                before = etcd.connection.requests.withLock { $0 }
+                let error = #expect(throws: KVDocsError.self) { try future.value(forKey: [1]) }
+                #expect(error?.message.contains("future revision") == true, "\(String(describing: error))")
+                #expect(etcd.connection.requests.withLock { $0 } - before == 2)
+            }
+        }
+
         @Test func aReverseScanOfManyKeysGrowsItsPagesAndMissesNone() throws {
             try withEtcdStore { etcd throws in
                 let batch = WriteBatch()
@@ -113,7 +134,7 @@ extension EtcdClusterTests {
                 // The batch and the store's writer key: one operation more than the batch.
                 let batch = WriteBatch()
                 for i in 0..<128 { batch.put([UInt8(i)], [1]) }
-                let error = expectKind(.limitExceeded) { try etcd.write(batch, sync: false) }
+                let error = expectError(.limitExceeded) { try etcd.write(batch, sync: false) }
                 #expect(
                     error?.message
                         == "the write needs 129 operations in one etcd transaction; the cluster allows 128 (--max-txn-ops; EtcdStore.Options.maxTxnOps)"
@@ -130,7 +151,7 @@ extension EtcdClusterTests {
                 // 1.6 MiB in one request.
                 let big = WriteBatch()
                 big.put([0xAA], [UInt8](repeating: 7, count: 1_600_000))
-                let tooBig = expectKind(.limitExceeded) { try etcd.write(big, sync: false) }
+                let tooBig = expectError(.limitExceeded) { try etcd.write(big, sync: false) }
                 #expect(
                     tooBig?.message.contains("etcd takes requests up to 1.50 MiB (1572864 bytes) (--max-request-bytes")
                         == true)
@@ -144,7 +165,7 @@ extension EtcdClusterTests {
             try withEtcdStore(options: .init(maxTxnOps: 10_000)) { etcd throws in
                 let batch = WriteBatch()
                 for i in 0..<4097 { batch.put(Array(String(i).utf8), [1]) }
-                let error = expectKind(.limitExceeded) { try etcd.write(batch, sync: false) }
+                let error = expectError(.limitExceeded) { try etcd.write(batch, sync: false) }
                 #expect(
                     error?.message.contains("too many operations in txn request") == true,
                     "\(String(describing: error))")
@@ -174,7 +195,7 @@ extension EtcdClusterTests {
                     try etcd.write(batch, sync: false)
                     #expect(try etcd.value(forKey: [9]) == [9])
                 } else {
-                    let error = expectKind(.conflict) { try etcd.write(batch, sync: false) }
+                    let error = expectError(.conflict) { try etcd.write(batch, sync: false) }
                     #expect(error?.isRetryable == true && error?.message.contains("not applied") == true)
                     #expect(try etcd.value(forKey: [9]) == nil)
                 }
@@ -192,27 +213,10 @@ extension EtcdClusterTests {
             try store.removeAll()
             let down = try EtcdStore(endpoints: ["http://127.0.0.1:1", "http://127.0.0.1:2"], root: "x")
             defer { down.close() }
-            let error = expectKind(.unavailable) { try down.value(forKey: [1]) }
+            let error = expectError(.unavailable) { try down.value(forKey: [1]) }
             #expect(error?.message.contains("http://127.0.0.1:2") == true, "\(String(describing: error))")
             store.close()
-            expectKind(.closed) { try store.value(forKey: [1]) }
+            expectError(.closed) { try store.value(forKey: [1]) }
         }
     }
-}
-
-/// Expects `body` to throw a ``KVDocsError`` of `kind`, and returns it.
-@discardableResult
-func expectKind<R>(_ kind: KVDocsError.Kind, sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> R)
-    -> KVDocsError?
-{
-    do {
-        _ = try body()
-        Issue.record("expected a \(kind) error; nothing was thrown", sourceLocation: sourceLocation)
-    } catch let error as KVDocsError {
-        #expect(error.kind == kind, "\(error)", sourceLocation: sourceLocation)
-        return error
-    } catch {
-        Issue.record("expected a \(kind) error, not \(error)", sourceLocation: sourceLocation)
-    }
-    return nil
 }

@@ -3,7 +3,9 @@ import Testing
 
 /// Expects `body` to throw a ``KVDocsError`` of `kind`, and returns it.
 @discardableResult
-func expectError<R>(_ kind: KVDocsError.Kind, sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> R)
+package func expectError<R>(
+    _ kind: KVDocsError.Kind, sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> R
+)
     -> KVDocsError?
 {
     do {
