@@ -67,6 +67,43 @@ enum EtcdMessages {
         return .object(JSONObject(members))
     }
 
+    /// A read-only Txn request of one Range request per key, each at `revision` (0: now).
+    static func txnGets(_ keys: [[UInt8]], revision: Int64, serializable: Bool) -> JSONValue {
+        [
+            "success": .array(
+                keys.map { ["request_range": range(key: $0, end: nil, revision: revision, serializable: serializable)] }
+            )
+        ]
+    }
+
+    /// Reads the answer of ``txnGets(_:revision:serializable:)``: each key's value, or
+    /// `nil`, with its mod revision (0 when absent), and the answer's revision.
+    /// - Throws: `.decoding` when the answer does not hold one Range answer per key.
+    static func txnGetsResponse(_ json: JSONValue, count: Int) throws -> (
+        values: [(value: [UInt8]?, modRevision: Int64)], revision: Int64
+    ) {
+        guard case .array(let responses)? = json["responses"], responses.count == count else {
+            throw malformed("responses", json)
+        }
+        var values: [(value: [UInt8]?, modRevision: Int64)] = []
+        values.reserveCapacity(count)
+        for response in responses {
+            guard let inner = response["response_range"] else { throw malformed("responses.response_range", json) }
+            var kvs: [KeyValue] = []
+            if case .array(let items)? = inner["kvs"] {
+                for item in items {
+                    kvs.append(
+                        KeyValue(
+                            key: try bytes(item["key"], "kvs.key", json),
+                            value: try bytes(item["value"], "kvs.value", json),
+                            modRevision: try integer(item["mod_revision"], "kvs.mod_revision", json)))
+                }
+            }
+            values.append((kvs.first?.value, kvs.first?.modRevision ?? 0))
+        }
+        return (values, try revision(json))
+    }
+
     /// A DeleteRange request for `[key, end)`.
     static func deleteRange(key: [UInt8], end: [UInt8]) -> JSONValue {
         ["key": .string(base64(key)), "range_end": .string(base64(end))]

@@ -32,6 +32,12 @@ public final class EtcdSnapshot: SnapshotReader, Sendable {
         try reading { try store.value(forKey: key, revision: revision) }
     }
 
+    /// The values under `keys` at the snapshot's revision, read together
+    /// (``EtcdStore/values(forKeys:)``).
+    public func values(forKeys keys: [[UInt8]]) throws -> [[UInt8]?] {
+        try reading { try store.values(forKeys: keys, revision: revision).values.map(\.value) }
+    }
+
     /// A cursor over `range` at the snapshot's revision.
     public func scan(_ range: KeyRange, order: ScanOrder) throws -> any KeyValueCursor {
         try reading {

@@ -230,6 +230,54 @@ public final class EtcdStore: WatchableKeyValueStore, @unchecked Sendable {
     /// Every read is a request to the cluster.
     public var readsAreRoundTrips: Bool { true }
 
+    /// The values under `keys`, in their order, read together: one request per
+    /// ``Options/maxTxnOps`` keys (a read-only transaction of point reads, at one revision).
+    /// Inside a write transaction, at its revision, each key recorded as a point read.
+    public func values(forKeys keys: [[UInt8]]) throws -> [[UInt8]?] {
+        guard let session = currentSession() else { return try values(forKeys: keys, revision: 0).values.map(\.value) }
+        try checkOpen()
+        let (values, revision) = try values(forKeys: keys, revision: session.revision)
+        if session.revision == 0 { session.revision = revision }
+        if session.checking {
+            for (key, value) in zip(keys, values) { session.read(etcdKey(key), modRevision: value.modRevision) }
+        }
+        return values.map(\.value)
+    }
+
+    /// The values under `keys` at `revision` (0: now), with their mod revisions, and the
+    /// revision they were read at.
+    func values(forKeys keys: [[UInt8]], revision: Int64) throws -> (
+        values: [(value: [UInt8]?, modRevision: Int64)], revision: Int64
+    ) {
+        try checkOpen()
+        var out: [(value: [UInt8]?, modRevision: Int64)] = []
+        out.reserveCapacity(keys.count)
+        var at = revision
+        var start = 0
+        while start < keys.count {
+            let chunk = keys[start..<min(start + max(1, options.maxTxnOps), keys.count)].map { etcdKey($0) }
+            func request(serializable: Bool) -> JSONValue {
+                EtcdMessages.txnGets(chunk, revision: at, serializable: serializable)
+            }
+            let answer: JSONValue
+            if at > 0 {
+                do {
+                    answer = try connection.call("/v3/kv/txn", request(serializable: true))
+                } catch let error as KVDocsError where error.message.contains("future revision") {
+                    answer = try connection.call("/v3/kv/txn", request(serializable: false))
+                }
+            } else {
+                answer = try connection.call("/v3/kv/txn", request(serializable: false))
+            }
+            let (values, answered) = try EtcdMessages.txnGetsResponse(answer, count: chunk.count)
+            // Later chunks at the revision of the first, so that all are read at one.
+            if at == 0 { at = answered }
+            out += values
+            start += chunk.count
+        }
+        return (out, at)
+    }
+
     /// A range request. At a revision already known (a snapshot's, a transaction's), it is
     /// served from the member's own state, without a round of the quorum (a serializable
     /// read), which at that revision is the cluster's exactly; a member that has not applied

@@ -39,8 +39,14 @@ public protocol KeyValueReader {
     func withUncheckedReads<R>(_ body: () throws -> R) rethrows -> R
 
     /// Whether each read is a round trip over a network (etcd): callers that will read many
-    /// neighbouring keys one by one read them in one range instead. False by default.
+    /// keys one by one read them in one range, or with ``values(forKeys:)``, instead. False
+    /// by default.
     var readsAreRoundTrips: Bool { get }
+
+    /// The values under `keys`, in their order (`nil` for an absent key), at the reader's one
+    /// state. By default one ``value(forKey:)`` after the other; a store whose reads are
+    /// round trips (etcd) reads many in one request.
+    func values(forKeys keys: [[UInt8]]) throws -> [[UInt8]?]
 }
 
 /// Entries of a scan, one at a time, lent to a closure without copying.
@@ -63,6 +69,11 @@ extension KeyValueReader {
 extension KeyValueReader {
     /// A local store: a point read costs less than a range read.
     public var readsAreRoundTrips: Bool { false }
+
+    /// One ``value(forKey:)`` after the other.
+    public func values(forKeys keys: [[UInt8]]) throws -> [[UInt8]?] {
+        try keys.map { try value(forKey: $0) }
+    }
 
     /// Every read is as good as checked (a store with one writer, a snapshot): `body` just runs.
     public func withUncheckedReads<R>(_ body: () throws -> R) rethrows -> R { try body() }

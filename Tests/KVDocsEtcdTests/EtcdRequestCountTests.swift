@@ -43,11 +43,24 @@ extension EtcdClusterTests {
                 let search = try requests { _ = try people.search("river station", options: SearchOptions(limit: 10)) }
                 // The revision, the catalog's generation, the document.
                 #expect(get == 3)
-                // And the index's entries in one range read, then each document.
-                #expect(find == 23)
+                // And the index's entries in one range read, the 20 documents in one more
+                // (one request each, it was 23).
+                #expect(find == 4)
                 // 2,000 documents, every one holding a term: their row ids are read in ranges
                 // of 256 (one by one, this search made 631 requests).
-                #expect(search < 60, "\(search) requests")
+                #expect(search < 40, "\(search) requests")
+                // The 10 hits' documents in one request: without them, as many requests less one.
+                let bare = try requests {
+                    _ = try people.search(
+                        "river station", options: SearchOptions(limit: 10, includeDocuments: false))
+                }
+                #expect(search == bare + 1, "\(search) with documents, \(bare) without")
+                // An order no index gives: every match's document, 256 per request (one by
+                // one, 1,334 requests).
+                let ordered = try requests {
+                    _ = try people.find(Query().where("age", .greaterOrEqual(30)).orderBy("bio").limit(5))
+                }
+                #expect(ordered < 20, "\(ordered) requests")  // 1,334 matches
             }
         }
     }

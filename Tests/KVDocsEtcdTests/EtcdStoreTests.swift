@@ -82,6 +82,8 @@ extension EtcdClusterTests {
                                 #expect(try remote.count(range) == level.count(range), "count \(range)")
                                 let k = Self.key(&random)
                                 #expect(try remote.value(forKey: k) == level.value(forKey: k))
+                                let keys = (0..<Int(random.next() % 7)).map { _ in Self.key(&random) }
+                                #expect(try remote.values(forKeys: keys) == level.values(forKeys: keys), "\(keys)")
                             }
                         }
                     }
@@ -91,6 +93,44 @@ extension EtcdClusterTests {
                     }
                     #expect(throws: KVDocsError.self) { try snapshots[0].1.value(forKey: []) }
                 }
+            }
+        }
+
+        @Test func manyKeysAreReadInOneRequestPerTransactionBoundAndCheckedInsideAWrite() throws {
+            try withEtcdStore(options: .init(maxTxnOps: 8)) { etcd throws in
+                for part in [0..<10, 10..<20] {
+                    let batch = WriteBatch()
+                    for i in part where i % 3 != 0 { batch.put([UInt8(i)], [UInt8(i), 1]) }
+                    try etcd.write(batch, sync: true)
+                }
+                let keys = (0..<20).reversed().map { [UInt8($0)] }
+                let expected = keys.map { $0[0] % 3 == 0 ? nil : [$0[0], 1] as [UInt8]? }
+                let before = etcd.connection.requests.withLock { $0 }
+                #expect(try etcd.values(forKeys: keys) == expected)
+                #expect(etcd.connection.requests.withLock { $0 } - before == 3)  // 8 + 8 + 4 keys
+                let snapshot = try etcd.snapshotReader()
+                let batch = WriteBatch()
+                batch.put([1], [9])
+                try etcd.write(batch, sync: true)
+                #expect(try snapshot.values(forKeys: keys) == expected)
+                // Inside a write, the keys read are compared: another writer's change to one
+                // of them makes the commit conflict, writing nothing.
+                let other = try EtcdStore(
+                    endpoints: Reference.etcdEndpoints, root: etcd.root, options: .init(maxTxnOps: 8))
+                defer { other.close() }
+                let error = expectError(.conflict) {
+                    try etcd.withWriteTransaction {
+                        _ = try etcd.values(forKeys: [[2], [4], [30]])
+                        let change = WriteBatch()
+                        change.put([30], [1])
+                        try other.write(change, sync: true)
+                        let mine = WriteBatch()
+                        mine.put([5], [5])
+                        try etcd.write(mine, sync: true)
+                    }
+                }
+                #expect(error?.isRetryable == true)
+                #expect(try etcd.value(forKey: [5]) == [5, 1])
             }
         }
 

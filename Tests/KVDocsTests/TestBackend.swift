@@ -7,23 +7,28 @@ import Testing
 import KVDocsEtcd
 #endif
 
-/// The storage a differential suite runs over: LevelDB, and etcd (``EtcdStore`` on the
-/// tests' cluster) when the package is built with its networked half. The same
-/// operations give the same answers, compared with the same reference, over both.
+/// The storage a differential suite runs over: LevelDB; LevelDB read as over a network
+/// (``RoundTripStore``); and etcd (``EtcdStore`` on the tests' cluster) when the package is
+/// built with its networked half. The same operations give the same answers, compared with
+/// the same reference, over each.
 enum TestBackend: String, Sendable, CustomTestStringConvertible {
     case leveldb
+    /// LevelDB behind a store that says its reads are round trips: the read-ahead paths
+    /// meant for etcd, run over LevelDB in every environment.
+    case roundTrips
     case etcd
 
     var testDescription: String { rawValue }
 
-    /// LevelDB, and etcd when this build has KVDocsEtcd and a cluster answers at
+    /// LevelDB both ways, and etcd when this build has KVDocsEtcd and a cluster answers at
     /// `KVDOCS_ETCD_ENDPOINTS` (scripts/test starts one); in CI etcd always, so that a
     /// missing cluster fails rather than skips.
     static var differential: [TestBackend] {
         #if canImport(KVDocsEtcd)
-        return Reference.available.contains(.etcd) || Reference.isCI ? [.leveldb, .etcd] : [.leveldb]
+        return Reference.available.contains(.etcd) || Reference.isCI
+            ? [.leveldb, .roundTrips, .etcd] : [.leveldb, .roundTrips]
         #else
-        return [.leveldb]
+        return [.leveldb, .roundTrips]
         #endif
     }
 
@@ -32,7 +37,12 @@ enum TestBackend: String, Sendable, CustomTestStringConvertible {
     func withStore<R>(schema: Schema, _ body: (DocumentStore) throws -> R) throws -> R {
         switch self {
         case .leveldb:
-            return try withTemporaryDatabase { db, _ throws in try body(try DocumentStore(database: db, schema: schema))
+            return try withTemporaryDatabase { db, _ throws in
+                try body(try DocumentStore(database: db, schema: schema))
+            }
+        case .roundTrips:
+            return try withTemporaryDatabase { db, _ throws in
+                try body(try DocumentStore(store: RoundTripStore(db), schema: schema))
             }
         case .etcd:
             #if canImport(KVDocsEtcd)
@@ -45,8 +55,44 @@ enum TestBackend: String, Sendable, CustomTestStringConvertible {
             }
             return try body(try DocumentStore(store: store, schema: schema))
             #else
-            throw KVDocsError(.unsupported, "this build has no KVDocsEtcd (KVDOCS_WITHOUT_SYNC)")
+            throw KVDocsError(.notSupported, "this build has no KVDocsEtcd (KVDOCS_WITHOUT_SYNC)")
             #endif
         }
     }
+}
+
+/// A LevelDB database behind the storage seam whose readers say that each read is a round
+/// trip (``KeyValueReader/readsAreRoundTrips``), as etcd's do: queries, searches and geo
+/// queries then read ahead and fetch documents many at a time, over LevelDB.
+final class RoundTripStore: KeyValueStore, @unchecked Sendable {
+    // @unchecked Sendable: `database` is thread-safe and the only state.
+    let database: Database
+
+    init(_ database: Database) { self.database = database }
+
+    var name: String { database.name }
+    var readsAreRoundTrips: Bool { true }
+    func value(forKey key: [UInt8]) throws -> [UInt8]? { try database.value(forKey: key) }
+    func scan(_ range: KeyRange, order: ScanOrder) throws -> any KeyValueCursor {
+        try database.scan(range, order: order)
+    }
+    func count(_ range: KeyRange) throws -> Int { try database.count(range) }
+    func write(_ batch: WriteBatch, sync: Bool) throws { try database.write(batch, sync: sync) }
+    func snapshotReader() throws -> any SnapshotReader { RoundTripSnapshot(try database.snapshotReader()) }
+    func withWriterLock<R>(_ body: () throws -> R) rethrows -> R { try database.withWriterLock(body) }
+    func withWriteTransaction<R>(_ body: () throws -> R) throws -> R { try database.withWriteTransaction(body) }
+}
+
+/// A snapshot of a ``RoundTripStore``: LevelDB's, saying its reads are round trips.
+final class RoundTripSnapshot: SnapshotReader {
+    let base: any SnapshotReader
+
+    init(_ base: any SnapshotReader) { self.base = base }
+
+    var name: String { base.name }
+    var readsAreRoundTrips: Bool { true }
+    func value(forKey key: [UInt8]) throws -> [UInt8]? { try base.value(forKey: key) }
+    func scan(_ range: KeyRange, order: ScanOrder) throws -> any KeyValueCursor { try base.scan(range, order: order) }
+    func count(_ range: KeyRange) throws -> Int { try base.count(range) }
+    func release() { base.release() }
 }

@@ -109,15 +109,17 @@ enum TextCorpus {
         return try Schema(json: Data(json.utf8))
     }
 
-    /// Every tokenizer and `detail` mode over LevelDB; one over etcd, when the tests have it
-    /// (the storage is what differs, not the text logic).
+    /// Every tokenizer and `detail` mode over LevelDB; one read as over a network
+    /// (``RoundTripStore``) and one over etcd, when the tests have it (the storage is what
+    /// differs, not the text logic).
     static var fts5Cases: [(TestBackend, String, String)] {
         let all = [
             ("unicode61", "full"), ("porter", "full"), ("trigram", "full"), ("trigram case_sensitive 1", "full"),
             ("unicode61", "column"), ("porter", "none"), ("trigram", "column")
         ]
         let remote = TestBackend.differential.contains(.etcd) ? [("porter", "full")] : []
-        return all.map { (.leveldb, $0.0, $0.1) } + remote.map { (.etcd, $0.0, $0.1) }
+        return all.map { (TestBackend.leveldb, $0.0, $0.1) } + [(TestBackend.roundTrips, "porter", "full")]
+            + remote.map { (.etcd, $0.0, $0.1) }
     }
 
     struct Reference: Decodable {

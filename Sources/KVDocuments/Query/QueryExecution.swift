@@ -30,6 +30,11 @@ struct QueryExecution {
     let plan: QueryPlan
     /// The prefix of the collection's document keys (an id's bytes follow it).
     let documentPrefix: [UInt8]
+    /// Over a reader whose reads are round trips (etcd): documents read ahead, many in one
+    /// request, for the candidates the scan has found; `nil` over a local store.
+    let prefetched: Prefetched?
+    /// The most candidates read ahead at once over a network.
+    static let readAhead = 256
 
     init(transaction: ReadTransaction, collection: String, plan: QueryPlan) {
         self.reader = transaction.reader
@@ -37,6 +42,26 @@ struct QueryExecution {
         self.collection = collection
         self.plan = plan
         self.documentPrefix = transaction.store.layout.documents(collection).prefix
+        self.prefetched = transaction.reader.readsAreRoundTrips ? Prefetched() : nil
+    }
+
+    /// Documents read ahead by key (a key read and absent maps to `nil`), each taken once.
+    final class Prefetched {
+        private var documents: [ByteKey: [UInt8]?] = [:]
+
+        /// Reads the documents of `ids` not read yet, in one ``KeyValueReader/values(forKeys:)``.
+        func fetch(_ ids: [[UInt8]], in execution: QueryExecution) throws {
+            let keys = ids.map { execution.documentPrefix + $0 }.filter { documents[ByteKey($0)] == nil }
+            guard !keys.isEmpty else { return }
+            for (key, value) in zip(keys, try execution.reader.values(forKeys: keys)) {
+                documents[ByteKey(key)] = .some(value)
+            }
+        }
+
+        /// The document under `key` if it was read ahead (`.some(nil)`: absent), forgetting it.
+        func take(_ key: [UInt8]) -> [UInt8]?? {
+            documents.removeValue(forKey: ByteKey(key))
+        }
     }
 
     // MARK: - Entry points
@@ -141,7 +166,7 @@ struct QueryExecution {
     /// The document with the id encoded by `idBytes` as stored, or `nil` (a dangling entry).
     func fetchMatch(_ idBytes: some Collection<UInt8>) throws -> Match? {
         let key = documentPrefix + idBytes
-        guard let bytes = try reader.value(forKey: key) else { return nil }
+        guard let bytes = try prefetched?.take(key) ?? reader.value(forKey: key) else { return nil }
         return .stored(bytes, key: key, fromIndex: false)
     }
 
@@ -252,7 +277,27 @@ struct QueryExecution {
     private func stream(_ source: some IDSource, into output: inout Output) throws {
         let check = !plan.filter.isEmpty
         var seen: Set<ByteKey>? = plan.mayRepeat && !source.yieldsEachIDOnce ? [] : nil
-        while !output.isFull, let candidate = try source.nextID() {
+        // Over a network: candidates read ahead, as many as the output still wants (up to
+        // ``readAhead``), and their documents fetched together (not those the offset skips).
+        var ahead: [Candidate] = []
+        var position = 0
+        func next() throws -> Candidate? {
+            guard let prefetched else { return try source.nextID() }
+            if position == ahead.count {
+                ahead.removeAll(keepingCapacity: true)
+                position = 0
+                let wanted = output.limit.map { output.skip.saturatingAdd($0 - output.count) } ?? Self.readAhead
+                while ahead.count < min(max(wanted, 1), Self.readAhead), let candidate = try source.nextID() {
+                    ahead.append(candidate)
+                }
+                let skipped = check ? 0 : min(output.skip, ahead.count)
+                try prefetched.fetch(ahead[skipped...].filter { $0.payload == nil }.map(\.id), in: self)
+            }
+            guard position < ahead.count else { return nil }
+            position += 1
+            return ahead[position - 1]
+        }
+        while !output.isFull, let candidate = try next() {
             if seen?.insert(ByteKey(candidate.id)).inserted == false { continue }
             if check {
                 guard let document = try document(candidate), passes(document) else { continue }
@@ -284,7 +329,12 @@ struct QueryExecution {
             }
             best.insert(Ranked(sortKey: [], id: candidate.id, document: document))
         }
-        for entry in best.sorted() where !output.isFull {
+        let winners = best.sorted()
+        if let prefetched {
+            let skipped = min(output.skip, winners.count)
+            try prefetched.fetch(winners[skipped...].filter { $0.document == nil }.map(\.id), in: self)
+        }
+        for entry in winners where !output.isFull {
             try output.take { try entry.document ?? fetchMatch(entry.id) }
         }
     }
@@ -400,11 +450,28 @@ extension QueryExecution {
             }
         }
 
+        /// Candidates read ahead, with their documents fetched together (over a network).
+        private var ahead: [Candidate] = []
+        private var position = 0
+
         func nextCandidate() throws -> ([UInt8], JSONValue)? {
-            while let candidate = try nextID() {
+            while let candidate = try nextAhead() {
                 if let document = try execution.document(candidate) { return (candidate.id, document) }
             }
             return nil
+        }
+
+        private func nextAhead() throws -> Candidate? {
+            guard let prefetched = execution.prefetched else { return try nextID() }
+            if position == ahead.count {
+                ahead.removeAll(keepingCapacity: true)
+                position = 0
+                while ahead.count < QueryExecution.readAhead, let candidate = try nextID() { ahead.append(candidate) }
+                try prefetched.fetch(ahead.filter { $0.payload == nil }.map(\.id), in: execution)
+            }
+            guard position < ahead.count else { return nil }
+            position += 1
+            return ahead[position - 1]
         }
     }
 

@@ -193,6 +193,15 @@ extension ReadTransaction {
         var hits: [NearHit] = []
         hits.reserveCapacity(page.count)
         let selected = query.fields.map { $0.map(\.wholeField) }
+        if includeDocuments && reader.readsAreRoundTrips {
+            // Over a network, the page's documents in one request.
+            let missing = page.map(\.id).filter { documents[$0] == nil }
+            for (id, bytes) in zip(missing, try reader.values(forKeys: missing.map { documentPrefix + $0 })) {
+                guard let bytes else { continue }
+                documents[id] = try store.documentValue(
+                    bytes, collection: collection, key: documentPrefix + id, idOffset: documentPrefix.count)
+            }
+        }
         for candidate in page {
             let id = try Tuple(decoding: candidate.id).elements.first.map(DocumentStore.idValue) ?? .null
             var value = JSONValue.null

@@ -82,15 +82,25 @@ extension ReadTransaction {
         let end = options.limit.map { min(start.saturatingAdd($0), ranking.hits.count) } ?? ranking.hits.count
 
         var hits: [SearchHit] = []
+        let needsDocuments = options.includeDocuments || options.highlight != nil || options.snippet != nil
+        // Over a network, every hit's document in one request.
+        var prefetched: [ByteKey: [UInt8]] = [:]
+        if needsDocuments && reader.readsAreRoundTrips && end > start {
+            let keys = ranking.hits[start..<end].map { store.layout.document(collection, $0.id) }
+            for (key, value) in zip(keys, try reader.values(forKeys: keys)) {
+                if let value { prefetched[ByteKey(key)] = value }
+            }
+        }
         for entry in ranking.hits[start..<end] {
-            guard options.includeDocuments || options.highlight != nil || options.snippet != nil else {
+            guard needsDocuments else {
                 hits.append(
                     SearchHit(
                         id: DocumentStore.idValue(entry.id), score: entry.score, document: .null, highlights: [:],
                         snippet: nil))
                 continue
             }
-            guard let bytes = try reader.value(forKey: store.layout.document(collection, entry.id)) else { continue }
+            let key = store.layout.document(collection, entry.id)
+            guard let bytes = try prefetched[ByteKey(key)] ?? reader.value(forKey: key) else { continue }
             let document = try store.documentValue(bytes, collection: collection, id: entry.id)
             let texts = TextIndexMaintainer.columnTexts(definition, document)
             // The instances only matter to highlights and snippets.
