@@ -281,8 +281,10 @@ struct QueryExecution {
         // ``readAhead``), and their documents fetched together (not those the offset skips).
         var ahead: [Candidate] = []
         var position = 0
+        // A count without a filter reads no document.
+        let readAhead = output.countOnly && !check ? nil : prefetched
         func next() throws -> Candidate? {
-            guard let prefetched else { return try source.nextID() }
+            guard let prefetched = readAhead else { return try source.nextID() }
             if position == ahead.count {
                 ahead.removeAll(keepingCapacity: true)
                 position = 0
