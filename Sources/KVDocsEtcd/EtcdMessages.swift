@@ -89,16 +89,7 @@ enum EtcdMessages {
         values.reserveCapacity(count)
         for response in responses {
             guard let inner = response["response_range"] else { throw malformed("responses.response_range", json) }
-            var kvs: [KeyValue] = []
-            if case .array(let items)? = inner["kvs"] {
-                for item in items {
-                    kvs.append(
-                        KeyValue(
-                            key: try bytes(item["key"], "kvs.key", json),
-                            value: try bytes(item["value"], "kvs.value", json),
-                            modRevision: try integer(item["mod_revision"], "kvs.mod_revision", json)))
-                }
-            }
+            let kvs = try keyValues(inner, json)
             values.append((kvs.first?.value, kvs.first?.modRevision ?? 0))
         }
         return (values, try revision(json))
@@ -125,21 +116,27 @@ enum EtcdMessages {
     /// Reads a Range answer.
     /// - Throws: `.decoding` naming the member that is not what etcd sends.
     static func rangeResponse(_ json: JSONValue) throws -> RangeResponse {
-        var kvs: [KeyValue] = []
-        if let list = json["kvs"] {
-            guard case .array(let items) = list else { throw malformed("kvs", json) }
-            kvs.reserveCapacity(items.count)
-            for item in items {
-                kvs.append(
-                    KeyValue(
-                        key: try bytes(item["key"], "kvs.key", json),
-                        value: try bytes(item["value"], "kvs.value", json),
-                        modRevision: try integer(item["mod_revision"], "kvs.mod_revision", json)))
-            }
-        }
+        let kvs = try keyValues(json, json)
         return RangeResponse(
             kvs: kvs, more: try boolean(json["more"], "more", json), count: try integer(json["count"], "count", json),
             revision: try revision(json))
+    }
+
+    /// The `kvs` of a Range answer (`range`, which is `json` or a part of it).
+    /// - Throws: `.decoding` naming the member, with the whole answer `json`.
+    static func keyValues(_ range: JSONValue, _ json: JSONValue) throws -> [KeyValue] {
+        guard let list = range["kvs"] else { return [] }
+        guard case .array(let items) = list else { throw malformed("kvs", json) }
+        var kvs: [KeyValue] = []
+        kvs.reserveCapacity(items.count)
+        for item in items {
+            kvs.append(
+                KeyValue(
+                    key: try bytes(item["key"], "kvs.key", json),
+                    value: try bytes(item["value"], "kvs.value", json),
+                    modRevision: try integer(item["mod_revision"], "kvs.mod_revision", json)))
+        }
+        return kvs
     }
 
     /// The revision in an answer's header.
