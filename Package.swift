@@ -113,6 +113,13 @@ let package = Package(
             dependencies: ["KVDocs"],
             path: "Examples/Stations"
         ),
+        // An app's model file: `@Observable` beside `import KVDocs`, kept current by an
+        // observed query (`swift run example-observable DIR`); run by the tests.
+        .executableTarget(
+            name: "example-observable",
+            dependencies: ["KVDocs"],
+            path: "Examples/ObservableModel"
+        ),
         // The reliability scenarios of RELIABILITY.md (corruption, crashes, fuzzing), run in
         // short modes by the tests and in long modes by hand.
         .executableTarget(

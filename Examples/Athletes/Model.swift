@@ -27,13 +27,13 @@ struct Group: Codable, Sendable {
 ///   `where country = ? order by points desc limit 10` (ten index entries read) and
 ///   `count where country = ?` without any condition on `points`.
 /// - `by_licence` is unique: across both layers, no two athletes share a licence.
-func athletesSchema() throws -> Schema {
-    try Schema(collections: [
+func athletesSchema() throws -> DocumentSchema {
+    try DocumentSchema(collections: [
         "athletes": CollectionSchema(
             primaryKey: "id",
             indexes: [
-                IndexDefinition(name: "by_country_points", fields: ["country", "points"]),
-                IndexDefinition(name: "by_licence", fields: ["licence"], unique: true)
+                SecondaryIndexDefinition(name: "by_country_points", fields: ["country", "points"]),
+                SecondaryIndexDefinition(name: "by_licence", fields: ["licence"], unique: true)
             ]),
         "groups": CollectionSchema(primaryKey: "id")
     ])

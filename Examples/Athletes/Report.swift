@@ -30,21 +30,21 @@ func readReport(of store: DocumentStore) throws -> Report {
         var report = Report()
         report.total = try tx.count("athletes")
         // Served by the compound index (country, points): ten index entries read.
-        let top = Query().where("country", .equal(.string(ReportQueries.topCountry)))
+        let top = DocumentQuery().where("country", .equal(.string(ReportQueries.topCountry)))
             .orderBy("points", descending: true).limit(10)
         report.top = try tx.fetch(.find("athletes", top, as: Athlete.self))
         for country in ReportQueries.countedCountries {
             report.counts.append(
-                (country, try tx.count("athletes", Query().where("country", .equal(.string(country))))))
+                (country, try tx.count("athletes", DocumentQuery().where("country", .equal(.string(country))))))
         }
         // The unique index by_licence: one entry.
         report.byLicence = try tx.fetch(
             .find(
-                "athletes", Query().where("licence", .equal(.string(ReportQueries.licence))).limit(1),
+                "athletes", DocumentQuery().where("licence", .equal(.string(ReportQueries.licence))).limit(1),
                 as: Athlete.self)
         ).first
         // Dates compare as the Unix seconds the store wrote.
-        let born = Query().where("born", .greater(.int(Int64(ReportQueries.bornAfter))))
+        let born = DocumentQuery().where("born", .greater(.int(Int64(ReportQueries.bornAfter))))
         report.bornAfter = try tx.count("athletes", born)
         report.youngest = try tx.fetch(
             .find("athletes", born.orderBy("born", descending: true).limit(3), as: Athlete.self))

@@ -41,8 +41,8 @@ enum UserData {
 /// lines, then imported with the documented fast path for bulk loads,
 /// `DocumentStore.importJSONLines(into:path:)` (checked first, then written in batches of
 /// 1,000, in bounded memory).
-func buildBase(year: Int, count: Int, paths: StoryPaths, schema: Schema) throws -> Int {
-    let db = try Database(path: paths.base(year))
+func buildBase(year: Int, count: Int, paths: StoryPaths, schema: DocumentSchema) throws -> Int {
+    let db = try LevelDB(path: paths.base(year))
     defer { db.close() }
     let store = try DocumentStore(database: db, schema: schema)
     try Season.writeJSONLines(

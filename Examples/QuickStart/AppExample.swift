@@ -5,7 +5,7 @@ import KVDocs
 /// writes, requests fetched by several readers, and an observed query that keeps a
 /// departure board current.
 func appExample(_ path: String) async throws {
-    let schema = try Schema(
+    let schema = try DocumentSchema(
         json: Data(
             #"""
             {"collections": {"departures": {"primaryKey": "id",
@@ -21,7 +21,7 @@ func appExample(_ path: String) async throws {
             try migration.update("departures", .object(fields))
         }
     }
-    let db = try Database(path: path)
+    let db = try LevelDB(path: path)
     defer { db.close() }
     let store = try DocumentStore(database: db, schema: schema, migrator: migrator) { _ in
     } migrationProgress: { p in
@@ -33,7 +33,7 @@ func appExample(_ path: String) async throws {
     try await departures.async.upsert(["id": "P-1000", "station": "PERTH", "time": 1000, "platform": 7])
     try await departures.async.delete(id: "P-0900")  // (left by an earlier run of this example)
     let (count, first) = try await store.read { tx in
-        (try tx.count("departures"), try tx.find("departures", Query().orderBy("time").limit(1)))
+        (try tx.count("departures"), try tx.find("departures", DocumentQuery().orderBy("time").limit(1)))
     }
     print("departures:", count, "first:", first.first?["id"] ?? .null)
 
@@ -46,14 +46,14 @@ func appExample(_ path: String) async throws {
         var platform: Int
     }
     let next: FindRequest<Departure> = .find(
-        "departures", Query().where("station", .equal("PERTH")).orderBy("time").limit(3),
+        "departures", DocumentQuery().where("station", .equal("PERTH")).orderBy("time").limit(3),
         as: Departure.self)
     let rows = try await store.fetch(next)  // [Departure], off the caller's thread
     let (same, total) = try await store.read { tx in (try tx.fetch(next), try tx.fetch(.count("departures"))) }
     print("next:", rows.map(\.id), same.count == rows.count, total)
 
     // An observed query: the results now, then new results after each write that changes them.
-    let perth = Query().where("station", .equal("PERTH")).orderBy("time").limit(3)
+    let perth = DocumentQuery().where("station", .equal("PERTH")).orderBy("time").limit(3)
     var board = store.observe(.find(departures, perth)).makeAsyncIterator()
     print("board:", try await board.next()?.compactMap { $0["id"] } ?? [])  // ["P-1000"]
     try await departures.async.upsert(["id": "P-0900", "station": "PERTH", "time": 900, "platform": 2])

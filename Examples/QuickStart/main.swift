@@ -9,14 +9,14 @@ let path =
     ?? FileManager.default.temporaryDirectory.appendingPathComponent("kvdocs-example.db").path
 
 /// The README's documents example: a Codable type, a schema, an insert and an indexed query.
-func documentsExample(_ db: Database) throws {
+func documentsExample(_ db: LevelDB) throws {
     struct Station: Codable {
         var id: String
         var name: String
         var zone: Int
         var lines: [String]
     }
-    let schema = try Schema(
+    let schema = try DocumentSchema(
         json: Data(
             #"""
             {"collections": {"stations": {"primaryKey": "id", "indexes": [
@@ -26,14 +26,14 @@ func documentsExample(_ db: Database) throws {
     let stations = try store.collection("stations", of: Station.self)
     try stations.upsert(Station(id: "PER", name: "Perth", zone: 1, lines: ["Fremantle", "Midland"]))
     try stations.upsert(Station(id: "FRE", name: "Fremantle", zone: 2, lines: ["Fremantle"]))
-    let query = Query().where("lines[]", .equal("Fremantle")).where("zone", .lessOrEqual(2)).orderBy("zone")
+    let query = DocumentQuery().where("lines[]", .equal("Fremantle")).where("zone", .lessOrEqual(2)).orderBy("zone")
     print(try stations.find(query).map(\.name))  // ["Perth", "Fremantle"]
     print(try store.collection("stations").explain(query))  // index by_line, then filter zone <= 2
 }
 
 /// The README's search example: a text index declared in the schema, BM25 ranking, highlights.
-func searchExample(_ db: Database) throws {
-    let schema = try Schema(
+func searchExample(_ db: LevelDB) throws {
+    let schema = try DocumentSchema(
         json: Data(
             #"""
             {"collections": {"notes": {"primaryKey": "id",
@@ -51,9 +51,9 @@ func searchExample(_ db: Database) throws {
 }
 
 do {
-    var options = Options()
+    var options = LevelDBOptions()
     options.bloomFilterBitsPerKey = 10  // fewer disk reads for missing keys
-    let db = try Database(path: path, options: options)
+    let db = try LevelDB(path: path, options: options)
     defer { db.close() }
 
     // Keys and values: String (UTF-8), [UInt8] or Data.
@@ -95,7 +95,7 @@ do {
     try documentsExample(db)
     try searchExample(db)
     try await appExample(path + "-app")
-    print("on disk (approx.):", try db.approximateSize(), "bytes; LevelDB", Database.levelDBVersion)
+    print("on disk (approx.):", try db.approximateSize(), "bytes; LevelDB", LevelDB.levelDBVersion)
 } catch {
     FileHandle.standardError.write(Data("kvdocs-example: \(error)\n".utf8))
     exit(1)

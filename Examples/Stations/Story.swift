@@ -17,13 +17,15 @@ func board(_ store: DocumentStore, here: GeoPoint, radius: Double, after: Date) 
     return try store.read { tx in
         guard
             let nearest = try tx.fetch(
-                .near("stations", here, within: radius, query: Query().limit(1), as: Station.self)
+                .near("stations", here, within: radius, query: DocumentQuery().limit(1), as: Station.self)
             ).first
         else {
             return Board()
         }
-        let next = Query().where("station", .equal(.string(nearest.value.id))).where("time", .greaterOrEqual(from))
-            .orderBy("time").limit(5)
+        let next = DocumentQuery().where("station", .equal(.string(nearest.value.id))).where(
+            "time", .greaterOrEqual(from)
+        )
+        .orderBy("time").limit(5)
         return Board(station: nearest, departures: try tx.fetch(.find("departures", next, as: Departure.self)))
     }
 }
@@ -39,7 +41,9 @@ func printBoard(_ store: DocumentStore, here: GeoPoint, radius: Double, after: D
     guard let station = board.station else {
         print("no station within \(radius / 1000) km of \(here)")
         // Without a radius, a limit makes it k-nearest: the nearest station at any distance.
-        if let nearest = try store.collection("stations", of: Station.self).near(here, query: Query().limit(1)).first {
+        if let nearest = try store.collection("stations", of: Station.self).near(here, query: DocumentQuery().limit(1))
+            .first
+        {
             print("  the nearest is \(nearest.value.name), \(String(format: "%.1f", nearest.distance / 1000)) km away")
         }
         return
@@ -60,9 +64,9 @@ func runStory(in directory: String) throws {
     let path = URL(fileURLWithPath: directory).appendingPathComponent("stations.db").path
     if FileManager.default.fileExists(atPath: path) { try FileManager.default.removeItem(atPath: path) }
 
-    let db = try Database(path: path)
+    let db = try LevelDB(path: path)
     defer { db.close() }
-    let store = try DocumentStore(database: db, schema: try Schema(json: Data(stationsSchemaJSON.utf8)))
+    let store = try DocumentStore(database: db, schema: try DocumentSchema(json: Data(stationsSchemaJSON.utf8)))
     // Typed batch writes: the whole network in one atomic batch.
     let departures = Network.departures()
     try store.write { batch in

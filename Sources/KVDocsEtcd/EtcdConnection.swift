@@ -3,7 +3,7 @@ import Foundation
 import KVSupport
 import NIOCore
 
-/// The HTTP side of an ``EtcdStore``: POSTs of JSON to etcd's v3 gateway (`/v3/kv/range`,
+/// The HTTP side of an ``EtcdKeyValueStore``: POSTs of JSON to etcd's v3 gateway (`/v3/kv/range`,
 /// `/v3/kv/txn`, …) on one of the cluster's endpoints, answered as JSON or mapped to a
 /// ``KVDocsError``.
 ///

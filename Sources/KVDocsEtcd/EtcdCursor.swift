@@ -1,7 +1,7 @@
 import KVStorage
 import KVSupport
 
-/// A scan of an ``EtcdStore``: pages of Range answers, every page at one revision.
+/// A scan of an ``EtcdKeyValueStore``: pages of Range answers, every page at one revision.
 ///
 /// **Invariants.** Forward, each page starts just after the last key handed out; backward,
 /// each page ends just before it (etcd's `range_end` is exclusive), with a limit that grows
@@ -9,7 +9,7 @@ import KVSupport
 /// for every page. The first page of a scan of the latest state fixes the revision of the
 /// others, so the scan sees one state.
 final class EtcdCursor: KeyValueCursor {
-    private let store: EtcdStore
+    private let store: EtcdKeyValueStore
     /// The etcd keys still to read: `[start, end)`.
     private var start: [UInt8]
     private var end: [UInt8]
@@ -25,7 +25,8 @@ final class EtcdCursor: KeyValueCursor {
     private let session: EtcdSession?
 
     init(
-        store: EtcdStore, start: [UInt8], end: [UInt8], order: ScanOrder, revision: Int64, session: EtcdSession? = nil
+        store: EtcdKeyValueStore, start: [UInt8], end: [UInt8], order: ScanOrder, revision: Int64,
+        session: EtcdSession? = nil
     ) {
         self.store = store
         self.session = session

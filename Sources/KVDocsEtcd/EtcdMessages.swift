@@ -1,7 +1,7 @@
 import Foundation
 import KVSupport
 
-/// The messages of etcd's v3 API that ``EtcdStore`` sends and reads, in the gateway's JSON
+/// The messages of etcd's v3 API that ``EtcdKeyValueStore`` sends and reads, in the gateway's JSON
 /// (proto3's JSON mapping): bytes as base64, 64-bit integers as decimal strings, enums by
 /// name, and every field at its default value left out (`more` false, `count` 0, a
 /// `succeeded` false, an empty list).

@@ -1,6 +1,6 @@
 import KVSupport
 
-/// What one write transaction of an ``EtcdStore`` has read, so that its commit can check
+/// What one write transaction of an ``EtcdKeyValueStore`` has read, so that its commit can check
 /// that no other writer changed it: the optimistic half of etcd's transactions.
 ///
 /// **Invariants.** Every read of the session is at ``revision``: the revision of its first
@@ -12,7 +12,7 @@ import KVSupport
 /// (every document write) is thereby checked whole; a write of several (a schema change, an
 /// index build, a migration) step by step: each commit compares what was read since the one
 /// before (and every range scanned), so that a long one stays within etcd's bound on compares. Used by one thread: the one inside the
-/// store's ``EtcdStore/withWriteTransaction(_:)``.
+/// store's ``EtcdKeyValueStore/withWriteTransaction(_:)``.
 final class EtcdSession {
     /// The revision every read of the session names; 0 before the first.
     var revision: Int64 = 0
@@ -24,7 +24,7 @@ final class EtcdSession {
     var scanned: [[UInt8]: Int64] = [:]
     /// Ranges scanned, `[start, end)` in etcd's keys, unchanged by others through `through`.
     var ranges: [(start: [UInt8], end: [UInt8], through: Int64)] = []
-    /// Whether reads are recorded now: false inside ``EtcdStore/withUncheckedReads(_:)``.
+    /// Whether reads are recorded now: false inside ``EtcdKeyValueStore/withUncheckedReads(_:)``.
     var checking = true
 
     /// Records a point read.

@@ -1,7 +1,7 @@
 import KVStorage
 import KVSupport
 
-/// A reader of an ``EtcdStore`` at one revision of the cluster.
+/// A reader of an ``EtcdKeyValueStore`` at one revision of the cluster.
 ///
 /// **Invariants.** Every read names the snapshot's ``revision``, so every read sees the
 /// same state, whatever is written since. Nothing is held on the server: when the cluster
@@ -9,12 +9,12 @@ import KVSupport
 /// snapshot). After ``release()``, reads throw `.closed`.
 public final class EtcdSnapshot: SnapshotReader, Sendable {
     /// The store read.
-    public let store: EtcdStore
+    public let store: EtcdKeyValueStore
     /// The cluster's revision the snapshot reads.
     public let revision: Int64
     private let released = Locked(false)
 
-    init(store: EtcdStore, revision: Int64) {
+    init(store: EtcdKeyValueStore, revision: Int64) {
         self.store = store
         self.revision = revision
     }
@@ -27,13 +27,13 @@ public final class EtcdSnapshot: SnapshotReader, Sendable {
 
     /// The value under `key` at the snapshot's revision.
     /// - Throws: `.compacted` when the cluster has discarded the revision, `.closed` after
-    ///   ``release()``, and as ``EtcdStore/value(forKey:)``.
+    ///   ``release()``, and as ``EtcdKeyValueStore/value(forKey:)``.
     public func value(forKey key: [UInt8]) throws -> [UInt8]? {
         try reading { try store.value(forKey: key, revision: revision) }
     }
 
     /// The values under `keys` at the snapshot's revision, read together
-    /// (``EtcdStore/values(forKeys:)``).
+    /// (``EtcdKeyValueStore/values(forKeys:)``).
     public func values(forKeys keys: [[UInt8]]) throws -> [[UInt8]?] {
         try reading { try store.values(forKeys: keys, revision: revision).values.map(\.value) }
     }

@@ -4,11 +4,11 @@ import KVStorage
 import KVSupport
 import NIOCore
 
-/// A watch of the keys under a prefix of an ``EtcdStore`` (etcd's Watch, through the
+/// A watch of the keys under a prefix of an ``EtcdKeyValueStore`` (etcd's Watch, through the
 /// gateway's streamed `/v3/watch`): calls its `onChange` after writes under the prefix, by
 /// any process, and after each reconnection.
 ///
-/// **Invariants.** The watch is created on the cluster before ``EtcdStore/watch(prefix:onChange:)``
+/// **Invariants.** The watch is created on the cluster before ``EtcdKeyValueStore/watch(prefix:onChange:)``
 /// returns. `onChange` runs on a queue of the watch's, one call at a time; calls that pile up
 /// while one runs are merged into one. A broken stream (a member gone, a compaction, the
 /// server's timeout) is opened again on the next endpoint from the current revision, and
@@ -28,7 +28,7 @@ final class EtcdWatch: KeyValueWatch, @unchecked Sendable {
         var failure: KVDocsError?
     }
     private let state = Locked(State())
-    private let store: EtcdStore
+    private let store: EtcdKeyValueStore
     private let onChange: @Sendable () -> Void
     private let queue = DispatchQueue(label: "kvdocs.etcd.watch")
 
@@ -37,7 +37,7 @@ final class EtcdWatch: KeyValueWatch, @unchecked Sendable {
     /// Set once the cluster created the watch (or every endpoint failed to).
     private let created = DispatchSemaphore(value: 0)
 
-    init(store: EtcdStore, key: [UInt8], end: [UInt8], onChange: @escaping @Sendable () -> Void) throws {
+    init(store: EtcdKeyValueStore, key: [UInt8], end: [UInt8], onChange: @escaping @Sendable () -> Void) throws {
         self.store = store
         self.onChange = onChange
         let request: JSONValue = [

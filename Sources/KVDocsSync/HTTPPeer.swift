@@ -127,8 +127,8 @@ public struct HTTPPeer: ReplicationPeer {
             guard case .string(let id)? = row["id"], let sequence = row["seq"],
                 case .array(let changes)? = row["changes"]
             else { throw malformed("a _changes row lacks seq, id or changes: \(row.compactDescription)") }
-            let leaves = try changes.map { change -> Revision in
-                guard case .string(let text)? = change["rev"], let revision = Revision(text) else {
+            let leaves = try changes.map { change -> DocumentRevision in
+                guard case .string(let text)? = change["rev"], let revision = DocumentRevision(text) else {
                     throw malformed("a _changes row has a bad rev: \(change.compactDescription)")
                 }
                 return revision
@@ -139,7 +139,7 @@ public struct HTTPPeer: ReplicationPeer {
     }
 
     /// `POST _revs_diff`.
-    public func revsDiff(_ offered: [String: [Revision]]) async throws -> [String: RevsDiffEntry] {
+    public func revsDiff(_ offered: [String: [DocumentRevision]]) async throws -> [String: RevsDiffEntry] {
         let body = JSONValue.object(
             JSONObject(offered.map { ($0.key, .array($0.value.map { .string($0.description) })) }))
         guard case .object(let answer) = try await request(.POST, url + "/_revs_diff", body: body) else {
@@ -147,10 +147,10 @@ public struct HTTPPeer: ReplicationPeer {
         }
         var result: [String: RevsDiffEntry] = [:]
         for (id, entry) in answer {
-            func revisions(_ name: String) throws -> [Revision] {
+            func revisions(_ name: String) throws -> [DocumentRevision] {
                 guard case .array(let items)? = entry[name] else { return [] }
                 return try items.map {
-                    guard case .string(let text) = $0, let revision = Revision(text) else {
+                    guard case .string(let text) = $0, let revision = DocumentRevision(text) else {
                         throw malformed("_revs_diff answered a bad rev for \(id)")
                     }
                     return revision
@@ -191,7 +191,7 @@ public struct HTTPPeer: ReplicationPeer {
             }
         } catch let error as HTTPStatusError where [400, 404, 405, 501].contains(error.status) {
             // No _bulk_get: one open_revs request per document.
-            var byID: [(String, [Revision])] = []
+            var byID: [(String, [DocumentRevision])] = []
             for request in requests {
                 if let k = byID.firstIndex(where: { $0.0 == request.id }) {
                     byID[k].1.append(request.revision)
@@ -223,7 +223,7 @@ public struct HTTPPeer: ReplicationPeer {
             guard case .string(let id)? = row["id"], case .string(let error)? = row["error"] else { continue }
             var reason = ""
             if case .string(let r)? = row["reason"] { reason = r }
-            if case .string(let rev)? = row["rev"], let revision = Revision(rev) {
+            if case .string(let rev)? = row["rev"], let revision = DocumentRevision(rev) {
                 refused[PeerRevisionRequest(id: id, revision: revision)] = (error, reason)
             } else {
                 for document in documents where document.id == id {

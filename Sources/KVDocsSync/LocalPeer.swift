@@ -60,7 +60,7 @@ public struct LocalPeer: ReplicationPeer {
     }
 
     /// The offered revisions the collection lacks.
-    public func revsDiff(_ offered: [String: [Revision]]) async throws -> [String: RevsDiffEntry] {
+    public func revsDiff(_ offered: [String: [DocumentRevision]]) async throws -> [String: RevsDiffEntry] {
         try await collection.async.revsDiff(offered)
     }
 

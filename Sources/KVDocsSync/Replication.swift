@@ -217,7 +217,7 @@ private final class ReplicationSession {
 
     /// Copies what the target lacks of `changes`.
     private func copy(_ changes: [PeerChange]) async throws {
-        var offered: [String: [Revision]] = [:]
+        var offered: [String: [DocumentRevision]] = [:]
         for change in changes { offered[change.id, default: []].append(contentsOf: change.leaves) }
         let offeredCount = changes.reduce(0) { $0 + $1.leaves.count }
         missingChecked += offeredCount

@@ -32,7 +32,7 @@ public protocol ReplicationPeer: Sendable {
         -> PeerChanges
 
     /// The offered revisions this database lacks (CouchDB's `_revs_diff`).
-    func revsDiff(_ offered: [String: [Revision]]) async throws -> [String: RevsDiffEntry]
+    func revsDiff(_ offered: [String: [DocumentRevision]]) async throws -> [String: RevsDiffEntry]
 
     /// The given revisions, each with its history, or the leaves that replaced it
     /// (CouchDB's `_bulk_get?revs=true&latest=true`). Revisions the database no longer has
@@ -60,10 +60,10 @@ public struct PeerRevisionRequest: Sendable, Hashable {
     /// The document's id.
     public var id: String
     /// The revision.
-    public var revision: Revision
+    public var revision: DocumentRevision
 
     /// Revision `revision` of document `id`.
-    public init(id: String, revision: Revision) {
+    public init(id: String, revision: DocumentRevision) {
         self.id = id
         self.revision = revision
     }
@@ -77,12 +77,12 @@ public struct PeerChange: Sendable, Hashable {
     /// The document's id.
     public var id: String
     /// Every leaf revision, the winner first.
-    public var leaves: [Revision]
+    public var leaves: [DocumentRevision]
     /// Whether the winner is a tombstone.
     public var deleted: Bool
 
     /// A change row.
-    public init(sequence: JSONValue, id: String, leaves: [Revision], deleted: Bool) {
+    public init(sequence: JSONValue, id: String, leaves: [DocumentRevision], deleted: Bool) {
         self.sequence = sequence
         self.id = id
         self.leaves = leaves

@@ -401,7 +401,7 @@ public struct SyncEndpoint: Sendable {
             throw SyncError(
                 status: 413, error: "too_large", reason: "at most \(Self.maximumBatch) documents per _revs_diff")
         }
-        var offered: [String: [Revision]] = [:]
+        var offered: [String: [DocumentRevision]] = [:]
         var total = 0
         for (id, value) in members {
             guard case .array(let items) = value else {
@@ -427,8 +427,8 @@ public struct SyncEndpoint: Sendable {
         return SyncResponse(200, .object(JSONObject(answer)))
     }
 
-    static func revision(_ value: JSONValue) throws -> Revision {
-        guard case .string(let text) = value, let revision = Revision(text) else {
+    static func revision(_ value: JSONValue) throws -> DocumentRevision {
+        guard case .string(let text) = value, let revision = DocumentRevision(text) else {
             throw SyncError.badRequest("Invalid rev format")
         }
         return revision
@@ -603,7 +603,7 @@ public struct SyncEndpoint: Sendable {
         }
         let revs = try flag(request, "revs")
         let latest = try flag(request, "latest")
-        var requests: [(id: String, revision: Revision?)] = []
+        var requests: [(id: String, revision: DocumentRevision?)] = []
         for item in items {
             guard case .string(let id)? = item["id"] else { throw SyncError.badRequest("each entry needs an id") }
             requests.append((id, try item["rev"].map(Self.revision)))
@@ -648,7 +648,7 @@ public struct SyncEndpoint: Sendable {
             let revs = try flag(request, "revs")
             let latest = try flag(request, "latest")
             if let text = request.parameter("open_revs") {
-                var revisions: [Revision]?
+                var revisions: [DocumentRevision]?
                 if text != "all" {
                     guard case .array(let items) = (try? JSONValue(parsing: text)) ?? .null else {
                         throw SyncError.badRequest("open_revs must be \"all\" or a list of revisions")

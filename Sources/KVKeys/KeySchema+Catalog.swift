@@ -9,7 +9,7 @@ extension KeySchema {
 
     /// The keyspaces stored in `database` (see ``store(in:root:)``), or an empty schema.
     /// - Throws: `.corruption` when the stored declaration is malformed.
-    public static func stored(in database: Database, root: Subspace = Subspace()) throws -> KeySchema {
+    public static func stored(in database: LevelDB, root: Subspace = Subspace()) throws -> KeySchema {
         guard let data = try database.get(catalogKey(root), as: Data.self) else { return try KeySchema() }
         do {
             return try KeySchema(json: data, file: "the keyspaces stored in \(database.path)")
@@ -23,7 +23,7 @@ extension KeySchema {
     /// The declaration is written as JSON under `root.pack(["m", "keyspaces"])`, replacing any
     /// stored one, with a synced write.
     /// - Throws: `.schema` as ``jsonData()``; storage errors.
-    public func store(in database: Database, root: Subspace = Subspace()) throws {
+    public func store(in database: LevelDB, root: Subspace = Subspace()) throws {
         try database.put(Self.catalogKey(root), jsonData(), sync: true)
     }
 

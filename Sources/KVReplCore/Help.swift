@@ -114,7 +114,7 @@ enum Help {
         if var topic {
             if topic == "mode" || topic == ".mode" { topic = "format" }
             guard let c = commands.first(where: { $0.name == topic }) else {
-                throw CommandError(
+                throw ShellCommandError(
                     message: "no command \"\(topic)\"; commands: \(commands.map(\.name).joined(separator: ", "))",
                     column: nil)
             }

@@ -2,7 +2,7 @@ import Foundation
 import KVDocs
 
 /// An error in a command line: what was expected and where (1-based column).
-public struct CommandError: Error, Equatable, CustomStringConvertible {
+public struct ShellCommandError: Error, Equatable, CustomStringConvertible {
     public let message: String
     public let column: Int?
     /// `column N: message`, on one line: control characters in quoted input are escaped.
@@ -24,10 +24,10 @@ public struct LineScanner {
     public init(_ line: String) { bytes = Array(line.utf8) }
 
     /// An error at `at`, or at the next non-blank character.
-    func fail(_ message: String, at: Int? = nil) -> CommandError {
+    func fail(_ message: String, at: Int? = nil) -> ShellCommandError {
         var p = position
         while p < bytes.count, bytes[p] == 0x20 || bytes[p] == 0x09 { p += 1 }
-        return CommandError(message: message, column: (at ?? p) + 1)
+        return ShellCommandError(message: message, column: (at ?? p) + 1)
     }
 
     public mutating func skipSpaces() {

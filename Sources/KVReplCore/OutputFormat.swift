@@ -11,7 +11,7 @@ import KVDocs
 /// in the order they first appear.
 ///
 /// Stored data never reaches the terminal raw: every format escapes its control
-/// characters (``Display/escaped(_:keeping:)``, ``Display/jsonSafe(_:)``), and `csv` puts a
+/// characters (``ShellDisplay/escaped(_:keeping:)``, ``ShellDisplay/jsonSafe(_:)``), and `csv` puts a
 /// `'` before a text cell that a spreadsheet would read as a formula.
 public enum OutputFormat: String, CaseIterable, Sendable {
     /// Aligned columns in a box, one row per result; long values are cut with "…".
@@ -70,8 +70,8 @@ public enum OutputFormat: String, CaseIterable, Sendable {
     /// the first row (`line` puts a blank line before the others).
     public func record(_ row: JSONValue, first: Bool, _ layout: Layout) -> String {
         switch self {
-        case .json: return Display.prettyJSON(row)
-        case .jsonl: return Display.compactJSON(row)
+        case .json: return ShellDisplay.prettyJSON(row)
+        case .jsonl: return ShellDisplay.compactJSON(row)
         case .line: return (first ? "" : "\n") + Self.lines(row, leading: layout.leading)
         case .table: return Self.tableLine(layout.columns.map { Self.tableCell(Self.cell(row, $0)) }, layout)
         case .csv:
@@ -178,9 +178,9 @@ public enum OutputFormat: String, CaseIterable, Sendable {
     }
 
     /// One line: control characters (a newline in a value) shown as escapes
-    /// (``Display/escaped(_:keeping:)``), and cut to `maximumCellWidth` characters.
+    /// (``ShellDisplay/escaped(_:keeping:)``), and cut to `maximumCellWidth` characters.
     static func tableCell(_ text: String) -> String {
-        let shown = Display.escaped(text)
+        let shown = ShellDisplay.escaped(text)
         guard shown.count > maximumCellWidth else { return shown }
         return String(shown.prefix(maximumCellWidth - 1)) + "…"
     }
@@ -198,10 +198,10 @@ public enum OutputFormat: String, CaseIterable, Sendable {
     /// field stays on its line.
     static func lines(_ row: JSONValue, leading: [String]) -> String {
         let columns = columns([row], leading: leading)
-        let names = columns.map { Display.escaped($0) }
+        let names = columns.map { ShellDisplay.escaped($0) }
         let width = names.map(\.count).max() ?? 0
         return zip(columns, names).map { column, name in
-            String(repeating: " ", count: width - name.count) + name + " = " + Display.escaped(cell(row, column))
+            String(repeating: " ", count: width - name.count) + name + " = " + ShellDisplay.escaped(cell(row, column))
         }.joined(separator: "\n")
     }
 
@@ -214,7 +214,7 @@ public enum OutputFormat: String, CaseIterable, Sendable {
     /// numbers are not: `-5` stays a number), quoted when it holds a comma, a quote or a
     /// line feed.
     static func csvField(_ text: String, guarded: Bool) -> String {
-        var s = Display.escaped(text, keeping: ["\n", "\t"])
+        var s = ShellDisplay.escaped(text, keeping: ["\n", "\t"])
         if guarded, let first = text.unicodeScalars.first, formulaStarts.contains(first) { s = "'" + s }
         guard s.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" }) else { return s }
         return "\"" + s.replacingOccurrences(of: "\"", with: "\"\"") + "\""

@@ -2,7 +2,7 @@ import KVDocs
 
 /// The shell's sync commands (`replicate`), run by a handler that lives outside the
 /// command language, so that KVReplCore does not depend on the sync stack (KVDocsSync).
-/// kvrepl installs KVReplSync's handler in ``Session/syncCommands``.
+/// kvrepl installs KVReplSync's handler in ``ShellSession/syncCommands``.
 public protocol SyncCommandHandler: AnyObject {
     /// Runs `replicate SOURCE TARGET [--continuous]`.
     /// - Parameters:

@@ -18,7 +18,7 @@ public final class SyncCommands: SyncCommandHandler {
         source: String, target: String, continuous: Bool, store: DocumentStore?, readOnly: Bool,
         report: (JSONValue, String) -> Void
     ) throws -> (json: JSONValue, text: String) {
-        var opened: [Database] = []
+        var opened: [LevelDB] = []
         defer { for database in opened { database.close() } }
         let from = try endpoint(source, store: store, opened: &opened)
         let to = try endpoint(target, store: store, opened: &opened)
@@ -111,7 +111,7 @@ public final class SyncCommands: SyncCommandHandler {
         let identityHint: String
     }
 
-    private func endpoint(_ text: String, store: DocumentStore?, opened: inout [Database]) throws -> Endpoint {
+    private func endpoint(_ text: String, store: DocumentStore?, opened: inout [LevelDB]) throws -> Endpoint {
         if let store, let schema = try? store.schema, schema.collections[text] != nil {
             return Endpoint(
                 peer: try LocalPeer(try store.collection(text)), isSessionStore: true,
@@ -141,7 +141,7 @@ public final class SyncCommands: SyncCommandHandler {
                 .invalidArgument,
                 "\(path) is not a LevelDB database (create it with: kvrepl --create --schema FILE \(path))", path: path)
         }
-        let database = try Database(path: path)
+        let database = try LevelDB(path: path)
         opened.append(database)
         guard try DocumentStore.exists(in: database) else {
             throw KVDocsError(.schema, "\(path) has no document store (no schema)", path: path)

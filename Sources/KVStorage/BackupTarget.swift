@@ -5,7 +5,7 @@ import KVSupport
 import Glibc
 #endif
 
-extension Database {
+extension LevelDB {
     /// The file that marks a backup's temporary directory (`DIR.partial-UUID`) as a backup
     /// in progress. A later backup to `DIR` removes a directory of that name only when it
     /// holds this file, with ``backupMarkerContents``, and no running backup holds its lock.
@@ -15,7 +15,7 @@ extension Database {
         "KVDocs backup in progress. If no backup is running, one was interrupted here: the next backup to the same directory removes this one.\n"
 }
 
-/// Where ``Database/backup(to:options:progress:)`` writes: the target as given, without
+/// Where ``LevelDB/backup(to:options:progress:)`` writes: the target as given, without
 /// trailing slashes, and the same directory as an absolute path with its existing part's
 /// symbolic links, `.` and `..` resolved, which every file operation uses.
 struct BackupTarget {
@@ -166,7 +166,7 @@ struct BackupTarget {
     }
 }
 
-/// The marker of a backup in progress: the file ``Database/backupMarkerName`` in its
+/// The marker of a backup in progress: the file ``LevelDB/backupMarkerName`` in its
 /// temporary directory, held locked (`flock`) by the backup while it runs, so that a
 /// concurrent backup to the same target never takes it for a leftover. The lock goes with
 /// the open file: when the process dies, the directory becomes a leftover.
@@ -177,7 +177,7 @@ package final class BackupMarker {
     /// Writes and locks the marker in `directory`.
     /// - Throws: `.ioError` naming the file.
     package init(creatingIn directory: String) throws {
-        path = directory + "/" + Database.backupMarkerName
+        path = directory + "/" + LevelDB.backupMarkerName
         descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else {
             throw KVDocsError(.ioError, "cannot create \(path): \(String(cString: strerror(errno)))", path: path)
@@ -186,7 +186,7 @@ package final class BackupMarker {
         // reads them from a marker whose backup is running. Blocking: such a backup holds
         // the lock only while it reads the file.
         let locked = flock(descriptor, LOCK_EX) == 0
-        let bytes = Array(Database.backupMarkerContents.utf8)
+        let bytes = Array(LevelDB.backupMarkerContents.utf8)
         let written = locked ? bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) } : -1
         guard locked, written == bytes.count else {
             let reason = String(cString: strerror(errno))
@@ -215,12 +215,12 @@ package final class BackupMarker {
     /// Removes `directory` when it holds a marker with the marker's contents that no
     /// backup holds locked. Anything it cannot read is left alone.
     static func removeIfAbandoned(_ directory: String) {
-        let path = directory + "/" + Database.backupMarkerName
+        let path = directory + "/" + LevelDB.backupMarkerName
         let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
         guard descriptor >= 0 else { return }
         defer { _ = Glibc.close(descriptor) }
         guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else { return }  // a backup is running
-        let expected = Array(Database.backupMarkerContents.utf8)
+        let expected = Array(LevelDB.backupMarkerContents.utf8)
         var buffer = [UInt8](repeating: 0, count: expected.count + 1)
         let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
         guard count == expected.count, Array(buffer.prefix(count)) == expected else { return }

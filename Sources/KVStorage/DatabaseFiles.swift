@@ -144,7 +144,7 @@ package enum DatabaseFiles {
                 files.append(try copyFile(source + "/" + name, to: destination + "/" + name, name: name))
                 progress?(i + 1, names.count)
             }
-            try Database.syncDirectory(destination)
+            try LevelDB.syncDirectory(destination)
             return files
         } catch {
             try? fm.removeItem(atPath: destination)

@@ -118,12 +118,13 @@ public struct KeyRange: Sendable, Hashable, CustomStringConvertible {
     /// Whether `key` lies in the range (bytewise).
     public func contains<K: ByteRepresentable>(_ key: K) -> Bool {
         key.withBytes { k in
-            isAbove(lower: k, compare: Comparator.bytewise) && isBelow(upper: k, compare: Comparator.bytewise)
+            isAbove(lower: k, compare: LevelDBComparator.bytewise)
+                && isBelow(upper: k, compare: LevelDBComparator.bytewise)
         }
     }
 
     /// Whether the range holds no key at all (bytewise).
-    public var isEmpty: Bool { isEmpty(compare: Comparator.bytewise) }
+    public var isEmpty: Bool { isEmpty(compare: LevelDBComparator.bytewise) }
 
     /// Whether the range holds no key at all under `compare`.
     func isEmpty(compare: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Int) -> Bool {

@@ -5,7 +5,7 @@ import KVSupport
 /// consistent state of the data.
 ///
 /// `KeyValueReader` is the storage seam. LevelDB implements it today, through
-/// ``DatabaseReader`` (the latest state, or a ``Snapshot`` for a fixed one); layered
+/// ``LevelDBReader`` (the latest state, or a ``LevelDBSnapshot`` for a fixed one); layered
 /// databases and other backends implement it too. Writes go through a ``WriteBatch``
 /// applied atomically by the store that owns the data.
 ///
@@ -57,7 +57,7 @@ public protocol KeyValueCursor: AnyObject {
     func next<R>(_ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> R) throws -> R?
 }
 
-extension Entries: KeyValueCursor {}
+extension LevelDBEntries: KeyValueCursor {}
 
 extension KeyValueReader {
     /// One ``scan(_:order:)`` after the other, forward.
@@ -148,14 +148,6 @@ extension KeyValueStore {
         return try withWriteTransaction(body)
     }
 
-    /// The writer lock's earlier name.
-    @available(*, deprecated, renamed: "withWriterLock(_:)")
-    public func withExclusiveWriter<R>(_ body: () throws -> R) rethrows -> R { try withWriterLock(body) }
-
-    /// The write transaction's earlier name.
-    @available(*, deprecated, renamed: "withWriteTransaction(_:)")
-    public func withExclusiveWrite<R>(_ body: () throws -> R) throws -> R { try withWriteTransaction(body) }
-
     /// Deletes every key in `range` in batches of `batchSize` (each atomic, the whole not),
     /// returning how many were deleted.
     /// - Throws: `.invalidArgument` for a `batchSize` below 1, storage errors.
@@ -186,7 +178,7 @@ extension KeyValueStore {
     }
 }
 
-extension Database: KeyValueStore {
+extension LevelDB: KeyValueStore {
     /// The database's directory.
     public var name: String { path }
 
@@ -201,26 +193,26 @@ extension Database: KeyValueStore {
     /// A forward cursor over several ranges through one iterator, in the latest state.
     /// REQUIRES: `ranges` in increasing order and disjoint.
     public func scan(ranges: [KeyRange]) throws -> any KeyValueCursor {
-        try RangesCursor(database: self, ranges: ranges, options: ReadOptions())
+        try RangesCursor(database: self, ranges: ranges, options: LevelDBReadOptions())
     }
 
     /// The number of entries in `range` in the latest state.
     public func count(_ range: KeyRange) throws -> Int {
-        try Cursor(database: self, options: ReadOptions()).count(in: range)
+        try LevelDBCursor(database: self, options: LevelDBReadOptions()).count(in: range)
     }
 
-    /// A reader of a new ``Snapshot``.
+    /// A reader of a new ``LevelDBSnapshot``.
     public func snapshotReader() throws -> any SnapshotReader {
         SnapshotKeyValueReader(try snapshot())
     }
 }
 
-/// A ``SnapshotReader`` over a LevelDB ``Snapshot``.
+/// A ``SnapshotReader`` over a LevelDB ``LevelDBSnapshot``.
 package final class SnapshotKeyValueReader: SnapshotReader {
-    package let snapshot: Snapshot
-    private let reader: DatabaseReader
+    package let snapshot: LevelDBSnapshot
+    private let reader: LevelDBReader
 
-    init(_ snapshot: Snapshot) {
+    init(_ snapshot: LevelDBSnapshot) {
         self.snapshot = snapshot
         self.reader = snapshot.reader
     }
@@ -235,19 +227,19 @@ package final class SnapshotKeyValueReader: SnapshotReader {
     package func release() { snapshot.release() }
 }
 
-/// A ``KeyValueReader`` over a LevelDB ``Database``: the latest state, or the state of a
+/// A ``KeyValueReader`` over a LevelDB ``LevelDB``: the latest state, or the state of a
 /// snapshot when the read options carry one.
-public struct DatabaseReader: KeyValueReader {
+public struct LevelDBReader: KeyValueReader {
     /// The database read.
-    public let database: Database
+    public let database: LevelDB
     /// The options of every read: with a snapshot, reads see its state; without one, the latest.
-    public let options: ReadOptions
+    public let options: LevelDBReadOptions
 
     /// A reader of `database` with `options`.
     /// - Parameters:
     ///   - database: the database to read.
-    ///   - options: the options of every read; set ``ReadOptions/snapshot`` to read one frozen state.
-    public init(_ database: Database, options: ReadOptions = ReadOptions()) {
+    ///   - options: the options of every read; set ``LevelDBReadOptions/snapshot`` to read one frozen state.
+    public init(_ database: LevelDB, options: LevelDBReadOptions = LevelDBReadOptions()) {
         self.database = database
         self.options = options
     }
@@ -256,13 +248,13 @@ public struct DatabaseReader: KeyValueReader {
     public var name: String { database.path }
 
     /// The value stored under `key` at the reader's state, or `nil`.
-    /// - Throws: `.closed` after ``Database/close()`` or the release of the snapshot; storage errors.
+    /// - Throws: `.closed` after ``LevelDB/close()`` or the release of the snapshot; storage errors.
     public func value(forKey key: [UInt8]) throws -> [UInt8]? {
         try database.get(key, options: options)
     }
 
     /// A cursor over the entries of `range`, in `order`, at the reader's state.
-    /// - Throws: `.closed` after ``Database/close()`` or the release of the snapshot; storage
+    /// - Throws: `.closed` after ``LevelDB/close()`` or the release of the snapshot; storage
     ///   errors. The cursor's ``KeyValueCursor/next(_:)`` throws the errors met while moving.
     public func scan(_ range: KeyRange, order: ScanOrder = .forward) throws -> any KeyValueCursor {
         try database.entries(range, order: order, options: options)
@@ -275,13 +267,13 @@ public struct DatabaseReader: KeyValueReader {
     }
 
     /// The number of entries in `range` at the reader's state.
-    /// - Throws: `.closed` after ``Database/close()`` or the release of the snapshot; storage errors.
+    /// - Throws: `.closed` after ``LevelDB/close()`` or the release of the snapshot; storage errors.
     public func count(_ range: KeyRange) throws -> Int {
-        try Cursor(database: database, options: options).count(in: range)
+        try LevelDBCursor(database: database, options: options).count(in: range)
     }
 }
 
-extension Snapshot {
+extension LevelDBSnapshot {
     /// A reader of the database as this snapshot froze it.
-    public var reader: DatabaseReader { DatabaseReader(database, options: readOptions()) }
+    public var reader: LevelDBReader { LevelDBReader(database, options: readOptions()) }
 }

@@ -6,8 +6,8 @@ import KVSupport
 ///
 /// <!-- doc-code: preamble=examples -->
 /// ```swift
-/// let base = try Database.openPrivateCopy(of: bundledPath, under: userPath + ".base")
-/// let user = try Database(path: userPath)
+/// let base = try LevelDB.openPrivateCopy(of: bundledPath, under: userPath + ".base")
+/// let user = try LevelDB(path: userPath)
 /// let layered = try LayeredKeyValueStore(base: base, user: user)
 /// let value = try layered.value(forKey: key)        // the user's, else the base's
 /// ```
@@ -27,13 +27,13 @@ public final class LayeredKeyValueStore: KeyValueStore, Sendable {
     // Checked Sendable: both handles are Sendable (the base behind a lock).
 
     /// The read-only layer (the latest one: ``replaceBase(with:)`` swaps it).
-    public var base: Database { current.withLock { $0 } }
+    public var base: LevelDB { current.withLock { $0 } }
     /// The writable layer.
-    public let user: Database
+    public let user: LevelDB
     /// Ranges read from the user layer alone: the base's keys there are hidden (a document
     /// store's change feed, which records the user's writes only).
     public let userOnly: [KeyRange]
-    private let current: Locked<Database>
+    private let current: Locked<LevelDB>
     /// Held shared while a read starts (a value, a cursor, a snapshot), exclusively by
     /// ``withReadsHeld(_:)``: no read starts while the layers change in several steps.
     private let gate = ReadWriteLock()
@@ -48,7 +48,7 @@ public final class LayeredKeyValueStore: KeyValueStore, Sendable {
     ///   - userOnly: key ranges whose base entries are hidden.
     /// - Throws: `.invalidArgument` when either database has a custom comparator (layers
     ///   merge bytewise) or when both are the same database.
-    public init(base: Database, user: Database, userOnly: [KeyRange] = []) throws {
+    public init(base: LevelDB, user: LevelDB, userOnly: [KeyRange] = []) throws {
         guard base !== user, base.path != user.path else {
             throw KVDocsError(
                 .invalidArgument, "the base and the user layer must be two databases (both are \(user.path))",
@@ -69,7 +69,7 @@ public final class LayeredKeyValueStore: KeyValueStore, Sendable {
     /// holding a snapshot keep reading the base of their snapshot.
     /// - Throws: `.invalidArgument` for the user database itself or a custom comparator.
     @discardableResult
-    public func replaceBase(with newBase: Database) throws -> Database {
+    public func replaceBase(with newBase: LevelDB) throws -> LevelDB {
         guard newBase !== user, newBase.path != user.path else {
             throw KVDocsError(
                 .invalidArgument, "the base and the user layer must be two databases (both are \(user.path))",
@@ -92,7 +92,7 @@ public final class LayeredKeyValueStore: KeyValueStore, Sendable {
     /// The merged value of `key`: the user layer's, else (unless the user deleted it) the base's.
     public func value(forKey key: [UInt8]) throws -> [UInt8]? {
         try gate.withReadLock {
-            try Self.value(key, base: DatabaseReader(base), user: DatabaseReader(user), userOnly: userOnly)
+            try Self.value(key, base: LevelDBReader(base), user: LevelDBReader(user), userOnly: userOnly)
         }
     }
 
@@ -182,11 +182,11 @@ public final class LayeredKeyValueStore: KeyValueStore, Sendable {
 
 /// A frozen state of both layers.
 final class LayeredSnapshotReader: SnapshotReader {
-    let base: Snapshot
-    let user: Snapshot
+    let base: LevelDBSnapshot
+    let user: LevelDBSnapshot
     let userOnly: [KeyRange]
 
-    init(base: Snapshot, user: Snapshot, userOnly: [KeyRange]) {
+    init(base: LevelDBSnapshot, user: LevelDBSnapshot, userOnly: [KeyRange]) {
         self.base = base
         self.user = user
         self.userOnly = userOnly
@@ -218,8 +218,8 @@ final class MergedCursor: KeyValueCursor {
     private let order: ScanOrder
     private let userName: String
     private let userOnly: [KeyRange]
-    private var baseHead: Entry?
-    private var userHead: Entry?
+    private var baseHead: KeyValueEntry?
+    private var userHead: KeyValueEntry?
     private var started = false
 
     init(
@@ -234,8 +234,8 @@ final class MergedCursor: KeyValueCursor {
     }
 
     /// The next base entry outside the user-only ranges.
-    private func nextBase() throws -> Entry? {
-        while let entry = try base.next({ Entry(key: Array($0), value: Array($1)) }) {
+    private func nextBase() throws -> KeyValueEntry? {
+        while let entry = try base.next({ KeyValueEntry(key: Array($0), value: Array($1)) }) {
             if userOnly.isEmpty || !userOnly.contains(where: { $0.contains(entry.key) }) { return entry }
         }
         return nil
@@ -245,7 +245,7 @@ final class MergedCursor: KeyValueCursor {
         if !started {
             started = true
             baseHead = try nextBase()
-            userHead = try user.next { Entry(key: Array($0), value: Array($1)) }
+            userHead = try user.next { KeyValueEntry(key: Array($0), value: Array($1)) }
         }
         while true {
             switch (baseHead, userHead) {
@@ -261,7 +261,7 @@ final class MergedCursor: KeyValueCursor {
                     return try Self.lend(b!.key, b!.value, body)
                 }
                 if c == 0 { baseHead = try nextBase() }
-                userHead = try user.next { Entry(key: Array($0), value: Array($1)) }
+                userHead = try user.next { KeyValueEntry(key: Array($0), value: Array($1)) }
                 guard let value = try LayeredKeyValueStore.untag(u.value, key: u.key, name: userName) else { continue }
                 return try Self.lend(u.key, value, body)
             }
@@ -274,7 +274,3 @@ final class MergedCursor: KeyValueCursor {
         try key.withUnsafeBytes { k in try value.withUnsafeBytes { v in try body(k, v) } }
     }
 }
-
-/// The earlier name of ``LayeredKeyValueStore``.
-@available(*, deprecated, renamed: "LayeredKeyValueStore")
-public typealias LayeredStore = LayeredKeyValueStore

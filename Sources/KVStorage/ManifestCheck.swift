@@ -108,7 +108,7 @@ package enum ManifestCheck {
             for i in 0..<8 { sequence |= UInt64(bytes[LogFileCheck.headerSize + i]) << (8 * i) }
             if sequence > last &+ 1 {
                 return
-                    "\(path)/\(manifest) ends at sequence \(last), but the oldest log to replay, \(name), starts at \(sequence): the manifest lost its latest edits (cut short?), and opening would drop the tables written since. Run Database.repair(path:) to rebuild it from every table and log"
+                    "\(path)/\(manifest) ends at sequence \(last), but the oldest log to replay, \(name), starts at \(sequence): the manifest lost its latest edits (cut short?), and opening would drop the tables written since. Run LevelDB.repair(path:) to rebuild it from every table and log"
             }
             return nil
         }

@@ -5,7 +5,7 @@
 /// An error met while moving ends the scan and is thrown again by every later call; an
 /// error thrown by the caller's closure is rethrown and the scan can go on.
 final class RangesCursor: KeyValueCursor {
-    private let cursor: Cursor
+    private let cursor: LevelDBCursor
     private let ranges: [KeyRange]
     private var index = 0
     private var positioned = false
@@ -14,8 +14,8 @@ final class RangesCursor: KeyValueCursor {
     private var failure: (any Error)?
 
     /// REQUIRES: `ranges` in increasing order and disjoint.
-    init(database: Database, ranges: [KeyRange], options: ReadOptions) throws {
-        self.cursor = try Cursor(database: database, options: options)
+    init(database: LevelDB, ranges: [KeyRange], options: LevelDBReadOptions) throws {
+        self.cursor = try LevelDBCursor(database: database, options: options)
         self.ranges = ranges
     }
 

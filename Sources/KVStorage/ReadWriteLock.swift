@@ -12,7 +12,7 @@ import Darwin
 /// inlined into every database call: a `package` generic method of another module is
 /// called unspecialized (there is no cross-module optimization for `package` code).
 ///
-/// `Database` holds it for reading around every use of its LevelDB handle and for
+/// `LevelDB` holds it for reading around every use of its LevelDB handle and for
 /// writing while it closes, so `close()` waits for in-flight operations and no
 /// operation ever sees a freed handle.
 package final class ReadWriteLock: @unchecked Sendable {

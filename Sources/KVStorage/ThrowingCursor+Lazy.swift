@@ -7,31 +7,31 @@ extension ThrowingCursor {
     /// ```swift
     /// let keys = try db.entries(.prefix("user:")).map(\.key).collect()
     /// ```
-    public func map<T>(_ transform: @escaping (Element) throws -> T) -> MapCursor<Self, T> {
-        MapCursor(base: self, transform: transform)
+    public func map<T>(_ transform: @escaping (Element) throws -> T) -> ThrowingMapCursor<Self, T> {
+        ThrowingMapCursor(base: self, transform: transform)
     }
 
     /// A cursor of the remaining elements that satisfy `isIncluded`, lazily.
-    public func filter(_ isIncluded: @escaping (Element) throws -> Bool) -> FilterCursor<Self> {
-        FilterCursor(base: self, isIncluded: isIncluded)
+    public func filter(_ isIncluded: @escaping (Element) throws -> Bool) -> ThrowingFilterCursor<Self> {
+        ThrowingFilterCursor(base: self, isIncluded: isIncluded)
     }
 
     /// A cursor of the non-`nil` results of `transform` on each remaining element, lazily.
-    public func compactMap<T>(_ transform: @escaping (Element) throws -> T?) -> CompactMapCursor<Self, T> {
-        CompactMapCursor(base: self, transform: transform)
+    public func compactMap<T>(_ transform: @escaping (Element) throws -> T?) -> ThrowingCompactMapCursor<Self, T> {
+        ThrowingCompactMapCursor(base: self, transform: transform)
     }
 
     /// A cursor of at most `maxLength` of the remaining elements, lazily: it reads no
     /// further than the `maxLength`th element.
     /// - Precondition: `maxLength >= 0`.
-    public func prefix(_ maxLength: Int) -> PrefixCursor<Self> {
+    public func prefix(_ maxLength: Int) -> ThrowingPrefixCursor<Self> {
         precondition(maxLength >= 0, "a cursor's prefix length must not be negative (got \(maxLength))")
-        return PrefixCursor(base: self, maxLength: maxLength)
+        return ThrowingPrefixCursor(base: self, maxLength: maxLength)
     }
 }
 
 /// The elements of a base cursor transformed by a closure. See ``ThrowingCursor/map(_:)``.
-public final class MapCursor<Base: ThrowingCursor, Element>: ThrowingCursor {
+public final class ThrowingMapCursor<Base: ThrowingCursor, Element>: ThrowingCursor {
     private let base: Base
     private let transform: (Base.Element) throws -> Element
 
@@ -49,7 +49,7 @@ public final class MapCursor<Base: ThrowingCursor, Element>: ThrowingCursor {
 }
 
 /// The elements of a base cursor that satisfy a predicate. See ``ThrowingCursor/filter(_:)``.
-public final class FilterCursor<Base: ThrowingCursor>: ThrowingCursor {
+public final class ThrowingFilterCursor<Base: ThrowingCursor>: ThrowingCursor {
     private let base: Base
     private let isIncluded: (Base.Element) throws -> Bool
 
@@ -70,7 +70,7 @@ public final class FilterCursor<Base: ThrowingCursor>: ThrowingCursor {
 }
 
 /// The non-`nil` results of a closure on a base cursor's elements. See ``ThrowingCursor/compactMap(_:)``.
-public final class CompactMapCursor<Base: ThrowingCursor, Element>: ThrowingCursor {
+public final class ThrowingCompactMapCursor<Base: ThrowingCursor, Element>: ThrowingCursor {
     private let base: Base
     private let transform: (Base.Element) throws -> Element?
 
@@ -91,7 +91,7 @@ public final class CompactMapCursor<Base: ThrowingCursor, Element>: ThrowingCurs
 }
 
 /// The first elements of a base cursor. See ``ThrowingCursor/prefix(_:)``.
-public final class PrefixCursor<Base: ThrowingCursor>: ThrowingCursor {
+public final class ThrowingPrefixCursor<Base: ThrowingCursor>: ThrowingCursor {
     private let base: Base
     private var remaining: Int
 
@@ -116,10 +116,10 @@ public final class PrefixCursor<Base: ThrowingCursor>: ThrowingCursor {
 
 // The adapters hold their base cursor and closures, neither of which may cross threads.
 @available(*, unavailable)
-extension MapCursor: Sendable {}
+extension ThrowingMapCursor: Sendable {}
 @available(*, unavailable)
-extension FilterCursor: Sendable {}
+extension ThrowingFilterCursor: Sendable {}
 @available(*, unavailable)
-extension CompactMapCursor: Sendable {}
+extension ThrowingCompactMapCursor: Sendable {}
 @available(*, unavailable)
-extension PrefixCursor: Sendable {}
+extension ThrowingPrefixCursor: Sendable {}

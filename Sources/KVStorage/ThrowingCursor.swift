@@ -18,7 +18,7 @@
 /// Invariants, for every cursor of KVDocs:
 /// - Once ``next()`` has returned `nil`, it returns `nil` forever.
 /// - An error of the storage (an I/O error, corruption, `.closed` after
-///   ``Database/close()``) is thrown by the ``next()`` call that meets it, and again by every
+///   ``LevelDB/close()``) is thrown by the ``next()`` call that meets it, and again by every
 ///   later call: an iteration cut short by an error cannot be mistaken for a complete one.
 /// - ``map(_:)``, ``filter(_:)``, ``compactMap(_:)`` and ``prefix(_:)`` are lazy: they read
 ///   nothing until their own ``next()`` is called. The other operations read the cursor to

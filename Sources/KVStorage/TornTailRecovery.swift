@@ -176,7 +176,7 @@ package enum TornTailRecovery {
         var status = stat()
         guard stat(log, &status) == 0, !endsWithWholeRecord(log, size: Int(status.st_size)) else { return nil }
         // A log being written by a handle of this process or by another process is not torn.
-        guard Database.holder(of: path) == nil else { return nil }
+        guard LevelDB.holder(of: path) == nil else { return nil }
         let lockFD = Foundation.open(path + "/LOCK", O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard lockFD >= 0 else { return nil }
         // Closing the descriptor releases the lock; LevelDB takes its own on the open that follows.
@@ -200,7 +200,7 @@ package enum TornTailRecovery {
             guard !levelDBRefuses, paranoidChecks else { return nil }
             throw KVDocsError(
                 .corruption,
-                "\(log): \(damage), followed by an intact record at offset \(intact): the log is damaged at offset \(at), before its end, and LevelDB would drop every write after the damage without an error. Run Database.repair(path:) (kvrepl --repair) to keep the writes before it",
+                "\(log): \(damage), followed by an intact record at offset \(intact): the log is damaged at offset \(at), before its end, and LevelDB would drop every write after the damage without an error. Run LevelDB.repair(path:) (kvrepl --repair) to keep the writes before it",
                 path: path)
         case .torn(let keep, let damage, let levelDBRefuses):
             do {

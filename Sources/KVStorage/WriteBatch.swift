@@ -1,6 +1,6 @@
 import CLevelDB
 
-/// Operations to apply to a database atomically with ``Database/write(_:sync:)``.
+/// Operations to apply to a database atomically with ``LevelDB/write(_:sync:)``.
 ///
 /// ```swift
 /// let batch = WriteBatch()

@@ -4,7 +4,7 @@ import KVSupport
 /// The writer lock of a store: reentrant, held by one thread of the process at a time, and
 /// the rule that a write transaction does not start inside another holder of it on the same
 /// thread (a read-modify-write sequence started inside another one would read state the
-/// outer one is about to overwrite). ``Database`` and the stores of other backends share it.
+/// outer one is about to overwrite). ``LevelDB`` and the stores of other backends share it.
 ///
 /// **Invariants.** `depth` counts the calling thread's holds; it is read and written only
 /// under the lock.

@@ -10,7 +10,7 @@ import Foundation
 /// ```swift
 /// struct Run: Codable { var id: Int; var at: Date }
 /// // with the default, .secondsSince1970, `at` is stored as Unix seconds:
-/// let recent = try runs.find(Query().where("at", .greater(1_700_000_000)))
+/// let recent = try runs.find(DocumentQuery().where("at", .greater(1_700_000_000)))
 /// ```
 ///
 /// Every strategy reads back exactly the `Date` it wrote, except ``iso8601``, which keeps

@@ -8,7 +8,7 @@
 ///
 /// ```swift
 /// do {
-///     let db = try Database(path: path)
+///     let db = try LevelDB(path: path)
 /// } catch KVDocsError.locked {
 ///     print("another process has \(path) open")
 /// } catch let error as KVDocsError where error.kind == .corruption {

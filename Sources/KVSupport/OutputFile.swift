@@ -1,6 +1,6 @@
 import Foundation
 
-/// A file written through a buffer, for the exports (``Database/dump(to:range:options:)``,
+/// A file written through a buffer, for the exports (``LevelDB/dump(to:range:options:)``,
 /// ``DocumentStore/exportJSONLines(from:to:)``): memory stays bounded by the buffer
 /// whatever the file's size.
 ///

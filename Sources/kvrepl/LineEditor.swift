@@ -7,7 +7,7 @@ import KVReplCore
 enum LineEditor {
     // libedit calls back through C function pointers without context, and the loop runs
     // on the main thread only: these globals hold the completion state for that thread.
-    nonisolated(unsafe) static var session: Session?
+    nonisolated(unsafe) static var session: ShellSession?
     nonisolated(unsafe) static var candidates: [String] = []
     nonisolated(unsafe) static var next = 0
     nonisolated(unsafe) static var progressShown = false
@@ -32,7 +32,7 @@ enum LineEditor {
         }
     }
 
-    static func run(_ session: Session) {
+    static func run(_ session: ShellSession) {
         self.session = session
         let history =
             (ProcessInfo.processInfo.environment["KVREPL_HISTORY"]

@@ -120,33 +120,33 @@ do {
 
 let path = options.path ?? "kvrepl-demo"
 let interactive = options.command.isEmpty && isatty(STDIN_FILENO) == 1
-let session: Session
+let session: ShellSession
 do {
     if options.demo && !options.readOnly {
         if interactive { standardError("building the sample database at \(path)…") }
-        try Demo.build(at: path)
+        try DemoDatabase.build(at: path)
     }
     if options.repair {
-        let report = try Database.repair(path: path)
+        let report = try LevelDB.repair(path: path)
         print(
             options.json
                 ? String(decoding: (try? report.json.canonicalData()) ?? Data(), as: UTF8.self) : report.text(path))
     }
     if let endpoints = options.etcd, let root = options.root {
-        let store = try EtcdStore(
+        let store = try EtcdKeyValueStore(
             endpoints: endpoints.split(separator: ",").map(String.init), root: root,
             options: .init(maxTxnOps: options.etcdMaxTxnOps))
-        session = try Session.open(
+        session = try ShellSession.open(
             store: store, readOnly: options.readOnly, json: options.json, schemaFile: options.schema,
             progress: interactive ? { standardError($0) } : nil)
     } else {
-        session = try Session.open(
+        session = try ShellSession.open(
             path: path, create: options.create || options.demo, readOnly: options.readOnly, json: options.json,
             schemaFile: options.schema, base: options.base, progress: interactive ? { standardError($0) } : nil)
     }
     if let failure = session.layers?.baseChangeFailure, let layers = session.layers {
         standardError(
-            Display.terminalSafe(
+            ShellDisplay.terminalSafe(
                 "kvrepl: warning: the base \(options.base ?? "") changed or differs from the one in force, and replacing it failed: \(failure.message); the base in force is still \(layers.basePath) (fix the new base and reopen, or replace-base it)"
             ))
     }
@@ -155,36 +155,36 @@ do {
         let copy = options.readOnly ? " (in the private copy; \(path) itself is unchanged)" : ""
         if options.json {
             standardError(
-                Display.jsonSafe(
+                ShellDisplay.jsonSafe(
                     String(
                         decoding: (try? JSONValue.object(["notice": .string("\(tail)\(copy)")]).canonicalData())
                             ?? Data(), as: UTF8.self)))
         } else {
-            standardError(Display.terminalSafe("kvrepl: notice: the open \(tail)\(copy)"))
+            standardError(ShellDisplay.terminalSafe("kvrepl: notice: the open \(tail)\(copy)"))
         }
     }
     if let damage = session.storeDamage {
         standardError(
-            Display.terminalSafe(
-                "kvrepl: warning: the document layer could not be opened: \(damage.message); \(Advice.storeDamage(damage))"
+            ShellDisplay.terminalSafe(
+                "kvrepl: warning: the document layer could not be opened: \(damage.message); \(ShellAdvice.storeDamage(damage))"
             ))
     }
 } catch let e as KVDocsError {
     var message = e.message
     if options.etcd == nil,
-        let advice = Advice.opening(
+        let advice = ShellAdvice.opening(
             e, path: path, base: options.base, readOnly: options.readOnly, repairing: options.repair)
     {
         message += " (\(advice))"
     }
     if options.json {
         standardError(
-            Display.jsonSafe(
+            ShellDisplay.jsonSafe(
                 String(
                     decoding: (try? JSONValue.object(["error": .string(message)]).canonicalData()) ?? Data(),
                     as: UTF8.self)))
     } else {
-        standardError("kvrepl: " + Display.terminalSafe(message))
+        standardError("kvrepl: " + ShellDisplay.terminalSafe(message))
     }
     exit(1)
 } catch {

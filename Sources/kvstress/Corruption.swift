@@ -29,9 +29,9 @@ enum CorruptionScenario {
     /// Writes the template database: several table files on two levels, a manifest, and a
     /// log holding the last writes.
     static func buildTemplate(at path: String) throws {
-        var options = Options()
+        var options = LevelDBOptions()
         options.writeBufferSize = 64 << 10
-        let db = try Database(path: path, options: options)
+        let db = try LevelDB(path: path, options: options)
         defer { db.close() }
         let store = try DocumentStore(database: db, schema: try Workload.schema())
         for (i, batch) in batches.enumerated() {
@@ -123,7 +123,7 @@ enum CorruptionScenario {
         // 1. Use it as found, as an app would: open with its schema, read, query, search,
         //    verify, compact, reindex.
         do {
-            let db = try Database(path: path)
+            let db = try LevelDB(path: path)
             defer { db.close() }
             let store = try DocumentStore(database: db, schema: try Workload.schema())
             let state = try Workload.read(store)
@@ -134,7 +134,8 @@ enum CorruptionScenario {
             for id in 0..<ids where try people.get(id: .int(Int64(id))).map(Workload.isWritten) == false {
                 throw Failure("get of \(id) returned a document that was never written")
             }
-            let adults = try people.count(Query(conditions: [Condition(field: "age", op: .greaterOrEqual(.int(40)))]))
+            let adults = try people.count(
+                DocumentQuery(conditions: [QueryCondition(field: "age", op: .greaterOrEqual(.int(40)))]))
             let expectedAdults = try people.find().filter {
                 ($0["age"].flatMap { if case .int(let a) = $0 { a } else { nil } } ?? 0) >= 40
             }.count
@@ -173,13 +174,13 @@ enum CorruptionScenario {
 
         // 2. Repair and salvage: the store must then be usable and verify clean.
         do {
-            let report = try Database.repair(path: path)
+            let report = try LevelDB.repair(path: path)
             result["repair"] = .string(
                 "\(report.tablesBefore) → \(report.tablesAfter) tables, \(report.damagedTables.count) damaged, \(report.truncatedLogs.count) logs cut"
             )
-            var options = Options()
+            var options = LevelDBOptions()
             options.createIfMissing = false
-            let db = try Database(path: path, options: options)
+            let db = try LevelDB(path: path, options: options)
             defer { db.close() }
             let store = try DocumentStore(database: db, schema: try Workload.schema())
             let salvage = try store.salvage()

@@ -45,10 +45,10 @@ enum CrashScenario {
     }
 
     /// The schema the child toggles to: one more secondary index and one more text index.
-    static func extendedSchema() throws -> Schema {
+    static func extendedSchema() throws -> DocumentSchema {
         var schema = try Workload.schema()
         var people = try schema.collection("people")
-        people.indexes.append(IndexDefinition(name: "by_name", fields: [FieldPath("name")]))
+        people.indexes.append(SecondaryIndexDefinition(name: "by_name", fields: [FieldPath("name")]))
         people.text.append(TextIndexDefinition(name: "city_text", fields: [FieldPath("city")]))
         schema.collections["people"] = people
         return schema
@@ -56,7 +56,7 @@ enum CrashScenario {
 
     /// The child: runs the actions until killed, printing `ack N` after action N finishes.
     static func child(path: String, seed: UInt64, round: Int) throws {
-        let db = try Database(path: path)
+        let db = try LevelDB(path: path)
         let store = try DocumentStore(database: db)
         let base = try Workload.schema()
         if try store.schema.collections["people"] == nil { try store.apply(base) }
@@ -95,7 +95,7 @@ enum CrashScenario {
     static func check(path: String, seed: UInt64, round: Int, acked: Int, before: Model, figures: inout Figures) throws
         -> Model
     {
-        let db = try Database(path: path)
+        let db = try LevelDB(path: path)
         defer { db.close() }
         let store = try DocumentStore(database: db)  // finishes an interrupted index build
         if try store.schema.collections["people"] == nil {
@@ -111,7 +111,7 @@ enum CrashScenario {
         let actions = self.actions(seed: seed, round: round)
         // The batch writes' model after the acknowledged actions, and after one more.
         var model = before.people
-        var expectedChanges: [(Int, Change.Operation)] = []
+        var expectedChanges: [(Int, DocumentChange.Operation)] = []
         var states: [(people: [Int: Int], changes: Int)] = []
         func record() { states.append((model, expectedChanges.count)) }
         var lastImport: (version: Int, acked: Bool)?
@@ -167,7 +167,7 @@ enum CrashScenario {
         guard sequence == last else {
             throw Failure("the change feed ends at \(sequence), the store's last sequence is \(last)")
         }
-        let batchChanges = changes.compactMap { change -> (Int, Change.Operation)? in
+        let batchChanges = changes.compactMap { change -> (Int, DocumentChange.Operation)? in
             guard case .int(let id) = change.id, id < importBase else { return nil }
             return (Int(id), change.operation)
         }

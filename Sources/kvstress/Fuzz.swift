@@ -13,7 +13,7 @@ import Glibc
 ///
 /// Every input must be accepted (and then pass the target's own checks: round trips, the
 /// importer's all-or-nothing first pass) or rejected with a one-line `KVDocsError` of a kind
-/// the parser documents (kvrepl's parser: its `CommandError`). A crash ends the process; a
+/// the parser documents (kvrepl's parser: its `ShellCommandError`). A crash ends the process; a
 /// watchdog thread ends it with status 2 when one input runs longer than `--timeout` seconds.
 /// Input `i` of a target depends only on the seed, the target and `i`, so `--only i`
 /// runs one input again (the importer's database then starts empty).
@@ -279,7 +279,8 @@ struct FuzzSession {
                 plan.mutator.corpus.compactMap { line in
                     String(decoding: line, as: UTF8.self).split(separator: " ").first.map { $0.lowercased() }
                 })
-            tally.count("command names without a corpus line", Command.names.filter { !covered.contains($0) }.count)
+            tally.count(
+                "command names without a corpus line", ShellCommand.names.filter { !covered.contains($0) }.count)
             for i in indexes {
                 var r = Self.random(seed: seed, target: target, index: i)
                 let bytes = plan.input(&r)
@@ -312,10 +313,11 @@ struct FuzzSession {
             let plan = FuzzImports.plan(&corpusRandom)
             let work = try makeWorkDirectory("fuzz-import")
             defer { try? FileManager.default.removeItem(atPath: work) }
-            let db = try Database(path: work + "/db")
+            let db = try LevelDB(path: work + "/db")
             defer { db.close() }
             let store = try DocumentStore(
-                database: db, schema: try Schema(json: Data(FuzzImports.schemaJSON.utf8), file: "fuzz import schema"))
+                database: db,
+                schema: try DocumentSchema(json: Data(FuzzImports.schemaJSON.utf8), file: "fuzz import schema"))
             // The input file is rewritten for every input: in memory (/dev/shm) where there is one.
             let shm = FileManager.default.isWritableFile(atPath: "/dev/shm")
             let file = shm ? "/dev/shm/kvstress-fuzz-\(getpid())-\(UUID().uuidString).jsonl" : work + "/input.jsonl"
@@ -405,7 +407,7 @@ struct FuzzSession {
                     "an error of kind \"\(label)\", but the parser documents only \(kinds.sorted().joined(separator: ", ")): \(FuzzShow.escaped(text))"
                 )
             }
-        } else if commandErrors, let e = error as? CommandError {
+        } else if commandErrors, let e = error as? ShellCommandError {
             text = e.description
             label = "CommandError"
             if e.message.isEmpty { return .failed("a CommandError with an empty message: \(FuzzShow.escaped(text))") }
@@ -795,7 +797,7 @@ enum FuzzCommands {
     ]
 
     static let dictionary: [String] =
-        Command.names + [
+        ShellCommand.names + [
             " ", "  ", "\t", "--from", "--to", "--reverse", "--limit", "--keys-only", "--count", "--bogus", "-", "--",
             " where ", " and ", " order by ", " asc", " desc", " limit ", " offset ", " in ", " prefix ", " since ",
             " highlight",
@@ -894,9 +896,9 @@ enum FuzzCommands {
     /// nesting to what the decoder reads back).
     static func check(_ bytes: [UInt8]) -> FuzzResult {
         let line = String(decoding: bytes, as: UTF8.self)
-        let command: Command?
+        let command: ShellCommand?
         do {
-            command = try Command.parse(line)
+            command = try ShellCommand.parse(line)
         } catch {
             return FuzzSession.judge(error, kinds: nil, commandErrors: true)
         }
@@ -1047,7 +1049,7 @@ enum FuzzSchemas {
         #"{"keyspaces": {"k": {"prefix": ["a", 1, -2.5, true, null, ["nested", [18446744073709551615]], -9223372036854775808], "components": [{"name": "x", "type": "string"}, {"name": "y", "type": "int"}, {"name": "z", "type": "double"}, {"name": "b", "type": "bool"}, {"name": "raw", "type": "bytes"}, {"name": "u", "type": "uuid"}, {"name": "d", "type": "date"}]}, "e": {"prefix": [], "components": []}}}"#
 
     static let documents = [
-        Demo.schemaJSON, Workload.schemaJSON, FuzzImports.schemaJSON, Demo.keyspacesJSON, keyspacesMore,
+        DemoDatabase.schemaJSON, Workload.schemaJSON, FuzzImports.schemaJSON, DemoDatabase.keyspacesJSON, keyspacesMore,
         #"{"collections": {"c": {"primaryKey": "id", "indexes": [{"name": "i", "fields": ["a.b", "t[]"], "unique": true, "include": ["x", "y.z"]}, {"name": "all", "fields": ["q"], "include": "*"}], "text": [{"name": "t", "fields": ["d", "e.f"], "tokenizer": "trigram case_sensitive 1", "detail": "none"}, {"name": "t2", "fields": ["g"], "tokenizer": "porter unicode61", "detail": "column"}]}, "d": {}}}"#,
         #"{"collections": {}}"#, #"{"keyspaces": {}}"#,
         #"{"collections": {"é": {"primaryKey": "k"}, "e\u0301": {"primaryKey": "k"}}}"#,
@@ -1154,14 +1156,14 @@ enum FuzzSchemas {
     }
 
     static func checkSchema(_ bytes: [UInt8]) -> FuzzResult {
-        let schema: Schema
+        let schema: DocumentSchema
         do {
-            schema = try Schema(json: Data(bytes), file: "fuzz.json")
+            schema = try DocumentSchema(json: Data(bytes), file: "fuzz.json")
         } catch {
             return FuzzSession.judge(error, kinds: FuzzTarget.schema.documentedKinds)
         }
-        let problem = FuzzSession.after("loading Schema.jsonData() again") { () -> String? in
-            let again = try Schema(json: schema.jsonData(), file: "written")
+        let problem = FuzzSession.after("loading DocumentSchema.jsonData() again") { () -> String? in
+            let again = try DocumentSchema(json: schema.jsonData(), file: "written")
             return again == schema
                 ? nil
                 : "the schema written as JSON loads as a different schema: \(String(decoding: schema.jsonData(), as: UTF8.self).prefix(300))"
@@ -1431,9 +1433,9 @@ struct FuzzImports {
             // Each value of an indexed field finds the document through its index.
             for field in Self.indexedFields {
                 for value in field.values(in: expected) {
-                    let condition = Condition(field: field, op: .equal(value))
+                    let condition = QueryCondition(field: field, op: .equal(value))
                     do {
-                        let found = try people.find(Query(conditions: [condition]))
+                        let found = try people.find(DocumentQuery(conditions: [condition]))
                         guard found.contains(where: { Self.idKey($0["id"]) == key }) else {
                             return .failed(
                                 "document \(id.compactDescription) is not found by \(FuzzShow.escaped(condition.description))"

@@ -8,7 +8,7 @@ import Glibc
 
 /// Seeded fuzzing of every parser that reads input from a user or a file: random bytes and
 /// mutations of valid inputs. Each input must be accepted or rejected with a one-line
-/// `KVDocsError` (or kvrepl's `CommandError`); a crash ends the process, and a watchdog
+/// `KVDocsError` (or kvrepl's `ShellCommandError`); a crash ends the process, and a watchdog
 /// ends it when one input runs longer than 10 seconds.
 enum FuzzScenario {
     static let targets = ["tuple", "command", "fts5", "schema", "import", "json"]
@@ -149,7 +149,7 @@ enum FuzzScenario {
             let text: String
             if let e = error as? KVDocsError {
                 text = e.description
-            } else if let e = error as? CommandError {
+            } else if let e = error as? ShellCommandError {
                 text = e.description
             } else {
                 outcome.failures.append(
@@ -202,7 +202,7 @@ enum FuzzScenario {
             for i in 0..<inputs {
                 let bytes = input(lines, &rng)
                 run(bytes, i, &outcome, current, target) {
-                    _ = try Command.parse(String(decoding: bytes, as: UTF8.self))
+                    _ = try ShellCommand.parse(String(decoding: bytes, as: UTF8.self))
                     return nil
                 }
             }
@@ -224,7 +224,7 @@ enum FuzzScenario {
             }
         case "schema":
             let documents = [
-                Workload.schemaJSON, Demo.schemaJSON, Demo.keyspacesJSON,
+                Workload.schemaJSON, DemoDatabase.schemaJSON, DemoDatabase.keyspacesJSON,
                 #"{"collections": {"c": {"primaryKey": "id", "indexes": [{"name": "i", "fields": ["a.b", "t[]"], "unique": true, "include": ["x"]}], "text": [{"name": "t", "fields": ["d"], "tokenizer": "trigram", "detail": "none", "caseSensitive": true}]}}}"#,
                 #"{"keyspaces": {"k": {"prefix": ["a", 1], "components": [{"name": "x", "type": "string"}, {"name": "y", "type": "int"}, {"name": "z", "type": "double"}]}}}"#
             ].map { Array($0.utf8) }
@@ -232,7 +232,7 @@ enum FuzzScenario {
                 let bytes = input(documents, &rng)
                 if i % 2 == 0 {
                     run(bytes, i, &outcome, current, target) {
-                        _ = try Schema(json: Data(bytes), file: "fuzz.json")
+                        _ = try DocumentSchema(json: Data(bytes), file: "fuzz.json")
                         return nil
                     }
                 } else {
@@ -260,7 +260,7 @@ enum FuzzScenario {
         case "import":
             let work = try makeWorkDirectory("fuzz-import")
             defer { try? FileManager.default.removeItem(atPath: work) }
-            let db = try Database(path: work + "/db")
+            let db = try LevelDB(path: work + "/db")
             defer { db.close() }
             let store = try DocumentStore(database: db, schema: try Workload.schema())
             let lines = (0..<20).map { i in
@@ -313,7 +313,7 @@ enum FuzzScenario {
         case "command":
             return { bytes in
                 check(bytes) {
-                    _ = try Command.parse(String(decoding: bytes, as: UTF8.self))
+                    _ = try ShellCommand.parse(String(decoding: bytes, as: UTF8.self))
                     return nil
                 }
             }
@@ -330,7 +330,7 @@ enum FuzzScenario {
             return { bytes in
                 check(bytes) {
                     if bytes.count % 2 == 0 {
-                        _ = try Schema(json: Data(bytes), file: "fuzz.json")
+                        _ = try DocumentSchema(json: Data(bytes), file: "fuzz.json")
                     } else {
                         _ = try KeySchema(json: Data(bytes), file: "fuzz.json")
                     }

@@ -44,7 +44,7 @@ enum LayersScenario {
     }
 
     static func makeBase(_ path: String, ids: Range<Int>, version: Int) throws {
-        let db = try Database(path: path)
+        let db = try LevelDB(path: path)
         defer { db.close() }
         let store = try DocumentStore(database: db, schema: try Workload.schema())
         try store.write { batch in
@@ -55,7 +55,7 @@ enum LayersScenario {
     /// A base whose documents take the emails of persons 0..<400 under other ids: every user
     /// layer holding a person conflicts with it.
     static func makeConflictingBase(_ path: String) throws {
-        let db = try Database(path: path)
+        let db = try LevelDB(path: path)
         defer { db.close() }
         let store = try DocumentStore(database: db, schema: try Workload.schema())
         try store.write { batch in
@@ -75,7 +75,7 @@ enum LayersScenario {
         try fm.copyItem(atPath: from, toPath: path)
         // Tables first: reopen until the log is in a table.
         for _ in 0..<2 {
-            let db = try Database(path: path)
+            let db = try LevelDB(path: path)
             try db.compact()
             db.close()
         }
@@ -187,7 +187,7 @@ enum LayersScenario {
         let bad = refused(work)
         try makeConflictingBase(bad.conflicting)
         try makeDamagedBase(bad.damaged, from: second)
-        try Database(path: bad.empty).close()
+        try LevelDB(path: bad.empty).close()
         try FileManager.default.copyItem(atPath: first, toPath: shipped(work))
         let fingerprints = (try directoryBytes(first), try directoryBytes(second))
         var figures = Figures(scenario: "layers")
@@ -305,7 +305,7 @@ enum LayersScenario {
 
     /// The good base whose documents the base copy `db` holds: base 1 holds person 0, base 2
     /// person 300; anything else (a refused base) is a failure.
-    static func content(of db: Database, work: String) throws -> String {
+    static func content(of db: LevelDB, work: String) throws -> String {
         let (first, second) = bases(work)
         let layout = Subspace(["d", "people"])
         let holds = { (id: Int) in try db.get(layout.pack([.int(Int64(id))])) != nil }

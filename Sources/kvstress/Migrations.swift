@@ -47,7 +47,7 @@ enum MigrationScenario {
     }()
 
     static func makeDatabase(_ path: String) throws {
-        let db = try Database(path: path)
+        let db = try LevelDB(path: path)
         defer { db.close() }
         let store = try DocumentStore(database: db, schema: try Workload.schema())
         try store.write { batch in
@@ -58,7 +58,7 @@ enum MigrationScenario {
     /// The child: opens the store with the migrator (undoing what a kill left, then
     /// migrating), printing progress; `done` once both are recorded.
     static func child(path: String) throws {
-        let db = try Database(path: path)
+        let db = try LevelDB(path: path)
         defer { db.close() }
         func say(_ text: String) { FileHandle.standardOutput.write(Data((text + "\n").utf8)) }
         say("ready")
@@ -161,7 +161,7 @@ enum MigrationScenario {
         let before: Snapshot, afterFirst: Snapshot, afterBoth: Snapshot
 
         struct Snapshot {
-            let entries: [Entry]
+            let entries: [KeyValueEntry]
             let answers: String
         }
 
@@ -176,12 +176,12 @@ enum MigrationScenario {
             }
             let first = try migrator(first: 1)
             do {
-                let db = try Database(path: once)
+                let db = try LevelDB(path: once)
                 defer { db.close() }
                 _ = try DocumentStore(database: db, migrator: first)
             }
             do {
-                let db = try Database(path: twice)
+                let db = try LevelDB(path: twice)
                 defer { db.close() }
                 _ = try DocumentStore(database: db, migrator: try migrator())
             }
@@ -190,12 +190,12 @@ enum MigrationScenario {
         }
 
         static func snapshot(_ path: String) throws -> Snapshot {
-            let db = try Database(path: path)
+            let db = try LevelDB(path: path)
             defer { db.close() }
             return Snapshot(entries: try entries(db), answers: try answers(try DocumentStore(database: db)))
         }
 
-        static func entries(_ db: Database) throws -> [Entry] {
+        static func entries(_ db: LevelDB) throws -> [KeyValueEntry] {
             let text = Subspace(["t"]).prefix
             return try db.entries().collect().filter { !$0.key.starts(with: text) }
         }
@@ -211,7 +211,7 @@ enum MigrationScenario {
         }
 
         /// Which reference the database matches; throws naming the first difference.
-        func check(_ db: Database, _ store: DocumentStore, against reference: Snapshot, _ what: String) throws {
+        func check(_ db: LevelDB, _ store: DocumentStore, against reference: Snapshot, _ what: String) throws {
             let found = try Self.entries(db)
             if found != reference.entries {
                 let index =
@@ -240,7 +240,7 @@ enum MigrationScenario {
         try? FileManager.default.removeItem(atPath: copy)
         try copyDirectory(live, copy)
         defer { try? FileManager.default.removeItem(atPath: copy) }
-        let db = try Database(path: copy)
+        let db = try LevelDB(path: copy)
         defer { db.close() }
         let store = try DocumentStore(database: db)
         let report = try store.verify()
@@ -270,7 +270,7 @@ enum MigrationScenario {
         try? FileManager.default.removeItem(atPath: copy)
         try copyDirectory(live, copy)
         defer { try? FileManager.default.removeItem(atPath: copy) }
-        let db = try Database(path: copy)
+        let db = try LevelDB(path: copy)
         defer { db.close() }
         let store = try DocumentStore(database: db, migrator: try migrator())
         let report = try store.verify()
@@ -287,7 +287,7 @@ enum MigrationScenario {
     /// The change feed is exactly the writes of the setup and of the migrations recorded:
     /// 1…lastSequence without a gap, each record the write it stands for.
     static func checkFeed(_ store: DocumentStore, applied: [String]) throws {
-        var expected: [(Int, Change.Operation)] = (0..<people).map { ($0, .insert) }
+        var expected: [(Int, DocumentChange.Operation)] = (0..<people).map { ($0, .insert) }
         if applied.count >= 1 { expected += (0..<people).map { ($0, .update) } }
         if applied.count >= 2 {
             expected += stride(from: 0, to: people, by: 7).map { ($0, .delete) }

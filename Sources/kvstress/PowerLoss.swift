@@ -64,7 +64,7 @@ enum PowerLossScenario {
         var figures = Figures(scenario: "power-loss")
         // The schema, applied once; the next open turns its log into a table.
         do {
-            let db = try Database(path: path)
+            let db = try LevelDB(path: path)
             _ = try DocumentStore(database: db, schema: try Workload.schema())
             db.close()
         }
@@ -96,7 +96,7 @@ enum PowerLossScenario {
         let log: String
         let start: Int
         do {
-            let db = try Database(path: path)
+            let db = try LevelDB(path: path)
             defer { db.close() }
             if let tail = db.recoveredTornTail { throw Failure("an open after a clean close cut a tail: \(tail)") }
             let store = try DocumentStore(database: db)
@@ -158,7 +158,7 @@ enum PowerLossScenario {
         if floor == size { figures.count("rounds whose last batch was synced (no bytes past it to tear)") }
 
         // 3. Open as an app would after the power loss, and check.
-        let db = try Database(path: path)
+        let db = try LevelDB(path: path)
         defer { db.close() }
         let store = try DocumentStore(database: db)
         if bytes.count > keptEnd {

@@ -119,7 +119,7 @@ enum TextMergeScenario {
         var mergeDue: Bool
     }
 
-    static func structure(_ db: Database) throws -> Structure {
+    static func structure(_ db: LevelDB) throws -> Structure {
         let text = textSubspace
         let merging = try db.get(text.pack(["m"])) != nil
         var segments: [(order: Int, level: Int)] = []
@@ -151,9 +151,10 @@ enum TextMergeScenario {
     }
 
     static func makeStore(_ path: String) throws {
-        let db = try Database(path: path)
+        let db = try LevelDB(path: path)
         defer { db.close() }
-        _ = try DocumentStore(database: db, schema: try Schema(json: Data(schemaJSON.utf8), file: "text-merge schema"))
+        _ = try DocumentStore(
+            database: db, schema: try DocumentSchema(json: Data(schemaJSON.utf8), file: "text-merge schema"))
     }
 
     /// The child: runs the actions until killed. Prints `ready m=M segments=S` after the
@@ -162,11 +163,11 @@ enum TextMergeScenario {
     /// optimize` before action I, and `ack I m=M segments=S` after it (with `seconds=T`,
     /// the time it took, after an optimize).
     static func child(path: String, seed: UInt64, aim: Aim) throws {
-        let db = try Database(path: path)
+        let db = try LevelDB(path: path)
         defer { db.close() }
         let store = try DocumentStore(database: db)
         if try store.schema.collections[collection] == nil {
-            try store.apply(try Schema(json: Data(schemaJSON.utf8), file: "text-merge schema"))
+            try store.apply(try DocumentSchema(json: Data(schemaJSON.utf8), file: "text-merge schema"))
         }
         func say(_ text: String) { FileHandle.standardOutput.write(Data((text + "\n").utf8)) }
         var state = try structure(db)
@@ -442,7 +443,7 @@ enum TextMergeScenario {
         let found: [Int: Int]
         let merging: Bool
         do {
-            let db = try Database(path: live)
+            let db = try LevelDB(path: live)
             defer { db.close() }
             let store = try DocumentStore(database: db)
             let report = try store.verify()
@@ -464,7 +465,7 @@ enum TextMergeScenario {
         try? FileManager.default.removeItem(atPath: copy)
         try copyDirectory(live, copy)
         defer { try? FileManager.default.removeItem(atPath: copy) }
-        let db = try Database(path: copy)
+        let db = try LevelDB(path: copy)
         defer { db.close() }
         let store = try DocumentStore(database: db)
         let interrupted = try structure(db).merging

@@ -17,7 +17,9 @@ enum Workload {
         }}}
         """#
 
-    static func schema() throws -> Schema { try Schema(json: Data(schemaJSON.utf8), file: "kvstress schema") }
+    static func schema() throws -> DocumentSchema {
+        try DocumentSchema(json: Data(schemaJSON.utf8), file: "kvstress schema")
+    }
 
     static let words = [
         "river", "station", "harbour", "train", "morning", "coffee", "garden", "bicycle", "market",

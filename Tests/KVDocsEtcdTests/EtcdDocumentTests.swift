@@ -5,14 +5,14 @@ import Testing
 
 @testable import KVDocsEtcd
 
-/// The document layer over ``EtcdStore`` on a real three-member cluster: the same answers as
+/// The document layer over ``EtcdKeyValueStore`` on a real three-member cluster: the same answers as
 /// over LevelDB, and many writers (each with its own connection, writer lock and document
 /// store, as separate processes have) that stay correct: one winner per unique value, no
 /// lost update, sequence numbers without gaps, a schema change seen by every writer.
 extension EtcdClusterTests {
     @Suite struct EtcdDocumentTests {
-        static func schema(extra: String = "") throws -> Schema {
-            try Schema(
+        static func schema(extra: String = "") throws -> DocumentSchema {
+            try DocumentSchema(
                 json: Data(
                     """
                     {"collections": {"people": {"primaryKey": "id",
@@ -58,8 +58,10 @@ extension EtcdClusterTests {
                         #expect(Self.operate(try remote.collection("people"), &b) == expected, "step \(step)")
                     }
                     let queries = [
-                        Query().orderBy("id"), Query().where("age", .greaterOrEqual(40)).orderBy("age").limit(7),
-                        Query().where("email", .equal("e3@x.org")), Query().orderBy("age", descending: true).limit(5)
+                        DocumentQuery().orderBy("id"),
+                        DocumentQuery().where("age", .greaterOrEqual(40)).orderBy("age").limit(7),
+                        DocumentQuery().where("email", .equal("e3@x.org")),
+                        DocumentQuery().orderBy("age", descending: true).limit(5)
                     ]
                     for query in queries {
                         #expect(
@@ -84,7 +86,7 @@ extension EtcdClusterTests {
         @Test func anIndexBuiltOverEtcdCommitsInTransactionsThatFit() throws {
             // The store claims a bound of 64 operations: every build batch must fit it.
             try withEtcdStore(options: .init(maxTxnOps: 64)) { etcd throws in
-                let plain = try Schema(json: Data(#"{"collections": {"people": {"primaryKey": "id"}}}"#.utf8))
+                let plain = try DocumentSchema(json: Data(#"{"collections": {"people": {"primaryKey": "id"}}}"#.utf8))
                 let store = try DocumentStore(store: etcd, schema: plain)
                 let people = try store.collection("people")
                 let words = ["river", "station", "harbour", "train", "coffee", "garden"]
@@ -98,7 +100,7 @@ extension EtcdClusterTests {
                 try store.apply(try Self.schema()) { reported.append($0.done) }
                 #expect(reported.last == 300)
                 #expect(try store.verify().isClean)
-                #expect(try people.count(Query().where("age", .greaterOrEqual(80))) == 30)
+                #expect(try people.count(DocumentQuery().where("age", .greaterOrEqual(80))) == 30)
                 #expect(try people.search("river0", options: SearchOptions(limit: 1000)).count == 100)
                 // Dropping the indexes deletes their entries in batches that fit too.
                 try store.apply(plain)
@@ -111,7 +113,8 @@ extension EtcdClusterTests {
             // start read it term by term, and what they read must not outgrow the bound.
             try withTemporaryDatabase { db, _ throws in
                 try withEtcdStore(options: .init(maxTxnOps: 128)) { etcd throws in
-                    let plain = try Schema(json: Data(#"{"collections": {"people": {"primaryKey": "id"}}}"#.utf8))
+                    let plain = try DocumentSchema(
+                        json: Data(#"{"collections": {"people": {"primaryKey": "id"}}}"#.utf8))
                     let level = try DocumentStore(database: db, schema: plain)
                     let remote = try DocumentStore(store: etcd, schema: plain)
                     let words = ["river", "station", "harbour", "train", "coffee", "garden"]
@@ -164,9 +167,11 @@ extension EtcdClusterTests {
         }
 
         /// `count` stores on one root, each its own "process"; the first one made the schema.
-        static func writers(_ count: Int, root: String, attempts: Int = 200) throws -> [(EtcdStore, DocumentStore)] {
+        static func writers(_ count: Int, root: String, attempts: Int = 200) throws -> [(
+            EtcdKeyValueStore, DocumentStore
+        )] {
             try (0..<count).map { _ in
-                let etcd = try EtcdStore(
+                let etcd = try EtcdKeyValueStore(
                     endpoints: Reference.etcdEndpoints, root: root, options: .init(maxTxnOps: 4096))
                 return (etcd, try DocumentStore(store: etcd, schema: try schema(), writeAttempts: attempts))
             }
@@ -265,11 +270,12 @@ extension EtcdClusterTests {
             #expect(problems.withLock { $0 }.isEmpty, "\(problems.withLock { $0 })")
             let reopened = try DocumentStore(store: writers[0].0)
             #expect(try reopened.verify().isClean)
-            let evens = try reopened.collection("people").find(Query().where("bio", .equal("even")))
+            let evens = try reopened.collection("people").find(DocumentQuery().where("bio", .equal("even")))
             #expect(evens.count == 16)
             #expect(
-                try reopened.collection("people").explain(Query().where("bio", .equal("even"))).description.contains(
-                    "by_bio"))
+                try reopened.collection("people").explain(DocumentQuery().where("bio", .equal("even"))).description
+                    .contains(
+                        "by_bio"))
         }
     }
 }
@@ -280,9 +286,11 @@ extension EtcdClusterTests {
     @Suite struct EtcdChangeStreamTests {
         @Test func aChangeStreamDeliversEveryWritersChangesInOrderOnce() async throws {
             let root = "test-\(UUID().uuidString)"
-            let schema = try Schema(json: Data(#"{"collections": {"c": {}}}"#.utf8))
-            let a = try EtcdStore(endpoints: Reference.etcdEndpoints, root: root, options: .init(maxTxnOps: 4096))
-            let b = try EtcdStore(endpoints: Reference.etcdEndpoints, root: root, options: .init(maxTxnOps: 4096))
+            let schema = try DocumentSchema(json: Data(#"{"collections": {"c": {}}}"#.utf8))
+            let a = try EtcdKeyValueStore(
+                endpoints: Reference.etcdEndpoints, root: root, options: .init(maxTxnOps: 4096))
+            let b = try EtcdKeyValueStore(
+                endpoints: Reference.etcdEndpoints, root: root, options: .init(maxTxnOps: 4096))
             defer {
                 _ = try? a.removeAll()
                 a.close()
@@ -295,9 +303,9 @@ extension EtcdClusterTests {
             for i in 5..<7 { try mine.collection("c").insert(["id": .int(Int64(i))]) }
             for i in 7..<10 { try theirs.collection("c").upsert(["id": .int(Int64(i))]) }
             try theirs.collection("c").delete(id: 0)
-            let delivered = try await withThrowingTaskGroup(of: [Change].self) { group in
+            let delivered = try await withThrowingTaskGroup(of: [DocumentChange].self) { group in
                 group.addTask {
-                    var seen: [Change] = []
+                    var seen: [DocumentChange] = []
                     for await change in stream {
                         seen.append(change)
                         if change.sequence >= 11 { break }

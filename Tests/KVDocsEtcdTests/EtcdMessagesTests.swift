@@ -88,7 +88,7 @@ import Testing
     }
 
     @Test func keysLiveUnderTheRootsTupleAndRangesMapToHalfOpenIntervals() throws {
-        let store = try EtcdStore(endpoints: ["http://127.0.0.1:1"], root: "shop")
+        let store = try EtcdKeyValueStore(endpoints: ["http://127.0.0.1:1"], root: "shop")
         let p = Tuple("kvdocs", "shop").encoded
         #expect(store.prefix == p && store.prefixEnd == Array(p.dropLast()) + [1])
         #expect(store.etcdKey([]) == p)
@@ -99,12 +99,12 @@ import Testing
         let s = store.etcdRange(KeyRange(lower: .included([5]), upper: .excluded([9])))
         #expect(s.start == p + [5] && s.end == p + [9])
         // No root's keys are among another's.
-        let other = try EtcdStore(endpoints: ["http://127.0.0.1:1"], root: "shop/eu")
+        let other = try EtcdKeyValueStore(endpoints: ["http://127.0.0.1:1"], root: "shop/eu")
         #expect(!other.prefix.starts(with: p) && !p.starts(with: other.prefix))
         for bad in ["", "a\u{0}b"] {
-            #expect(throws: KVDocsError.self) { try EtcdStore(endpoints: ["http://127.0.0.1:1"], root: bad) }
+            #expect(throws: KVDocsError.self) { try EtcdKeyValueStore(endpoints: ["http://127.0.0.1:1"], root: bad) }
         }
-        #expect(throws: KVDocsError.self) { try EtcdStore(endpoints: ["127.0.0.1:2379"], root: "x") }
-        #expect(throws: KVDocsError.self) { try EtcdStore(endpoints: [], root: "x") }
+        #expect(throws: KVDocsError.self) { try EtcdKeyValueStore(endpoints: ["127.0.0.1:2379"], root: "x") }
+        #expect(throws: KVDocsError.self) { try EtcdKeyValueStore(endpoints: [], root: "x") }
     }
 }

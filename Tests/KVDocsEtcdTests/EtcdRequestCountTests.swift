@@ -38,7 +38,7 @@ extension EtcdClusterTests {
                 }
                 let get = try requests { _ = try people.get(id: 77) }
                 let find = try requests {
-                    _ = try people.find(Query().where("age", .greaterOrEqual(30)).orderBy("age").limit(20))
+                    _ = try people.find(DocumentQuery().where("age", .greaterOrEqual(30)).orderBy("age").limit(20))
                 }
                 let search = try requests { _ = try people.search("river station", options: SearchOptions(limit: 10)) }
                 // The revision, the catalog's generation, the document.
@@ -58,7 +58,7 @@ extension EtcdClusterTests {
                 // An order no index gives: every match's document, 256 per request (one by
                 // one, 1,334 requests).
                 let ordered = try requests {
-                    _ = try people.find(Query().where("age", .greaterOrEqual(30)).orderBy("bio").limit(5))
+                    _ = try people.find(DocumentQuery().where("age", .greaterOrEqual(30)).orderBy("bio").limit(5))
                 }
                 #expect(ordered < 20, "\(ordered) requests")  // 1,334 matches
             }

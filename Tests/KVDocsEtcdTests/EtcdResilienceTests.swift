@@ -5,12 +5,12 @@ import Testing
 
 @testable import KVDocsEtcd
 
-/// What happens to an ``EtcdStore`` when its cluster discards history, fills its quota or
+/// What happens to an ``EtcdKeyValueStore`` when its cluster discards history, fills its quota or
 /// loses members: each on a cluster of the test's own (``PrivateEtcdCluster``).
 @Suite(.requires(.etcd)) struct EtcdResilienceTests {
     @Test func aCompactedSnapshotSaysSoAndANewOneReads() throws {
         let cluster = try PrivateEtcdCluster(members: 1)
-        let etcd = try EtcdStore(endpoints: cluster.endpoints, root: "compaction")
+        let etcd = try EtcdKeyValueStore(endpoints: cluster.endpoints, root: "compaction")
         defer { etcd.close() }
         let batch = WriteBatch()
         batch.put([1], [1])
@@ -29,14 +29,15 @@ import Testing
         expectError(.compacted) { try entries(snapshot.scan(.all, order: .forward)) }
         #expect(try etcd.snapshotReader().value(forKey: [1]) == [2])
         // A document read whose snapshot is compacted says so too.
-        let store = try DocumentStore(store: etcd, schema: try Schema(json: Data(#"{"collections": {"c": {}}}"#.utf8)))
+        let store = try DocumentStore(
+            store: etcd, schema: try DocumentSchema(json: Data(#"{"collections": {"c": {}}}"#.utf8)))
         try store.collection("c").insert(["id": 1])
         #expect(try store.collection("c").count() == 1)
     }
 
     @Test func aFullQuotaRefusesWritesNamingTheAlarmAndReadsGoOn() throws {
         let cluster = try PrivateEtcdCluster(members: 1, quotaBytes: 8 << 20)
-        let etcd = try EtcdStore(endpoints: cluster.endpoints, root: "quota")
+        let etcd = try EtcdKeyValueStore(endpoints: cluster.endpoints, root: "quota")
         defer { etcd.close() }
         var refused: KVDocsError?
         var written = 0
@@ -66,10 +67,11 @@ import Testing
 
     @Test func writesGoOnWithAQuorumStopWithoutOneAndResumeWhenItReturns() throws {
         let cluster = try PrivateEtcdCluster(members: 3)
-        let etcd = try EtcdStore(
+        let etcd = try EtcdKeyValueStore(
             endpoints: cluster.endpoints, root: "members", options: .init(maxTxnOps: 4096, requestTimeout: .seconds(3)))
         defer { etcd.close() }
-        let store = try DocumentStore(store: etcd, schema: try Schema(json: Data(#"{"collections": {"c": {}}}"#.utf8)))
+        let store = try DocumentStore(
+            store: etcd, schema: try DocumentSchema(json: Data(#"{"collections": {"c": {}}}"#.utf8)))
         let c = try store.collection("c")
         var acknowledged: [Int64] = []
         for i in 0..<10 {
@@ -104,7 +106,7 @@ import Testing
         }
         #expect(resumed)
         // Nothing acknowledged was lost; the write whose outcome was unknown may be there or not.
-        let ids = try c.find(Query().orderBy("id")).compactMap { doc -> Int64? in
+        let ids = try c.find(DocumentQuery().orderBy("id")).compactMap { doc -> Int64? in
             if case .int(let n)? = doc["id"] { return n }
             return nil
         }

@@ -9,21 +9,22 @@ import Testing
 /// directory.
 final class SyncPeer: @unchecked Sendable {
     let directory = TemporaryDirectory("kvdocs-sync")
-    let database: Database
+    let database: LevelDB
     let store: DocumentStore
     let docs: DocumentCollection
 
     /// One replicated collection, "docs", indexed by `tag`.
-    static var schema: Schema {
+    static var schema: DocumentSchema {
         get throws {
-            try Schema(collections: [
-                "docs": CollectionSchema(indexes: [IndexDefinition(name: "by_tag", fields: ["tag"])], replicated: true)
+            try DocumentSchema(collections: [
+                "docs": CollectionSchema(
+                    indexes: [SecondaryIndexDefinition(name: "by_tag", fields: ["tag"])], replicated: true)
             ])
         }
     }
 
     init() throws {
-        database = try Database(path: directory.child("db"))
+        database = try LevelDB(path: directory.child("db"))
         store = try DocumentStore(database: database, schema: try Self.schema)
         docs = try store.collection("docs")
     }
@@ -50,7 +51,8 @@ final class SyncPeer: @unchecked Sendable {
             )
         }
         for tag in tags {
-            let found = try docs.find(Query().where("tag", .equal(.string(tag)))).map(\.compactDescription).sorted()
+            let found = try docs.find(DocumentQuery().where("tag", .equal(.string(tag)))).map(\.compactDescription)
+                .sorted()
             lines.append("tag \(tag): \(found)")
         }
         return lines
@@ -128,7 +130,7 @@ struct FaultyPeer: ReplicationPeer {
     {
         try await call { try await base.changes(since: since, limit: limit, documentIDs: documentIDs, wait: wait) }
     }
-    func revsDiff(_ offered: [String: [Revision]]) async throws -> [String: RevsDiffEntry] {
+    func revsDiff(_ offered: [String: [DocumentRevision]]) async throws -> [String: RevsDiffEntry] {
         try await call { try await base.revsDiff(offered) }
     }
     func fetch(_ requests: [PeerRevisionRequest]) async throws -> [ReplicatedDocument] {
@@ -154,7 +156,7 @@ struct ReadOnlyCheckpoints: ReplicationPeer {
     func changes(since: JSONValue, limit: Int, documentIDs: Set<String>?, wait: Duration?) async throws
         -> PeerChanges
     { try await base.changes(since: since, limit: limit, documentIDs: documentIDs, wait: wait) }
-    func revsDiff(_ offered: [String: [Revision]]) async throws -> [String: RevsDiffEntry] {
+    func revsDiff(_ offered: [String: [DocumentRevision]]) async throws -> [String: RevsDiffEntry] {
         try await base.revsDiff(offered)
     }
     func fetch(_ requests: [PeerRevisionRequest]) async throws -> [ReplicatedDocument] {
@@ -392,7 +394,8 @@ struct ReadOnlyCheckpoints: ReplicationPeer {
 
     @Test func aCollectionThatIsNotReplicatedIsNotAPeer() throws {
         try withTemporaryDatabase { db, _ in
-            let store = try DocumentStore(database: db, schema: try Schema(collections: ["plain": CollectionSchema()]))
+            let store = try DocumentStore(
+                database: db, schema: try DocumentSchema(collections: ["plain": CollectionSchema()]))
             #expect(throws: KVDocsError.self) { try LocalPeer(try store.collection("plain")) }
         }
     }
@@ -411,7 +414,7 @@ struct AlwaysDown: ReplicationPeer {
     func changes(since: JSONValue, limit: Int, documentIDs: Set<String>?, wait: Duration?) async throws
         -> PeerChanges
     { throw down() }
-    func revsDiff(_ offered: [String: [Revision]]) async throws -> [String: RevsDiffEntry] { throw down() }
+    func revsDiff(_ offered: [String: [DocumentRevision]]) async throws -> [String: RevsDiffEntry] { throw down() }
     func fetch(_ requests: [PeerRevisionRequest]) async throws -> [ReplicatedDocument] { throw down() }
     func store(_ documents: [ReplicatedDocument]) async throws -> [ReplicatedWriteResult] { throw down() }
     func ensureFullCommit() async throws { throw down() }

@@ -47,9 +47,9 @@ final class ServedDatabase {
 
     /// Creates the database with `schema`, lets `prepare` write to it, closes it, and
     /// serves it.
-    init(schema: Schema, prepare: (DocumentStore) throws -> Void = { _ in }) throws {
+    init(schema: DocumentSchema, prepare: (DocumentStore) throws -> Void = { _ in }) throws {
         path = directory.child("db")
-        let database = try Database(path: path)
+        let database = try LevelDB(path: path)
         do {
             try prepare(try DocumentStore(database: database, schema: schema))
         } catch {
@@ -77,7 +77,7 @@ final class ServedDatabase {
 
     /// Opens the database once the server has stopped.
     func open<R>(_ body: (DocumentStore) throws -> R) throws -> R {
-        let database = try Database(path: path)
+        let database = try LevelDB(path: path)
         defer { database.close() }
         return try body(try DocumentStore(database: database))
     }
@@ -215,7 +215,7 @@ struct UncheckedBox<T>: @unchecked Sendable {
         // Example n replays in the database "ex<n>": a replicated collection here.
         var collections: [String: CollectionSchema] = [:]
         for n in list.indices { collections["ex\(n)"] = CollectionSchema(replicated: true) }
-        let served = try ServedDatabase(schema: try Schema(collections: collections))
+        let served = try ServedDatabase(schema: try DocumentSchema(collections: collections))
         let result = try await runProcessAwaiting(
             try referencePython(),
             [
@@ -240,7 +240,7 @@ struct UncheckedBox<T>: @unchecked Sendable {
     /// replicating again writes nothing either way (Tests/SyncReference/pouchdb223).
     @Test(.requires(.python, .pouchDB2)) func pouchDB2ReplicatesWithKVDocsServerBothWays() async throws {
         let served = try ServedDatabase(
-            schema: try Schema(collections: ["r": CollectionSchema(replicated: true)]))
+            schema: try DocumentSchema(collections: ["r": CollectionSchema(replicated: true)]))
         let result = try await runProcessAwaiting(
             try referencePython(),
             [

@@ -25,12 +25,12 @@ package final class TemporaryDirectory {
 /// then closes and removes it.
 @discardableResult
 package func withTemporaryDatabase<R>(
-    options: Options = Options(),
-    _ body: (Database, String) throws -> R
+    options: LevelDBOptions = LevelDBOptions(),
+    _ body: (LevelDB, String) throws -> R
 ) throws -> R {
     let dir = TemporaryDirectory()
     let path = dir.child("db")
-    let db = try Database(path: path, options: options)
+    let db = try LevelDB(path: path, options: options)
     defer { db.close() }
     return try withExtendedLifetime(dir) { try body(db, path) }
 }

@@ -14,9 +14,9 @@ import Testing
                          "trips": {"primaryKey": "id"}}}
         """#
 
-    static func open(_ dir: TemporaryDirectory) throws -> (Database, DocumentStore) {
-        let db = try Database(path: dir.child("db"))
-        return (db, try DocumentStore(database: db, schema: try Schema(json: Data(schema.utf8))))
+    static func open(_ dir: TemporaryDirectory) throws -> (LevelDB, DocumentStore) {
+        let db = try LevelDB(path: dir.child("db"))
+        return (db, try DocumentStore(database: db, schema: try DocumentSchema(json: Data(schema.utf8))))
     }
 
     @MainActor
@@ -54,7 +54,7 @@ import Testing
         try typed.upsert(Person(id: 2, age: 40, bio: "sea"))
         #expect(try people.count() == 2)
         #expect(try typed.get(id: 2)?.age == 40)
-        #expect(try people.find(Query().where("age", .greaterOrEqual(35))).count == 1)
+        #expect(try people.find(DocumentQuery().where("age", .greaterOrEqual(35))).count == 1)
         try await people.async.delete(id: 1)
         #expect(try await store.fetch(.count(typed)) == 1)
         // The store's read keeps its GRDB-style async overload.
@@ -81,7 +81,7 @@ import Testing
         try await typed.async.update(Person(id: 3, age: 71, bio: "mountain"))
         #expect(try await people.async.get(id: 1)?["age"] == 32)
         #expect(try await typed.async.get(id: 2) == Person(id: 2, age: 20, bio: "ocean river"))
-        let young = Query().where("age", .less(50)).orderBy("age")
+        let young = DocumentQuery().where("age", .less(50)).orderBy("age")
         let found = try await store.fetch(.find(people, young))
         #expect(found.map { $0["id"] } == [2, 1])
         #expect(try await store.fetch(.find(typed, young)).map(\.id) == [2, 1])

@@ -9,7 +9,7 @@ import Testing
     /// pairs only, every entry of one moment, and opens as a database of its own.
     @Test func aBackupWhileWritesGoOnIsOneConsistentSnapshot() throws {
         let dir = TemporaryDirectory("backup")
-        let db = try Database(path: dir.child("db"))
+        let db = try LevelDB(path: dir.child("db"))
         defer { db.close() }
         for i in 0..<2000 {
             let batch = WriteBatch()
@@ -37,7 +37,7 @@ import Testing
         while writer.isExecuting { usleep(1000) }
         #expect(report.entries >= 4000)
         #expect(reported.last == report.entries)
-        let copy = try Database(path: dir.child("copy"))
+        let copy = try LevelDB(path: dir.child("copy"))
         defer { copy.close() }
         let a = try copy.entries(.prefix(Tuple(["a"]))).collect().map { try Tuple(decoding: $0.key).int64(at: 1) }
         let b = try copy.entries(.prefix(Tuple(["b"]))).collect().map { try Tuple(decoding: $0.key).int64(at: 1) }
@@ -51,7 +51,7 @@ import Testing
 
     @Test func aBackupOfADocumentStoreVerifiesCleanAndAnExistingTargetIsRefused() throws {
         let dir = TemporaryDirectory("backup")
-        let db = try Database(path: dir.child("db"))
+        let db = try LevelDB(path: dir.child("db"))
         defer { db.close() }
         let store = try DocumentStore(database: db, schema: try peopleSchema())
         for i in 0..<200 {
@@ -60,7 +60,7 @@ import Testing
             ])
         }
         try db.backup(to: dir.child("copy"))
-        let copy = try Database(path: dir.child("copy"))
+        let copy = try LevelDB(path: dir.child("copy"))
         defer { copy.close() }
         let restored = try DocumentStore(database: copy)
         #expect(try restored.verify().isClean)
@@ -75,7 +75,7 @@ import Testing
     /// marked as its own is removed.
     @Test func aBackupRemovesOnlyTheLeftoversOfItsOwnInterruptedBackups() throws {
         let dir = TemporaryDirectory("backup")
-        let db = try Database(path: dir.child("db"))
+        let db = try LevelDB(path: dir.child("db"))
         defer { db.close() }
         try db.put(Array("k".utf8), Array("v".utf8))
         let fm = FileManager.default
@@ -89,8 +89,8 @@ import Testing
         // What a backup killed part-way leaves: its partial directory, with its marker.
         let leftover = dir.child("keep.partial-" + UUID().uuidString)
         try fm.createDirectory(atPath: leftover, withIntermediateDirectories: true)
-        try Data(Database.backupMarkerContents.utf8).write(
-            to: URL(fileURLWithPath: leftover + "/" + Database.backupMarkerName))
+        try Data(LevelDB.backupMarkerContents.utf8).write(
+            to: URL(fileURLWithPath: leftover + "/" + LevelDB.backupMarkerName))
         try Data("half a table".utf8).write(to: URL(fileURLWithPath: leftover + "/000005.ldb"))
         // A backup to the same directory still running (its marker locked) is not a leftover.
         let running = dir.child("keep.partial-" + UUID().uuidString)
@@ -101,13 +101,13 @@ import Testing
         let report = try db.backup(to: dir.child("keep"))
         #expect(report.entries == 1)
         #expect(!fm.fileExists(atPath: leftover))
-        #expect(fm.fileExists(atPath: running + "/" + Database.backupMarkerName))
+        #expect(fm.fileExists(atPath: running + "/" + LevelDB.backupMarkerName))
         #expect(try Data(contentsOf: URL(fileURLWithPath: notes + "/notes.txt")) == Data("mine".utf8))
         #expect(try Data(contentsOf: URL(fileURLWithPath: unmarked + "/notes.txt")) == Data("mine".utf8))
         #expect(try Data(contentsOf: URL(fileURLWithPath: csv)) == Data("a,b\n".utf8))
         // The finished backup carries no marker.
-        #expect(!fm.fileExists(atPath: dir.child("keep") + "/" + Database.backupMarkerName))
-        let copy = try Database(path: dir.child("keep"))
+        #expect(!fm.fileExists(atPath: dir.child("keep") + "/" + LevelDB.backupMarkerName))
+        let copy = try LevelDB(path: dir.child("keep"))
         defer { copy.close() }
         #expect(try copy.get(Array("k".utf8)) == Array("v".utf8))
     }
@@ -116,14 +116,14 @@ import Testing
     @Test(arguments: ["/", "//"])
     func aTrailingSlashNamesTheSameNewDirectory(_ slashes: String) throws {
         let dir = TemporaryDirectory("backup")
-        let db = try Database(path: dir.child("db"))
+        let db = try LevelDB(path: dir.child("db"))
         defer { db.close() }
         try db.put(Array("k".utf8), Array("v".utf8))
         let report = try db.backup(to: dir.child("newdir") + slashes)
         #expect(report.path == dir.child("newdir"))
         #expect(report.entries == 1)
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted() == ["db", "newdir"])
-        let copy = try Database(path: dir.child("newdir"))
+        let copy = try LevelDB(path: dir.child("newdir"))
         defer { copy.close() }
         #expect(try copy.get(Array("k".utf8)) == Array("v".utf8))
     }
@@ -132,10 +132,10 @@ import Testing
     /// missing parent directories it made for the target.
     @Test func aFailedBackupLeavesNothingBehind() throws {
         let dir = TemporaryDirectory("backup")
-        let db = try Database(path: dir.child("db"))
+        let db = try LevelDB(path: dir.child("db"))
         defer { db.close() }
         try db.put(Array("k".utf8), Array("v".utf8))
-        var bad = Options()
+        var bad = LevelDBOptions()
         bad.blockSize = 1
         for target in [dir.path + "/new/deeper/copy/", dir.child("copy")] {
             let error = expectError(.invalidArgument) { try db.backup(to: target, options: bad) }
@@ -162,7 +162,7 @@ import Testing
         let dir = TemporaryDirectory("backup")
         let fm = FileManager.default
         do {
-            let base = try Database(path: dir.child("base"))
+            let base = try LevelDB(path: dir.child("base"))
             defer { base.close() }
             try DocumentStore(database: base, schema: try peopleSchema()).collection("people").insert([
                 "id": "p1", "email": "p1@x"
@@ -182,7 +182,7 @@ import Testing
             #expect(try fm.contentsOfDirectory(atPath: layers.layersPath).sorted() == before)
         }
         // Through a plain Database too, and through a symbolic link to the layers directory.
-        let plain = try Database(path: dir.child("plain"))
+        let plain = try LevelDB(path: dir.child("plain"))
         defer { plain.close() }
         try fm.createSymbolicLink(atPath: dir.child("link"), withDestinationPath: layers.layersPath)
         for target in [layers.layersPath + "/base-mine", dir.path + "/link/base-mine"] {

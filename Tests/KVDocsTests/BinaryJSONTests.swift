@@ -286,9 +286,9 @@ import Testing
         let path = dir.child("db")
         var expected: [JSONValue] = []
         do {
-            let db = try Database(path: path)
+            let db = try LevelDB(path: path)
             let store = try DocumentStore(
-                database: db, schema: try Schema(collections: ["things": CollectionSchema(primaryKey: "id")]))
+                database: db, schema: try DocumentSchema(collections: ["things": CollectionSchema(primaryKey: "id")]))
             var rng = SplitMix64(seed: 21)
             try store.write { batch in
                 for n in 0..<400 {

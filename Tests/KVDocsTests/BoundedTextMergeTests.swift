@@ -28,23 +28,24 @@ import Testing
     @Test(arguments: [96, 128, 400])
     func mergesBuildsAndOptimizeStayWithinTheBoundAndAnswerAsUnbounded(bound: Int) throws {
         let dir = TemporaryDirectory()
-        let boundedDatabase = try Database(path: dir.child("bounded"))
-        let unboundedDatabase = try Database(path: dir.child("unbounded"))
+        let boundedDatabase = try LevelDB(path: dir.child("bounded"))
+        let unboundedDatabase = try LevelDB(path: dir.child("unbounded"))
         defer {
             boundedDatabase.close()
             unboundedDatabase.close()
         }
         let limited = ConflictInjectingStore(boundedDatabase, plan: .exactly(0))
         limited.maximumBatch = bound
-        let bounded = try DocumentStore(store: limited, schema: try Schema(json: Data(Self.plain.utf8)))
-        let unbounded = try DocumentStore(database: unboundedDatabase, schema: try Schema(json: Data(Self.plain.utf8)))
+        let bounded = try DocumentStore(store: limited, schema: try DocumentSchema(json: Data(Self.plain.utf8)))
+        let unbounded = try DocumentStore(
+            database: unboundedDatabase, schema: try DocumentSchema(json: Data(Self.plain.utf8)))
         var random = SplitMix64(seed: UInt64(bound))
         var first: [JSONValue] = []
         for id in 0..<300 { first.append(Self.note(&random, id: id)) }
         for store in [bounded, unbounded] {
             for note in first { try store.collection("notes").insert(note) }
             // A build over what is there: in a bounded store, in many small segments.
-            try store.apply(try Schema(json: Data(Self.indexed.utf8)))
+            try store.apply(try DocumentSchema(json: Data(Self.indexed.utf8)))
         }
         #expect(try Self.answers(bounded) == Self.answers(unbounded))
         // Writes one at a time, each with its merge step: every batch must fit the bound.

@@ -12,11 +12,12 @@ import Testing
 
     /// Runs `body` with a store of 6 people whose catalog record `record` (a key under
     /// ("m", …) of the root) holds garbage, and the database.
-    func withDamagedCatalog(_ record: [TupleElement], root: Subspace = Subspace(), _ body: (Database) throws -> Void)
+    func withDamagedCatalog(_ record: [TupleElement], root: Subspace = Subspace(), _ body: (LevelDB) throws -> Void)
         throws
     {
         try withTemporaryDatabase { db, _ in
-            let store = try DocumentStore(database: db, schema: try Schema(json: Data(Self.schema.utf8)), root: root)
+            let store = try DocumentStore(
+                database: db, schema: try DocumentSchema(json: Data(Self.schema.utf8)), root: root)
             for i in 0..<6 {
                 try store.collection("people").insert([
                     "id": .int(Int64(i)), "age": .int(Int64(i % 3)), "name": .string("n\(i)")
@@ -27,7 +28,7 @@ import Testing
         }
     }
 
-    static func openError(_ db: Database, root: Subspace = Subspace()) -> KVDocsError? {
+    static func openError(_ db: LevelDB, root: Subspace = Subspace()) -> KVDocsError? {
         do {
             _ = try DocumentStore(database: db, root: root)
             return nil
@@ -50,7 +51,7 @@ import Testing
                 let (store, report) = try DocumentStore.salvage(database: db, root: root)
                 #expect(report.catalogRepairs.count == 1, "\(report)")
                 #expect(report.verification.isClean)
-                #expect(try store.collection("people").count(Query().where("age", .equal(1))) == 2)
+                #expect(try store.collection("people").count(DocumentQuery().where("age", .equal(1))) == 2)
                 #expect(try store.collection("people").insert(["id": 9, "age": 1, "name": "x"]).sequence == 7)
                 _ = try DocumentStore(database: db, root: root)  // opens again
             }
@@ -62,10 +63,10 @@ import Testing
             let error = try #require(Self.openError(db))
             #expect(DocumentStore.remedy(for: error) == .reloadSchema, "\(error)")
             #expect(throws: KVDocsError.self) { try DocumentStore.salvage(database: db) }
-            let store = try DocumentStore(database: db, schema: try Schema(json: Data(Self.schema.utf8)))
+            let store = try DocumentStore(database: db, schema: try DocumentSchema(json: Data(Self.schema.utf8)))
             #expect(try store.verify().isClean)
             #expect(try store.read { try $0.search("people", "n4") }.map(\.id) == [4])
-            #expect(try store.collection("people").count(Query().where("age", .equal(2))) == 2)
+            #expect(try store.collection("people").count(DocumentQuery().where("age", .equal(2))) == 2)
         }
     }
 
@@ -80,9 +81,9 @@ import Testing
         let dir = TemporaryDirectory("kvdocs-catalog")
         let base = dir.child("base"), user = dir.child("user"), backup = dir.child("backup")
         do {
-            let db = try Database(path: base)
+            let db = try LevelDB(path: base)
             defer { db.close() }
-            let store = try DocumentStore(database: db, schema: try Schema(json: Data(Self.schema.utf8)))
+            let store = try DocumentStore(database: db, schema: try DocumentSchema(json: Data(Self.schema.utf8)))
             try store.collection("people").insert(["id": 1, "age": 1, "name": "a"])
             #expect(try DocumentStore.isUserLayer(db) == false)
         }
@@ -93,7 +94,7 @@ import Testing
             _ = try layers.backup(to: backup)
         }
         for path in [user, backup] {
-            let db = try Database(path: path)
+            let db = try LevelDB(path: path)
             defer { db.close() }
             #expect(try DocumentStore.isUserLayer(db), "\(path)")
         }

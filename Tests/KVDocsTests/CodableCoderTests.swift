@@ -234,7 +234,7 @@ import Testing
     @Test func typedWritesStoreTheSameValueAsBefore() throws {
         try withTemporaryDatabase { db, _ throws in
             let store = try DocumentStore(
-                database: db, schema: try Schema(collections: ["things": CollectionSchema(primaryKey: "s")]))
+                database: db, schema: try DocumentSchema(collections: ["things": CollectionSchema(primaryKey: "s")]))
             let things = try store.collection("things", of: Everything.self)
             var rng = SplitMix64(seed: 99)
             for n in 0..<200 {

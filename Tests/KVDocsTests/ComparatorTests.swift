@@ -5,10 +5,10 @@ import Testing
 @testable import KVDocs
 
 @Suite struct ComparatorTests {
-    static let reverse = Comparator(name: "kvdocs.test.reverse") { a, b in Comparator.bytewise(b, a) }
+    static let reverse = LevelDBComparator(name: "kvdocs.test.reverse") { a, b in LevelDBComparator.bytewise(b, a) }
 
     @Test func customComparatorOrdersIterationAndRanges() throws {
-        var options = Options()
+        var options = LevelDBOptions()
         options.comparator = Self.reverse
         try withTemporaryDatabase(options: options) { db, _ throws in
             for k in ["a", "b", "c", "d"] { try db.put(k, k) }
@@ -25,14 +25,14 @@ import Testing
 
     @Test func reopeningWithADifferentComparatorFailsWithLevelDBsMessage() throws {
         let dir = TemporaryDirectory()
-        var options = Options()
+        var options = LevelDBOptions()
         options.comparator = Self.reverse
-        try Database(path: dir.child("db"), options: options).close()
-        for other in [nil, Comparator(name: "kvdocs.test.other") { Comparator.bytewise($0, $1) }] {
-            var reopen = Options()
+        try LevelDB(path: dir.child("db"), options: options).close()
+        for other in [nil, LevelDBComparator(name: "kvdocs.test.other") { LevelDBComparator.bytewise($0, $1) }] {
+            var reopen = LevelDBOptions()
             reopen.comparator = other
             do {
-                _ = try Database(path: dir.child("db"), options: reopen)
+                _ = try LevelDB(path: dir.child("db"), options: reopen)
                 Issue.record("opened with a different comparator")
             } catch let error as KVDocsError {
                 #expect(error.kind == .invalidArgument)
@@ -40,13 +40,13 @@ import Testing
             }
         }
         // The right comparator still opens it.
-        try Database(path: dir.child("db"), options: options).close()
+        try LevelDB(path: dir.child("db"), options: options).close()
     }
 
     @Test func reservedComparatorNameIsRejected() throws {
         let dir = TemporaryDirectory()
-        var options = Options()
-        options.comparator = Comparator(name: "leveldb.mine") { Comparator.bytewise($0, $1) }
-        #expect(throws: KVDocsError.self) { _ = try Database(path: dir.child("db"), options: options) }
+        var options = LevelDBOptions()
+        options.comparator = LevelDBComparator(name: "leveldb.mine") { LevelDBComparator.bytewise($0, $1) }
+        #expect(throws: KVDocsError.self) { _ = try LevelDB(path: dir.child("db"), options: options) }
     }
 }

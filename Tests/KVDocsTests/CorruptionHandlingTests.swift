@@ -8,9 +8,9 @@ import Testing
 /// keep batches whole; salvage of unreadable documents.
 @Suite struct CorruptionHandlingTests {
     @Test func defaultsVerifyChecksumsOnReadsAndCheckParanoidly() {
-        #expect(Options().paranoidChecks)
-        #expect(ReadOptions().verifyChecksums)
-        #expect(ReadOptions().isDefault)
+        #expect(LevelDBOptions().paranoidChecks)
+        #expect(LevelDBReadOptions().verifyChecksums)
+        #expect(LevelDBReadOptions().isDefault)
     }
 
     /// LevelDB's own test vectors (`util/crc32c_test.cc`) and its mask.
@@ -28,7 +28,7 @@ import Testing
     /// Writes `batches` batches of three keys each to a fresh database, closes it, and
     /// returns the path of its one log file.
     private func databaseWithLog(_ path: String, batches: Int, valueSize: Int = 40) throws -> String {
-        let db = try Database(path: path)
+        let db = try LevelDB(path: path)
         for b in 0..<batches {
             try db.write { batch in
                 for k in 0..<3 {
@@ -71,13 +71,13 @@ import Testing
         bytes[bytes.count * 2 / 3] ^= 0x01
         try Data(bytes).write(to: URL(fileURLWithPath: log))
 
-        expectError(.corruption) { try Database(path: path).close() }
-        let report = try Database.repair(path: path)
+        expectError(.corruption) { try LevelDB(path: path).close() }
+        let report = try LevelDB.repair(path: path)
         #expect(report.truncatedLogs.count == 1)
         #expect(
             FileManager.default.fileExists(
                 atPath: path + "/lost/" + URL(fileURLWithPath: log).lastPathComponent + ".damaged"))
-        let db = try Database(path: path)
+        let db = try LevelDB(path: path)
         defer { db.close() }
         let keys = try db.entries().collect().map { String(decoding: $0.key, as: UTF8.self) }
         #expect(keys.count % 3 == 0, "a batch was torn")
@@ -91,9 +91,9 @@ import Testing
         let dir = TemporaryDirectory()
         let path = dir.child("db")
         _ = try databaseWithLog(path, batches: 50)
-        let report = try Database.repair(path: path)
+        let report = try LevelDB.repair(path: path)
         #expect(report.truncatedLogs.isEmpty)
-        let db = try Database(path: path)
+        let db = try LevelDB(path: path)
         defer { db.close() }
         #expect(try db.entries().collect().count == 150)
     }
@@ -104,10 +104,10 @@ import Testing
     @Test func compactingADamagedTableThrowsCorruptionAndReadsFail() throws {
         let dir = TemporaryDirectory()
         let path = dir.child("db")
-        var options = Options()
+        var options = LevelDBOptions()
         options.compression = .none
         do {
-            let db = try Database(path: path, options: options)
+            let db = try LevelDB(path: path, options: options)
             for i in 0..<3000 { try db.put(String(format: "key%05d", i), String(repeating: "x", count: 100)) }
             try db.compact()
             for i in 0..<3000 where i % 3 == 0 { try db.put(String(format: "key%05d", i), "new") }
@@ -121,14 +121,14 @@ import Testing
             handle.write(Data((0..<200).map { UInt8(truncatingIfNeeded: $0 &* 37) }))
             try handle.close()
         }
-        let db = try Database(path: path)
+        let db = try LevelDB(path: path)
         defer { db.close() }
         expectError(.corruption) { try db.compact() }
         expectError(.corruption) { _ = try db.entries().collect() }
     }
 
-    private func storeWithPeople(_ db: Database) throws -> DocumentStore {
-        let schema = try Schema(
+    private func storeWithPeople(_ db: LevelDB) throws -> DocumentStore {
+        let schema = try DocumentSchema(
             json: Data(
                 #"""
                 {"collections": {"people": {"primaryKey": "id",
@@ -197,7 +197,7 @@ import Testing
             #expect(report.verification.isClean)
             #expect(
                 try salvaged.collection("people").count(
-                    Query(conditions: [Condition(field: "age", op: .greater(.int(30)))])) == 9)
+                    DocumentQuery(conditions: [QueryCondition(field: "age", op: .greater(.int(30)))])) == 9)
             _ = try DocumentStore(database: db)
         }
     }
@@ -216,10 +216,10 @@ import Testing
 /// Naming the damaged file: KVDocs' own reading of table and log framing.
 @Suite struct DamageLocationTests {
     /// A compacted database of `count` keys, closed; returns its table files.
-    private func tables(_ path: String, compression: Options.Compression, count: Int = 4000) throws -> [String] {
-        var options = Options()
+    private func tables(_ path: String, compression: LevelDBOptions.Compression, count: Int = 4000) throws -> [String] {
+        var options = LevelDBOptions()
         options.compression = compression
-        let db = try Database(path: path, options: options)
+        let db = try LevelDB(path: path, options: options)
         for i in 0..<count { try db.put(String(format: "key%06d", i), String(repeating: "value \(i) ", count: 8)) }
         try db.compact()
         db.close()
@@ -228,8 +228,8 @@ import Testing
         }
     }
 
-    @Test(arguments: [Options.Compression.snappy, .none])
-    func everyBlockOfASoundTableChecksOut(compression: Options.Compression) throws {
+    @Test(arguments: [LevelDBOptions.Compression.snappy, .none])
+    func everyBlockOfASoundTableChecksOut(compression: LevelDBOptions.Compression) throws {
         let dir = TemporaryDirectory()
         let files = try tables(dir.child("db"), compression: compression)
         try #require(!files.isEmpty)
@@ -256,7 +256,7 @@ import Testing
             try Data(bytes).write(to: URL(fileURLWithPath: file))
             let check = bytes.withUnsafeBytes { TableFileCheck($0) }
             do {
-                let db = try Database(path: path)
+                let db = try LevelDB(path: path)
                 defer { db.close() }
                 _ = try db.entries().collect()
             } catch let error as KVDocsError where error.kind == .corruption {
@@ -292,10 +292,10 @@ import Testing
     func aManifestThatLostItsLatestEditsIsRefusedAndRepairRecoversEverything(valueSize: Int) throws {
         let dir = TemporaryDirectory()
         let path = dir.child("db")
-        var options = Options()
+        var options = LevelDBOptions()
         options.writeBufferSize = 64 << 10
         do {
-            let db = try Database(path: path, options: options)
+            let db = try LevelDB(path: path, options: options)
             for b in 0..<60 {
                 try db.write { batch in
                     for k in 0..<20 { batch.put("k\(b)-\(k)", String(repeating: "v", count: valueSize)) }
@@ -319,14 +319,14 @@ import Testing
         }
         try Data(bytes[0..<length]).write(to: URL(fileURLWithPath: manifest))
         #expect(ManifestCheck.lostEdits(in: path) != nil)
-        let error = expectError(.corruption) { try Database(path: path).close() }
+        let error = expectError(.corruption) { try LevelDB(path: path).close() }
         #expect(error?.message.contains("lost its latest edits") == true, "\(String(describing: error))")
         #expect(
             try FileManager.default.contentsOfDirectory(atPath: path).filter { $0.hasSuffix(".ldb") }.count > 1,
             "tables were deleted")
 
-        try Database.repair(path: path)
-        let db = try Database(path: path)
+        try LevelDB.repair(path: path)
+        let db = try LevelDB(path: path)
         defer { db.close() }
         #expect(try db.entries().collect().count == 60 * 20)
     }
@@ -334,10 +334,10 @@ import Testing
     @Test func soundDatabasesPassTheCheck() throws {
         let dir = TemporaryDirectory()
         let path = dir.child("db")
-        var options = Options()
+        var options = LevelDBOptions()
         options.writeBufferSize = 64 << 10
         for round in 0..<3 {
-            let db = try Database(path: path, options: options)
+            let db = try LevelDB(path: path, options: options)
             for b in 0..<30 {
                 try db.write { batch in
                     for k in 0..<20 { batch.put("r\(round)-\(b)-\(k)", String(repeating: "v", count: 200)) }
@@ -363,7 +363,7 @@ import Testing
         try withTemporaryDatabase { db, _ in
             let store = try DocumentStore(
                 database: db,
-                schema: try Schema(
+                schema: try DocumentSchema(
                     json: Data(
                         #"{"collections": {"c": {"primaryKey": "id", "indexes": [{"name": "by_a", "fields": ["a"]}]}}}"#
                             .utf8)))
@@ -377,7 +377,9 @@ import Testing
             }
             #expect(error?.message.contains("by_a") == true)
             #expect(try c.get(id: 2) == nil)
-            #expect(try c.count(Query(conditions: [Condition(field: "a", op: .greaterOrEqual(.array([])))])) == 1)
+            #expect(
+                try c.count(DocumentQuery(conditions: [QueryCondition(field: "a", op: .greaterOrEqual(.array([])))]))
+                    == 1)
             #expect(try store.verify().isClean)
             // Unindexed fields may nest as deep as JSON allows.
             try c.insert(["id": 3, "b": nested(JSONValue.maximumDepth - 2)])

@@ -41,7 +41,7 @@ import Testing
 
     @Test func coveringQueriesMatchTheBruteForceModelThroughWrites() throws {
         try withTemporaryDatabase { db, _ throws in
-            let store = try DocumentStore(database: db, schema: try Schema(json: Data(Self.schemaJSON.utf8)))
+            let store = try DocumentStore(database: db, schema: try DocumentSchema(json: Data(Self.schemaJSON.utf8)))
             let people = try store.collection("people")
             var rng = SplitMix64(seed: 77)
             var model: [JSONValue: JSONValue] = [:]
@@ -81,44 +81,46 @@ import Testing
     /// back, the covering query still answers from the index while a fetching one does not.
     @Test func aCoveringPlanReadsNoDocument() throws {
         try withTemporaryDatabase { db, _ throws in
-            let store = try DocumentStore(database: db, schema: try Schema(json: Data(Self.schemaJSON.utf8)))
+            let store = try DocumentStore(database: db, schema: try DocumentSchema(json: Data(Self.schemaJSON.utf8)))
             let people = try store.collection("people")
             try people.insert([
                 "id": "a", "age": 30, "last": "Ng", "first": "Al", "address": ["city": "Perth", "zip": "6000"],
                 "email": "a@x"
             ])
             try db.delete(Subspace().pack(["d", "people", "a"]))
-            let byAge = Query().where("age", .equal(30)).select(["last", "address.zip"])
+            let byAge = DocumentQuery().where("age", .equal(30)).select(["last", "address.zip"])
             #expect(try people.explain(byAge).covering)
             #expect(try people.explain(byAge).description.contains("covering: answered from the index entries alone"))
             #expect(try people.find(byAge) == [["last": "Ng", "address": ["zip": "6000"]]])
-            #expect(try people.find(Query().where("address.city", .equal("Perth"))).map { $0["first"] } == ["Al"])
             #expect(
-                try people.find(Query().where("email", .equal("a@x")).select(["first", "id"])) == [
+                try people.find(DocumentQuery().where("address.city", .equal("Perth"))).map { $0["first"] } == ["Al"])
+            #expect(
+                try people.find(DocumentQuery().where("email", .equal("a@x")).select(["first", "id"])) == [
                     ["first": "Al", "id": "a"]
                 ])
-            let notCovered = Query().where("age", .equal(30)).select(["first"])
+            let notCovered = DocumentQuery().where("age", .equal(30)).select(["first"])
             #expect(try !people.explain(notCovered).covering)
             #expect(try people.find(notCovered).isEmpty)
         }
     }
 
     @Test func includeIsPartOfTheSchemaJSONAndValidated() throws {
-        let schema = try Schema(json: Data(Self.schemaJSON.utf8))
+        let schema = try DocumentSchema(json: Data(Self.schemaJSON.utf8))
         let indexes = try schema.collection("people").indexes
         #expect(indexes[0].include == .fields(["last", "address"]))
         #expect(indexes[1].include == .document)
-        #expect(try Schema(json: schema.jsonData()).collection("people").indexes == indexes)
+        #expect(try DocumentSchema(json: schema.jsonData()).collection("people").indexes == indexes)
         for (include, message) in [
             (#"[]"#, "non-empty array"), (#"["a", "a"]"#, "twice"), (#"["tags[]"]"#, "whole fields"),
             (#""all""#, "must be an array"), (#"[3]"#, "strings")
         ] {
             let json =
                 #"{"collections": {"c": {"primaryKey": "id", "indexes": [{"name": "i", "fields": ["x"], "include": \#(include)}]}}}"#
-            let error = try #require(throws: KVDocsError.self) { try Schema(json: Data(json.utf8)) }
+            let error = try #require(throws: KVDocsError.self) { try DocumentSchema(json: Data(json.utf8)) }
             #expect(error.message.contains(message), "\(error.message)")
         }
         // An index without "include" keeps its stored definition (no rebuild on upgrade).
-        #expect(IndexDefinition(name: "i", fields: ["x"]).json == ["name": "i", "fields": ["x"], "unique": false])
+        #expect(
+            SecondaryIndexDefinition(name: "i", fields: ["x"]).json == ["name": "i", "fields": ["x"], "unique": false])
     }
 }

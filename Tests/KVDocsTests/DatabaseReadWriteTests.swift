@@ -94,7 +94,7 @@ import Testing
 
     @Test func everyOperationAfterCloseThrowsClosed() throws {
         let dir = TemporaryDirectory()
-        let db = try Database(path: dir.child("db"))
+        let db = try LevelDB(path: dir.child("db"))
         try db.put("k", "v")
         db.close()
         db.close()  // a second close does nothing

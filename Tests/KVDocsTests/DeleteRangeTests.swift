@@ -59,11 +59,11 @@ import Testing
 @Suite struct ErrorMatchingTests {
     @Test func aKindMatchesInACatchClause() throws {
         let dir = TemporaryDirectory()
-        let db = try Database(path: dir.child("db"))
+        let db = try LevelDB(path: dir.child("db"))
         defer { db.close() }
         var matched = false
         do {
-            _ = try Database(path: dir.child("db"))
+            _ = try LevelDB(path: dir.child("db"))
         } catch KVDocsError.corruption {
             Issue.record("matched the wrong kind")
         } catch KVDocsError.locked {

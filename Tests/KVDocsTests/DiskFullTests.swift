@@ -49,12 +49,12 @@ final class SmallFileSystem {
         try Data(repeating: 0xAB, count: 4 << 20).write(to: URL(fileURLWithPath: ballast))
         let path = fs.path + "/db"
         var acknowledged = 0
-        var options = Options()
+        var options = LevelDBOptions()
         options.writeBufferSize = 256 << 10  // table files and compactions while filling
         do {
-            let db = try Database(path: path, options: options)
+            let db = try LevelDB(path: path, options: options)
             defer { db.close() }
-            let store = try DocumentStore(database: db, schema: try Schema(json: Data(Self.schema.utf8)))
+            let store = try DocumentStore(database: db, schema: try DocumentSchema(json: Data(Self.schema.utf8)))
             var failure: KVDocsError?
             while failure == nil && acknowledged < 100_000 {
                 do {
@@ -77,7 +77,7 @@ final class SmallFileSystem {
         }
         try FileManager.default.removeItem(atPath: ballast)
 
-        let db = try Database(path: path)
+        let db = try LevelDB(path: path)
         defer { db.close() }
         let store = try DocumentStore(database: db)
         let notes = try store.collection("notes")
@@ -101,16 +101,16 @@ final class SmallFileSystem {
         let fs = try #require(try SmallFileSystem(megabytes: 4), "cannot mount a tmpfs")
         let path = fs.path + "/db"
         do {
-            let db = try Database(path: path)
+            let db = try LevelDB(path: path)
             try db.put("k", "v")
             db.close()
         }
         let remount = try runProcess("/bin/mount", ["-o", "remount,ro", fs.path])
         try #require(remount.status == 0, "\(remount.stderr)")
-        let error = expectError(.ioError) { try Database(path: path).close() }
+        let error = expectError(.ioError) { try LevelDB(path: path).close() }
         #expect(error?.message.contains("read-only") == true, "\(String(describing: error))")
         #expect(error?.message.contains(path) == true)
-        let copy = try Database.openPrivateCopy(of: path)
+        let copy = try LevelDB.openPrivateCopy(of: path)
         defer { copy.close() }
         #expect(try copy.get("k", as: String.self) == "v")
     }

@@ -37,8 +37,8 @@ import Testing
     func mixedWorkOnManyThreadsStaysConsistentAndVerifyIsClean(closingPartWay: Bool) throws {
         let dir = TemporaryDirectory()
         let path = dir.child("db")
-        let db = try Database(path: path)
-        let store = try DocumentStore(database: db, schema: try Schema(json: Data(Self.schema.utf8)))
+        let db = try LevelDB(path: path)
+        let store = try DocumentStore(database: db, schema: try DocumentSchema(json: Data(Self.schema.utf8)))
         let writers = 3, perWriter = 120
         let acknowledged = TestLock<[Int: Int?]>([:])  // id → version, nil for deleted
         let problems = runWorkers(8) { worker in
@@ -70,7 +70,9 @@ import Testing
                         try store.read { tx in
                             // One snapshot: the index and a scan of the documents agree.
                             let byIndex = try tx.find(
-                                "people", Query(conditions: [Condition(field: "age", op: .greaterOrEqual(.int(30)))]))
+                                "people",
+                                DocumentQuery(conditions: [QueryCondition(field: "age", op: .greaterOrEqual(.int(30)))])
+                            )
                             let byScan = try tx.find("people").filter {
                                 ($0["age"].flatMap { if case .int(let a) = $0 { a } else { nil } } ?? -1) >= 30
                             }
@@ -100,7 +102,7 @@ import Testing
         #expect(problems.isEmpty, "\(problems.prefix(5))")
         db.close()
 
-        let reopened = try Database(path: path)
+        let reopened = try LevelDB(path: path)
         defer { reopened.close() }
         let again = try DocumentStore(database: reopened)
         #expect(try again.verify().isClean)

@@ -11,7 +11,7 @@ import Testing
     static func withThings<R>(_ body: (DocumentStore, DocumentCollection, TemporaryDirectory) throws -> R) throws -> R {
         let dir = TemporaryDirectory()
         return try withTemporaryDatabase { db, _ throws in
-            let store = try DocumentStore(database: db, schema: try Schema(json: Data(schema.utf8)))
+            let store = try DocumentStore(database: db, schema: try DocumentSchema(json: Data(schema.utf8)))
             return try body(store, try store.collection("things"), dir)
         }
     }
@@ -65,7 +65,7 @@ import Testing
             #expect(try Self.contents(file) == Self.expectedLines(found))
 
             let copy = try withTemporaryDatabase { db, _ throws -> [JSONValue] in
-                let imported = try DocumentStore(database: db, schema: try Schema(json: Data(Self.schema.utf8)))
+                let imported = try DocumentStore(database: db, schema: try DocumentSchema(json: Data(Self.schema.utf8)))
                 #expect(try imported.importJSONLines(into: "things", path: file, mode: .insert) == found.count)
                 return try imported.collection("things").find()
             }
@@ -82,7 +82,7 @@ import Testing
         let path = dir.child("db")
         try FileManager.default.copyItem(
             atPath: packageRoot.appendingPathComponent("Tests/Fixtures/format1-db").path, toPath: path)
-        let db = try Database(path: path)
+        let db = try LevelDB(path: path)
         defer { db.close() }
         let store = try DocumentStore(database: db)
         let things = try store.collection("things")
@@ -132,7 +132,7 @@ import Testing
             // The age's string length now runs past the end of the document.
             if let s = bytes.firstIndex(of: UInt8(ascii: "x")) { bytes[s - 1] = 0x7F }
             try store.leveldb.put(store.layout.document("things", .int(2)), bytes)
-            let error = expectError(.corruption) { _ = try things.find(Query().select(["age"])) }
+            let error = expectError(.corruption) { _ = try things.find(DocumentQuery().select(["age"])) }
             #expect(error?.message.hasPrefix("document 2 of \"things\" is not valid JSON: ") == true)
             #expect(error?.key == store.layout.document("things", .int(2)))
         }

@@ -19,22 +19,22 @@ import Testing
 
     @Test func addingDroppingAndChangingIndexesOnAPopulatedDatabase() throws {
         try withTemporaryDatabase { db, _ throws in
-            var schema = try Schema(collections: [
-                "people": CollectionSchema(indexes: [IndexDefinition(name: "by_age", fields: ["age"])])
+            var schema = try DocumentSchema(collections: [
+                "people": CollectionSchema(indexes: [SecondaryIndexDefinition(name: "by_age", fields: ["age"])])
             ])
             var store = try DocumentStore(database: db, schema: schema)
             try Self.populate(try store.collection("people"))
-            let query = Query().where("last", .equal("Smith")).orderBy("age")
+            let query = DocumentQuery().where("last", .equal("Smith")).orderBy("age")
             let before = try store.collection("people").find(query)
             // by_age could give the order, but without a limit the whole index and a get per
             // document cost more than a scan and a sort.
-            let both = Query().where("last", .equal("Smith")).where("age", .greaterOrEqual(0)).orderBy("age")
+            let both = DocumentQuery().where("last", .equal("Smith")).where("age", .greaterOrEqual(0)).orderBy("age")
             let beforeBoth = try store.collection("people").find(both)
             #expect(!beforeBoth.isEmpty)
             #expect(try store.collection("people").explain(query).index == nil)
 
             // Add an index: built with progress, then used.
-            schema.collections["people"]?.indexes.append(IndexDefinition(name: "by_last", fields: ["last"]))
+            schema.collections["people"]?.indexes.append(SecondaryIndexDefinition(name: "by_last", fields: ["last"]))
             var reports: [DocumentStore.IndexBuildProgress] = []
             store = try DocumentStore(database: db, schema: schema) { reports.append($0) }
             #expect(reports.first?.index == "by_last" && reports.last?.done == 300 && reports.last?.total == 300)
@@ -43,7 +43,7 @@ import Testing
             #expect(try store.verify().isClean)
 
             // Change it (now compound) and drop by_age.
-            schema.collections["people"]?.indexes = [IndexDefinition(name: "by_last", fields: ["last", "age"])]
+            schema.collections["people"]?.indexes = [SecondaryIndexDefinition(name: "by_last", fields: ["last", "age"])]
             // A compound index serves equality on its first field then the order on the
             // next, the documents missing age among them.
             store = try DocumentStore(database: db, schema: schema)
@@ -65,12 +65,14 @@ import Testing
 
     @Test func aUniqueIndexOverDuplicatesFailsAndLeavesTheSchemaAsItWas() throws {
         try withTemporaryDatabase { db, _ throws in
-            let schema = try Schema(collections: ["people": CollectionSchema()])
+            let schema = try DocumentSchema(collections: ["people": CollectionSchema()])
             let store = try DocumentStore(database: db, schema: schema)
             try store.collection("people").insert(["id": "a", "email": "same"])
             try store.collection("people").insert(["id": "b", "email": "same"])
             var unique = schema
-            unique.collections["people"]?.indexes = [IndexDefinition(name: "by_email", fields: ["email"], unique: true)]
+            unique.collections["people"]?.indexes = [
+                SecondaryIndexDefinition(name: "by_email", fields: ["email"], unique: true)
+            ]
             do {
                 _ = try DocumentStore(database: db, schema: unique)
                 Issue.record("built a unique index over duplicates")
@@ -123,7 +125,7 @@ import Testing
         ]
         for (json, message) in cases {
             do {
-                _ = try Schema(json: Data(json.utf8), file: "s.json")
+                _ = try DocumentSchema(json: Data(json.utf8), file: "s.json")
                 Issue.record("accepted \(json)")
             } catch let error as KVDocsError {
                 #expect(error.kind == .schema)
@@ -133,24 +135,26 @@ import Testing
         // Text indexes are accepted and kept.
         let schema = try peopleSchema()
         #expect(schema.collections["people"]?.text == [TextIndexDefinition(name: "bio_text", fields: ["bio", "title"])])
-        #expect(try Schema(json: schema.jsonData()) == schema)
+        #expect(try DocumentSchema(json: schema.jsonData()) == schema)
     }
 
     @Test func explainNamesTheIndexAndKeyRange() throws {
         try withPeopleStore { _, people throws in
             let plan = try people.explain(
-                Query().where("address.city", .equal("Perth")).where("age", .greater(30)).where("last", .notEqual("x"))
-                    .orderBy("age").limit(5))
+                DocumentQuery().where("address.city", .equal("Perth")).where("age", .greater(30)).where(
+                    "last", .notEqual("x")
+                )
+                .orderBy("age").limit(5))
             #expect(plan.index == "by_city_age")
             #expect(plan.orderedByScan)
             #expect(plan.description.contains("collection people: index by_city_age, 1 key range"))
             #expect(plan.description.contains(#"range: address.city = "Perth" and age > 30"#))
             #expect(plan.description.contains(#"keys: [("i", "people", "by_city_age", 3, "Perth", 2, 30.0, 0)+0xff"#))
             #expect(plan.description.contains(#"filter: last != "x""#))
-            let scan = try people.explain(Query().where("nickname", .equal("x")))
+            let scan = try people.explain(DocumentQuery().where("nickname", .equal("x")))
             #expect(scan.index == nil)
             #expect(scan.description.contains("full scan"))
-            let tags = try people.explain(Query().where("tags[]", .in(["a", "b"])))
+            let tags = try people.explain(DocumentQuery().where("tags[]", .in(["a", "b"])))
             #expect(tags.index == "by_tag" && tags.ranges.count == 2)
         }
     }
@@ -158,21 +162,21 @@ import Testing
     /// A sparse compound index whose second field has no condition cannot serve: the
     /// suggestion names it, with what it lacks.
     @Test func explainNamesASparseIndexAndTheConditionItLacks() throws {
-        let schema = try Schema(
+        let schema = try DocumentSchema(
             json: Data(
                 #"{"collections": {"people": {"indexes": [{"name": "by_last_first", "fields": ["last", "first"], "sparse": true}]}}}"#
                     .utf8))
         try withTemporaryDatabase { db, _ in
             let people = try DocumentStore(database: db, schema: schema).collection("people")
             try people.insert(["id": 1, "last": "L1"])
-            let plan = try people.explain(Query().where("last", .equal("L1")).orderBy("age"))
+            let plan = try people.explain(DocumentQuery().where("last", .equal("L1")).orderBy("age"))
             #expect(plan.index == nil)
             #expect(
                 plan.suggestion?.hasPrefix(
                     "index by_last_first on (last, first) is sparse and serves a query only with a condition on each of its fields"
                 ) == true)
             #expect(plan.suggestion?.contains("add one on (first)") == true)
-            #expect(try people.find(Query().where("last", .equal("L1"))).count == 1)
+            #expect(try people.find(DocumentQuery().where("last", .equal("L1"))).count == 1)
         }
     }
 
@@ -185,7 +189,7 @@ import Testing
             }
             // No index on the fields: one to declare, equality fields first, then the range.
             let scan = try people.explain(
-                Query().where("nickname", .equal("x")).where("score", .greater(3)).orderBy("score"))
+                DocumentQuery().where("nickname", .equal("x")).where("score", .greater(3)).orderBy("score"))
             #expect(scan.index == nil)
             #expect(scan.scannedDocuments == 7)
             #expect(
@@ -196,13 +200,14 @@ import Testing
                 scan.description.contains("SCAN, a full scan of every document (no usable index), reads 7 documents"))
             #expect(scan.description.contains("suggestion: declare an index on (nickname, score)"))
             // A compound index serves a condition on its first field.
-            let prefix = try people.explain(Query().where("last", .equal("L1")).orderBy("age"))
+            let prefix = try people.explain(DocumentQuery().where("last", .equal("L1")).orderBy("age"))
             #expect(prefix.index == "by_last_first" && prefix.suggestion == nil)
             // An order alone: an index on it; nothing to use at all: no suggestion.
-            #expect(try people.explain(Query().where("nickname", .notEqual("x"))).suggestion == nil)
-            #expect(try people.explain(Query().orderBy("nickname")).suggestion?.contains(#"["nickname"]"#) == true)
+            #expect(try people.explain(DocumentQuery().where("nickname", .notEqual("x"))).suggestion == nil)
+            #expect(
+                try people.explain(DocumentQuery().orderBy("nickname")).suggestion?.contains(#"["nickname"]"#) == true)
             // An index plan carries neither.
-            let indexed = try people.explain(Query().where("age", .greater(3)))
+            let indexed = try people.explain(DocumentQuery().where("age", .greater(3)))
             #expect(indexed.index == "by_age" && indexed.scannedDocuments == nil && indexed.suggestion == nil)
             #expect(!indexed.description.contains("SCAN"))
         }
@@ -231,7 +236,7 @@ import Testing
             #expect(try store.verify().danglingEntries > 0)  // other indexes still stale
             try store.reindex(collection: "people")
             #expect(try store.verify().isClean)
-            #expect(try people.find(Query().where("tags[]", .equal("zzz"))).map { $0["id"] } == ["p0001"])
+            #expect(try people.find(DocumentQuery().where("tags[]", .equal("zzz"))).map { $0["id"] } == ["p0001"])
         }
     }
 
@@ -241,16 +246,16 @@ import Testing
                 try people.insert(["id": .string("p\(i)"), "age": .int(Int64(i)), "address": ["city": "Perth"]])
             }
             try store.read { tx throws in
-                let before = try tx.find("people", Query().where("age", .greaterOrEqual(0)))
+                let before = try tx.find("people", DocumentQuery().where("age", .greaterOrEqual(0)))
                 try people.insert(["id": "new", "age": 5])
                 try people.delete(id: "p3")
                 try people.upsert(["id": "p4", "age": 1000])
-                #expect(try tx.find("people", Query().where("age", .greaterOrEqual(0))) == before)
+                #expect(try tx.find("people", DocumentQuery().where("age", .greaterOrEqual(0))) == before)
                 #expect(try tx.count("people") == 50)
                 #expect(try tx.get("people", id: "p3") != nil)
             }
             #expect(try people.count() == 50)
-            #expect(try people.find(Query().where("age", .equal(1000))).count == 1)
+            #expect(try people.find(DocumentQuery().where("age", .equal(1000))).count == 1)
         }
     }
 
@@ -308,7 +313,7 @@ import Testing
 
     @Test func observersReceiveNewChangesInOrder() async throws {
         let dir = TemporaryDirectory()
-        let db = try Database(path: dir.child("db"))
+        let db = try LevelDB(path: dir.child("db"))
         defer { db.close() }
         let store = try DocumentStore(database: db, schema: try peopleSchema())
         let people = try store.collection("people")
@@ -347,7 +352,7 @@ import Testing
             #expect(count == 2500)
             #expect(progress.filter { !$0.validating }.map(\.documents) == [1000, 2000, 2500])
             #expect(try people.count() == 2500)
-            #expect(try people.count(Query().where("tags[]", .equal("t1"))) == 833)
+            #expect(try people.count(DocumentQuery().where("tags[]", .equal("t1"))) == 833)
             #expect(try store.verify().isClean)
             #expect(try store.lastSequence == 2500)
         }
@@ -422,7 +427,7 @@ import Testing
     /// point, an indexed value nested deeper than an index stores. Staged or read again.
     @Test(arguments: [0, DocumentStore.importStagingBudget])
     func aLineAnIndexRefusesIsReportedWithItsNumberAndNothingIsImported(budget: Int) throws {
-        let schema = try Schema(
+        let schema = try DocumentSchema(
             json: Data(
                 #"""
                 {"collections": {"places": {"primaryKey": "id", "indexes": [
@@ -531,18 +536,18 @@ import Testing
         let dir = TemporaryDirectory()
         let path = try Self.write((0..<30).map { #"{"id": \#($0), "age": \#($0)}"# }, dir)
         do {
-            let db = try Database(path: dir.child("db"))
+            let db = try LevelDB(path: dir.child("db"))
             defer { db.close() }
             let store = try DocumentStore(database: db, schema: try peopleSchema())
             let before = db.syncedWrites
             #expect(try store.importJSONLines(into: "people", path: path, batchSize: 10, sync: true) == 30)
             #expect(db.syncedWrites - before == 3)  // one synced write per batch
         }
-        let db = try Database(path: dir.child("db"))
+        let db = try LevelDB(path: dir.child("db"))
         defer { db.close() }
         let people = try DocumentStore(database: db).collection("people")
         #expect(try people.count() == 30)
-        #expect(try people.count(Query().where("age", .greaterOrEqual(20))) == 10)
+        #expect(try people.count(DocumentQuery().where("age", .greaterOrEqual(20))) == 10)
     }
 
     static func write(_ lines: String..., dir: TemporaryDirectory) throws -> String { try write(lines, dir) }

@@ -75,7 +75,7 @@ enum ReferenceSemantics {
         }
     }
 
-    static func satisfies(_ v: JSONValue, _ op: Operator) -> Bool {
+    static func satisfies(_ v: JSONValue, _ op: QueryOperator) -> Bool {
         func same(_ x: JSONValue) -> Bool { rank(v) == rank(x) }
         switch op {
         case .equal(let x): return compare(v, x) == 0
@@ -101,7 +101,7 @@ enum ReferenceSemantics {
     }
 
     /// The ids `query` should return from `docs`.
-    static func answer(_ docs: [JSONValue: JSONValue], _ query: Query) -> [JSONValue] {
+    static func answer(_ docs: [JSONValue: JSONValue], _ query: DocumentQuery) -> [JSONValue] {
         let matching = docs.filter { _, doc in
             query.conditions.allSatisfy { c in values(c.field.description, doc).contains { satisfies($0, c.op) } }
         }
@@ -173,10 +173,10 @@ enum DocumentGenerator {
         }
     }
 
-    static func condition(_ rng: inout SplitMix64) -> Condition {
+    static func condition(_ rng: inout SplitMix64) -> QueryCondition {
         let field = ["age", "last", "first", "email", "tags[]", "address.city"].randomElement(using: &rng)!
         let v = operand(field, &rng)
-        let op: Operator
+        let op: QueryOperator
         switch Int.random(in: 0..<10, using: &rng) {
         case 0, 1: op = .equal(v)
         case 2: op = .notEqual(v)
@@ -193,11 +193,11 @@ enum DocumentGenerator {
             }
         default: op = .in((0..<Int.random(in: 1...3, using: &rng)).map { _ in operand(field, &rng) })
         }
-        return Condition(field: try! FieldPath(field), op: op)
+        return QueryCondition(field: try! FieldPath(field), op: op)
     }
 
-    static func query(_ rng: inout SplitMix64) -> Query {
-        var q = Query(conditions: (0..<Int.random(in: 0...3, using: &rng)).map { _ in condition(&rng) })
+    static func query(_ rng: inout SplitMix64) -> DocumentQuery {
+        var q = DocumentQuery(conditions: (0..<Int.random(in: 0...3, using: &rng)).map { _ in condition(&rng) })
         switch Int.random(in: 0..<5, using: &rng) {
         case 0: q.order = .init(field: "age", descending: Bool.random(using: &rng))
         case 1: q.order = .init(field: "last", descending: Bool.random(using: &rng))

@@ -36,9 +36,9 @@ import Testing
         ]
     }
 
-    static func open(_ dir: TemporaryDirectory, migrator: DocumentMigrator? = nil) throws -> (Database, DocumentStore) {
-        let db = try Database(path: dir.child("db"))
-        let schema = try Schema(json: Data(schema.utf8))
+    static func open(_ dir: TemporaryDirectory, migrator: DocumentMigrator? = nil) throws -> (LevelDB, DocumentStore) {
+        let db = try LevelDB(path: dir.child("db"))
+        let schema = try DocumentSchema(json: Data(schema.utf8))
         if let migrator { return (db, try DocumentStore(database: db, schema: schema, migrator: migrator)) }
         return (db, try DocumentStore(database: db, schema: schema))
     }
@@ -67,7 +67,7 @@ import Testing
     static func requests(_ store: DocumentStore) throws -> [Reads] {
         let people = try store.collection("people")
         let typed = try store.collection("people", of: Person.self)
-        let adults = Query().where("age", .greaterOrEqual(30)).orderBy("age")
+        let adults = DocumentQuery().where("age", .greaterOrEqual(30)).orderBy("age")
         let here = try here()
         func entry<R: DocumentRequest>(_ name: String, _ request: R) -> Reads where R.Value: Sendable {
             Reads(
@@ -90,7 +90,7 @@ import Testing
             entry("search as", .search("people", "river", options: SearchOptions(limit: 1), as: Person.self)),
             entry("search typed collection", .search(typed, "river")),
             entry("near", .near("people", here, within: 1000)),
-            entry("near as", .near("people", here, query: Query().limit(2), as: Person.self)),
+            entry("near as", .near("people", here, query: DocumentQuery().limit(2), as: Person.self)),
             entry("near typed collection", .near(typed, here, within: 1000))
         ]
     }
@@ -114,10 +114,10 @@ import Testing
             let viaContext = [
                 String(
                     describing: try migration.fetch(
-                        .find("people", Query().where("age", .greaterOrEqual(30)).orderBy("age")))),
+                        .find("people", DocumentQuery().where("age", .greaterOrEqual(30)).orderBy("age")))),
                 String(
                     describing: try migration.fetch(
-                        .count("people", Query().where("age", .greaterOrEqual(30)).orderBy("age")))),
+                        .count("people", DocumentQuery().where("age", .greaterOrEqual(30)).orderBy("age")))),
                 String(describing: try migration.fetch(.search("people", "river"))),
                 String(describing: try migration.fetch(.near("people", try Self.here(), within: 1000)))
             ]
@@ -141,9 +141,9 @@ import Testing
         // The answers mean what they say.
         #expect(
             try await store.fetch(
-                .find("people", Query().where("age", .greaterOrEqual(30)).orderBy("age"), as: Person.self)
+                .find("people", DocumentQuery().where("age", .greaterOrEqual(30)).orderBy("age"), as: Person.self)
             ).map(\.id) == [3, 2, 4])
-        #expect(try await store.fetch(.count("people", Query().where("age", .greaterOrEqual(30)))) == 3)
+        #expect(try await store.fetch(.count("people", DocumentQuery().where("age", .greaterOrEqual(30)))) == 3)
         let riverHits = try await store.fetch(.search("people", "river"))
         #expect(riverHits.map(\.id) == [1, 3])
         #expect(
@@ -160,7 +160,7 @@ import Testing
         try Self.populate(store)
         let people = try store.collection("people")
         let typed = try store.collection("people", of: Person.self)
-        let young = Query().where("age", .less(40)).orderBy("age")
+        let young = DocumentQuery().where("age", .less(40)).orderBy("age")
         #expect(try people.find(young) == store.fetch(.find("people", young)))
         #expect(try typed.find(young) == store.fetch(.find("people", young, as: Person.self)))
         #expect(try people.count(young) == store.fetch(.count(people, young)))
@@ -179,7 +179,7 @@ import Testing
         let (db, store) = try Self.open(dir)
         defer { db.close() }
         try Self.populate(store)
-        var request = FindRequest("people", Query().orderBy("age"), as: Person.self)
+        var request = FindRequest("people", DocumentQuery().orderBy("age"), as: Person.self)
         let stored: [any DocumentRequest] = [
             request, CountRequest("people"), SearchRequest("people", "ocean"),
             NearRequest("people", here, within: 1000)
@@ -346,78 +346,13 @@ import Testing
         #expect(counts().evaluations == 4)
     }
 
-    // MARK: - Deprecated spellings
-
-    @available(*, deprecated, message: "exercises the deprecated spellings")
-    static func deprecatedTransactionSpellings(_ store: DocumentStore, _ adults: Query, _ here: GeoPoint) throws {
-        try store.read { tx throws in
-            #expect(
-                try tx.find("people", adults, as: Person.self) == tx.fetch(.find("people", adults, as: Person.self)))
-            #expect(
-                try tx.search("people", "river", as: Person.self).map(\.value)
-                    == tx.fetch(.search("people", "river", as: Person.self)).map(\.value))
-            #expect(
-                try tx.near("people", here, within: 1000, as: Person.self).map(\.value)
-                    == tx.fetch(.near("people", here, within: 1000, as: Person.self)).map(\.value))
-        }
-    }
-
-    @available(*, deprecated, message: "exercises the deprecated spellings")
-    static func deprecatedSpellings(_ store: DocumentStore) async throws {
-        let here = try Self.here()
-        let people = try store.collection("people")
-        let typed = try store.collection("people", of: Person.self)
-        let adults = Query().where("age", .greaterOrEqual(30)).orderBy("age")
-        try deprecatedTransactionSpellings(store, adults, here)
-        #expect(try await people.async.find(adults) == store.fetch(.find(people, adults)))
-        #expect(try await people.async.count(adults) == store.fetch(.count(people, adults)))
-        #expect(try await people.async.search("river") == store.fetch(.search(people, "river")))
-        #expect(try await people.async.near(here, within: 1000) == store.fetch(.near(people, here, within: 1000)))
-        #expect(try await typed.async.find(adults) == store.fetch(.find(typed, adults)))
-        #expect(try await typed.async.count(adults) == store.fetch(.count(typed, adults)))
-        #expect(try await typed.async.search("river").map(\.value) == store.fetch(.search(typed, "river")).map(\.value))
-        #expect(
-            try await typed.async.near(here, within: 1000).map(\.value)
-                == store.fetch(.near(typed, here, within: 1000)).map(\.value))
-
-        var found = people.observe(adults).makeAsyncIterator()
-        #expect(try await found.next() == store.fetch(.find(people, adults)))
-        var counted = people.observeCount(adults).makeAsyncIterator()
-        #expect(try await counted.next() == 3)
-        var searched = people.observeSearch("river").makeAsyncIterator()
-        #expect(try await searched.next() == store.fetch(.search(people, "river")))
-        var nearby = people.observeNear(here, within: 1000).makeAsyncIterator()
-        #expect(try await nearby.next() == store.fetch(.near(people, here, within: 1000)))
-        var typedFound = typed.observe(adults).makeAsyncIterator()
-        #expect(try await typedFound.next() == store.fetch(.find(typed, adults)))
-        var typedCounted = typed.observeCount().makeAsyncIterator()
-        #expect(try await typedCounted.next() == 4)
-        var typedSearched = typed.observeSearch("river").makeAsyncIterator()
-        #expect(try await typedSearched.next()?.map(\.value) == store.fetch(.search(typed, "river")).map(\.value))
-        var typedNearby = typed.observeNear(here, within: 1000).makeAsyncIterator()
-        #expect(
-            try await typedNearby.next()?.map(\.value) == store.fetch(.near(typed, here, within: 1000)).map(\.value))
-        // The explicit region still wakes on the collections named, read or not.
-        var named = store.observe(collections: ["trips"]) { tx in try tx.count("people") }.makeAsyncIterator()
-        #expect(try await named.next() == 4)
-        #expect(named.cursor.registration.collections == [Array("trips".utf8)])
-    }
-
-    @available(*, deprecated, message: "exercises the deprecated spellings")
-    @Test func theDeprecatedSpellingsAnswerAsTheRequestsTheyNameDo() async throws {
+    @Test func anExplicitRegionWakesOnTheCollectionsNamedWhateverItReads() async throws {
         let dir = TemporaryDirectory()
         let (db, store) = try Self.open(dir)
         defer { db.close() }
         try Self.populate(store)
-        try await Self.deprecatedSpellings(store)
-
-        var migrator = DocumentMigrator()
-        let counted = Locked<(Int, Int)>((0, 0))
-        try migrator.register("old spellings") { migration in
-            let found = try migration.find("people", Query().where("age", .greaterOrEqual(30)))
-            counted.withLock { $0 = (found.count, (try? migration.count("people")) ?? -1) }
-        }
-        _ = try DocumentStore(database: db, migrator: migrator)
-        #expect(counted.withLock { $0 } == (3, 4))
+        var named = store.observe(collections: ["trips"]) { tx in try tx.count("people") }.makeAsyncIterator()
+        #expect(try await named.next() == 4)
+        #expect(named.cursor.registration.collections == [Array("trips".utf8)])
     }
 }

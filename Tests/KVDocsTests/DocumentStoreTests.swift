@@ -20,7 +20,9 @@ let peopleSchemaJSON = #"""
       }}}
     """#
 
-func peopleSchema() throws -> Schema { try Schema(json: Data(peopleSchemaJSON.utf8), file: "people.json") }
+func peopleSchema() throws -> DocumentSchema {
+    try DocumentSchema(json: Data(peopleSchemaJSON.utf8), file: "people.json")
+}
 
 /// Opens a document store with the people schema on a temporary database.
 func withPeopleStore<R>(_ body: (DocumentStore, DocumentCollection) throws -> R) throws -> R {
@@ -88,7 +90,7 @@ func withPeopleStore<R>(_ body: (DocumentStore, DocumentCollection) throws -> R)
                 )
             }
             #expect(try people.get(id: "b") == nil)
-            #expect(try people.count(Query().where("age", .equal(2))) == 0)
+            #expect(try people.count(DocumentQuery().where("age", .equal(2))) == 0)
             #expect(try store.lastSequence == before)
             // The owner may rewrite its own value; after a delete the value is free again.
             try people.upsert(["id": "a", "email": "x@y.org", "age": 5])
@@ -110,11 +112,12 @@ func withPeopleStore<R>(_ body: (DocumentStore, DocumentCollection) throws -> R)
             try people.insert(Person(id: "p1", name: "Ada", age: 36, tags: ["math"]))
             try people.insert(Person(id: "p2", name: "Alan", age: 41, tags: ["math", "code"]))
             #expect(try people.get(id: "p1") == Person(id: "p1", name: "Ada", age: 36, tags: ["math"]))
-            #expect(try people.find(Query().where("tags[]", .equal("code"))).map(\.name) == ["Alan"])
+            #expect(try people.find(DocumentQuery().where("tags[]", .equal("code"))).map(\.name) == ["Alan"])
             #expect(
-                try people.find(Query().where("age", .greater(30)).orderBy("age", descending: true)).map(\.id) == [
-                    "p2", "p1"
-                ])
+                try people.find(DocumentQuery().where("age", .greater(30)).orderBy("age", descending: true)).map(\.id)
+                    == [
+                        "p2", "p1"
+                    ])
         }
     }
 
@@ -126,16 +129,18 @@ func withPeopleStore<R>(_ body: (DocumentStore, DocumentCollection) throws -> R)
             try people.insert(["id": "d", "age": .int(9007199254740993)])
             try people.insert(["id": "e", "age": .int(9007199254740992)])
             try people.insert(["id": "f", "age": "30"])
-            func ids(_ q: Query) throws -> [String] {
+            func ids(_ q: DocumentQuery) throws -> [String] {
                 try people.find(q).compactMap { if case .string(let s)? = $0["id"] { s } else { nil } }
             }
-            #expect(try ids(Query().where("age", .equal(30))) == ["a", "b"])
-            #expect(try ids(Query().where("age", .less(30))) == ["c"])
-            #expect(try ids(Query().where("age", .greater(.int(9007199254740992)))) == ["d"])
-            #expect(try ids(Query().where("age", .equal(.double(9007199254740992)))) == ["e"])
-            #expect(try ids(Query().where("age", .greaterOrEqual(0)).orderBy("age")) == ["c", "a", "b", "e", "d"])
-            #expect(try ids(Query().where("age", .equal("30"))) == ["f"])  // a string is not a number
-            #expect(try ids(Query().where("age", .greater(1000))) == ["d", "e"])  // and ranges stay within a type
+            #expect(try ids(DocumentQuery().where("age", .equal(30))) == ["a", "b"])
+            #expect(try ids(DocumentQuery().where("age", .less(30))) == ["c"])
+            #expect(try ids(DocumentQuery().where("age", .greater(.int(9007199254740992)))) == ["d"])
+            #expect(try ids(DocumentQuery().where("age", .equal(.double(9007199254740992)))) == ["e"])
+            #expect(
+                try ids(DocumentQuery().where("age", .greaterOrEqual(0)).orderBy("age")) == ["c", "a", "b", "e", "d"])
+            #expect(try ids(DocumentQuery().where("age", .equal("30"))) == ["f"])  // a string is not a number
+            // and ranges stay within a type
+            #expect(try ids(DocumentQuery().where("age", .greater(1000))) == ["d", "e"])
         }
     }
 
@@ -283,7 +288,7 @@ func withPeopleStore<R>(_ body: (DocumentStore, DocumentCollection) throws -> R)
         let dir = TemporaryDirectory()
         let path = dir.child("db")
         do {
-            let db = try Database(path: path)
+            let db = try LevelDB(path: path)
             defer { db.close() }
             let store = try DocumentStore(database: db, schema: try peopleSchema())
             let people = try store.collection("people"), typed = try store.collection("people", of: Person.self)
@@ -295,13 +300,13 @@ func withPeopleStore<R>(_ body: (DocumentStore, DocumentCollection) throws -> R)
             try typed.insert(Person(id: "t", age: 4), sync: true)
             _ = try store.write(sync: true) { batch in try batch.upsert("people", ["id": "c", "age": 5]) }
         }
-        var options = Options()
+        var options = LevelDBOptions()
         options.createIfMissing = false
-        let db = try Database(path: path, options: options)
+        let db = try LevelDB(path: path, options: options)
         defer { db.close() }
         let store = try DocumentStore(database: db)
         let people = try store.collection("people")
-        #expect(try people.find(Query().orderBy("age")).map { $0["id"] } == ["a", "b", "t", "c"])
+        #expect(try people.find(DocumentQuery().orderBy("age")).map { $0["id"] } == ["a", "b", "t", "c"])
         #expect(try people.get(id: "b")?["age"] == 3)
         #expect(try people.get(id: "gone") == nil)
         #expect(try store.collection("people", of: Person.self).get(id: "t") == Person(id: "t", age: 4))

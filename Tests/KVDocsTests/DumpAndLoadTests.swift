@@ -74,7 +74,7 @@ import Testing
     func dumpThenLoadRoundTripsRandomDatabasesByteForByte(seed: UInt64) throws {
         let dir = TemporaryDirectory()
         var rng = SplitMix64(seed: seed)
-        let source = try Database(path: dir.child("source"))
+        let source = try LevelDB(path: dir.child("source"))
         defer { source.close() }
         let count = Int.random(in: 1...600, using: &rng)
         for i in 0..<count {
@@ -88,7 +88,7 @@ import Testing
         }
         let dump = dir.child("dump.jsonl")
         let dumped = try source.dump(to: dump)
-        let target = try Database(path: dir.child("target"))
+        let target = try LevelDB(path: dir.child("target"))
         defer { target.close() }
         #expect(try target.load(from: dump, batchSize: Int.random(in: 1...50, using: &rng)) == dumped)
         #expect(try target.entries().collect() == source.entries().collect())
@@ -115,9 +115,10 @@ import Testing
             #expect(try db.load(from: file) == 3)
             #expect(
                 try db.entries().collect() == [
-                    Entry(key: Array("k1".utf8), value: [0xFF, 0x00]), Entry(key: Array("k2".utf8), value: []),
-                    Entry(key: Array("k3".utf8), value: Array("A".utf8)),
-                    Entry(key: Array("other".utf8), value: Array("kept".utf8))
+                    KeyValueEntry(key: Array("k1".utf8), value: [0xFF, 0x00]),
+                    KeyValueEntry(key: Array("k2".utf8), value: []),
+                    KeyValueEntry(key: Array("k3".utf8), value: Array("A".utf8)),
+                    KeyValueEntry(key: Array("other".utf8), value: Array("kept".utf8))
                 ])
         }
     }
@@ -210,7 +211,7 @@ import Testing
 
     @Test func dumpAndLoadOfAClosedDatabaseThrowClosed() throws {
         let dir = TemporaryDirectory()
-        let db = try Database(path: dir.child("db"))
+        let db = try LevelDB(path: dir.child("db"))
         try db.put("a", "1")
         try db.dump(to: dir.child("dump.jsonl"))
         db.close()

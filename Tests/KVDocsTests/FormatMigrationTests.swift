@@ -15,7 +15,7 @@ import Testing
         let path = dir.child("db")
         try FileManager.default.copyItem(
             atPath: packageRoot.appendingPathComponent("Tests/Fixtures/format1-db").path, toPath: path)
-        let db = try Database(path: path)
+        let db = try LevelDB(path: path)
         defer { db.close() }
         #expect(try db.get(Subspace().pack(["m", "format"])) == nil)
         var built = Set<String>()
@@ -30,8 +30,11 @@ import Testing
         let things = try store.collection("things")
         #expect(try things.count() == 3)
         #expect(try things.get(id: 2)?["meta"] == ["z": .double(1e20)])
-        #expect(try things.count(Query().where("meta", .equal(["z": .double(1e20)]))) == 1)
-        #expect(try things.find(Query().where("n", .greaterOrEqual(1)).orderBy("n")).map { $0["id"] } == [1, "three"])
+        #expect(try things.count(DocumentQuery().where("meta", .equal(["z": .double(1e20)]))) == 1)
+        #expect(
+            try things.find(DocumentQuery().where("n", .greaterOrEqual(1)).orderBy("n")).map { $0["id"] } == [
+                1, "three"
+            ])
         #expect(try store.changes().map(\.sequence) == [1, 2, 3, 4, 5, 6])
         #expect(try things.search("quick").count == 2)
         // Opened again: nothing more to migrate.
@@ -48,17 +51,17 @@ import Testing
         let path = dir.child("db")
         try FileManager.default.copyItem(
             atPath: packageRoot.appendingPathComponent("Tests/Fixtures/format2-db").path, toPath: path)
-        let db = try Database(path: path)
+        let db = try LevelDB(path: path)
         defer { db.close() }
         let identity = IndexIdentity("things", "by_code", .secondary)
-        #expect(try Catalog().indexStates(.secondary, in: db)[identity]?.format == 1)
+        #expect(try DocumentCatalog().indexStates(.secondary, in: db)[identity]?.format == 1)
         var built = Set<String>()
         let store = try DocumentStore(database: db) { built.insert($0.index) }
         // The documents in the binary form (""), the unique index for its point layout, the
         // text index for its blocked layout, the plain indexes for their entries of documents
         // missing a field (format 3).
         #expect(built == ["", "by_code", "body", "by_n", "by_meta", "by_tag"])
-        #expect(try Catalog().indexStates(.secondary, in: db)[identity]?.format == 2)
+        #expect(try DocumentCatalog().indexStates(.secondary, in: db)[identity]?.format == 2)
         #expect(try store.verify().isClean)
         let code = Subspace().subspace(["i", "things", "by_code"])
         var entries: [(Tuple, Tuple)] = []
@@ -68,8 +71,9 @@ import Testing
         #expect(entries.map(\.0) == [Tuple([3, "a"]), Tuple([3, "a2"]), Tuple([3, "c"])])
         #expect(entries.map(\.1) == [Tuple([1]), Tuple([2]), Tuple(["three"])])
         let things = try store.collection("things")
-        #expect(try things.find(Query().where("code", .equal("a2"))).map { $0["id"] } == [2])
-        #expect(try things.find(Query().where("code", .greaterOrEqual("a"))).map { $0["id"] } == ["three", 1, 2])
+        #expect(try things.find(DocumentQuery().where("code", .equal("a2"))).map { $0["id"] } == [2])
+        #expect(
+            try things.find(DocumentQuery().where("code", .greaterOrEqual("a"))).map { $0["id"] } == ["three", 1, 2])
         #expect(throws: KVDocsError.self) { try things.insert(["id": 9, "code": "c"]) }
         try things.upsert(["id": "three", "code": "d"])
         try things.insert(["id": 9, "code": "c"])
@@ -85,10 +89,10 @@ import Testing
         let path = dir.child("db")
         try FileManager.default.copyItem(
             atPath: packageRoot.appendingPathComponent("Tests/Fixtures/text1-db").path, toPath: path)
-        let db = try Database(path: path)
+        let db = try LevelDB(path: path)
         defer { db.close() }
         let identity = IndexIdentity("notes", "body_text", .text)
-        #expect(try Catalog().indexStates(.text, in: db)[identity]?.format == 1)
+        #expect(try DocumentCatalog().indexStates(.text, in: db)[identity]?.format == 1)
         var progress: [DocumentStore.IndexBuildProgress] = []
         let store = try DocumentStore(database: db) { progress.append($0) }
         // The plain index too: format 3 has entries for documents missing its field; and the
@@ -96,7 +100,7 @@ import Testing
         #expect(Set(progress.map { $0.index }) == ["", "body_text", "by_year"])
         let last = try #require(progress.last { $0.index == "body_text" })
         #expect(last.done == 4 && last.total == 4)
-        #expect(try Catalog().indexStates(.text, in: db)[identity]?.format == 3)
+        #expect(try DocumentCatalog().indexStates(.text, in: db)[identity]?.format == 3)
         #expect(try store.verify().isClean)
         let layout = store.textLayout("notes", "body_text")
         #expect(try db.count(layout.allRows.range) == 4)
@@ -124,7 +128,7 @@ import Testing
                 let store = try DocumentStore(database: db, schema: try peopleSchema())
                 try store.collection("people").insert(["id": "p1", "age": 30, "bio": "night train"])
             }
-            let catalog = Catalog()
+            let catalog = DocumentCatalog()
             let identity = IndexIdentity("people", "by_age", .secondary)
             let states = try catalog.indexStates(.secondary, in: db)
             guard var state = states[identity] else {
@@ -143,7 +147,7 @@ import Testing
             #expect(rebuilt == ["by_age"])
             #expect(try catalog.indexStates(.secondary, in: db)[identity]?.format == 3)
             #expect(try reopened.verify().isClean)
-            #expect(try reopened.collection("people").find(Query().where("age", .equal(30))).count == 1)
+            #expect(try reopened.collection("people").find(DocumentQuery().where("age", .equal(30))).count == 1)
         }
     }
 
@@ -155,7 +159,7 @@ import Testing
                 let store = try DocumentStore(database: db, schema: try peopleSchema())
                 try store.collection("people").insert(["id": "p1", "age": 30, "email": "a@x"])
             }
-            let catalog = Catalog()
+            let catalog = DocumentCatalog()
             let identity = IndexIdentity("people", "by_email", .secondary)
             guard var state = try catalog.indexStates(.secondary, in: db)[identity] else {
                 Issue.record("no state")
@@ -171,7 +175,8 @@ import Testing
             #expect(rebuilt == ["by_email"])
             #expect(try reopened.verify().isClean)
             #expect(
-                try reopened.collection("people").explain(Query().where("email", .equal("a@x"))).index == "by_email")
+                try reopened.collection("people").explain(DocumentQuery().where("email", .equal("a@x"))).index
+                    == "by_email")
         }
     }
 
@@ -194,7 +199,7 @@ import Testing
         let path = dir.child("db")
         try FileManager.default.copyItem(
             atPath: packageRoot.appendingPathComponent("Tests/Fixtures/docs3-db").path, toPath: path)
-        let db = try Database(path: path)
+        let db = try LevelDB(path: path)
         defer { db.close() }
         let layout = Layout(root: Subspace())
         func storedValues(_ range: KeyRange) throws -> [[UInt8]] {
@@ -239,17 +244,17 @@ import Testing
         #expect(try found.map { try $0.canonicalBytes() } == expected.map { try $0.canonicalBytes() })
         // Covering queries read the rewritten entries; the other indexes still serve.
         let athletes = try store.collection("athletes")
-        let club = Query().where("club", .equal("Tromsø SK")).select(["name"])
+        let club = DocumentQuery().where("club", .equal("Tromsø SK")).select(["name"])
         #expect(try athletes.explain(club).covering)
         #expect(try athletes.find(club) == [["name": "Ola Nordmann"], ["name": "Escapes \" \\ \n \t \u{1}"]])
-        let whole = Query().where("country", .equal("NOR"))
+        let whole = DocumentQuery().where("country", .equal("NOR"))
         #expect(try athletes.explain(whole).covering)
         #expect(try athletes.find(whole) == expected.filter { $0["country"] == "NOR" })
         #expect(
-            try athletes.find(Query().where("country", .equal("NOR")).orderBy("points", descending: true)).map {
+            try athletes.find(DocumentQuery().where("country", .equal("NOR")).orderBy("points", descending: true)).map {
                 $0["id"]
             } == [3, 1])
-        #expect(try athletes.count(Query().where("licence", .equal("L-2"))) == 1)
+        #expect(try athletes.count(DocumentQuery().where("licence", .equal("L-2"))) == 1)
         #expect(try athletes.search("nordmann").map(\.id) == [1])
         #expect(try athletes.near(GeoPoint(latitude: 69.65, longitude: 18.95), within: 1000).map(\.id) == [1])
 
@@ -268,7 +273,7 @@ import Testing
         let path = dir.child("db")
         try FileManager.default.copyItem(
             atPath: packageRoot.appendingPathComponent("Tests/Fixtures/format4-db").path, toPath: path)
-        let db = try Database(path: path)
+        let db = try LevelDB(path: path)
         defer { db.close() }
         #expect(try db.get(Subspace().pack(["m", "format"]), as: Tuple.self) == Tuple([.int(4)]))
         func data() throws -> [[UInt8]: [UInt8]] {
@@ -287,7 +292,9 @@ import Testing
         #expect(try data() == before)
         #expect(try store.verify().isClean)
         #expect(
-            try store.collection("notes").find(Query().where("tags[]", .equal("b"))).map { $0["_id"] } == ["n1", "n2"])
+            try store.collection("notes").find(DocumentQuery().where("tags[]", .equal("b"))).map { $0["_id"] } == [
+                "n1", "n2"
+            ])
         #expect(try store.changes().map(\.operation.rawValue) == ["insert", "insert", "insert", "insert", "delete"])
         var schema = try store.schema
         schema.collections["notes"]?.replicated = true

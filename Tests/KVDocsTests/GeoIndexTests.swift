@@ -65,7 +65,7 @@ private let geoSchemaJSON = #"""
 
 private func withPlaces<R>(_ body: (DocumentStore, DocumentCollection) throws -> R) throws -> R {
     try withTemporaryDatabase { db, _ throws in
-        let store = try DocumentStore(database: db, schema: try Schema(json: Data(geoSchemaJSON.utf8)))
+        let store = try DocumentStore(database: db, schema: try DocumentSchema(json: Data(geoSchemaJSON.utf8)))
         return try body(store, try store.collection("places"))
     }
 }
@@ -115,7 +115,7 @@ private func makePlaces(_ rng: inout SplitMix64, count: Int) -> [Place] {
         // Over etcd, where each query is many requests, a sixth of the queries.
         let (count, rounds) = backend == .etcd ? (1500, 100) : (2500, 600)
         let places = makePlaces(&rng, count: count)
-        try backend.withStore(schema: try Schema(json: Data(geoSchemaJSON.utf8))) { store throws in
+        try backend.withStore(schema: try DocumentSchema(json: Data(geoSchemaJSON.utf8))) { store throws in
             let collection = try store.collection("places")
             // In writes of 200 (one write of them all is more than an etcd transaction holds).
             for start in stride(from: 0, to: places.count, by: 200) {
@@ -143,7 +143,7 @@ private func makePlaces(_ rng: inout SplitMix64, count: Int) -> [Place] {
                 let limit: Int? = within == nil || rng.next() % 2 == 0 ? [1, 4, 50, 7][Int(rng.next() % 4)] : nil
                 let offset = rng.next() % 4 == 0 ? Int(rng.next() % 5) : 0
                 let kind: String? = rng.next() % 3 == 0 ? "rail" : nil
-                var query = Query()
+                var query = DocumentQuery()
                 if let kind { query = query.where("kind", .equal(.string(kind))) }
                 if let limit { query = query.limit(limit) }
                 query = query.offset(offset)
@@ -174,16 +174,17 @@ private func makePlaces(_ rng: inout SplitMix64, count: Int) -> [Place] {
             }
             try collection.insert(["id": "far", "loc": ["lat": -10, "lon": -160], "kind": "rail"])
             let center = try GeoPoint(latitude: 10.001, longitude: 20)
-            let hits = try collection.near(center, query: Query().limit(35))
+            let hits = try collection.near(center, query: DocumentQuery().limit(35))
             #expect(
                 hits.map(\.id) == (0..<30).map { JSONValue.string("s\($0)") }.sorted { idLess($0, $1) }
                     + (71...75).map { JSONValue.int(Int64($0)) })
             #expect(Set(hits.map(\.distance)).count == 1)
             // The far one is found by widening rings all the way.
-            let all = try collection.near(center, query: Query().where("kind", .equal("rail")).limit(31))
+            let all = try collection.near(center, query: DocumentQuery().where("kind", .equal("rail")).limit(31))
             #expect(all.last?.id == "far")
             #expect(all.count == 31)
-            let plan = try collection.explainNear(center, query: Query().where("kind", .equal("rail")).limit(31))
+            let plan = try collection.explainNear(
+                center, query: DocumentQuery().where("kind", .equal("rail")).limit(31))
             #expect(plan.rings.count > 3)
             #expect(plan.hits == 31)
         }
@@ -243,7 +244,7 @@ private func makePlaces(_ rng: inout SplitMix64, count: Int) -> [Place] {
             #expect(try store.lastSequence == sequence)
             #expect(try collection.count() == 1)
             // A refused write leaves the batch usable: the caller may go on without it.
-            let kept = try store.write { batch -> Change in
+            let kept = try store.write { batch -> DocumentChange in
                 do { try batch.insert("places", ["id": "bad", "loc": ["lat": 91, "lon": 0]]) } catch {}
                 return try batch.insert("places", ["id": "kept", "loc": ["lat": 3, "lon": 4]])
             }
@@ -256,14 +257,14 @@ private func makePlaces(_ rng: inout SplitMix64, count: Int) -> [Place] {
 
     @Test func buildingOverAnInvalidPointFailsAndKeepsNothingOfTheNewSchema() throws {
         try withTemporaryDatabase { db, _ throws in
-            let plain = try Schema(collections: ["places": CollectionSchema()])
+            let plain = try DocumentSchema(collections: ["places": CollectionSchema()])
             let store = try DocumentStore(database: db, schema: plain)
             let places = try store.collection("places")
             try places.insert(["id": "a", "loc": ["lat": 1, "lon": 2]])
             try places.insert(["id": "b", "loc": ["lat": 100, "lon": 2]])
             var withGeo = plain
             withGeo.collections["places"]?.geo = [GeoIndexDefinition(name: "by_loc", field: "loc")]
-            withGeo.collections["places"]?.indexes = [IndexDefinition(name: "by_id", fields: ["id"])]
+            withGeo.collections["places"]?.indexes = [SecondaryIndexDefinition(name: "by_id", fields: ["id"])]
             let error = expectError(.invalidArgument) { try store.apply(withGeo) }
             #expect(error?.message.contains("geo index by_loc") == true)
             #expect(error?.message.contains("document \"b\"") == true)
@@ -300,9 +301,10 @@ private func makePlaces(_ rng: inout SplitMix64, count: Int) -> [Place] {
             try store.reindex(collection: "places", index: "by_loc")
             #expect(try store.verify().isClean)
             #expect(
-                try collection.near(try GeoPoint(latitude: 0, longitude: 5), query: Query().limit(3)).map(\.id) == [
-                    0, 1, 2
-                ])
+                try collection.near(try GeoPoint(latitude: 0, longitude: 5), query: DocumentQuery().limit(3)).map(\.id)
+                    == [
+                        0, 1, 2
+                    ])
         }
     }
 
@@ -311,9 +313,9 @@ private func makePlaces(_ rng: inout SplitMix64, count: Int) -> [Place] {
             try collection.insert(["id": "a", "loc": ["lat": 0, "lon": 0]])
             try collection.insert(["id": "b", "loc": ["lat": 0, "lon": 1]])
             let origin = try GeoPoint(latitude: 0, longitude: 0)
-            #expect(try collection.near(origin, query: Query().limit(1)).map(\.id) == ["a"])
+            #expect(try collection.near(origin, query: DocumentQuery().limit(1)).map(\.id) == ["a"])
             try collection.update(["id": "a", "loc": ["lat": 0, "lon": 2]])
-            #expect(try collection.near(origin, query: Query().limit(1)).map(\.id) == ["b"])
+            #expect(try collection.near(origin, query: DocumentQuery().limit(1)).map(\.id) == ["b"])
             try collection.update(["id": "b", "name": "no longer placed"])
             #expect(try collection.near(origin).map(\.id) == ["a"])
             try collection.delete(id: "a")
@@ -330,7 +332,7 @@ private func makePlaces(_ rng: inout SplitMix64, count: Int) -> [Place] {
               {"name": "by_work", "fields": ["work"], "type": "geo"}]}}}
             """#
         try withTemporaryDatabase { db, _ throws in
-            let store = try DocumentStore(database: db, schema: try Schema(json: Data(json.utf8)))
+            let store = try DocumentStore(database: db, schema: try DocumentSchema(json: Data(json.utf8)))
             let people = try store.collection("people")
             try people.insert(["id": "p", "home": ["lat": 0, "lon": 0], "work": ["lat": 0, "lon": 1]])
             let origin = try GeoPoint(latitude: 0, longitude: 0)
@@ -348,12 +350,12 @@ private func makePlaces(_ rng: inout SplitMix64, count: Int) -> [Place] {
             expectError(.invalidArgument) { try collection.near(origin, within: -1) }
             expectError(.invalidArgument) { try collection.near(origin, within: .nan) }
             expectError(.invalidArgument) { try collection.near(origin, within: .infinity) }
-            expectError(.invalidArgument) { try collection.near(origin, query: Query().limit(-1)) }
-            expectError(.invalidArgument) { try collection.near(origin, query: Query().orderBy("kind")) }
+            expectError(.invalidArgument) { try collection.near(origin, query: DocumentQuery().limit(-1)) }
+            expectError(.invalidArgument) { try collection.near(origin, query: DocumentQuery().orderBy("kind")) }
             expectError(.invalidArgument) { try GeoPoint(latitude: 90.5, longitude: 0) }
             expectError(.invalidArgument) { try GeoPoint(latitude: 0, longitude: -180.5) }
             expectError(.invalidArgument) { try GeoPoint(latitude: .nan, longitude: 0) }
-            #expect(try collection.near(origin, query: Query().limit(0)).isEmpty)
+            #expect(try collection.near(origin, query: DocumentQuery().limit(0)).isEmpty)
         }
     }
 
@@ -378,9 +380,9 @@ private func makePlaces(_ rng: inout SplitMix64, count: Int) -> [Place] {
     }
 
     @Test func theSchemaJSONDeclaresGeoIndexesAndRefusesBadOnes() throws {
-        let schema = try Schema(json: Data(geoSchemaJSON.utf8))
+        let schema = try DocumentSchema(json: Data(geoSchemaJSON.utf8))
         #expect(schema.collections["places"]?.geo == [GeoIndexDefinition(name: "by_loc", field: "loc")])
-        #expect(try Schema(json: schema.jsonData()) == schema)
+        #expect(try DocumentSchema(json: schema.jsonData()) == schema)
         let bad: [(String, String)] = [
             (#"{"name": "g", "fields": ["a", "b"], "type": "geo"}"#, "exactly one field"),
             (#"{"name": "g", "fields": ["a[]"], "type": "geo"}"#, "one point per document"),
@@ -390,7 +392,7 @@ private func makePlaces(_ rng: inout SplitMix64, count: Int) -> [Place] {
         ]
         for (index, message) in bad {
             let json = #"{"collections": {"c": {"indexes": ["# + index + "]}}}"
-            let error = expectError(.schema) { try Schema(json: Data(json.utf8)) }
+            let error = expectError(.schema) { try DocumentSchema(json: Data(json.utf8)) }
             #expect(error?.message.contains(message) == true, "\(error?.message ?? "")")
         }
     }

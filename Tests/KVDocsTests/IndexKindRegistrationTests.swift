@@ -88,7 +88,7 @@ private struct LengthIndexMaintainer: IndexMaintainer {
     init() throws { try IndexKindRegistry.register(LengthIndexKind()) }
 
     /// The entries of the length index, as (length, id) pairs, in key order.
-    static func entries(_ db: Database, collection: String = "words", index: String = "by_length") throws
+    static func entries(_ db: LevelDB, collection: String = "words", index: String = "by_length") throws
         -> [(Int64, String)]
     {
         let subspace = Layout(root: Subspace()).subspace(of: IndexIdentity(collection, index, LengthIndexKind.kind))
@@ -119,10 +119,10 @@ private struct LengthIndexMaintainer: IndexMaintainer {
         var rng = SplitMix64(seed: 7)
         let words = ["", "a", "ab", "straße", "日本語", "naïve", "kvdocs", "é", "emoji 🎉"]
         do {
-            let db = try Database(path: path)
+            let db = try LevelDB(path: path)
             defer { db.close() }
             // Documents first, without the index: the build must cover them.
-            let plain = try Schema(collections: ["words": CollectionSchema()])
+            let plain = try DocumentSchema(collections: ["words": CollectionSchema()])
             let before = try DocumentStore(database: db, schema: plain)
             for i in 0..<200 {
                 let word = words[Int(rng.next() % UInt64(words.count))] + String(repeating: "x", count: i % 5)
@@ -132,7 +132,7 @@ private struct LengthIndexMaintainer: IndexMaintainer {
             try before.collection("words").insert(["id": "n1", "word": 42])  // not a string: no entry
 
             // Build, reporting progress like the built-in kinds.
-            let schema = try Schema(json: Data(Self.schemaJSON.utf8))
+            let schema = try DocumentSchema(json: Data(Self.schemaJSON.utf8))
             var built: [String] = []
             let store = try DocumentStore(database: db, schema: schema) { built.append($0.index) }
             #expect(built.contains("by_length"))
@@ -172,8 +172,8 @@ private struct LengthIndexMaintainer: IndexMaintainer {
 
         // The schema JSON round trip; then reopening the store, whose stored schema declares
         // the kind, and reindexing the damaged index.
-        let schema = try Schema(json: Data(Self.schemaJSON.utf8))
-        let again = try Schema(json: schema.jsonData())
+        let schema = try DocumentSchema(json: Data(Self.schemaJSON.utf8))
+        let again = try DocumentSchema(json: schema.jsonData())
         #expect(again == schema)
         #expect(again.jsonData() == schema.jsonData())
         let written = try #require(try JSONValue(parsing: schema.jsonData())["collections"]?["words"]?["indexes"])
@@ -184,7 +184,7 @@ private struct LengthIndexMaintainer: IndexMaintainer {
                     ["name": "by_length", "type": "length", "fields": ["word"]]
                 ])
         do {
-            let db = try Database(path: path)
+            let db = try LevelDB(path: path)
             defer { db.close() }
             let store = try DocumentStore(database: db, schema: schema)
             try store.reindex(collection: "words")
@@ -196,7 +196,7 @@ private struct LengthIndexMaintainer: IndexMaintainer {
             smaller.collections["words"]?.definitions.removeAll { $0.kind == LengthIndexKind.kind }
             try store.apply(smaller)
             #expect(try Self.entries(db).isEmpty)
-            let state = Catalog().stateKey(IndexIdentity("words", "by_length", LengthIndexKind.kind))
+            let state = DocumentCatalog().stateKey(IndexIdentity("words", "by_length", LengthIndexKind.kind))
             #expect(try db.get(state) == nil)
             #expect(try store.verify().isClean)
         }
@@ -205,7 +205,7 @@ private struct LengthIndexMaintainer: IndexMaintainer {
     @Test func theKindChecksItsOptionsAndTheSchemaNamesWhatIsWrong() throws {
         func schemaError(_ json: String) -> String? {
             do {
-                _ = try Schema(json: Data(json.utf8), file: "s.json")
+                _ = try DocumentSchema(json: Data(json.utf8), file: "s.json")
                 return nil
             } catch let e as KVDocsError {
                 return e.message
@@ -246,12 +246,12 @@ private struct LengthIndexMaintainer: IndexMaintainer {
 
     @Test func typedViewsAndGenericDefinitionsAgree() throws {
         var c = CollectionSchema(
-            indexes: [IndexDefinition(name: "a", fields: ["x"], unique: true)],
+            indexes: [SecondaryIndexDefinition(name: "a", fields: ["x"], unique: true)],
             text: [TextIndexDefinition(name: "t", fields: ["body"], tokenizer: .porter)],
             geo: [GeoIndexDefinition(name: "g", field: "loc")])
         c.definitions.insert(
             try AnyIndexDefinition(name: "l", kind: LengthIndexKind.kind, options: ["fields": ["x"]]), at: 0)
-        c.indexes.append(IndexDefinition(name: "b", fields: ["y"], sparse: true))
+        c.indexes.append(SecondaryIndexDefinition(name: "b", fields: ["y"], sparse: true))
         #expect(c.definitions.map(\.name) == ["a", "b", "t", "g", "l"])
         #expect(c.indexes.map(\.name) == ["a", "b"] && c.text.map(\.name) == ["t"] && c.geo.map(\.name) == ["g"])
         // Built-in definitions made from their options equal the typed ones.
@@ -261,7 +261,7 @@ private struct LengthIndexMaintainer: IndexMaintainer {
         #expect(throws: KVDocsError.self) {
             try AnyIndexDefinition(name: "q", kind: IndexIdentity.Kind(catalogName: "nope"), options: [:])
         }
-        _ = try Schema(collections: ["c": c])
+        _ = try DocumentSchema(collections: ["c": c])
     }
 
     /// The schema JSON of the built-in kinds is written byte for byte as earlier versions
@@ -276,13 +276,13 @@ private struct LengthIndexMaintainer: IndexMaintainer {
             let dir = TemporaryDirectory()
             let path = dir.child("db")
             try FileManager.default.copyItem(atPath: fixtures.appendingPathComponent(name).path, toPath: path)
-            let db = try Database(path: path)
+            let db = try LevelDB(path: path)
             defer { db.close() }
             // Format 1 stores wrote their schema through Foundation; from format 2 on it is canonical.
             guard try db.get(Subspace().pack(["m", "format"])) != nil,
                 let stored = try db.get(Subspace().pack(["m", "schema"]))
             else { continue }
-            let schema = try Schema(json: Data(stored), file: name)
+            let schema = try DocumentSchema(json: Data(stored), file: name)
             #expect(Array(schema.jsonData()) == stored, "\(name)")
             checked += 1
         }

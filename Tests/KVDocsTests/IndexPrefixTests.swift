@@ -45,7 +45,7 @@ import Testing
 
     /// One query as KVDocs takes it and as the SQLite tool reads it.
     struct DrawnQuery {
-        var query = Query()
+        var query = DocumentQuery()
         var spec: JSONObject = [:]
         /// Whether an index that is not sparse must serve it (an equality on its first field,
         /// a range on it, or the order by it).
@@ -57,7 +57,7 @@ import Testing
     static func drawQuery(index: [String], _ rng: inout SplitMix64) -> DrawnQuery {
         var drawn = DrawnQuery()
         var conditions: [JSONValue] = []
-        func add(_ field: String, _ op: Operator) {
+        func add(_ field: String, _ op: QueryOperator) {
             drawn.query = drawn.query.where(FieldPath(stringLiteral: field), op)
             let (name, operand): (String, JSONValue) =
                 switch op {
@@ -168,10 +168,11 @@ import Testing
         var rng = SplitMix64(seed: seed)
         var fields = Array(Self.pool.shuffled(using: &rng).prefix(Int.random(in: 1...3, using: &rng)))
         if seed == 1 { fields = ["a", "b"] }  // the athletes' (country, points) shape
-        let index = IndexDefinition(name: "i", fields: fields.map { FieldPath(stringLiteral: $0) }, sparse: sparse)
+        let index = SecondaryIndexDefinition(
+            name: "i", fields: fields.map { FieldPath(stringLiteral: $0) }, sparse: sparse)
         try withTemporaryDatabase { db, _ in
             let store = try DocumentStore(
-                database: db, schema: try Schema(collections: ["c": CollectionSchema(indexes: [index])]))
+                database: db, schema: try DocumentSchema(collections: ["c": CollectionSchema(indexes: [index])]))
             let c = try store.collection("c")
             var documents: [Int: JSONValue] = [:]
             for id in 1...150 { documents[id] = Self.document(id: id, &rng) }
@@ -216,7 +217,7 @@ import Testing
     /// entries; documents missing points or holding null come last when descending; the
     /// count uses the index too.
     @Test func theTopTenOfOneCountryReadsTheCompoundIndexInOrder() throws {
-        let schema = try Schema(
+        let schema = try DocumentSchema(
             json: Data(
                 #"{"collections": {"athletes": {"indexes": [{"name": "by_country_points", "fields": ["country", "points"]}]}}}"#
                     .utf8))
@@ -228,10 +229,10 @@ import Testing
                 if id % 7 != 0 { o["points"] = id % 5 == 0 ? nil : .int(Int64(id * 37 % 100)) }
                 try athletes.insert(.object(o))
             }
-            let top = Query().where("country", .equal("NOR")).orderBy("points", descending: true).limit(10)
+            let top = DocumentQuery().where("country", .equal("NOR")).orderBy("points", descending: true).limit(10)
             let plan = try athletes.explain(top)
             #expect(plan.index == "by_country_points" && plan.orderedByScan && plan.filter.isEmpty)
-            let nor = try athletes.find(Query().where("country", .equal("NOR")))
+            let nor = try athletes.find(DocumentQuery().where("country", .equal("NOR")))
             let expected = nor.sorted { x, y in
                 let c = ValueOrder.compare(x["points"] ?? nil, y["points"] ?? nil)
                 let px = x["points"], py = y["points"]
@@ -240,12 +241,13 @@ import Testing
                 return ValueOrder.compare(x["id"] ?? nil, y["id"] ?? nil) > 0
             }.prefix(10).map { $0["id"] ?? nil }
             #expect(try athletes.find(top).map { $0["id"] ?? nil } == Array(expected))
-            let count = Query().where("country", .equal("NOR"))
+            let count = DocumentQuery().where("country", .equal("NOR"))
             #expect(try athletes.explain(count).index == "by_country_points")
             #expect(try athletes.count(count) == 20)
             // All of a country's documents, the ones missing points among them, are counted.
             #expect(
-                try athletes.count(Query().where("country", .equal("NOR")).where("points", .greaterOrEqual(0))) < 20)
+                try athletes.count(DocumentQuery().where("country", .equal("NOR")).where("points", .greaterOrEqual(0)))
+                    < 20)
         }
     }
 
@@ -253,7 +255,7 @@ import Testing
     /// equal order values sorted by id (the index sorts it by the later field), both ways,
     /// with offsets falling inside a run.
     @Test func tiesOfAnOrderServedByTheIndexAreSortedByID() throws {
-        let schema = try Schema(
+        let schema = try DocumentSchema(
             json: Data(#"{"collections": {"c": {"indexes": [{"name": "i", "fields": ["k", "p", "name"]}]}}}"#.utf8))
         try withTemporaryDatabase { db, _ in
             let store = try DocumentStore(database: db, schema: schema)
@@ -270,7 +272,8 @@ import Testing
             }
             for descending in [false, true] {
                 for offset in [0, 3, 8] {
-                    let q = Query().where("k", .equal("x")).orderBy("p", descending: descending).offset(offset).limit(9)
+                    let q = DocumentQuery().where("k", .equal("x")).orderBy("p", descending: descending).offset(offset)
+                        .limit(9)
                     let plan = try c.explain(q)
                     #expect(plan.index == "i" && plan.orderedByScan && plan.tiesSortedByID)
                     #expect(plan.description.contains("each run of equal order values sorted by id"))
@@ -289,7 +292,7 @@ import Testing
     /// compound index with as many equalities, whichever is declared first; an order alone
     /// is read from an index only with a limit.
     @Test func aPointLookupBeatsAPrefixAndAnOrderAloneNeedsALimit() throws {
-        let schema = try Schema(
+        let schema = try DocumentSchema(
             json: Data(
                 #"{"collections": {"athletes": {"indexes": [{"name": "by_country_points", "fields": ["country", "points"]}, {"name": "by_licence", "fields": ["licence"], "unique": true}]}}}"#
                     .utf8))
@@ -297,10 +300,11 @@ import Testing
             let athletes = try DocumentStore(database: db, schema: schema).collection("athletes")
             try athletes.insert(["id": 1, "country": "NOR", "licence": "L1", "points": 3])
             #expect(
-                try athletes.explain(Query().where("country", .equal("NOR")).where("licence", .equal("L1"))).index
+                try athletes.explain(DocumentQuery().where("country", .equal("NOR")).where("licence", .equal("L1")))
+                    .index
                     == "by_licence")
-            #expect(try athletes.explain(Query().orderBy("country")).index == nil)
-            #expect(try athletes.explain(Query().orderBy("country").limit(5)).index == "by_country_points")
+            #expect(try athletes.explain(DocumentQuery().orderBy("country")).index == nil)
+            #expect(try athletes.explain(DocumentQuery().orderBy("country").limit(5)).index == "by_country_points")
         }
     }
 
@@ -313,27 +317,28 @@ import Testing
         let path = dir.child("db")
         try FileManager.default.copyItem(
             atPath: packageRoot.appendingPathComponent("Tests/Fixtures/index1-db").path, toPath: path)
-        let db = try Database(path: path)
+        let db = try LevelDB(path: path)
         defer { db.close() }
         let plain = IndexIdentity("athletes", "by_country_points", .secondary)
-        #expect(try Catalog().indexStates(.secondary, in: db)[plain]?.format == 1)
+        #expect(try DocumentCatalog().indexStates(.secondary, in: db)[plain]?.format == 1)
         var built = Set<String>()
         let store = try DocumentStore(database: db) { if $0.done == $0.total { built.insert($0.index) } }
         // The documents too, rewritten in the binary form (an empty index name).
         #expect(built == ["", "by_country_points", "by_tags", "by_club_cover"])
-        #expect(try Catalog().indexStates(.secondary, in: db)[plain]?.format == 3)
+        #expect(try DocumentCatalog().indexStates(.secondary, in: db)[plain]?.format == 3)
         #expect(
-            try Catalog().indexStates(.secondary, in: db)[IndexIdentity("athletes", "by_licence", .secondary)]?.format
+            try DocumentCatalog().indexStates(.secondary, in: db)[IndexIdentity("athletes", "by_licence", .secondary)]?
+                .format
                 == 2)
         #expect(try store.verify().isClean)
         let athletes = try store.collection("athletes")
-        let nor = Query().where("country", .equal("NOR")).orderBy("points")
+        let nor = DocumentQuery().where("country", .equal("NOR")).orderBy("points")
         #expect(try athletes.explain(nor).index == "by_country_points")
         // 2 misses points, 3 holds null: missing first, then null, then the numbers (ties by
         // id: strings before integers).
         #expect(try athletes.find(nor).map { $0["id"] ?? nil } == [2, 3, 6, "x7", 1])
-        #expect(try athletes.count(Query().where("country", .equal("NOR"))) == 5)
-        #expect(try athletes.find(Query().where("licence", .equal("L2"))).map { $0["id"] ?? nil } == [2])
+        #expect(try athletes.count(DocumentQuery().where("country", .equal("NOR"))) == 5)
+        #expect(try athletes.find(DocumentQuery().where("licence", .equal("L2"))).map { $0["id"] ?? nil } == [2])
         // Reopened: nothing left to rebuild.
         built = []
         _ = try DocumentStore(database: db) { built.insert($0.index) }
@@ -343,24 +348,24 @@ import Testing
     /// `"sparse": true` keeps the former behaviour and is part of the schema JSON; a unique
     /// index is always sparse, so `"sparse": false` on one is refused with the reason.
     @Test func sparseIsDeclaredInTheSchemaJSON() throws {
-        let schema = try Schema(
+        let schema = try DocumentSchema(
             json: Data(
                 #"{"collections": {"c": {"indexes": [{"name": "s", "fields": ["a", "b"], "sparse": true}, {"name": "p", "fields": ["a"]}]}}}"#
                     .utf8))
         let indexes = try #require(schema[collection: "c"]).indexes
         #expect(indexes.map(\.sparse) == [true, false])
-        let again = try Schema(json: schema.jsonData())
+        let again = try DocumentSchema(json: schema.jsonData())
         #expect(again == schema)
         #expect(String(decoding: schema.jsonData(), as: UTF8.self).contains(#""sparse":true"#))
         let error = expectError(.schema) {
-            _ = try Schema(
+            _ = try DocumentSchema(
                 json: Data(
                     #"{"collections": {"c": {"indexes": [{"name": "u", "fields": ["a"], "unique": true, "sparse": false}]}}}"#
                         .utf8))
         }
         #expect(error?.message.contains("always sparse") == true)
         _ = expectError(.schema) {
-            _ = try Schema(
+            _ = try DocumentSchema(
                 json: Data(#"{"collections": {"c": {"indexes": [{"name": "u", "fields": ["a"], "sparse": 1}]}}}"#.utf8))
         }
     }
@@ -377,7 +382,7 @@ import Testing
         try FileManager.default.copyItem(
             atPath: packageRoot.appendingPathComponent("Tests/Fixtures/index1-db").path, toPath: path)
         guard extra else { return }
-        let db = try Database(path: path)
+        let db = try LevelDB(path: path)
         defer { db.close() }
         try db.put(
             Subspace().subspace(["d"]).pack(["athletes", 8]), Array(#"{"country":"NOR","id":8,"name":"Ho"}"#.utf8))
@@ -387,7 +392,7 @@ import Testing
         let dir = TemporaryDirectory("layers")
         try Self.oldBase(dir.child("v1"), extra: false)
         try Self.oldBase(dir.child("v2"), extra: true)
-        let nor = Query().where("country", .equal("NOR")).orderBy("points")
+        let nor = DocumentQuery().where("country", .equal("NOR")).orderBy("points")
         let layers = try LayeredDocumentStore(user: dir.child("user"), base: dir.child("v1"), create: true)
         defer { layers.close() }
         let athletes = try layers.store.collection("athletes")
@@ -398,7 +403,7 @@ import Testing
 
         try layers.replaceBase(with: dir.child("v2"))
         #expect(try athletes.find(nor).map { $0["id"] ?? nil } == [2, 8, 9, 3, 6, "x7", 1])
-        #expect(try athletes.count(Query().where("country", .equal("NOR"))) == 7)
+        #expect(try athletes.count(DocumentQuery().where("country", .equal("NOR"))) == 7)
         #expect(try layers.store.verify().isClean)
     }
 }

@@ -11,8 +11,8 @@ import Testing
     /// never built: search found nothing and verify reported missing entries.
     @Test func aSecondaryIndexNamedLikeATextIndexNoLongerHidesItsBuild() throws {
         try withTemporaryDatabase { db, _ throws in
-            let s1 = try Schema(json: Data(#"{"collections": {"notes": {}}}"#.utf8))
-            let s2 = try Schema(
+            let s1 = try DocumentSchema(json: Data(#"{"collections": {"notes": {}}}"#.utf8))
+            let s2 = try DocumentSchema(
                 json: Data(
                     #"""
                     {"collections": {"notes": {"indexes": [{"name": "#body", "fields": ["title"]}],
@@ -29,15 +29,17 @@ import Testing
             let reopened = try DocumentStore(database: db) { rebuilt.append($0.index) }
             #expect(rebuilt.isEmpty)
             #expect(try reopened.collection("notes").search("hello").map(\.id) == [1])
-            #expect(try reopened.collection("notes").explain(Query().where("title", .equal("one"))).index == "#body")
+            #expect(
+                try reopened.collection("notes").explain(DocumentQuery().where("title", .equal("one"))).index == "#body"
+            )
         }
     }
 
     @Test func collectionAndIndexNamesWithSlashesDoNotCollide() throws {
         try withTemporaryDatabase { db, _ throws in
-            let s1 = try Schema(
+            let s1 = try DocumentSchema(
                 json: Data(#"{"collections": {"a/b": {"indexes": [{"name": "c", "fields": ["x"]}]}, "a": {}}}"#.utf8))
-            let s2 = try Schema(
+            let s2 = try DocumentSchema(
                 json: Data(
                     #"{"collections": {"a/b": {"indexes": [{"name": "c", "fields": ["x"]}]}, "a": {"indexes": [{"name": "b/c", "fields": ["x"]}]}}}"#
                         .utf8))
@@ -46,8 +48,8 @@ import Testing
             try store.collection("a/b").insert(["id": 1, "x": 6])
             try store.apply(s2)
             #expect(try store.verify().isClean)
-            #expect(try store.collection("a").explain(Query().where("x", .equal(5))).index == "b/c")
-            #expect(try store.collection("a").find(Query().where("x", .equal(5))).count == 1)
+            #expect(try store.collection("a").explain(DocumentQuery().where("x", .equal(5))).index == "b/c")
+            #expect(try store.collection("a").find(DocumentQuery().where("x", .equal(5))).count == 1)
         }
     }
 }

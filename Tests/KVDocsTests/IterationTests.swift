@@ -6,12 +6,13 @@ import Testing
 
 @Suite struct IterationTests {
     /// The expected result of a scan, computed by brute force over a sorted model.
-    static func modelScan(_ model: [[UInt8]: [UInt8]], _ range: KeyRange, _ order: ScanOrder, _ limit: Int?) -> [Entry]
+    static func modelScan(_ model: [[UInt8]: [UInt8]], _ range: KeyRange, _ order: ScanOrder, _ limit: Int?)
+        -> [KeyValueEntry]
     {
         var keys = model.keys.filter { range.contains($0) }.sorted { $0.lexicographicallyPrecedes($1) }
         if order == .reverse { keys.reverse() }
         if let limit { keys = Array(keys.prefix(limit)) }
-        return keys.map { Entry(key: $0, value: model[$0]!) }
+        return keys.map { KeyValueEntry(key: $0, value: model[$0]!) }
     }
 
     /// Keys from a small alphabet including 0x00 and 0xFF, so prefixes, successors and
@@ -133,8 +134,8 @@ import Testing
                 for (reader, state) in [(db as any KeyValueReader, model), (snapshot, before)] {
                     let expected = ranges.flatMap { Self.modelScan(state, $0, .forward, nil) }
                     let cursor = try reader.scan(ranges: ranges)
-                    var actual: [Entry] = []
-                    while let entry = try cursor.next({ k, v in Entry(key: Array(k), value: Array(v)) }) {
+                    var actual: [KeyValueEntry] = []
+                    while let entry = try cursor.next({ k, v in KeyValueEntry(key: Array(k), value: Array(v)) }) {
                         actual.append(entry)
                     }
                     #expect(actual == expected, "ranges \(ranges)")
@@ -175,7 +176,7 @@ import Testing
             for range in ranges {
                 #expect(try db.count(range) == model.keys.filter { range.contains($0) }.count, "\(range)")
                 #expect(
-                    try DatabaseReader(db).count(range) == model.keys.filter { range.contains($0) }.count, "\(range)")
+                    try LevelDBReader(db).count(range) == model.keys.filter { range.contains($0) }.count, "\(range)")
                 #expect(
                     try snapshot.count(range) == frozen.keys.filter { range.contains($0) }.count, "snapshot \(range)")
             }
@@ -186,7 +187,7 @@ import Testing
     @Test func prefixWithStartKeyInReverseStaysInsideThePrefix() throws {
         try withTemporaryDatabase { db, _ throws in
             for k in ["a", "b:1", "b:2", "b:3", "b:4", "c"] { try db.put(k, "") }
-            func keys(_ e: Entries) throws -> [String] {
+            func keys(_ e: LevelDBEntries) throws -> [String] {
                 try e.collect().map { String(decoding: $0.key, as: UTF8.self) }
             }
             #expect(try keys(db.entries(.prefix("b:"), order: .reverse)) == ["b:4", "b:3", "b:2", "b:1"])
@@ -260,10 +261,10 @@ import Testing
 
     @Test func iteratorKeepsItsDatabaseAlive() throws {
         let dir = TemporaryDirectory()
-        var entries: Entries?
-        weak var weakDB: Database?
+        var entries: LevelDBEntries?
+        weak var weakDB: LevelDB?
         do {
-            let db = try Database(path: dir.child("db"))
+            let db = try LevelDB(path: dir.child("db"))
             weakDB = db
             for i in 0..<10 { try db.put("k\(i)", "v") }
             entries = try db.entries()
@@ -273,12 +274,12 @@ import Testing
         entries = nil
         #expect(weakDB == nil)  // released with its last iterator, which closed it
         // The database was closed on deinit: it can be opened again.
-        try Database(path: dir.child("db")).close()
+        try LevelDB(path: dir.child("db")).close()
     }
 
     @Test func usingAnIteratorAfterCloseThrowsAndNeverCrashes() throws {
         let dir = TemporaryDirectory()
-        let db = try Database(path: dir.child("db"))
+        let db = try LevelDB(path: dir.child("db"))
         for i in 0..<10 { try db.put("k\(i)", "v") }
         let cursor = try db.makeCursor()
         try cursor.seekToFirst()

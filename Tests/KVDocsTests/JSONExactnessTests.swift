@@ -45,7 +45,7 @@ import Testing
         #expect(try runPython("Tests/python/json_reference.py", ["check"], input: canonicalCheck) == "ok\n")
 
         try withTemporaryDatabase { db, _ throws in
-            let store = try DocumentStore(database: db, schema: try Schema(json: Data(Self.numberSchema.utf8)))
+            let store = try DocumentStore(database: db, schema: try DocumentSchema(json: Data(Self.numberSchema.utf8)))
             let dir = TemporaryDirectory()
             let path = dir.child("numbers.jsonl")
             try Data(file.utf8).write(to: URL(fileURLWithPath: path))
@@ -60,12 +60,12 @@ import Testing
                     continue
                 }
                 #expect(stored.bitPattern == bits, "document \(id): \(text) stored as \(stored)")
-                let hits = try c.find(Query().where("n", .equal(try JSONValue(parsing: text))))
+                let hits = try c.find(DocumentQuery().where("n", .equal(try JSONValue(parsing: text))))
                 #expect(hits.contains { $0["id"] == .int(id) }, "document \(id) is not found by its own value \(text)")
             }
             // Every stored document reads back with the exact bits.
             var checked = 0
-            for document in try c.find(Query()) {
+            for document in try c.find(DocumentQuery()) {
                 guard case .int(let id)? = document["id"], case .double(let stored)? = document["n"] else { continue }
                 #expect(
                     stored.bitPattern == expected[Int(id)].bits,
@@ -94,13 +94,14 @@ import Testing
     /// the document and in its index entry alike, so `verify` is clean and `=` finds it.
     @Test func anIntegerBeyondSixtyFourBitsIsTheSameDoubleInDocumentAndIndex() throws {
         try withTemporaryDatabase { db, _ throws in
-            let store = try DocumentStore(database: db, schema: try Schema(json: Data(Self.numberSchema.utf8)))
+            let store = try DocumentStore(database: db, schema: try DocumentSchema(json: Data(Self.numberSchema.utf8)))
             let c = try store.collection("c")
             try c.insert(try JSONValue(parsing: #"{"id":1,"n":123456789012345678901234567890}"#))
             #expect(try store.verify().isClean)
             #expect(try c.get(id: 1)?["n"] == .double(123456789012345678901234567890.0))
             #expect(
-                try c.count(Query().where("n", .equal(try JSONValue(parsing: "123456789012345678901234567890")))) == 1)
+                try c.count(
+                    DocumentQuery().where("n", .equal(try JSONValue(parsing: "123456789012345678901234567890")))) == 1)
         }
     }
 
@@ -268,7 +269,8 @@ import Testing
                     try JSONValue(
                         parsing: "{\"id\":\"deep2\",\"tags\":[" + String(repeating: "[", count: levels - 1)
                             + String(repeating: "]", count: levels - 1) + "]}"))
-                _ = try people.find(Query(conditions: [Condition(field: "tags[]", op: .greaterOrEqual(.array([])))]))
+                _ = try people.find(
+                    DocumentQuery(conditions: [QueryCondition(field: "tags[]", op: .greaterOrEqual(.array([])))]))
                 return try store.verify().isClean
             }
         }
@@ -344,7 +346,7 @@ import Testing
             #expect(try people.count() == 2)
             #expect(try people.get(id: .string(Self.nfd))?["email"] == .string(Self.nfd))
             #expect(
-                try people.find(Query().where("email", .equal(.string(Self.nfd)))).map { $0["id"] } == [
+                try people.find(DocumentQuery().where("email", .equal(.string(Self.nfd)))).map { $0["id"] } == [
                     .string(Self.nfd)
                 ])
             #expect(throws: KVDocsError.self) { try people.insert(["id": "x", "email": .string(Self.nfd)]) }
@@ -352,7 +354,7 @@ import Testing
     }
 
     @Test func fieldPathsAndIndexesSelectTheExactKey() throws {
-        let schema = try Schema(
+        let schema = try DocumentSchema(
             json: Data(
                 """
                 {"collections": {"c": {"primaryKey": "id", "indexes": [{"name": "by_nfd", "fields": ["\(Self.nfd)"]}]}}}
@@ -363,23 +365,23 @@ import Testing
             let c = try store.collection("c")
             try c.insert(
                 try JSONValue(parsing: "{\"id\":1,\"\(Self.nfc)\":\"composed\",\"\(Self.nfd)\":\"decomposed\"}"))
-            #expect(try c.find(Query().where(try FieldPath(Self.nfd), .equal("decomposed"))).count == 1)
-            #expect(try c.find(Query().where(try FieldPath(Self.nfd), .equal("composed"))).isEmpty)
-            #expect(try c.find(Query().where(try FieldPath(Self.nfc), .equal("composed"))).count == 1)
+            #expect(try c.find(DocumentQuery().where(try FieldPath(Self.nfd), .equal("decomposed"))).count == 1)
+            #expect(try c.find(DocumentQuery().where(try FieldPath(Self.nfd), .equal("composed"))).isEmpty)
+            #expect(try c.find(DocumentQuery().where(try FieldPath(Self.nfc), .equal("composed"))).count == 1)
             #expect(try store.verify().isClean)
         }
     }
 
     @Test func schemaNamesAreLookedUpByCodePointsAndAmbiguousOnesRejected() throws {
-        let schema = try Schema(json: Data("{\"collections\": {\"\(Self.nfc)\": {}}}".utf8))
+        let schema = try DocumentSchema(json: Data("{\"collections\": {\"\(Self.nfc)\": {}}}".utf8))
         #expect(try schema.collection(Self.nfc).primaryKey == "id")
         #expect(throws: KVDocsError.self) { try schema.collection(Self.nfd) }
         let ambiguous = "{\"collections\": {\"\(Self.nfc)\": {}, \"\(Self.nfd)\": {}}}"
-        let error = #expect(throws: KVDocsError.self) { try Schema(json: Data(ambiguous.utf8)) }
+        let error = #expect(throws: KVDocsError.self) { try DocumentSchema(json: Data(ambiguous.utf8)) }
         #expect(error?.message.contains("differ only in Unicode normalisation") == true)
         let indexes =
             "{\"collections\": {\"c\": {\"indexes\": [{\"name\": \"\(Self.nfc)\", \"fields\": [\"a\"]}, {\"name\": \"\(Self.nfd)\", \"fields\": [\"b\"]}]}}}"
-        let indexError = #expect(throws: KVDocsError.self) { try Schema(json: Data(indexes.utf8)) }
+        let indexError = #expect(throws: KVDocsError.self) { try DocumentSchema(json: Data(indexes.utf8)) }
         #expect(indexError?.message.contains("differ only in Unicode normalisation") == true)
     }
 }
@@ -431,7 +433,7 @@ import Testing
     /// parser in between: random doubles (any finite bit pattern), 64-bit extremes and
     /// code-point-distinct labels come back identical.
     @Test func codableValuesRoundTripBitForBit() throws {
-        let schema = try Schema(
+        let schema = try DocumentSchema(
             json: Data(
                 #"{"collections": {"r": {"primaryKey": "id", "indexes": [{"name": "by_value", "fields": ["value"]}]}}}"#
                     .utf8))

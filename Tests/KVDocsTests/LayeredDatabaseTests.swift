@@ -21,9 +21,9 @@ private func files(_ dir: String) throws -> [String: Data] {
 
 /// Writes a base database of athletes `ids` (names tagged with `tag`) at `path`.
 private func makeBase(_ path: String, ids: Range<Int>, tag: String) throws {
-    let db = try Database(path: path)
+    let db = try LevelDB(path: path)
     defer { db.close() }
-    let store = try DocumentStore(database: db, schema: try Schema(json: Data(schemaJSON.utf8)))
+    let store = try DocumentStore(database: db, schema: try DocumentSchema(json: Data(schemaJSON.utf8)))
     try store.write { batch in
         for i in ids {
             try batch.insert(
@@ -95,7 +95,7 @@ private func makeBase(_ path: String, ids: Range<Int>, tag: String) throws {
         #expect(try layers.store.collection("groups").get(id: "squad")?["members"] == [150, 200, 350])
         #expect(try athletes.search("edited").map(\.id) == [150])
         #expect(try athletes.search("old").isEmpty)
-        #expect(try athletes.count(Query().where("country", .equal("FRA"))) == 100)
+        #expect(try athletes.count(DocumentQuery().where("country", .equal("FRA"))) == 100)
         #expect(try layers.store.verify().isClean)
         // A snapshot taken before still reads the old base.
         #expect(try ReadTransaction(store: layers.store, reader: reader).count("athletes") == 299)
@@ -143,7 +143,7 @@ private func makeBase(_ path: String, ids: Range<Int>, tag: String) throws {
         let layersPath = dir.child("user") + ".layers"
         var record = try #require(try LayersRecord.read(layersPath))
         do {
-            let user = try Database(path: dir.child("user"))
+            let user = try LevelDB(path: dir.child("user"))
             defer { user.close() }
             record.pending = try LayeredDocumentStore.prepare(
                 dir.child("v2"), layersPath: layersPath, user: user, root: Subspace(), expected: nil, dates: nil,
@@ -178,9 +178,9 @@ private func makePeople(
     _ path: String, ids: Range<Int>, prefix: String, schema: String = layeredPeopleSchema,
     zone: (Int) -> Int = { $0 % 10 }
 ) throws {
-    let db = try Database(path: path)
+    let db = try LevelDB(path: path)
     defer { db.close() }
-    let store = try DocumentStore(database: db, schema: try Schema(json: Data(schema.utf8)))
+    let store = try DocumentStore(database: db, schema: try DocumentSchema(json: Data(schema.utf8)))
     try store.write { batch in
         for i in ids {
             try batch.insert(
@@ -296,8 +296,8 @@ private func ship(_ from: String, to path: String) throws {
         defer { layers.close() }
         #expect(layers.baseChangeFailure == nil)
         let people = try layers.store.collection("people")
-        #expect(try people.count(Query().where("zone", .equal(7))) == 0)
-        #expect(try people.count(Query().where("zone", .equal(8))) == 50)
+        #expect(try people.count(DocumentQuery().where("zone", .equal(7))) == 0)
+        #expect(try people.count(DocumentQuery().where("zone", .equal(8))) == 50)
         #expect(try layers.store.verify().isClean)
     }
 
@@ -332,7 +332,7 @@ private func ship(_ from: String, to path: String) throws {
         defer { layers.close() }
         #expect(layers.baseChangeFailure == nil)
         #expect(try layers.store.collection("people").count() == 249)
-        #expect(try layers.store.collection("people").count(Query().where("zone", .equal(9))) == 19)
+        #expect(try layers.store.collection("people").count(DocumentQuery().where("zone", .equal(9))) == 19)
         #expect(try layers.store.verify().isClean)
     }
 
@@ -359,14 +359,14 @@ private func ship(_ from: String, to path: String) throws {
         let dir = TemporaryDirectory("layers-safe")
         try makePeople(dir.child("b1"), ids: 0..<200, prefix: "b")
         try userOver(dir, base: dir.child("b1"))
-        let empty = try Database(path: dir.child("empty"))
+        let empty = try LevelDB(path: dir.child("empty"))
         empty.close()
         do {
-            let other = try Database(path: dir.child("other"))
+            let other = try LevelDB(path: dir.child("other"))
             defer { other.close() }
             let store = try DocumentStore(
                 database: other,
-                schema: try Schema(json: Data(#"{"collections": {"stations": {"primaryKey": "id"}}}"#.utf8)))
+                schema: try DocumentSchema(json: Data(#"{"collections": {"stations": {"primaryKey": "id"}}}"#.utf8)))
             try store.write { batch in for i in 0..<10 { try batch.insert("stations", ["id": .int(Int64(i))]) } }
         }
         let layers = try LayeredDocumentStore(user: dir.child("user"), base: dir.child("b1"))
@@ -401,7 +401,7 @@ private func ship(_ from: String, to path: String) throws {
         #expect(try files(dir.child("b")) == before)
         #expect(!FileManager.default.fileExists(atPath: dir.child("b") + ".layers"))
         // The plain database still opens.
-        let db = try Database(path: dir.child("b"))
+        let db = try LevelDB(path: dir.child("b"))
         #expect(try DocumentStore(database: db).collection("people").count() == 20)
         db.close()
     }
@@ -420,7 +420,7 @@ private func ship(_ from: String, to path: String) throws {
             #expect(try people.count() == 44)  // 0..<45 without 3
             #expect(try people.get(id: 3) == nil)
             #expect(try people.get(id: 36)?["email"] == "u36@x.org")
-            #expect(try people.count(Query().where("zone", .equal(7))) == 10)
+            #expect(try people.count(DocumentQuery().where("zone", .equal(7))) == 10)
             #expect(try people.search("lake").count == 10)
             #expect(try layers.store.collection("groups").get(id: "g")?["members"] == [1, 2, 36])
             #expect(try layers.store.verify().isClean)
@@ -444,7 +444,7 @@ extension LayeredDatabaseSafetyTests {
             try layers.backup(to: dir.child("backup"))
             layers.close()
         }
-        try Database(path: dir.child("empty")).close()
+        try LevelDB(path: dir.child("empty")).close()
         let e = expectError(.invalidArgument) {
             try LayeredDocumentStore(user: dir.child("backup"), base: dir.child("empty"))
         }
@@ -480,7 +480,7 @@ extension LayeredDatabaseSafetyTests {
         let dir = TemporaryDirectory("layers-safe")
         try makePeople(dir.child("b1"), ids: 0..<20, prefix: "b")
         let before = try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted()
-        let mismatched = try Schema(
+        let mismatched = try DocumentSchema(
             json: Data(
                 #"{"collections": {"people": {"primaryKey": "id", "indexes": [{"name": "by_email", "fields": ["email"]}]}}}"#
                     .utf8))
@@ -552,7 +552,7 @@ extension LayeredDatabaseSafetyTests {
         // A damaged base's error names the base given, not the copy that was removed.
         try FileManager.default.copyItem(atPath: dir.child("fixed"), toPath: dir.child("damaged"))
         for _ in 0..<2 {
-            let db = try Database(path: dir.child("damaged"))
+            let db = try LevelDB(path: dir.child("damaged"))
             try db.compact()
             db.close()
         }
@@ -575,7 +575,8 @@ extension LayeredDatabaseSafetyTests {
                 of: #""groups": {"primaryKey": "id"}"#,
                 with: #""groups": {"primaryKey": "id"}, "notes": {"primaryKey": "id"}"#)
             let layers = try LayeredDocumentStore(
-                user: dir.child("user"), base: dir.child("b1"), schema: try Schema(json: Data(own.utf8)), create: true)
+                user: dir.child("user"), base: dir.child("b1"), schema: try DocumentSchema(json: Data(own.utf8)),
+                create: true)
             try layers.store.collection("people").insert(["id": 500, "email": "mine@x.org"])
             try layers.backup(to: dir.child("backup"))
             layers.close()
@@ -591,9 +592,10 @@ extension LayeredDatabaseSafetyTests {
 /// A new base must store typed dates the way the user's store reads them.
 @Suite struct LayeredDatesTests {
     private func base(_ path: String, dates: DateStrategy, ids: Range<Int>) throws {
-        let db = try Database(path: path)
+        let db = try LevelDB(path: path)
         defer { db.close() }
-        let store = try DocumentStore(database: db, schema: try Schema(json: Data(schemaJSON.utf8)), dates: dates)
+        let store = try DocumentStore(
+            database: db, schema: try DocumentSchema(json: Data(schemaJSON.utf8)), dates: dates)
         try store.write { batch in
             for i in ids { try batch.insert("athletes", ["id": .int(Int64(i)), "name": "a", "country": "NZL"]) }
         }
@@ -627,7 +629,7 @@ extension LayeredDatabaseSafetyTests {
             defer { layers.close() }
             #expect(layers.store.dateStrategy == .iso8601)
         }
-        let user = try Database(path: dir.child("user"))
+        let user = try LevelDB(path: dir.child("user"))
         defer { user.close() }
         #expect(try LayeredDocumentStore.ownDates(user, root: Subspace()) == .iso8601)
     }

@@ -33,7 +33,7 @@ private let layeredSchemaJSON = #"""
         var model: [[UInt8]: [UInt8]] = [:]
         func key() -> [UInt8] { (0..<(1 + Int(rng.next() % 3))).map { _ in UInt8(rng.next() % 6) } }
         do {
-            let base = try Database(path: dir.child("base"))
+            let base = try LevelDB(path: dir.child("base"))
             for _ in 0..<60 {
                 let k = key(), v = [UInt8(rng.next() % 256)]
                 try base.put(k, v)
@@ -42,8 +42,8 @@ private let layeredSchemaJSON = #"""
             base.close()
         }
         let before = try layerFingerprint(dir.child("base"))
-        let base = try Database.openPrivateCopy(of: dir.child("base"), under: dir.path)
-        let user = try Database(path: dir.child("user"))
+        let base = try LevelDB.openPrivateCopy(of: dir.child("base"), under: dir.path)
+        let user = try LevelDB(path: dir.child("user"))
         let layered = try LayeredKeyValueStore(base: base, user: user)
         var frozen: (reader: any SnapshotReader, model: [[UInt8]: [UInt8]])?
         for step in 0..<400 {
@@ -94,7 +94,7 @@ private let layeredSchemaJSON = #"""
     /// search (hits and BM25), near, unique violations across layers, verify.
     @Test func aLayeredDocumentStoreAnswersAsOneDatabaseOfTheMergedDocuments() throws {
         let dir = TemporaryDirectory("layered")
-        let schema = try Schema(json: Data(layeredSchemaJSON.utf8))
+        let schema = try DocumentSchema(json: Data(layeredSchemaJSON.utf8))
         var rng = SplitMix64(seed: 16)
         func uniform() -> Double { Double(rng.next() >> 11) / Double(1 << 53) }
         let words = [
@@ -115,7 +115,7 @@ private let layeredSchemaJSON = #"""
         }
         var merged: [String: JSONValue] = [:]
         do {
-            let db = try Database(path: dir.child("base"))
+            let db = try LevelDB(path: dir.child("base"))
             let store = try DocumentStore(database: db, schema: schema)
             try store.write { batch in
                 for i in 0..<300 {
@@ -127,8 +127,8 @@ private let layeredSchemaJSON = #"""
             db.close()
         }
         let before = try layerFingerprint(dir.child("base"))
-        let base = try Database.openPrivateCopy(of: dir.child("base"), under: dir.path)
-        let user = try Database(path: dir.child("user"))
+        let base = try LevelDB.openPrivateCopy(of: dir.child("base"), under: dir.path)
+        let user = try LevelDB(path: dir.child("user"))
         let store = try DocumentStore(layered: try LayeredKeyValueStore(base: base, user: user), schema: schema)
         let stations = try store.collection("stations")
         #expect(try stations.count() == 300)
@@ -152,7 +152,7 @@ private let layeredSchemaJSON = #"""
             #expect(error != nil, "\(takenID)")
         }
         // The reference: one database holding the merged documents.
-        let reference = try Database(path: dir.child("reference"))
+        let reference = try LevelDB(path: dir.child("reference"))
         defer { reference.close() }
         let single = try DocumentStore(database: reference, schema: schema)
         try single.write { batch in for (_, doc) in merged { try batch.insert("stations", doc) } }
@@ -161,11 +161,11 @@ private let layeredSchemaJSON = #"""
         #expect(try stations.count() == merged.count)
         #expect(try stations.find().map { $0["id"] } == (try one.find().map { $0["id"] }))
         for zone in 1...4 {
-            let q = Query().where("zone", .equal(.int(Int64(zone)))).orderBy("name").limit(20)
+            let q = DocumentQuery().where("zone", .equal(.int(Int64(zone)))).orderBy("name").limit(20)
             #expect(try stations.find(q) == (try one.find(q)))
             #expect(
-                try stations.count(Query().where("zone", .greaterOrEqual(.int(Int64(zone)))))
-                    == (try one.count(Query().where("zone", .greaterOrEqual(.int(Int64(zone)))))))
+                try stations.count(DocumentQuery().where("zone", .greaterOrEqual(.int(Int64(zone)))))
+                    == (try one.count(DocumentQuery().where("zone", .greaterOrEqual(.int(Int64(zone)))))))
         }
         var searchHits = 0, nearHits = 0
         for query in [
@@ -181,8 +181,8 @@ private let layeredSchemaJSON = #"""
         for _ in 0..<30 {
             let center = try GeoPoint(latitude: -32 + uniform() * 0.5, longitude: 115.7 + uniform() * 0.5)
             let radius = 500 + uniform() * 20_000
-            let a = try stations.near(center, within: radius, query: Query().limit(25))
-            let b = try one.near(center, within: radius, query: Query().limit(25))
+            let a = try stations.near(center, within: radius, query: DocumentQuery().limit(25))
+            let b = try one.near(center, within: radius, query: DocumentQuery().limit(25))
             #expect(a.map(\.id) == b.map(\.id))
             #expect(a.map(\.distance) == b.map(\.distance))
             nearHits += a.count
@@ -200,17 +200,17 @@ private let layeredSchemaJSON = #"""
 
     @Test func baseAndUserSchemasMustAgreeOnSharedCollections() throws {
         let dir = TemporaryDirectory("layered")
-        let schema = try Schema(json: Data(layeredSchemaJSON.utf8))
+        let schema = try DocumentSchema(json: Data(layeredSchemaJSON.utf8))
         do {
-            let db = try Database(path: dir.child("base"))
+            let db = try LevelDB(path: dir.child("base"))
             _ = try DocumentStore(database: db, schema: schema)
             db.close()
         }
         var other = schema
         other.collections["stations"]?.indexes.removeAll { $0.name == "by_zone" }
-        let base = try Database.openPrivateCopy(of: dir.child("base"), under: dir.path)
+        let base = try LevelDB.openPrivateCopy(of: dir.child("base"), under: dir.path)
         defer { base.close() }
-        let user = try Database(path: dir.child("user"))
+        let user = try LevelDB(path: dir.child("user"))
         defer { user.close() }
         let error = expectError(.schema) {
             try DocumentStore(layered: try LayeredKeyValueStore(base: base, user: user), schema: other)
@@ -228,7 +228,7 @@ private let layeredSchemaJSON = #"""
     /// untouched, and a reader holding a snapshot keeps the old base.
     @Test func replacingTheBaseKeepsTheUsersDataAndMakesDerivedDataExact() throws {
         let dir = TemporaryDirectory("layered")
-        let schema = try Schema(json: Data(layeredSchemaJSON.utf8))
+        let schema = try DocumentSchema(json: Data(layeredSchemaJSON.utf8))
         var rng = SplitMix64(seed: 17)
         func uniform() -> Double { Double(rng.next() >> 11) / Double(1 << 53) }
         func station(_ i: Int, _ tag: String) -> JSONValue {
@@ -241,7 +241,7 @@ private let layeredSchemaJSON = #"""
         }
         func makeBase(_ name: String, ids: Range<Int>, tag: String) throws -> [String: JSONValue] {
             var docs: [String: JSONValue] = [:]
-            let db = try Database(path: dir.child(name))
+            let db = try LevelDB(path: dir.child(name))
             defer { db.close() }
             let store = try DocumentStore(database: db, schema: schema)
             try store.write { batch in
@@ -255,8 +255,8 @@ private let layeredSchemaJSON = #"""
         }
         let first = try makeBase("base1", ids: 0..<200, tag: "old")
         let second = try makeBase("base2", ids: 100..<320, tag: "new")
-        let base1 = try Database.openPrivateCopy(of: dir.child("base1"), under: dir.path)
-        let user = try Database(path: dir.child("user"))
+        let base1 = try LevelDB.openPrivateCopy(of: dir.child("base1"), under: dir.path)
+        let user = try LevelDB(path: dir.child("user"))
         defer { user.close() }
         let layered = try LayeredKeyValueStore(base: base1, user: user)
         let store = try DocumentStore(layered: layered, schema: schema)
@@ -281,14 +281,14 @@ private let layeredSchemaJSON = #"""
         let reader = try layered.snapshotReader()
         let countBefore = try ReadTransaction(store: store, reader: reader).count("stations")
 
-        let base2 = try Database.openPrivateCopy(of: dir.child("base2"), under: dir.path)
+        let base2 = try LevelDB.openPrivateCopy(of: dir.child("base2"), under: dir.path)
         let old = try layered.replaceBase(with: base2)
         try store.rederive(layered)
 
         var merged = second
         for (id, doc) in userDocs { merged[id] = doc ?? nil }
         for (id, doc) in userDocs where doc == nil { merged[id] = nil }
-        let reference = try Database(path: dir.child("reference"))
+        let reference = try LevelDB(path: dir.child("reference"))
         defer { reference.close() }
         let single = try DocumentStore(database: reference, schema: schema)
         try single.write { batch in for (_, doc) in merged { try batch.insert("stations", doc) } }
@@ -303,9 +303,11 @@ private let layeredSchemaJSON = #"""
         }
         let center = try GeoPoint(latitude: -31.85, longitude: 115.95)
         #expect(
-            try stations.near(center, query: Query().limit(40)).map(\.id)
-                == (try one.near(center, query: Query().limit(40)).map(\.id)))
-        #expect(try stations.find(Query().where("zone", .equal(2))) == (try one.find(Query().where("zone", .equal(2)))))
+            try stations.near(center, query: DocumentQuery().limit(40)).map(\.id)
+                == (try one.near(center, query: DocumentQuery().limit(40)).map(\.id)))
+        #expect(
+            try stations.find(DocumentQuery().where("zone", .equal(2)))
+                == (try one.find(DocumentQuery().where("zone", .equal(2)))))
         #expect(try store.collection("groups").get(id: 1)?["owner"] == "me")
         #expect(try store.verify().isClean)
         // The reader that held a snapshot still sees the old base.

@@ -21,7 +21,7 @@ import Testing
     }
 
     @Test func approximateSizesGrowWithTheRangeAndCompactionRemovesDeletedData() throws {
-        var options = Options()
+        var options = LevelDBOptions()
         options.compression = .none
         try withTemporaryDatabase(options: options) { db, _ throws in
             for i in 0..<20_000 { try db.put(String(format: "key%06d", i), String(repeating: "v", count: 100)) }
@@ -64,7 +64,7 @@ import Testing
 
     @Test func closingWhileOtherThreadsReadNeverCrashes() throws {
         let dir = TemporaryDirectory()
-        let db = try Database(path: dir.child("db"))
+        let db = try LevelDB(path: dir.child("db"))
         for i in 0..<1000 { try db.put("k\(i)", "v\(i)") }
         let unexpected = ManagedAtomicFlag()
         DispatchQueue.concurrentPerform(iterations: 4) { worker in

@@ -33,7 +33,7 @@ import Testing
 
     /// Every key and value of the database, except the text index's own layout (its
     /// postings may be segmented differently after a roll-back; its answers are compared).
-    static func contents(_ db: Database) throws -> [Entry] {
+    static func contents(_ db: LevelDB) throws -> [KeyValueEntry] {
         let text = Subspace(["t"]).prefix
         return try db.entries().collect().filter { !$0.key.starts(with: text) }
     }
@@ -49,7 +49,7 @@ import Testing
         return text
     }
 
-    static var parsedSchema: Schema { get throws { try Schema(json: Data(schema.utf8)) } }
+    static var parsedSchema: DocumentSchema { get throws { try DocumentSchema(json: Data(schema.utf8)) } }
 
     @Test func migrationsRunOnceEachInOrderAndAreRecorded() throws {
         let dir = TemporaryDirectory()
@@ -70,7 +70,7 @@ import Testing
             return m
         }
         do {
-            let db = try Database(path: path)
+            let db = try LevelDB(path: path)
             try Self.populate(try DocumentStore(database: db, schema: try Self.parsedSchema), 50)
             var progress: [MigrationProgress.Phase] = []
             let store = try DocumentStore(database: db, migrator: try migrator(["a", "b"])) { _ in
@@ -84,7 +84,7 @@ import Testing
             db.close()
         }
         do {
-            let db = try Database(path: path)
+            let db = try LevelDB(path: path)
             let store = try DocumentStore(database: db, migrator: try migrator(["a", "b", "c"]))
             #expect(ran.withLock { $0 } == ["a", "b", "c"])
             #expect(try store.appliedMigrations() == ["a", "b", "c"])
@@ -95,7 +95,7 @@ import Testing
             db.close()
         }
         do {
-            let db = try Database(path: path)
+            let db = try LevelDB(path: path)
             _ = try DocumentStore(database: db, migrator: try migrator(["a", "b", "c"]))
             #expect(ran.withLock { $0 } == ["a", "b", "c"])
             db.close()
@@ -118,7 +118,7 @@ import Testing
     func aMigrationThatThrowsLeavesTheDatabaseAsItWasBeforeIt(throwsCustomError: Bool) throws {
         struct Refused: Error {}
         let dir = TemporaryDirectory()
-        let db = try Database(path: dir.child("db"))
+        let db = try LevelDB(path: dir.child("db"))
         defer { db.close() }
         let n = 600
         try Self.populate(try DocumentStore(database: db, schema: try Self.parsedSchema), n)
@@ -180,9 +180,9 @@ import Testing
         let dir = TemporaryDirectory()
         let path = dir.child("db")
         let n = 400
-        let before: [Entry]
+        let before: [KeyValueEntry]
         do {
-            let db = try Database(path: path)
+            let db = try LevelDB(path: path)
             try Self.populate(try DocumentStore(database: db, schema: try Self.parsedSchema), n)
             before = try Self.contents(db)
             var migrator = DocumentMigrator()
@@ -201,10 +201,10 @@ import Testing
         }
         do {
             // Opened without a migrator: the half-done migration is undone.
-            let db = try Database(path: path)
-            #expect(try db.value(forKey: Catalog().migratingKey) != nil)
+            let db = try LevelDB(path: path)
+            #expect(try db.value(forKey: DocumentCatalog().migratingKey) != nil)
             let store = try DocumentStore(database: db)
-            #expect(try db.value(forKey: Catalog().migratingKey) == nil)
+            #expect(try db.value(forKey: DocumentCatalog().migratingKey) == nil)
             #expect(try Self.contents(db) == before)
             #expect(try store.verify().isClean)
             db.close()
@@ -218,7 +218,7 @@ import Testing
                     try migration.upsert("people", .object(fields))
                 }
             }
-            let db = try Database(path: path)
+            let db = try LevelDB(path: path)
             let store = try DocumentStore(database: db, migrator: migrator)
             for i in [0, 7, 69, 399] {
                 #expect(try store.collection("people").get(id: .int(Int64(i)))?["age"] == .int(Int64(i % 70 * 2)))
@@ -236,16 +236,16 @@ import Testing
         try newer.register("v1") { _ in }
         try newer.register("v2 split names") { _ in }
         do {
-            let db = try Database(path: path)
+            let db = try LevelDB(path: path)
             try Self.populate(try DocumentStore(database: db, schema: try Self.parsedSchema, migrator: newer), 10)
             db.close()
         }
-        let db = try Database(path: path)
+        let db = try LevelDB(path: path)
         defer { db.close() }
         let before = try Self.contents(db)
         var older = DocumentMigrator()
         try older.register("v1") { _ in }
-        let olderSchema = try Schema(json: Data(#"{"collections": {"people": {"primaryKey": "id"}}}"#.utf8))
+        let olderSchema = try DocumentSchema(json: Data(#"{"collections": {"people": {"primaryKey": "id"}}}"#.utf8))
         let error = expectError(.notSupported) { try DocumentStore(database: db, schema: olderSchema, migrator: older) }
         #expect(error?.message.contains("\"v2 split names\"") == true)
         #expect(error?.message.contains("newer version") == true)
@@ -254,7 +254,7 @@ import Testing
 
     @Test func aMigrationReadsItsOwnWrites() throws {
         let dir = TemporaryDirectory()
-        let db = try Database(path: dir.child("db"))
+        let db = try LevelDB(path: dir.child("db"))
         defer { db.close() }
         try Self.populate(try DocumentStore(database: db, schema: try Self.parsedSchema), 5)
         var migrator = DocumentMigrator()
@@ -270,7 +270,7 @@ import Testing
         #expect(try store.collection("groups").get(id: "all")?["size"] == 5)
     }
 
-    static func format(_ db: Database) throws -> Int64? { try Catalog().formatVersion(in: db) }
+    static func format(_ db: LevelDB) throws -> Int64? { try DocumentCatalog().formatVersion(in: db) }
 
     /// Every store this version writes is at the current format (5: binary documents and
     /// replicated collections), from the write that creates it: KVDocs versions that read
@@ -279,7 +279,7 @@ import Testing
     @Test func aStoreIsAtFormat4FromItsFirstWriteThroughMigrationsAndUndoneOnes() throws {
         struct Refused: Error {}
         let dir = TemporaryDirectory()
-        let db = try Database(path: dir.child("db"))
+        let db = try LevelDB(path: dir.child("db"))
         defer { db.close() }
         let store = try DocumentStore(database: db, schema: try Self.parsedSchema)
         try Self.populate(store, 20)
@@ -304,7 +304,7 @@ import Testing
         try store.apply(schema)
         #expect(try Self.format(db) == DocumentStore.formatVersion)
         // A newer format is refused: `.notSupported`.
-        try db.put(Catalog().formatKey, Tuple([.int(DocumentStore.formatVersion + 1)]))
+        try db.put(DocumentCatalog().formatKey, Tuple([.int(DocumentStore.formatVersion + 1)]))
         expectError(.notSupported) { try DocumentStore(database: db) }
     }
 
@@ -315,7 +315,7 @@ import Testing
         let path = dir.child("db")
         try FileManager.default.copyItem(
             atPath: packageRoot.appendingPathComponent("Tests/Fixtures/format2-db").path, toPath: path)
-        let db = try Database(path: path)
+        let db = try LevelDB(path: path)
         defer { db.close() }
         #expect(try Self.format(db) == 2)
         let store = try DocumentStore(database: db)
@@ -343,7 +343,7 @@ import Testing
     @Test func observersAndChangeStreamsSeeAMigrationOnlyWhenItCompletes() async throws {
         struct Refused: Error {}
         let dir = TemporaryDirectory()
-        let db = try Database(path: dir.child("db"))
+        let db = try LevelDB(path: dir.child("db"))
         defer { db.close() }
         let n = 60
         let store = try DocumentStore(database: db, schema: try Self.parsedSchema)
@@ -375,7 +375,7 @@ import Testing
         #expect(first.sequence == start + 1 && first.collection == "groups")
 
         _ = try DocumentStore(database: db, migrator: try migrator(failing: false))
-        var delivered: [Change] = []
+        var delivered: [DocumentChange] = []
         for _ in 0..<n { if let change = await stream.next() { delivered.append(change) } }
         #expect(delivered.map(\.sequence) == Array((start + 2)...(start + 1 + Int64(n))))
         #expect(delivered.allSatisfy { $0.collection == "people" && $0.operation == .update })
@@ -396,7 +396,7 @@ import Testing
     /// then finds no journal: it does not undo the completed migration's change records.
     @Test func aStoreOpenedWhileAMigrationRunsLeavesTheCompletedMigrationAlone() throws {
         let dir = TemporaryDirectory()
-        let db = try Database(path: dir.child("db"))
+        let db = try LevelDB(path: dir.child("db"))
         defer { db.close() }
         try Self.populate(try DocumentStore(database: db, schema: try Self.parsedSchema), 30)
         let opened = DispatchSemaphore(value: 0)
@@ -436,7 +436,7 @@ import Testing
         let dir = TemporaryDirectory()
         let path = dir.child("db")
         do {
-            let db = try Database(path: path)
+            let db = try LevelDB(path: path)
             var newer = DocumentMigrator()
             try newer.register("v1") { _ in }
             try newer.register("v2") { _ in }
@@ -448,10 +448,10 @@ import Testing
             try Self.populate(try DocumentStore(database: db, schema: try Self.parsedSchema), 10)
             #expect(throws: KVDocsError.self) { _ = try DocumentStore(database: db, migrator: newer) }
         }
-        let db = try Database(path: path)
+        let db = try LevelDB(path: path)
         defer { db.close() }
         let before = try db.entries().collect()
-        #expect(try db.value(forKey: Catalog().migratingKey) != nil)
+        #expect(try db.value(forKey: DocumentCatalog().migratingKey) != nil)
         var older = DocumentMigrator()
         try older.register("v1") { _ in }
         let error = expectError(.notSupported) { try DocumentStore(database: db, migrator: older) }
@@ -463,7 +463,7 @@ import Testing
     @Test func undoingAMigrationReportsProgressInBothPhases() throws {
         struct Refused: Error {}
         let dir = TemporaryDirectory()
-        let db = try Database(path: dir.child("db"))
+        let db = try LevelDB(path: dir.child("db"))
         defer { db.close() }
         try Self.populate(try DocumentStore(database: db, schema: try Self.parsedSchema), 100)
         var migrator = DocumentMigrator()
@@ -493,10 +493,10 @@ import Testing
     /// A damaged undo record is reported with its key, and nothing else is changed.
     @Test func aDamagedUndoRecordIsReportedWithItsKey() throws {
         let dir = TemporaryDirectory()
-        let db = try Database(path: dir.child("db"))
+        let db = try LevelDB(path: dir.child("db"))
         defer { db.close() }
         try Self.populate(try DocumentStore(database: db, schema: try Self.parsedSchema), 3)
-        let catalog = Catalog()
+        let catalog = DocumentCatalog()
         let key = catalog.undo.pack([.string("people"), .int(1)])
         try db.put(catalog.migratingKey, Tuple(["m", 0, "running"]))
         try db.put(key, [0x99, 0x01])
@@ -508,11 +508,11 @@ import Testing
     /// A layered store whose layers hold a migration journal is refused with what to do.
     @Test func aLayeredStoreHoldingAJournalIsRefused() throws {
         let dir = TemporaryDirectory()
-        let base = try Database(path: dir.child("base"))
+        let base = try LevelDB(path: dir.child("base"))
         defer { base.close() }
         try Self.populate(try DocumentStore(database: base, schema: try Self.parsedSchema), 3)
-        try base.put(Catalog().migratingKey, Tuple(["m", 0, "running"]))
-        let user = try Database(path: dir.child("user"))
+        try base.put(DocumentCatalog().migratingKey, Tuple(["m", 0, "running"]))
+        let user = try LevelDB(path: dir.child("user"))
         defer { user.close() }
         let error = expectError(.notSupported) {
             try DocumentStore(layered: try LayeredKeyValueStore(base: base, user: user))

@@ -37,11 +37,11 @@ import Testing
                 try people.insert(["id": .string("p\(i)"), "age": .int(Int64(30 + i)), "x": ["y": .int(Int64(i))]])
             }
             let queries = [
-                Query(),  // full scan in key order
-                Query().orderBy("age"),  // index scan in order
-                Query().where("age", .greater(1)),  // index range
-                Query().where("x.y", .greaterOrEqual(0)),  // full scan with a filter
-                Query().where("x.y", .greaterOrEqual(0)).orderBy("x.y", descending: true)  // sorted in memory
+                DocumentQuery(),  // full scan in key order
+                DocumentQuery().orderBy("age"),  // index scan in order
+                DocumentQuery().where("age", .greater(1)),  // index range
+                DocumentQuery().where("x.y", .greaterOrEqual(0)),  // full scan with a filter
+                DocumentQuery().where("x.y", .greaterOrEqual(0)).orderBy("x.y", descending: true)  // sorted in memory
             ]
             for query in queries {
                 #expect(try people.find(query.limit(.max).offset(1)).count == 3, "\(query)")
@@ -50,9 +50,9 @@ import Testing
                 #expect(try people.find(query.limit(.max)).count == 4, "\(query)")
                 #expect(try people.count(query.limit(.max).offset(.max)) == 4, "\(query)")
             }
-            #expect(try people.find(Query().orderBy("age").limit(.max).offset(3)).map { $0["id"] } == ["p3"])
+            #expect(try people.find(DocumentQuery().orderBy("age").limit(.max).offset(3)).map { $0["id"] } == ["p3"])
             try store.read { tx throws in
-                #expect(try tx.find("people", Query().where("age", .greater(1)).limit(1).offset(.max)).isEmpty)
+                #expect(try tx.find("people", DocumentQuery().where("age", .greater(1)).limit(1).offset(.max)).isEmpty)
             }
         }
     }
@@ -60,10 +60,14 @@ import Testing
     @Test func negativeLimitsAndOffsetsAreClearErrors() throws {
         try withPeopleStore { _, people throws in
             try people.insert(["id": "a", "bio": "night train"])
-            expectInvalidArgument("limit must not be negative (got -1)") { _ = try people.find(Query().limit(-1)) }
-            expectInvalidArgument("offset must not be negative (got -2)") { _ = try people.find(Query().offset(-2)) }
+            expectInvalidArgument("limit must not be negative (got -1)") {
+                _ = try people.find(DocumentQuery().limit(-1))
+            }
+            expectInvalidArgument("offset must not be negative (got -2)") {
+                _ = try people.find(DocumentQuery().offset(-2))
+            }
             expectInvalidArgument("offset must not be negative (got \(Int.min))") {
-                _ = try people.find(Query().limit(.max).offset(.min))
+                _ = try people.find(DocumentQuery().limit(.max).offset(.min))
             }
             expectInvalidArgument("search limit must not be negative (got -1)") {
                 _ = try people.search("night", options: SearchOptions(limit: -1))

@@ -16,9 +16,9 @@ import Testing
           "trips": {"primaryKey": "id"}}}
         """#
 
-    static func open(_ dir: TemporaryDirectory) throws -> (Database, DocumentStore) {
-        let db = try Database(path: dir.child("db"))
-        return (db, try DocumentStore(database: db, schema: try Schema(json: Data(schema.utf8))))
+    static func open(_ dir: TemporaryDirectory) throws -> (LevelDB, DocumentStore) {
+        let db = try LevelDB(path: dir.child("db"))
+        return (db, try DocumentStore(database: db, schema: try DocumentSchema(json: Data(schema.utf8))))
     }
 
     static func person(_ id: Int, age: Int, bio: String = "river", lat: Double = 0, lon: Double = 0) -> JSONValue {
@@ -43,7 +43,7 @@ import Testing
         let failure = TestLock<(any Error)?>(nil)
         var count: Int { values.withLock { $0.count } }
         var last: T? { values.withLock { $0.last } }
-        func start(_ observation: Observation<T>) -> Task<Void, Never> {
+        func start(_ observation: DocumentObservation<T>) -> Task<Void, Never> {
             Task {
                 do {
                     for try await value in observation { values.withLock { $0.append(value) } }
@@ -60,7 +60,7 @@ import Testing
         defer { db.close() }
         let people = try store.collection("people")
         try await people.async.insert(Self.person(1, age: 40))
-        let adults = Query().where("age", .greaterOrEqual(18)).orderBy("age")
+        let adults = DocumentQuery().where("age", .greaterOrEqual(18)).orderBy("age")
         let collector = Collector<[JSONValue]>()
         let task = collector.start(store.observe(.find(people, adults)))
         try await Self.eventually("the first value") { collector.count == 1 }
@@ -133,11 +133,11 @@ import Testing
         defer { db.close() }
         let people = try store.collection("people")
         let typed = try store.collection("people", of: Person.self)
-        var count = store.observe(.count(people, Query().where("age", .less(30)))).makeAsyncIterator()
+        var count = store.observe(.count(people, DocumentQuery().where("age", .less(30)))).makeAsyncIterator()
         var search = store.observe(.search(people, "river")).makeAsyncIterator()
         var near = store.observe(.near(people, try GeoPoint(latitude: 0, longitude: 0), within: 1000))
             .makeAsyncIterator()
-        var found = store.observe(.find(typed, Query().orderBy("age"))).makeAsyncIterator()
+        var found = store.observe(.find(typed, DocumentQuery().orderBy("age"))).makeAsyncIterator()
         var typedNear = store.observe(.near(typed, try GeoPoint(latitude: 0, longitude: 0), within: 1000))
             .makeAsyncIterator()
         var typedSearch = store.observe(.search(typed, "river")).makeAsyncIterator()
@@ -203,7 +203,7 @@ import Testing
         let collector = Collector<Int>()
         let task = collector.start(store.observe(.count(try store.collection("trips"))))
         try await Self.eventually("the first value") { collector.count == 1 }
-        try store.apply(try Schema(json: Data(#"{"collections": {"people": {"primaryKey": "id"}}}"#.utf8)))
+        try store.apply(try DocumentSchema(json: Data(#"{"collections": {"people": {"primaryKey": "id"}}}"#.utf8)))
         await task.value
         #expect((collector.failure.withLock { $0 } as? KVDocsError)?.kind == .schema)
         #expect(store.hub.observerCount == 0)
@@ -341,10 +341,10 @@ import Testing
         try await Self.eventually("the first value") { collector.count == 1 }
         let registration = try #require(store.hub.registrations.first)
         let generation = try store.records.generation(in: db)
-        _ = try DocumentStore(database: db, schema: try Schema(json: Data(Self.schema.utf8)))
+        _ = try DocumentStore(database: db, schema: try DocumentSchema(json: Data(Self.schema.utf8)))
         #expect(try store.records.generation(in: db) == generation, "the same schema writes nothing")
-        var schema = try Schema(json: Data(Self.schema.utf8))
-        schema.collections["trips"] = try Schema(
+        var schema = try DocumentSchema(json: Data(Self.schema.utf8))
+        schema.collections["trips"] = try DocumentSchema(
             json: Data(
                 #"{"collections": {"trips": {"primaryKey": "id", "indexes": [{"name": "by_x", "fields": ["x"]}]}}}"#
                     .utf8))[collection: "trips"]
@@ -353,7 +353,7 @@ import Testing
         try store.apply(schema)
         #expect(registration.counts.wakes == 0)
         // A new index on people wakes it.
-        schema.collections["people"] = try Schema(
+        schema.collections["people"] = try DocumentSchema(
             json: Data(
                 #"{"collections": {"people": {"primaryKey": "id", "indexes": [{"name": "by_age", "fields": ["age"]}, {"name": "by_location", "fields": ["at"], "type": "geo"}, {"name": "by_bio", "fields": ["bio"]}], "text": [{"name": "bio_text", "fields": ["bio"]}]}}}"#
                     .utf8))[collection: "people"]

@@ -7,10 +7,10 @@ import Testing
 @Suite struct OpenAndRecoveryTests {
     @Test func openingAMissingDatabaseWithoutCreateIfMissingFailsClearly() throws {
         let dir = TemporaryDirectory()
-        var options = Options()
+        var options = LevelDBOptions()
         options.createIfMissing = false
         do {
-            _ = try Database(path: dir.child("nothing-here"), options: options)
+            _ = try LevelDB(path: dir.child("nothing-here"), options: options)
             Issue.record("opened a missing database")
         } catch let error as KVDocsError {
             #expect(error.kind == .invalidArgument)
@@ -23,7 +23,7 @@ import Testing
     @Test func createIfMissingMakesMissingParentDirectories() throws {
         let dir = TemporaryDirectory()
         let path = dir.child("a/b/c/db")
-        let db = try Database(path: path)
+        let db = try LevelDB(path: path)
         try db.put("k", "v")
         db.close()
         #expect(FileManager.default.fileExists(atPath: path + "/CURRENT"))
@@ -33,14 +33,14 @@ import Testing
         let dir = TemporaryDirectory()
         let path = dir.child("file")
         _ = FileManager.default.createFile(atPath: path, contents: Data("not a database".utf8))
-        #expect(throws: KVDocsError.self) { _ = try Database(path: path) }
+        #expect(throws: KVDocsError.self) { _ = try LevelDB(path: path) }
         #expect(try String(contentsOfFile: path, encoding: .utf8) == "not a database")
     }
 
     @Test func secondHandleInTheSameProcessGetsLockedError() throws {
         try withTemporaryDatabase { _, path throws in
             do {
-                _ = try Database(path: path)
+                _ = try LevelDB(path: path)
                 Issue.record("a second handle opened the database")
             } catch let error as KVDocsError {
                 #expect(error.kind == .locked)
@@ -55,10 +55,10 @@ import Testing
     func databaseHeldByAnotherProcessGivesLockedErrorNamingThePath() throws {
         let dir = TemporaryDirectory()
         let path = dir.child("db")
-        try Database(path: path).close()
+        try LevelDB(path: path).close()
         let holder = try PlyvelHolder(path: path)
         defer { holder.close() }
-        let error = #expect(throws: KVDocsError.self) { _ = try Database(path: path) }
+        let error = #expect(throws: KVDocsError.self) { _ = try LevelDB(path: path) }
         #expect(error?.kind == .locked)
         #expect(error?.description.contains(path) == true)
     }
@@ -67,17 +67,17 @@ import Testing
         let dir = TemporaryDirectory()
         let path = dir.child("db")
         do {
-            let db = try Database(path: path)
+            let db = try LevelDB(path: path)
             for i in 0..<500 { try db.put("key\(i)", "value\(i)") }
             try db.compact()
             db.close()
         }
         try FileManager.default.removeItem(atPath: path + "/CURRENT")
         for createIfMissing in [true, false] {
-            var options = Options()
+            var options = LevelDBOptions()
             options.createIfMissing = createIfMissing
             do {
-                _ = try Database(path: path, options: options)
+                _ = try LevelDB(path: path, options: options)
                 Issue.record("opened a database with no CURRENT file")
             } catch let error as KVDocsError {
                 #expect(error.kind == .corruption)
@@ -85,8 +85,8 @@ import Testing
                 #expect(error.message.contains(path))
             }
         }
-        try Database.repair(path: path)
-        let db = try Database(path: path)
+        try LevelDB.repair(path: path)
+        let db = try LevelDB(path: path)
         defer { db.close() }
         #expect(try db.entries().collect().count == 500)
         #expect(try db.get("key42", as: String.self) == "value42")
@@ -95,10 +95,10 @@ import Testing
     @Test func corruptedTableFileReadWithVerifyChecksumsGivesCorruption() throws {
         let dir = TemporaryDirectory()
         let path = dir.child("db")
-        var options = Options()
+        var options = LevelDBOptions()
         options.compression = .none
         do {
-            let db = try Database(path: path, options: options)
+            let db = try LevelDB(path: path, options: options)
             for i in 0..<2000 { try db.put(String(format: "key%05d", i), String(repeating: "x", count: 100)) }
             try db.compact()
             db.close()
@@ -111,10 +111,10 @@ import Testing
             handle.write(Data(repeating: 0x5A, count: 64))
             try handle.close()
         }
-        let db = try Database(path: path, options: options)
+        let db = try LevelDB(path: path, options: options)
         defer { db.close() }
         do {
-            _ = try db.entries(options: ReadOptions(verifyChecksums: true)).collect()
+            _ = try db.entries(options: LevelDBReadOptions(verifyChecksums: true)).collect()
             Issue.record("read a corrupted table without an error")
         } catch let error as KVDocsError {
             #expect(error.kind == .corruption)
@@ -125,13 +125,13 @@ import Testing
     @Test func destroyRemovesTheDatabase() throws {
         let dir = TemporaryDirectory()
         let path = dir.child("db")
-        let db = try Database(path: path)
+        let db = try LevelDB(path: path)
         try db.put("k", "v")
-        #expect(throws: KVDocsError.self) { try Database.destroy(path: path) }  // still open: locked
+        #expect(throws: KVDocsError.self) { try LevelDB.destroy(path: path) }  // still open: locked
         db.close()
-        try Database.destroy(path: path)
-        var options = Options()
+        try LevelDB.destroy(path: path)
+        var options = LevelDBOptions()
         options.createIfMissing = false
-        #expect(throws: KVDocsError.self) { _ = try Database(path: path, options: options) }
+        #expect(throws: KVDocsError.self) { _ = try LevelDB(path: path, options: options) }
     }
 }

@@ -10,7 +10,7 @@ import Testing
 /// store of its own), so that the attempt run again meets a changed state.
 final class ConflictInjectingStore: KeyValueStore, @unchecked Sendable {
     // @unchecked Sendable: the mutable state is in `state`, a lock.
-    let database: Database
+    let database: LevelDB
     private struct State {
         var random: SplitMix64
         var plan: Plan
@@ -36,10 +36,10 @@ final class ConflictInjectingStore: KeyValueStore, @unchecked Sendable {
     /// The most operations a batch may have, as an etcd transaction's; larger batches are
     /// refused with `.limitExceeded`, writing nothing.
     var maximumBatch: Int?
-    /// The bound the store advertises (``maximumBatch``), as ``EtcdStore`` does its own.
+    /// The bound the store advertises (``maximumBatch``), as ``EtcdKeyValueStore`` does its own.
     var maximumBatchCount: Int? { maximumBatch }
 
-    init(_ database: Database, seed: UInt64 = 1, plan: Plan) {
+    init(_ database: LevelDB, seed: UInt64 = 1, plan: Plan) {
         self.database = database
         state = TestLock(State(random: SplitMix64(seed: seed), plan: plan))
     }
@@ -107,8 +107,8 @@ final class ConflictInjectingStore: KeyValueStore, @unchecked Sendable {
 /// that conflicted leaves what one run would have, the changes are published once, and
 /// after the bound the write fails with a retryable `.conflict`, having written nothing.
 @Suite struct OptimisticWriteTests {
-    static func schema(extraIndex: String = "") throws -> Schema {
-        try Schema(
+    static func schema(extraIndex: String = "") throws -> DocumentSchema {
+        try DocumentSchema(
             json: Data(
                 """
                 {"collections": {"people": {"primaryKey": "id",
@@ -141,9 +141,9 @@ final class ConflictInjectingStore: KeyValueStore, @unchecked Sendable {
     }
 
     /// Every document of `people` in id order, the change feed, and the last sequence.
-    static func contents(_ store: DocumentStore) throws -> ([JSONValue], [Change], Int64) {
+    static func contents(_ store: DocumentStore) throws -> ([JSONValue], [DocumentChange], Int64) {
         (
-            try store.collection("people").find(Query().orderBy("id")), try store.changes(since: 0),
+            try store.collection("people").find(DocumentQuery().orderBy("id")), try store.changes(since: 0),
             try store.lastSequence
         )
     }
@@ -155,8 +155,8 @@ final class ConflictInjectingStore: KeyValueStore, @unchecked Sendable {
 
     static func compare(seed: UInt64) async throws {
         let dir = TemporaryDirectory()
-        let plainDB = try Database(path: dir.child("plain"))
-        let injectedDB = try Database(path: dir.child("injected"))
+        let plainDB = try LevelDB(path: dir.child("plain"))
+        let injectedDB = try LevelDB(path: dir.child("injected"))
         defer {
             plainDB.close()
             injectedDB.close()
@@ -183,7 +183,7 @@ final class ConflictInjectingStore: KeyValueStore, @unchecked Sendable {
         #expect(feed.map(\.sequence) == Array(1...last))
         #expect(try store.verify().isClean)
         // Every change reached the stream once, in order.
-        var delivered: [Change] = []
+        var delivered: [DocumentChange] = []
         for await change in stream {
             delivered.append(change)
             if change.sequence >= last { break }
@@ -196,7 +196,7 @@ final class ConflictInjectingStore: KeyValueStore, @unchecked Sendable {
         let file = dir.child("people.jsonl")
         let lines = (0..<250).map { #"{"id": \#($0), "age": \#($0 % 70), "email": "p\#($0)@x.org", "bio": "river"}"# }
         try Data(lines.joined(separator: "\n").utf8).write(to: URL(fileURLWithPath: file))
-        let db = try Database(path: dir.child("db"))
+        let db = try LevelDB(path: dir.child("db"))
         defer { db.close() }
         let injecting = ConflictInjectingStore(db, seed: 7, plan: .random(maximum: 2))
         let store = try DocumentStore(store: injecting, schema: try Self.schema())
@@ -209,7 +209,7 @@ final class ConflictInjectingStore: KeyValueStore, @unchecked Sendable {
         #expect(injecting.conflicts > 0)
         let people = try store.collection("people")
         #expect(try people.count() == 250)
-        #expect(try people.find(Query().orderBy("id")).map { $0["id"] } == (0..<250).map { .int(Int64($0)) })
+        #expect(try people.find(DocumentQuery().orderBy("id")).map { $0["id"] } == (0..<250).map { .int(Int64($0)) })
         #expect(try store.changes(since: 0).map(\.sequence) == Array(1...250))
         #expect(try store.verify().isClean)
     }
@@ -219,7 +219,7 @@ final class ConflictInjectingStore: KeyValueStore, @unchecked Sendable {
         let file = dir.child("people.jsonl")
         var lines = (0..<300).map { #"{"id": \#($0), "age": \#($0 % 70), "email": "p\#($0)@x.org", "bio": "river"}"# }
         try Data(lines.joined(separator: "\n").utf8).write(to: URL(fileURLWithPath: file))
-        let db = try Database(path: dir.child("db"))
+        let db = try LevelDB(path: dir.child("db"))
         defer { db.close() }
         let injecting = ConflictInjectingStore(db, plan: .exactly(0))
         // Each document makes about six operations (document, two index entries, text, change).
@@ -249,7 +249,7 @@ final class ConflictInjectingStore: KeyValueStore, @unchecked Sendable {
     /// attempts, and the attempt run again decides on what the other wrote.
     @Test func theAttemptRunAgainSeesWhatTheOtherWriterCommitted() throws {
         let dir = TemporaryDirectory()
-        let db = try Database(path: dir.child("db"))
+        let db = try LevelDB(path: dir.child("db"))
         defer { db.close() }
         let injecting = ConflictInjectingStore(db, plan: .exactly(1))
         let store = try DocumentStore(store: injecting, schema: try Self.schema())
@@ -273,15 +273,15 @@ final class ConflictInjectingStore: KeyValueStore, @unchecked Sendable {
             try other.apply(try Self.schema(extraIndex: #", {"name": "by_bio", "fields": ["bio"]}"#))
         }
         try people.insert(["id": 4, "age": 5, "bio": "harbour"])
-        #expect(try people.find(Query().where("bio", .equal("harbour"))).map { $0["id"] } == [4])
-        #expect(try people.explain(Query().where("bio", .equal("harbour"))).description.contains("by_bio"))
+        #expect(try people.find(DocumentQuery().where("bio", .equal("harbour"))).map { $0["id"] } == [4])
+        #expect(try people.explain(DocumentQuery().where("bio", .equal("harbour"))).description.contains("by_bio"))
         #expect(try store.verify().isClean)
         #expect(try store.changes(since: 0).map(\.sequence) == [1, 2, 3, 4])
     }
 
     @Test func aWriteThatAlwaysGivesWayFailsAfterItsAttemptsHavingWrittenNothing() throws {
         let dir = TemporaryDirectory()
-        let db = try Database(path: dir.child("db"))
+        let db = try LevelDB(path: dir.child("db"))
         defer { db.close() }
         let injecting = ConflictInjectingStore(db, plan: .always)
         let store = try DocumentStore(store: injecting, schema: try Self.schema(), writeAttempts: 5)

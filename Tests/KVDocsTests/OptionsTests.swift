@@ -11,7 +11,7 @@ import Testing
         let value: Int
         var testDescription: String { "\(name) = \(value)" }
 
-        func apply(to o: inout Options) {
+        func apply(to o: inout LevelDBOptions) {
             switch name {
             case "writeBufferSize": o.writeBufferSize = value
             case "maxOpenFiles": o.maxOpenFiles = value
@@ -40,10 +40,10 @@ import Testing
     ])
     func outOfRangeOptionIsRejected(_ c: Case) throws {
         let dir = TemporaryDirectory()
-        var options = Options()
+        var options = LevelDBOptions()
         c.apply(to: &options)
         do {
-            _ = try Database(path: dir.child("db"), options: options)
+            _ = try LevelDB(path: dir.child("db"), options: options)
             Issue.record("\(c.name) was accepted")
         } catch let error as KVDocsError {
             #expect(error.kind == .invalidArgument)
@@ -56,8 +56,8 @@ import Testing
     /// Unlike LevelDB, a Bloom filter is on by default (point reads of missing keys are a
     /// document store's daily work); `nil` turns it off.
     @Test func aBloomFilterIsOnByDefaultAndCanBeTurnedOff() throws {
-        #expect(Options().bloomFilterBitsPerKey == 10)
-        var options = Options()
+        #expect(LevelDBOptions().bloomFilterBitsPerKey == 10)
+        var options = LevelDBOptions()
         options.bloomFilterBitsPerKey = nil
         try withTemporaryDatabase(options: options) { db, _ throws in
             try db.put("k", "v")
@@ -67,7 +67,7 @@ import Testing
     }
 
     @Test func boundaryValuesAndEveryKnobAreAccepted() throws {
-        var options = Options()
+        var options = LevelDBOptions()
         options.writeBufferSize = 64 * 1024
         options.maxOpenFiles = 74
         options.blockSize = 1024
@@ -91,10 +91,10 @@ import Testing
 
     @Test func errorIfExistsRefusesAnExistingDatabase() throws {
         let dir = TemporaryDirectory()
-        try Database(path: dir.child("db")).close()
-        var options = Options()
+        try LevelDB(path: dir.child("db")).close()
+        var options = LevelDBOptions()
         options.errorIfExists = true
-        let error = #expect(throws: KVDocsError.self) { _ = try Database(path: dir.child("db"), options: options) }
+        let error = #expect(throws: KVDocsError.self) { _ = try LevelDB(path: dir.child("db"), options: options) }
         #expect(error?.kind == .invalidArgument)
         #expect(error?.message.contains("exists") == true)
     }

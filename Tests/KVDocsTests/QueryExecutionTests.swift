@@ -16,23 +16,24 @@ import Testing
         return .object(o)
     }
 
-    static func query(_ rng: inout SplitMix64) -> Query {
+    static func query(_ rng: inout SplitMix64) -> DocumentQuery {
         var q = DocumentGenerator.query(&rng)
         switch Int.random(in: 0..<6, using: &rng) {
         case 0:  // a wide range: hundreds of values
             let a = Int64.random(in: 0...200, using: &rng)
             q.conditions.append(
-                Condition(field: "age", op: .between(.int(a), .int(a + Int64.random(in: 0...250, using: &rng)))))
+                QueryCondition(field: "age", op: .between(.int(a), .int(a + Int64.random(in: 0...250, using: &rng)))))
         case 1:  // a narrow range: a few values, merged by id
             let a = Int64.random(in: 0...400, using: &rng)
-            q.conditions.append(Condition(field: "age", op: .greaterOrEqual(.int(a))))
-            q.conditions.append(Condition(field: "age", op: .less(.int(a + Int64.random(in: 1...4, using: &rng)))))
+            q.conditions.append(QueryCondition(field: "age", op: .greaterOrEqual(.int(a))))
+            q.conditions.append(QueryCondition(field: "age", op: .less(.int(a + Int64.random(in: 1...4, using: &rng)))))
         case 2:  // bounds of two types on one side: only one can bound the scan
-            q.conditions.append(Condition(field: "age", op: .greater(.int(Int64.random(in: 0...400, using: &rng)))))
-            q.conditions.append(Condition(field: "age", op: .greater(.string("a"))))
+            q.conditions.append(
+                QueryCondition(field: "age", op: .greater(.int(Int64.random(in: 0...400, using: &rng)))))
+            q.conditions.append(QueryCondition(field: "age", op: .greater(.string("a"))))
         case 3:  // two prefixes: only one can bound the scan
-            q.conditions.append(Condition(field: "last", op: .prefix("S")))
-            q.conditions.append(Condition(field: "last", op: .prefix("Sm")))
+            q.conditions.append(QueryCondition(field: "last", op: .prefix("S")))
+            q.conditions.append(QueryCondition(field: "last", op: .prefix("Sm")))
         default: break
         }
         if Int.random(in: 0..<3, using: &rng) == 0 { q.limit = Int.random(in: 0...60, using: &rng) }
@@ -80,15 +81,17 @@ import Testing
 
     @Test func conditionsTheRangeGuaranteesAreNotRechecked() throws {
         try withPeopleStore { _, people throws in
-            let guaranteed = try people.explain(Query().where("age", .greaterOrEqual(3)).where("age", .less(5)))
+            let guaranteed = try people.explain(DocumentQuery().where("age", .greaterOrEqual(3)).where("age", .less(5)))
             #expect(guaranteed.index == "by_age" && guaranteed.filter.isEmpty)
-            let sameSide = try people.explain(Query().where("age", .greater(3)).where("age", .greater("a")))
-            #expect(sameSide.filter == [Condition(field: "age", op: .greater("a"))])
+            let sameSide = try people.explain(DocumentQuery().where("age", .greater(3)).where("age", .greater("a")))
+            #expect(sameSide.filter == [QueryCondition(field: "age", op: .greater("a"))])
             let prefixes = try people.explain(
-                Query().where("last", .prefix("S")).where("last", .prefix("Sm")).where("first", .equal("Ann")))
-            #expect(prefixes.filter.contains(Condition(field: "last", op: .prefix("Sm"))))
-            let residual = try people.explain(Query().where("tags[]", .equal("a")).where("tags[]", .notEqual("b")))
-            #expect(residual.index == "by_tag" && residual.filter == [Condition(field: "tags[]", op: .notEqual("b"))])
+                DocumentQuery().where("last", .prefix("S")).where("last", .prefix("Sm")).where("first", .equal("Ann")))
+            #expect(prefixes.filter.contains(QueryCondition(field: "last", op: .prefix("Sm"))))
+            let residual = try people.explain(
+                DocumentQuery().where("tags[]", .equal("a")).where("tags[]", .notEqual("b")))
+            #expect(
+                residual.index == "by_tag" && residual.filter == [QueryCondition(field: "tags[]", op: .notEqual("b"))])
         }
     }
 
@@ -100,11 +103,11 @@ import Testing
                     "tags": .array([.string("a"), .string("b"), .int(Int64(i % 7))])
                 ])
             }
-            let both = Query().where("tags[]", .in(["a", "b"]))
+            let both = DocumentQuery().where("tags[]", .in(["a", "b"]))
             #expect(try people.find(both).count == 200)
             #expect(try people.find(both.limit(5)).map { $0["id"] } == ["d000", "d001", "d002", "d003", "d004"])
             #expect(try people.count(both) == 200)
-            let numbers = Query().where("tags[]", .greaterOrEqual(0)).where("tags[]", .less(7))
+            let numbers = DocumentQuery().where("tags[]", .greaterOrEqual(0)).where("tags[]", .less(7))
             #expect(try people.find(numbers.limit(3).offset(198)).map { $0["id"] } == ["d198", "d199"])
             #expect(try people.count(numbers) == 200)
         }
@@ -142,7 +145,7 @@ import Testing
     }
 
     @Test func entriesOfACompoundMultiValuedIndexAreEveryDistinctCombinationSorted() throws {
-        let index = IndexDefinition(name: "i", fields: ["a", "b[]"], unique: false)
+        let index = SecondaryIndexDefinition(name: "i", fields: ["a", "b[]"], unique: false)
         let document: JSONValue = ["a": 1, "b": ["y", "x", 3, 3.0, "x", ["n", nil]]]
         let expected = [JSONValue(3), "x", "y", ["n", nil]].map {
             Tuple(ValueOrder.encode(1) + ValueOrder.encode($0)).encoded
@@ -162,7 +165,7 @@ import Testing
         #expect(SecondaryIndexMaintainer.encodedValues(index, [:]) == [missing + missing])
         #expect(compareBytes(missing, ValueOrder.key(nil)) < 0)
         // Sparse: such documents have no entry.
-        let sparse = IndexDefinition(name: "i", fields: ["a", "b[]"], sparse: true)
+        let sparse = SecondaryIndexDefinition(name: "i", fields: ["a", "b[]"], sparse: true)
         #expect(SecondaryIndexMaintainer.encodedValues(sparse, ["b": ["x"]]).isEmpty)
         #expect(SecondaryIndexMaintainer.encodedValues(sparse, ["a": 1, "b": []]).isEmpty)
         #expect(SecondaryIndexMaintainer.encodedValues(sparse, document) == expected)
@@ -174,26 +177,29 @@ import Testing
 @Suite struct PlanCacheTests {
     @Test func queriesOfOneShapePlanAlikeAndOtherShapesPlanAfresh() throws {
         try withPeopleStore { _, people throws in
-            let a = try people.explain(Query().where("age", .equal(30)).where("last", .equal("Ng")))
-            let b = try people.explain(Query().where("age", .equal(41)).where("last", .equal("Zed")))
+            let a = try people.explain(DocumentQuery().where("age", .equal(30)).where("last", .equal("Ng")))
+            let b = try people.explain(DocumentQuery().where("age", .equal(41)).where("last", .equal("Zed")))
             #expect(a.index == b.index && b.ranges != a.ranges)
             #expect(
-                QueryShape(collection: "people", query: Query().where("age", .equal(1)))
-                    == QueryShape(collection: "people", query: Query().where("age", .equal(2))))
+                QueryShape(collection: "people", query: DocumentQuery().where("age", .equal(1)))
+                    == QueryShape(collection: "people", query: DocumentQuery().where("age", .equal(2))))
             #expect(
-                QueryShape(collection: "people", query: Query().where("age", .greater(1)).where("age", .greater(2)))
+                QueryShape(
+                    collection: "people", query: DocumentQuery().where("age", .greater(1)).where("age", .greater(2)))
                     != QueryShape(
-                        collection: "people", query: Query().where("age", .greater(1)).where("age", .greater("a"))))
+                        collection: "people",
+                        query: DocumentQuery().where("age", .greater(1)).where("age", .greater("a"))))
             #expect(
-                QueryShape(collection: "people", query: Query().where("tags[]", .in([1, 2])))
-                    != QueryShape(collection: "people", query: Query().where("tags[]", .in([1]))))
+                QueryShape(collection: "people", query: DocumentQuery().where("tags[]", .in([1, 2])))
+                    != QueryShape(collection: "people", query: DocumentQuery().where("tags[]", .in([1]))))
             #expect(
-                QueryShape(collection: "c", query: Query().where(try FieldPath("caf\u{E9}"), .equal(1)))
-                    != QueryShape(collection: "c", query: Query().where(try FieldPath("cafe\u{301}"), .equal(1))))
+                QueryShape(collection: "c", query: DocumentQuery().where(try FieldPath("caf\u{E9}"), .equal(1)))
+                    != QueryShape(
+                        collection: "c", query: DocumentQuery().where(try FieldPath("cafe\u{301}"), .equal(1))))
             // Same shape, one with types that change the plan's bounds: still answered right.
             try people.insert(["id": "x", "age": 50])
-            #expect(try people.find(Query().where("age", .greater(10)).where("age", .greater(20))).count == 1)
-            #expect(try people.find(Query().where("age", .greater(10)).where("age", .greater("a"))).isEmpty)
+            #expect(try people.find(DocumentQuery().where("age", .greater(10)).where("age", .greater(20))).count == 1)
+            #expect(try people.find(DocumentQuery().where("age", .greater(10)).where("age", .greater("a"))).isEmpty)
         }
     }
 }

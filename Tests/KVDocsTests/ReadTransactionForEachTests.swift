@@ -10,19 +10,19 @@ import Testing
     static let schema =
         #"{"collections": {"people": {"primaryKey": "id", "indexes": [{"name": "by_age", "fields": ["age"]}]}}}"#
 
-    static let queries: [Query] = [
-        Query(),
-        Query().limit(7).offset(3),
-        Query().where("age", .greaterOrEqual(30)),
-        Query().where("age", .in([20, 31, 44])),
-        Query().where("age", .between(25, 40)).orderBy("age", descending: true).limit(9),
-        Query().orderBy("name").offset(5),
-        Query().where("age", .less(50)).select(["name"])
+    static let queries: [DocumentQuery] = [
+        DocumentQuery(),
+        DocumentQuery().limit(7).offset(3),
+        DocumentQuery().where("age", .greaterOrEqual(30)),
+        DocumentQuery().where("age", .in([20, 31, 44])),
+        DocumentQuery().where("age", .between(25, 40)).orderBy("age", descending: true).limit(9),
+        DocumentQuery().orderBy("name").offset(5),
+        DocumentQuery().where("age", .less(50)).select(["name"])
     ]
 
     @Test func forEachHandsOverWhatFindReturnsInItsOrder() throws {
         try withTemporaryDatabase { db, _ in
-            let store = try DocumentStore(database: db, schema: try Schema(json: Data(Self.schema.utf8)))
+            let store = try DocumentStore(database: db, schema: try DocumentSchema(json: Data(Self.schema.utf8)))
             for i in 0..<120 {
                 try store.collection("people").insert([
                     "id": .int(Int64(i)), "age": .int(Int64(18 + (i * 7) % 40)), "name": .string("n\((i * 13) % 120)")
@@ -42,7 +42,7 @@ import Testing
     /// damaged one arrive, then its error.
     @Test func forEachHandsOverEachDocumentBeforeReadingTheNext() throws {
         try withTemporaryDatabase { db, _ in
-            let store = try DocumentStore(database: db, schema: try Schema(json: Data(Self.schema.utf8)))
+            let store = try DocumentStore(database: db, schema: try DocumentSchema(json: Data(Self.schema.utf8)))
             for i in 0..<10 { try store.collection("people").insert(["id": .int(Int64(i)), "age": .int(Int64(i))]) }
             try db.put(Tuple(["d", "people", .int(7)]), Array("{broken".utf8))
             var handed: [JSONValue] = []
@@ -56,7 +56,7 @@ import Testing
     /// An error thrown by the body ends the scan and reaches the caller.
     @Test func anErrorFromTheBodyEndsTheScan() throws {
         try withTemporaryDatabase { db, _ in
-            let store = try DocumentStore(database: db, schema: try Schema(json: Data(Self.schema.utf8)))
+            let store = try DocumentStore(database: db, schema: try DocumentSchema(json: Data(Self.schema.utf8)))
             for i in 0..<10 { try store.collection("people").insert(["id": .int(Int64(i)), "age": .int(Int64(i))]) }
             var seen = 0
             #expect(throws: KVDocsError.self) {

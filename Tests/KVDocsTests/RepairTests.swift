@@ -8,7 +8,7 @@ import Testing
     @Test func aDirectoryWithoutLevelDBFilesIsRefusedAndNothingIsCreated() throws {
         let dir = TemporaryDirectory()
         let missing = dir.child("missing")
-        let error = expectError(.invalidArgument) { try Database.repair(path: missing) }
+        let error = expectError(.invalidArgument) { try LevelDB.repair(path: missing) }
         #expect(
             error?.message
                 == "\(missing) is not a LevelDB database (it holds no CURRENT, MANIFEST, log or table file): nothing to repair"
@@ -18,14 +18,14 @@ import Testing
         try FileManager.default.createDirectory(atPath: foreign, withIntermediateDirectories: true)
         try Data("notes".utf8).write(to: URL(fileURLWithPath: foreign + "/notes.txt"))
         let before = try fingerprint(foreign)
-        expectError(.invalidArgument) { try Database.repair(path: foreign) }
+        expectError(.invalidArgument) { try LevelDB.repair(path: foreign) }
         #expect(try fingerprint(foreign) == before)
     }
 
     @Test func aDatabaseOpenInThisProcessIsRefusedAndKeepsWorking() throws {
         try withTemporaryDatabase { db, path throws in
             try db.put("a", "1")
-            let error = expectError(.locked) { try Database.repair(path: path) }
+            let error = expectError(.locked) { try LevelDB.repair(path: path) }
             #expect(
                 error?.message
                     == "the database at \(path) is in use by a handle of this process: it cannot be repaired while open"
@@ -42,7 +42,7 @@ import Testing
         let dir = TemporaryDirectory()
         let path = dir.child("db")
         do {
-            let db = try Database(path: path)
+            let db = try LevelDB(path: path)
             try db.put("early", "1")
             try db.compact()
             try db.put("late", "2")
@@ -54,7 +54,7 @@ import Testing
         try #require(!tables.isEmpty && !logs.isEmpty)
         for table in tables { try Data("garbage".utf8).write(to: URL(fileURLWithPath: path + "/" + table)) }
 
-        let report = try Database.repair(path: path)
+        let report = try LevelDB.repair(path: path)
         #expect(report.tablesBefore == tables.count)
         #expect(report.logsBefore == logs.count)
         #expect(report.damagedTables == tables)
@@ -65,14 +65,14 @@ import Testing
         #expect(report.tablesAfter >= 1)
         for name in report.movedToLost { #expect(FileManager.default.fileExists(atPath: path + "/lost/" + name)) }
 
-        let db = try Database(path: path)
+        let db = try LevelDB(path: path)
         defer { db.close() }
         #expect(try db.get("late", as: String.self) == "2")
         #expect(try db.get("early") == nil)  // only in the damaged table
 
         // A second repair reports only what it moved itself (the log the last open made).
         db.close()
-        let again = try Database.repair(path: path)
+        let again = try LevelDB.repair(path: path)
         #expect(again.damagedTables.isEmpty)
         #expect(Set(again.movedToLost).isDisjoint(with: report.movedToLost))
     }

@@ -7,8 +7,8 @@ import Testing
 /// Replicated collections (design: docs/design/sync.md §1.1–§1.5): schema, the write rules
 /// of interactive and replicated edits, conflicts and their resolution.
 @Suite struct ReplicatedCollectionTests {
-    static func schema(revsLimit: Int = 1000) throws -> Schema {
-        try Schema(
+    static func schema(revsLimit: Int = 1000) throws -> DocumentSchema {
+        try DocumentSchema(
             json: Data(
                 """
                 {"collections": {
@@ -20,7 +20,7 @@ import Testing
                 """.utf8))
     }
 
-    static func withStore<R>(revsLimit: Int = 1000, _ body: (DocumentStore, Database) throws -> R) throws -> R {
+    static func withStore<R>(revsLimit: Int = 1000, _ body: (DocumentStore, LevelDB) throws -> R) throws -> R {
         try withTemporaryDatabase { db, _ throws in
             let store = try DocumentStore(database: db, schema: try schema(revsLimit: revsLimit))
             return try body(store, db)
@@ -28,21 +28,21 @@ import Testing
     }
 
     /// Every key and value of the database, to compare states.
-    static func dump(_ db: Database) throws -> [[UInt8]: [UInt8]] {
+    static func dump(_ db: LevelDB) throws -> [[UInt8]: [UInt8]] {
         var result: [[UInt8]: [UInt8]] = [:]
         let cursor = try db.scan(KeyRange.all, order: .forward)
         while let (k, v) = try cursor.next({ (Array($0), Array($1)) }) { result[k] = v }
         return result
     }
 
-    static func revision(_ doc: JSONValue?) throws -> Revision {
+    static func revision(_ doc: JSONValue?) throws -> DocumentRevision {
         guard case .string(let text)? = doc?["_rev"] else {
             throw KVDocsError(.invalidArgument, "no _rev in \(String(describing: doc))")
         }
-        return try Revision.parse(text)
+        return try DocumentRevision.parse(text)
     }
 
-    static func keys(_ db: Database, _ subspace: Subspace) throws -> [[UInt8]] {
+    static func keys(_ db: LevelDB, _ subspace: Subspace) throws -> [[UInt8]] {
         var result: [[UInt8]] = []
         let cursor = try db.scan(subspace.range, order: .forward)
         while let k = try cursor.next({ k, _ in Array(k) }) { result.append(k) }
@@ -59,18 +59,18 @@ import Testing
         let text = String(decoding: schema.jsonData(), as: UTF8.self)
         #expect(text.contains("\"replicated\":true") && text.contains("\"revsLimit\":7"))
         // A collection that is not replicated writes exactly what it wrote before.
-        let people = try Schema(collections: ["people": CollectionSchema(primaryKey: "id")])
+        let people = try DocumentSchema(collections: ["people": CollectionSchema(primaryKey: "id")])
         #expect(
             String(decoding: people.jsonData(), as: UTF8.self)
                 == #"{"collections":{"people":{"indexes":[],"primaryKey":"id","text":[]}}}"#)
-        #expect(try Schema(json: schema.jsonData()) == schema)
-        let swift = try Schema(collections: ["notes": CollectionSchema(replicated: true, revsLimit: 7)])
+        #expect(try DocumentSchema(json: schema.jsonData()) == schema)
+        let swift = try DocumentSchema(collections: ["notes": CollectionSchema(replicated: true, revsLimit: 7)])
         #expect(try swift.collection("notes").primaryKey == "_id")
     }
 
     @Test func badReplicationMembersAreSchemaErrorsNamingTheCollection() throws {
         func refused(_ json: String, _ fragment: String) {
-            let error = expectError(.schema) { try Schema(json: Data(json.utf8)) }
+            let error = expectError(.schema) { try DocumentSchema(json: Data(json.utf8)) }
             #expect(error?.message.contains("\"notes\"") == true, "\(String(describing: error))")
             #expect(error?.message.contains(fragment) == true, "\(String(describing: error))")
         }
@@ -81,15 +81,17 @@ import Testing
         refused(#"{"collections": {"notes": {"revsLimit": 10}}}"#, "only valid with")
         refused(#"{"collections": {"notes": {"replicated": "yes"}}}"#, "true or false")
         expectError(.schema) {
-            try Schema(collections: ["notes": CollectionSchema(primaryKey: "key", replicated: true)])
+            try DocumentSchema(collections: ["notes": CollectionSchema(primaryKey: "key", replicated: true)])
         }
-        expectError(.schema) { try Schema(collections: ["notes": CollectionSchema(replicated: true, revsLimit: 0)]) }
-        expectError(.schema) { try Schema(collections: ["notes": CollectionSchema(revsLimit: 5)]) }
+        expectError(.schema) {
+            try DocumentSchema(collections: ["notes": CollectionSchema(replicated: true, revsLimit: 0)])
+        }
+        expectError(.schema) { try DocumentSchema(collections: ["notes": CollectionSchema(revsLimit: 5)]) }
     }
 
     @Test func aCollectionWithDocumentsCannotBeMadeReplicated() throws {
         try withTemporaryDatabase { db, _ throws in
-            let plain = try Schema(json: Data(#"{"collections": {"notes": {"primaryKey": "_id"}}}"#.utf8))
+            let plain = try DocumentSchema(json: Data(#"{"collections": {"notes": {"primaryKey": "_id"}}}"#.utf8))
             let store = try DocumentStore(database: db, schema: plain)
             try store.collection("notes").insert(["_id": "a"])
             let before = try Self.dump(db)
@@ -158,7 +160,7 @@ import Testing
             try notes.insert(["_id": "a", "tags": ["x"]])
             #expect(try notes.delete(id: "a"))
             #expect(try notes.get(id: "a") == JSONValue?.none)
-            #expect(try notes.find(Query().where("tags[]", .equal("x"))).isEmpty)
+            #expect(try notes.find(DocumentQuery().where("tags[]", .equal("x"))).isEmpty)
             let leaves = try notes.revisionLeaves(id: "a")
             #expect(leaves.count == 1 && leaves[0].deleted && leaves[0].revision.position == 2)
             // The tombstone's body is kept under ("r", coll, "b", …).
@@ -218,7 +220,7 @@ import Testing
     /// winner would break it fails and leaves nothing behind, not even its tree.
     @Test func aUniqueViolationOfTheNewWinnerWritesNothing() throws {
         try withTemporaryDatabase { db, _ throws in
-            let schema = try Schema(
+            let schema = try DocumentSchema(
                 json: Data(
                     #"{"collections": {"users": {"replicated": true, "indexes": [{"name": "by_email", "fields": ["email"], "unique": true}]}}}"#
                         .utf8))
@@ -254,7 +256,7 @@ import Testing
     @Test func aLayeredStoreRefusesABasesReplicatedCollection() throws {
         let dir = TemporaryDirectory()
         do {
-            let db = try Database(path: dir.child("base"))
+            let db = try LevelDB(path: dir.child("base"))
             defer { db.close() }
             try DocumentStore(database: db, schema: try Self.schema()).collection("notes").insert(["_id": "a"])
         }
@@ -276,7 +278,7 @@ import Testing
 
     // MARK: - Replicated edits, conflicts, resolve
 
-    static func rev(_ text: String) throws -> Revision { try Revision.parse(text) }
+    static func rev(_ text: String) throws -> DocumentRevision { try DocumentRevision.parse(text) }
 
     @Test func replicatedEditsMakeConflictsAndResolveTombstonesTheLosers() throws {
         try Self.withStore { store, db in
@@ -293,7 +295,7 @@ import Testing
             #expect(
                 conflicts.map(\.id) == ["d"] && conflicts.first?.winner == r2b && conflicts.first?.conflicts == [r2a])
             #expect(conflicts.first?.winnerDeleted == false && conflicts.first?.deletedConflicts == [])
-            #expect(try notes.find(Query().where("tags[]", .equal("a"))).isEmpty)
+            #expect(try notes.find(DocumentQuery().where("tags[]", .equal("a"))).isEmpty)
             // The same revision again: nothing written.
             let before = try Self.dump(db)
             #expect(
@@ -304,7 +306,7 @@ import Testing
             try notes.delete(id: "d")
             #expect(try notes.get(id: "d") == ["_id": "d", "_rev": "2-bbb", "tags": ["a"]])
             #expect(try notes.conflicts().isEmpty)
-            #expect(try notes.find(Query().where("tags[]", .equal("a"))).count == 1)
+            #expect(try notes.find(DocumentQuery().where("tags[]", .equal("a"))).count == 1)
             // A new conflict, resolved by keeping the loser.
             let r3 = try Self.rev("3-ddd")
             try notes.writeReplicated(id: "d", revision: r3, history: [r3.id, r2b.id, r1.id], body: ["tags": ["c"]])
@@ -439,7 +441,7 @@ import Testing
     /// leaves; the sequence of each id's last change.
     struct Model {
         var trees: [String: RevisionTree] = [:]
-        var bodies: [String: [Revision: JSONObject]] = [:]
+        var bodies: [String: [DocumentRevision: JSONObject]] = [:]
         var lastSequence: [String: Int64] = [:]
         let limit: Int
     }
@@ -467,7 +469,7 @@ import Testing
                     var doc = body
                     doc["_id"] = .string(id)
                     let change = try notes.upsert(.object(doc))
-                    let rev = Revision(
+                    let rev = DocumentRevision(
                         position: (winner?.revision.position ?? 0) + 1,
                         id: RevisionTree.newRevisionID(
                             parent: winner?.revision, deleted: false,
@@ -481,7 +483,7 @@ import Testing
                 case 2 where live:
                     try notes.delete(id: .string(id))
                     let w = try #require(winner)
-                    let rev = Revision(
+                    let rev = DocumentRevision(
                         position: w.revision.position + 1,
                         id: RevisionTree.newRevisionID(
                             parent: w.revision, deleted: true,
@@ -512,7 +514,7 @@ import Testing
                         position += 1
                     }
                     let deleted = rng.next() % 4 == 0
-                    let rev = Revision(position: position, id: history[0])
+                    let rev = DocumentRevision(position: position, id: history[0])
                     var candidate = tree
                     candidate.merge(
                         try RevisionTree.Path(position: position, history: history, leaf: .stored(deleted: deleted)))
@@ -571,7 +573,7 @@ import Testing
         }
     }
 
-    static func check(_ store: DocumentStore, _ db: Database, _ model: Model, step: Int, seed: UInt64) throws {
+    static func check(_ store: DocumentStore, _ db: LevelDB, _ model: Model, step: Int, seed: UInt64) throws {
         let notes = try store.collection("notes")
         var conflicted: [ConflictInfo] = []
         for (id, tree) in model.trees.sorted(by: { $0.key < $1.key }) {
@@ -628,14 +630,14 @@ import Testing
             try notes.insert(["_id": "c", "n": 4])
             try notes.delete(id: "c")
             #expect(try store.exportJSONLines(from: "notes", to: file) == 2)
-            exported = try notes.find(Query()).sorted {
+            exported = try notes.find(DocumentQuery()).sorted {
                 $0["_id"]?.compactDescription ?? "" < $1["_id"]?.compactDescription ?? ""
             }
         }
         try Self.withStore { store, db in
             #expect(try store.importJSONLines(into: "notes", path: file) == 2)
             let notes = try store.collection("notes")
-            let imported = try notes.find(Query()).sorted {
+            let imported = try notes.find(DocumentQuery()).sorted {
                 $0["_id"]?.compactDescription ?? "" < $1["_id"]?.compactDescription ?? ""
             }
             #expect(imported == exported)
@@ -654,7 +656,7 @@ import Testing
             try store.importJSONLines(into: "notes", path: couch)
             #expect(try notes.get(id: "d")?["_rev"] == .string(r2))
             #expect(
-                try store.read { try $0.revisionHistory("notes", id: "d", revision: try Revision.parse(r2)) }?.count
+                try store.read { try $0.revisionHistory("notes", id: "d", revision: try DocumentRevision.parse(r2)) }?.count
                     == 2)
             #expect(try notes.get(id: "e") == nil)
             #expect(try notes.revisionLeaves(id: "e").map(\.deleted) == [true])
@@ -682,7 +684,7 @@ import Testing
             for id in ["a", "b", "c", "d", "e"] { try notes.insert(["_id": .string(id), "n": 1]) }
             let first = try Self.revision(try notes.get(id: "b"))
             try notes.upsert(["_id": "b", "n": 3])
-            let branch = try Revision.parse("2-" + String(repeating: "9", count: 32))
+            let branch = try DocumentRevision.parse("2-" + String(repeating: "9", count: 32))
             try notes.writeReplicated(id: "b", revision: branch, history: [branch.id, first.id], body: ["n": 2])
             try notes.delete(id: "e")
             let initial = try store.verify()
@@ -736,7 +738,7 @@ import Testing
 
 extension DocumentCollection {
     /// `revisionHistory` through a read transaction, for brevity.
-    func revisionHistory(id: String, _ revision: Revision) throws -> [Revision]? {
+    func revisionHistory(id: String, _ revision: DocumentRevision) throws -> [DocumentRevision]? {
         try store.read { try $0.revisionHistory(name, id: id, revision: revision) }
     }
 

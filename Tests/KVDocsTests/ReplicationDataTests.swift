@@ -7,13 +7,13 @@ import Testing
 /// The data side of replication (issue 32, phase 3): `_changes`, `_revs_diff`,
 /// `_bulk_docs` with `new_edits: false`, `open_revs` and `_bulk_get`.
 @Suite struct ReplicationDataTests {
-    static func store(_ db: Database, revsLimit: Int = CollectionSchema.defaultRevsLimit) throws -> DocumentStore {
+    static func store(_ db: LevelDB, revsLimit: Int = CollectionSchema.defaultRevsLimit) throws -> DocumentStore {
         try DocumentStore(
             database: db,
-            schema: try Schema(collections: ["docs": CollectionSchema(replicated: true, revsLimit: revsLimit)]))
+            schema: try DocumentSchema(collections: ["docs": CollectionSchema(replicated: true, revsLimit: revsLimit)]))
     }
 
-    static func rev(_ text: String) throws -> Revision { try Revision.parse(text) }
+    static func rev(_ text: String) throws -> DocumentRevision { try DocumentRevision.parse(text) }
 
     /// A random universe of revisions of one document, as editing makes them: each a child
     /// of an earlier one or a new root; ids are MD5-shaped (32 hex digits) so that id order
@@ -155,7 +155,7 @@ import Testing
                 for request in open {
                     guard case .array(let r) = request, case .string(let id) = r[0], case .bool(let latest) = r[2]
                     else { continue }
-                    var revisions: [Revision]?
+                    var revisions: [DocumentRevision]?
                     if case .array(let revs) = r[1] {
                         revisions = try revs.map {
                             guard case .string(let text) = $0 else { throw KVDocsError(.invalidArgument, "a rev") }
@@ -290,7 +290,7 @@ import Testing
     @Test func replicationReadsRefuseCollectionsThatAreNotReplicated() throws {
         try withTemporaryDatabase { db, _ throws in
             let store = try DocumentStore(
-                database: db, schema: try Schema(collections: ["plain": CollectionSchema()]))
+                database: db, schema: try DocumentSchema(collections: ["plain": CollectionSchema()]))
             let plain = try store.collection("plain")
             expectError(.notSupported) { _ = try plain.changes() }
             expectError(.notSupported) { _ = try plain.revsDiff([:]) }
@@ -396,7 +396,7 @@ import Testing
 
     @Test func waitingForChangesReturnsOnAWriteOrWhenTheTimeoutEnds() async throws {
         let dir = TemporaryDirectory()
-        let db = try Database(path: dir.child("db"))
+        let db = try LevelDB(path: dir.child("db"))
         defer { db.close() }
         let docs = try Self.store(db).collection("docs")
         #expect(try await docs.waitForChanges(since: 0, timeout: .milliseconds(20)) == 0)

@@ -86,7 +86,7 @@ import Testing
     // MARK: - Parsing and printing
 
     @Test func parsesMD5AndOpaqueRevisions() throws {
-        let md5 = try Revision.parse("3-917fa2381192822767f010b95b45325b")
+        let md5 = try DocumentRevision.parse("3-917fa2381192822767f010b95b45325b")
         #expect(md5.position == 3)
         #expect(md5.id.kind == .md5)
         #expect(md5.id.bytes.count == 16)
@@ -94,7 +94,7 @@ import Testing
         #expect(md5.description == "3-917fa2381192822767f010b95b45325b")
 
         // Either case is accepted; the id is written back in lowercase (revid_to_str).
-        let upper = try Revision.parse("3-917FA2381192822767F010B95B45325B")
+        let upper = try DocumentRevision.parse("3-917FA2381192822767F010B95B45325B")
         #expect(upper == md5)
         #expect(upper.description == "3-917fa2381192822767f010b95b45325b")
 
@@ -104,12 +104,12 @@ import Testing
             "1-abcdef0123456789abcdef0123456789a", "1-abcdef0123456789abcdef012345678",
             "5-%20", "1-~!$&'()*+,;=:@[]"
         ] {
-            let revision = try Revision.parse(text)
+            let revision = try DocumentRevision.parse(text)
             #expect(revision.id.kind == .opaque, "\(text)")
             #expect(revision.description == text)
-            #expect(Revision(text) == revision)
+            #expect(DocumentRevision(text) == revision)
         }
-        #expect(try Revision.parse("12-x-y").id.description == "x-y")
+        #expect(try DocumentRevision.parse("12-x-y").id.description == "x-y")
     }
 
     /// Every bad input is refused with CouchDB's reason text and what is wrong.
@@ -141,11 +141,11 @@ import Testing
             ("1-917fa2381192822767f010b95b45325-", "must be hexadecimal")
         ]
         for (text, problem) in cases {
-            let error = expectError(.invalidArgument) { try Revision.parse(text) }
+            let error = expectError(.invalidArgument) { try DocumentRevision.parse(text) }
             #expect(error?.message.hasPrefix("Invalid rev format: ") == true, "\(text): \(String(describing: error))")
             #expect(
                 error?.message.contains(problem) == true, "\(text): \(String(describing: error)) should say \(problem)")
-            #expect(Revision(text) == nil)
+            #expect(DocumentRevision(text) == nil)
         }
     }
 
@@ -157,7 +157,7 @@ import Testing
         let sorted = try [
             "1-b", "1-ba", "1-c", "2-0000000000000000000000000000000a", "2-A", "2-a", "2-aa",
             "2-ffffffffffffffffffffffffffffffff", "10-a"
-        ].map(Revision.parse)
+        ].map(DocumentRevision.parse)
         // 16 bytes 00…0a sort before "A" (0x41); "A" before "a"; "a" before "aa"; 0xff… last.
         for (i, a) in sorted.enumerated() {
             for (j, b) in sorted.enumerated() {
@@ -166,8 +166,8 @@ import Testing
             }
         }
         // The same 16 bytes as an MD5 id and as an opaque id: different, MD5 first.
-        let opaque = try Revision.parse("1-AAAAAAAAAAAAAAAA")
-        let md5 = try Revision.parse("1-41414141414141414141414141414141")
+        let opaque = try DocumentRevision.parse("1-AAAAAAAAAAAAAAAA")
+        let md5 = try DocumentRevision.parse("1-41414141414141414141414141414141")
         #expect(opaque.id.bytes == md5.id.bytes)
         #expect(opaque != md5)
         #expect(md5 < opaque)
@@ -184,7 +184,7 @@ import Testing
             let b =
                 "\(Int.random(in: 1...3, using: &rng))-"
                 + RevisionID.hex((0..<16).map { _ in UInt8.random(in: 0...255, using: &rng) })
-            let (x, y) = (try Revision.parse(a), try Revision.parse(b))
+            let (x, y) = (try DocumentRevision.parse(a), try DocumentRevision.parse(b))
             let stringOrder = x.position != y.position ? x.position < y.position : a < b
             #expect((x < y) == stringOrder)
         }
@@ -203,7 +203,7 @@ import Testing
         #expect(first.bytes == MD5.digest(layout))
         #expect(first == RevisionTree.newRevisionID(parent: nil, deleted: false, canonicalBody: body))
 
-        let parent = try Revision.parse("1-\(first)")
+        let parent = try DocumentRevision.parse("1-\(first)")
         var layout2 = Array("kvdocs-rev-2".utf8) + [0, 1, 1, 0, 16] + first.bytes
         layout2 += body
         #expect(
@@ -213,22 +213,22 @@ import Testing
             RevisionTree.newRevisionID(parent: nil, deleted: false, canonicalBody: body),
             RevisionTree.newRevisionID(parent: nil, deleted: true, canonicalBody: body),
             RevisionTree.newRevisionID(parent: parent, deleted: false, canonicalBody: body),
-            RevisionTree.newRevisionID(parent: try Revision.parse("2-\(first)"), deleted: false, canonicalBody: body),
-            RevisionTree.newRevisionID(parent: try Revision.parse("1-abc"), deleted: false, canonicalBody: body),
+            RevisionTree.newRevisionID(parent: try DocumentRevision.parse("2-\(first)"), deleted: false, canonicalBody: body),
+            RevisionTree.newRevisionID(parent: try DocumentRevision.parse("1-abc"), deleted: false, canonicalBody: body),
             RevisionTree.newRevisionID(parent: nil, deleted: false, canonicalBody: Array("{\"a\":2}".utf8)),
             // The same bytes as an MD5 id and as an opaque one; a parent id's bytes moved
             // into the body.
             RevisionTree.newRevisionID(
-                parent: try Revision.parse(
+                parent: try DocumentRevision.parse(
                     "1-" + String(decoding: Array(repeating: UInt8(ascii: "a"), count: 16), as: UTF8.self)),
                 deleted: false, canonicalBody: body),
             RevisionTree.newRevisionID(
-                parent: try Revision.parse("1-" + String(repeating: "61", count: 16)), deleted: false,
+                parent: try DocumentRevision.parse("1-" + String(repeating: "61", count: 16)), deleted: false,
                 canonicalBody: body),
             RevisionTree.newRevisionID(
-                parent: try Revision.parse("1-ab"), deleted: false, canonicalBody: Array("c".utf8) + body)
+                parent: try DocumentRevision.parse("1-ab"), deleted: false, canonicalBody: Array("c".utf8) + body)
         ]
         #expect(Set(variants).count == variants.count)
-        #expect(try Revision.parse("2-\(variants[2])").id == variants[2])
+        #expect(try DocumentRevision.parse("2-\(variants[2])").id == variants[2])
     }
 }

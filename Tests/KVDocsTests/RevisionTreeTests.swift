@@ -36,7 +36,7 @@ private let absent = RevisionTree.NodeState.missing
         return RevisionID(kind: .opaque, bytes: Array(text.utf8))
     }
 
-    static func rev(_ position: Int, _ id: String) -> Revision { Revision(position: position, id: rid(id)) }
+    static func rev(_ position: Int, _ id: String) -> DocumentRevision { DocumentRevision(position: position, id: rid(id)) }
 
     /// A tree of `roots` (`[{Pos, Node}]`), in the order given.
     static func tree(_ roots: [(Int, N)]) throws -> RevisionTree {
@@ -326,7 +326,7 @@ private let absent = RevisionTree.NodeState.missing
         func tree(_ leaves: [(String, Value)]) throws -> RevisionTree {
             var tree = RevisionTree()
             for (text, value) in leaves {
-                let revision = try Revision.parse(text)
+                let revision = try DocumentRevision.parse(text)
                 var ids = [revision.id]
                 // Give every leaf its own history so that positions are real.
                 for p in stride(from: revision.position - 1, through: 1, by: -1) {
@@ -487,7 +487,7 @@ private let absent = RevisionTree.NodeState.missing
             let (pa, pb) = (a[0] as? Int ?? 0, b[0] as? Int ?? 0)
             return pa != pb ? pa < pb : (a[1] as? String ?? "") < (b[1] as? String ?? "")
         }
-        func list(_ revisions: [Revision]) -> [[Any]] { revisions.map { [$0.position, $0.id.description] } }
+        func list(_ revisions: [DocumentRevision]) -> [[Any]] { revisions.map { [$0.position, $0.id.description] } }
         return [
             "nodes": nodes,
             "roots": roots,

@@ -7,8 +7,8 @@ import Testing
 /// A schema change that fails keeps nothing of the new schema and leaves the stored one
 /// fully in force; writes cannot nest; verify speaks only of ready indexes.
 @Suite struct SchemaChangeRecoveryTests {
-    static func schema(_ indexes: String) throws -> Schema {
-        try Schema(json: Data(#"{"collections": {"people": {"indexes": [\#(indexes)]}}}"#.utf8))
+    static func schema(_ indexes: String) throws -> DocumentSchema {
+        try DocumentSchema(json: Data(#"{"collections": {"people": {"indexes": [\#(indexes)]}}}"#.utf8))
     }
 
     /// A failed apply used to drop the stored schema's unique index before its own build
@@ -26,7 +26,7 @@ import Testing
             #expect(try store.schema == v1)
             #expect(throws: KVDocsError.self) { try people.insert(["id": 3, "email": "a@x"]) }
             #expect(try store.verify().isClean)
-            #expect(try people.explain(Query().where("email", .equal("a@x"))).index == "by_email")
+            #expect(try people.explain(DocumentQuery().where("email", .equal("a@x"))).index == "by_email")
             let reopened = try DocumentStore(database: db)
             #expect(try reopened.verify().isClean)
         }
@@ -47,7 +47,7 @@ import Testing
             try people.insert(["id": 9, "age": 40])
             try people.upsert(["id": 2, "age": 31, "email": "b@x"])
             try store.apply(v2)
-            #expect(try people.find(Query().where("age", .equal(40))).map { $0["id"] } == [9])
+            #expect(try people.find(DocumentQuery().where("age", .equal(40))).map { $0["id"] } == [9])
             #expect(try store.verify().isClean)
         }
     }

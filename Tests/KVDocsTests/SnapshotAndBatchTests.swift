@@ -53,7 +53,7 @@ import Testing
 
     @Test func snapshotAfterCloseThrowsAndManySnapshotsAreFreedByClose() throws {
         let dir = TemporaryDirectory()
-        let db = try Database(path: dir.child("db"))
+        let db = try LevelDB(path: dir.child("db"))
         let snapshots = try (0..<20).map { _ in try db.snapshot() }
         db.close()
         for s in snapshots { #expect(throws: KVDocsError.self) { _ = try s.get("x") } }

@@ -8,7 +8,7 @@ import KVDocsEtcd
 #endif
 
 /// The storage a differential suite runs over: LevelDB; LevelDB read as over a network
-/// (``RoundTripStore``); and etcd (``EtcdStore`` on the tests' cluster) when the package is
+/// (``RoundTripStore``); and etcd (``EtcdKeyValueStore`` on the tests' cluster) when the package is
 /// built with its networked half. The same operations give the same answers, compared with
 /// the same reference, over each.
 enum TestBackend: String, Sendable, CustomTestStringConvertible {
@@ -34,7 +34,7 @@ enum TestBackend: String, Sendable, CustomTestStringConvertible {
 
     /// Runs `body` with a new, empty document store of this backend (over etcd, under a
     /// root of its own, removed afterwards).
-    func withStore<R>(schema: Schema, _ body: (DocumentStore) throws -> R) throws -> R {
+    func withStore<R>(schema: DocumentSchema, _ body: (DocumentStore) throws -> R) throws -> R {
         switch self {
         case .leveldb:
             return try withTemporaryDatabase { db, _ throws in
@@ -46,9 +46,9 @@ enum TestBackend: String, Sendable, CustomTestStringConvertible {
             }
         case .etcd:
             #if canImport(KVDocsEtcd)
-            let store = try EtcdStore(
+            let store = try EtcdKeyValueStore(
                 endpoints: Reference.etcdEndpoints, root: "differential-\(UUID().uuidString)",
-                options: EtcdStore.Options(maxTxnOps: 4096))
+                options: EtcdKeyValueStore.Options(maxTxnOps: 4096))
             defer {
                 _ = try? store.removeAll()
                 store.close()
@@ -66,9 +66,9 @@ enum TestBackend: String, Sendable, CustomTestStringConvertible {
 /// queries then read ahead and fetch documents many at a time, over LevelDB.
 final class RoundTripStore: KeyValueStore, @unchecked Sendable {
     // @unchecked Sendable: `database` is thread-safe and the only state.
-    let database: Database
+    let database: LevelDB
 
-    init(_ database: Database) { self.database = database }
+    init(_ database: LevelDB) { self.database = database }
 
     var name: String { database.name }
     var readsAreRoundTrips: Bool { true }

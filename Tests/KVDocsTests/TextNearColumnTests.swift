@@ -101,7 +101,7 @@ import Testing
     @Test(.requires(.sqliteFTS5))
     func nearAndColumnFiltersAgreeWithSQLiteFTS5() throws {
         try withTemporaryDatabase { db, _ throws in
-            let store = try DocumentStore(database: db, schema: try Schema(json: Data(Self.schema.utf8)))
+            let store = try DocumentStore(database: db, schema: try DocumentSchema(json: Data(Self.schema.utf8)))
             let collection = try store.collection("docs")
             var rng = SplitMix64(seed: 301)
             var docs: [Int: JSONValue] = [:]

@@ -105,7 +105,7 @@ enum ZipfCorpus {
     /// loose impacts); and pruning really skips work.
     @Test func pruningNeverChangesATopKAnswer() throws {
         try withTemporaryDatabase { db, _ throws in
-            let store = try DocumentStore(database: db, schema: try Schema(json: Data(Self.schema.utf8)))
+            let store = try DocumentStore(database: db, schema: try DocumentSchema(json: Data(Self.schema.utf8)))
             let docs = try store.collection("docs")
             let words = ZipfCorpus.vocabulary(1500, seed: 91)
             let corpus = ZipfCorpus.documents(3000, seed: 92, words: words)
@@ -158,7 +158,7 @@ enum ZipfCorpus {
     /// `optimize` leaves full blocks, rows / 128 however the rows arrived.
     @Test func singleWritesThenOptimizeGiveFullBlocks() throws {
         try withTemporaryDatabase { db, _ throws in
-            let store = try DocumentStore(database: db, schema: try Schema(json: Data(Self.schema.utf8)))
+            let store = try DocumentStore(database: db, schema: try DocumentSchema(json: Data(Self.schema.utf8)))
             let docs = try store.collection("docs")
             for i in 0..<1000 { try docs.insert(["id": .int(Int64(i)), "body": .string("common word\(i % 7)")]) }
             let layout = store.textLayout("docs", "t")
@@ -197,10 +197,10 @@ enum ZipfCorpus {
         for threshold in [TextIndexMaintainer.flushThreshold, 500] {
             try withTemporaryDatabase { db, _ throws in
                 let plain = #"{"collections": {"docs": {"primaryKey": "id"}}}"#
-                let store = try DocumentStore(database: db, schema: try Schema(json: Data(plain.utf8)))
+                let store = try DocumentStore(database: db, schema: try DocumentSchema(json: Data(plain.utf8)))
                 try store.write { batch in for d in corpus { try batch.insert("docs", d) } }
                 store.state.withLock { $0.buildFlushThreshold = threshold }
-                try store.apply(try Schema(json: Data(TextPruningTests.schema.utf8)))
+                try store.apply(try DocumentSchema(json: Data(TextPruningTests.schema.utf8)))
                 #expect(try store.verify().isClean)
                 let docs = try store.collection("docs")
                 var results: [String] = []

@@ -97,16 +97,15 @@ enum TextCorpus {
 }
 
 @Suite struct TextSearchTests {
-    static func store(_ db: Database, tokenizer: String = "unicode61", detail: String = "full") throws -> DocumentStore
-    {
+    static func store(_ db: LevelDB, tokenizer: String = "unicode61", detail: String = "full") throws -> DocumentStore {
         try DocumentStore(database: db, schema: try schema(tokenizer: tokenizer, detail: detail))
     }
 
-    static func schema(tokenizer: String = "unicode61", detail: String = "full") throws -> Schema {
+    static func schema(tokenizer: String = "unicode61", detail: String = "full") throws -> DocumentSchema {
         let json = notesSchemaJSON.replacingOccurrences(
             of: #""fields": ["bio", "title"]}"#,
             with: #""fields": ["bio", "title"], "tokenizer": "\#(tokenizer)", "detail": "\#(detail)"}"#)
-        return try Schema(json: Data(json.utf8))
+        return try DocumentSchema(json: Data(json.utf8))
     }
 
     /// Every tokenizer and `detail` mode over LevelDB; one read as over a network
@@ -286,7 +285,7 @@ enum TextCorpus {
                 try notes.insert(["id": "b", "bio": "Perth local", "year": 2021])
                 try notes.delete(id: "a")
                 #expect(try tx.search("notes", "perth").map(\.id) == ["a"])
-                #expect(try tx.find("notes", Query().where("year", .greaterOrEqual(2020))).count == 1)
+                #expect(try tx.find("notes", DocumentQuery().where("year", .greaterOrEqual(2020))).count == 1)
             }
             #expect(try notes.search("perth").map(\.id) == ["b"])
         }

@@ -8,11 +8,11 @@ import Testing
 ///
 /// `@unchecked Sendable`: `batches` is only touched under `lock`; the database is Sendable.
 final class RecordingStore: KeyValueStore, @unchecked Sendable {
-    let base: Database
+    let base: LevelDB
     private let lock = NSLock()
     private var batches: [[WriteBatch.Operation]] = []
 
-    init(_ base: Database) { self.base = base }
+    init(_ base: LevelDB) { self.base = base }
 
     var written: [[WriteBatch.Operation]] { lock.withLock { batches } }
     var name: String { base.name }
@@ -50,7 +50,8 @@ final class RecordingStore: KeyValueStore, @unchecked Sendable {
         try withTemporaryDatabase { db, _ throws in
             let recording = RecordingStore(db)
             let store = try DocumentStore(
-                storage: recording, database: db, schema: try Schema(json: Data(Self.schema.utf8)), root: Subspace(),
+                storage: recording, database: db, schema: try DocumentSchema(json: Data(Self.schema.utf8)),
+                root: Subspace(),
                 finishingBuilds: true, progress: nil)
             let docs = TextCorpus.documents(3000, seed: 81)
             let batches = stride(from: 0, to: docs.count, by: 50).map { Array(docs[$0..<min($0 + 50, docs.count)]) }
@@ -92,18 +93,18 @@ final class RecordingStore: KeyValueStore, @unchecked Sendable {
         let path = dir.child("db")
         try FileManager.default.copyItem(
             atPath: packageRoot.appendingPathComponent("Tests/Fixtures/text2-db").path, toPath: path)
-        let db = try Database(path: path)
+        let db = try LevelDB(path: path)
         defer { db.close() }
         let body = IndexIdentity("notes", "body_text", .text), tags = IndexIdentity("notes", "tags_text", .text)
-        #expect(try Catalog().indexStates(.text, in: db)[body]?.format == 2)
-        #expect(try Catalog().indexStates(.text, in: db)[tags]?.format == 2)
+        #expect(try DocumentCatalog().indexStates(.text, in: db)[body]?.format == 2)
+        #expect(try DocumentCatalog().indexStates(.text, in: db)[tags]?.format == 2)
         var progress: [DocumentStore.IndexBuildProgress] = []
         let store = try DocumentStore(database: db) { progress.append($0) }
         #expect(Set(progress.map(\.index)).isSuperset(of: ["body_text", "tags_text"]))
         let last = try #require(progress.last { $0.index == "body_text" })
         #expect(last.done == 5 && last.total == 5)
-        #expect(try Catalog().indexStates(.text, in: db)[body]?.format == 3)
-        #expect(try Catalog().indexStates(.text, in: db)[tags]?.format == 3)
+        #expect(try DocumentCatalog().indexStates(.text, in: db)[body]?.format == 3)
+        #expect(try DocumentCatalog().indexStates(.text, in: db)[tags]?.format == 3)
         #expect(try store.verify().isClean)
         let layout = store.textLayout("notes", "body_text")
         #expect(try db.count(layout.allSegments.range) == 1)
@@ -288,9 +289,9 @@ final class RecordingStore: KeyValueStore, @unchecked Sendable {
             }
         }
         do {
-            let db = try Database(path: path)
+            let db = try LevelDB(path: path)
             defer { db.close() }
-            let store = try DocumentStore(database: db, schema: try Schema(json: Data(Self.schema.utf8)))
+            let store = try DocumentStore(database: db, schema: try DocumentSchema(json: Data(Self.schema.utf8)))
             #expect(text.layout.subspace.prefix == store.textLayout("notes", "body_text").subspace.prefix)
             // Segments of single writes and small batches, with deletes and updates among them.
             var rng = SplitMix64(seed: 96)
@@ -330,7 +331,7 @@ final class RecordingStore: KeyValueStore, @unchecked Sendable {
             #expect(try db.get(text.layout.merge) != nil)
         }
         // Reopened: the half-done merge is read back, writes carry on with it.
-        let db = try Database(path: path)
+        let db = try LevelDB(path: path)
         defer { db.close() }
         let store = try DocumentStore(database: db)
         #expect(try store.verify().isClean)
@@ -351,9 +352,9 @@ final class RecordingStore: KeyValueStore, @unchecked Sendable {
     /// ends where one big step does: one segment, no merge in progress, the same answers.
     @Test func optimizeInSmallStepsEndsWithOneSegmentAndTheSameAnswers() throws {
         let dir = TemporaryDirectory()
-        let db = try Database(path: dir.child("db"))
+        let db = try LevelDB(path: dir.child("db"))
         defer { db.close() }
-        let store = try DocumentStore(database: db, schema: try Schema(json: Data(Self.schema.utf8)))
+        let store = try DocumentStore(database: db, schema: try DocumentSchema(json: Data(Self.schema.utf8)))
         for (i, doc) in TextCorpus.documents(300, seed: 97).enumerated() {
             try store.write { tx in
                 _ = try tx.upsert("notes", doc)

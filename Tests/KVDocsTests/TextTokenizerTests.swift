@@ -101,7 +101,7 @@ import Testing
                 let tokenizer = caseSensitive ? "trigram case_sensitive 1" : "trigram"
                 let schema =
                     #"{"collections": {"n": {"primaryKey": "id", "text": [{"name": "t", "fields": ["x"], "tokenizer": "\#(tokenizer)"}]}}}"#
-                let store = try DocumentStore(database: db, schema: try Schema(json: Data(schema.utf8)))
+                let store = try DocumentStore(database: db, schema: try DocumentSchema(json: Data(schema.utf8)))
                 let n = try store.collection("n")
                 for (id, text) in [(1, "Hello World"), (2, "HELLO"), (3, "北京大学生"), (4, "ab")] {
                     try n.insert(["id": .int(Int64(id)), "x": .string(text)])

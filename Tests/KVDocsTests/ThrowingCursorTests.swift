@@ -7,7 +7,7 @@ import Testing
 /// Entries and the other cursors: errors met mid-iteration are thrown, never lost; the
 /// operations of `ThrowingCursor` behave as their `Sequence` namesakes.
 @Suite struct ThrowingCursorTests {
-    static func fill(_ db: Database, _ count: Int) throws {
+    static func fill(_ db: LevelDB, _ count: Int) throws {
         try db.write { batch in
             for i in 0..<count { batch.put(String(format: "k%03d", i), "v\(i)") }
         }
@@ -39,7 +39,7 @@ import Testing
 
     @Test func closingTheDatabaseMidIterationThrowsClosedFromNext() throws {
         let dir = TemporaryDirectory()
-        let db = try Database(path: dir.child("db"))
+        let db = try LevelDB(path: dir.child("db"))
         try Self.fill(db, 10)
         let entries = try db.entries()
         var seen = 0
@@ -63,7 +63,7 @@ import Testing
 
     @Test func closingTheDatabaseInsideForEachThrowsClosedFromForEach() throws {
         let dir = TemporaryDirectory()
-        let db = try Database(path: dir.child("db"))
+        let db = try LevelDB(path: dir.child("db"))
         try Self.fill(db, 10)
         var seen: [[UInt8]] = []
         expectError(.closed) {
@@ -77,7 +77,7 @@ import Testing
 
     @Test func closingTheDatabaseMidIterationThrowsClosedFromCollectAndTheOtherOperations() throws {
         let dir = TemporaryDirectory()
-        let db = try Database(path: dir.child("db"))
+        let db = try LevelDB(path: dir.child("db"))
         try Self.fill(db, 10)
         let cursors = try (0..<7).map { _ in try db.entries() }
         for cursor in cursors { _ = try cursor.next() }
@@ -93,7 +93,7 @@ import Testing
 
     @Test func closingTheDatabaseMidIterationOfSnapshotEntriesThrowsClosed() throws {
         let dir = TemporaryDirectory()
-        let db = try Database(path: dir.child("db"))
+        let db = try LevelDB(path: dir.child("db"))
         try Self.fill(db, 5)
         let snapshot = try db.snapshot()
         try db.put("k999", "later")
@@ -119,14 +119,14 @@ import Testing
 
     /// A database in several table files, reopened (so no table is open yet) with its
     /// last table file damaged: a forward scan reads the first tables, then fails.
-    static func databaseWithItsLastTable(_ damage: Damage, in dir: TemporaryDirectory) throws -> Database {
+    static func databaseWithItsLastTable(_ damage: Damage, in dir: TemporaryDirectory) throws -> LevelDB {
         let path = dir.child("db")
-        var options = Options()
+        var options = LevelDBOptions()
         options.compression = .none
         options.maxFileSize = 1 << 20
         options.writeBufferSize = 64 << 10  // many small tables, merged by compact() into 1 MiB files
         do {
-            let db = try Database(path: path, options: options)
+            let db = try LevelDB(path: path, options: options)
             let value = [UInt8](repeating: 0x78, count: 100)
             for start in stride(from: 0, to: 30_000, by: 1000) {
                 try db.write { batch in
@@ -138,7 +138,7 @@ import Testing
         }
         let tables = try FileManager.default.contentsOfDirectory(atPath: path).filter { $0.hasSuffix(".ldb") }.sorted()
         try #require(tables.count >= 2, "expected several table files, found \(tables)")
-        let db = try Database(path: path, options: options)
+        let db = try LevelDB(path: path, options: options)
         let last = path + "/" + tables.last!
         switch damage {
         case .deleted:
@@ -168,7 +168,7 @@ import Testing
         let dir = TemporaryDirectory()
         let db = try Self.databaseWithItsLastTable(damage, in: dir)
         defer { db.close() }
-        let entries = try db.entries(options: ReadOptions(verifyChecksums: true))
+        let entries = try db.entries(options: LevelDBReadOptions(verifyChecksums: true))
         var seen = 0
         do {
             while try entries.next() != nil { seen += 1 }
@@ -195,7 +195,7 @@ import Testing
         let db = try Self.databaseWithItsLastTable(damage, in: dir)
         defer { db.close() }
         let kind = Self.expectedKind(damage)
-        let options = ReadOptions(verifyChecksums: true)
+        let options = LevelDBReadOptions(verifyChecksums: true)
         var seen = 0
         expectError(kind) { try db.entries(options: options).forEach { _ in seen += 1 } }
         #expect(seen > 0)
@@ -226,7 +226,7 @@ import Testing
             try Self.fill(db, 50)
             let all = try db.entries().collect()
             #expect(all.count == 50)
-            func number(_ e: Entry) -> Int { Int(String(decoding: e.value.dropFirst(), as: UTF8.self))! }
+            func number(_ e: KeyValueEntry) -> Int { Int(String(decoding: e.value.dropFirst(), as: UTF8.self))! }
             #expect(try Array(db.entries()) == all)
             #expect(try Set(db.entries().map(\.key)) == Set(all.map(\.key)))
             #expect(try db.entries().map(number).collect() == all.map(number))
@@ -246,7 +246,7 @@ import Testing
             #expect(try db.entries().first { _ in false } == nil)
             #expect(try db.entries().allSatisfy { number($0) < 50 })
             #expect(try !db.entries().allSatisfy { number($0) < 49 })
-            var visited: [Entry] = []
+            var visited: [KeyValueEntry] = []
             try db.entries().forEach { visited.append($0) }
             #expect(visited == all)
         }

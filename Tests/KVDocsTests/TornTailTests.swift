@@ -34,7 +34,7 @@ import Testing
     }
 
     static func write(_ path: String, synced: Int, unsynced: Int, valueSize: Int = 100) throws -> LoggedWrites {
-        let db = try Database(path: path)
+        let db = try LevelDB(path: path)
         let name = try newestLog(path)
         var ends: [Int] = []
         for i in 0..<(synced + unsynced) {
@@ -47,7 +47,7 @@ import Testing
     }
 
     /// The keys of `db`, which must be the first keys written, in order; returns how many.
-    static func prefixLength(_ db: Database, valueSize: Int = 100, sourceLocation: SourceLocation = #_sourceLocation)
+    static func prefixLength(_ db: LevelDB, valueSize: Int = 100, sourceLocation: SourceLocation = #_sourceLocation)
         throws -> Int
     {
         let entries = try db.entries().collect()
@@ -98,7 +98,7 @@ import Testing
         let damaged = damage.apply(to: bytes, from: start, seed: UInt64(valueSize))
         try Data(damaged).write(to: URL(fileURLWithPath: logged.log))
 
-        let db = try Database(path: logged.path)
+        let db = try LevelDB(path: logged.path)
         defer { db.close() }
         #expect(try Self.prefixLength(db, valueSize: valueSize) == kept)
         let tail = try #require(db.recoveredTornTail)
@@ -113,7 +113,7 @@ import Testing
         // The database takes writes, and the next open finds nothing torn.
         try db.put("after", "power loss", sync: true)
         db.close()
-        let again = try Database(path: logged.path)
+        let again = try LevelDB(path: logged.path)
         defer { again.close() }
         #expect(again.recoveredTornTail == nil)
         #expect(try again.get("after", as: String.self) == "power loss")
@@ -131,7 +131,7 @@ import Testing
         bytes[logged.syncedEnd + 4] = 40
         bytes[logged.syncedEnd + 5] = 0
         try Data(bytes).write(to: URL(fileURLWithPath: logged.log))
-        let db = try Database(path: logged.path)
+        let db = try LevelDB(path: logged.path)
         defer { db.close() }
         #expect(try Self.prefixLength(db) == 7)
         #expect(db.recoveredTornTail?.offset == logged.syncedEnd)
@@ -146,7 +146,7 @@ import Testing
         let logged = try Self.write(dir.child("db"), synced: 5, unsynced: 5)
         let cut = logged.ends[6] + 30
         try FileHandle(forWritingTo: URL(fileURLWithPath: logged.log)).truncate(atOffset: UInt64(cut))
-        let db = try Database(path: logged.path)
+        let db = try LevelDB(path: logged.path)
         defer { db.close() }
         #expect(try Self.prefixLength(db) == 7)
         let tail = try #require(db.recoveredTornTail)
@@ -159,7 +159,7 @@ import Testing
         let dir = TemporaryDirectory()
         let logged = try Self.write(dir.child("db"), synced: 5, unsynced: 5)
         try FileHandle(forWritingTo: URL(fileURLWithPath: logged.log)).truncate(atOffset: UInt64(logged.ends[6]))
-        let db = try Database(path: logged.path)
+        let db = try LevelDB(path: logged.path)
         defer { db.close() }
         #expect(try Self.prefixLength(db) == 7)
         #expect(db.recoveredTornTail == nil)
@@ -177,7 +177,7 @@ import Testing
                 .first { b in b > logged.syncedEnd && !logged.ends.contains(b) })
         let kept = logged.ends.filter { $0 <= boundary }.count
         try FileHandle(forWritingTo: URL(fileURLWithPath: logged.log)).truncate(atOffset: UInt64(boundary))
-        let db = try Database(path: logged.path)
+        let db = try LevelDB(path: logged.path)
         defer { db.close() }
         #expect(try Self.prefixLength(db, valueSize: 1000) == kept)
         #expect(kept >= logged.synced)
@@ -197,7 +197,7 @@ import Testing
         bytes[logged.ends[damagedWrite] - 20] ^= 0x55
         try Data(bytes).write(to: URL(fileURLWithPath: logged.log))
         let before = try Self.fingerprint(logged.path)
-        let error = expectError(.corruption) { try Database(path: logged.path).close() }
+        let error = expectError(.corruption) { try LevelDB(path: logged.path).close() }
         #expect(
             error?.message.contains("\(logged.log): checksum mismatch at offset \(logged.ends[damagedWrite - 1])")
                 == true, "\(String(describing: error))")
@@ -224,7 +224,7 @@ import Testing
         }
         #expect(at == LogFileCheck.blockSize)
         #expect(intact == 2 * LogFileCheck.blockSize)
-        let error = expectError(.corruption) { try Database(path: logged.path).close() }
+        let error = expectError(.corruption) { try LevelDB(path: logged.path).close() }
         #expect(error?.message.contains(logged.log) == true, "\(String(describing: error))")
         #expect(!FileManager.default.fileExists(atPath: logged.path + "/lost"))
     }
@@ -246,7 +246,7 @@ import Testing
         let found = bytes.withUnsafeBytes { TornTailRecovery.firstIntactFragment(in: $0, from: logged.ends[11]) }
         #expect(found == logged.ends[17])
         let before = try Self.fingerprint(logged.path)
-        let error = expectError(.corruption) { try Database(path: logged.path).close() }
+        let error = expectError(.corruption) { try LevelDB(path: logged.path).close() }
         #expect(
             error?.message.contains(
                 "\(logged.log): a record cut short, or bytes that are no record, at offset \(logged.ends[11]), followed by an intact record at offset \(logged.ends[17])"
@@ -262,7 +262,7 @@ import Testing
         let damaged = Damage.zeroed.apply(to: bytes, from: logged.syncedEnd + 12, seed: 1)
         try Data(damaged).write(to: URL(fileURLWithPath: logged.log))
         let before = try Self.fingerprint(logged.path)
-        let db = try Database.openPrivateCopy(of: logged.path, under: dir.path)
+        let db = try LevelDB.openPrivateCopy(of: logged.path, under: dir.path)
         #expect(try Self.prefixLength(db) == 10)
         let tail = try #require(db.recoveredTornTail)
         #expect(tail.offset == logged.syncedEnd)
@@ -276,19 +276,19 @@ import Testing
     @Test func aDocumentStoreWithATornTailOpensWithItsSyncedDocumentsAndVerifiesClean() throws {
         let dir = TemporaryDirectory()
         let path = dir.child("db")
-        let schema = try Schema(
+        let schema = try DocumentSchema(
             json: Data(
                 #"{"collections": {"people": {"primaryKey": "id", "indexes": [{"name": "by_age", "fields": ["age"]}]}}}"#
                     .utf8))
         var ends: [Int] = []
         let name: String
         do {
-            let db = try Database(path: path)
+            let db = try LevelDB(path: path)
             _ = try DocumentStore(database: db, schema: schema)
             db.close()
         }
         do {
-            let db = try Database(path: path)
+            let db = try LevelDB(path: path)
             let store = try DocumentStore(database: db)
             name = try Self.newestLog(path)
             for i in 0..<20 {
@@ -302,7 +302,7 @@ import Testing
         let log = path + "/" + name
         let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: log)))
         try Data(Damage.garbled.apply(to: bytes, from: ends[11] + 9, seed: 3)).write(to: URL(fileURLWithPath: log))
-        let db = try Database(path: path)
+        let db = try LevelDB(path: path)
         defer { db.close() }
         #expect(db.recoveredTornTail?.offset == ends[11])
         let store = try DocumentStore(database: db)

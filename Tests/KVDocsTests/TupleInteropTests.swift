@@ -58,7 +58,7 @@ import Testing
         let path = dir.child("db")
         let id = UUID(uuidString: "12345678-1234-5678-1234-567812345678")!
         do {
-            let db = try Database(path: path)
+            let db = try LevelDB(path: path)
             let departures = Subspace(["dep"])
             try db.put(departures.pack(["Perth", 1700000000]), "to Fremantle")
             try db.put(departures.pack(["Perth", -5]), "")
@@ -97,7 +97,7 @@ import Testing
             """
         let result = try runProcess(try referencePython(), ["-c", script])
         try #require(result.status == 0, "\(result.stderr)")
-        let db = try Database(path: path)
+        let db = try LevelDB(path: path)
         defer { db.close() }
         let entries = try db.entries(Subspace(["dep"]).range).collect()
         #expect(

@@ -46,7 +46,9 @@ private struct AthleteID: Codable, Equatable {
     }
 }
 
-private func typedSchema() throws -> Schema { try Schema(json: Data(typedSchemaJSON.utf8), file: "typed.json") }
+private func typedSchema() throws -> DocumentSchema {
+    try DocumentSchema(json: Data(typedSchemaJSON.utf8), file: "typed.json")
+}
 
 private let ada = Athlete(
     id: 1, name: "Ada Lovelace", club: "Tromsø SK", born: Date(timeIntervalSince1970: 1_000_000_000))
@@ -154,10 +156,10 @@ private let bo = Athlete(id: 2, name: "Bo Berg", club: "Oslo IL", born: Date(tim
                 // A write after the snapshot is not seen by any of the reads.
                 try athletes.insert(Athlete(id: 3, name: "Cy", club: "Oslo IL", born: .now))
                 var visited: [Int] = []
-                try tx.forEach("athletes", Query().orderBy("id"), as: Athlete.self) { visited.append($0.id) }
+                try tx.forEach("athletes", DocumentQuery().orderBy("id"), as: Athlete.self) { visited.append($0.id) }
                 return (
-                    try tx.fetch(.find("athletes", Query().where("club", .equal("Oslo IL")), as: Athlete.self)),
-                    try tx.count("athletes", Query().where("club", .equal("Oslo IL"))),
+                    try tx.fetch(.find("athletes", DocumentQuery().where("club", .equal("Oslo IL")), as: Athlete.self)),
+                    try tx.count("athletes", DocumentQuery().where("club", .equal("Oslo IL"))),
                     try tx.fetch(.near("stations", here, within: 20_000, as: Station.self)),
                     try tx.fetch(.search("athletes", "lovelace", as: Athlete.self)),
                     visited
@@ -234,12 +236,12 @@ private let bo = Athlete(id: 2, name: "Bo Berg", club: "Oslo IL", born: Date(tim
         try withTemporaryDatabase { db, _ throws in
             let store = try DocumentStore(database: db, schema: try typedSchema())
             #expect(store.dateStrategy == .secondsSince1970)
-            #expect(try Catalog().dateStrategy(in: db) == .secondsSince1970)
+            #expect(try DocumentCatalog().dateStrategy(in: db) == .secondsSince1970)
             let athletes = try store.collection("athletes", of: Athlete.self)
             try athletes.insert(ada)
             try athletes.insert(bo)
-            #expect(try athletes.find(Query().where("born", .greater(1_050_000_000))) == [bo])
-            #expect(try athletes.count(Query().where("born", .greater(900_000_000))) == 2)
+            #expect(try athletes.find(DocumentQuery().where("born", .greater(1_050_000_000))) == [bo])
+            #expect(try athletes.count(DocumentQuery().where("born", .greater(900_000_000))) == 2)
             #expect(try store.collection("athletes").get(id: 1)?["born"] == 1_000_000_000)
         }
     }
@@ -255,7 +257,7 @@ private let bo = Athlete(id: 2, name: "Bo Berg", club: "Oslo IL", born: Date(tim
             let reopened = try DocumentStore(database: db)
             #expect(reopened.dateStrategy == strategy)
             #expect(try reopened.collection("athletes", of: Athlete.self).get(id: 1) == ada)
-            #expect(try Catalog().dateStrategy(in: db) == strategy)
+            #expect(try DocumentCatalog().dateStrategy(in: db) == strategy)
         }
     }
 
@@ -285,12 +287,12 @@ private let bo = Athlete(id: 2, name: "Bo Berg", club: "Oslo IL", born: Date(tim
             // (JSONEncoder's default), and no record.
             let store = try DocumentStore(database: db, schema: try typedSchema())
             try store.collection("athletes").insert(try JSONValue(encoding: ada, dates: .secondsSince2001))
-            try db.delete(Catalog().datesKey)
-            #expect(try Catalog().dateStrategy(in: db) == nil)
+            try db.delete(DocumentCatalog().datesKey)
+            #expect(try DocumentCatalog().dateStrategy(in: db) == nil)
 
             let reopened = try DocumentStore(database: db)
             #expect(reopened.dateStrategy == .secondsSince2001)
-            #expect(try Catalog().dateStrategy(in: db) == .secondsSince2001)
+            #expect(try DocumentCatalog().dateStrategy(in: db) == .secondsSince2001)
             #expect(try reopened.collection("athletes", of: Athlete.self).get(id: 1) == ada)
             let error = expectError(.invalidArgument) { try DocumentStore(database: db, dates: .secondsSince1970) }
             #expect(error?.message.contains("stores dates as secondsSince2001") == true)
@@ -300,17 +302,17 @@ private let bo = Athlete(id: 2, name: "Bo Berg", club: "Oslo IL", born: Date(tim
     @Test func anExistingStoreWithoutDocumentsOrRecordTakesTheGivenStrategy() throws {
         try withTemporaryDatabase { db, _ throws in
             _ = try DocumentStore(database: db, schema: try typedSchema())
-            try db.delete(Catalog().datesKey)
+            try db.delete(DocumentCatalog().datesKey)
             #expect(
                 try DocumentStore(database: db, dates: .millisecondsSince1970).dateStrategy == .millisecondsSince1970)
-            #expect(try Catalog().dateStrategy(in: db) == .millisecondsSince1970)
+            #expect(try DocumentCatalog().dateStrategy(in: db) == .millisecondsSince1970)
         }
     }
 
     @Test func aStrategyRecordedByANewerVersionIsRefused() throws {
         try withTemporaryDatabase { db, path throws in
             _ = try DocumentStore(database: db, schema: try typedSchema())
-            try db.put(Catalog().datesKey, Tuple([.string("nanoseconds")]))
+            try db.put(DocumentCatalog().datesKey, Tuple([.string("nanoseconds")]))
             let error = expectError(.notSupported) { try DocumentStore(database: db) }
             #expect(
                 error?.message
@@ -323,9 +325,9 @@ private let bo = Athlete(id: 2, name: "Bo Berg", club: "Oslo IL", born: Date(tim
         let dir = TemporaryDirectory()
         try FileManager.default.copyItem(
             atPath: packageRoot.appendingPathComponent("Tests/Fixtures/dates1-db").path, toPath: dir.child("db"))
-        let db = try Database(path: dir.child("db"))
+        let db = try LevelDB(path: dir.child("db"))
         defer { db.close() }
-        #expect(try Catalog().dateStrategy(in: db) == nil)
+        #expect(try DocumentCatalog().dateStrategy(in: db) == nil)
         let store = try DocumentStore(database: db)
         #expect(store.dateStrategy == .secondsSince2001)
         let runs = try store.collection("runs", of: FixtureRun.self)
@@ -333,7 +335,7 @@ private let bo = Athlete(id: 2, name: "Bo Berg", club: "Oslo IL", born: Date(tim
         #expect(try runs.get(id: 2) == FixtureRun(id: 2, at: Date(timeIntervalSince1970: 1_600_000_000.5)))
         // Queries compare with the stored numbers: seconds since 2001 here.
         let cut = Date(timeIntervalSince1970: 1_650_000_000).timeIntervalSinceReferenceDate
-        #expect(try runs.find(Query().where("at", .greater(.double(cut)))).map(\.id) == [1])
+        #expect(try runs.find(DocumentQuery().where("at", .greater(.double(cut)))).map(\.id) == [1])
     }
 }
 
@@ -352,9 +354,9 @@ struct FixtureRun: Codable, Equatable {
             let born = Date(timeIntervalSince1970: 1_000_000_000)
             do {
                 let store = try DocumentStore(database: db)
-                #expect(try Catalog().dateStrategy(in: db) == nil)
-                try store.apply(try Schema(collections: ["athletes": CollectionSchema()]))
-                #expect(try Catalog().dateStrategy(in: db) == .secondsSince1970)
+                #expect(try DocumentCatalog().dateStrategy(in: db) == nil)
+                try store.apply(try DocumentSchema(collections: ["athletes": CollectionSchema()]))
+                #expect(try DocumentCatalog().dateStrategy(in: db) == .secondsSince1970)
                 try store.collection("athletes", of: Athlete.self).insert(
                     Athlete(id: 1, name: "a", club: "c", born: born))
             }

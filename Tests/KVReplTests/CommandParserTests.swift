@@ -45,7 +45,7 @@ import Testing
         do {
             _ = try key(text)
             Issue.record("accepted \(text)")
-        } catch let e as CommandError {
+        } catch let e as ShellCommandError {
             #expect(e.description == message)
         } catch {
             Issue.record("\(error)")
@@ -55,14 +55,14 @@ import Testing
 
 @Suite struct CommandParserTests {
     @Test func rawCommands() throws {
-        #expect(try Command.parse("get k") == .get(Array("k".utf8)))
-        #expect(try Command.parse("GET 0x00") == .get([0]))
-        #expect(try Command.parse("put k hello world") == .put(Array("k".utf8), Array("hello world".utf8)))
-        #expect(try Command.parse(#"put k {"a": 1}"#) == .put(Array("k".utf8), Array(#"{"a": 1}"#.utf8)))
-        #expect(try Command.parse(#"put ("t", 1) "v w""#) == .put(Tuple(["t", 1]).encoded, Array("v w".utf8)))
-        #expect(try Command.parse("put k 0x0001") == .put(Array("k".utf8), [0, 1]))
-        #expect(try Command.parse("del \"a b\"") == .del(Array("a b".utf8)))
-        var o = Command.ScanOptions()
+        #expect(try ShellCommand.parse("get k") == .get(Array("k".utf8)))
+        #expect(try ShellCommand.parse("GET 0x00") == .get([0]))
+        #expect(try ShellCommand.parse("put k hello world") == .put(Array("k".utf8), Array("hello world".utf8)))
+        #expect(try ShellCommand.parse(#"put k {"a": 1}"#) == .put(Array("k".utf8), Array(#"{"a": 1}"#.utf8)))
+        #expect(try ShellCommand.parse(#"put ("t", 1) "v w""#) == .put(Tuple(["t", 1]).encoded, Array("v w".utf8)))
+        #expect(try ShellCommand.parse("put k 0x0001") == .put(Array("k".utf8), [0, 1]))
+        #expect(try ShellCommand.parse("del \"a b\"") == .del(Array("a b".utf8)))
+        var o = ShellCommand.ScanOptions()
         o.prefix = Array("user:".utf8)
         o.from = Array("user:5".utf8)
         o.to = Array("user:9".utf8)
@@ -71,54 +71,54 @@ import Testing
         o.keysOnly = true
         o.count = true
         #expect(
-            try Command.parse("scan user: --from user:5 --to user:9 --reverse --limit 10 --keys-only --count")
+            try ShellCommand.parse("scan user: --from user:5 --to user:9 --reverse --limit 10 --keys-only --count")
                 == .scan(o))
-        #expect(try Command.parse("scan") == .scan(Command.ScanOptions()))
+        #expect(try ShellCommand.parse("scan") == .scan(ShellCommand.ScanOptions()))
         #expect(
-            try Command.parse("delrange --from a --to b")
+            try ShellCommand.parse("delrange --from a --to b")
                 == .delrange(
                     {
-                        var d = Command.ScanOptions()
+                        var d = ShellCommand.ScanOptions()
                         d.from = [0x61]
                         d.to = [0x62]
                         return d
                     }()))
-        #expect(try Command.parse("stats") == .stats)
-        #expect(try Command.parse("property leveldb.stats") == .property("leveldb.stats"))
-        #expect(try Command.parse("size --from a") == .size(from: [0x61], to: nil))
-        #expect(try Command.parse("compact") == .compact(from: nil, to: nil))
-        #expect(try Command.parse("snapshot") == .snapshot)
-        #expect(try Command.parse("release") == .release)
-        #expect(try Command.parse("dump /tmp/x.jsonl") == .dump("/tmp/x.jsonl"))
-        #expect(try Command.parse("load \"/tmp/a b.jsonl\"") == .load("/tmp/a b.jsonl"))
-        #expect(try Command.parse("keyspaces") == .keyspaces)
-        #expect(try Command.parse("keyspaces load k.json") == .keyspacesLoad("k.json"))
-        #expect(try Command.parse("sync") == .sync(nil))
-        #expect(try Command.parse("sync on") == .sync(true))
-        #expect(try Command.parse("SYNC Off") == .sync(false))
-        #expect(try Command.parse("repair") == .repair)
-        #expect(Command.repair.isWrite && !Command.sync(true).isWrite)  // sync on|off is allowed read-only
-        #expect(try Command.parse("help") == .help(nil))
-        #expect(try Command.parse("help scan") == .help("scan"))
-        #expect(try Command.parse("quit") == .quit)
-        #expect(try Command.parse("") == nil)
-        #expect(try Command.parse("   # a comment") == nil)
+        #expect(try ShellCommand.parse("stats") == .stats)
+        #expect(try ShellCommand.parse("property leveldb.stats") == .property("leveldb.stats"))
+        #expect(try ShellCommand.parse("size --from a") == .size(from: [0x61], to: nil))
+        #expect(try ShellCommand.parse("compact") == .compact(from: nil, to: nil))
+        #expect(try ShellCommand.parse("snapshot") == .snapshot)
+        #expect(try ShellCommand.parse("release") == .release)
+        #expect(try ShellCommand.parse("dump /tmp/x.jsonl") == .dump("/tmp/x.jsonl"))
+        #expect(try ShellCommand.parse("load \"/tmp/a b.jsonl\"") == .load("/tmp/a b.jsonl"))
+        #expect(try ShellCommand.parse("keyspaces") == .keyspaces)
+        #expect(try ShellCommand.parse("keyspaces load k.json") == .keyspacesLoad("k.json"))
+        #expect(try ShellCommand.parse("sync") == .sync(nil))
+        #expect(try ShellCommand.parse("sync on") == .sync(true))
+        #expect(try ShellCommand.parse("SYNC Off") == .sync(false))
+        #expect(try ShellCommand.parse("repair") == .repair)
+        #expect(ShellCommand.repair.isWrite && !ShellCommand.sync(true).isWrite)  // sync on|off is allowed read-only
+        #expect(try ShellCommand.parse("help") == .help(nil))
+        #expect(try ShellCommand.parse("help scan") == .help("scan"))
+        #expect(try ShellCommand.parse("quit") == .quit)
+        #expect(try ShellCommand.parse("") == nil)
+        #expect(try ShellCommand.parse("   # a comment") == nil)
     }
 
     @Test func documentCommands() throws {
-        #expect(try Command.parse("schema") == .schema)
-        #expect(try Command.parse("schema load s.json") == .schemaLoad("s.json"))
-        #expect(try Command.parse("collections") == .collections)
-        #expect(try Command.parse("indexes people") == .indexes("people"))
+        #expect(try ShellCommand.parse("schema") == .schema)
+        #expect(try ShellCommand.parse("schema load s.json") == .schemaLoad("s.json"))
+        #expect(try ShellCommand.parse("collections") == .collections)
+        #expect(try ShellCommand.parse("indexes people") == .indexes("people"))
         #expect(
-            try Command.parse(#"insert people {"id": "p1", "tags": ["a b", "c"]}"#)
+            try ShellCommand.parse(#"insert people {"id": "p1", "tags": ["a b", "c"]}"#)
                 == .insert("people", ["id": "p1", "tags": ["a b", "c"]]))
-        #expect(try Command.parse(#"upsert people {"id": 2}"#) == .upsert("people", ["id": 2]))
-        #expect(try Command.parse(#"doc people "p1""#) == .doc("people", "p1"))
-        #expect(try Command.parse("remove people 7") == .remove("people", 7))
-        #expect(try Command.parse("import people in.jsonl") == .importFile("people", "in.jsonl"))
-        #expect(try Command.parse("export people out.jsonl") == .exportFile("people", "out.jsonl"))
-        let q = Query()
+        #expect(try ShellCommand.parse(#"upsert people {"id": 2}"#) == .upsert("people", ["id": 2]))
+        #expect(try ShellCommand.parse(#"doc people "p1""#) == .doc("people", "p1"))
+        #expect(try ShellCommand.parse("remove people 7") == .remove("people", 7))
+        #expect(try ShellCommand.parse("import people in.jsonl") == .importFile("people", "in.jsonl"))
+        #expect(try ShellCommand.parse("export people out.jsonl") == .exportFile("people", "out.jsonl"))
+        let q = DocumentQuery()
             .where("age", .greaterOrEqual(30)).where("address.city", .equal("Perth")).where(
                 "tags[]", .in(["a", 2, nil])
             )
@@ -127,40 +127,45 @@ import Testing
             ).where("w", .greater([1]))
             .orderBy("age", descending: true).limit(10).offset(5)
         #expect(
-            try Command.parse(
+            try ShellCommand.parse(
                 #"find people where age >= 30 and address.city = "Perth" and tags[] in ("a", 2, null) and name prefix "Jo" and x != 1.5 and y < -1 and z <= true and w > [1] order by age desc limit 10 offset 5"#
             )
                 == .find("people", q))
-        #expect(try Command.parse("find people where age>30") == .find("people", Query().where("age", .greater(30))))
-        #expect(try Command.parse("find people order by name asc") == .find("people", Query().orderBy("name")))
-        #expect(try Command.parse("count people where zone = 1") == .count("people", Query().where("zone", .equal(1))))
         #expect(
-            try Command.parse("explain find people where age = 3")
-                == .explain("people", Query().where("age", .equal(3))))
+            try ShellCommand.parse("find people where age>30")
+                == .find("people", DocumentQuery().where("age", .greater(30))))
         #expect(
-            try Command.parse(#"search notes "\"night express\" OR perth" limit 5 highlight"#)
+            try ShellCommand.parse("find people order by name asc") == .find("people", DocumentQuery().orderBy("name")))
+        #expect(
+            try ShellCommand.parse("count people where zone = 1")
+                == .count("people", DocumentQuery().where("zone", .equal(1))))
+        #expect(
+            try ShellCommand.parse("explain find people where age = 3")
+                == .explain("people", DocumentQuery().where("age", .equal(3))))
+        #expect(
+            try ShellCommand.parse(#"search notes "\"night express\" OR perth" limit 5 highlight"#)
                 == .search("notes", #""night express" OR perth"#, limit: 5, highlight: true))
         #expect(
-            try Command.parse(#"search notes 'say "hi"' limit 2"#)
+            try ShellCommand.parse(#"search notes 'say "hi"' limit 2"#)
                 == .search("notes", #"say "hi""#, limit: 2, highlight: false))
-        #expect(try Command.parse("search notes perth") == .search("notes", "perth", limit: nil, highlight: false))
-        #expect(try Command.parse("terms notes") == .terms("notes", index: nil, prefix: "", limit: nil))
+        #expect(try ShellCommand.parse("search notes perth") == .search("notes", "perth", limit: nil, highlight: false))
+        #expect(try ShellCommand.parse("terms notes") == .terms("notes", index: nil, prefix: "", limit: nil))
         #expect(
-            try Command.parse(#"terms notes body_text "st" limit 3"#)
+            try ShellCommand.parse(#"terms notes body_text "st" limit 3"#)
                 == .terms("notes", index: "body_text", prefix: "st", limit: 3))
         #expect(
-            try Command.parse("terms notes body_text tr")
+            try ShellCommand.parse("terms notes body_text tr")
                 == .terms("notes", index: "body_text", prefix: "tr", limit: nil))
-        #expect(try Command.parse("verify") == .verify(nil))
-        #expect(try Command.parse("verify people") == .verify("people"))
-        #expect(try Command.parse("reindex people by_age") == .reindex("people", "by_age"))
-        #expect(try Command.parse("optimize notes") == .optimize("notes", nil))
-        #expect(try Command.parse("optimize notes body_text") == .optimize("notes", "body_text"))
-        #expect(try Command.parse("optimize notes")?.isWrite == true)
-        #expect(try Command.parse("salvage") == .salvage(quarantine: nil))
-        #expect(try Command.parse("salvage lost_docs") == .salvage(quarantine: "lost_docs"))
-        #expect(try Command.parse("salvage").map(\.isWrite) == true)
-        #expect(try Command.parse("changes since 5 limit 3") == .changes(since: 5, limit: 3))
+        #expect(try ShellCommand.parse("verify") == .verify(nil))
+        #expect(try ShellCommand.parse("verify people") == .verify("people"))
+        #expect(try ShellCommand.parse("reindex people by_age") == .reindex("people", "by_age"))
+        #expect(try ShellCommand.parse("optimize notes") == .optimize("notes", nil))
+        #expect(try ShellCommand.parse("optimize notes body_text") == .optimize("notes", "body_text"))
+        #expect(try ShellCommand.parse("optimize notes")?.isWrite == true)
+        #expect(try ShellCommand.parse("salvage") == .salvage(quarantine: nil))
+        #expect(try ShellCommand.parse("salvage lost_docs") == .salvage(quarantine: "lost_docs"))
+        #expect(try ShellCommand.parse("salvage").map(\.isWrite) == true)
+        #expect(try ShellCommand.parse("changes since 5 limit 3") == .changes(since: 5, limit: 3))
     }
 
     @Test(arguments: [
@@ -199,9 +204,9 @@ import Testing
     ])
     func malformedCommandsGiveOneLineErrors(line: String, message: String) {
         do {
-            _ = try Command.parse(line)
+            _ = try ShellCommand.parse(line)
             Issue.record("accepted \(line)")
-        } catch let e as CommandError {
+        } catch let e as ShellCommandError {
             #expect(e.description == message)
             #expect(!e.description.contains("\n"))
         } catch {
@@ -214,9 +219,9 @@ import Testing
     /// Found by fuzzing: `kvrepl -c $'rei\nndex'` printed a two-line error.
     @Test func aCommandWithALineBreakIsRejectedOnOneLine() {
         do {
-            _ = try Command.parse("rei\nndex people")
+            _ = try ShellCommand.parse("rei\nndex people")
             Issue.record("parsed a command with a line break in its name")
-        } catch let error as CommandError {
+        } catch let error as ShellCommandError {
             #expect(error.description == "column 1: unknown command \"rei\\nndex\"; did you mean reindex? (try: help)")
         } catch {
             Issue.record("\(error)")

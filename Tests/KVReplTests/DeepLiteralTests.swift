@@ -23,14 +23,14 @@ import Testing
         #expect(key == expected.encoded)
         #expect(try Tuple(decoding: key) == expected)
         #expect(
-            Display.key(key, keyspaces: nil) == String(repeating: "(", count: limit + 1) + "1,)"
+            ShellDisplay.key(key, keyspaces: nil) == String(repeating: "(", count: limit + 1) + "1,)"
                 + String(repeating: ",)", count: limit))
 
         let s = try RecordingSession()
         #expect(s.run("put \(literal) deep").outcome == .ok)
         #expect(
             s.run("get \(literal)").out == [
-                #"{"key":"\#(Display.key(key, keyspaces: nil))","key_hex":"\#(key.map { String(format: "%02x", $0) }.joined())","value":"deep","value_hex":"64656570"}"#
+                #"{"key":"\#(ShellDisplay.key(key, keyspaces: nil))","key_hex":"\#(key.map { String(format: "%02x", $0) }.joined())","value":"deep","value_hex":"64656570"}"#
             ])
     }
 
@@ -41,19 +41,19 @@ import Testing
         // The first "(" too deep is the (limit + 2)th: the outermost is the key itself.
         let column = Tuple.maximumNestingDepth + 2
         let literal = Self.nested(opening)
-        let errors = try onThread { () -> [CommandError?] in
+        let errors = try onThread { () -> [ShellCommandError?] in
             var scanner = LineScanner(literal)
-            var errors: [CommandError?] = [nil, nil, nil]
-            do { _ = try scanner.keyLiteral() } catch let e as CommandError { errors[0] = e }
-            do { _ = try Command.parse("get " + literal) } catch let e as CommandError { errors[1] = e }
+            var errors: [ShellCommandError?] = [nil, nil, nil]
+            do { _ = try scanner.keyLiteral() } catch let e as ShellCommandError { errors[0] = e }
+            do { _ = try ShellCommand.parse("get " + literal) } catch let e as ShellCommandError { errors[1] = e }
             // Unterminated, deep inside a later element.
-            do { _ = try Command.parse("put (\"a\", " + String(repeating: "(", count: opening)) } catch let e
-                as CommandError
+            do { _ = try ShellCommand.parse("put (\"a\", " + String(repeating: "(", count: opening)) } catch let e
+                as ShellCommandError
             { errors[2] = e }
             return errors
         }
-        #expect(errors[0] == CommandError(message: message, column: column))
-        #expect(errors[1] == CommandError(message: message, column: 4 + column))
-        #expect(errors[2] == CommandError(message: message, column: 10 + column - 1))
+        #expect(errors[0] == ShellCommandError(message: message, column: column))
+        #expect(errors[1] == ShellCommandError(message: message, column: 4 + column))
+        #expect(errors[2] == ShellCommandError(message: message, column: 10 + column - 1))
     }
 }

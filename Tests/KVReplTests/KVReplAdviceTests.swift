@@ -30,7 +30,7 @@ import Testing
     @Test func aLockedLayeredDatabaseSaysToQuitTheOtherSessionNotToRepair() throws {
         let dir = TemporaryDirectory("kvrepl-advice")
         let (base, user) = try Self.layered(dir)
-        let holder = try Database(path: user)  // another process, to kvrepl
+        let holder = try LevelDB(path: user)  // another process, to kvrepl
         var r = try Self.countLayered(user, base)
         #expect(r.status == 1)
         #expect(r.stderr.contains("has it open: quit that kvrepl or app, then open it again"), "\(r.stderr)")
@@ -120,10 +120,10 @@ import Testing
     @Test func aPlainStoreIsNotAUserLayer() throws {
         let dir = TemporaryDirectory("kvrepl-advice")
         let path = dir.child("db")
-        let db = try Database(path: path)
+        let db = try LevelDB(path: path)
         defer { db.close() }
         #expect(try DocumentStore.isUserLayer(db) == false)
-        let store = try DocumentStore(database: db, schema: try Schema(json: Data(peopleSchema.utf8)))
+        let store = try DocumentStore(database: db, schema: try DocumentSchema(json: Data(peopleSchema.utf8)))
         try store.collection("people").insert(["id": "p1", "age": 3])
         #expect(try DocumentStore.isUserLayer(db) == false)
     }
@@ -133,9 +133,9 @@ import Testing
     /// A people store whose catalog record `key` holds `value`.
     static func storeWithDamagedCatalog(_ dir: TemporaryDirectory, key: Tuple, value: String) throws -> String {
         let path = dir.child("db")
-        let db = try Database(path: path)
+        let db = try LevelDB(path: path)
         defer { db.close() }
-        let store = try DocumentStore(database: db, schema: try Schema(json: Data(peopleSchema.utf8)))
+        let store = try DocumentStore(database: db, schema: try DocumentSchema(json: Data(peopleSchema.utf8)))
         for i in 0..<4 { try store.collection("people").insert(["id": .string("p\(i)"), "age": .int(Int64(i % 2))]) }
         try db.put(key, Array(value.utf8))
         return path

@@ -274,7 +274,7 @@ func fingerprint(_ dir: String) throws -> [String: Data] {
         let dir = TemporaryDirectory("kvrepl-test")
         let source = dir.child("source")
         do {
-            let db = try Database(path: source)
+            let db = try LevelDB(path: source)
             var rng = SystemRandomNumberGenerator()
             for i in 0..<500 {
                 let key =
@@ -290,7 +290,7 @@ func fingerprint(_ dir: String) throws -> [String: Data] {
         #expect(try jsonLines(r.stdout).first?["entries"] == 501)
         r = try kvrepl([dir.child("copy"), "--create", "--json", "-c", "load \(file)"])
         #expect(r.status == 0, "\(r.stderr)")
-        let a = try Database(path: source), b = try Database(path: dir.child("copy"))
+        let a = try LevelDB(path: source), b = try LevelDB(path: dir.child("copy"))
         defer {
             a.close()
             b.close()

@@ -46,9 +46,9 @@ import Testing
         let rows: [JSONValue] = [["id": 1, "a": ["b": 2]], ["id": 2]]
         #expect(OutputFormat.jsonl.render(rows) == "{\"a\":{\"b\":2},\"id\":1}\n{\"id\":2}")
         let pretty = OutputFormat.json.render(rows)
-        #expect(pretty == Display.prettyJSON(rows[0]) + "\n" + Display.prettyJSON(rows[1]))
-        #expect(try JSONValue(parsing: Display.prettyJSON(rows[0])) == rows[0])
-        #expect(Display.prettyJSON(rows[0]).contains("\n"))
+        #expect(pretty == ShellDisplay.prettyJSON(rows[0]) + "\n" + ShellDisplay.prettyJSON(rows[1]))
+        #expect(try JSONValue(parsing: ShellDisplay.prettyJSON(rows[0])) == rows[0])
+        #expect(ShellDisplay.prettyJSON(rows[0]).contains("\n"))
     }
 
     /// Random rows of awkward strings (commas, quotes, CR, LF, CRLF, Unicode, empty), read
@@ -72,7 +72,7 @@ import Testing
         // Cells as written: control characters but LF and tab escaped (a CR too), a `'`
         // before a text that starts like a formula (a CR piece does).
         func shown(_ text: String, guarded: Bool) -> String {
-            let escaped = Display.escaped(text, keeping: ["\n", "\t"])
+            let escaped = ShellDisplay.escaped(text, keeping: ["\n", "\t"])
             return guarded && (text.first == "\r" || text.first == "\r\n") ? "'" + escaped : escaped
         }
         let expected =
@@ -100,15 +100,15 @@ import Testing
     }
 
     @Test func theFormatAndTimerCommandsParse() throws {
-        #expect(try Command.parse("format table") == .format(.some(.table)))
-        #expect(try Command.parse("mode CSV") == .format(.some(.csv)))
-        #expect(try Command.parse(".mode line") == .format(.some(.line)))
-        #expect(try Command.parse("format text") == .format(.some(nil)))
-        #expect(try Command.parse("format") == .format(nil))
-        #expect(try Command.parse("timer on") == .timer(true))
-        #expect(try Command.parse("timer") == .timer(nil))
-        #expect(throws: CommandError.self) { try Command.parse("format grid") }
-        #expect(throws: CommandError.self) { try Command.parse("timer maybe") }
+        #expect(try ShellCommand.parse("format table") == .format(.some(.table)))
+        #expect(try ShellCommand.parse("mode CSV") == .format(.some(.csv)))
+        #expect(try ShellCommand.parse(".mode line") == .format(.some(.line)))
+        #expect(try ShellCommand.parse("format text") == .format(.some(nil)))
+        #expect(try ShellCommand.parse("format") == .format(nil))
+        #expect(try ShellCommand.parse("timer on") == .timer(true))
+        #expect(try ShellCommand.parse("timer") == .timer(nil))
+        #expect(throws: ShellCommandError.self) { try ShellCommand.parse("format grid") }
+        #expect(throws: ShellCommandError.self) { try ShellCommand.parse("timer maybe") }
     }
 
     @Test(arguments: [
@@ -117,7 +117,7 @@ import Testing
     ])
     func aMistypedCommandSuggestsTheNearestOne(typed: String, suggestion: String) {
         do {
-            _ = try Command.parse("\(typed) stations")
+            _ = try ShellCommand.parse("\(typed) stations")
             Issue.record("\(typed) parsed")
         } catch {
             #expect("\(error)".contains("did you mean \(suggestion)?"), "\(error)")
@@ -127,7 +127,7 @@ import Testing
     @Test(arguments: ["xyzzy", "q", "selectstar", "findings", "clear", "ls"])
     func aWordFarFromEveryCommandGetsNoSuggestion(typed: String) {
         do {
-            _ = try Command.parse(typed)
+            _ = try ShellCommand.parse(typed)
             Issue.record("\(typed) parsed")
         } catch {
             #expect(!"\(error)".contains("did you mean"), "\(error)")

@@ -11,24 +11,26 @@ import Testing
     @Test func theNearGrammarTakesItsClausesInAnyOrder() throws {
         let perth = try GeoPoint(latitude: -31.95, longitude: 115.86)
         #expect(
-            try Command.parse("near stations (-31.95, 115.86)") == .near(.init(collection: "stations", center: perth)))
+            try ShellCommand.parse("near stations (-31.95, 115.86)")
+                == .near(.init(collection: "stations", center: perth)))
         #expect(
-            try Command.parse("near stations (-31.95,115.86) within 1500 limit 1")
-                == .near(.init(collection: "stations", center: perth, within: 1500, query: Query().limit(1))))
+            try ShellCommand.parse("near stations (-31.95,115.86) within 1500 limit 1")
+                == .near(.init(collection: "stations", center: perth, within: 1500, query: DocumentQuery().limit(1))))
         #expect(
-            try Command.parse(
+            try ShellCommand.parse(
                 "NEAR stations ( -31.95 , 115.86 ) using by_location where zone = 1 and kind = \"rail\" limit 4 offset 2 within 1.5e3"
             )
                 == .near(
                     .init(
                         collection: "stations", center: perth, within: 1500, index: "by_location",
-                        query: Query().where("zone", .equal(1)).where("kind", .equal("rail")).limit(4).offset(2))))
+                        query: DocumentQuery().where("zone", .equal(1)).where("kind", .equal("rail")).limit(4).offset(2)
+                    )))
         #expect(
-            try Command.parse("explain near stations (90, -180) limit 3")
+            try ShellCommand.parse("explain near stations (90, -180) limit 3")
                 == .explainNear(
                     .init(
                         collection: "stations", center: try GeoPoint(latitude: 90, longitude: -180),
-                        query: Query().limit(3))))
+                        query: DocumentQuery().limit(3))))
     }
 
     @Test(arguments: [
@@ -47,8 +49,8 @@ import Testing
         ("explain stations", "expected \"find\" or \"near\" after explain")
     ])
     func malformedNearCommandsSayWhatWasExpected(line: String, message: String) {
-        #expect(throws: CommandError.self) { try Command.parse(line) }
-        do { _ = try Command.parse(line) } catch {
+        #expect(throws: ShellCommandError.self) { try ShellCommand.parse(line) }
+        do { _ = try ShellCommand.parse(line) } catch {
             #expect("\(error)".contains(message), "\(error)")
         }
     }

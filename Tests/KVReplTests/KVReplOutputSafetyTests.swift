@@ -17,9 +17,9 @@ import Testing
         let path = dir.child("db")
         let schema =
             #"{"collections": {"c": {"primaryKey": "id", "text": [{"name": "t", "fields": ["s"], "tokenizer": "trigram"}]}}}"#
-        let db = try Database(path: path)
+        let db = try LevelDB(path: path)
         defer { db.close() }
-        let store = try DocumentStore(database: db, schema: try Schema(json: Data(schema.utf8)))
+        let store = try DocumentStore(database: db, schema: try DocumentSchema(json: Data(schema.utf8)))
         try store.collection("c").insert([
             "id": .string("a\u{1B}[2J"), "s": .string(attack), "\u{1B}[31mfield": .string("\r=cmd")
         ])
@@ -27,13 +27,13 @@ import Testing
         return path
     }
 
-    /// The scalars a terminal may act on (``Display/isControl(_:)``), but line feeds, tabs
+    /// The scalars a terminal may act on (``ShellDisplay/isControl(_:)``), but line feeds, tabs
     /// and, in CSV, the CR of each CRLF record end.
     static func rawControls(_ text: String, csv: Bool = false) -> [String] {
         let scalars = Array(text.unicodeScalars)
         return scalars.indices.compactMap { i in
             let s = scalars[i]
-            guard Display.isControl(s), s != "\n", s != "\t" else { return nil }
+            guard ShellDisplay.isControl(s), s != "\n", s != "\t" else { return nil }
             if csv, s == "\r", i + 1 < scalars.count, scalars[i + 1] == "\n" { return nil }
             return String(format: "U+%04X at %d", s.value, i)
         }
@@ -60,7 +60,7 @@ import Testing
     /// JSON output stays JSON: the escapes read back as the stored strings.
     @Test func jsonOutputEscapesTheControlsJSONLeavesAsTheyAre() throws {
         let row: JSONValue = ["s": .string(Self.attack)]
-        for text in [OutputFormat.jsonl.render([row]), OutputFormat.json.render([row]), Display.compactJSON(row)] {
+        for text in [OutputFormat.jsonl.render([row]), OutputFormat.json.render([row]), ShellDisplay.compactJSON(row)] {
             #expect(Self.rawControls(text) == [], "\(text)")
             #expect(try JSONValue(parsing: text) == row)
         }
@@ -112,10 +112,10 @@ import Testing
     /// that gathered its rows would print none of them before failing on it.
     static func storeWithDamagedLastDocument(_ dir: TemporaryDirectory, count: Int) throws -> String {
         let path = dir.child("db")
-        let db = try Database(path: path)
+        let db = try LevelDB(path: path)
         defer { db.close() }
         let store = try DocumentStore(
-            database: db, schema: try Schema(json: Data(#"{"collections": {"c": {"primaryKey": "id"}}}"#.utf8)))
+            database: db, schema: try DocumentSchema(json: Data(#"{"collections": {"c": {"primaryKey": "id"}}}"#.utf8)))
         for i in 0..<count { try store.collection("c").insert(["id": .int(Int64(i)), "n": .int(Int64(i * 10))]) }
         try db.put(Tuple(["d", "c", .int(Int64(count - 1))]), Array("{broken".utf8))
         return path

@@ -11,11 +11,12 @@ import Testing
     /// 2-bbb and 2-ccc (the winner), made as two replicas would.
     static func conflictedStore(_ dir: TemporaryDirectory) throws -> String {
         let path = dir.child("db")
-        let db = try Database(path: path)
-        let schema = try Schema(json: Data(#"{"collections": {"notes": {"replicated": true}, "people": {}}}"#.utf8))
+        let db = try LevelDB(path: path)
+        let schema = try DocumentSchema(
+            json: Data(#"{"collections": {"notes": {"replicated": true}, "people": {}}}"#.utf8))
         let store = try DocumentStore(database: db, schema: schema)
         let notes = try store.collection("notes")
-        let r1 = try Revision.parse("1-aaa"), r2b = try Revision.parse("2-bbb"), r2c = try Revision.parse("2-ccc")
+        let r1 = try DocumentRevision.parse("1-aaa"), r2b = try DocumentRevision.parse("2-bbb"), r2c = try DocumentRevision.parse("2-ccc")
         try notes.writeReplicated(id: "d", revision: r1, body: ["v": 1])
         try notes.writeReplicated(id: "d", revision: r2b, history: [r2b.id, r1.id], body: ["v": 2])
         try notes.writeReplicated(id: "d", revision: r2c, history: [r2c.id, r1.id], body: ["v": 3])
@@ -59,12 +60,12 @@ import Testing
     }
 
     @Test func theCommandsParseAndResolveIsAWrite() throws {
-        #expect(try Command.parse("conflicts notes") == .conflicts("notes"))
-        #expect(try Command.parse(#"revs notes "d""#) == .revs("notes", "d"))
-        #expect(try Command.parse(#"resolve notes "d" 2-abc"#) == .resolve("notes", "d", "2-abc"))
-        #expect(Command.resolve("notes", "d", "2-abc").isWrite)
-        #expect(!Command.conflicts("notes").isWrite)
-        #expect(throws: Error.self) { try Command.parse("resolve notes") }
+        #expect(try ShellCommand.parse("conflicts notes") == .conflicts("notes"))
+        #expect(try ShellCommand.parse(#"revs notes "d""#) == .revs("notes", "d"))
+        #expect(try ShellCommand.parse(#"resolve notes "d" 2-abc"#) == .resolve("notes", "d", "2-abc"))
+        #expect(ShellCommand.resolve("notes", "d", "2-abc").isWrite)
+        #expect(!ShellCommand.conflicts("notes").isWrite)
+        #expect(throws: Error.self) { try ShellCommand.parse("resolve notes") }
         #expect(try Help.text("resolve").contains("tombstone"))
     }
 }

@@ -9,7 +9,7 @@ import Testing
 /// index on `t`), recording what it prints.
 final class RecordingSession {
     let dir = TemporaryDirectory("kvrepl-test")
-    let session: Session
+    let session: ShellSession
     var out: [String] = []
     var err: [String] = []
 
@@ -20,7 +20,7 @@ final class RecordingSession {
                 .utf8
         )
         .write(to: URL(fileURLWithPath: schema))
-        session = try Session.open(path: dir.child("db"), create: true, json: true, schemaFile: schema)
+        session = try ShellSession.open(path: dir.child("db"), create: true, json: true, schemaFile: schema)
         session.out = { [unowned self] in self.out.append($0) }
         session.err = { [unowned self] in self.err.append($0) }
     }
@@ -29,7 +29,7 @@ final class RecordingSession {
 
     /// Runs `line`, returning its output lines and error lines.
     @discardableResult
-    func run(_ line: String) -> (outcome: Session.Outcome, out: [String], err: [String]) {
+    func run(_ line: String) -> (outcome: ShellSession.Outcome, out: [String], err: [String]) {
         out = []
         err = []
         let outcome = session.run(line)
@@ -73,9 +73,9 @@ final class RecordingSession {
     ])
     func numbersPastTheLimitsAreClearErrors(line: String, message: String) {
         do {
-            _ = try Command.parse(line)
+            _ = try ShellCommand.parse(line)
             Issue.record("accepted \(line)")
-        } catch let e as CommandError {
+        } catch let e as ShellCommandError {
             #expect(e.description == message)
         } catch {
             Issue.record("\(error)")
@@ -83,13 +83,14 @@ final class RecordingSession {
     }
 
     @Test func theLargestNumbersParse() throws {
-        #expect(try Command.parse("changes since \(Self.max) limit \(Self.max)") == .changes(since: .max, limit: .max))
         #expect(
-            try Command.parse("find c limit \(Self.max) offset +\(Self.max)")
-                == .find("c", Query().limit(.max).offset(.max)))
-        var o = Command.ScanOptions()
+            try ShellCommand.parse("changes since \(Self.max) limit \(Self.max)") == .changes(since: .max, limit: .max))
+        #expect(
+            try ShellCommand.parse("find c limit \(Self.max) offset +\(Self.max)")
+                == .find("c", DocumentQuery().limit(.max).offset(.max)))
+        var o = ShellCommand.ScanOptions()
         o.limit = .max
-        #expect(try Command.parse("scan --limit \(Self.max)") == .scan(o))
+        #expect(try ShellCommand.parse("scan --limit \(Self.max)") == .scan(o))
     }
 
     @Test func commandsWithTheLargestNumbersRunWithoutTrapping() throws {

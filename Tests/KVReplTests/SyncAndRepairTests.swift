@@ -17,12 +17,12 @@ func schemaFile(in dir: TemporaryDirectory) throws -> String {
 
 /// Opens a session whose output is collected into `lines`.
 final class CapturedSession {
-    let session: Session
+    let session: ShellSession
     var out: [String] = []
     var err: [String] = []
 
     init(path: String, create: Bool = true, schemaFile: String? = nil) throws {
-        session = try Session.open(path: path, create: create, schemaFile: schemaFile)
+        session = try ShellSession.open(path: path, create: create, schemaFile: schemaFile)
         session.out = { [unowned self] in out.append($0) }
         session.err = { [unowned self] in err.append($0) }
     }
@@ -167,7 +167,7 @@ final class RunningKVRepl {
         repl.kill()
         #expect(repl.process.terminationReason == .uncaughtSignal)
 
-        let database = try Database(path: db)
+        let database = try LevelDB(path: db)
         defer { database.close() }
         let store = try DocumentStore(database: database)
         let people = try store.collection("people")
@@ -330,11 +330,11 @@ final class RunningKVRepl {
         let dir = TemporaryDirectory("kvrepl-salvage")
         let path = dir.child("db")
         do {
-            let db = try Database(path: path)
+            let db = try LevelDB(path: path)
             defer { db.close() }
             let store = try DocumentStore(
                 database: db,
-                schema: try Schema(
+                schema: try DocumentSchema(
                     json: Data(
                         #"{"collections": {"c": {"primaryKey": "id", "indexes": [{"name": "by_a", "fields": ["a"]}]}}}"#
                             .utf8)))

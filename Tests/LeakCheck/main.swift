@@ -8,15 +8,15 @@ func run() throws {
     defer { try? FileManager.default.removeItem(atPath: root) }
     let path = root + "/db"
 
-    var options = Options()
+    var options = LevelDBOptions()
     options.bloomFilterBitsPerKey = 10
     options.blockCacheCapacity = 1 << 20
-    options.comparator = Comparator(name: "kvdocs.leakcheck") { Comparator.bytewise($0, $1) }
+    options.comparator = LevelDBComparator(name: "kvdocs.leakcheck") { LevelDBComparator.bytewise($0, $1) }
     options.writeBufferSize = 64 << 10
     options.compression = .snappy
 
     for round in 0..<3 {
-        let db = try Database(path: path, options: options)
+        let db = try LevelDB(path: path, options: options)
         // Reads and writes, including empty keys and values and a missing key.
         for i in 0..<2000 { try db.put("key\(i)", String(repeating: "v", count: i % 200)) }
         try db.put("", [UInt8]())
@@ -43,7 +43,8 @@ func run() throws {
         _ = try db.entries().collect()
         _ = try db.entries(.prefix("key1").starting(at: "key15"), order: .reverse, limit: 7).collect()
         _ = try db.entries(
-            KeyRange(from: "key2", through: "key3"), options: ReadOptions(verifyChecksums: true, fillCache: false)
+            KeyRange(from: "key2", through: "key3"),
+            options: LevelDBReadOptions(verifyChecksums: true, fillCache: false)
         ).collect()
         try db.forEach(in: .prefix("b")) { _, _ in }
         let entries = try db.entries(.prefix("key1"))
@@ -53,12 +54,12 @@ func run() throws {
 
         // Dump and load.
         try db.dump(to: root + "/dump.jsonl")
-        var plain = Options()
+        var plain = LevelDBOptions()
         plain.comparator = options.comparator
-        let restored = try Database(path: root + "/restored", options: plain)
+        let restored = try LevelDB(path: root + "/restored", options: plain)
         try restored.load(from: root + "/dump.jsonl", batchSize: 500, sync: true)
         restored.close()
-        try Database.destroy(path: root + "/restored", options: plain)
+        try LevelDB.destroy(path: root + "/restored", options: plain)
         let cursor = try db.makeCursor()
         try cursor.seek(to: "key3")
         _ = try cursor.key()
@@ -90,28 +91,28 @@ func run() throws {
         try db.compact()
 
         // Error paths that return LevelDB error strings.
-        _ = try? Database(path: path, options: options)  // locked
+        _ = try? LevelDB(path: path, options: options)  // locked
         var exists = options
         exists.errorIfExists = true
-        _ = try? Database(path: path, options: exists)  // locked (error string freed)
-        _ = try? Database.destroy(path: path)  // locked
+        _ = try? LevelDB(path: path, options: exists)  // locked (error string freed)
+        _ = try? LevelDB.destroy(path: path)  // locked
 
         db.close()
-        let copy = try Database.openPrivateCopy(of: path, options: options, under: root)
+        let copy = try LevelDB.openPrivateCopy(of: path, options: options, under: root)
         _ = try copy.entries(limit: 10).collect()
         copy.close()
         _ = try? kept.get("x")  // closed: throws
         _ = try? keptCursor.next()  // closed: throws
 
-        var mismatch = Options()
+        var mismatch = LevelDBOptions()
         mismatch.comparator = nil
-        _ = try? Database(path: path, options: mismatch)  // comparator mismatch error string
+        _ = try? LevelDB(path: path, options: mismatch)  // comparator mismatch error string
         var existsClosed = options
         existsClosed.errorIfExists = true
-        _ = try? Database(path: path, options: existsClosed)
+        _ = try? LevelDB(path: path, options: existsClosed)
     }
-    try Database.repair(path: path, options: options)
-    try Database.destroy(path: path, options: options)
+    try LevelDB.repair(path: path, options: options)
+    try LevelDB.destroy(path: path, options: options)
     print("leakcheck: exercised every storage API")
 }
 

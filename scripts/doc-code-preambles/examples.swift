@@ -8,7 +8,7 @@ struct Athlete: Codable, Sendable { var id: Int; var name: String; var country: 
 struct Station: Codable, Sendable { var id: Int; var name: String; var location: JSONValue }
 struct Departure: Codable, Sendable { var id: String; var station: String; var time: Date }
 struct Group: Codable, Sendable { var id: Int; var members: [String] }
-struct Session: Codable, Sendable { var id: UUID; var start: Date }
+struct ShellSession: Codable, Sendable { var id: UUID; var start: Date }
 struct Dashboard: Sendable, Equatable { var people: Int; var trips: Int }
 struct Board { func show<T>(_ values: [T]) {} }
 func show<T>(_ values: [T]) {}
@@ -16,7 +16,7 @@ func refresh(_ collection: String, _ id: JSONValue) {}
 let board = Board()
 let people = try store.collection("people")
 let athletes = try store.collection("athletes", of: Athlete.self)
-let sessions = try store.collection("sessions", of: Session.self)
+let sessions = try store.collection("sessions", of: ShellSession.self)
 let stations = try store.collection("stations")
 let runs = try store.collection("runs")
 let imported: [Athlete] = []

@@ -58,14 +58,14 @@ extension Bench {
         let label = "\(count) athletes"
 
         // KVDocs: the queries written naturally, on a typed collection.
-        let db = try KVDocs.Database(path: freshPath("apps-athletes"))
+        let db = try KVDocs.LevelDB(path: freshPath("apps-athletes"))
         defer { db.close() }
-        let schema = try Schema(collections: [
+        let schema = try DocumentSchema(collections: [
             "athletes": CollectionSchema(
                 primaryKey: "id",
                 indexes: [
-                    IndexDefinition(name: "by_country_points", fields: ["country", "points"]),
-                    IndexDefinition(name: "by_licence", fields: ["licence"], unique: true)
+                    SecondaryIndexDefinition(name: "by_country_points", fields: ["country", "points"]),
+                    SecondaryIndexDefinition(name: "by_licence", fields: ["licence"], unique: true)
                 ])
         ])
         let store = try DocumentStore(database: db, schema: schema)
@@ -106,11 +106,15 @@ extension Bench {
         // The queries: one per country in turn, and licences of random athletes.
         let countryNames = AppAthlete.countries
         let queryCountries = CStrings(countryNames)
-        func top(_ country: String) -> Query {
-            Query().where("country", .equal(.string(country))).orderBy("points", descending: true).limit(10)
+        func top(_ country: String) -> DocumentQuery {
+            DocumentQuery().where("country", .equal(.string(country))).orderBy("points", descending: true).limit(10)
         }
-        func inCountry(_ country: String) -> Query { Query().where("country", .equal(.string(country))) }
-        func byLicence(_ licence: String) -> Query { Query().where("licence", .equal(.string(licence))).limit(1) }
+        func inCountry(_ country: String) -> DocumentQuery {
+            DocumentQuery().where("country", .equal(.string(country)))
+        }
+        func byLicence(_ licence: String) -> DocumentQuery {
+            DocumentQuery().where("licence", .equal(.string(licence))).limit(1)
+        }
         var rng = BenchRandom(seed: 2801)
         let lookups = (0..<(quick ? 2_000 : 20_000)).map { _ in people[Int(rng.next() % UInt64(count))].licence }
         let lookupStrings = CStrings(lookups)

@@ -141,18 +141,18 @@ extension Bench {
 
     /// The schema of the documents section: `indexes` of `indexSets`, the plain ones
     /// including the whole document when `covering`.
-    static func documentsSchema(_ indexes: Int, covering: Bool) throws -> Schema {
-        let include: IndexDefinition.Inclusion = covering ? .document : .none
+    static func documentsSchema(_ indexes: Int, covering: Bool) throws -> DocumentSchema {
+        let include: SecondaryIndexDefinition.Inclusion = covering ? .document : .none
         let defs = (Self.indexSets[indexes] ?? []).map {
-            IndexDefinition(
+            SecondaryIndexDefinition(
                 name: $0.0, fields: $0.1.map { FieldPath(stringLiteral: $0) }, unique: $0.2,
                 include: $0.2 ? .none : include)
         }
-        return try Schema(collections: ["person": CollectionSchema(primaryKey: "id", indexes: defs)])
+        return try DocumentSchema(collections: ["person": CollectionSchema(primaryKey: "id", indexes: defs)])
     }
 
-    func kvdocsStore(_ indexes: Int, covering: Bool) throws -> (KVDocs.Database, DocumentStore) {
-        let db = try KVDocs.Database(path: freshPath("docs"))
+    func kvdocsStore(_ indexes: Int, covering: Bool) throws -> (KVDocs.LevelDB, DocumentStore) {
+        let db = try KVDocs.LevelDB(path: freshPath("docs"))
         let store = try DocumentStore(database: db, schema: try Self.documentsSchema(indexes, covering: covering))
         return (db, store)
     }
@@ -196,7 +196,7 @@ extension Bench {
         // Covering indexes: the extra space and write cost, then the queries through them.
         try measure("documents", "insert (3 indexes, 2 covering)", "kvdocs-untyped") {
             let path = freshPath("docs-covering")
-            let db = try KVDocs.Database(path: path)
+            let db = try KVDocs.LevelDB(path: path)
             let store = try DocumentStore(database: db, schema: try Self.documentsSchema(3, covering: true))
             let start = now()
             for batch in jsonBatches { try store.write { b in for p in batch { try b.insert("person", p) } } }
@@ -245,11 +245,15 @@ extension Bench {
         }
         for i in [0, 7, 33] {
             let city = "City \(i)", a = 10 + i
-            let eq = Query().where("city", .equal(.string(city))).limit(20)
-            let byAge = Query().where("age", .greaterOrEqual(.int(Int64(a)))).where("age", .less(.int(Int64(a + 2))))
-                .orderBy("age").limit(50)
-            let byID = Query().where("age", .greaterOrEqual(.int(Int64(a)))).where("age", .less(.int(Int64(a + 2))))
-                .limit(50)
+            let eq = DocumentQuery().where("city", .equal(.string(city))).limit(20)
+            let byAge = DocumentQuery().where("age", .greaterOrEqual(.int(Int64(a)))).where(
+                "age", .less(.int(Int64(a + 2)))
+            )
+            .orderBy("age").limit(50)
+            let byID = DocumentQuery().where("age", .greaterOrEqual(.int(Int64(a)))).where(
+                "age", .less(.int(Int64(a + 2)))
+            )
+            .limit(50)
             let grdbEq = try queue.read { db in
                 try Person.filter(Column("city") == city).order(Column("id")).limit(20).fetchAll(db).map(\.id)
             }
@@ -315,7 +319,7 @@ extension Bench {
         let cities = CPeople(
             (0..<queries).map { Person(id: "", name: "", age: 0, city: "City \($0 % 50)", email: "", score: 0) })
         let lows = (0..<queries).map { Int64(10 + $0 % 78) }
-        func kvdocsQueries(_ name: String, _ make: @escaping (Int) -> Query) throws {
+        func kvdocsQueries(_ name: String, _ make: @escaping (Int) -> DocumentQuery) throws {
             try measure("documents", name, "kvdocs") {
                 let start = now()
                 for i in 0..<queries { _ = try typed.find(make(i)) }
@@ -328,7 +332,7 @@ extension Bench {
             }
         }
         let equality = "indexed equality (city = ?, id order, limit 20)"
-        try kvdocsQueries(equality) { Query().where("city", .equal(.string("City \($0 % 50)"))).limit(20) }
+        try kvdocsQueries(equality) { DocumentQuery().where("city", .equal(.string("City \($0 % 50)"))).limit(20) }
         try measure("documents", equality, "sqlite-c") {
             var rows: Int32 = 0
             return (try c { cs_equal(cdb, cities.city, Int32(queries), 20, &rows, $0) }, queries, [:])
@@ -344,8 +348,10 @@ extension Bench {
         }
         let rangeByAge = "indexed range (age in [a, a+2), order by age, limit 50)"
         try kvdocsQueries(rangeByAge) { i in
-            Query().where("age", .greaterOrEqual(.int(lows[i]))).where("age", .less(.int(lows[i] + 2))).orderBy("age")
-                .limit(50)
+            DocumentQuery().where("age", .greaterOrEqual(.int(lows[i]))).where("age", .less(.int(lows[i] + 2))).orderBy(
+                "age"
+            )
+            .limit(50)
         }
         try measure("documents", rangeByAge, "sqlite-c") {
             var rows: Int32 = 0
@@ -364,7 +370,8 @@ extension Bench {
         }
         let rangeByID = "indexed range (age in [a, a+2), id order, limit 50; no natural index)"
         try kvdocsQueries(rangeByID) { i in
-            Query().where("age", .greaterOrEqual(.int(lows[i]))).where("age", .less(.int(lows[i] + 2))).limit(50)
+            DocumentQuery().where("age", .greaterOrEqual(.int(lows[i]))).where("age", .less(.int(lows[i] + 2))).limit(
+                50)
         }
         try measure("documents", rangeByID, "sqlite-c") {
             var rows: Int32 = 0
@@ -391,9 +398,11 @@ extension Bench {
                 for i in 0..<queries {
                     let q =
                         kind == 0
-                        ? Query().where("city", .equal(.string("City \(i % 50)"))).limit(20)
-                        : Query().where("age", .greaterOrEqual(.int(lows[i]))).where("age", .less(.int(lows[i] + 2)))
-                            .orderBy("age").limit(50)
+                        ? DocumentQuery().where("city", .equal(.string("City \(i % 50)"))).limit(20)
+                        : DocumentQuery().where("age", .greaterOrEqual(.int(lows[i]))).where(
+                            "age", .less(.int(lows[i] + 2))
+                        )
+                        .orderBy("age").limit(50)
                     _ = try covered.find(q)
                 }
                 return (now() - start, queries, [:])
@@ -412,14 +421,16 @@ extension Bench {
         // left them (before the writes below change them).
         let queryFloors = try makeDocumentQueryFloors(
             untyped: untyped, covered: covered, queries: queries,
-            equality: { Query().where("city", .equal(.string("City \($0 % 50)"))).limit(20) },
+            equality: { DocumentQuery().where("city", .equal(.string("City \($0 % 50)"))).limit(20) },
             range: { i in
-                Query().where("age", .greaterOrEqual(.int(lows[i]))).where("age", .less(.int(lows[i] + 2))).orderBy(
-                    "age"
-                ).limit(50)
+                DocumentQuery().where("age", .greaterOrEqual(.int(lows[i]))).where("age", .less(.int(lows[i] + 2)))
+                    .orderBy(
+                        "age"
+                    ).limit(50)
             },
             rangeByID: { i in
-                Query().where("age", .greaterOrEqual(.int(lows[i]))).where("age", .less(.int(lows[i] + 2))).limit(50)
+                DocumentQuery().where("age", .greaterOrEqual(.int(lows[i]))).where("age", .less(.int(lows[i] + 2)))
+                    .limit(50)
             },
             names: (
                 "covering equality (city = ?, id order, limit 20)",
@@ -526,7 +537,7 @@ extension Bench {
     /// parsing). Keys are taken from KVDocs' answers first, untimed; the database's files are
     /// then opened through the C API with KVDocs' options (``floorCopy(of:)``).
     func measureFloors(
-        db: KVDocs.Database, store: DocumentStore, untyped: DocumentCollection, lookups: [String],
+        db: KVDocs.LevelDB, store: DocumentStore, untyped: DocumentCollection, lookups: [String],
         queries: Int, lows: [Int64], names: [String]
     ) throws {
         let documents = Subspace().subspace(["d", "person"])
@@ -552,13 +563,14 @@ extension Bench {
         patterns.append(gets)
         // Equality and range: the index prefix KVDocs' plan seeks, then its documents.
         for (limit, prefix, query) in [
-            (20, "by_city", { (i: Int) in Query().where("city", .equal(.string("City \(i % 50)"))).limit(20) }),
+            (20, "by_city", { (i: Int) in DocumentQuery().where("city", .equal(.string("City \(i % 50)"))).limit(20) }),
             (
                 50, "by_age",
                 { (i: Int) in
-                    Query().where("age", .greaterOrEqual(.int(lows[i]))).where("age", .less(.int(lows[i] + 2))).orderBy(
-                        "age"
-                    ).limit(50)
+                    DocumentQuery().where("age", .greaterOrEqual(.int(lows[i]))).where("age", .less(.int(lows[i] + 2)))
+                        .orderBy(
+                            "age"
+                        ).limit(50)
                 }
             )
         ] {

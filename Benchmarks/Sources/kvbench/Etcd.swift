@@ -13,7 +13,7 @@ extension Bench {
         let count = quick ? 200 : 2_000
         let cluster = try BenchEtcdCluster()
         defer { cluster.stop() }
-        let schema = try Schema(
+        let schema = try DocumentSchema(
             json: Data(
                 #"""
                 {"collections": {"people": {"primaryKey": "id",
@@ -27,7 +27,7 @@ extension Bench {
                 "bio": .string((0..<6).map { words[($0 * 3 + i + version) % words.count] }.joined(separator: " "))
             ]
         }
-        var opened: [EtcdStore] = []
+        var opened: [EtcdKeyValueStore] = []
         defer {
             for store in opened {
                 _ = try? store.removeAll()
@@ -36,8 +36,8 @@ extension Bench {
         }
         /// A new empty store of each kind.
         func stores() throws -> [(String, DocumentStore)] {
-            let db = try Database(path: freshPath("etcd-leveldb"))
-            let etcd = try EtcdStore(
+            let db = try LevelDB(path: freshPath("etcd-leveldb"))
+            let etcd = try EtcdKeyValueStore(
                 endpoints: cluster.endpoints, root: "kvbench-\(UUID().uuidString)", options: .init(maxTxnOps: 4096))
             opened.append(etcd)
             return [
@@ -113,7 +113,7 @@ extension Bench {
                 let people = try store.collection("people")
                 for i in 0..<(reads / 10) {
                     _ = try people.find(
-                        Query().where("age", .greaterOrEqual(.int(Int64(i % 70)))).orderBy("age").limit(20))
+                        DocumentQuery().where("age", .greaterOrEqual(.int(Int64(i % 70)))).orderBy("age").limit(20))
                 }
                 return reads / 10
             })
@@ -147,12 +147,12 @@ extension Bench {
                         if index == 0 {
                             writers = Array(
                                 repeating: try DocumentStore(
-                                    database: try Database(path: self.freshPath("etcd-race")), schema: schema),
+                                    database: try LevelDB(path: self.freshPath("etcd-race")), schema: schema),
                                 count: 4)
                         } else {
                             let root = "kvbench-\(UUID().uuidString)"
                             writers = try (0..<4).map { _ in
-                                let etcd = try EtcdStore(
+                                let etcd = try EtcdKeyValueStore(
                                     endpoints: cluster.endpoints, root: root, options: .init(maxTxnOps: 4096))
                                 opened.append(etcd)
                                 return try DocumentStore(store: etcd, schema: schema, writeAttempts: 1_000)

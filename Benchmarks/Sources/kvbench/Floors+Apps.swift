@@ -9,7 +9,7 @@ extension Bench {
     /// unique entry, the uniqueness get; every put byte-identical; one `leveldb_write` per
     /// batch) on a fresh database per repeat.
     func measureInsertFloor(
-        _ section: String, _ name: String, schema: Schema, collections: [String], documents expected: Int,
+        _ section: String, _ name: String, schema: DocumentSchema, collections: [String], documents expected: Int,
         unique: [(collection: String, field: String, index: String)] = [], repeats: Int? = nil,
         write: @escaping (DocumentStore) throws -> Int
     ) throws {
@@ -74,13 +74,13 @@ extension Bench {
     ///   seeks a cursor to that key instead: timed too, as the row's extra
     ///   `range_seek_then_get_us`).
     func measureAthleteQueryFloors(
-        db: KVDocs.Database, untyped: DocumentCollection, athletes: TypedCollection<AppAthlete>,
+        db: KVDocs.LevelDB, untyped: DocumentCollection, athletes: TypedCollection<AppAthlete>,
         countries: [String], licences: [String], names: (top: String, count: String, licence: String),
-        top: (String) -> Query, inCountry: (String) -> Query, byLicence: (String) -> Query,
+        top: (String) -> DocumentQuery, inCountry: (String) -> DocumentQuery, byLicence: (String) -> DocumentQuery,
         maximumPasses: Int, budget: Double
     ) throws {
         let documents = Subspace().subspace(["d", "athletes"])
-        func plan(_ query: Query, _ index: String) throws -> QueryPlan {
+        func plan(_ query: DocumentQuery, _ index: String) throws -> QueryPlan {
             let plan = try untyped.explain(query)
             guard plan.index == index, !plan.ranges.isEmpty else {
                 throw BenchError("floor: athletes: \(query) did not plan on \(index):\n\(plan)")
@@ -144,8 +144,8 @@ extension Bench {
     /// document, then a scan of the departures plan's `(station, time)` range, 5 entries,
     /// and a get of each of the 5 departures KVDocs returned.
     func measureStationsFloor(
-        db: KVDocs.Database, store: DocumentStore, name: String, points: [GeoPoint], radius: Double,
-        nearest: Query, answers: [(station: Int, departures: [Int])?], upcoming: (Int, Int) -> Query
+        db: KVDocs.LevelDB, store: DocumentStore, name: String, points: [GeoPoint], radius: Double,
+        nearest: DocumentQuery, answers: [(station: Int, departures: [Int])?], upcoming: (Int, Int) -> DocumentQuery
     ) throws {
         let stations = try store.collection("stations"), departures = try store.collection("departures")
         let geo = Subspace().subspace(["g", "stations", "by_location"]).prefix

@@ -172,7 +172,8 @@ extension Bench {
     ///   get of each of the 50 documents returned.
     func makeDocumentQueryFloors(
         untyped: DocumentCollection, covered: DocumentCollection, queries: Int,
-        equality: @escaping (Int) -> Query, range: @escaping (Int) -> Query, rangeByID: (Int) -> Query,
+        equality: @escaping (Int) -> DocumentQuery, range: @escaping (Int) -> DocumentQuery,
+        rangeByID: (Int) -> DocumentQuery,
         names: (coveringEquality: String, coveringRange: String, rangeByID: String)
     ) throws -> DocumentQueryFloors {
         let documents = Subspace().subspace(["d", "person"])

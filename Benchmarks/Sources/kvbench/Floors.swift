@@ -118,7 +118,7 @@ final class FloorProgram {
     }
 }
 
-/// A LevelDB database opened through the C API with KVDocs' default options (`Options()`:
+/// A LevelDB database opened through the C API with KVDocs' default options (`LevelDBOptions()`:
 /// 4 MiB write buffer, 4 KiB blocks, snappy, a 10-bit bloom filter, LevelDB's own 8 MiB
 /// cache, paranoid checks; reads verify checksums; writes are not synced).
 final class FloorDatabase {
@@ -271,10 +271,10 @@ extension Bench {
     /// Makes a document store on a capture database, runs each phase (it returns how many
     /// `store.write` calls it made, each one LevelDB write) and returns the batches of each.
     /// - Throws: when a phase's batches in the log are not the writes it made.
-    func captureWrites(schema: Schema, phases: [(DocumentStore) throws -> Int]) throws -> CapturedWrites {
-        var options = KVDocs.Options()
+    func captureWrites(schema: DocumentSchema, phases: [(DocumentStore) throws -> Int]) throws -> CapturedWrites {
+        var options = KVDocs.LevelDBOptions()
         options.writeBufferSize = 1 << 30
-        let db = try KVDocs.Database(path: freshPath("floor-capture"), options: options)
+        let db = try KVDocs.LevelDB(path: freshPath("floor-capture"), options: options)
         defer {
             db.close()
             try? FileManager.default.removeItem(atPath: db.path)  // up to 1 GiB of log
@@ -330,7 +330,7 @@ extension Bench {
     func uniqueStringPrefix(_ collection: DocumentCollection, field: String, index: String) throws -> [UInt8] {
         let keys = try ["a", "b"].map { value -> [UInt8] in
             let plan = try collection.explain(
-                Query().where(FieldPath(stringLiteral: field), .equal(.string(value))).limit(1))
+                DocumentQuery().where(FieldPath(stringLiteral: field), .equal(.string(value))).limit(1))
             guard plan.index == index, let key = plan.ranges.first?.lower?.key else {
                 throw BenchError("floor: an equality on \(field) did not plan on the unique index \(index)")
             }

@@ -103,9 +103,9 @@ extension Bench {
 
         // KVDocs: one collection with a geo index.
         let path = freshPath("geo-kvdocs")
-        let db = try Database(path: path)
+        let db = try LevelDB(path: path)
         defer { db.close() }
-        let schema = try Schema(
+        let schema = try DocumentSchema(
             json: Data(
                 #"{"collections": {"stops": {"indexes": [{"name": "by_location", "fields": ["location"], "type": "geo"}]}}}"#
                     .utf8))
@@ -158,7 +158,7 @@ extension Bench {
         let maxOut = 64
         for shape in shapes {
             let n = shape.queries
-            let query = shape.k.map { Query().limit($0) } ?? Query()
+            let query = shape.k.map { DocumentQuery().limit($0) } ?? DocumentQuery()
             // Exactness and candidates, outside the timing: KVDocs against the R*Tree.
             var kvdocsIDs = [Int64](repeating: -1, count: n * maxOut)
             var kvdocsCandidates = 0, kvdocsHits = 0, nearStopCandidates = 0, nearStopHits = 0

@@ -17,7 +17,7 @@ extension Bench {
             lines.append("\(label): \(documents) documents")
             try measure("layers", "open the base database alone, \(label)", "database") {
                 let t = now()
-                let db = try Database(path: base)
+                let db = try LevelDB(path: base)
                 db.close()
                 return (now() - t, 1, ["base bytes": bytes])
             }
@@ -75,7 +75,7 @@ extension Bench {
                 "born": .int(Int64(1970 + i % 30))
             ])
         }
-        let schema = try Schema(json: Data(Self.layersSchemaJSON.utf8))
+        let schema = try DocumentSchema(json: Data(Self.layersSchemaJSON.utf8))
         for n in counts {
             let user = freshPath("layers-replace-user")
             let layers = try LayeredDocumentStore(user: user, base: baseA, create: true)
@@ -95,7 +95,7 @@ extension Bench {
             }
             layers.close()
             try measure("layers", "replace the base under \(n) user documents", "import") {
-                let db = try Database(path: freshPath("layers-replace-import"))
+                let db = try LevelDB(path: freshPath("layers-replace-import"))
                 defer { db.close() }
                 let store = try DocumentStore(database: db, schema: schema)
                 let t = now()
@@ -113,9 +113,9 @@ extension Bench {
     /// A base of athletes with a secondary and a text index, written until its directory
     /// holds `targetBytes`; returns the documents and the bytes.
     static func makeLayersBase(_ path: String, targetBytes: Int) throws -> (Int, Double) {
-        let db = try Database(path: path)
+        let db = try LevelDB(path: path)
         defer { db.close() }
-        let schema = try Schema(
+        let schema = try DocumentSchema(
             json: Data(
                 #"""
                 {"collections": {"athletes": {"indexes": [{"name": "by_country", "fields": ["country"]}],

@@ -7,8 +7,8 @@ struct RawOptions {
     var writeBuffer = 0, blockSize = 0, cache = 0, bloomBits = 0
     var snappy = true
 
-    var swift: Options {
-        var o = Options()
+    var swift: LevelDBOptions {
+        var o = LevelDBOptions()
         if writeBuffer > 0 { o.writeBufferSize = writeBuffer }
         if blockSize > 0 { o.blockSize = blockSize }
         if cache > 0 { o.blockCacheCapacity = cache }
@@ -53,7 +53,7 @@ final class CDatabase {
 extension Bench {
     // MARK: Swift workloads (through the wrapper, as a user would write them)
 
-    func swiftFill(_ db: Database, random: Bool, count: Int? = nil, batch: Int = 1, sync: Bool = false) throws -> Double
+    func swiftFill(_ db: LevelDB, random: Bool, count: Int? = nil, batch: Int = 1, sync: Bool = false) throws -> Double
     {
         let n = count ?? data.n
         let start = now()
@@ -75,7 +75,7 @@ extension Bench {
         return now() - start
     }
 
-    func swiftReadRandom(_ db: Database, missing: Bool = false, borrowed: Bool = false) throws -> (Double, Int) {
+    func swiftReadRandom(_ db: LevelDB, missing: Bool = false, borrowed: Bool = false) throws -> (Double, Int) {
         var hits = 0
         let start = now()
         for i in 0..<data.n {
@@ -90,7 +90,7 @@ extension Bench {
         return (now() - start, hits)
     }
 
-    func swiftReadSeq(_ db: Database, reverse: Bool, copying: Bool = false) throws -> (Double, Int) {
+    func swiftReadSeq(_ db: LevelDB, reverse: Bool, copying: Bool = false) throws -> (Double, Int) {
         var count = 0
         var bytes = 0
         let start = now()
@@ -106,7 +106,7 @@ extension Bench {
         return (now() - start, count + (bytes == 0 ? 1 : 0))
     }
 
-    func swiftSeekRandom(_ db: Database) throws -> (Double, Int) {
+    func swiftSeekRandom(_ db: LevelDB) throws -> (Double, Int) {
         var hits = 0
         let start = now()
         let cursor = try db.makeCursor()
@@ -184,7 +184,7 @@ extension Bench {
         let n = data.n
         let syncCount = max(100, n / 100)
         let options = RawOptions()
-        let writes: [(String, Int, (Database) throws -> Double, (CDatabase) throws -> Double)] = [
+        let writes: [(String, Int, (LevelDB) throws -> Double, (CDatabase) throws -> Double)] = [
             ("fillseq", n, { try self.swiftFill($0, random: false) }, { try self.cFill($0, random: false) }),
             ("fillrandom", n, { try self.swiftFill($0, random: true) }, { try self.cFill($0, random: true) }),
             (
@@ -202,7 +202,7 @@ extension Bench {
                 return (try c(db), ops, [:])
             }
             try measure("raw", name, "swift") {
-                let db = try Database(path: freshPath("swift"), options: options.swift)
+                let db = try LevelDB(path: freshPath("swift"), options: options.swift)
                 defer { db.close() }
                 return (try swift(db), ops, [:])
             }
@@ -214,7 +214,7 @@ extension Bench {
             return (try cFill(db, random: true), n, [:])
         }
         try measure("raw", "overwrite", "swift") {
-            let db = try Database(path: freshPath("swift"), options: options.swift)
+            let db = try LevelDB(path: freshPath("swift"), options: options.swift)
             defer { db.close() }
             _ = try swiftFill(db, random: false, batch: 1000)
             return (try swiftFill(db, random: true), n, [:])
@@ -222,7 +222,7 @@ extension Bench {
         // Reads, on one filled database per side.
         let cdb = try CDatabase(path: freshPath("c-read"), options: options)
         _ = try cFill(cdb, random: false, batch: 1000)
-        let sdb = try Database(path: freshPath("swift-read"), options: options.swift)
+        let sdb = try LevelDB(path: freshPath("swift-read"), options: options.swift)
         defer { sdb.close() }
         _ = try swiftFill(sdb, random: false, batch: 1000)
         try readWorkloads(cdb, sdb, suffix: "")
@@ -236,7 +236,7 @@ extension Bench {
 
     /// Waits (up to 60 s) until both databases' background compactions have emptied level
     /// 0, so that reads on either side meet the same shape of tree.
-    func drainLevelZero(_ cdb: CDatabase, _ sdb: Database) {
+    func drainLevelZero(_ cdb: CDatabase, _ sdb: LevelDB) {
         let deadline = Date().addingTimeInterval(60)
         while Date() < deadline {
             let c = cb_level0_files(cdb.handle)
@@ -246,7 +246,7 @@ extension Bench {
         }
     }
 
-    func readWorkloads(_ cdb: CDatabase, _ sdb: Database, suffix: String) throws {
+    func readWorkloads(_ cdb: CDatabase, _ sdb: LevelDB, suffix: String) throws {
         let n = data.n
         drainLevelZero(cdb, sdb)
         // C and Swift runs alternate, repeat by repeat.

@@ -41,7 +41,7 @@ extension Bench {
             try measure("scaling", "equality (city = ?, limit 20)", "kvdocs") {
                 let start = now()
                 for i in 0..<queries {
-                    _ = try typed.find(Query().where("city", .equal(.string("City \(i % 50)"))).limit(20))
+                    _ = try typed.find(DocumentQuery().where("city", .equal(.string("City \(i % 50)"))).limit(20))
                 }
                 return (now() - start, queries, extra)
             }
@@ -53,8 +53,10 @@ extension Bench {
                 let start = now()
                 for i in 0..<queries {
                     _ = try typed.find(
-                        Query().where("age", .greaterOrEqual(.int(lows[i]))).where("age", .less(.int(lows[i] + 2)))
-                            .orderBy("age").limit(50))
+                        DocumentQuery().where("age", .greaterOrEqual(.int(lows[i]))).where(
+                            "age", .less(.int(lows[i] + 2))
+                        )
+                        .orderBy("age").limit(50))
                 }
                 return (now() - start, queries, extra)
             }

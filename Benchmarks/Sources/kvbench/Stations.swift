@@ -105,13 +105,14 @@ extension Bench {
         let label = "\(count) stations, \(total) departures"
 
         // KVDocs.
-        let db = try KVDocs.Database(path: freshPath("apps-stations"))
+        let db = try KVDocs.LevelDB(path: freshPath("apps-stations"))
         defer { db.close() }
-        let schema = try Schema(collections: [
+        let schema = try DocumentSchema(collections: [
             "stations": CollectionSchema(
                 primaryKey: "id", geo: [GeoIndexDefinition(name: "by_location", field: "location")]),
             "departures": CollectionSchema(
-                primaryKey: "id", indexes: [IndexDefinition(name: "by_station_time", fields: ["station", "time"])])
+                primaryKey: "id",
+                indexes: [SecondaryIndexDefinition(name: "by_station_time", fields: ["station", "time"])])
         ])
         let store = try DocumentStore(database: db, schema: schema)
         let stations = try store.collection("stations", of: Station.self)
@@ -176,11 +177,12 @@ extension Bench {
 
         // KVDocs' screen: the nearest station (decoded), then its next departures (decoded).
         let points = try zip(data.queryLats, data.queryLons).map { try GeoPoint(latitude: $0, longitude: $1) }
-        let nearest = Query().limit(1)
-        func upcoming(_ station: Int, _ time: Int64) -> Query {
-            Query().where("station", .equal(.int(Int64(station)))).where("time", .greaterOrEqual(.int(time))).orderBy(
-                "time"
-            ).limit(next)
+        let nearest = DocumentQuery().limit(1)
+        func upcoming(_ station: Int, _ time: Int64) -> DocumentQuery {
+            DocumentQuery().where("station", .equal(.int(Int64(station)))).where("time", .greaterOrEqual(.int(time)))
+                .orderBy(
+                    "time"
+                ).limit(next)
         }
         func screen(_ q: Int) throws -> (Station, [Departure])? {
             guard let hit = try stations.near(points[q], within: radius, query: nearest).first else { return nil }

@@ -174,17 +174,17 @@ extension Bench {
 
 /// A store with one replicated collection of athletes, indexed by country.
 final class SyncBenchStore: @unchecked Sendable {
-    let database: KVDocs.Database
+    let database: KVDocs.LevelDB
     let store: DocumentStore
     let docs: DocumentCollection
 
     init(_ path: String) throws {
-        database = try KVDocs.Database(path: path)
+        database = try KVDocs.LevelDB(path: path)
         store = try DocumentStore(
             database: database,
-            schema: try Schema(collections: [
+            schema: try DocumentSchema(collections: [
                 "athletes": CollectionSchema(
-                    indexes: [IndexDefinition(name: "by_country", fields: ["country"])], replicated: true)
+                    indexes: [SecondaryIndexDefinition(name: "by_country", fields: ["country"])], replicated: true)
             ]))
         docs = try store.collection("athletes")
     }

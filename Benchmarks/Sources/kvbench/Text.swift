@@ -85,14 +85,14 @@ extension Bench {
     func runText(size: Int) throws {
         let label = Self.sizeLabel(size)
         let corpus = TextBenchCorpus(count: size, seed: 21)
-        let schema = try Schema(
+        let schema = try DocumentSchema(
             json: Data(
                 #"{"collections": {"notes": {"primaryKey": "id", "text": [{"name": "t", "fields": ["title", "body"]}]}}}"#
                     .utf8))
 
         // Building: 1000 documents per transaction on both sides.
         let kvPath = freshPath("text-kv")
-        let db = try KVDocs.Database(path: kvPath)
+        let db = try KVDocs.LevelDB(path: kvPath)
         defer { db.close() }
         let store = try DocumentStore(database: db, schema: schema)
         let build = try measure("text", "build index [\(label)]", "kvdocs", repeats: 1) {

@@ -36,14 +36,14 @@ extension Bench {
             text += String(decoding: try encoder.encode(a), as: UTF8.self) + "\n"
         }
         try text.write(toFile: file, atomically: true, encoding: .utf8)
-        let schema = try Schema(
+        let schema = try DocumentSchema(
             json: Data(
                 #"{"collections": {"athletes": {"primaryKey": "id", "indexes": [{"name": "by_country", "fields": ["country"]}, {"name": "by_sport", "fields": ["sport"]}]}}}"#
                     .utf8))
         // The import has a fixed size; --quick runs it once to stay within a minute.
         let importRepeats = quick ? 1 : repeats
         try measure("import", "18,000 athletes (JSON lines, 2 indexes)", "kvdocs", repeats: importRepeats) {
-            let db = try KVDocs.Database(path: freshPath("import"))
+            let db = try KVDocs.LevelDB(path: freshPath("import"))
             defer { db.close() }
             let store = try DocumentStore(database: db, schema: schema)
             let start = now()

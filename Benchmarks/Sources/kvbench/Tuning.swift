@@ -3,8 +3,8 @@ import KVDocs
 
 extension Bench {
     /// A database filled with the bench keys (batches of 1000) and compacted, so reads hit table files.
-    func filled(_ options: RawOptions, compact: Bool = true) throws -> Database {
-        let db = try Database(path: freshPath("tuning"), options: options.swift)
+    func filled(_ options: RawOptions, compact: Bool = true) throws -> LevelDB {
+        let db = try LevelDB(path: freshPath("tuning"), options: options.swift)
         _ = try swiftFill(db, random: true, batch: 1000)
         if compact { try db.compact() }
         return db
@@ -39,7 +39,7 @@ extension Bench {
             let db = try filled(o)
             defer { db.close() }
             for verify in [false, true] {
-                let options = ReadOptions(verifyChecksums: verify, fillCache: true)
+                let options = LevelDBReadOptions(verifyChecksums: verify, fillCache: true)
                 let label = verify ? "verify checksums (default)" : "no verification"
                 try measure("tuning", "checksums: readrandom", label) {
                     var hits = 0
@@ -49,7 +49,7 @@ extension Bench {
                 }
                 try measure("tuning", "checksums: readseq", label) {
                     let start = now()
-                    let count = try db.forEach(options: ReadOptions(verifyChecksums: verify, fillCache: false)) {
+                    let count = try db.forEach(options: LevelDBReadOptions(verifyChecksums: verify, fillCache: false)) {
                         _, _ in
                     }
                     return (now() - start, count, [:])
@@ -61,7 +61,7 @@ extension Bench {
             var o = RawOptions()
             o.writeBuffer = mb << 20
             try measure("tuning", "write buffer: fillrandom", "\(mb) MB buffer") {
-                let db = try Database(path: freshPath("wb"), options: o.swift)
+                let db = try LevelDB(path: freshPath("wb"), options: o.swift)
                 defer { db.close() }
                 return (try swiftFill(db, random: true), n, [:])
             }
@@ -84,7 +84,7 @@ extension Bench {
             o.snappy = snappy
             try measure("tuning", "compression: fillrandom", snappy ? "snappy" : "none") {
                 let path = freshPath("compression")
-                let db = try Database(path: path, options: o.swift)
+                let db = try LevelDB(path: path, options: o.swift)
                 defer { db.close() }
                 let seconds = try swiftFill(db, random: true)
                 try db.compact()
@@ -94,7 +94,7 @@ extension Bench {
         // Batch size on writes.
         for batch in [1, 10, 100, 1000] {
             try measure("tuning", "batch size: fillrandom", "\(batch) per batch") {
-                let db = try Database(path: freshPath("batch"))
+                let db = try LevelDB(path: freshPath("batch"))
                 defer { db.close() }
                 return (try swiftFill(db, random: true, batch: batch), n, [:])
             }
@@ -103,7 +103,7 @@ extension Bench {
         let syncCount = max(100, n / 100)
         for sync in [false, true] {
             try measure("tuning", "sync: fillrandom", sync ? "sync" : "no sync") {
-                let db = try Database(path: freshPath("sync"))
+                let db = try LevelDB(path: freshPath("sync"))
                 defer { db.close() }
                 return (try swiftFill(db, random: true, count: syncCount, sync: sync), syncCount, [:])
             }
@@ -135,7 +135,7 @@ extension Bench {
         ]
         for (name, key) in designs {
             let path = freshPath("keys")
-            let db = try Database(path: path)
+            let db = try LevelDB(path: path)
             defer { db.close() }
             try measure("tuning", "key design: fill (1000/batch)", name) {
                 let start = now()

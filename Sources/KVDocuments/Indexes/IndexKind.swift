@@ -34,7 +34,7 @@ package protocol IndexKind: Sendable {
 /// The kinds of index this process knows: the three built-in kinds (secondary, text and
 /// geo, whose typed definitions the schema holds) and those registered.
 ///
-/// Registration is process-wide, because schemas are read (``Schema/init(json:file:)``)
+/// Registration is process-wide, because schemas are read (``DocumentSchema/init(json:file:)``)
 /// without a store. A schema, stored or in a file, that declares a kind not registered is
 /// refused with `.schema` naming the type, never read without it.
 package enum IndexKindRegistry {

@@ -62,7 +62,7 @@ package protocol IndexMaintainer: Sendable {
     /// ``QueryPlanner`` asks every ready index of the collection and takes the best. Kinds
     /// that answer other reads serve them through their own methods (text indexes:
     /// ``TextIndexMaintainer/rank(_:reader:)``).
-    func candidatePlan(for query: Query) -> (score: Int, plan: QueryPlan)?
+    func candidatePlan(for query: DocumentQuery) -> (score: Int, plan: QueryPlan)?
 }
 
 extension IndexMaintainer {
@@ -76,7 +76,7 @@ extension IndexMaintainer {
         return result
     }
     package func describe(key: [UInt8]) -> String? { nil }
-    package func candidatePlan(for query: Query) -> (score: Int, plan: QueryPlan)? { nil }
+    package func candidatePlan(for query: DocumentQuery) -> (score: Int, plan: QueryPlan)? { nil }
 }
 
 /// Accumulates the entries (key → value) that documents imply, for ``DocumentStore/verify(collection:)``.

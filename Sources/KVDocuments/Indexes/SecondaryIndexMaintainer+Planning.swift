@@ -10,7 +10,7 @@ extension SecondaryIndexMaintainer {
     /// one range (or prefix) on the next field, and the conditions that encode them.
     struct Bindings {
         var equalities: [[JSONValue]] = []
-        var used: [Condition] = []
+        var used: [QueryCondition] = []
         var rangeField: FieldPath?
         var lower: (JSONValue, Bool)?  // value, inclusive
         var upper: (JSONValue, Bool)?
@@ -25,7 +25,7 @@ extension SecondaryIndexMaintainer {
     /// field (7), a range on the next field (4), a scan in the requested order (2) and
     /// covering (1); a plan needs more than covering alone, and a plan of the order alone
     /// (no equality, no range) needs a limit.
-    package func candidatePlan(for query: Query) -> (score: Int, plan: QueryPlan)? {
+    package func candidatePlan(for query: DocumentQuery) -> (score: Int, plan: QueryPlan)? {
         let index = definition, collectionName = identity.collection
         let byField = Dictionary(grouping: query.conditions, by: \.field)
         if index.isSparse {
@@ -63,7 +63,7 @@ extension SecondaryIndexMaintainer {
     /// Leading fields with an equality (or non-empty `in`) condition, while the number of
     /// combinations stays within ``maximumRanges``.
     private func bindEqualities(
-        _ index: IndexDefinition, _ byField: [FieldPath: [Condition]], _ bindings: inout Bindings
+        _ index: SecondaryIndexDefinition, _ byField: [FieldPath: [QueryCondition]], _ bindings: inout Bindings
     ) {
         var combinations = 1
         for field in index.fields {
@@ -92,7 +92,9 @@ extension SecondaryIndexMaintainer {
 
     /// At most one range condition (or several on one field, tightened) on the field after
     /// the equalities.
-    private func bindRange(_ index: IndexDefinition, _ byField: [FieldPath: [Condition]], _ bindings: inout Bindings) {
+    private func bindRange(
+        _ index: SecondaryIndexDefinition, _ byField: [FieldPath: [QueryCondition]], _ bindings: inout Bindings
+    ) {
         let k = bindings.equalities.count
         guard k < index.fields.count else { return }
         let field = index.fields[k]
@@ -157,7 +159,9 @@ extension SecondaryIndexMaintainer {
     /// How scanning the ranges yields the query's order: only when every equality binds one
     /// value. An order on the field after the equalities (which a range may bound) comes
     /// from the scan, its ties sorted by id afterwards when other fields follow it.
-    private func ordersByScan(_ index: IndexDefinition, _ query: Query, _ bindings: Bindings) -> ScanOrder {
+    private func ordersByScan(_ index: SecondaryIndexDefinition, _ query: DocumentQuery, _ bindings: Bindings)
+        -> ScanOrder
+    {
         let k = bindings.equalities.count
         let lastField = index.fields.count - 1
         guard bindings.equalities.allSatisfy({ $0.count == 1 }) else { return .none }
@@ -199,7 +203,7 @@ extension SecondaryIndexMaintainer {
         }
     }
 
-    static func isRange(_ op: Operator) -> Bool {
+    static func isRange(_ op: QueryOperator) -> Bool {
         switch op {
         case .less, .lessOrEqual, .greater, .greaterOrEqual, .between, .prefix: return true
         default: return false

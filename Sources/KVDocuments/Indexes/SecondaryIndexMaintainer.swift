@@ -7,7 +7,7 @@ import KVSupport
 /// field).
 ///
 /// Each combination of the fields' values (in ``ValueOrder``'s encoding) is one entry. In a
-/// sparse index (``IndexDefinition/sparse``, and every unique index) a document missing a
+/// sparse index (``SecondaryIndexDefinition/sparse``, and every unique index) a document missing a
 /// field has none; otherwise each missing field (or multi-valued field without elements)
 /// is the ``missingMarker``, which orders before every value, so every document has an
 /// entry and the index serves any leading prefix of its fields.
@@ -21,7 +21,7 @@ import KVSupport
 /// per schema, and old and new entries are diffed as sorted byte strings.
 package struct SecondaryIndexMaintainer: IndexMaintainer {
     package let identity: IndexIdentity
-    let definition: IndexDefinition
+    let definition: SecondaryIndexDefinition
     let subspace: Subspace
     let documents: Layout
 
@@ -29,7 +29,10 @@ package struct SecondaryIndexMaintainer: IndexMaintainer {
     /// ones, the indexed ones and the primary key); `nil` otherwise.
     let carried: [[String]]?
 
-    init(collection: String, definition: IndexDefinition, primaryKey: String, subspace: Subspace, documents: Layout) {
+    init(
+        collection: String, definition: SecondaryIndexDefinition, primaryKey: String, subspace: Subspace,
+        documents: Layout
+    ) {
         self.identity = IndexIdentity(collection, definition.name, .secondary)
         self.definition = definition
         self.subspace = subspace
@@ -59,7 +62,7 @@ package struct SecondaryIndexMaintainer: IndexMaintainer {
 
     /// Whether the entries of this index carry every field `query` reads (its conditions,
     /// order and selected fields), so it can be answered from the index alone.
-    func covers(_ query: Query) -> Bool {
+    func covers(_ query: DocumentQuery) -> Bool {
         switch definition.include {
         case .none: return false
         case .document: return true
@@ -220,7 +223,7 @@ package struct SecondaryIndexMaintainer: IndexMaintainer {
     /// in the entry's key, and an entry that cannot be decoded would break every query of
     /// the index. JSON allows deeper nesting (``JSONValue/maximumDepth``).
     /// - Throws: `.invalidArgument` naming the index, the field and the limit.
-    static func checkNesting(_ index: IndexDefinition, _ document: JSONValue, collection: String) throws {
+    static func checkNesting(_ index: SecondaryIndexDefinition, _ document: JSONValue, collection: String) throws {
         for field in index.fields {
             try field.forEachValue(in: document) { try checkNesting(of: $0, index, field, collection: collection) }
         }
@@ -229,7 +232,7 @@ package struct SecondaryIndexMaintainer: IndexMaintainer {
     /// Refuses `value` (of `field`) when it nests arrays too deep for the tuple encoding.
     @inline(__always)
     private static func checkNesting(
-        of value: JSONValue, _ index: IndexDefinition, _ field: FieldPath, collection: String
+        of value: JSONValue, _ index: SecondaryIndexDefinition, _ field: FieldPath, collection: String
     ) throws {
         guard case .array = value else { return }
         func depth(_ value: JSONValue) -> Int {
@@ -250,7 +253,7 @@ package struct SecondaryIndexMaintainer: IndexMaintainer {
     /// multi-valued field gives each distinct element once. A missing field (or a
     /// multi-valued one without elements) leaves the document out of a sparse index, and is
     /// the ``missingMarker`` in any other.
-    package static func encodedValues(_ index: IndexDefinition, _ document: JSONValue) -> [[UInt8]] {
+    package static func encodedValues(_ index: SecondaryIndexDefinition, _ document: JSONValue) -> [[UInt8]] {
         var combinations: [[UInt8]] = [[]]
         var encoder = TupleEncoder()
         for field in index.fields {
@@ -283,12 +286,12 @@ package struct SecondaryIndexMaintainer: IndexMaintainer {
 
     /// Every combination of the index's field values in `document`, as tuple elements
     /// (the elements of ``encodedValues(_:_:)``).
-    static func values(_ index: IndexDefinition, _ document: JSONValue) -> [[TupleElement]] {
+    static func values(_ index: SecondaryIndexDefinition, _ document: JSONValue) -> [[TupleElement]] {
         encodedValues(index, document).compactMap { try? Tuple(decoding: $0).elements }
     }
 }
 
-extension IndexDefinition {
+extension SecondaryIndexDefinition {
     /// The definition as the catalog stores it.
     package var json: JSONValue {
         var o: JSONObject = [

@@ -31,14 +31,14 @@ enum LayerDerivation {
     /// - Throws: `.uniqueViolation` when a user document and a base document share a unique
     ///   value; `.corruption` for an unreadable document or entry; storage errors.
     static func stage(
-        root: Subspace, base: Database, user: Database, staging: Database,
+        root: Subspace, base: LevelDB, user: LevelDB, staging: LevelDB,
         progress: ((_ done: Int, _ total: Int) -> Void)? = nil
     ) throws {
         let layout = Layout(root: root)
         let store = try StagedDerivationStore(
             base: base, user: user, staging: staging, derived: derivedRanges(root),
             userOnly: [layout.changes.range])
-        let catalog = try CompiledCatalog.load(store, Catalog(root: root), layout: layout)
+        let catalog = try CompiledCatalog.load(store, DocumentCatalog(root: root), layout: layout)
         let whole = try indexesDerivedWhole(catalog, base: base, root: root)
         for maintainer in whole { try deriveWhole(maintainer, through: store, layout: layout) }
         func maintainers(of collection: String) -> [any IndexMaintainer] {
@@ -107,10 +107,10 @@ enum LayerDerivation {
     /// `base`) uses: the base lacks the index, or holds it at another definition or format
     /// (written by an older KVDocs, say). Their base entries cannot be kept, so they are
     /// derived whole, over every document.
-    static func indexesDerivedWhole(_ catalog: CompiledCatalog, base: Database, root: Subspace) throws
+    static func indexesDerivedWhole(_ catalog: CompiledCatalog, base: LevelDB, root: Subspace) throws
         -> [any IndexMaintainer]
     {
-        let records = Catalog(root: root)
+        let records = DocumentCatalog(root: root)
         let all = catalog.schema.collections.keys.sorted { JSONObject.compareKeys($0, $1) < 0 }.flatMap {
             catalog.maintainers(of: $0)
         }
@@ -161,12 +161,12 @@ enum LayerDerivation {
     /// temporary database at `stagingPath` (removed afterwards), then applies it inside
     /// `around` (a caller that must hold readers back wraps the apply).
     static func rederive(
-        root: Subspace, base: Database, user: Database, stagingPath: String,
+        root: Subspace, base: LevelDB, user: LevelDB, stagingPath: String,
         progress: ((_ done: Int, _ total: Int) -> Void)? = nil,
         around: (() throws -> Void) throws -> Void = { try $0() }
     ) throws {
         defer { try? FileManager.default.removeItem(atPath: stagingPath) }
-        let staging = try Database(path: stagingPath)
+        let staging = try LevelDB(path: stagingPath)
         defer { staging.close() }
         try stage(root: root, base: base, user: user, staging: staging, progress: progress)
         try around { _ = try apply(staging: staging, to: user, root: root) }
@@ -177,7 +177,7 @@ enum LayerDerivation {
     /// synced (a power loss cannot tear an earlier batch). Idempotent: after a crash, calling
     /// it again gives the same result. Returns the entries copied.
     @discardableResult
-    static func apply(staging: Database, to user: Database, root: Subspace, progress: ((_ done: Int) -> Void)? = nil)
+    static func apply(staging: LevelDB, to user: LevelDB, root: Subspace, progress: ((_ done: Int) -> Void)? = nil)
         throws -> Int
     {
         let ranges = derivedRanges(root)
@@ -234,7 +234,7 @@ final class StagedDerivationStore: KeyValueStore, @unchecked Sendable {
     private let documentSide: LayeredKeyValueStore
     private let derived: [KeyRange]
 
-    init(base: Database, user: Database, staging: Database, derived: [KeyRange], userOnly: [KeyRange]) throws {
+    init(base: LevelDB, user: LevelDB, staging: LevelDB, derived: [KeyRange], userOnly: [KeyRange]) throws {
         derivedSide = try LayeredKeyValueStore(base: base, user: staging, userOnly: userOnly)
         documentSide = try LayeredKeyValueStore(base: base, user: user, userOnly: userOnly)
         self.derived = derived

@@ -102,7 +102,7 @@ public final class LayeredDocumentStore: Sendable {
     ///   backup, a copy) conflicts with the base; storage errors. A base change that fails
     ///   over an old base in force does not throw: see ``baseChangeFailure``.
     public init(
-        user: String, base: String, schema: Schema? = nil, create: Bool = false, dates: DateStrategy? = nil,
+        user: String, base: String, schema: DocumentSchema? = nil, create: Bool = false, dates: DateStrategy? = nil,
         allowingUnrelatedBase: Bool = false, progress: ((Progress) -> Void)? = nil
     ) throws {
         let fm = FileManager.default
@@ -123,9 +123,9 @@ public final class LayeredDocumentStore: Sendable {
         var current = try LayersRecord.read(layersPath)
         let madeLayers = !fm.fileExists(atPath: layersPath)
         let madeUser = !fm.fileExists(atPath: user)
-        var options = Options()
+        var options = LevelDBOptions()
         options.createIfMissing = create
-        let userDB = try Database(path: user, options: options)
+        let userDB = try LevelDB(path: user, options: options)
         var failure: KVDocsError?
         do {
             try fm.createDirectory(atPath: layersPath, withIntermediateDirectories: true)
@@ -217,7 +217,7 @@ public final class LayeredDocumentStore: Sendable {
             guard let opened = current else {
                 throw KVDocsError(.ioError, "no layers record in \(layersPath)", path: layersPath)
             }
-            let baseDB = try Database(path: layersPath + "/" + opened.copy, options: Self.existing)
+            let baseDB = try LevelDB(path: layersPath + "/" + opened.copy, options: Self.existing)
             // Named by the base's own path, not its copy's.
             if let schema {
                 do {
@@ -293,8 +293,8 @@ public final class LayeredDocumentStore: Sendable {
             var applied = 0
             do {
                 if let fault = Self.faultAfterRecording.withLock({ $0[userPath] }) { try fault() }
-                let newDB = try Database(path: layersPath + "/" + prepared.copy, options: Self.existing)
-                let staging = try Database(path: layersPath + "/" + (prepared.staging ?? ""), options: Self.existing)
+                let newDB = try LevelDB(path: layersPath + "/" + prepared.copy, options: Self.existing)
+                let staging = try LevelDB(path: layersPath + "/" + (prepared.staging ?? ""), options: Self.existing)
                 defer { staging.close() }
                 try storage.withReadsHeld {
                     try storage.replaceBase(with: newDB)
@@ -329,7 +329,7 @@ public final class LayeredDocumentStore: Sendable {
     }
 
     /// A consistent copy of the user database, from one snapshot, in the new directory
-    /// `path` (see ``Database/backup(to:options:progress:)``), while writes go on.
+    /// `path` (see ``LevelDB/backup(to:options:progress:)``), while writes go on.
     @discardableResult
     public func backup(to path: String, progress: ((Int) -> Void)? = nil) throws -> BackupReport {
         try storage.user.backup(to: path, progress: progress)
@@ -353,8 +353,8 @@ public final class LayeredDocumentStore: Sendable {
 
     /// Options that open an existing directory only (a missing one is an error, never a
     /// new empty database).
-    static var existing: Options {
-        var options = Options()
+    static var existing: LevelDBOptions {
+        var options = LevelDBOptions()
         options.createIfMissing = false
         return options
     }
@@ -362,7 +362,7 @@ public final class LayeredDocumentStore: Sendable {
     /// Undoes a live replacement that failed after it was recorded: the old base again, the
     /// user layer's derived data made exact over it, the record without the replacement,
     /// and the replacement's directories removed. REQUIRES: the writer lock.
-    private func rollBack(to previous: LayersRecord, from oldBase: Database, abandoning prepared: LayersRecord.Pending)
+    private func rollBack(to previous: LayersRecord, from oldBase: LevelDB, abandoning prepared: LayersRecord.Pending)
         throws
     {
         try LayerDerivation.rederive(
@@ -409,21 +409,21 @@ public final class LayeredDocumentStore: Sendable {
     }
 
     /// The schema the store has over the base copy at `copy`: the user layer's over it.
-    static func effectiveSchema(copy: String, user: Database, root: Subspace) throws -> Schema? {
-        let base = try Database(path: copy)
+    static func effectiveSchema(copy: String, user: LevelDB, root: Subspace) throws -> DocumentSchema? {
+        let base = try LevelDB(path: copy)
         defer { base.close() }
         let layered = try LayeredKeyValueStore(base: base, user: user)
-        guard let data = try Catalog(root: root).schemaData(in: layered) else { return nil }
-        return try Schema(json: Data(data), file: "the stored schema")
+        guard let data = try DocumentCatalog(root: root).schemaData(in: layered) else { return nil }
+        return try DocumentSchema(json: Data(data), file: "the stored schema")
     }
 
     /// The date strategy the store over the base copy at `copy` reads typed documents with:
     /// the user layer's record, else the base's, else seconds since 2001 when the layers
     /// hold documents written before strategies were recorded; `nil` otherwise.
-    static func effectiveDates(copy: String, user: Database, root: Subspace) throws -> DateStrategy? {
-        let base = try Database(path: copy)
+    static func effectiveDates(copy: String, user: LevelDB, root: Subspace) throws -> DateStrategy? {
+        let base = try LevelDB(path: copy)
         defer { base.close() }
-        let catalog = Catalog(root: root)
+        let catalog = DocumentCatalog(root: root)
         let layered = try LayeredKeyValueStore(base: base, user: user)
         if let recorded = try catalog.dateStrategy(in: layered) { return recorded }
         return try DocumentStore.holdsDocuments(layered, layout: Layout(root: root)) ? .secondsSince2001 : nil
@@ -431,8 +431,8 @@ public final class LayeredDocumentStore: Sendable {
 
     /// The date strategy the user layer `user` records itself (its values are tagged), or
     /// `nil`.
-    package static func ownDates(_ user: Database, root: Subspace) throws -> DateStrategy? {
-        let catalog = Catalog(root: root)
+    package static func ownDates(_ user: LevelDB, root: Subspace) throws -> DateStrategy? {
+        let catalog = DocumentCatalog(root: root)
         guard let stored = try user.get(catalog.datesKey),
             let value = try LayeredKeyValueStore.untag(stored, key: catalog.datesKey, name: user.path)
         else { return nil }
@@ -447,8 +447,8 @@ public final class LayeredDocumentStore: Sendable {
     /// Refuses a new base whose typed dates are stored another way than `dates`, the way
     /// the store reads them: over it, either the base's documents or the user's would be
     /// misread. A base with no record but a document store was written as seconds since 2001.
-    static func checkDates(_ newDB: Database, base: String, dates: DateStrategy?, root: Subspace) throws {
-        let catalog = Catalog(root: root)
+    static func checkDates(_ newDB: LevelDB, base: String, dates: DateStrategy?, root: Subspace) throws {
+        let catalog = DocumentCatalog(root: root)
         guard let dates, try catalog.formatVersion(in: newDB) != nil else { return }
         // A store with no record and no document has no dates to misread.
         guard
@@ -468,7 +468,8 @@ public final class LayeredDocumentStore: Sendable {
     /// and stages the user layer's derived data over it. Nothing is recorded; on failure the
     /// copy and the staging database are removed.
     package static func prepare(
-        _ newBase: String, layersPath: String, user: Database, root: Subspace, expected: Schema?, dates: DateStrategy?,
+        _ newBase: String, layersPath: String, user: LevelDB, root: Subspace, expected: DocumentSchema?,
+        dates: DateStrategy?,
         allowingUnrelated: Bool, progress: ((Progress) -> Void)?
     ) throws -> LayersRecord.Pending {
         let copy = "base-" + UUID().uuidString, staging = "derive-" + UUID().uuidString
@@ -477,15 +478,15 @@ public final class LayeredDocumentStore: Sendable {
             pending.files = try DatabaseFiles.copy(from: newBase, to: layersPath + "/" + copy) { done, total in
                 progress?(Progress(phase: "copying base", done: done, total: total))
             }
-            var baseOptions = Options()
+            var baseOptions = LevelDBOptions()
             baseOptions.createIfMissing = false
-            let newDB = try Database(path: layersPath + "/" + copy, options: baseOptions)
+            let newDB = try LevelDB(path: layersPath + "/" + copy, options: baseOptions)
             defer { newDB.close() }
             // Without a schema given, the one the user layer keeps (its own, else the base's).
             let expected =
                 try expected
-                ?? Catalog(root: root).schemaData(in: try LayeredKeyValueStore(base: newDB, user: user))
-                .map { try Schema(json: Data($0), file: "the stored schema") }
+                ?? DocumentCatalog(root: root).schemaData(in: try LayeredKeyValueStore(base: newDB, user: user))
+                .map { try DocumentSchema(json: Data($0), file: "the stored schema") }
             // Damage anywhere in the new base fails here, not later in a read.
             var checked = 0
             let all = try newDB.entries()
@@ -498,7 +499,7 @@ public final class LayeredDocumentStore: Sendable {
                 try DocumentStore.checkAgreement(base: newDB, schema: expected, root: root, named: newBase)
             }
             try checkDates(newDB, base: newBase, dates: dates, root: root)
-            let stagingDB = try Database(path: layersPath + "/" + staging)
+            let stagingDB = try LevelDB(path: layersPath + "/" + staging)
             defer { stagingDB.close() }
             try LayerDerivation.stage(root: root, base: newDB, user: user, staging: stagingDB) { done, total in
                 progress?(Progress(phase: "deriving", done: done, total: total))
@@ -520,10 +521,12 @@ public final class LayeredDocumentStore: Sendable {
     /// Refuses a base that would hide the user's data: one with no document store, one
     /// that shares none of `expected`'s collections, or one over which a collection holding
     /// user documents would leave the schema.
-    private static func checkRelated(_ newDB: Database, base: String, user: Database, root: Subspace, expected: Schema?)
+    private static func checkRelated(
+        _ newDB: LevelDB, base: String, user: LevelDB, root: Subspace, expected: DocumentSchema?
+    )
         throws
     {
-        let catalog = Catalog(root: root)
+        let catalog = DocumentCatalog(root: root)
         let advice = "(kvrepl: replace-base PATH --allow-unrelated; the library: allowingUnrelatedBase: true)"
         guard try catalog.formatVersion(in: newDB) != nil, let data = try catalog.schemaData(in: newDB) else {
             throw KVDocsError(
@@ -531,7 +534,7 @@ public final class LayeredDocumentStore: Sendable {
                 "the base \(base) has no document store: it would hide the user's documents; pass it on purpose to use it anyway \(advice)",
                 path: base)
         }
-        let theirs = try Schema(json: Data(data), file: "the base's stored schema")
+        let theirs = try DocumentSchema(json: Data(data), file: "the base's stored schema")
         guard let expected else { return }
         let mine = Set(expected.collections.keys)
         if !mine.isEmpty, mine.isDisjoint(with: theirs.collections.keys) {
@@ -541,7 +544,9 @@ public final class LayeredDocumentStore: Sendable {
                 path: base)
         }
         let layered = try LayeredKeyValueStore(base: newDB, user: user)
-        let after = try catalog.schemaData(in: layered).map { try Schema(json: Data($0), file: "the stored schema") }
+        let after = try catalog.schemaData(in: layered).map {
+            try DocumentSchema(json: Data($0), file: "the stored schema")
+        }
         let layout = Layout(root: root)
         for name in mine.sorted() where after?[collection: name] == nil {
             if try user.entries(layout.documents(name).range, limit: 1).next() != nil {
@@ -555,7 +560,7 @@ public final class LayeredDocumentStore: Sendable {
 
     /// Records `prepared` as pending over `record`, then finishes it (see ``finish``).
     private static func record(
-        _ prepared: LayersRecord.Pending, over record: LayersRecord, layersPath: String, user: Database, root: Subspace,
+        _ prepared: LayersRecord.Pending, over record: LayersRecord, layersPath: String, user: LevelDB, root: Subspace,
         progress: ((Progress) -> Void)?
     ) throws -> (LayersRecord, KVDocsError?) {
         var committed = record
@@ -572,14 +577,14 @@ public final class LayeredDocumentStore: Sendable {
     /// user layer's derived data is made exact over the old base again, which held before;
     /// the reason is returned with the record.
     private static func finish(
-        _ pending: LayersRecord.Pending, record: LayersRecord, layersPath: String, user: Database, root: Subspace,
+        _ pending: LayersRecord.Pending, record: LayersRecord, layersPath: String, user: LevelDB, root: Subspace,
         progress: ((Progress) -> Void)?
     ) throws -> (LayersRecord, KVDocsError?) {
         let fm = FileManager.default
         var reason: KVDocsError
         if let staging = pending.staging, fm.fileExists(atPath: layersPath + "/" + pending.copy + "/CURRENT") {
             do {
-                let stagingDB = try Database(path: layersPath + "/" + staging, options: existing)
+                let stagingDB = try LevelDB(path: layersPath + "/" + staging, options: existing)
                 defer { stagingDB.close() }
                 _ = try LayerDerivation.apply(staging: stagingDB, to: user, root: root) { done in
                     progress?(Progress(phase: "applying", done: done, total: 0))
@@ -600,7 +605,7 @@ public final class LayeredDocumentStore: Sendable {
                 path: layersPath)
         }
         // Back to the old base: the user layer held exact data over it before.
-        let base = try Database(path: layersPath + "/" + record.copy, options: existing)
+        let base = try LevelDB(path: layersPath + "/" + record.copy, options: existing)
         defer { base.close() }
         try LayerDerivation.rederive(
             root: root, base: base, user: user, stagingPath: layersPath + "/derive-" + UUID().uuidString
@@ -648,7 +653,3 @@ public final class LayeredDocumentStore: Sendable {
         }
     }
 }
-
-/// The earlier name of ``LayeredDocumentStore``.
-@available(*, deprecated, renamed: "LayeredDocumentStore")
-public typealias LayeredDatabase = LayeredDocumentStore

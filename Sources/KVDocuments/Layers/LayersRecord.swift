@@ -136,7 +136,7 @@ package struct LayersRecord: Equatable {
                 throw KVDocsError(
                     .ioError, "cannot rename \(temporary): \(String(cString: strerror(errno)))", path: path)
             }
-            try Database.syncDirectory(layersPath)
+            try LevelDB.syncDirectory(layersPath)
         } catch let e as KVDocsError {
             throw e
         } catch {

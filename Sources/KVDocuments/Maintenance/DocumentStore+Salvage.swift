@@ -51,7 +51,7 @@ public struct SalvageReport: Sendable, CustomStringConvertible {
 }
 
 extension DocumentStore {
-    /// Makes a damaged store fully usable again, after ``Database/repair(path:options:)``
+    /// Makes a damaged store fully usable again, after ``LevelDB/repair(path:options:)``
     /// or whenever ``verify(collection:)`` reports bad documents:
     ///
     /// 1. Every stored document that cannot be read (bytes that are not JSON, a key that
@@ -73,7 +73,7 @@ extension DocumentStore {
     ///   - progress: called while indexes are rebuilt.
     /// - Throws: `.schema` when `quarantine` names a collection whose primary key is not
     ///   `id`; storage errors (`.corruption` when the store's own tables are still damaged:
-    ///   run ``Database/repair(path:options:)`` first).
+    ///   run ``LevelDB/repair(path:options:)`` first).
     @discardableResult
     public func salvage(quarantine: String = "quarantine", progress: ((IndexBuildProgress) -> Void)? = nil) throws
         -> SalvageReport
@@ -204,7 +204,7 @@ extension DocumentStore {
     /// - Throws: what ``salvage(quarantine:progress:)`` throws; `.corruption` for a catalog
     ///   record salvage cannot rebuild; storage errors.
     public static func salvage(
-        database: Database, root: Subspace = Subspace(), quarantine: String = "quarantine",
+        database: LevelDB, root: Subspace = Subspace(), quarantine: String = "quarantine",
         progress: ((IndexBuildProgress) -> Void)? = nil
     ) throws -> (DocumentStore, SalvageReport) {
         let repairs = try repairCatalog(database, root: root)
@@ -217,8 +217,8 @@ extension DocumentStore {
 
     /// Repairs the catalog records of the store under `root` that salvage can rebuild and
     /// that cannot be read, in one synced write; returns what it did.
-    private static func repairCatalog(_ database: Database, root: Subspace) throws -> [String] {
-        let records = Catalog(root: root)
+    private static func repairCatalog(_ database: LevelDB, root: Subspace) throws -> [String] {
+        let records = DocumentCatalog(root: root)
         let layout = Layout(root: root)
         let batch = WriteBatch()
         var repairs: [String] = []
@@ -255,7 +255,7 @@ extension DocumentStore {
         /// document, or an index's state, the sequence number or the generation in the
         /// catalog cannot be read.
         case salvage
-        /// LevelDB's repair (``Database/repair(path:options:)``), then salvage: LevelDB
+        /// LevelDB's repair (``LevelDB/repair(path:options:)``), then salvage: LevelDB
         /// itself reports damage (a checksum that does not match, a missing file).
         case repair
         /// Opening with the schema again (``init(database:schema:root:dates:progress:)`` with a
@@ -279,7 +279,7 @@ extension DocumentStore {
         guard error.kind == .corruption || error.kind == .ioError else { return .none }
         if error.message.hasPrefix("Corruption: ") || error.message.hasPrefix("IO error: ") { return .repair }
         guard error.kind == .corruption else { return .none }
-        let records = Catalog(root: root)
+        let records = DocumentCatalog(root: root)
         guard let key = error.key else { return .salvage }
         if key == records.schemaKey { return .reloadSchema }
         if records.isIndexStateKey(key) || key == records.sequenceKey || key == records.generationKey {
@@ -299,8 +299,9 @@ extension DocumentStore.WriteContext {
         let element = id ?? .bytes(key)
         batch.put(
             store.layout.change(sequence),
-            Tuple([.string(collection), element, .string(Change.Operation.delete.rawValue)]))
+            Tuple([.string(collection), element, .string(DocumentChange.Operation.delete.rawValue)]))
         changes.append(
-            Change(sequence: sequence, collection: collection, id: DocumentStore.idValue(element), operation: .delete))
+            DocumentChange(
+                sequence: sequence, collection: collection, id: DocumentStore.idValue(element), operation: .delete))
     }
 }

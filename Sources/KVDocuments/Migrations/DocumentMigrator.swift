@@ -34,7 +34,7 @@ import KVSupport
 /// process dies during a migration, the next open of the store (with or without a
 /// migrator) rolls it back the same way, and a migrator runs it again from the start.
 ///
-/// **Unseen until done.** Observers (``Observation``) and change streams see nothing of a
+/// **Unseen until done.** Observers (``DocumentObservation``) and change streams see nothing of a
 /// migration while it runs: a completed one delivers its changes in order when it
 /// completes, and one that was undone delivers nothing. Other stores open on the same
 /// database wait for it to write, and their reads may see its batches (open the migrating
@@ -143,7 +143,7 @@ public final class MigrationContext {
     }
 
     /// The store's schema.
-    public var schema: Schema { context.catalog.schema }
+    public var schema: DocumentSchema { context.catalog.schema }
 
     // MARK: - Reading
 
@@ -161,7 +161,7 @@ public final class MigrationContext {
     /// <!-- doc-code: preamble=examples -->
     /// ```swift
     /// try migrator.register("tag minors") { migration in
-    ///     for person in try migration.fetch(.find("people", Query().where("age", .less(18)))) {
+    ///     for person in try migration.fetch(.find("people", DocumentQuery().where("age", .less(18)))) {
     ///         guard case .object(var fields) = person else { continue }
     ///         fields["minor"] = true
     ///         try migration.update("people", .object(fields))
@@ -173,18 +173,6 @@ public final class MigrationContext {
     public func fetch<Request: DocumentRequest>(_ request: Request) throws -> Request.Value {
         try flush()
         return try store.read { try $0.fetch(request) }
-    }
-
-    /// The documents matching `query`, as this migration left them.
-    @available(*, deprecated, message: "use fetch(.find(collection, query))")
-    public func find(_ collection: String, _ query: Query = Query()) throws -> [JSONValue] {
-        try fetch(.find(collection, query))
-    }
-
-    /// The number of documents matching `query`, as this migration left them.
-    @available(*, deprecated, message: "use fetch(.count(collection, query))")
-    public func count(_ collection: String, _ query: Query = Query()) throws -> Int {
-        try fetch(.count(collection, query))
     }
 
     /// Calls `body` with every document of `collection` as they are when `forEach` starts,
@@ -211,19 +199,19 @@ public final class MigrationContext {
 
     /// Adds a document. See ``DocumentBatch/insert(_:_:)``.
     @discardableResult
-    public func insert(_ collection: String, _ document: JSONValue) throws -> Change {
+    public func insert(_ collection: String, _ document: JSONValue) throws -> DocumentChange {
         try write(collection, .insert, document, nil)
     }
 
     /// Adds or replaces a document. See ``DocumentBatch/upsert(_:_:)``.
     @discardableResult
-    public func upsert(_ collection: String, _ document: JSONValue) throws -> Change {
+    public func upsert(_ collection: String, _ document: JSONValue) throws -> DocumentChange {
         try write(collection, .upsert, document, nil)
     }
 
     /// Replaces a document. See ``DocumentBatch/update(_:_:)``.
     @discardableResult
-    public func update(_ collection: String, _ document: JSONValue) throws -> Change {
+    public func update(_ collection: String, _ document: JSONValue) throws -> DocumentChange {
         try write(collection, .update, document, nil)
     }
 
@@ -236,7 +224,7 @@ public final class MigrationContext {
     }
 
     private func write(_ collection: String, _ mode: DocumentStore.WriteMode, _ document: JSONValue, _ id: JSONValue?)
-        throws -> Change
+        throws -> DocumentChange
     {
         guard let change = try context.write(collection, mode, document: document, id: id) else {
             throw KVDocsError(.invalidArgument, "nothing was written")
@@ -268,11 +256,11 @@ extension MigrationContext: Sendable {}
 /// The undo journal of the running migration: for each document it writes, the first
 /// time, the document as it was before (or that there was none).
 final class MigrationJournal {
-    let records: Catalog
+    let records: DocumentCatalog
     let storage: any KeyValueStore
     let layout: Layout
 
-    init(records: Catalog, storage: any KeyValueStore, layout: Layout) {
+    init(records: DocumentCatalog, storage: any KeyValueStore, layout: Layout) {
         self.records = records
         self.storage = storage
         self.layout = layout

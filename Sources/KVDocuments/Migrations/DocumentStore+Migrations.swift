@@ -23,7 +23,7 @@ extension DocumentStore {
     ///   a migration throws (that migration is undone, those before it stay done);
     ///   otherwise as ``init(database:schema:root:dates:progress:)``.
     public convenience init(
-        database: Database, schema: Schema? = nil, root: Subspace = Subspace(), dates: DateStrategy? = nil,
+        database: LevelDB, schema: DocumentSchema? = nil, root: Subspace = Subspace(), dates: DateStrategy? = nil,
         migrator: DocumentMigrator,
         progress: ((IndexBuildProgress) -> Void)? = nil,
         migrationProgress: ((MigrationProgress) -> Void)? = nil
@@ -39,7 +39,7 @@ extension DocumentStore {
         try Self.appliedMigrations(storage, records).map(\.name)
     }
 
-    static func appliedMigrations(_ reader: some KeyValueReader, _ records: Catalog) throws -> [(
+    static func appliedMigrations(_ reader: some KeyValueReader, _ records: DocumentCatalog) throws -> [(
         name: String, position: Int64
     )] {
         let cursor = try reader.scan(records.migrations.range, order: .forward)

@@ -5,11 +5,11 @@ import KVSupport
 
 /// Everything in the process waiting for the writes under one store root of one database:
 /// change streams (``DocumentStore/changeStream()``) and observations
-/// (``Observation``). Shared by every ``DocumentStore`` open on that database and root, so
+/// (``DocumentObservation``). Shared by every ``DocumentStore`` open on that database and root, so
 /// a write through any of them reaches all of their observers.
 package final class ChangeHub: Sendable {
     private struct State {
-        var streams: [UUID: AsyncStream<Change>.Continuation] = [:]
+        var streams: [UUID: AsyncStream<DocumentChange>.Continuation] = [:]
         var observers: [UUID: ObservationRegistration] = [:]
         /// The database closed: streams end as they are added, observers wake.
         var closed = false
@@ -33,18 +33,18 @@ package final class ChangeHub: Sendable {
     var deliveredSequence: Int64? { state.withLock { $0.delivered } }
 
     /// The hub of `root` on `database`, made on first use (``ChangeHubRegistry``).
-    static func of(_ database: Database, root: Subspace) -> ChangeHub {
+    static func of(_ database: LevelDB, root: Subspace) -> ChangeHub {
         ChangeHubRegistry.shared.hub(of: database, root: root)
     }
 
     /// The hub of `root` on `storage`: its database's when it is one (or a layered store's
     /// user database), else one shared by the stores opened on the same store object.
-    static func of(_ storage: any KeyValueStore, database: Database?, root: Subspace) -> ChangeHub {
+    static func of(_ storage: any KeyValueStore, database: LevelDB?, root: Subspace) -> ChangeHub {
         if let database { return of(database, root: root) }
         return ChangeHubRegistry.shared.hub(of: storage as AnyObject, root: root)
     }
 
-    func add(stream continuation: AsyncStream<Change>.Continuation, id: UUID) {
+    func add(stream continuation: AsyncStream<DocumentChange>.Continuation, id: UUID) {
         let closed = state.withLock { s in
             if !s.closed { s.streams[id] = continuation }
             return s.closed
@@ -78,10 +78,11 @@ package final class ChangeHub: Sendable {
     /// the collections written (only those).
     /// REQUIRES: called after the write is committed, under the exclusive writer lock (so
     /// deliveries keep the order of the writes).
-    func publish(_ changes: [Change]) {
+    func publish(_ changes: [DocumentChange]) {
         delivering.withLock { deliveries in
             deliveries &+= 1
-            let (fresh, streams) = state.withLock { s -> ([Change], [AsyncStream<Change>.Continuation]) in
+            let (fresh, streams) = state.withLock {
+                s -> ([DocumentChange], [AsyncStream<DocumentChange>.Continuation]) in
                 var fresh = changes
                 if let delivered = s.delivered {
                     fresh = changes.filter { $0.sequence > delivered }

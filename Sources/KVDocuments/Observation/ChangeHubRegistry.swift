@@ -21,7 +21,7 @@ final class ChangeHubRegistry: Sendable {
     private let hubs = Locked<[Key: ChangeHub]>([:])
 
     /// The hub of `root` on `database`, made on first use.
-    func hub(of database: Database, root: Subspace) -> ChangeHub {
+    func hub(of database: LevelDB, root: Subspace) -> ChangeHub {
         let key = Key(database: ObjectIdentifier(database), root: root.prefix)
         let (hub, firstOfDatabase) = hubs.withLock { hubs -> (ChangeHub, Bool) in
             if let existing = hubs[key] { return (existing, false) }
@@ -46,7 +46,7 @@ final class ChangeHubRegistry: Sendable {
     }
     private let others = Locked<[Key: Held]>([:])
 
-    /// The hub of `root` on `store` (another ``KeyValueStore`` than a ``Database``: every
+    /// The hub of `root` on `store` (another ``KeyValueStore`` than a ``LevelDB``: every
     /// ``DocumentStore`` opened on the same store object shares it), made on first use. A
     /// hub whose store has gone is dropped when its identity is met again, so a new store
     /// at a freed address never inherits it.

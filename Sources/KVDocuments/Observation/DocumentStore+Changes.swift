@@ -7,7 +7,7 @@ extension DocumentStore {
     /// is accepted: one below 1 means "from the first change", and `Int64.max` (after which
     /// no change can come) gives none.
     /// - Throws: `.invalidArgument` for a negative limit.
-    public func changes(since sequence: Int64 = 0, limit: Int? = nil) throws -> [Change] {
+    public func changes(since sequence: Int64 = 0, limit: Int? = nil) throws -> [DocumentChange] {
         if let limit, limit < 0 {
             throw KVDocsError(
                 .invalidArgument, "changes: limit must not be negative (got \(limit))", path: storage.name)
@@ -17,17 +17,17 @@ extension DocumentStore {
         let layout = self.layout
         let range = layout.changes.range.starting(at: layout.change(next))
         let cursor = try storage.scan(range, order: .forward)
-        var changes: [Change] = []
+        var changes: [DocumentChange] = []
         while limit.map({ changes.count < $0 }) ?? true,
             let (key, value) = try cursor.next({ k, v in (Array(k), Array(v)) })
         {
             let seq = try layout.changes.unpack(key).int64(at: 0)
             let t = try Tuple(decoding: value)
-            guard let op = Change.Operation(rawValue: try t.string(at: 2)) else {
+            guard let op = DocumentChange.Operation(rawValue: try t.string(at: 2)) else {
                 throw KVDocsError(.corruption, "change \(seq) has an unknown operation", path: storage.name, key: key)
             }
             changes.append(
-                Change(
+                DocumentChange(
                     sequence: seq, collection: try t.string(at: 0), id: Self.idValue(try t.element(at: 1)),
                     operation: op))
         }
@@ -43,8 +43,8 @@ extension DocumentStore {
     /// ```swift
     /// for await change in store.changeStream() { refresh(change.collection, change.id) }
     /// ```
-    public func changeStream() -> AsyncStream<Change> {
-        let (stream, continuation) = AsyncStream<Change>.makeStream(bufferingPolicy: .unbounded)
+    public func changeStream() -> AsyncStream<DocumentChange> {
+        let (stream, continuation) = AsyncStream<DocumentChange>.makeStream(bufferingPolicy: .unbounded)
         let token = UUID()
         hub.add(stream: continuation, id: token)
         continuation.onTermination = { [hub] _ in hub.removeStream(token) }
@@ -53,7 +53,7 @@ extension DocumentStore {
 
     /// Records a committed batch and delivers its changes in order.
     /// REQUIRES: the exclusive writer lock is held (so deliveries are ordered).
-    func published(_ changes: [Change], lastSequence: Int64) {
+    func published(_ changes: [DocumentChange], lastSequence: Int64) {
         state.withLock { $0.lastSequence = lastSequence }
         hub.publish(changes)
     }

@@ -4,17 +4,15 @@ import KVSupport
 // Observation: one entry point for requests (`observe(_:)` with a ``DocumentRequest``),
 // one for any reads (`observe(tracking:)`, spelled `observe { tx in … }` with a trailing
 // closure, after GRDB's `ValueObservation.tracking`), both tracking the collections each run read,
-// and the explicit-region variant `observe(collections:_:)`. The per-collection
-// `observe`, `observeCount`, `observeSearch` and `observeNear` are deprecated spellings of
-// `store.observe(.find(…))` and its kin.
+// and the explicit-region variant `observe(collections:_:)`.
 
 extension DocumentStore {
     /// Observes `request`: its value now, then again after each committed write to a
-    /// collection it read, yielded when it differs from the last one. See ``Observation``.
+    /// collection it read, yielded when it differs from the last one. See ``DocumentObservation``.
     ///
     /// <!-- doc-code: preamble=examples -->
     /// ```swift
-    /// let perth = Query().where("station", .equal("PERTH")).orderBy("time").limit(3)
+    /// let perth = DocumentQuery().where("station", .equal("PERTH")).orderBy("time").limit(3)
     /// for try await departures in store.observe(.find("departures", perth, as: Departure.self)) {
     ///     board.show(departures)
     /// }
@@ -26,15 +24,15 @@ extension DocumentStore {
     /// a request of your own is compared by its value when that is `Equatable`, and
     /// yielded after every relevant write otherwise.
     /// - Parameter request: the read; its errors end the sequence.
-    public func observe<Request: DocumentRequest>(_ request: Request) -> Observation<Request.Value>
+    public func observe<Request: DocumentRequest>(_ request: Request) -> DocumentObservation<Request.Value>
     where Request.Value: Sendable {
-        Observation(store: self, region: .tracked) { tx in try Self.observedFetch(request, tx) }
+        DocumentObservation(store: self, region: .tracked) { tx in try Self.observedFetch(request, tx) }
     }
 
     /// Observes any reads: `fetch` is run on one snapshot now, then again after each
     /// committed write to a collection its last run read, and its result is yielded when
     /// it differs from the last one. Written with a trailing closure,
-    /// `store.observe { tx in … }`. See ``Observation``.
+    /// `store.observe { tx in … }`. See ``DocumentObservation``.
     ///
     /// <!-- doc-code: preamble=examples -->
     /// ```swift
@@ -56,8 +54,8 @@ extension DocumentStore {
     /// - Parameter fetch: the reads, through one transaction. Its errors end the sequence.
     public func observe<Value: Equatable & Sendable>(
         tracking fetch: @escaping @Sendable (ReadTransaction) throws -> Value
-    ) -> Observation<Value> {
-        Observation(store: self, region: .tracked) { tx in
+    ) -> DocumentObservation<Value> {
+        DocumentObservation(store: self, region: .tracked) { tx in
             let value = try fetch(tx)
             return (value, value)
         }
@@ -84,9 +82,9 @@ extension DocumentStore {
     public func observe<Value: Equatable & Sendable>(
         collections: [String]?,
         _ fetch: @escaping @Sendable (ReadTransaction) throws -> Value
-    ) -> Observation<Value> {
+    ) -> DocumentObservation<Value> {
         let region = collections.map { ObservedRegion.collections(Set($0.map { Array($0.utf8) })) } ?? .everyWrite
-        return Observation(store: self, region: region) { tx in
+        return DocumentObservation(store: self, region: region) { tx in
             let value = try fetch(tx)
             return (value, value)
         }
@@ -126,67 +124,11 @@ private struct NeverEqual: Equatable, Sendable {
 }
 
 extension DocumentCollection {
-    /// Observes the documents matching `query`.
-    @available(*, deprecated, message: "use store.observe(.find(collection, query))")
-    public func observe(_ query: Query = Query()) -> Observation<[JSONValue]> {
-        store.observe(.find(self, query))
-    }
 
-    /// Observes the number of documents matching `query`'s conditions.
-    @available(*, deprecated, message: "use store.observe(.count(collection, query))")
-    public func observeCount(_ query: Query = Query()) -> Observation<Int> {
-        store.observe(.count(self, query))
-    }
-
-    /// Observes the hits of a text query.
-    @available(*, deprecated, message: "use store.observe(.search(collection, text, options: options))")
-    public func observeSearch(_ query: String, options: SearchOptions = SearchOptions()) -> Observation<[SearchHit]> {
-        store.observe(.search(self, query, options: options))
-    }
-
-    /// Observes the documents around `center`.
-    @available(
-        *, deprecated,
-        message: "use store.observe(.near(collection, center, within:, query:, index:, includeDocuments:))"
-    )
-    public func observeNear(
-        _ center: GeoPoint, within: Double? = nil, query: Query = Query(), index: String? = nil,
-        includeDocuments: Bool = true
-    ) -> Observation<[NearHit]> {
-        store.observe(
-            .near(self, center, within: within, query: query, index: index, includeDocuments: includeDocuments))
-    }
 }
 
 extension TypedCollection {
-    /// Observes the values matching `query`.
-    @available(*, deprecated, message: "use store.observe(.find(collection, query))")
-    public func observe(_ query: Query = Query()) -> Observation<[T]> where T: Sendable {
-        base.store.observe(.find(self, query))
-    }
 
-    /// Observes the number of values matching `query`'s conditions.
-    @available(*, deprecated, message: "use store.observe(.count(collection, query))")
-    public func observeCount(_ query: Query = Query()) -> Observation<Int> {
-        base.store.observe(.count(self, query))
-    }
-
-    /// Observes the hits of a text query, decoded.
-    @available(*, deprecated, message: "use store.observe(.search(collection, text, options: options))")
-    public func observeSearch(_ query: String, options: SearchOptions = SearchOptions()) -> Observation<
-        [TypedSearchHit<T>]
-    > where T: Sendable {
-        base.store.observe(.search(self, query, options: options))
-    }
-
-    /// Observes the values around `center`, decoded.
-    @available(*, deprecated, message: "use store.observe(.near(collection, center, within:, query:, index:))")
-    public func observeNear(
-        _ center: GeoPoint, within: Double? = nil, query: Query = Query(),
-        index: String? = nil
-    ) -> Observation<[TypedNearHit<T>]> where T: Sendable {
-        base.store.observe(.near(self, center, within: within, query: query, index: index))
-    }
 }
 
 extension SearchHit: Equatable {

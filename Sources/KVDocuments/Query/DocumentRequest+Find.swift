@@ -1,12 +1,12 @@
 import Foundation
 import KVSupport
 
-/// The documents of a collection matching a ``Query``, in its order, after its offset, up
+/// The documents of a collection matching a ``DocumentQuery``, in its order, after its offset, up
 /// to its limit: as JSON (`FindRequest<JSONValue>`) or decoded (`FindRequest<T>`).
 ///
 /// <!-- doc-code: preamble=examples -->
 /// ```swift
-/// let young: FindRequest<Person> = .find("people", Query().where("age", .less(30)).orderBy("age"), as: Person.self)
+/// let young: FindRequest<Person> = .find("people", DocumentQuery().where("age", .less(30)).orderBy("age"), as: Person.self)
 /// let people = try store.fetch(young)          // [Person]
 /// ```
 ///
@@ -16,7 +16,7 @@ public struct FindRequest<Element>: DocumentRequest {
     /// The collection read.
     public let collection: String
     /// The conditions, order, offset, limit and selected fields.
-    public var query: Query
+    public var query: DocumentQuery
     let decoder: any RequestDecoder<JSONValue, Element>
 
     /// Reads the matching documents through `transaction`
@@ -48,7 +48,7 @@ extension FindRequest where Element == JSONValue {
     /// - Parameters:
     ///   - collection: the collection's name.
     ///   - query: the conditions, order, offset, limit and fields; all documents by default.
-    public init(_ collection: String, _ query: Query = Query()) {
+    public init(_ collection: String, _ query: DocumentQuery = DocumentQuery()) {
         self.init(collection: collection, query: query, decoder: UntypedDecoder())
     }
 }
@@ -60,7 +60,7 @@ extension FindRequest where Element: Decodable {
     ///   - collection: the collection's name.
     ///   - query: the conditions, order, offset, limit and fields; all documents by default.
     ///   - type: the type to decode.
-    public init(_ collection: String, _ query: Query = Query(), as type: Element.Type) {
+    public init(_ collection: String, _ query: DocumentQuery = DocumentQuery(), as type: Element.Type) {
         self.init(
             collection: collection, query: query,
             decoder: DocumentDecoder<Element>())
@@ -72,9 +72,9 @@ extension DocumentRequest {
     ///
     /// <!-- doc-code: preamble=examples -->
     /// ```swift
-    /// let trips = try store.fetch(.find("trips", Query().where("person", .equal("p1"))))
+    /// let trips = try store.fetch(.find("trips", DocumentQuery().where("person", .equal("p1"))))
     /// ```
-    public static func find(_ collection: String, _ query: Query = Query()) -> Self
+    public static func find(_ collection: String, _ query: DocumentQuery = DocumentQuery()) -> Self
     where Self == FindRequest<JSONValue> {
         FindRequest(collection, query)
     }
@@ -83,15 +83,17 @@ extension DocumentRequest {
     ///
     /// <!-- doc-code: preamble=examples -->
     /// ```swift
-    /// let trips = try store.fetch(.find("trips", Query().where("person", .equal("p1")), as: Trip.self))
+    /// let trips = try store.fetch(.find("trips", DocumentQuery().where("person", .equal("p1")), as: Trip.self))
     /// ```
-    public static func find<T: Decodable>(_ collection: String, _ query: Query = Query(), as type: T.Type) -> Self
+    public static func find<T: Decodable>(
+        _ collection: String, _ query: DocumentQuery = DocumentQuery(), as type: T.Type
+    ) -> Self
     where Self == FindRequest<T> {
         FindRequest(collection, query, as: type)
     }
 
     /// The documents of `collection` matching `query`, as JSON: a ``FindRequest``.
-    public static func find(_ collection: DocumentCollection, _ query: Query = Query()) -> Self
+    public static func find(_ collection: DocumentCollection, _ query: DocumentQuery = DocumentQuery()) -> Self
     where Self == FindRequest<JSONValue> {
         FindRequest(collection.name, query)
     }
@@ -101,32 +103,32 @@ extension DocumentRequest {
     /// <!-- doc-code: preamble=examples -->
     /// ```swift
     /// let athletes = try store.collection("athletes", of: Athlete.self)
-    /// let norwegians = try store.fetch(.find(athletes, Query().where("country", .equal("NOR"))))   // [Athlete]
+    /// let norwegians = try store.fetch(.find(athletes, DocumentQuery().where("country", .equal("NOR"))))   // [Athlete]
     /// ```
-    public static func find<T>(_ collection: TypedCollection<T>, _ query: Query = Query()) -> Self
+    public static func find<T>(_ collection: TypedCollection<T>, _ query: DocumentQuery = DocumentQuery()) -> Self
     where Self == FindRequest<T> {
         FindRequest(collection.base.name, query, as: T.self)
     }
 }
 
-/// The number of documents of a collection matching a ``Query``'s conditions (its order,
+/// The number of documents of a collection matching a ``DocumentQuery``'s conditions (its order,
 /// offset and limit ignored).
 ///
 /// <!-- doc-code: preamble=examples -->
 /// ```swift
-/// let adults = try store.fetch(.count("people", Query().where("age", .greaterOrEqual(18))))
+/// let adults = try store.fetch(.count("people", DocumentQuery().where("age", .greaterOrEqual(18))))
 /// ```
 public struct CountRequest: DocumentRequest, Hashable {
     /// The collection read.
     public let collection: String
     /// The conditions counted.
-    public var query: Query
+    public var query: DocumentQuery
 
     /// The documents of `collection` matching `query`'s conditions.
     /// - Parameters:
     ///   - collection: the collection's name.
     ///   - query: the conditions; every document by default.
-    public init(_ collection: String, _ query: Query = Query()) {
+    public init(_ collection: String, _ query: DocumentQuery = DocumentQuery()) {
         self.collection = collection
         self.query = query
     }
@@ -141,17 +143,17 @@ public struct CountRequest: DocumentRequest, Hashable {
 extension DocumentRequest where Self == CountRequest {
     /// The number of documents of `collection` matching `query`'s conditions: a
     /// ``CountRequest``.
-    public static func count(_ collection: String, _ query: Query = Query()) -> Self {
+    public static func count(_ collection: String, _ query: DocumentQuery = DocumentQuery()) -> Self {
         CountRequest(collection, query)
     }
 
     /// The number of documents of `collection` matching `query`'s conditions.
-    public static func count(_ collection: DocumentCollection, _ query: Query = Query()) -> Self {
+    public static func count(_ collection: DocumentCollection, _ query: DocumentQuery = DocumentQuery()) -> Self {
         CountRequest(collection.name, query)
     }
 
     /// The number of values of the typed `collection` matching `query`'s conditions.
-    public static func count<T>(_ collection: TypedCollection<T>, _ query: Query = Query()) -> Self {
+    public static func count<T>(_ collection: TypedCollection<T>, _ query: DocumentQuery = DocumentQuery()) -> Self {
         CountRequest(collection.base.name, query)
     }
 }

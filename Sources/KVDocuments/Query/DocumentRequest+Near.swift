@@ -8,7 +8,7 @@ import KVGeo
 ///
 /// <!-- doc-code: preamble=examples -->
 /// ```swift
-/// let nearby = try store.fetch(.near("stations", here, within: 1500, query: Query().limit(3), as: Station.self))
+/// let nearby = try store.fetch(.near("stations", here, within: 1500, query: DocumentQuery().limit(3), as: Station.self))
 /// ```
 ///
 /// Fetch it with any reader (see ``DocumentRequest``); `collection.near(center)` is the
@@ -21,7 +21,7 @@ public struct NearRequest<Hit>: DocumentRequest {
     /// The radius in metres (≥ 0), or `nil` for none (then give the query a limit).
     public var within: Double?
     /// Extra conditions, a limit and an offset (no order), and the fields returned.
-    public var query: Query
+    public var query: DocumentQuery
     /// The geo index to read; `nil` for the collection's only one.
     public var index: String?
     /// Whether hits carry their documents. A typed request reads them whatever this says
@@ -69,7 +69,8 @@ extension NearRequest where Hit == NearHit {
     ///   - index: the geo index to read; `nil` for the collection's only one.
     ///   - includeDocuments: whether hits carry their documents.
     public init(
-        _ collection: String, _ center: GeoPoint, within: Double? = nil, query: Query = Query(), index: String? = nil,
+        _ collection: String, _ center: GeoPoint, within: Double? = nil, query: DocumentQuery = DocumentQuery(),
+        index: String? = nil,
         includeDocuments: Bool = true
     ) {
         self.init(
@@ -89,7 +90,8 @@ extension NearRequest {
     ///   - index: the geo index to read; `nil` for the collection's only one.
     ///   - type: the type to decode.
     public init<T: Decodable>(
-        _ collection: String, _ center: GeoPoint, within: Double? = nil, query: Query = Query(), index: String? = nil,
+        _ collection: String, _ center: GeoPoint, within: Double? = nil, query: DocumentQuery = DocumentQuery(),
+        index: String? = nil,
         as type: T.Type
     ) where Hit == TypedNearHit<T> {
         self.init(
@@ -102,7 +104,8 @@ extension DocumentRequest {
     /// The documents of `collection` within `within` metres of `center`, nearest first,
     /// with their JSON documents: a ``NearRequest``.
     public static func near(
-        _ collection: String, _ center: GeoPoint, within: Double? = nil, query: Query = Query(), index: String? = nil,
+        _ collection: String, _ center: GeoPoint, within: Double? = nil, query: DocumentQuery = DocumentQuery(),
+        index: String? = nil,
         includeDocuments: Bool = true
     ) -> Self where Self == NearRequest<NearHit> {
         NearRequest(collection, center, within: within, query: query, index: index, includeDocuments: includeDocuments)
@@ -113,10 +116,10 @@ extension DocumentRequest {
     ///
     /// <!-- doc-code: preamble=examples -->
     /// ```swift
-    /// let nearest = try store.fetch(.near("stations", here, query: Query().limit(1), as: Station.self)).first
+    /// let nearest = try store.fetch(.near("stations", here, query: DocumentQuery().limit(1), as: Station.self)).first
     /// ```
     public static func near<T: Decodable>(
-        _ collection: String, _ center: GeoPoint, within: Double? = nil, query: Query = Query(),
+        _ collection: String, _ center: GeoPoint, within: Double? = nil, query: DocumentQuery = DocumentQuery(),
         index: String? = nil, as type: T.Type
     ) -> Self where Self == NearRequest<TypedNearHit<T>> {
         NearRequest(collection, center, within: within, query: query, index: index, as: type)
@@ -125,7 +128,8 @@ extension DocumentRequest {
     /// The documents of `collection` within `within` metres of `center`, nearest first,
     /// with their JSON documents.
     public static func near(
-        _ collection: DocumentCollection, _ center: GeoPoint, within: Double? = nil, query: Query = Query(),
+        _ collection: DocumentCollection, _ center: GeoPoint, within: Double? = nil,
+        query: DocumentQuery = DocumentQuery(),
         index: String? = nil, includeDocuments: Bool = true
     ) -> Self where Self == NearRequest<NearHit> {
         NearRequest(
@@ -135,7 +139,8 @@ extension DocumentRequest {
     /// The values of the typed `collection` within `within` metres of `center`, nearest
     /// first, decoded.
     public static func near<T>(
-        _ collection: TypedCollection<T>, _ center: GeoPoint, within: Double? = nil, query: Query = Query(),
+        _ collection: TypedCollection<T>, _ center: GeoPoint, within: Double? = nil,
+        query: DocumentQuery = DocumentQuery(),
         index: String? = nil
     ) -> Self where Self == NearRequest<TypedNearHit<T>> {
         NearRequest(collection.base.name, center, within: within, query: query, index: index, as: T.self)

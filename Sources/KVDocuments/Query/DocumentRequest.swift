@@ -19,7 +19,7 @@ import KVSupport
 ///
 /// <!-- doc-code: preamble=examples -->
 /// ```swift
-/// let adults: FindRequest<Person> = .find("people", Query().where("age", .greaterOrEqual(18)), as: Person.self)
+/// let adults: FindRequest<Person> = .find("people", DocumentQuery().where("age", .greaterOrEqual(18)), as: Person.self)
 /// let now = try await store.fetch(adults)                    // [Person]
 /// let (same, trips) = try await store.read { tx in (try tx.fetch(adults), try tx.fetch(.count("trips"))) }
 /// for try await people in store.observe(adults) { print(people.count) }
@@ -55,7 +55,7 @@ extension ReadTransaction {
     /// ```swift
     /// let (ada, trips) = try store.read { tx in
     ///     (try tx.get("people", id: "p1", as: Person.self),
-    ///      try tx.fetch(.find("trips", Query().where("person", .equal("p1")), as: Trip.self)))
+    ///      try tx.fetch(.find("trips", DocumentQuery().where("person", .equal("p1")), as: Trip.self)))
     /// }
     /// ```
     /// - Throws: what the request's read throws (see ``DocumentRequest/fetch(from:)``).
@@ -69,7 +69,7 @@ extension DocumentStore {
     ///
     /// <!-- doc-code: preamble=examples -->
     /// ```swift
-    /// let adults = try store.fetch(.find("people", Query().where("age", .greaterOrEqual(18))))
+    /// let adults = try store.fetch(.find("people", DocumentQuery().where("age", .greaterOrEqual(18))))
     /// let count = try store.fetch(.count("people"))
     /// ```
     /// - Throws: what the request's read throws (see ``DocumentRequest/fetch(from:)``).
@@ -103,11 +103,13 @@ protocol RequestDecoder<Stored, Element>: Sendable {
     /// The matches of a find read and decoded straight from the stored bytes, or `nil`
     /// when this decoder needs the documents as JSON (a requirement, not a cast, so that
     /// choosing costs nothing per read).
-    func find(_ collection: String, _ query: Query, in transaction: ReadTransaction) throws -> [Element]?
+    func find(_ collection: String, _ query: DocumentQuery, in transaction: ReadTransaction) throws -> [Element]?
 }
 
 extension RequestDecoder {
-    func find(_ collection: String, _ query: Query, in transaction: ReadTransaction) throws -> [Element]? { nil }
+    func find(_ collection: String, _ query: DocumentQuery, in transaction: ReadTransaction) throws -> [Element]? {
+        nil
+    }
 }
 
 /// Hands what was read over as it is.
@@ -121,7 +123,7 @@ struct DocumentDecoder<T: Decodable>: RequestDecoder {
         try DocumentStore.decodeStored(T.self, stored, dates: dates)
     }
 
-    func find(_ collection: String, _ query: Query, in transaction: ReadTransaction) throws -> [T]? {
+    func find(_ collection: String, _ query: DocumentQuery, in transaction: ReadTransaction) throws -> [T]? {
         var values: [T] = []
         try transaction.forEachDecoded(collection, query, as: T.self) { values.append($0) }
         return values

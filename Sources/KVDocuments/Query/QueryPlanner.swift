@@ -11,10 +11,10 @@ public struct QueryPlan: Sendable, CustomStringConvertible {
     /// The key ranges scanned, in scan order.
     public let ranges: [KeyRange]
     /// The conditions the ranges encode.
-    public let rangeConditions: [Condition]
+    public let rangeConditions: [QueryCondition]
     /// The conditions checked on each fetched document: those the ranges do not
     /// guarantee (a condition the scanned ranges already encode is not re-checked).
-    public let filter: [Condition]
+    public let filter: [QueryCondition]
     /// Whether the scan yields documents already in the requested order, so the scan
     /// stops after `offset + limit` matches (and the rest of the last one's ties, when
     /// ``tiesSortedByID``).
@@ -33,7 +33,7 @@ public struct QueryPlan: Sendable, CustomStringConvertible {
     /// the index values, then the document id (its last element).
     let keyPrefixLength: Int
     /// The requested order (`nil`: primary key).
-    let order: Query.Order?
+    let order: DocumentQuery.Order?
     /// Whether an entry's value is its document's id (a unique index: one entry per value)
     /// rather than its key's last element.
     let idInValue: Bool
@@ -49,7 +49,7 @@ public struct QueryPlan: Sendable, CustomStringConvertible {
     public internal(set) var suggestion: String?
 
     init(
-        collection: String, index: String?, ranges: [KeyRange], rangeConditions: [Condition], query: Query,
+        collection: String, index: String?, ranges: [KeyRange], rangeConditions: [QueryCondition], query: DocumentQuery,
         orderedByScan: Bool, reverse: Bool, mayRepeat: Bool, keyPrefixLength: Int, idInValue: Bool = false,
         covering: Bool = false,
         tieValues: Int? = nil
@@ -139,7 +139,7 @@ public struct QueryPlan: Sendable, CustomStringConvertible {
 ///
 /// An index serves equality (`=`, `in`) on any of its leading fields, then a range or the
 /// requested order on the next one, as a SQLite index does; a sparse index
-/// (``IndexDefinition/sparse``, or a unique one) only when every one of its fields has a
+/// (``SecondaryIndexDefinition/sparse``, or a unique one) only when every one of its fields has a
 /// condition (documents missing a field are not in it). Among the indexes that serve, the
 /// plan with the most leading equality fields wins, then one with a range on the next
 /// field, then one whose scan gives the requested order.
@@ -152,7 +152,7 @@ struct QueryPlanner {
 
     /// Chooses how to answer `query` on `collection`.
     /// - Throws: `.invalidArgument` for an invalid query, `.schema` for an unknown collection.
-    func plan(_ collectionName: String, _ query: Query) throws -> QueryPlan {
+    func plan(_ collectionName: String, _ query: DocumentQuery) throws -> QueryPlan {
         try query.validate()
         _ = try catalog.schema.collection(collectionName)
         let maintainers = catalog.maintainers(of: collectionName)
@@ -181,7 +181,7 @@ struct QueryPlanner {
     /// whose leading fields the query constrains but whose other fields lack a condition, or
     /// an index to declare (equality fields, then the first range field, else the order
     /// field). `nil` when the query has no condition an index could use and no order.
-    func suggestion(_ collectionName: String, _ query: Query) -> String? {
+    func suggestion(_ collectionName: String, _ query: DocumentQuery) -> String? {
         var equalities: [FieldPath] = [], ranges: [FieldPath] = []
         for c in query.conditions {
             switch c.op {
@@ -219,7 +219,7 @@ struct QueryPlanner {
         return "declare an index on \(quoted(fields)): {\"name\": \"\(name)\", \"fields\": [\(json)]}"
     }
 
-    private func fullScan(_ collectionName: String, _ query: Query) -> QueryPlan {
+    private func fullScan(_ collectionName: String, _ query: DocumentQuery) -> QueryPlan {
         let docs = layout.documents(collectionName)
         return QueryPlan(
             collection: collectionName, index: nil, ranges: [docs.range], rangeConditions: [], query: query,
@@ -238,12 +238,12 @@ package struct QueryShape: Hashable, Sendable {
     /// operator's code, then its operands' ``ValueOrder`` tags (for `in`, the number of
     /// distinct values instead, which decides whether the list fits the range limit).
     let operators: [Int64]
-    let order: Query.Order?
+    let order: DocumentQuery.Order?
     let fields: [FieldPath]?
     /// Whether the query has a limit: an index read only for its order serves only then.
     let limited: Bool
 
-    package init(collection: String, query: Query) {
+    package init(collection: String, query: DocumentQuery) {
         self.collection = collection
         self.conditions = query.conditions.map(\.field)
         var operators: [Int64] = []

@@ -9,7 +9,7 @@ public struct NearHit: Sendable {
     public let id: JSONValue
     /// The haversine distance from the query's centre to the document's point, in metres.
     public let distance: Double
-    /// The document (only the query's selected fields with ``Query/select(_:)``), or `null`
+    /// The document (only the query's selected fields with ``DocumentQuery/select(_:)``), or `null`
     /// when the query asked for no documents.
     public let document: JSONValue
 }
@@ -73,7 +73,7 @@ public struct GeoPlan: Sendable, CustomStringConvertible {
     /// The circles read, in order.
     public let rings: [Ring]
     /// The conditions checked on each document within the radius, in distance order.
-    public let filter: [Condition]
+    public let filter: [QueryCondition]
     /// The index entries read.
     public let candidates: Int
     /// The hits returned (after the offset, up to the limit).
@@ -109,7 +109,7 @@ extension ReadTransaction {
     /// ``GeoPoint/earthRadius``; `within` means distance ≤ `within`. Without a radius the
     /// search is k-nearest: give the query a limit. `query`'s conditions are checked on each
     /// document in distance order, before its offset and limit apply, so
-    /// `near(c, p, query: Query().where("kind", .equal("rail")).limit(4))` returns the four
+    /// `near(c, p, query: DocumentQuery().where("kind", .equal("rail")).limit(4))` returns the four
     /// nearest rail documents.
     ///
     /// - Parameters:
@@ -117,7 +117,7 @@ extension ReadTransaction {
     ///   - center: the point distances are measured from.
     ///   - within: the radius in metres (≥ 0), or `nil` for no radius.
     ///   - query: extra conditions, a limit and an offset (no order: hits come by distance),
-    ///     and the fields to return (``Query/select(_:)``).
+    ///     and the fields to return (``DocumentQuery/select(_:)``).
     ///   - index: the geo index to read; `nil` for the collection's only one.
     ///   - includeDocuments: whether hits carry their documents (without conditions, a query
     ///     that returns none reads no document).
@@ -126,7 +126,8 @@ extension ReadTransaction {
     ///   an unknown index, several geo indexes and none named (naming them), or an index
     ///   being built; `.corruption` for a damaged entry.
     public func near(
-        _ collection: String, _ center: GeoPoint, within: Double? = nil, query: Query = Query(), index: String? = nil,
+        _ collection: String, _ center: GeoPoint, within: Double? = nil, query: DocumentQuery = DocumentQuery(),
+        index: String? = nil,
         includeDocuments: Bool = true
     ) throws -> [NearHit] {
         try runNear(collection, center, within: within, query: query, index: index, includeDocuments: includeDocuments)
@@ -136,7 +137,8 @@ extension ReadTransaction {
     /// How ``near(_:_:within:query:index:includeDocuments:)`` reads the index for these
     /// arguments: the query is run, and its circles, cells and ranges reported.
     public func explainNear(
-        _ collection: String, _ center: GeoPoint, within: Double? = nil, query: Query = Query(), index: String? = nil
+        _ collection: String, _ center: GeoPoint, within: Double? = nil, query: DocumentQuery = DocumentQuery(),
+        index: String? = nil
     ) throws -> GeoPlan {
         let (hits, search, name) = try runNear(
             collection, center, within: within, query: query, index: index, includeDocuments: false)
@@ -153,7 +155,7 @@ extension ReadTransaction {
     }
 
     private func runNear(
-        _ collection: String, _ center: GeoPoint, within: Double?, query: Query, index: String?,
+        _ collection: String, _ center: GeoPoint, within: Double?, query: DocumentQuery, index: String?,
         includeDocuments: Bool
     ) throws -> (hits: [NearHit], search: GeoSearch, index: String) {
         recordRead(collection)
@@ -255,7 +257,7 @@ extension DocumentCollection {
     /// one snapshot: `store.fetch(.near(collection, center, …))` (see ``NearRequest`` and
     /// ``ReadTransaction/near(_:_:within:query:index:includeDocuments:)``).
     public func near(
-        _ center: GeoPoint, within: Double? = nil, query: Query = Query(), index: String? = nil,
+        _ center: GeoPoint, within: Double? = nil, query: DocumentQuery = DocumentQuery(), index: String? = nil,
         includeDocuments: Bool = true
     ) throws -> [NearHit] {
         try store.fetch(
@@ -264,7 +266,9 @@ extension DocumentCollection {
 
     /// How ``near(_:within:query:index:includeDocuments:)`` reads the index. See
     /// ``ReadTransaction/explainNear(_:_:within:query:index:)``.
-    public func explainNear(_ center: GeoPoint, within: Double? = nil, query: Query = Query(), index: String? = nil)
+    public func explainNear(
+        _ center: GeoPoint, within: Double? = nil, query: DocumentQuery = DocumentQuery(), index: String? = nil
+    )
         throws -> GeoPlan
     {
         try store.read { try $0.explainNear(name, center, within: within, query: query, index: index) }
@@ -276,7 +280,9 @@ extension TypedCollection {
     /// their distances, from one snapshot: `store.fetch(.near(collection, center, …))` (see
     /// ``NearRequest`` and ``ReadTransaction/near(_:_:within:query:index:includeDocuments:)``).
     /// - Throws: as `near`, and `.decoding` when a stored document does not decode as `T`.
-    public func near(_ center: GeoPoint, within: Double? = nil, query: Query = Query(), index: String? = nil) throws
+    public func near(
+        _ center: GeoPoint, within: Double? = nil, query: DocumentQuery = DocumentQuery(), index: String? = nil
+    ) throws
         -> [TypedNearHit<T>] where T: Sendable
     {
         try base.store.fetch(.near(self, center, within: within, query: query, index: index))

@@ -4,8 +4,7 @@ import KVSupport
 
 // Typed reads through one snapshot: `get` and `forEach` with each document decoded as `T`
 // with the store's date strategy (``DocumentStore/dateStrategy``), and ids given as Swift
-// values. Typed finds, searches and geo queries are requests (`fetch(.find(…, as: T.self))`);
-// their `as:` overloads here are deprecated spellings of those.
+// values. Typed finds, searches and geo queries are requests (`fetch(.find(…, as: T.self))`).
 
 extension ReadTransaction {
     /// The document whose primary key is `id`, given as a Swift value (`Int`, `String`,
@@ -33,38 +32,14 @@ extension ReadTransaction {
         try getDecoded(collection, id: try store.idJSON(id), as: type)
     }
 
-    /// The documents matching `query` decoded as `T`.
-    @available(*, deprecated, message: "use fetch(.find(collection, query, as: T.self))")
-    public func find<T: Decodable>(_ collection: String, _ query: Query = Query(), as type: T.Type) throws -> [T] {
-        try fetch(.find(collection, query, as: type))
-    }
-
     /// Calls `body` with each document matching `query` decoded as `T`, as the scan finds
     /// it: ``forEach(_:_:_:)`` typed, in bounded memory.
     /// - Throws: `.decoding` when a document does not decode as `T` (documents before it
     ///   have been handed to `body`); otherwise as ``forEach(_:_:_:)``.
     public func forEach<T: Decodable>(
-        _ collection: String, _ query: Query = Query(), as type: T.Type, _ body: (T) throws -> Void
+        _ collection: String, _ query: DocumentQuery = DocumentQuery(), as type: T.Type, _ body: (T) throws -> Void
     ) throws {
         try forEachDecoded(collection, query, as: type, body)
-    }
-
-    /// The documents within `within` metres of `center`, nearest first, decoded as `T`.
-    @available(*, deprecated, message: "use fetch(.near(collection, center, within:, query:, index:, as: T.self))")
-    public func near<T: Decodable>(
-        _ collection: String, _ center: GeoPoint, within: Double? = nil, query: Query = Query(),
-        index: String? = nil, as type: T.Type
-    ) throws -> [TypedNearHit<T>] {
-        try fetch(.near(collection, center, within: within, query: query, index: index, as: type))
-    }
-
-    /// The hits of a full-text search, each document decoded as `T`.
-    @available(*, deprecated, message: "use fetch(.search(collection, text, options: options, as: T.self))")
-    public func search<T: Decodable>(
-        _ collection: String, _ query: String, options: SearchOptions = SearchOptions(),
-        as type: T.Type
-    ) throws -> [TypedSearchHit<T>] {
-        try fetch(.search(collection, query, options: options, as: type))
     }
 
     /// A stored document decoded as `T` with the store's date strategy.

@@ -8,7 +8,7 @@ import KVSupport
 /// ```swift
 /// try store.read { tx in
 ///     let person = try tx.get("people", id: "p1")
-///     let trips = try tx.find("trips", Query().where("person", .equal("p1")))
+///     let trips = try tx.find("trips", DocumentQuery().where("person", .equal("p1")))
 /// }
 /// ```
 public final class ReadTransaction {
@@ -16,7 +16,7 @@ public final class ReadTransaction {
     public let store: DocumentStore
     /// The LevelDB snapshot all reads go through (`nil` only for a store over another
     /// implementation of the storage seam, whose snapshot reader is not a LevelDB one).
-    public let snapshot: Snapshot?
+    public let snapshot: LevelDBSnapshot?
     /// The schema and index states of the snapshot: queries are planned with them.
     package let catalog: CompiledCatalog
     /// Reads through the snapshot: the storage seam.
@@ -28,7 +28,7 @@ public final class ReadTransaction {
     private var namesRead: [String] = []
 
     /// Reads through `snapshot`, or through a new snapshot reader of the store's storage.
-    init(store: DocumentStore, snapshot: Snapshot? = nil) throws {
+    init(store: DocumentStore, snapshot: LevelDBSnapshot? = nil) throws {
         self.store = store
         if let snapshot {
             self.snapshot = snapshot
@@ -82,7 +82,7 @@ public final class ReadTransaction {
     }
 
     /// The documents matching `query`, in its order, after its offset, up to its limit.
-    public func find(_ collection: String, _ query: Query = Query()) throws -> [JSONValue] {
+    public func find(_ collection: String, _ query: DocumentQuery = DocumentQuery()) throws -> [JSONValue] {
         recordRead(collection)
         let plan = try planner.plan(collection, query)
         let execution = QueryExecution(transaction: self, collection: collection, plan: plan)
@@ -105,12 +105,14 @@ public final class ReadTransaction {
     ///
     /// ```swift
     /// try store.read { tx in
-    ///     try tx.forEach("people", Query().where("age", .greaterOrEqual(18))) { print($0) }
+    ///     try tx.forEach("people", DocumentQuery().where("age", .greaterOrEqual(18))) { print($0) }
     /// }
     /// ```
     /// - Throws: what ``find(_:_:)`` throws, met when the scan reaches it (documents before
     ///   it have been handed to `body`), or what `body` throws, which ends the scan.
-    public func forEach(_ collection: String, _ query: Query = Query(), _ body: (JSONValue) throws -> Void) throws {
+    public func forEach(
+        _ collection: String, _ query: DocumentQuery = DocumentQuery(), _ body: (JSONValue) throws -> Void
+    ) throws {
         recordRead(collection)
         let plan = try planner.plan(collection, query)
         let selected = query.fields.map { $0.map(\.wholeField) }
@@ -123,7 +125,9 @@ public final class ReadTransaction {
     /// Calls `body` with each document matching `query` decoded as `T`: straight from the
     /// stored bytes (no ``JSONValue`` built) unless the query selects fields or its filter
     /// or order needed the document's value.
-    func forEachDecoded<T: Decodable>(_ collection: String, _ query: Query, as type: T.Type, _ body: (T) throws -> Void)
+    func forEachDecoded<T: Decodable>(
+        _ collection: String, _ query: DocumentQuery, as type: T.Type, _ body: (T) throws -> Void
+    )
         throws
     {
         recordRead(collection)
@@ -154,7 +158,7 @@ public final class ReadTransaction {
     }
 
     /// The number of documents matching `query`'s conditions (its limit and offset ignored).
-    public func count(_ collection: String, _ query: Query = Query()) throws -> Int {
+    public func count(_ collection: String, _ query: DocumentQuery = DocumentQuery()) throws -> Int {
         recordRead(collection)
         var q = query
         q.limit = nil
@@ -170,7 +174,7 @@ public final class ReadTransaction {
 
     /// The plan ``find(_:_:)`` would use. A full scan says how many documents it reads (a
     /// count at this snapshot) and what would let an index serve the query.
-    public func explain(_ collection: String, _ query: Query) throws -> QueryPlan {
+    public func explain(_ collection: String, _ query: DocumentQuery) throws -> QueryPlan {
         recordRead(collection)
         var plan = try planner.plan(collection, query)
         if plan.index == nil {
@@ -196,7 +200,7 @@ extension DocumentStore {
 
     /// Runs `body` with reads through an existing snapshot of the store's database (which
     /// stays the caller's to release).
-    public func read<R>(using snapshot: Snapshot, _ body: (ReadTransaction) throws -> R) throws -> R {
+    public func read<R>(using snapshot: LevelDBSnapshot, _ body: (ReadTransaction) throws -> R) throws -> R {
         try body(ReadTransaction(store: self, snapshot: snapshot))
     }
 }

@@ -21,14 +21,14 @@ extension AsyncDocumentCollection {
     }
 
     /// The offered revisions this collection lacks; see ``DocumentCollection/revsDiff(_:)``.
-    public func revsDiff(_ offered: [String: [Revision]]) async throws -> [String: RevsDiffEntry] {
+    public func revsDiff(_ offered: [String: [DocumentRevision]]) async throws -> [String: RevsDiffEntry] {
         try await collection.store.executor.read { [collection] in try collection.revsDiff(offered) }
     }
 
     /// Several documents' revisions in one snapshot; see
     /// ``DocumentCollection/bulkGet(_:latest:withHistory:)``.
     public func bulkGet(
-        _ requests: [(id: String, revision: Revision?)], latest: Bool = false, withHistory: Bool = true
+        _ requests: [(id: String, revision: DocumentRevision?)], latest: Bool = false, withHistory: Bool = true
     ) async throws -> [(id: String, results: [OpenRevisionResult])] {
         try await collection.store.executor.read { [collection] in
             try collection.bulkGet(requests, latest: latest, withHistory: withHistory)
@@ -37,7 +37,7 @@ extension AsyncDocumentCollection {
 
     /// Revisions of document `id` with their bodies; see
     /// ``DocumentCollection/openRevisions(id:revisions:latest:withHistory:)``.
-    public func openRevisions(id: String, revisions: [Revision]?, latest: Bool = false, withHistory: Bool = false)
+    public func openRevisions(id: String, revisions: [DocumentRevision]?, latest: Bool = false, withHistory: Bool = false)
         async throws -> [OpenRevisionResult]
     {
         try await collection.store.executor.read { [collection] in
@@ -58,7 +58,7 @@ extension AsyncDocumentCollection {
     /// Deletes document `id` if its winner is `revision`; see
     /// ``DocumentCollection/delete(id:ifRevision:sync:)``.
     @discardableResult
-    public func delete(id: String, ifRevision revision: Revision, sync: Bool = false) async throws -> Change? {
+    public func delete(id: String, ifRevision revision: DocumentRevision, sync: Bool = false) async throws -> DocumentChange? {
         try await collection.store.executor.write { [collection] in
             try collection.delete(id: id, ifRevision: revision, sync: sync)
         }
@@ -67,7 +67,9 @@ extension AsyncDocumentCollection {
     /// Writes one edit as CouchDB's `PUT /db/id` does and returns the revision it made; see
     /// ``DocumentCollection/save(_:sync:)``.
     @discardableResult
-    public func save(_ document: JSONValue, sync: Bool = false) async throws -> (revision: Revision, change: Change) {
+    public func save(_ document: JSONValue, sync: Bool = false) async throws -> (
+        revision: DocumentRevision, change: DocumentChange
+    ) {
         try await collection.store.executor.write { [collection] in try collection.save(document, sync: sync) }
     }
 

@@ -4,11 +4,11 @@ import KVSupport
 /// What happened to one document of ``DocumentCollection/bulkWriteReplicated(_:sync:)``.
 public enum ReplicatedWriteResult: Sendable, Hashable {
     /// The revision is in the document's tree: stored now, or already there.
-    case stored(id: String, revision: Revision)
+    case stored(id: String, revision: DocumentRevision)
     /// The revision was refused, for `reason` (CouchDB's per-document error, with its
     /// `error` name: `illegal_docid`, `forbidden`, `doc_validation`, `document_too_large`
     /// or `bad_request`); nothing of it was written.
-    case rejected(id: String, revision: Revision?, error: String, reason: String)
+    case rejected(id: String, revision: DocumentRevision?, error: String, reason: String)
 }
 
 extension ReplicatedDocument {
@@ -36,7 +36,7 @@ extension ReplicatedDocument {
                         ? "Only reserved document ids may start with underscore."
                         : "Document id is longer than \(DocumentStore.maximumReplicatedIDLength) bytes")
         }
-        guard case .string(let revText)? = fields["_rev"], let revision = Revision(revText) else {
+        guard case .string(let revText)? = fields["_rev"], let revision = DocumentRevision(revText) else {
             throw Invalid(
                 id: id, revision: nil, error: "bad_request",
                 reason: "a replicated revision needs a valid _rev, not \(fields["_rev"]?.compactDescription ?? "none")")
@@ -99,7 +99,7 @@ extension ReplicatedDocument {
         /// The document's id, when it is a string.
         public let id: String?
         /// The document's revision, when `_rev` is valid.
-        public let revision: Revision?
+        public let revision: DocumentRevision?
         /// CouchDB's error name (`illegal_docid`, `forbidden`, `doc_validation`,
         /// `bad_request`).
         public let error: String

@@ -5,11 +5,11 @@ import KVSupport
 /// revision tree.
 public struct RevisionLeaf: Sendable, Hashable {
     /// The revision.
-    public let revision: Revision
+    public let revision: DocumentRevision
     /// Whether it is a deletion (a tombstone).
     public let deleted: Bool
 
-    package init(revision: Revision, deleted: Bool) {
+    package init(revision: DocumentRevision, deleted: Bool) {
         self.revision = revision
         self.deleted = deleted
     }
@@ -24,13 +24,13 @@ public struct ConflictInfo: Sendable, Hashable {
     /// The document's id.
     public let id: String
     /// The winning revision: the stored document's `_rev` unless `winnerDeleted`.
-    public let winner: Revision
+    public let winner: DocumentRevision
     /// Whether the winner is a tombstone (the document reads as absent).
     public let winnerDeleted: Bool
     /// The non-deleted leaves other than the winner (CouchDB's `_conflicts`).
-    public let conflicts: [Revision]
+    public let conflicts: [DocumentRevision]
     /// The deleted leaves other than the winner (CouchDB's `_deleted_conflicts`).
-    public let deletedConflicts: [Revision]
+    public let deletedConflicts: [DocumentRevision]
 
     package init(id: String, tree: RevisionTree) throws {
         guard let winner = tree.winner else {
@@ -89,9 +89,9 @@ extension ReadTransaction {
 
     /// `revision` and its known ancestors in document `id`'s tree, newest first (CouchDB's
     /// `_revisions`); `nil` when the tree lacks the revision. Throws as ``revisionLeaves(_:id:)``.
-    public func revisionHistory(_ collection: String, id: String, revision: Revision) throws -> [Revision]? {
+    public func revisionHistory(_ collection: String, id: String, revision: DocumentRevision) throws -> [DocumentRevision]? {
         guard let ids = try revisionTree(collection, id: id)?.history(of: revision) else { return nil }
-        return ids.enumerated().map { Revision(position: revision.position - $0.offset, id: $0.element) }
+        return ids.enumerated().map { DocumentRevision(position: revision.position - $0.offset, id: $0.element) }
     }
 
     /// The documents of the replicated `collection` that have conflicts (more than one
@@ -151,7 +151,7 @@ extension DocumentCollection {
     ///   `keep` is not a non-deleted leaf, `.notSupported` for a collection that is not
     ///   replicated; nothing is written then.
     @discardableResult
-    public func resolve(id: String, keep: Revision, sync: Bool = false) throws -> [Revision] {
+    public func resolve(id: String, keep: DocumentRevision, sync: Bool = false) throws -> [DocumentRevision] {
         try store.performWrites(sync: sync) { try $0.resolve(name, id: id, keep: keep) }
     }
 
@@ -162,9 +162,9 @@ extension DocumentCollection {
     /// the revision (nothing is written).
     @discardableResult
     package func writeReplicated(
-        id: String, revision: Revision, history: [RevisionID]? = nil, deleted: Bool = false,
+        id: String, revision: DocumentRevision, history: [RevisionID]? = nil, deleted: Bool = false,
         body: JSONObject, sync: Bool = false
-    ) throws -> Change? {
+    ) throws -> DocumentChange? {
         try store.performWrites(sync: sync) {
             try $0.writeReplicated(name, id: id, revision: revision, history: history, deleted: deleted, body: body)
         }
@@ -217,7 +217,7 @@ extension DocumentCollection {
     /// - Throws: `.conflict` when the winner is another revision (nothing is written then),
     ///   `.notSupported` for a collection that is not replicated.
     @discardableResult
-    public func delete(id: String, ifRevision revision: Revision, sync: Bool = false) throws -> Change? {
+    public func delete(id: String, ifRevision revision: DocumentRevision, sync: Bool = false) throws -> DocumentChange? {
         try replicatedSchema()
         return try store.performWrites(sync: sync) {
             try $0.write(name, .delete, document: ["_id": .string(id), "_rev": .string(revision.description)], id: nil)
@@ -243,7 +243,7 @@ extension DocumentCollection {
     ///   an object, or has a bad `_id` or `_rev`; `.notSupported` for a collection that is
     ///   not replicated. Nothing is written then.
     @discardableResult
-    public func save(_ document: JSONValue, sync: Bool = false) throws -> (revision: Revision, change: Change) {
+    public func save(_ document: JSONValue, sync: Bool = false) throws -> (revision: DocumentRevision, change: DocumentChange) {
         try replicatedSchema()
         guard case .object(var fields) = document else {
             throw KVDocsError(

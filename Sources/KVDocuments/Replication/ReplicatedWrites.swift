@@ -12,7 +12,7 @@ import KVSupport
 // - `("r", coll, "s", seq)`: the by-sequence entry, moved to the write's sequence;
 // - the change feed record, as for any other write.
 
-extension Revision {
+extension DocumentRevision {
     /// The bytes of a revision id in keys: its kind, then its bytes (an MD5 id and an opaque
     /// id with the same bytes differ).
     static func storedID(_ id: RevisionID) -> [UInt8] { [id.kind.rawValue] + id.bytes }
@@ -55,10 +55,10 @@ extension DocumentStore {
     /// `body` without the `_`-members, `_id` and `_rev` as given.
     /// - Throws: `.invalidArgument` for a `_rev` that is not a revision, or another `_`-member.
     static func splitReplicated(_ fields: JSONObject, collection: String, id: String) throws -> (
-        body: JSONObject, rev: Revision?
+        body: JSONObject, rev: DocumentRevision?
     ) {
         var body: [(String, JSONValue)] = []
-        var rev: Revision?
+        var rev: DocumentRevision?
         for (key, value) in fields {
             if key == "_id" { continue }
             if key == "_rev" {
@@ -68,7 +68,7 @@ extension DocumentStore {
                         "collection \"\(collection)\", document \(JSONValue.string(id).compactDescription): _rev must be a string, not \(value.compactDescription)"
                     )
                 }
-                do { rev = try Revision.parse(text) } catch let e as KVDocsError {
+                do { rev = try DocumentRevision.parse(text) } catch let e as KVDocsError {
                     throw KVDocsError(
                         .invalidArgument,
                         "collection \"\(collection)\", document \(JSONValue.string(id).compactDescription): bad _rev: \(e.message)"
@@ -88,7 +88,7 @@ extension DocumentStore {
     }
 
     /// The stored document of a live winner: its body with `_id` and `_rev`.
-    package static func winnerDocument(_ body: JSONObject, id: String, revision: Revision) -> JSONValue {
+    package static func winnerDocument(_ body: JSONObject, id: String, revision: DocumentRevision) -> JSONValue {
         var fields = Array(body.map { ($0.key, $0.value) })
         fields.append(("_id", .string(id)))
         fields.append(("_rev", .string(revision.description)))
@@ -119,10 +119,10 @@ extension DocumentStore.WriteContext {
     func performInteractive(
         _ collection: String, _ schema: CollectionSchema, _ mode: DocumentStore.WriteMode, document: JSONValue?,
         id givenID: JSONValue?
-    ) throws -> Change? {
+    ) throws -> DocumentChange? {
         let idValue: JSONValue
         var body = JSONObject()
-        var givenRev: Revision?
+        var givenRev: DocumentRevision?
         if let document {
             guard case .object(let fields) = document else {
                 throw KVDocsError(
@@ -168,14 +168,14 @@ extension DocumentStore.WriteContext {
         if deleted { body = JSONObject() }
         let parent = winner?.revision
         let position = (parent?.position ?? 0) + 1
-        guard position <= Revision.maximumPosition else {
+        guard position <= DocumentRevision.maximumPosition else {
             throw KVDocsError(
                 .invalidArgument,
                 "collection \"\(collection)\", document \(describedID): revision \(parent.map(\.description) ?? "") is at the last position"
             )
         }
         let canonical = try DocumentStore.storedBytes(.object(body))
-        let revision = Revision(
+        let revision = DocumentRevision(
             position: position,
             id: RevisionTree.newRevisionID(parent: parent, deleted: deleted, canonicalBody: canonical))
         var nodes: [RevisionTree.PathNode] = []
@@ -197,9 +197,9 @@ extension DocumentStore.WriteContext {
     /// - Throws: `.invalidArgument` for an inconsistent history or an edit that would put a
     ///   revision twice in the tree; nothing is added to the batch then.
     func writeReplicated(
-        _ collection: String, id: String, revision: Revision, history ids: [RevisionID]?, deleted: Bool,
+        _ collection: String, id: String, revision: DocumentRevision, history ids: [RevisionID]?, deleted: Bool,
         body: JSONObject
-    ) throws -> Change? {
+    ) throws -> DocumentChange? {
         try guarded {
             let schema = try catalog.schema.collection(collection)
             let describedID = JSONValue.string(id).compactDescription
@@ -269,8 +269,8 @@ extension DocumentStore.WriteContext {
     /// already the only non-deleted leaf; nothing is written then).
     /// - Throws: `.notFound` when the document has no revisions, `.invalidArgument` when
     ///   `keep` is not one of its non-deleted leaves; nothing is added to the batch then.
-    func resolve(_ collection: String, id: String, keep: Revision) throws -> [Revision] {
-        var made: [Revision] = []
+    func resolve(_ collection: String, id: String, keep: DocumentRevision) throws -> [DocumentRevision] {
+        var made: [DocumentRevision] = []
         _ = try guarded {
             let schema = try catalog.schema.collection(collection)
             guard schema.replicated else {
@@ -289,16 +289,16 @@ extension DocumentStore.WriteContext {
                 )
             }
             var updated = tree
-            var bodies: [Revision: JSONObject] = [:]
+            var bodies: [DocumentRevision: JSONObject] = [:]
             let empty = try DocumentStore.storedBytes(.object(JSONObject()))
             for leaf in live where leaf != keep {
-                guard leaf.position < Revision.maximumPosition else {
+                guard leaf.position < DocumentRevision.maximumPosition else {
                     throw KVDocsError(
                         .invalidArgument,
                         "collection \"\(collection)\", document \(describedID): revision \(leaf) is at the last position"
                     )
                 }
-                let tombstone = Revision(
+                let tombstone = DocumentRevision(
                     position: leaf.position + 1,
                     id: RevisionTree.newRevisionID(parent: leaf, deleted: true, canonicalBody: empty))
                 updated.merge(
@@ -325,8 +325,8 @@ extension DocumentStore.WriteContext {
     /// anything is added to the batch.
     private func applyRevisions(
         _ collection: String, _ schema: CollectionSchema, id: String, before: RevisionTree, beforeSequence: Int64?,
-        after merged: RevisionTree, bodies: [Revision: JSONObject], edit: Revision? = nil
-    ) throws -> Change? {
+        after merged: RevisionTree, bodies: [DocumentRevision: JSONObject], edit: DocumentRevision? = nil
+    ) throws -> DocumentChange? {
         let layout = store.layout
         let describedID = JSONValue.string(id).compactDescription
         guard journal == nil, recordsChanges else {
@@ -351,13 +351,13 @@ extension DocumentStore.WriteContext {
                 "collection \"\(collection)\", document \(describedID): the revision tree would be empty")
         }
         /// Leaves whose bodies live under ("r", coll, "b", …): all but a live winner.
-        func separate(_ tree: RevisionTree) -> Set<Revision> {
+        func separate(_ tree: RevisionTree) -> Set<DocumentRevision> {
             let winner = tree.winner
             return Set(
                 tree.leaves.filter { $0.value.hasBody && !($0.revision == winner?.revision && !$0.deleted) }.map(
                     \.revision))
         }
-        func body(of revision: Revision) throws -> JSONObject {
+        func body(of revision: DocumentRevision) throws -> JSONObject {
             if let given = bodies[revision] { return given }
             if let oldWinner, !oldWinner.deleted, oldWinner.revision == revision, case .object(let fields)? = old {
                 return try DocumentStore.splitReplicated(fields, collection: collection, id: id).body
@@ -420,11 +420,11 @@ extension DocumentStore.WriteContext {
         writes += 1
         // The change describes the winner: it appeared, went, or is otherwise (a new
         // losing branch, or a tombstone winner replaced by another) an update.
-        let operation: Change.Operation =
+        let operation: DocumentChange.Operation =
             document == nil ? (old != nil || oldWinner == nil ? .delete : .update) : (old == nil ? .insert : .update)
         sequence = newSequence
         batch.put(layout.change(sequence), Tuple([.string(collection), .string(id), .string(operation.rawValue)]))
-        let change = Change(sequence: sequence, collection: collection, id: .string(id), operation: operation)
+        let change = DocumentChange(sequence: sequence, collection: collection, id: .string(id), operation: operation)
         changes.append(change)
         return change
     }

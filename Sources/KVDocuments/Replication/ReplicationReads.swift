@@ -14,7 +14,7 @@ public struct ReplicatedChange: Sendable, Hashable {
     /// The document's id.
     public let id: String
     /// The winner first, then (``ChangesStyle/allDocs``) the other leaves in winner order.
-    public let leaves: [Revision]
+    public let leaves: [DocumentRevision]
     /// Whether the winner is a tombstone.
     public let deleted: Bool
 }
@@ -40,14 +40,14 @@ public enum ChangesStyle: Sendable, Hashable {
 /// `_revs_diff` entry).
 public struct RevsDiffEntry: Sendable, Hashable {
     /// The offered revisions the document's tree does not have, in the order offered.
-    public let missing: [Revision]
+    public let missing: [DocumentRevision]
     /// Leaves of the document at a lower position than some missing revision: revisions
     /// the sender may already share as ancestors (CouchDB's `possible_ancestors`, in its
     /// order).
-    public let possibleAncestors: [Revision]
+    public let possibleAncestors: [DocumentRevision]
 
     /// An answer: the revisions missing, and the leaves that may be their ancestors.
-    public init(missing: [Revision], possibleAncestors: [Revision]) {
+    public init(missing: [DocumentRevision], possibleAncestors: [DocumentRevision]) {
         self.missing = missing
         self.possibleAncestors = possibleAncestors
     }
@@ -59,7 +59,7 @@ public struct ReplicatedDocument: Sendable, Hashable {
     /// The document's id.
     public var id: String
     /// The revision.
-    public var revision: Revision
+    public var revision: DocumentRevision
     /// Whether the revision is a deletion.
     public var deleted: Bool
     /// The body, without `_id`, `_rev` and the other `_`-members.
@@ -76,7 +76,7 @@ public struct ReplicatedDocument: Sendable, Hashable {
     ///   - body: the body, without `_`-members.
     ///   - history: the ids of the revision and its ancestors, newest first.
     public init(
-        id: String, revision: Revision, deleted: Bool = false, body: JSONObject = [:], history: [RevisionID]? = nil
+        id: String, revision: DocumentRevision, deleted: Bool = false, body: JSONObject = [:], history: [RevisionID]? = nil
     ) {
         self.id = id
         self.revision = revision
@@ -111,7 +111,7 @@ public enum OpenRevisionResult: Sendable, Hashable {
     /// The revision, with its body.
     case ok(ReplicatedDocument)
     /// The document has no such revision with a body (CouchDB's `{"missing": rev}`).
-    case missing(Revision)
+    case missing(DocumentRevision)
 }
 
 extension ReadTransaction {
@@ -169,12 +169,12 @@ extension ReadTransaction {
     ///   - collection: a replicated collection.
     ///   - offered: revisions by document id.
     /// - Throws: as ``changes(_:since:limit:style:documentIDs:)``.
-    public func revsDiff(_ collection: String, _ offered: [String: [Revision]]) throws -> [String: RevsDiffEntry] {
+    public func revsDiff(_ collection: String, _ offered: [String: [DocumentRevision]]) throws -> [String: RevsDiffEntry] {
         let name = try replicatedCollection(collection)
         var result: [String: RevsDiffEntry] = [:]
         for (id, revisions) in offered {
             let tree = try revisionTree(name, id: id)
-            var seen = Set<Revision>()
+            var seen = Set<DocumentRevision>()
             let missing = revisions.filter { seen.insert($0).inserted && !(tree?.contains($0) ?? false) }
             guard !missing.isEmpty else { continue }
             // couch_db's possible_ancestors: every leaf (deleted ones too) at a lower
@@ -199,14 +199,14 @@ extension ReadTransaction {
     ///   order); a revision without a body is ``OpenRevisionResult/missing(_:)``.
     /// - Throws: as ``changes(_:since:limit:style:documentIDs:)``.
     public func openRevisions(
-        _ collection: String, id: String, revisions: [Revision]?, latest: Bool = false, withHistory: Bool = false
+        _ collection: String, id: String, revisions: [DocumentRevision]?, latest: Bool = false, withHistory: Bool = false
     ) throws -> [OpenRevisionResult] {
         let name = try replicatedCollection(collection)
         guard let tree = try revisionTree(name, id: id) else {
             return (revisions ?? []).map { .missing($0) }
         }
         let leaves = tree.leaves
-        var wanted: [Revision] = []
+        var wanted: [DocumentRevision] = []
         if let revisions {
             for revision in revisions {
                 if latest, tree.contains(revision) {
@@ -222,7 +222,7 @@ extension ReadTransaction {
         } else {
             wanted = leaves.map(\.revision)
         }
-        var seen = Set<Revision>()
+        var seen = Set<DocumentRevision>()
         var results: [OpenRevisionResult] = []
         for revision in wanted where seen.insert(revision).inserted {
             guard let state = tree.value(of: revision), state.hasBody,
@@ -242,7 +242,7 @@ extension ReadTransaction {
 
     /// The body of a leaf revision: a live winner's from the document key, the others'
     /// from their body records; `nil` when neither holds it.
-    private func leafBody(_ collection: String, id: String, revision: Revision, tree: RevisionTree) throws
+    private func leafBody(_ collection: String, id: String, revision: DocumentRevision, tree: RevisionTree) throws
         -> JSONObject?
     {
         let layout = store.layout
@@ -330,14 +330,14 @@ extension DocumentCollection {
 
     /// The offered revisions this collection lacks; see ``ReadTransaction/revsDiff(_:_:)``.
     /// Replicated collections only.
-    public func revsDiff(_ offered: [String: [Revision]]) throws -> [String: RevsDiffEntry] {
+    public func revsDiff(_ offered: [String: [DocumentRevision]]) throws -> [String: RevsDiffEntry] {
         try store.read { try $0.revsDiff(name, offered) }
     }
 
     /// Revisions of document `id` with their bodies; see
     /// ``ReadTransaction/openRevisions(_:id:revisions:latest:withHistory:)``. Replicated
     /// collections only.
-    public func openRevisions(id: String, revisions: [Revision]?, latest: Bool = false, withHistory: Bool = false)
+    public func openRevisions(id: String, revisions: [DocumentRevision]?, latest: Bool = false, withHistory: Bool = false)
         throws -> [OpenRevisionResult]
     {
         try store.read {
@@ -350,7 +350,7 @@ extension DocumentCollection {
     /// or every leaf, the winner first, when none is given. A document without revisions
     /// answers ``OpenRevisionResult/missing(_:)`` for the revision asked, and nothing when
     /// none was. Replicated collections only.
-    public func bulkGet(_ requests: [(id: String, revision: Revision?)], latest: Bool = false, withHistory: Bool = true)
+    public func bulkGet(_ requests: [(id: String, revision: DocumentRevision?)], latest: Bool = false, withHistory: Bool = true)
         throws -> [(id: String, results: [OpenRevisionResult])]
     {
         try store.read { tx in

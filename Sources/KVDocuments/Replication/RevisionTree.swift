@@ -20,7 +20,7 @@ import KVText
 ///   `stem/2`; every node's children are sorted by id (the order `merge_extend/2` keeps),
 ///   without two children of one node having the same id.
 /// - A child's position is its parent's plus one; every position is in
-///   1…``Revision/maximumPosition``.
+///   1…``DocumentRevision/maximumPosition``.
 /// - Every node in the node storage is reachable from a root (operations that drop nodes
 ///   rebuild the storage).
 ///
@@ -85,7 +85,7 @@ package struct RevisionTree: Sendable, Equatable, CustomStringConvertible {
     /// brings (`couch_doc:to_path/1`).
     ///
     /// Invariants: at least one node; `1 <= start` and the last node's position
-    /// `start + nodes.count - 1 <= Revision.maximumPosition`.
+    /// `start + nodes.count - 1 <= DocumentRevision.maximumPosition`.
     package struct Path: Sendable, Equatable {
         /// The position of the first (oldest) node.
         package let start: Int
@@ -94,14 +94,14 @@ package struct RevisionTree: Sendable, Equatable, CustomStringConvertible {
 
         /// A path starting at `start`.
         /// - Throws: ``KVDocsError/Kind/invalidArgument`` when `nodes` is empty or a position
-        ///   falls outside 1…``Revision/maximumPosition``.
+        ///   falls outside 1…``DocumentRevision/maximumPosition``.
         package init(start: Int, nodes: [PathNode]) throws {
             guard !nodes.isEmpty else { throw KVDocsError(.invalidArgument, "a revision path has no revisions") }
             guard start >= 1 else {
                 throw KVDocsError(.invalidArgument, "a revision path starts at position \(start); positions start at 1")
             }
-            guard start <= Revision.maximumPosition - (nodes.count - 1) else {
-                throw KVDocsError(.invalidArgument, "a revision path goes past position \(Revision.maximumPosition)")
+            guard start <= DocumentRevision.maximumPosition - (nodes.count - 1) else {
+                throw KVDocsError(.invalidArgument, "a revision path goes past position \(DocumentRevision.maximumPosition)")
             }
             self.start = start
             self.nodes = nodes
@@ -127,7 +127,7 @@ package struct RevisionTree: Sendable, Equatable, CustomStringConvertible {
     /// A leaf of the tree: a revision no other revision was made from.
     package struct Leaf: Sendable, Equatable {
         /// The leaf's revision.
-        package var revision: Revision
+        package var revision: DocumentRevision
         /// What the tree knows about it.
         package var value: NodeState
         /// Whether the leaf is a deletion.
@@ -365,8 +365,8 @@ package struct RevisionTree: Sendable, Equatable, CustomStringConvertible {
 
     /// Whether the same revision — position and id — occurs more than once in the tree.
     package var hasDuplicateRevisions: Bool {
-        var seen = Set<Revision>()
-        for node in nodes where !seen.insert(Revision(position: node.position, id: node.id)).inserted { return true }
+        var seen = Set<DocumentRevision>()
+        for node in nodes where !seen.insert(DocumentRevision(position: node.position, id: node.id)).inserted { return true }
         return false
     }
 
@@ -431,7 +431,7 @@ package struct RevisionTree: Sendable, Equatable, CustomStringConvertible {
     package var leaves: [Leaf] {
         var result: [Leaf] = []
         for node in nodes where node.children.isEmpty {
-            result.append(Leaf(revision: Revision(position: node.position, id: node.id), value: node.value))
+            result.append(Leaf(revision: DocumentRevision(position: node.position, id: node.id), value: node.value))
         }
         return result.sorted(by: RevisionTree.winsOver)
     }
@@ -446,34 +446,34 @@ package struct RevisionTree: Sendable, Equatable, CustomStringConvertible {
     package var winner: Leaf? {
         var best: Leaf?
         for node in nodes where node.children.isEmpty {
-            let leaf = Leaf(revision: Revision(position: node.position, id: node.id), value: node.value)
+            let leaf = Leaf(revision: DocumentRevision(position: node.position, id: node.id), value: node.value)
             if best.map({ RevisionTree.winsOver(leaf, $0) }) ?? true { best = leaf }
         }
         return best
     }
 
     /// The non-deleted leaves other than the winner (`_conflicts`), in ``leaves`` order.
-    package var conflicts: [Revision] {
+    package var conflicts: [DocumentRevision] {
         leaves.dropFirst().filter { !$0.deleted }.map(\.revision)
     }
 
     /// The deleted leaves other than the winner (`_deleted_conflicts`), in ``leaves`` order.
-    package var deletedConflicts: [Revision] {
+    package var deletedConflicts: [DocumentRevision] {
         leaves.dropFirst().filter(\.deleted).map(\.revision)
     }
 
     /// Every revision in the tree, in preorder (roots in order, children in order).
-    package var revisions: [Revision] {
-        preorder().map { Revision(position: nodes[$0].position, id: nodes[$0].id) }
+    package var revisions: [DocumentRevision] {
+        preorder().map { DocumentRevision(position: nodes[$0].position, id: nodes[$0].id) }
     }
 
     /// Whether the tree has `revision`.
-    package func contains(_ revision: Revision) -> Bool {
+    package func contains(_ revision: DocumentRevision) -> Bool {
         nodes.contains { $0.position == revision.position && $0.id == revision.id }
     }
 
     /// The value of `revision` (the first one in preorder), or `nil` when the tree lacks it.
-    func value(of revision: Revision) -> NodeState? {
+    func value(of revision: DocumentRevision) -> NodeState? {
         preorder().first { nodes[$0].position == revision.position && nodes[$0].id == revision.id }.map {
             nodes[$0].value
         }
@@ -482,7 +482,7 @@ package struct RevisionTree: Sendable, Equatable, CustomStringConvertible {
     /// The ids of `revision` and its known ancestors, newest first: `_revisions.ids`, whose
     /// `start` is the revision's position (`get_full_key_paths/2`; the first occurrence in
     /// preorder when the revision occurs twice). `nil` when the tree lacks the revision.
-    package func history(of revision: Revision) -> [RevisionID]? {
+    package func history(of revision: DocumentRevision) -> [RevisionID]? {
         guard
             let found = preorder().first(where: {
                 nodes[$0].position == revision.position && nodes[$0].id == revision.id
@@ -504,10 +504,10 @@ package struct RevisionTree: Sendable, Equatable, CustomStringConvertible {
     /// leaves; CouchDB keeps them until compaction): their values become
     /// ``NodeState/missing``. Returns the revisions whose bodies were dropped.
     @discardableResult
-    package mutating func dropInternalBodies() -> [Revision] {
-        var dropped: [Revision] = []
+    package mutating func dropInternalBodies() -> [DocumentRevision] {
+        var dropped: [DocumentRevision] = []
         for i in nodes.indices where !nodes[i].children.isEmpty && nodes[i].value != .missing {
-            if nodes[i].value.hasBody { dropped.append(Revision(position: nodes[i].position, id: nodes[i].id)) }
+            if nodes[i].value.hasBody { dropped.append(DocumentRevision(position: nodes[i].position, id: nodes[i].id)) }
             nodes[i].value = .missing
         }
         return dropped
@@ -522,7 +522,7 @@ package struct RevisionTree: Sendable, Equatable, CustomStringConvertible {
     /// different inputs hash the same bytes. Deterministic, so the same edit made on two
     /// peers gives the same revision; unlike CouchDB's `couch_db:new_revid/1` (an MD5 of
     /// Erlang's external term format) it is not meant to match any other system.
-    package static func newRevisionID(parent: Revision?, deleted: Bool, canonicalBody: [UInt8]) -> RevisionID {
+    package static func newRevisionID(parent: DocumentRevision?, deleted: Bool, canonicalBody: [UInt8]) -> RevisionID {
         var md5 = MD5()
         var header = Array("kvdocs-rev-2".utf8) + [0, deleted ? 1 : 0]
         Varint.append(parent?.position ?? 0, to: &header)

@@ -16,7 +16,7 @@ import KVText
 /// ``RevisionTree`` keeps them. Varints are ``Varint``'s LEB128.
 ///
 /// Invariants: ``decode(_:)`` accepts exactly what ``encode(_:sequence:)`` can produce: the
-/// version byte is 1; positions are 1…``Revision/maximumPosition`` and a child's is its
+/// version byte is 1; positions are 1…``DocumentRevision/maximumPosition`` and a child's is its
 /// parent's plus one; ids satisfy ``RevisionID``'s invariants; roots and siblings are in
 /// strictly increasing order; no `(position, revid)` occurs twice (CouchDB's `check_key`
 /// `dupe_keys`); only leaves have a body or the winner flag; exactly one leaf, the one
@@ -72,12 +72,12 @@ package enum RevisionTreeCodec {
             guard node.childCount == 0 || !node.value.hasBody else {
                 throw KVDocsError(
                     .invalidArgument,
-                    "revision \(Revision(position: node.position, id: node.id)) has a body but is not a leaf; only leaves keep bodies (drop the others first)"
+                    "revision \(DocumentRevision(position: node.position, id: node.id)) has a body but is not a leaf; only leaves keep bodies (drop the others first)"
                 )
             }
             if node.childCount == 0 {
                 if node.value.hasBody { flags |= hasBodyFlag }
-                if Revision(position: node.position, id: node.id) == winner { flags |= winnerFlag }
+                if DocumentRevision(position: node.position, id: node.id) == winner { flags |= winnerFlag }
             }
             out.append(flags)
             Varint.append(node.childCount, to: &out)
@@ -101,9 +101,9 @@ package enum RevisionTreeCodec {
         let rootCount = try reader.count("the root count")
 
         var visited: [RevisionTree.VisitedNode] = []
-        var seen = Set<Revision>()
-        var winnerFlags: [Revision] = []
-        var previousRoot: Revision?
+        var seen = Set<DocumentRevision>()
+        var winnerFlags: [DocumentRevision] = []
+        var previousRoot: DocumentRevision?
         // The open nodes: position, children still to read, the last child's id.
         var open: [(position: Int, remaining: Int, lastChild: RevisionID?)] = []
         var rootsRead = 0
@@ -115,20 +115,20 @@ package enum RevisionTreeCodec {
                     continue
                 }
                 position = last.position + 1
-                guard position <= Revision.maximumPosition else {
-                    throw corrupt("a revision's position is past \(Revision.maximumPosition)")
+                guard position <= DocumentRevision.maximumPosition else {
+                    throw corrupt("a revision's position is past \(DocumentRevision.maximumPosition)")
                 }
             } else {
                 position = try reader.varint("a root's position")
-                guard position >= 1, position <= Revision.maximumPosition else {
-                    throw corrupt("a root's position \(position) is outside 1…\(Revision.maximumPosition)")
+                guard position >= 1, position <= DocumentRevision.maximumPosition else {
+                    throw corrupt("a root's position \(position) is outside 1…\(DocumentRevision.maximumPosition)")
                 }
                 rootsRead += 1
             }
             let id = try reader.revisionID()
             let flags = try reader.byte("a revision's flags")
             let childCount = try reader.count("a revision's child count")
-            let revision = Revision(position: position, id: id)
+            let revision = DocumentRevision(position: position, id: id)
 
             guard flags & ~(deletedFlag | hasBodyFlag | winnerFlag) == 0 else {
                 throw corrupt("revision \(revision) has unknown flags 0x\(RevisionID.hex([flags]))")

@@ -5,7 +5,7 @@ import KVSupport
 /// and the rest of the declaration.
 ///
 /// A ``CollectionSchema`` keeps its indexes as these. The built-in kinds also have typed
-/// forms (``IndexDefinition``, ``TextIndexDefinition``, ``GeoIndexDefinition``), which
+/// forms (``SecondaryIndexDefinition``, ``TextIndexDefinition``, ``GeoIndexDefinition``), which
 /// ``CollectionSchema/indexes``, ``CollectionSchema/text`` and ``CollectionSchema/geo`` read
 /// and write.
 ///
@@ -20,14 +20,14 @@ public struct AnyIndexDefinition: Sendable, Hashable {
     /// indexes, the default, have no `"type"`; text indexes are listed under `"text"`).
     public let kind: IndexIdentity.Kind
     /// The declaration's other members, checked by the kind when the definition becomes
-    /// part of a ``Schema``.
+    /// part of a ``DocumentSchema``.
     public let options: JSONObject
     /// The typed form of a built-in kind; `nil` for a registered kind.
     let builtIn: BuiltIn?
 
     /// The typed forms of the built-in kinds.
     enum BuiltIn: Sendable, Hashable {
-        case secondary(IndexDefinition)
+        case secondary(SecondaryIndexDefinition)
         case text(TextIndexDefinition)
         case geo(GeoIndexDefinition)
     }
@@ -40,13 +40,13 @@ public struct AnyIndexDefinition: Sendable, Hashable {
     ///   - options: the rest of the declaration, as the schema JSON spells it.
     /// - Throws: `.schema` for a kind this process does not know, or options a built-in
     ///   kind cannot read (a registered kind checks its options when the definition becomes
-    ///   part of a ``Schema``).
+    ///   part of a ``DocumentSchema``).
     public init(name: String, kind: IndexIdentity.Kind, options: JSONObject = [:]) throws {
         var entry = options
         entry["name"] = .string(name)
         func fail(_ m: String) -> KVDocsError { KVDocsError(.schema, "index \"\(name)\": \(m)") }
         switch kind {
-        case .secondary: self.init(try IndexDefinition(entry: entry, fail: fail))
+        case .secondary: self.init(try SecondaryIndexDefinition(entry: entry, fail: fail))
         case .text: self.init(try TextIndexDefinition(entry: entry, fail: fail))
         case .geo: self.init(try GeoIndexDefinition(entry: entry, fail: fail))
         default:
@@ -60,7 +60,7 @@ public struct AnyIndexDefinition: Sendable, Hashable {
 
     /// A secondary index.
     /// - Parameter definition: the typed definition.
-    public init(_ definition: IndexDefinition) {
+    public init(_ definition: SecondaryIndexDefinition) {
         self.init(definition.name, .secondary, definition.json, .secondary(definition))
     }
 

@@ -14,7 +14,7 @@ extension DocumentStore {
     /// - Throws: `.uniqueViolation` when a unique index meets duplicate values, `.schema`
     ///   for a document an index cannot take, `.notSupported` for a collection holding
     ///   documents whose ``CollectionSchema/replicated`` changes, storage errors.
-    public func apply(_ newSchema: Schema, progress: ((IndexBuildProgress) -> Void)? = nil) throws {
+    public func apply(_ newSchema: DocumentSchema, progress: ((IndexBuildProgress) -> Void)? = nil) throws {
         try storage.withWriteTransaction {
             let current = try catalog()
             // Turning replication on or off for a collection that holds documents would
@@ -95,7 +95,7 @@ extension DocumentStore {
     }
 
     /// The latest catalog as it would be with `schema` stored.
-    private func catalog(_ schema: Schema) throws -> CompiledCatalog {
+    private func catalog(_ schema: DocumentSchema) throws -> CompiledCatalog {
         let current = try catalog()
         return CompiledCatalog(generation: current.generation, schema: schema, states: current.states, layout: layout)
     }

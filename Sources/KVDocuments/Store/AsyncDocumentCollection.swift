@@ -11,32 +11,31 @@ import KVSupport
 /// ```swift
 /// try await people.async.upsert(["id": "p1", "age": 36])
 /// let ada = try await people.async.get(id: "p1")
-/// let adults = try await people.store.fetch(.find(people, Query().where("age", .greaterOrEqual(18))))
+/// let adults = try await people.store.fetch(.find(people, DocumentQuery().where("age", .greaterOrEqual(18))))
 /// ```
 ///
 /// Queries, counts, searches and geo queries are requests, read asynchronously through
 /// the store's one async entry point, `try await store.fetch(request)` (see
-/// ``DocumentRequest``); this type's `find`, `count`, `search` and `near` are deprecated
-/// spellings of it.
+/// ``DocumentRequest``).
 public struct AsyncDocumentCollection: Sendable {
     /// The collection the calls read and write.
     public let collection: DocumentCollection
 
     /// Adds a document; see ``DocumentCollection/insert(_:sync:)``.
     @discardableResult
-    public func insert(_ document: JSONValue, sync: Bool = false) async throws -> Change {
+    public func insert(_ document: JSONValue, sync: Bool = false) async throws -> DocumentChange {
         try await collection.store.executor.write { [collection] in try collection.insert(document, sync: sync) }
     }
 
     /// Adds or replaces a document; see ``DocumentCollection/upsert(_:sync:)``.
     @discardableResult
-    public func upsert(_ document: JSONValue, sync: Bool = false) async throws -> Change {
+    public func upsert(_ document: JSONValue, sync: Bool = false) async throws -> DocumentChange {
         try await collection.store.executor.write { [collection] in try collection.upsert(document, sync: sync) }
     }
 
     /// Replaces a document; see ``DocumentCollection/update(_:sync:)``.
     @discardableResult
-    public func update(_ document: JSONValue, sync: Bool = false) async throws -> Change {
+    public func update(_ document: JSONValue, sync: Bool = false) async throws -> DocumentChange {
         try await collection.store.executor.write { [collection] in try collection.update(document, sync: sync) }
     }
 
@@ -64,34 +63,4 @@ public struct AsyncDocumentCollection: Sendable {
         try await get(id: try collection.store.idJSON(id))
     }
 
-    /// The documents matching `query`.
-    @available(*, deprecated, message: "use try await store.fetch(.find(collection, query))")
-    public func find(_ query: Query = Query()) async throws -> [JSONValue] {
-        try await collection.store.fetch(.find(collection, query))
-    }
-
-    /// The number of documents matching `query`.
-    @available(*, deprecated, message: "use try await store.fetch(.count(collection, query))")
-    public func count(_ query: Query = Query()) async throws -> Int {
-        try await collection.store.fetch(.count(collection, query))
-    }
-
-    /// The hits of a text query.
-    @available(*, deprecated, message: "use try await store.fetch(.search(collection, text, options: options))")
-    public func search(_ query: String, options: SearchOptions = SearchOptions()) async throws -> [SearchHit] {
-        try await collection.store.fetch(.search(collection, query, options: options))
-    }
-
-    /// The documents around `center`.
-    @available(
-        *, deprecated,
-        message: "use try await store.fetch(.near(collection, center, within:, query:, index:, includeDocuments:))"
-    )
-    public func near(
-        _ center: GeoPoint, within: Double? = nil, query: Query = Query(), index: String? = nil,
-        includeDocuments: Bool = true
-    ) async throws -> [NearHit] {
-        try await collection.store.fetch(
-            .near(collection, center, within: within, query: query, index: index, includeDocuments: includeDocuments))
-    }
 }

@@ -7,31 +7,30 @@ import KVSupport
 /// <!-- doc-code: preamble=examples -->
 /// ```swift
 /// try await athletes.async.upsert(Athlete(id: 7, name: "Ada", country: "NOR", points: 812))
-/// let top = try await store.fetch(.find(athletes, Query().where("country", .equal("NOR")).orderBy("points", descending: true).limit(10)))
+/// let top = try await store.fetch(.find(athletes, DocumentQuery().where("country", .equal("NOR")).orderBy("points", descending: true).limit(10)))
 /// ```
 ///
 /// Typed reads of many values are requests (`try await store.fetch(.find(athletes, query))`,
-/// see ``DocumentRequest``); this type's `find`, `count`, `search` and `near` are
-/// deprecated spellings of that.
+/// see ``DocumentRequest``).
 public struct AsyncTypedCollection<T: Codable & Sendable>: Sendable {
     /// The collection the calls read and write.
     public let collection: TypedCollection<T>
 
     /// Adds a value; see ``TypedCollection/insert(_:sync:)``.
     @discardableResult
-    public func insert(_ value: T, sync: Bool = false) async throws -> Change {
+    public func insert(_ value: T, sync: Bool = false) async throws -> DocumentChange {
         try await collection.base.async.insert(try collection.json(value), sync: sync)
     }
 
     /// Adds or replaces a value; see ``TypedCollection/upsert(_:sync:)``.
     @discardableResult
-    public func upsert(_ value: T, sync: Bool = false) async throws -> Change {
+    public func upsert(_ value: T, sync: Bool = false) async throws -> DocumentChange {
         try await collection.base.async.upsert(try collection.json(value), sync: sync)
     }
 
     /// Replaces a value; see ``TypedCollection/update(_:sync:)``.
     @discardableResult
-    public func update(_ value: T, sync: Bool = false) async throws -> Change {
+    public func update(_ value: T, sync: Bool = false) async throws -> DocumentChange {
         try await collection.base.async.update(try collection.json(value), sync: sync)
     }
 
@@ -59,29 +58,4 @@ public struct AsyncTypedCollection<T: Codable & Sendable>: Sendable {
         try await collection.base.async.get(id: try collection.base.store.idJSON(id)).map { try collection.value($0) }
     }
 
-    /// The values matching `query`.
-    @available(*, deprecated, message: "use try await store.fetch(.find(collection, query))")
-    public func find(_ query: Query = Query()) async throws -> [T] {
-        try await collection.base.store.fetch(.find(collection, query))
-    }
-
-    /// The number of values matching `query`.
-    @available(*, deprecated, message: "use try await store.fetch(.count(collection, query))")
-    public func count(_ query: Query = Query()) async throws -> Int {
-        try await collection.base.store.fetch(.count(collection, query))
-    }
-
-    /// The hits of a text query, decoded.
-    @available(*, deprecated, message: "use try await store.fetch(.search(collection, text, options: options))")
-    public func search(_ query: String, options: SearchOptions = SearchOptions()) async throws -> [TypedSearchHit<T>] {
-        try await collection.base.store.fetch(.search(collection, query, options: options))
-    }
-
-    /// The values around `center`, decoded.
-    @available(*, deprecated, message: "use try await store.fetch(.near(collection, center, within:, query:, index:))")
-    public func near(_ center: GeoPoint, within: Double? = nil, query: Query = Query(), index: String? = nil)
-        async throws -> [TypedNearHit<T>]
-    {
-        try await collection.base.store.fetch(.near(collection, center, within: within, query: query, index: index))
-    }
 }

@@ -11,19 +11,19 @@ import KVSupport
 /// writer lock, from the latest state.
 package struct CompiledCatalog: Sendable {
     let generation: Int64
-    let schema: Schema
+    let schema: DocumentSchema
     package let states: [IndexIdentity: IndexState]
     /// Maintainers by collection, in declaration order.
     let maintainers: [String: [any IndexMaintainer]]
     /// The planner's choices of index by query shape, for this generation.
     let plans = PlanCache()
 
-    init(generation: Int64, schema: Schema, states: [IndexIdentity: IndexState], layout: Layout) {
+    init(generation: Int64, schema: DocumentSchema, states: [IndexIdentity: IndexState], layout: Layout) {
         self.init(generation: generation, schema: schema, states: states, maintainers: Self.compile(schema, layout))
     }
 
     private init(
-        generation: Int64, schema: Schema, states: [IndexIdentity: IndexState],
+        generation: Int64, schema: DocumentSchema, states: [IndexIdentity: IndexState],
         maintainers: [String: [any IndexMaintainer]]
     ) {
         self.generation = generation
@@ -33,7 +33,7 @@ package struct CompiledCatalog: Sendable {
     }
 
     /// The maintainers of every index of `schema`, by collection.
-    private static func compile(_ schema: Schema, _ layout: Layout) -> [String: [any IndexMaintainer]] {
+    private static func compile(_ schema: DocumentSchema, _ layout: Layout) -> [String: [any IndexMaintainer]] {
         var maintainers: [String: [any IndexMaintainer]] = [:]
         for (name, collection) in schema.collections {
             maintainers[name] = collection.maintainers(collection: name, layout: layout)
@@ -67,12 +67,14 @@ package struct CompiledCatalog: Sendable {
     }
 
     /// Reads the catalog as `reader`'s state of the data holds it.
-    static func load(_ reader: some KeyValueReader, _ catalog: Catalog, layout: Layout) throws -> CompiledCatalog {
+    static func load(_ reader: some KeyValueReader, _ catalog: DocumentCatalog, layout: Layout) throws
+        -> CompiledCatalog
+    {
         let generation = try catalog.generation(in: reader)
-        var schema = try Schema()
+        var schema = try DocumentSchema()
         if let data = try catalog.schemaData(in: reader) {
             do {
-                schema = try Schema(json: Data(data), file: "the stored schema of \(reader.name)")
+                schema = try DocumentSchema(json: Data(data), file: "the stored schema of \(reader.name)")
             } catch let e as KVDocsError {
                 throw KVDocsError(.corruption, e.message, path: reader.name, key: catalog.schemaKey)
             }

@@ -22,20 +22,20 @@ public struct DocumentCollection: Sendable {
     ///   already holds one of its values, `.invalidArgument` for a document that is not an
     ///   object or lacks a valid primary key; nothing is written then.
     @discardableResult
-    public func insert(_ document: JSONValue, sync: Bool = false) throws -> Change {
+    public func insert(_ document: JSONValue, sync: Bool = false) throws -> DocumentChange {
         try write(.insert, document, sync: sync)
     }
 
     /// Adds or replaces a document. `sync` is as for ``insert(_:sync:)``.
     @discardableResult
-    public func upsert(_ document: JSONValue, sync: Bool = false) throws -> Change {
+    public func upsert(_ document: JSONValue, sync: Bool = false) throws -> DocumentChange {
         try write(.upsert, document, sync: sync)
     }
 
     /// Replaces an existing document. `sync` is as for ``insert(_:sync:)``.
     /// - Throws: `.conflict` when there is none.
     @discardableResult
-    public func update(_ document: JSONValue, sync: Bool = false) throws -> Change {
+    public func update(_ document: JSONValue, sync: Bool = false) throws -> DocumentChange {
         try write(.update, document, sync: sync)
     }
 
@@ -76,22 +76,22 @@ public struct DocumentCollection: Sendable {
 
     /// The documents matching `query`, from one snapshot: `store.fetch(.find(collection,
     /// query))` (see ``FindRequest``).
-    public func find(_ query: Query = Query()) throws -> [JSONValue] {
+    public func find(_ query: DocumentQuery = DocumentQuery()) throws -> [JSONValue] {
         try store.fetch(.find(self, query))
     }
 
     /// The number of documents matching `query`'s conditions, from one snapshot:
     /// `store.fetch(.count(collection, query))` (see ``CountRequest``).
-    public func count(_ query: Query = Query()) throws -> Int {
+    public func count(_ query: DocumentQuery = DocumentQuery()) throws -> Int {
         try store.fetch(.count(self, query))
     }
 
     /// How ``find(_:)`` would answer `query`.
-    public func explain(_ query: Query) throws -> QueryPlan {
+    public func explain(_ query: DocumentQuery) throws -> QueryPlan {
         try store.read { try $0.explain(name, query) }
     }
 
-    private func write(_ mode: DocumentStore.WriteMode, _ document: JSONValue, sync: Bool) throws -> Change {
+    private func write(_ mode: DocumentStore.WriteMode, _ document: JSONValue, sync: Bool) throws -> DocumentChange {
         try store.performWrites(sync: sync) { context in
             guard let change = try context.write(name, mode, document: document, id: nil) else {
                 throw KVDocsError(.invalidArgument, "nothing was written")
@@ -109,7 +109,7 @@ public struct DocumentCollection: Sendable {
 /// struct Person: Codable { var id: String; var name: String; var age: Int }
 /// let people = try store.collection("people", of: Person.self)
 /// try people.insert(Person(id: "p1", name: "Ada", age: 36))
-/// let found: [Person] = try people.find(Query().where("age", .greater(30)))
+/// let found: [Person] = try people.find(DocumentQuery().where("age", .greater(30)))
 /// let ada = try people.get(id: "p1")
 /// ```
 public struct TypedCollection<T: Codable>: Sendable {
@@ -123,17 +123,17 @@ public struct TypedCollection<T: Codable>: Sendable {
     /// Adds `value`, stored as its JSON; `sync` is as for ``DocumentCollection/insert(_:sync:)``.
     /// - Throws: `.invalidArgument` when `value` does not encode as a JSON object with a valid
     ///   primary key; otherwise as ``DocumentCollection/insert(_:sync:)``.
-    @discardableResult public func insert(_ value: T, sync: Bool = false) throws -> Change {
+    @discardableResult public func insert(_ value: T, sync: Bool = false) throws -> DocumentChange {
         try base.insert(try json(value), sync: sync)
     }
     /// Adds `value`, or replaces the document with its id; `sync` is as for
     /// ``DocumentCollection/insert(_:sync:)``.
-    @discardableResult public func upsert(_ value: T, sync: Bool = false) throws -> Change {
+    @discardableResult public func upsert(_ value: T, sync: Bool = false) throws -> DocumentChange {
         try base.upsert(try json(value), sync: sync)
     }
     /// Replaces the document with `value`'s id; `sync` is as for ``DocumentCollection/insert(_:sync:)``.
     /// - Throws: `.conflict` when there is none.
-    @discardableResult public func update(_ value: T, sync: Bool = false) throws -> Change {
+    @discardableResult public func update(_ value: T, sync: Bool = false) throws -> DocumentChange {
         try base.update(try json(value), sync: sync)
     }
     /// Removes the document with primary key `id` (an `Int`, a `String`, a `UUID`, a
@@ -161,10 +161,14 @@ public struct TypedCollection<T: Codable>: Sendable {
     /// The documents matching `query`, decoded as `T`, from one snapshot:
     /// `store.fetch(.find(collection, query))` (see ``FindRequest``).
     /// - Throws: `.decoding` when a stored document does not decode as `T`.
-    public func find(_ query: Query = Query()) throws -> [T] { try base.store.fetch(.find(self, query)) }
+    public func find(_ query: DocumentQuery = DocumentQuery()) throws -> [T] {
+        try base.store.fetch(.find(self, query))
+    }
     /// The number of documents matching `query`'s conditions (its limit and offset ignored):
     /// `store.fetch(.count(collection, query))` (see ``CountRequest``).
-    public func count(_ query: Query = Query()) throws -> Int { try base.store.fetch(.count(self, query)) }
+    public func count(_ query: DocumentQuery = DocumentQuery()) throws -> Int {
+        try base.store.fetch(.count(self, query))
+    }
 
     /// `value`'s JSON, dates as the store writes them.
     func json(_ value: T) throws -> JSONValue { try base.store.json(encoding: value) }

@@ -20,7 +20,7 @@ extension DocumentStore {
     ///
     /// ```swift
     /// let (person, trips) = try await store.read { tx in
-    ///     (try tx.get("people", id: "p1"), try tx.find("trips", Query().where("person", .equal("p1"))))
+    ///     (try tx.get("people", id: "p1"), try tx.find("trips", DocumentQuery().where("person", .equal("p1"))))
     /// }
     /// ```
     public func read<R: Sendable>(_ body: @escaping @Sendable (ReadTransaction) throws -> R) async throws -> R {
@@ -38,7 +38,7 @@ extension DocumentStore {
 
     /// The changes after `sequence`, read on the store's read executor. See
     /// ``changes(since:limit:)``.
-    public func changes(since sequence: Int64 = 0, limit: Int? = nil) async throws -> [Change] {
+    public func changes(since sequence: Int64 = 0, limit: Int? = nil) async throws -> [DocumentChange] {
         try await executor.read { [self] in try changes(since: sequence, limit: limit) }
     }
 }

@@ -16,7 +16,7 @@ extension DocumentStore {
     /// - Throws: `.invalidArgument` when `requested` differs from what the store's dates
     ///   are, naming both; what reading the record throws.
     static func dateStrategy(
-        requested: DateStrategy?, storage: any KeyValueStore, catalog: Catalog, existing: Bool,
+        requested: DateStrategy?, storage: any KeyValueStore, catalog: DocumentCatalog, existing: Bool,
         layout: Layout
     ) throws -> (strategy: DateStrategy, recorded: Bool) {
         if let recorded = try catalog.dateStrategy(in: storage) {

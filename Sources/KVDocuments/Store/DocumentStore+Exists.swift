@@ -11,8 +11,8 @@ extension DocumentStore {
     /// let store = try DocumentStore.exists(in: db) ? DocumentStore(database: db) : nil
     /// ```
     /// - Throws: storage errors (`.closed`, `.corruption`, `.ioError`).
-    public static func exists(in database: Database, root: Subspace = Subspace()) throws -> Bool {
-        try Catalog(root: root).holdsDocumentStore(in: database)
+    public static func exists(in database: LevelDB, root: Subspace = Subspace()) throws -> Bool {
+        try DocumentCatalog(root: root).holdsDocumentStore(in: database)
     }
 
     /// Whether `database` is the user layer of a layered store, on its own: a backup or a
@@ -23,7 +23,7 @@ extension DocumentStore {
     /// if try DocumentStore.isUserLayer(db) { print("open it over its base") }
     /// ```
     /// - Throws: storage errors.
-    public static func isUserLayer(_ database: Database, root: Subspace = Subspace()) throws -> Bool {
+    public static func isUserLayer(_ database: LevelDB, root: Subspace = Subspace()) throws -> Bool {
         // The catalog's integers and the change feed's records are tuples, which never
         // start with the tag byte of a present value (0x01 is the tuple code of bytes).
         func tagged(_ value: [UInt8]) -> Bool {
@@ -31,7 +31,7 @@ extension DocumentStore {
                 || (value.first == LayeredKeyValueStore.present
                     && (try? Tuple(decoding: Array(value.dropFirst()))) != nil)
         }
-        let records = Catalog(root: root)
+        let records = DocumentCatalog(root: root)
         for key in [records.sequenceKey, records.formatKey, records.generationKey] {
             if let value = try database.get(key) { return tagged(value) }
         }

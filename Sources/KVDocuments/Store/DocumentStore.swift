@@ -6,10 +6,10 @@ import KVSupport
 /// Documents in collections, with declared secondary indexes kept exact on every write.
 ///
 /// ```swift
-/// let store = try DocumentStore(database: db, schema: Schema(contentsOfFile: "schema.json"))
+/// let store = try DocumentStore(database: db, schema: DocumentSchema(contentsOfFile: "schema.json"))
 /// let people = try store.collection("people")
 /// try people.insert(["id": "p1", "name": "Ada", "age": 36])
-/// let adults = try people.find(Query().where("age", .greaterOrEqual(18)).orderBy("age").limit(10))
+/// let adults = try people.find(DocumentQuery().where("age", .greaterOrEqual(18)).orderBy("age").limit(10))
 /// ```
 ///
 /// **Layout.** Everything lives under ``root`` as tuple keys:
@@ -23,7 +23,7 @@ import KVSupport
 /// **Writes.** Each insert, update or delete writes the document, its new index entries,
 /// the removal of stale ones and a change record in one LevelDB write batch, so the
 /// indexes are never stale and a failed write leaves nothing behind. Writers are
-/// serialized per database (``Database/withWriterLock(_:)``); readers never block.
+/// serialized per database (``LevelDB/withWriterLock(_:)``); readers never block.
 ///
 /// **Durability.** Every write method takes `sync: Bool = false`
 /// (``DocumentCollection/insert(_:sync:)``, `upsert`, `update`, `delete`, the same on
@@ -34,7 +34,7 @@ import KVSupport
 /// process**, synced or not. **A power loss or an OS crash keeps only the writes made with
 /// `sync: true` and everything acknowledged before them**; later unsynced writes may be lost,
 /// each one whole (documents and index entries together, never one without the other).
-/// Schema changes and index builds are always synced. See ``Database``, Durability.
+/// Schema changes and index builds are always synced. See ``LevelDB``, Durability.
 ///
 /// **Typed documents.** `Codable` values are stored as their JSON, with `Date`s as the
 /// store's ``dateStrategy`` says (Unix seconds for a new store), recorded in the catalog
@@ -44,15 +44,15 @@ import KVSupport
 /// indexes, drops removed ones and rebuilds changed ones before `init` returns, reporting
 /// progress. A query only ever uses an index whose state is `ready`.
 ///
-/// Thread-safe: one store can serve many threads (see ``Database``).
+/// Thread-safe: one store can serve many threads (see ``LevelDB``).
 public final class DocumentStore: Sendable {
     // Checked Sendable: mutable state is in `state` (a Locked of a Sendable value).
 
     /// The LevelDB database the store lives in (a layered store's user database), or `nil`
     /// for a store opened on another ``KeyValueStore`` (``init(store:schema:root:dates:writeAttempts:progress:)``).
     /// The store itself reads and writes through the storage seam (``KeyValueStore``), which
-    /// `Database` implements; this property is for callers that need the database itself.
-    public let database: Database?
+    /// `LevelDB` implements; this property is for callers that need the database itself.
+    public let database: LevelDB?
     /// What the store reads and writes through: the narrow storage seam (the database).
     let storage: any KeyValueStore
     /// How many times a write runs when the storage reports that another writer changed
@@ -62,7 +62,7 @@ public final class DocumentStore: Sendable {
     /// The subspace holding all of the store's keys.
     public let root: Subspace
     /// The store's catalog records (keys under `("m", …)` of ``root``).
-    package let records: Catalog
+    package let records: DocumentCatalog
     /// How the store's typed documents write and read `Date`s: recorded in the catalog
     /// (`("m", "dates")`) by the first open of this version, and never changed after.
     ///
@@ -129,7 +129,7 @@ public final class DocumentStore: Sendable {
     ///   store written by a newer version, `.invalidArgument` for `dates` other than the
     ///   recorded strategy (naming both), storage errors.
     public convenience init(
-        database: Database, schema: Schema? = nil, root: Subspace = Subspace(), dates: DateStrategy? = nil,
+        database: LevelDB, schema: DocumentSchema? = nil, root: Subspace = Subspace(), dates: DateStrategy? = nil,
         progress: ((IndexBuildProgress) -> Void)? = nil
     ) throws {
         try self.init(
@@ -140,7 +140,7 @@ public final class DocumentStore: Sendable {
     /// Opens the store; `finishingBuilds: false` leaves interrupted index builds unfinished
     /// (for ``salvage(database:root:quarantine:progress:)``, which rebuilds every index).
     convenience init(
-        database: Database, schema: Schema?, root: Subspace, finishingBuilds: Bool,
+        database: LevelDB, schema: DocumentSchema?, root: Subspace, finishingBuilds: Bool,
         progress: ((IndexBuildProgress) -> Void)?
     ) throws {
         try self.init(
@@ -164,7 +164,8 @@ public final class DocumentStore: Sendable {
     /// - Throws: `.schema` naming the collection and the index when the base and the schema
     ///   disagree on a shared collection; otherwise as ``init(database:schema:root:dates:progress:)``.
     public convenience init(
-        layered: LayeredKeyValueStore, schema: Schema? = nil, root: Subspace = Subspace(), dates: DateStrategy? = nil,
+        layered: LayeredKeyValueStore, schema: DocumentSchema? = nil, root: Subspace = Subspace(),
+        dates: DateStrategy? = nil,
         progress: ((IndexBuildProgress) -> Void)? = nil
     ) throws {
         if let schema {
@@ -175,11 +176,11 @@ public final class DocumentStore: Sendable {
             progress: progress)
     }
 
-    /// Opens the document layer of any store behind the storage seam: a ``Database``, a
+    /// Opens the document layer of any store behind the storage seam: a ``LevelDB``, a
     /// ``LayeredKeyValueStore``, or another implementation of ``KeyValueStore``, such as a
     /// store that several processes write at once.
     ///
-    /// Over a `Database` or a `LayeredKeyValueStore` this is ``init(database:schema:root:dates:progress:)``
+    /// Over a `LevelDB` or a `LayeredKeyValueStore` this is ``init(database:schema:root:dates:progress:)``
     /// or ``init(layered:schema:root:dates:progress:)``. Over another store, ``database`` is
     /// `nil`, and what needs LevelDB's files (salvage, backups, layers) is not offered. Every
     /// document write runs in ``KeyValueStore/transact(attempts:_:)``: over a store whose
@@ -199,7 +200,8 @@ public final class DocumentStore: Sendable {
     /// - Throws: `.invalidArgument` for `writeAttempts` below 1; otherwise as
     ///   ``init(database:schema:root:dates:progress:)``.
     public convenience init(
-        store: any KeyValueStore, schema: Schema? = nil, root: Subspace = Subspace(), dates: DateStrategy? = nil,
+        store: any KeyValueStore, schema: DocumentSchema? = nil, root: Subspace = Subspace(),
+        dates: DateStrategy? = nil,
         writeAttempts: Int = 16, progress: ((IndexBuildProgress) -> Void)? = nil
     ) throws {
         guard writeAttempts >= 1 else {
@@ -209,14 +211,15 @@ public final class DocumentStore: Sendable {
         if let layered = store as? LayeredKeyValueStore, let schema {
             try Self.checkAgreement(base: layered.base, schema: schema, root: root)
         }
-        let database = (store as? Database) ?? (store as? LayeredKeyValueStore)?.user
+        let database = (store as? LevelDB) ?? (store as? LayeredKeyValueStore)?.user
         try self.init(
             storage: store, database: database, schema: schema, root: root, dates: dates, finishingBuilds: true,
             writeAttempts: writeAttempts, progress: progress)
     }
 
     package init(
-        storage: any KeyValueStore, database: Database?, schema: Schema?, root: Subspace, dates: DateStrategy? = nil,
+        storage: any KeyValueStore, database: LevelDB?, schema: DocumentSchema?, root: Subspace,
+        dates: DateStrategy? = nil,
         finishingBuilds: Bool, writeAttempts: Int = 16,
         migrator: DocumentMigrator? = nil, progress: ((IndexBuildProgress) -> Void)?,
         migrationProgress: ((MigrationProgress) -> Void)? = nil
@@ -227,7 +230,7 @@ public final class DocumentStore: Sendable {
         self.root = root
         self.hub = ChangeHub.of(storage, database: database, root: root)
         self.executor = BlockingCallExecutor(name: storage.name)
-        let catalog = Catalog(root: root)
+        let catalog = DocumentCatalog(root: root)
         self.records = catalog
         let format = try Self.readableFormat(catalog, in: storage)
         if schema != nil { try Self.dropUnreadableSchema(catalog, in: storage) }
@@ -266,7 +269,7 @@ public final class DocumentStore: Sendable {
 
     /// The stored format version (`nil`: no store yet).
     /// - Throws: `.notSupported` for a format written by a newer version of KVDocs.
-    private static func readableFormat(_ catalog: Catalog, in storage: any KeyValueStore) throws -> Int64? {
+    private static func readableFormat(_ catalog: DocumentCatalog, in storage: any KeyValueStore) throws -> Int64? {
         let format = try catalog.formatVersion(in: storage)
         if let format, format > Self.formatVersion {
             throw KVDocsError(
@@ -280,8 +283,10 @@ public final class DocumentStore: Sendable {
     /// Removes a stored schema that cannot be read, when a schema is given to replace it:
     /// the schema is then applied as to a store without one (every index of it built
     /// again, the states no index owns dropped).
-    private static func dropUnreadableSchema(_ catalog: Catalog, in storage: any KeyValueStore) throws {
-        guard let stored = try catalog.schemaData(in: storage), (try? Schema(json: Data(stored))) == nil else { return }
+    private static func dropUnreadableSchema(_ catalog: DocumentCatalog, in storage: any KeyValueStore) throws {
+        guard let stored = try catalog.schemaData(in: storage), (try? DocumentSchema(json: Data(stored))) == nil else {
+            return
+        }
         let batch = WriteBatch()
         catalog.deleteRecords(
             [catalog.schemaKey], generation: try catalog.generation(in: storage).saturatingAdd(1), in: batch)
@@ -298,7 +303,7 @@ public final class DocumentStore: Sendable {
     ///    without a schema is not written to), before any migration writes documents;
     /// 6. the migrator's data migrations run.
     private func open(
-        format: Int64?, schema: Schema?, finishingBuilds: Bool, migrator: DocumentMigrator?,
+        format: Int64?, schema: DocumentSchema?, finishingBuilds: Bool, migrator: DocumentMigrator?,
         progress: ((IndexBuildProgress) -> Void)?, migrationProgress: ((MigrationProgress) -> Void)?
     ) throws {
         if let migrator { try checkMigrationsKnown(migrator) }
@@ -342,7 +347,7 @@ public final class DocumentStore: Sendable {
     /// another store on the database changed it).
     /// - Throws: storage errors, and `.corruption` for a catalog that cannot be read; never
     ///   a stale schema in their place.
-    public var schema: Schema {
+    public var schema: DocumentSchema {
         get throws { try catalog().schema }
     }
 
@@ -375,7 +380,7 @@ public final class DocumentStore: Sendable {
     }
 }
 
-/// The key layout of a document store's data (the catalog's keys are ``Catalog``'s).
+/// The key layout of a document store's data (the catalog's keys are ``DocumentCatalog``'s).
 package struct Layout: Sendable {
     package let root: Subspace
 
@@ -403,10 +408,10 @@ package struct Layout: Sendable {
     /// Every revision tree record of a replicated collection.
     package func revisionTrees(_ collection: String) -> Subspace { root.subspace(["r", .string(collection), "t"]) }
     /// The body of a leaf revision that is not the live winner.
-    package func revisionBody(_ collection: String, _ id: String, _ revision: Revision) -> [UInt8] {
+    package func revisionBody(_ collection: String, _ id: String, _ revision: DocumentRevision) -> [UInt8] {
         root.pack([
             "r", .string(collection), "b", .string(id), .int(Int64(revision.position)),
-            .bytes(Revision.storedID(revision.id))
+            .bytes(DocumentRevision.storedID(revision.id))
         ])
     }
     /// The by-sequence entry of a replicated collection.
@@ -553,10 +558,10 @@ extension DocumentStore {
 extension DocumentStore {
     /// Throws when the schema stored in `base` and `schema` declare a shared collection
     /// differently: its primary key, or an index missing from one side or defined otherwise.
-    static func checkAgreement(base: Database, schema: Schema, root: Subspace, named: String? = nil) throws {
-        let catalog = Catalog(root: root)
+    static func checkAgreement(base: LevelDB, schema: DocumentSchema, root: Subspace, named: String? = nil) throws {
+        let catalog = DocumentCatalog(root: root)
         guard let data = try catalog.schemaData(in: base) else { return }
-        let stored = try Schema(json: Data(data), file: "the base's stored schema")
+        let stored = try DocumentSchema(json: Data(data), file: "the base's stored schema")
         for name in stored.collections.keys.sorted() {
             guard let mine = schema[collection: name], let theirs = stored[collection: name] else { continue }
             func fail(_ what: String) -> KVDocsError {

@@ -50,7 +50,7 @@ public struct DocumentBatch: ~Copyable {
     ///   that is not an object or lacks a valid primary key, `.schema` for an unknown
     ///   collection. After a unique violation the batch cannot be committed: `write` throws.
     @discardableResult
-    public func insert(_ collection: String, _ document: JSONValue) throws -> Change {
+    public func insert(_ collection: String, _ document: JSONValue) throws -> DocumentChange {
         try required(context.write(collection, .insert, document: document, id: nil))
     }
 
@@ -61,7 +61,7 @@ public struct DocumentBatch: ~Copyable {
     /// - Returns: the change the write records: `.insert` or `.update`.
     /// - Throws: as ``insert(_:_:)``, except that an existing id is not an error.
     @discardableResult
-    public func upsert(_ collection: String, _ document: JSONValue) throws -> Change {
+    public func upsert(_ collection: String, _ document: JSONValue) throws -> DocumentChange {
         try required(context.write(collection, .upsert, document: document, id: nil))
     }
 
@@ -73,7 +73,7 @@ public struct DocumentBatch: ~Copyable {
     /// - Throws: `.conflict` when there is no document with its id; otherwise as
     ///   ``insert(_:_:)``.
     @discardableResult
-    public func update(_ collection: String, _ document: JSONValue) throws -> Change {
+    public func update(_ collection: String, _ document: JSONValue) throws -> DocumentChange {
         try required(context.write(collection, .update, document: document, id: nil))
     }
 
@@ -106,14 +106,14 @@ public struct DocumentBatch: ~Copyable {
     /// - Throws: `.invalidArgument` when `value` does not encode as a JSON object with a
     ///   valid primary key; otherwise as ``insert(_:_:)``.
     @discardableResult
-    public func insert<T: Encodable>(_ collection: String, encoding value: T) throws -> Change {
+    public func insert<T: Encodable>(_ collection: String, encoding value: T) throws -> DocumentChange {
         try insert(collection, try context.store.json(encoding: value))
     }
 
     /// Adds a `Codable` value, or replaces the document with its id; as
     /// ``insert(_:encoding:)`` otherwise.
     @discardableResult
-    public func upsert<T: Encodable>(_ collection: String, encoding value: T) throws -> Change {
+    public func upsert<T: Encodable>(_ collection: String, encoding value: T) throws -> DocumentChange {
         try upsert(collection, try context.store.json(encoding: value))
     }
 
@@ -121,11 +121,11 @@ public struct DocumentBatch: ~Copyable {
     /// otherwise.
     /// - Throws: `.conflict` when there is no document with its id.
     @discardableResult
-    public func update<T: Encodable>(_ collection: String, encoding value: T) throws -> Change {
+    public func update<T: Encodable>(_ collection: String, encoding value: T) throws -> DocumentChange {
         try update(collection, try context.store.json(encoding: value))
     }
 
-    private func required(_ change: Change?) throws -> Change {
+    private func required(_ change: DocumentChange?) throws -> DocumentChange {
         guard let change else { throw KVDocsError(.invalidArgument, "nothing was written") }
         return change
     }

@@ -21,7 +21,7 @@ extension DocumentStore {
         var batch: WriteBatch { indexes.batch }
         /// Documents written in this batch by key (`nil`: deleted).
         var documents: [ByteKey: JSONValue?] = [:]
-        var changes: [Change] = []
+        var changes: [DocumentChange] = []
         var sequence: Int64
         /// Collections this batch wrote (their maintainers' `finish` runs before the commit).
         var touched: [String] = []
@@ -31,7 +31,7 @@ extension DocumentStore {
         /// Leaf bodies of replicated documents written in this batch, by key (`nil`: deleted).
         var revisionBodies: [ByteKey: JSONObject?] = [:]
         /// The revision the latest interactive edit of a replicated document made.
-        var lastRevision: Revision?
+        var lastRevision: DocumentRevision?
         /// The undo journal of the data migration making these writes, if one is.
         var journal: MigrationJournal?
         /// Whether writes record changes in the change feed and take sequence numbers
@@ -58,13 +58,13 @@ extension DocumentStore {
         /// Adds one write to the batch. Returns the change, or `nil` for the delete of a
         /// missing document.
         func write(_ collectionName: String, _ mode: WriteMode, document: JSONValue?, id givenID: JSONValue?) throws
-            -> Change?
+            -> DocumentChange?
         {
             try guarded { try perform(collectionName, mode, document: document, id: givenID) }
         }
 
         /// Runs one write, poisoning the batch when it fails after adding to it.
-        func guarded(_ body: () throws -> Change?) throws -> Change? {
+        func guarded(_ body: () throws -> DocumentChange?) throws -> DocumentChange? {
             if let failure { throw failure }
             let before = batch.count
             do {
@@ -79,7 +79,7 @@ extension DocumentStore {
         }
 
         private func perform(_ collectionName: String, _ mode: WriteMode, document: JSONValue?, id givenID: JSONValue?)
-            throws -> Change?
+            throws -> DocumentChange?
         {
             let schema = try catalog.schema.collection(collectionName)
             if schema.replicated {
@@ -121,13 +121,14 @@ extension DocumentStore {
             if let stored { batch.put(key, stored) } else { batch.delete(key) }
             documents[ByteKey(key)] = .some(document)
             writes += 1
-            let operation: Change.Operation = document == nil ? .delete : (old == nil ? .insert : .update)
+            let operation: DocumentChange.Operation = document == nil ? .delete : (old == nil ? .insert : .update)
             guard recordsChanges else {
-                return Change(sequence: sequence, collection: collectionName, id: idValue, operation: operation)
+                return DocumentChange(sequence: sequence, collection: collectionName, id: idValue, operation: operation)
             }
             sequence = sequence.saturatingAdd(1)
             batch.put(store.layout.change(sequence), Tuple([.string(collectionName), id, .string(operation.rawValue)]))
-            let change = Change(sequence: sequence, collection: collectionName, id: idValue, operation: operation)
+            let change = DocumentChange(
+                sequence: sequence, collection: collectionName, id: idValue, operation: operation)
             changes.append(change)
             return change
         }
