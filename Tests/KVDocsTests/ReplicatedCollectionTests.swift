@@ -656,7 +656,8 @@ import Testing
             try store.importJSONLines(into: "notes", path: couch)
             #expect(try notes.get(id: "d")?["_rev"] == .string(r2))
             #expect(
-                try store.read { try $0.revisionHistory("notes", id: "d", revision: try DocumentRevision.parse(r2)) }?.count
+                try store.read { try $0.revisionHistory("notes", id: "d", revision: try DocumentRevision.parse(r2)) }?
+                    .count
                     == 2)
             #expect(try notes.get(id: "e") == nil)
             #expect(try notes.revisionLeaves(id: "e").map(\.deleted) == [true])

@@ -213,8 +213,10 @@ import Testing
             RevisionTree.newRevisionID(parent: nil, deleted: false, canonicalBody: body),
             RevisionTree.newRevisionID(parent: nil, deleted: true, canonicalBody: body),
             RevisionTree.newRevisionID(parent: parent, deleted: false, canonicalBody: body),
-            RevisionTree.newRevisionID(parent: try DocumentRevision.parse("2-\(first)"), deleted: false, canonicalBody: body),
-            RevisionTree.newRevisionID(parent: try DocumentRevision.parse("1-abc"), deleted: false, canonicalBody: body),
+            RevisionTree.newRevisionID(
+                parent: try DocumentRevision.parse("2-\(first)"), deleted: false, canonicalBody: body),
+            RevisionTree.newRevisionID(
+                parent: try DocumentRevision.parse("1-abc"), deleted: false, canonicalBody: body),
             RevisionTree.newRevisionID(parent: nil, deleted: false, canonicalBody: Array("{\"a\":2}".utf8)),
             // The same bytes as an MD5 id and as an opaque one; a parent id's bytes moved
             // into the body.

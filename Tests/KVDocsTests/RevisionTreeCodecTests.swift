@@ -215,7 +215,8 @@ import Testing
         let bytes = try RevisionTreeCodec.encode(tree, sequence: 1)
         #expect(try RevisionTreeCodec.decode(bytes).tree == tree)
         #expect(
-            tree.history(of: DocumentRevision(position: depth + 1, id: RevisionID(kind: .opaque, bytes: Array("x".utf8))))?
+            tree.history(
+                of: DocumentRevision(position: depth + 1, id: RevisionID(kind: .opaque, bytes: Array("x".utf8))))?
                 .count == depth + 1)
         tree.stem(limit: 10_000)
         #expect(tree.count == 10_000)

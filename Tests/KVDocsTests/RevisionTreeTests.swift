@@ -36,7 +36,9 @@ private let absent = RevisionTree.NodeState.missing
         return RevisionID(kind: .opaque, bytes: Array(text.utf8))
     }
 
-    static func rev(_ position: Int, _ id: String) -> DocumentRevision { DocumentRevision(position: position, id: rid(id)) }
+    static func rev(_ position: Int, _ id: String) -> DocumentRevision {
+        DocumentRevision(position: position, id: rid(id))
+    }
 
     /// A tree of `roots` (`[{Pos, Node}]`), in the order given.
     static func tree(_ roots: [(Int, N)]) throws -> RevisionTree {

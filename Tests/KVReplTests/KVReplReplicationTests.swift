@@ -16,7 +16,8 @@ import Testing
             json: Data(#"{"collections": {"notes": {"replicated": true}, "people": {}}}"#.utf8))
         let store = try DocumentStore(database: db, schema: schema)
         let notes = try store.collection("notes")
-        let r1 = try DocumentRevision.parse("1-aaa"), r2b = try DocumentRevision.parse("2-bbb"), r2c = try DocumentRevision.parse("2-ccc")
+        let r1 = try DocumentRevision.parse("1-aaa"), r2b = try DocumentRevision.parse("2-bbb"),
+            r2c = try DocumentRevision.parse("2-ccc")
         try notes.writeReplicated(id: "d", revision: r1, body: ["v": 1])
         try notes.writeReplicated(id: "d", revision: r2b, history: [r2b.id, r1.id], body: ["v": 2])
         try notes.writeReplicated(id: "d", revision: r2c, history: [r2c.id, r1.id], body: ["v": 3])

@@ -37,7 +37,9 @@ extension AsyncDocumentCollection {
 
     /// Revisions of document `id` with their bodies; see
     /// ``DocumentCollection/openRevisions(id:revisions:latest:withHistory:)``.
-    public func openRevisions(id: String, revisions: [DocumentRevision]?, latest: Bool = false, withHistory: Bool = false)
+    public func openRevisions(
+        id: String, revisions: [DocumentRevision]?, latest: Bool = false, withHistory: Bool = false
+    )
         async throws -> [OpenRevisionResult]
     {
         try await collection.store.executor.read { [collection] in
@@ -58,7 +60,9 @@ extension AsyncDocumentCollection {
     /// Deletes document `id` if its winner is `revision`; see
     /// ``DocumentCollection/delete(id:ifRevision:sync:)``.
     @discardableResult
-    public func delete(id: String, ifRevision revision: DocumentRevision, sync: Bool = false) async throws -> DocumentChange? {
+    public func delete(id: String, ifRevision revision: DocumentRevision, sync: Bool = false) async throws
+        -> DocumentChange?
+    {
         try await collection.store.executor.write { [collection] in
             try collection.delete(id: id, ifRevision: revision, sync: sync)
         }

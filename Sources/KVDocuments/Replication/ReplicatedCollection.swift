@@ -89,7 +89,9 @@ extension ReadTransaction {
 
     /// `revision` and its known ancestors in document `id`'s tree, newest first (CouchDB's
     /// `_revisions`); `nil` when the tree lacks the revision. Throws as ``revisionLeaves(_:id:)``.
-    public func revisionHistory(_ collection: String, id: String, revision: DocumentRevision) throws -> [DocumentRevision]? {
+    public func revisionHistory(_ collection: String, id: String, revision: DocumentRevision) throws
+        -> [DocumentRevision]?
+    {
         guard let ids = try revisionTree(collection, id: id)?.history(of: revision) else { return nil }
         return ids.enumerated().map { DocumentRevision(position: revision.position - $0.offset, id: $0.element) }
     }
@@ -217,7 +219,8 @@ extension DocumentCollection {
     /// - Throws: `.conflict` when the winner is another revision (nothing is written then),
     ///   `.notSupported` for a collection that is not replicated.
     @discardableResult
-    public func delete(id: String, ifRevision revision: DocumentRevision, sync: Bool = false) throws -> DocumentChange? {
+    public func delete(id: String, ifRevision revision: DocumentRevision, sync: Bool = false) throws -> DocumentChange?
+    {
         try replicatedSchema()
         return try store.performWrites(sync: sync) {
             try $0.write(name, .delete, document: ["_id": .string(id), "_rev": .string(revision.description)], id: nil)
@@ -243,7 +246,9 @@ extension DocumentCollection {
     ///   an object, or has a bad `_id` or `_rev`; `.notSupported` for a collection that is
     ///   not replicated. Nothing is written then.
     @discardableResult
-    public func save(_ document: JSONValue, sync: Bool = false) throws -> (revision: DocumentRevision, change: DocumentChange) {
+    public func save(_ document: JSONValue, sync: Bool = false) throws -> (
+        revision: DocumentRevision, change: DocumentChange
+    ) {
         try replicatedSchema()
         guard case .object(var fields) = document else {
             throw KVDocsError(

@@ -76,7 +76,8 @@ public struct ReplicatedDocument: Sendable, Hashable {
     ///   - body: the body, without `_`-members.
     ///   - history: the ids of the revision and its ancestors, newest first.
     public init(
-        id: String, revision: DocumentRevision, deleted: Bool = false, body: JSONObject = [:], history: [RevisionID]? = nil
+        id: String, revision: DocumentRevision, deleted: Bool = false, body: JSONObject = [:],
+        history: [RevisionID]? = nil
     ) {
         self.id = id
         self.revision = revision
@@ -169,7 +170,9 @@ extension ReadTransaction {
     ///   - collection: a replicated collection.
     ///   - offered: revisions by document id.
     /// - Throws: as ``changes(_:since:limit:style:documentIDs:)``.
-    public func revsDiff(_ collection: String, _ offered: [String: [DocumentRevision]]) throws -> [String: RevsDiffEntry] {
+    public func revsDiff(_ collection: String, _ offered: [String: [DocumentRevision]]) throws -> [String:
+        RevsDiffEntry]
+    {
         let name = try replicatedCollection(collection)
         var result: [String: RevsDiffEntry] = [:]
         for (id, revisions) in offered {
@@ -199,7 +202,8 @@ extension ReadTransaction {
     ///   order); a revision without a body is ``OpenRevisionResult/missing(_:)``.
     /// - Throws: as ``changes(_:since:limit:style:documentIDs:)``.
     public func openRevisions(
-        _ collection: String, id: String, revisions: [DocumentRevision]?, latest: Bool = false, withHistory: Bool = false
+        _ collection: String, id: String, revisions: [DocumentRevision]?, latest: Bool = false,
+        withHistory: Bool = false
     ) throws -> [OpenRevisionResult] {
         let name = try replicatedCollection(collection)
         guard let tree = try revisionTree(name, id: id) else {
@@ -337,7 +341,9 @@ extension DocumentCollection {
     /// Revisions of document `id` with their bodies; see
     /// ``ReadTransaction/openRevisions(_:id:revisions:latest:withHistory:)``. Replicated
     /// collections only.
-    public func openRevisions(id: String, revisions: [DocumentRevision]?, latest: Bool = false, withHistory: Bool = false)
+    public func openRevisions(
+        id: String, revisions: [DocumentRevision]?, latest: Bool = false, withHistory: Bool = false
+    )
         throws -> [OpenRevisionResult]
     {
         try store.read {
@@ -350,7 +356,9 @@ extension DocumentCollection {
     /// or every leaf, the winner first, when none is given. A document without revisions
     /// answers ``OpenRevisionResult/missing(_:)`` for the revision asked, and nothing when
     /// none was. Replicated collections only.
-    public func bulkGet(_ requests: [(id: String, revision: DocumentRevision?)], latest: Bool = false, withHistory: Bool = true)
+    public func bulkGet(
+        _ requests: [(id: String, revision: DocumentRevision?)], latest: Bool = false, withHistory: Bool = true
+    )
         throws -> [(id: String, results: [OpenRevisionResult])]
     {
         try store.read { tx in

@@ -101,7 +101,8 @@ package struct RevisionTree: Sendable, Equatable, CustomStringConvertible {
                 throw KVDocsError(.invalidArgument, "a revision path starts at position \(start); positions start at 1")
             }
             guard start <= DocumentRevision.maximumPosition - (nodes.count - 1) else {
-                throw KVDocsError(.invalidArgument, "a revision path goes past position \(DocumentRevision.maximumPosition)")
+                throw KVDocsError(
+                    .invalidArgument, "a revision path goes past position \(DocumentRevision.maximumPosition)")
             }
             self.start = start
             self.nodes = nodes
@@ -366,7 +367,9 @@ package struct RevisionTree: Sendable, Equatable, CustomStringConvertible {
     /// Whether the same revision — position and id — occurs more than once in the tree.
     package var hasDuplicateRevisions: Bool {
         var seen = Set<DocumentRevision>()
-        for node in nodes where !seen.insert(DocumentRevision(position: node.position, id: node.id)).inserted { return true }
+        for node in nodes where !seen.insert(DocumentRevision(position: node.position, id: node.id)).inserted {
+            return true
+        }
         return false
     }
 
