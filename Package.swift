@@ -233,3 +233,35 @@ if withSync {
     // (Tests/KVDocsTests/TestBackend.swift).
     package.targets.first { $0.name == "KVDocsTests" }?.dependencies.append("KVDocsEtcd")
 }
+
+// MARK: - Benchmarks
+
+// kvbench: LevelDB's tuning, the Swift wrapper against the raw C API, and every layer
+// against SQLite (its C API, GRDB, FTS5, R*Tree), measured in the same run
+// (`swift run -c release kvbench [--quick] [--sections …]`; Benchmarks/README.md). In the
+// package itself, so that scripts/test builds it once with everything else; not a product,
+// so an app that depends on KVDocs never resolves GRDB. `KVBENCH_WITHOUT_SYNC=1` builds it
+// without its sync and etcd sections (a release build of kvbench alone then builds no
+// SwiftNIO); the manifest without the networked half (KVDOCS_WITHOUT_SYNC) has no kvbench.
+if withSync {
+    let benchSync = Context.environment["KVBENCH_WITHOUT_SYNC"] == nil
+    package.dependencies.append(.package(url: "https://github.com/groue/GRDB.swift", from: "7.0.0"))
+    package.targets += [
+        // The same workloads written straight on LevelDB's and SQLite's C APIs: the floors.
+        .target(
+            name: "CBench",
+            path: "Benchmarks/Sources/CBench",
+            linkerSettings: [.linkedLibrary("leveldb"), .linkedLibrary("sqlite3"), .linkedLibrary("m")]
+        ),
+        .executableTarget(
+            name: "kvbench",
+            dependencies: [
+                "CBench", "KVDocs",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser")
+            ] + (benchSync ? ["KVDocsSync", "KVDocsEtcd"] : []),
+            path: "Benchmarks/Sources/kvbench",
+            swiftSettings: benchSync ? [.define("KVBENCH_SYNC")] : []
+        )
+    ]
+}

@@ -1,6 +1,6 @@
 // kvbench: LevelDB tuning benchmarks, the Swift wrapper against the raw C API, and the
 // document and text layers against SQLite, in one run. Prints Markdown tables, writes every
-// figure as JSON and draws charts under Benchmarks/results/.
+// figure as JSON and draws charts (into .build/kvbench-results unless --output says where).
 import ArgumentParser
 import Foundation
 
@@ -32,8 +32,11 @@ struct KVBench: ParsableCommand {
     @Option(help: "Corpus sizes of the text section (comma-separated; default 20000,200000,1000000, --quick 2000).")
     var textSizes: String?
 
-    @Option(help: "Where to write results.json and the charts.")
-    var output = "results"
+    @Option(
+        help:
+            "Where to write results.json and the charts (never a tracked folder unless asked: Benchmarks/results holds the committed figures)."
+    )
+    var output = ".build/kvbench-results"
 
     @Flag(help: "Do not draw charts.")
     var noCharts = false
