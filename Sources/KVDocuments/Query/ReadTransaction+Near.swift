@@ -15,7 +15,7 @@ public struct NearHit: Sendable {
 }
 
 /// One hit of a geo query whose documents are decoded as `T`: from a ``TypedCollection``,
-/// or ``ReadTransaction/near(_:_:within:query:index:as:)``.
+/// or `tx.fetch(.near(…, as: T.self))`.
 public struct TypedNearHit<T> {
     /// The primary key of the document.
     public let id: JSONValue

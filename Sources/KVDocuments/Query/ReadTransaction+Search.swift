@@ -138,7 +138,7 @@ extension DocumentCollection {
 }
 
 /// One hit of a full-text search whose documents are decoded as `T`: from a
-/// ``TypedCollection``, or ``ReadTransaction/search(_:_:options:as:)``.
+/// ``TypedCollection``, or `tx.fetch(.search(…, as: T.self))`.
 public struct TypedSearchHit<T> {
     /// The primary key of the matching document.
     public let id: JSONValue
