@@ -4,76 +4,8 @@ import Testing
 
 @testable import KVDocs
 
-// MARK: - A toy kind, defined here and nowhere in the library
-
-/// A "length" index: for each document whose field holds a string, the entry
-/// `(x, "length", collection, index, UTF-8 length, id) → ""`. Declared in the schema JSON as
-/// `{"name": …, "type": "length", "fields": [FIELD]}`.
-private struct LengthIndexKind: IndexKind {
-    static let kind = IndexIdentity.Kind(catalogName: "length")
-    var kind: IndexIdentity.Kind { Self.kind }
-
-    func validate(_ definition: AnyIndexDefinition) throws {
-        if let extra = definition.options.keys.first(where: { $0 != "fields" }) {
-            throw KVDocsError(.schema, "unknown member \"\(extra)\" for a length index (expected \"fields\")")
-        }
-        guard case .array(let fields)? = definition.options["fields"], fields.count == 1,
-            case .string(let path) = fields[0]
-        else {
-            throw KVDocsError(.schema, "a length index takes \"fields\": [one field path]")
-        }
-        _ = try FieldPath(path)
-    }
-
-    func maintainer(_ definition: AnyIndexDefinition, collection: String, schema: CollectionSchema, layout: Layout)
-        -> any IndexMaintainer
-    {
-        var field: FieldPath = "value"
-        if case .array(let fields)? = definition.options["fields"], case .string(let path)? = fields.first,
-            let parsed = try? FieldPath(path)
-        {
-            field = parsed
-        }
-        let identity = IndexIdentity(collection, definition.name, kind)
-        return LengthIndexMaintainer(
-            identity: identity, definitionJSON: .object(definition.entry), field: field,
-            subspace: layout.subspace(of: identity))
-    }
-}
-
-private struct LengthIndexMaintainer: IndexMaintainer {
-    let identity: IndexIdentity
-    let definitionJSON: JSONValue
-    let field: FieldPath
-    let subspace: Subspace
-
-    var formatVersion: Int64 { 1 }
-    var keyRange: KeyRange { subspace.range }
-
-    func key(id: TupleElement, document: JSONValue) -> [UInt8]? {
-        guard case .string(let s)? = field.values(in: document).first else { return nil }
-        return subspace.pack([.int(Int64(s.utf8.count)), id])
-    }
-
-    func update(id: TupleElement, old: JSONValue?, new: JSONValue?, context: IndexUpdateContext) throws {
-        let before = old.flatMap { key(id: id, document: $0) }
-        let after = new.flatMap { key(id: id, document: $0) }
-        guard before != after else { return }
-        if let before { context.delete(before) }
-        if let after { context.put(after, []) }
-    }
-
-    func makeVerifier() -> any IndexVerifier { Verifier(maintainer: self) }
-
-    struct Verifier: IndexVerifier {
-        let maintainer: LengthIndexMaintainer
-        var entries: [[UInt8]: [UInt8]] = [:]
-        mutating func add(id: TupleElement, document: JSONValue) {
-            if let key = maintainer.key(id: id, document: document) { entries[key] = [] }
-        }
-        func expectedEntries() -> [[UInt8]: [UInt8]] { entries }
-    }
-}
+// The toy kind is `LengthIndexKind` (Tests/KVDocsTestSupport/LengthIndexKind.swift): written
+// with the public API only, outside the library.
 
 // MARK: - The tests
 
@@ -230,9 +162,10 @@ private struct LengthIndexMaintainer: IndexMaintainer {
             let kind: IndexIdentity.Kind
             func validate(_ definition: AnyIndexDefinition) throws {}
             func maintainer(
-                _ definition: AnyIndexDefinition, collection: String, schema: CollectionSchema, layout: Layout
+                for definition: AnyIndexDefinition, identity: IndexIdentity, schema: CollectionSchema,
+                subspace: Subspace
             ) -> any IndexMaintainer {
-                LengthIndexKind().maintainer(definition, collection: collection, schema: schema, layout: layout)
+                LengthIndexKind().maintainer(for: definition, identity: identity, schema: schema, subspace: subspace)
             }
         }
         for name in ["", "geo", "text", "index", "schema", "format", "undo"] {

@@ -9,14 +9,17 @@ import KVSupport
 /// The document layer never looks inside an index. On a write it reads the old document
 /// and asks each of the collection's maintainers for the changes that turn the old into
 /// the new (``update(id:old:new:context:)``), in the same write batch as the document and
-/// its change record. Building from scratch, verifying and dropping are the same for every
-/// kind, driven by the store through this protocol. Adding a kind means adding one type
-/// that conforms, and an ``IndexKind`` registered with ``IndexKindRegistry``.
+/// its change record. Building from scratch, verifying, rebuilding, dropping and deriving a
+/// layered store's user layer are the same for every kind, driven by the store through this
+/// protocol. Adding a kind means adding one type that conforms, and an ``IndexKind``
+/// registered with ``IndexKindRegistry``.
 ///
 /// **Invariants.** Every key an index writes lies in ``keyRange``. After any sequence of
 /// updates, the entries in ``keyRange`` are exactly those a fresh ``makeVerifier()`` would
-/// expect from the documents (verify and rebuild rely on it).
-package protocol IndexMaintainer: Sendable {
+/// expect from the documents (verify and rebuild rely on it). ``update(id:old:new:context:)``
+/// reads what it needs through ``IndexUpdateContext/storage`` (the latest state, under the
+/// writer lock) and writes only through the context.
+public protocol IndexMaintainer: Sendable {
     /// Which index this is.
     var identity: IndexIdentity { get }
     /// The definition as the catalog stores it; a stored definition that differs means the
@@ -57,49 +60,82 @@ package protocol IndexMaintainer: Sendable {
     /// A name for one of the index's keys in messages, when a plain tuple is not enough.
     func describe(key: [UInt8]) -> String?
 
-    /// Serving reads: a plan that answers the `find` query `query` from this index, with a
-    /// score (higher is better), or `nil` when the index cannot serve it. The
-    /// ``QueryPlanner`` asks every ready index of the collection and takes the best. Kinds
-    /// that answer other reads serve them through their own methods (text indexes:
-    /// ``TextIndexMaintainer/rank(_:reader:)``).
+    /// Serving `find`: a plan that answers the query `query` from this index, with a score
+    /// (higher is better), or `nil` when the index cannot serve it (the default). The
+    /// planner asks every ready index of the collection and takes the best; a plan of a
+    /// registered kind is made with ``QueryPlan/init(collection:index:ranges:rangeConditions:query:keyPrefixLength:orderedByScan:reverse:mayRepeat:)``.
+    /// Kinds that answer reads of their own serve them through their request types, which
+    /// read the index with ``ReadTransaction/index(_:of:as:)``.
     func candidatePlan(for query: DocumentQuery) -> (score: Int, plan: QueryPlan)?
+
+    /// How a layered store's user layer gets this index's entries over a new base:
+    /// ``IndexDerivation/incremental`` (the default) or ``IndexDerivation/whole``.
+    var derivation: IndexDerivation { get }
+}
+
+/// How a layered store derives an index's entries in its user layer over a base (see
+/// ``LayeredDocumentStore``): the user layer holds the entries that differ from the
+/// base's, and tombstones of the base's entries it hides.
+public enum IndexDerivation: Sendable, Hashable {
+    /// For each document the user layer writes or deletes, ``IndexMaintainer/update(id:old:new:context:)``
+    /// from the base's version to the user's: right for an index whose entries each belong
+    /// to one document (or whose shared state the maintainer reads and rewrites, as text
+    /// statistics are).
+    case incremental
+    /// Every entry of the index derived again over the merged documents, hiding every base
+    /// entry: for an index whose entries cannot be told apart by document.
+    case whole
 }
 
 extension IndexMaintainer {
-    package func validate(id: TupleElement, document: JSONValue) throws {}
-    package func finish(context: IndexUpdateContext) throws {}
-    package func flush(context: IndexUpdateContext) throws {}
-    package func verificationEntries(_ reader: any KeyValueReader) throws -> [([UInt8], [UInt8])] {
+    /// Takes every document (the default).
+    public func validate(id: TupleElement, document: JSONValue) throws {}
+    /// Adds nothing at the end of a batch (the default).
+    public func finish(context: IndexUpdateContext) throws {}
+    /// Holds no work back (the default).
+    public func flush(context: IndexUpdateContext) throws {}
+    /// Every entry in ``keyRange`` as it is stored (the default).
+    public func verificationEntries(_ reader: any KeyValueReader) throws -> [([UInt8], [UInt8])] {
         var result: [([UInt8], [UInt8])] = []
         let stored = try reader.scan(keyRange, order: .forward)
         while let entry = try stored.next({ k, v in (Array(k), Array(v)) }) { result.append(entry) }
         return result
     }
-    package func describe(key: [UInt8]) -> String? { nil }
-    package func candidatePlan(for query: DocumentQuery) -> (score: Int, plan: QueryPlan)? { nil }
+    /// No name beyond the key's tuple (the default).
+    public func describe(key: [UInt8]) -> String? { nil }
+    /// Serves no `find` (the default).
+    public func candidatePlan(for query: DocumentQuery) -> (score: Int, plan: QueryPlan)? { nil }
+    /// ``IndexDerivation/incremental`` (the default).
+    public var derivation: IndexDerivation { .incremental }
 }
 
-/// Accumulates the entries (key → value) that documents imply, for ``DocumentStore/verify(collection:)``.
-package protocol IndexVerifier {
+/// Accumulates the entries (key → value) that documents imply, for
+/// ``DocumentStore/verify(collection:)``: a fresh verifier gets every document of the
+/// collection, then is asked for the entries they imply, which must equal the stored ones.
+public protocol IndexVerifier {
+    /// Adds the entries document `id` implies.
     mutating func add(id: TupleElement, document: JSONValue)
     /// Every entry expected in the index's ``IndexMaintainer/keyRange``.
     func expectedEntries() -> [[UInt8]: [UInt8]]
 }
 
-/// What maintainers share while one write batch is assembled.
+/// What maintainers share while one write batch is assembled: the store to read, the batch
+/// to add to, and state per index for the batch.
 ///
 /// REQUIRES: used on one thread, under the database's exclusive writer lock, so reads of
 /// the database see every committed write and nothing can commit in between.
-package final class IndexUpdateContext {
+public final class IndexUpdateContext {
     /// The store's data, at its latest state (the writer lock keeps it still).
-    package let storage: any KeyValueStore
-    package let batch: WriteBatch
+    public let storage: any KeyValueStore
+    /// The write batch being assembled; it commits with the documents it indexes.
+    public let batch: WriteBatch
     /// Whether this context builds an index from scratch (every maintainer writes its
     /// complete state at the end, even for a collection with no documents).
-    var building = false
+    public internal(set) var building = false
     /// Work maintainers hold for the batch but have not added to it yet (postings of text
-    /// indexes); a long build flushes it and writes the batch when it grows large.
-    var pendingWork = 0
+    /// indexes); a long build calls ``IndexMaintainer/flush(context:)`` and writes the batch
+    /// when it grows large. A maintainer that buffers work adds to it.
+    public var pendingWork = 0
     /// Per-maintainer state for the batch, by index.
     private var scratch: [IndexIdentity: AnyObject] = [:]
 
@@ -108,21 +144,23 @@ package final class IndexUpdateContext {
         self.batch = batch
     }
 
-    package func put(_ key: [UInt8], _ value: [UInt8]) {
+    /// Adds the entry `key` → `value` to the batch.
+    public func put(_ key: [UInt8], _ value: [UInt8]) {
         batch.put(key, value)
     }
 
-    package func delete(_ key: [UInt8]) {
+    /// Adds the removal of `key` to the batch.
+    public func delete(_ key: [UInt8]) {
         batch.delete(key)
     }
 
     /// The state `index` keeps for this batch, if it made one.
-    package func existingState<T: AnyObject>(for index: IndexIdentity, as type: T.Type) -> T? {
+    public func existingState<T: AnyObject>(for index: IndexIdentity, as type: T.Type) -> T? {
         scratch[index] as? T
     }
 
     /// The state `index` keeps for this batch, made by `make` on first use.
-    package func state<T: AnyObject>(for index: IndexIdentity, _ make: () throws -> T) rethrows -> T {
+    public func state<T: AnyObject>(for index: IndexIdentity, _ make: () throws -> T) rethrows -> T {
         if let existing = scratch[index] as? T { return existing }
         let created = try make()
         scratch[index] = created
@@ -148,7 +186,11 @@ extension CollectionSchema {
                     collection: collection, definition: definition, subspace: layout.geo(collection, definition.name))
             case nil:
                 // A schema holds only kinds it validated as registered, and kinds stay registered.
-                IndexKindRegistry.kind(d.kind)?.maintainer(d, collection: collection, schema: self, layout: layout)
+                IndexKindRegistry.kind(d.kind).map { kind in
+                    let identity = IndexIdentity(collection, d.name, d.kind)
+                    return kind.maintainer(
+                        for: d, identity: identity, schema: self, subspace: layout.subspace(of: identity))
+                }
             }
         }
     }

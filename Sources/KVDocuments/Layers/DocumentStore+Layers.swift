@@ -105,8 +105,9 @@ enum LayerDerivation {
 
     /// The indexes whose entries in `base` are not the ones `catalog` (the user layer's over
     /// `base`) uses: the base lacks the index, or holds it at another definition or format
-    /// (written by an older KVDocs, say). Their base entries cannot be kept, so they are
-    /// derived whole, over every document.
+    /// (written by an older KVDocs, say), and those whose kind asks for it
+    /// (``IndexDerivation/whole``). Their base entries cannot be kept, so they are derived
+    /// whole, over every document.
     static func indexesDerivedWhole(_ catalog: CompiledCatalog, base: LevelDB, root: Subspace) throws
         -> [any IndexMaintainer]
     {
@@ -117,6 +118,7 @@ enum LayerDerivation {
         var states: [IndexIdentity: IndexState] = [:]
         for kind in Set(all.map(\.identity.kind)) { states.merge(try records.indexStates(kind, in: base)) { $1 } }
         return all.filter { maintainer in
+            if maintainer.derivation == .whole { return true }
             guard let state = states[maintainer.identity] else { return true }
             return
                 !(state.phase == .ready && state.definition == maintainer.definitionJSON

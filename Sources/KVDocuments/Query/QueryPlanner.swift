@@ -70,6 +70,31 @@ public struct QueryPlan: Sendable, CustomStringConvertible {
         self.keyPrefixLength = keyPrefixLength
     }
 
+    /// A plan that scans entries of a registered kind's index, for
+    /// ``IndexMaintainer/candidatePlan(for:)``: each entry's key is the index's subspace
+    /// prefix (`keyPrefixLength` bytes), then tuple-encoded values, then the document's id as
+    /// the last tuple element; the entries of `ranges` are exactly the documents matching
+    /// `rangeConditions` (the query's other conditions are checked on each document).
+    /// - Parameters:
+    ///   - collection: the collection queried.
+    ///   - index: the index's name.
+    ///   - ranges: the key ranges to scan, in scan order.
+    ///   - rangeConditions: the query's conditions that the ranges guarantee.
+    ///   - query: the query planned.
+    ///   - keyPrefixLength: the length of the index's subspace prefix.
+    ///   - orderedByScan: whether the scan yields the documents in the query's order.
+    ///   - reverse: whether the ranges are scanned backwards.
+    ///   - mayRepeat: whether a document can have several entries in the ranges.
+    public init(
+        collection: String, index: String, ranges: [KeyRange], rangeConditions: [QueryCondition], query: DocumentQuery,
+        keyPrefixLength: Int, orderedByScan: Bool, reverse: Bool = false, mayRepeat: Bool = false
+    ) {
+        self.init(
+            collection: collection, index: index as String?, ranges: ranges, rangeConditions: rangeConditions,
+            query: query, orderedByScan: orderedByScan, reverse: reverse, mayRepeat: mayRepeat,
+            keyPrefixLength: keyPrefixLength)
+    }
+
     /// How results reach the requested order, for ``description``.
     package var orderDescription: String {
         if orderedByScan, tieValues != nil {
