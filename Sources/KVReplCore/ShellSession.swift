@@ -39,6 +39,8 @@ public final class ShellSession {
     private var rows: [JSONValue] = []
     /// The columns that lead the running command's rows (its collection's primary key).
     var leadingColumns: [String] = []
+    /// Set by `quit` while it runs: the session ends after the command.
+    var quitting = false
     public var interactive: Bool
     /// Whether every write the shell makes (documents and raw) uses LevelDB's `sync` option,
     /// surviving a power loss or an OS crash (`--sync`, `sync on|off`).

@@ -50,7 +50,7 @@ import Synchronization
 /// the older log, and ``repair(path:options:)`` keeps the writes up to the damage.
 ///
 /// A synced write waits for the disk (about 450 µs against under 3 µs without `sync` on
-/// the benchmark machine of the README's Performance section); to make many writes durable
+/// the benchmark machine of Benchmarks/README.md); to make many writes durable
 /// at once, put them in one batch written with `sync: true`, or write them without `sync`
 /// and end with one synced write.
 ///

@@ -13,8 +13,10 @@ struct KVRepl: ParsableCommand {
         abstract: "Inspect and query a LevelDB database: raw keys, documents, indexes and full-text search.",
         discussion: """
             Interactive when standard input is a terminal and no -c is given; otherwise each -c \
-            command, or each line of standard input, runs in order. Exit status: 0 when every \
-            command succeeded, 1 when any failed, 2 for a usage error. Type `help` for the commands.
+            command, or each line of standard input, runs in order; words after PATH are one more \
+            command (kvrepl notes.db serve --port 5984; kvrepl notes.db help serve). Exit status: 0 \
+            when every command succeeded, 1 when any failed, 2 for a usage error. Type `help` for the \
+            commands.
             """)
 
     @Argument(help: "The database directory (with --demo: where to build the sample database, default ./kvrepl-demo).")
@@ -47,9 +49,9 @@ struct KVRepl: ParsableCommand {
 
     @Option(
         help:
-            "How results print, like sqlite3's .mode: table, line, json (pretty), jsonl or csv (the format command changes it). Without it, results print as kvrepl always has."
+            "How results print, like sqlite3's .mode: table, line, json (pretty), jsonl, csv, or text (the default: as kvrepl has always printed). The format command changes it."
     )
-    var format: OutputFormat?
+    var format: String?
 
     @Flag(
         help:
@@ -89,6 +91,10 @@ struct KVRepl: ParsableCommand {
             throw ValidationError("--root names a store on an etcd cluster: give the cluster with --etcd")
         }
         if path == nil && !demo && etcd == nil { throw ValidationError("missing the database PATH (or use --demo)") }
+        if let format, format != "text", OutputFormat(rawValue: format) == nil {
+            throw ValidationError(
+                "--format takes table, line, json, jsonl, csv or text, not \"\(format)\"")
+        }
         if json && format != nil {
             throw ValidationError(
                 "--json prints one JSON object per result (its output is a contract); it cannot be combined with --format"
@@ -105,9 +111,42 @@ struct KVRepl: ParsableCommand {
 
 func standardError(_ text: String) { FileHandle.standardError.write(Data((text + "\n").utf8)) }
 
+/// The arguments split where a command given after PATH begins (`kvrepl notes.db serve --port
+/// 5984`): kvrepl's own arguments, then the command's words. The first word that is not an
+/// option or an option's value is PATH (with --etcd there is none); from the next one on, every
+/// word is the command's, options included.
+func splitCommand(_ arguments: [String]) -> (own: [String], command: [String]) {
+    let takesValue: Set<String> = ["--etcd", "--root", "--etcd-max-txn-ops", "--format", "--schema", "--base", "-c"]
+    let etcd = arguments.contains("--etcd") || arguments.contains { $0.hasPrefix("--etcd=") }
+    var positionals = 0
+    var i = 0
+    while i < arguments.count {
+        let argument = arguments[i]
+        if argument == "--" { return (arguments, []) }
+        if argument.hasPrefix("-") {
+            i += takesValue.contains(argument) ? 2 : 1
+            continue
+        }
+        positionals += 1
+        if positionals == (etcd ? 1 : 2) { return (Array(arguments[..<i]), Array(arguments[i...])) }
+        i += 1
+    }
+    return (arguments, [])
+}
+
+// `kvrepl COMMAND --help` (no database): the command's help, as `help COMMAND` prints it.
+let arguments = Array(CommandLine.arguments.dropFirst())
+if arguments.contains(where: { $0 == "--help" || $0 == "-h" }),
+    let first = arguments.first(where: { !$0.hasPrefix("-") }), ShellCommand.names.contains(first.lowercased()),
+    let text = try? ShellCommand.help(first.lowercased())
+{
+    print(text)
+    exit(0)
+}
+let (ownArguments, commandWords) = splitCommand(arguments)
 let options: KVRepl
 do {
-    options = try KVRepl.parse(Array(CommandLine.arguments.dropFirst()))
+    options = try KVRepl.parse(ownArguments)
 } catch {
     if KVRepl.exitCode(for: error) == .success {
         print(KVRepl.fullMessage(for: error))
@@ -118,8 +157,18 @@ do {
     exit(2)
 }
 
+// A command after PATH: `kvrepl DB serve --help` is `help serve`; otherwise its words are one
+// more command line, after the -c ones.
+var commands = options.command
+if let name = commandWords.first {
+    if commandWords.dropFirst().contains(where: { $0 == "--help" || $0 == "-h" }) {
+        commands.append("help \(name)")
+    } else {
+        commands.append(commandWords.joined(separator: " "))
+    }
+}
 let path = options.path ?? "kvrepl-demo"
-let interactive = options.command.isEmpty && isatty(STDIN_FILENO) == 1
+let interactive = commands.isEmpty && isatty(STDIN_FILENO) == 1
 let session: ShellSession
 do {
     if options.demo && !options.readOnly {
@@ -194,11 +243,11 @@ do {
 
 session.sync = options.sync
 session.syncCommands = SyncCommands()
-session.format = options.format
+session.format = options.format.flatMap(OutputFormat.init(rawValue:))
 
 var failed = false
-if !options.command.isEmpty {
-    for line in options.command {
+if !commands.isEmpty {
+    for line in commands {
         let outcome = session.run(line)
         if outcome == .failed { failed = true }
         if outcome == .quit { break }
@@ -218,5 +267,3 @@ if !options.command.isEmpty {
 }
 session.close()
 exit(failed ? 1 : 0)
-
-extension OutputFormat: ExpressibleByArgument {}

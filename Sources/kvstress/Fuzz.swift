@@ -902,9 +902,8 @@ enum FuzzCommands {
         } catch {
             return FuzzSession.judge(error, kinds: nil, commandErrors: true)
         }
-        switch command {
-        case .scan(let o)?, .delrange(let o)?: _ = o.range
-        case .get(let key)?, .del(let key)?, .put(let key, _)?:
+        if let options = command?.scanOptions { _ = options.range }
+        if let key = command?.key {
             // The first argument, after the command's name and blanks.
             let text = Array(line.utf8)
             func blank(_ p: Int) -> Bool { text[p] == 0x20 || text[p] == 0x09 }
@@ -912,7 +911,7 @@ enum FuzzCommands {
             while p < text.count, blank(p) { p += 1 }
             while p < text.count, !blank(p) { p += 1 }
             while p < text.count, blank(p) { p += 1 }
-            guard p < text.count, text[p] == UInt8(ascii: "(") else { break }
+            guard p < text.count, text[p] == UInt8(ascii: "(") else { return .accepted }
             do {
                 let tuple = try Tuple(decoding: key)
                 guard tuple.encoded == key else { return .failed("the tuple key \(tuple) re-encodes differently") }
@@ -921,7 +920,6 @@ enum FuzzCommands {
                     "the tuple key literal gives bytes the tuple decoder rejects: \(FuzzShow.escaped(String(describing: error)))"
                 )
             }
-        default: break
         }
         return .accepted
     }

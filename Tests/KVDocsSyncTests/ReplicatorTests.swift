@@ -374,12 +374,21 @@ struct ReadOnlyCheckpoints: ReplicationPeer {
         let a = try SyncPeer()
         let b = try SyncPeer()
         try Self.fill(a, 2)
-        let replication = Replication(
-            source: try a.peer, target: try b.peer, options: .init(continuous: true, pollTimeout: .milliseconds(100)))
-        for try await progress in replication.progress() where progress.documentsWritten == 2 { break }
-        // Cancelled: a later write is not copied.
+        // The replication's end is an event: its source peer is released when its task
+        // ends, which a continuous replication's does only when it is cancelled.
+        let released = TestLock(false)
+        // The replication's running task holds the only reference to it and to its source
+        // (and the sequence is left, and dropped, at the break).
+        func start() throws -> AsyncThrowingStream<ReplicationProgress, any Error> {
+            Replication(
+                source: ReleaseSignallingPeer(try a.peer, released: released), target: try b.peer,
+                options: .init(continuous: true, pollTimeout: .milliseconds(100))
+            ).progress()
+        }
+        for try await report in try start() where report.documentsWritten == 2 { break }
+        try await Self.waitUntil { released.withLock { $0 } }
+        // Ended, so a later write is not copied.
         try a.docs.upsert(["_id": "after", "tag": "t0"])
-        try await Task.sleep(for: .milliseconds(300))
         #expect(try b.docs.get(id: "d1") != nil && b.docs.get(id: "after") == nil)
     }
 
@@ -398,6 +407,39 @@ struct ReadOnlyCheckpoints: ReplicationPeer {
                 database: db, schema: try DocumentSchema(collections: ["plain": CollectionSchema()]))
             #expect(throws: KVDocsError.self) { try LocalPeer(try store.collection("plain")) }
         }
+    }
+}
+
+/// A peer that sets `released` when it is deinitialized: when nothing (a replication's
+/// task) holds it any more.
+final class ReleaseSignallingPeer: ReplicationPeer {
+    let base: any ReplicationPeer
+    let released: TestLock<Bool>
+    init(_ base: any ReplicationPeer, released: TestLock<Bool>) {
+        self.base = base
+        self.released = released
+    }
+    deinit { released.withLock { $0 = true } }
+    func identity() async throws -> String { try await base.identity() }
+    func updateSequence() async throws -> JSONValue { try await base.updateSequence() }
+    func changes(since: JSONValue, limit: Int, documentIDs: Set<String>?, wait: Duration?) async throws
+        -> PeerChanges
+    { try await base.changes(since: since, limit: limit, documentIDs: documentIDs, wait: wait) }
+    func revsDiff(_ offered: [String: [DocumentRevision]]) async throws -> [String: RevsDiffEntry] {
+        try await base.revsDiff(offered)
+    }
+    func fetch(_ requests: [PeerRevisionRequest]) async throws -> [ReplicatedDocument] {
+        try await base.fetch(requests)
+    }
+    func store(_ documents: [ReplicatedDocument]) async throws -> [ReplicatedWriteResult] {
+        try await base.store(documents)
+    }
+    func ensureFullCommit() async throws { try await base.ensureFullCommit() }
+    func localDocument(_ id: String) async throws -> (rev: String, body: JSONObject)? {
+        try await base.localDocument(id)
+    }
+    func putLocalDocument(_ id: String, body: JSONObject, rev: String?) async throws -> String {
+        try await base.putLocalDocument(id, body: body, rev: rev)
     }
 }
 

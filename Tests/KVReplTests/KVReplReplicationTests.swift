@@ -67,7 +67,7 @@ import Testing
         #expect(ShellCommand.resolve("notes", "d", "2-abc").isWrite)
         #expect(!ShellCommand.conflicts("notes").isWrite)
         #expect(throws: Error.self) { try ShellCommand.parse("resolve notes") }
-        #expect(try Help.text("resolve").contains("tombstone"))
+        #expect(try CommandTable.helpText("resolve").contains("tombstone"))
     }
 }
 

@@ -27,7 +27,7 @@ import KVSupport
 /// gets it), so that a kind cannot reach another index's keys.
 ///
 /// ARCHITECTURE.md ("Adding an index kind") walks through a whole kind: the toy
-/// `length` index of the test suite (`Tests/KVDocumentsTests/LengthIndexKind.swift`).
+/// `length` index of the test suite (`Tests/KVDocsTestSupport/LengthIndexKind.swift`).
 public protocol IndexKind: Sendable {
     /// The kind's identity; its catalog name is the schema JSON's `"type"`.
     var kind: IndexIdentity.Kind { get }
