@@ -5,7 +5,7 @@ import NIOCore
 
 /// The HTTP side of an ``EtcdKeyValueStore``: POSTs of JSON to etcd's v3 gateway (`/v3/kv/range`,
 /// `/v3/kv/txn`, …) on one of the cluster's endpoints, answered as JSON or mapped to a
-/// ``KVDocsError``.
+/// `KVDocsError`.
 ///
 /// **Invariants.** Requests go to the endpoint that last answered. A request that could not
 /// reach it, or that the member refused for want of a leader, goes to the next one, and so
@@ -78,7 +78,7 @@ final class EtcdConnection: Sendable {
     ///   - body: the request.
     ///   - write: whether the request changes the cluster (then it is sent to another
     ///     endpoint only when it was never sent).
-    /// - Throws: ``KVDocsError`` mapped from etcd's answer (``map(status:body:endpoint:)``);
+    /// - Throws: `KVDocsError` mapped from etcd's answer (``map(status:body:endpoint:)``);
     ///   `.unavailable` when no endpoint answered.
     func call(_ path: String, _ body: JSONValue, write: Bool = false) throws -> JSONValue {
         requests.withLock { $0 &+= 1 }
@@ -167,7 +167,7 @@ final class EtcdConnection: Sendable {
         return String(describing: error)
     }
 
-    /// The ``KVDocsError`` for etcd's error answer (`{"error", "message", "code"}`, the gRPC
+    /// The `KVDocsError` for etcd's error answer (`{"error", "message", "code"}`, the gRPC
     /// status code), mapped on the code and the message, not the HTTP status.
     static func map(status: Int, body: [UInt8], endpoint: String) -> KVDocsError {
         let json = try? JSONValue(parsing: body)

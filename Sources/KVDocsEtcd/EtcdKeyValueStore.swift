@@ -12,7 +12,7 @@ import Musl
 import Darwin
 #endif
 
-/// The storage seam (``KeyValueStore``) over an etcd cluster: what ``DocumentStore`` and the
+/// The storage seam (`KeyValueStore`) over an etcd cluster: what `DocumentStore` and the
 /// text and geo layers read and write when the data lives on several machines.
 ///
 /// ```swift
@@ -39,7 +39,7 @@ import Darwin
 /// before anything is sent, with `.limitExceeded` naming the limit: ``Options/maxTxnOps``
 /// operations, ``Options/maxRequestBytes`` bytes. A write is never split.
 ///
-/// **Change streams.** A ``DocumentStore`` on the store delivers to its change streams and
+/// **Change streams.** A `DocumentStore` on the store delivers to its change streams and
 /// observations the changes of every writer, this process's and the others', in sequence
 /// order and each once: it follows the change feed with etcd's watch (``watch(prefix:onChange:)``).
 ///
@@ -50,7 +50,7 @@ import Darwin
 /// change, each range scanned), and each ``write(_:sync:)`` is one etcd transaction that
 /// compares them all: when another writer changed anything the transaction read, nothing is
 /// written and the write throws a retryable `.conflict`
-/// (``KVDocsError/writeConflict(_:path:key:)``). ``transact(attempts:_:)`` then runs the
+/// (`KVDocsError/writeConflict(_:path:key:)`). ``transact(attempts:_:)`` then runs the
 /// body again on the new state, with a random pause that doubles from 1 ms to 64 ms. A
 /// document write reads its document, its unique index entries, the sequence counter and the
 /// catalog's generation, so two processes never both insert one unique value, sequence
@@ -216,7 +216,7 @@ public final class EtcdKeyValueStore: WatchableKeyValueStore, @unchecked Sendabl
     }
 
     /// Runs `body` with its reads, inside a write transaction, at the transaction's revision
-    /// but not compared by its commits (see ``KeyValueStore/withUncheckedReads(_:)``): a
+    /// but not compared by its commits (see `KeyValueStore/withUncheckedReads(_:)`): a
     /// text index's segments, which only a writer that also changes the index's statistics or
     /// merge state (both read and compared) creates or deletes.
     public func withUncheckedReads<R>(_ body: () throws -> R) rethrows -> R {
@@ -539,7 +539,7 @@ public final class EtcdKeyValueStore: WatchableKeyValueStore, @unchecked Sendabl
     // MARK: Watching
 
     /// Follows the writes under `prefix` by every writer of the store (etcd's watch; see
-    /// ``WatchableKeyValueStore``). A ``DocumentStore`` on this store uses it to deliver
+    /// `WatchableKeyValueStore`). A `DocumentStore` on this store uses it to deliver
     /// other processes' changes to its change streams and observations.
     /// - Throws: `.unavailable` when no endpoint created the watch within the request timeout.
     public func watch(prefix: [UInt8], onChange: @escaping @Sendable () -> Void) throws -> any KeyValueWatch {

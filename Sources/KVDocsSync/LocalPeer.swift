@@ -2,9 +2,9 @@ import KVDocs
 
 /// A replicated collection of a store in this process, as one side of a ``Replication``.
 ///
-/// Its calls run on the store's executor (``AsyncDocumentCollection``), so a replication
+/// Its calls run on the store's executor (`AsyncDocumentCollection`), so a replication
 /// never blocks the awaiting thread on LevelDB. Its identity is the store's
-/// ``DocumentStore/uuid()`` and the collection's name; its sequences are the store's
+/// `DocumentStore/uuid()` and the collection's name; its sequences are the store's
 /// change sequences, as integers.
 ///
 /// ```swift
