@@ -138,19 +138,25 @@ let package = Package(
 
         // MARK: - Tests
 
-        // What both test targets share: temporary databases and directories, running
-        // processes and the reference Python, and the `.requires(…)` trait that skips a
-        // differential test when its reference is missing (and fails it in CI). A library
-        // for tests only: it imports Testing, and nothing but test targets depends on it.
+        // What every test target shares: temporary databases and directories, running
+        // processes and the reference Python, the `.requires(…)` trait that skips a
+        // differential test when its reference is missing (and fails it in CI), the backends
+        // of the differential suites, and the toy index kind. A library for tests only: it
+        // imports Testing, and nothing but test targets depends on it.
         .target(
             name: "KVDocsTestSupport",
             dependencies: ["KVDocs"],
             path: "Tests/KVDocsTestSupport"
         ),
-        .testTarget(
-            name: "KVDocsTests",
-            dependencies: ["KVDocs", "KVDocsTestSupport"]
-        )
+        // A test target per layer of the library, named after it; every one shares
+        // KVDocsTestSupport. A layer's suites test what it owns, through the layers above
+        // it where that is how it is used (text and geo through documents).
+        .testTarget(name: "KVSupportTests", dependencies: ["KVDocs", "KVDocsTestSupport"]),
+        .testTarget(name: "KVStorageTests", dependencies: ["KVDocs", "KVDocsTestSupport"]),
+        .testTarget(name: "KVKeysTests", dependencies: ["KVDocs", "KVDocsTestSupport"]),
+        .testTarget(name: "KVTextTests", dependencies: ["KVDocs", "KVDocsTestSupport"]),
+        .testTarget(name: "KVGeoTests", dependencies: ["KVDocs", "KVDocsTestSupport"]),
+        .testTarget(name: "KVDocumentsTests", dependencies: ["KVDocs", "KVDocsTestSupport"])
     ],
     swiftLanguageModes: [.v6]
 )
@@ -229,9 +235,9 @@ if withSync {
             dependencies: ["KVReplCore", "KVReplSync", "KVDocs", "KVDocsTestSupport"]
         )
     ]
-    // The differential suites of KVDocsTests (documents, text, geo) run over etcd as well
-    // (Tests/KVDocsTests/TestBackend.swift).
-    package.targets.first { $0.name == "KVDocsTests" }?.dependencies.append("KVDocsEtcd")
+    // The differential suites of the document, text and geo tests run over etcd as well
+    // (Tests/KVDocsTestSupport/TestBackend.swift).
+    package.targets.first { $0.name == "KVDocsTestSupport" }?.dependencies.append("KVDocsEtcd")
 }
 
 // MARK: - Benchmarks

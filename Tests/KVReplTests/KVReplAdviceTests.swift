@@ -2,7 +2,7 @@ import Foundation
 import KVDocsTestSupport
 import Testing
 
-@testable import KVDocs
+import KVDocs
 @testable import KVReplCore
 
 /// Recovery advice fits the failure: each hint names a command that fixes it in that

@@ -2,7 +2,7 @@ import Foundation
 import KVDocsTestSupport
 import Testing
 
-@testable import KVDocs
+import KVDocs
 @testable import KVReplCore
 
 /// Stored data cannot drive the terminal or the spreadsheet that shows kvrepl's output, and

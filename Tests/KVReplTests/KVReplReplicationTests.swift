@@ -2,7 +2,7 @@ import Foundation
 import KVDocsTestSupport
 import Testing
 
-@testable import KVDocs
+import KVDocs
 @testable import KVReplCore
 
 /// The shell's commands for replicated collections: `conflicts`, `revs`, `resolve`.

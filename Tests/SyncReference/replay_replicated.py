@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Replays replicated writes into refpeer's in-memory database and prints what its
 _changes, _revs_diff and open_revs answer, for KVDocs' differential test
-(Tests/KVDocsTests/ReplicationDataTests.swift).
+(Tests/KVDocumentsTests/ReplicationDataTests.swift).
 
 stdin: one scenario per line:
   {"revs_limit": N,
