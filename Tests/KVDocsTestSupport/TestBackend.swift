@@ -92,7 +92,9 @@ package final class RoundTripSnapshot: SnapshotReader {
     package var name: String { base.name }
     package var readsAreRoundTrips: Bool { true }
     package func value(forKey key: [UInt8]) throws -> [UInt8]? { try base.value(forKey: key) }
-    package func scan(_ range: KeyRange, order: ScanOrder) throws -> any KeyValueCursor { try base.scan(range, order: order) }
+    package func scan(_ range: KeyRange, order: ScanOrder) throws -> any KeyValueCursor {
+        try base.scan(range, order: order)
+    }
     package func count(_ range: KeyRange) throws -> Int { try base.count(range) }
     package func release() { base.release() }
 }

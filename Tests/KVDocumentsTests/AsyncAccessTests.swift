@@ -1,8 +1,7 @@
 import Foundation
+import KVDocs
 import KVDocsTestSupport
 import Testing
-
-import KVDocs
 
 /// The async API: the same reads and writes, run on the store's executor (never on the
 /// caller's thread), a read transaction with one snapshot across collections, and

@@ -1,8 +1,7 @@
 import Foundation
+import KVDocs
 import KVDocsTestSupport
 import Testing
-
-import KVDocs
 
 /// A store whose catalog holds a record that cannot be read: what opening it throws, what
 /// ``DocumentStore/remedy(for:root:)`` says fixes it, and that the fix works.

@@ -1,8 +1,7 @@
 import Foundation
+import KVDocs
 import KVDocsTestSupport
 import Testing
-
-import KVDocs
 
 /// Covering indexes: entries carry fields (or the whole document), kept exact through
 /// writes, and queries that read only those fields never fetch a document.

@@ -1,8 +1,7 @@
 import Foundation
+import KVDocs
 import KVDocsTestSupport
 import Testing
-
-import KVDocs
 
 @Suite struct DocumentExportTests {
     static let schema =

@@ -1,8 +1,7 @@
 import Foundation
+import KVDocs
 import KVDocsTestSupport
 import Testing
-
-import KVDocs
 
 @Suite struct DocumentSchemaTests {
     static func populate(_ people: DocumentCollection, count: Int = 300) throws {

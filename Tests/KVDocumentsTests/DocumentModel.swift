@@ -1,5 +1,4 @@
 import Foundation
-
 import KVDocs
 
 /// An independent statement of the query semantics, used as the brute-force reference:

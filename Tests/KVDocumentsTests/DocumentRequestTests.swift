@@ -1,8 +1,7 @@
 import Foundation
+import KVDocs
 import KVDocsTestSupport
 import Testing
-
-import KVDocs
 
 /// Requests as values: every reader (a transaction, the store, the async store, a
 /// migration's context, an observation) fetches the same request with the same answer,

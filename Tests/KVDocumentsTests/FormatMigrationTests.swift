@@ -1,8 +1,7 @@
 import Foundation
+import KVDocs
 import KVDocsTestSupport
 import Testing
-
-import KVDocs
 
 /// Opening stores written by earlier layouts: migrated, rebuilt or refused, never misread.
 @Suite struct FormatMigrationTests {

@@ -1,8 +1,7 @@
 import Foundation
+import KVDocs
 import KVDocsTestSupport
 import Testing
-
-import KVDocs
 
 // The toy kind is `LengthIndexKind` (Tests/KVDocsTestSupport/LengthIndexKind.swift): written
 // with the public API only, outside the library.

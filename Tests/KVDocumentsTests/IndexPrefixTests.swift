@@ -1,8 +1,7 @@
 import Foundation
+import KVDocs
 import KVDocsTestSupport
 import Testing
-
-import KVDocs
 
 /// Compound indexes serve any leading prefix of their fields (equality on the first k, then
 /// a range or the order on the next), as SQLite's do, and the answers are SQLite's.

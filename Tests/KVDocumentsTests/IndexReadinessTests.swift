@@ -1,8 +1,7 @@
 import Foundation
+import KVDocs
 import KVDocsTestSupport
 import Testing
-
-import KVDocs
 
 /// Index readiness is kept by typed identity (collection, name, kind), not joined strings.
 @Suite struct IndexReadinessTests {

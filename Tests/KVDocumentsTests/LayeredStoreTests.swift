@@ -1,8 +1,7 @@
 import Foundation
+import KVDocs
 import KVDocsTestSupport
 import Testing
-
-import KVDocs
 
 /// Every file of a directory with its bytes (LOCK aside, which only says who holds it).
 private func layerFingerprint(_ dir: String) throws -> [String: Data] {

@@ -1,8 +1,7 @@
 import Foundation
+import KVDocs
 import KVDocsTestSupport
 import Testing
-
-import KVDocs
 
 /// Data migrations: run once each, in order, recorded in the catalog; a migration that
 /// throws leaves the database exactly as it was before it, however many batches it wrote;

@@ -1,8 +1,7 @@
 import Foundation
+import KVDocs
 import KVDocsTestSupport
 import Testing
-
-import KVDocs
 
 /// Limits, offsets, sequence numbers and distances at and past the 64-bit bounds: each
 /// saturates or is a clear error, never an overflow trap.

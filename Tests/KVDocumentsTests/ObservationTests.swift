@@ -1,8 +1,7 @@
 import Foundation
+import KVDocs
 import KVDocsTestSupport
 import Testing
-
-import KVDocs
 
 /// Observed queries: the current results first, then new results after each relevant
 /// committed write, never the same twice in a row, coalesced, from one snapshot, and

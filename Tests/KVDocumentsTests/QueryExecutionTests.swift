@@ -1,8 +1,7 @@
 import Foundation
+import KVDocs
 import KVDocsTestSupport
 import Testing
-
-import KVDocs
 
 /// Streaming execution: every strategy (scan order, merge of per-value streams by id,
 /// top-k heaps) against the brute-force model, and plans that re-check only what their

@@ -1,8 +1,7 @@
 import Foundation
+import KVDocs
 import KVDocsTestSupport
 import Testing
-
-import KVDocs
 
 /// `ReadTransaction.forEach`: the documents `find` returns, handed over one at a time as the
 /// scan reaches them.

@@ -1,8 +1,7 @@
 import Foundation
+import KVDocs
 import KVDocsTestSupport
 import Testing
-
-import KVDocs
 
 /// Replicated collections (design: docs/design/sync.md §1.1–§1.5): schema, the write rules
 /// of interactive and replicated edits, conflicts and their resolution.

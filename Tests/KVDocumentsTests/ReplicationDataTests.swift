@@ -1,8 +1,7 @@
 import Foundation
+import KVDocs
 import KVDocsTestSupport
 import Testing
-
-import KVDocs
 
 /// The data side of replication (issue 32, phase 3): `_changes`, `_revs_diff`,
 /// `_bulk_docs` with `new_edits: false`, `open_revs` and `_bulk_get`.

@@ -1,8 +1,7 @@
 import Foundation
+import KVDocs
 import KVDocsTestSupport
 import Testing
-
-import KVDocs
 
 /// Revisions as the replication protocol writes them (`N-X`), their order, and the MD5 that
 /// revision ids are made with.

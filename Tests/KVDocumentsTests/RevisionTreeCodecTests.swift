@@ -1,8 +1,7 @@
 import Foundation
+import KVDocs
 import KVDocsTestSupport
 import Testing
-
-import KVDocs
 
 /// The stored record of a revision tree (design §1.2): random trees round-trip, every kind
 /// of damage is named, and damaged records never crash the decoder.

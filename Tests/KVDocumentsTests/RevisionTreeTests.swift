@@ -1,8 +1,7 @@
 import Foundation
+import KVDocs
 import KVDocsTestSupport
 import Testing
-
-import KVDocs
 
 /// Node values of tree literals: a stored revision, a stored deletion, a revision known only
 /// by its id (CouchDB's `?REV_MISSING`).

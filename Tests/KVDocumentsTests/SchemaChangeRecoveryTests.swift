@@ -1,8 +1,7 @@
 import Foundation
+import KVDocs
 import KVDocsTestSupport
 import Testing
-
-import KVDocs
 
 /// A schema change that fails keeps nothing of the new schema and leaves the stored one
 /// fully in force; writes cannot nest; verify speaks only of ready indexes.

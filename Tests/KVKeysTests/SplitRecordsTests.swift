@@ -1,8 +1,7 @@
 import Foundation
+import KVDocs
 import KVDocsTestSupport
 import Testing
-
-import KVDocs
 
 @Suite struct RecordStoreTests {
     static func bytes(_ count: Int, seed: UInt64) -> [UInt8] {

@@ -1,8 +1,7 @@
 import Foundation
+import KVDocs
 import KVDocsTestSupport
 import Testing
-
-import KVDocs
 
 /// Differential tests against FoundationDB's own tuple layer (Python `fdb.tuple`), and a
 /// database written here read back by another LevelDB client (Python `plyvel`).

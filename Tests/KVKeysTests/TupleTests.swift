@@ -1,8 +1,7 @@
 import Foundation
+import KVDocs
 import KVDocsTestSupport
 import Testing
-
-import KVDocs
 
 @Suite struct TupleEncodingTests {
     /// `Tuple.encoded` against the bytes of Python's `fdb.tuple.pack` (shared/REFERENCE.md,

@@ -1,8 +1,8 @@
 import Foundation
+import KVDocs
 import KVDocsTestSupport
 import Testing
 
-import KVDocs
 @testable import KVReplCore
 
 /// Recovery advice fits the failure: each hint names a command that fixes it in that

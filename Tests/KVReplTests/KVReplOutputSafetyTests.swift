@@ -1,8 +1,8 @@
 import Foundation
+import KVDocs
 import KVDocsTestSupport
 import Testing
 
-import KVDocs
 @testable import KVReplCore
 
 /// Stored data cannot drive the terminal or the spreadsheet that shows kvrepl's output, and

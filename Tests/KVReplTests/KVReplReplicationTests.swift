@@ -1,8 +1,8 @@
 import Foundation
+import KVDocs
 import KVDocsTestSupport
 import Testing
 
-import KVDocs
 @testable import KVReplCore
 
 /// The shell's commands for replicated collections: `conflicts`, `revs`, `resolve`.

@@ -1,8 +1,8 @@
 import Foundation
+import KVDocs
 import KVDocsTestSupport
 import Testing
 
-import KVDocs
 @testable import KVReplCore
 
 let peopleSchema =

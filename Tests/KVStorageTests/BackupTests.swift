@@ -1,8 +1,7 @@
 import Foundation
+import KVDocs
 import KVDocsTestSupport
 import Testing
-
-import KVDocs
 
 @Suite struct BackupTests {
     /// A backup taken while another thread writes pairs of keys atomically holds whole

@@ -1,8 +1,7 @@
 import Foundation
+import KVDocs
 import KVDocsTestSupport
 import Testing
-
-import KVDocs
 
 @Suite struct ComparatorTests {
     static let reverse = LevelDBComparator(name: "kvdocs.test.reverse") { a, b in LevelDBComparator.bytewise(b, a) }

@@ -1,8 +1,7 @@
 import Foundation
+import KVDocs
 import KVDocsTestSupport
 import Testing
-
-import KVDocs
 
 /// What KVDocs does with damaged files: errors, never aborts or wrong answers; repairs that
 /// keep batches whole; salvage of unreadable documents.

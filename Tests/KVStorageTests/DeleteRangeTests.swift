@@ -1,8 +1,7 @@
 import Foundation
+import KVDocs
 import KVDocsTestSupport
 import Testing
-
-import KVDocs
 
 @Suite struct DeleteRangeTests {
     /// Random ranges, orders, limits and batch sizes against a sorted model of the keys.

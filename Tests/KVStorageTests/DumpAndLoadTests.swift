@@ -1,8 +1,7 @@
 import Foundation
+import KVDocs
 import KVDocsTestSupport
 import Testing
-
-import KVDocs
 
 @Suite struct DumpAndLoadTests {
     static func write(_ text: String, _ dir: TemporaryDirectory, _ name: String = "dump.jsonl") throws -> String {

@@ -1,8 +1,7 @@
 import Foundation
+import KVDocs
 import KVDocsTestSupport
 import Testing
-
-import KVDocs
 
 @Suite struct IterationTests {
     /// The expected result of a scan, computed by brute force over a sorted model.

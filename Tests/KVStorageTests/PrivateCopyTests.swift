@@ -1,8 +1,7 @@
 import Foundation
+import KVDocs
 import KVDocsTestSupport
 import Testing
-
-import KVDocs
 
 /// Every file under a directory (subdirectories included) with its bytes, to prove nothing changed.
 func fingerprint(_ directory: String) throws -> [String: Data] {

@@ -1,8 +1,7 @@
 import Foundation
+import KVDocs
 import KVDocsTestSupport
 import Testing
-
-import KVDocs
 
 /// Entries and the other cursors: errors met mid-iteration are thrown, never lost; the
 /// operations of `ThrowingCursor` behave as their `Sequence` namesakes.

@@ -1,8 +1,7 @@
 import Foundation
+import KVDocs
 import KVDocsTestSupport
 import Testing
-
-import KVDocs
 
 /// A power loss after unsynced writes leaves the end of the newest log zeroed, garbled or
 /// cut short (a torn tail). The open drops it, reports it and keeps every synced write;

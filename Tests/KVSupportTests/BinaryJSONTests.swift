@@ -1,8 +1,7 @@
 import Foundation
+import KVDocs
 import KVDocsTestSupport
 import Testing
-
-import KVDocs
 
 /// The binary form of stored documents: every value round-trips exactly, typed decoding
 /// from it agrees with decoding from the value, and damaged bytes give errors.

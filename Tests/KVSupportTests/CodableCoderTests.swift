@@ -1,8 +1,7 @@
 import Foundation
+import KVDocs
 import KVDocsTestSupport
 import Testing
-
-import KVDocs
 
 /// The direct Codable path (`JSONValueEncoder`/`JSONValueDecoder`) against Foundation's
 /// `JSONEncoder`/`JSONDecoder` with default strategies: the same JSON value, the same

@@ -1,8 +1,7 @@
 import Foundation
+import KVDocs
 import KVDocsTestSupport
 import Testing
-
-import KVDocs
 
 /// The byte-level JSON path against Python's `json` (exact float parsing, shortest repr,
 /// arbitrary-precision integers), and the exactness guarantees it gives documents.

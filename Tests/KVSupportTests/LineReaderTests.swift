@@ -1,8 +1,7 @@
 import Foundation
+import KVDocs
 import KVDocsTestSupport
 import Testing
-
-import KVDocs
 
 @Suite struct LineReaderTests {
     /// The lines of `bytes` split in memory: the reference LineReader must agree with.

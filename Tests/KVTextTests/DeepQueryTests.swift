@@ -1,8 +1,7 @@
 import Foundation
+import KVDocs
 import KVDocsTestSupport
 import Testing
-
-import KVDocs
 
 /// Full-text queries of any length and nesting: long chains run without deep recursion;
 /// nesting past TextQuery.maximumNesting or a tree deeper than TextQuery.maximumDepth is

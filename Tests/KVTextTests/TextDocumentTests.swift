@@ -1,7 +1,6 @@
 import Foundation
-import Testing
-
 import KVDocs
+import Testing
 
 /// A row's contribution, held flat, against the plain model of it: term → column →
 /// positions, built from the tokens one by one.

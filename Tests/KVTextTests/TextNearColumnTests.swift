@@ -1,8 +1,7 @@
 import Foundation
+import KVDocs
 import KVDocsTestSupport
 import Testing
-
-import KVDocs
 
 /// NEAR groups and column filters against SQLite FTS5, densely: three columns of text from
 /// a small vocabulary (every term repeats within rows, words share prefixes), written in

@@ -1,8 +1,7 @@
 import Foundation
+import KVDocs
 import KVDocsTestSupport
 import Testing
-
-import KVDocs
 
 /// Realistic text for ranking tests: a Zipf-distributed vocabulary (a few very common
 /// words, a long tail of rare ones) and lengths that vary like titles and bodies.

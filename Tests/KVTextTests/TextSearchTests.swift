@@ -1,8 +1,7 @@
 import Foundation
+import KVDocs
 import KVDocsTestSupport
 import Testing
-
-import KVDocs
 
 let notesSchemaJSON = #"""
     {"collections": {"notes": {"primaryKey": "id", "indexes": [{"name": "by_year", "fields": ["year"]}],
