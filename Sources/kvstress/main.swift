@@ -10,7 +10,8 @@ struct KVStress: ParsableCommand {
         abstract: "Reliability scenarios: corruption, crashes, power losses, fuzzing (see RELIABILITY.md).",
         subcommands: [
             Corrupt.self, CorruptRound.self, Crash.self, CrashChild.self, PowerLoss.self, Layers.self, LayersChild.self,
-            Migrate.self, MigrateChild.self, TextMergeCommand.self, TextMergeChild.self, FuzzCommand.self, Fuzz.self
+            Migrate.self, MigrateChild.self, TextMergeCommand.self, TextMergeChild.self, FuzzCommand.self,
+            FuzzGrammarCommand.self
         ])
 }
 
@@ -179,6 +180,11 @@ struct TextMergeChild: ParsableCommand {
     }
 }
 
+/// `kvstress fuzz`: seeded fuzzing of every parser that reads input from a user or a file,
+/// with random bytes and mutations of valid inputs (``FuzzMode/mutation``). Each input must
+/// be accepted or rejected with a one-line error; a crash ends the process, and a watchdog
+/// ends it (status 2) when one input runs longer than 10 seconds. With `--libfuzzer`,
+/// libFuzzer's coverage-guided driver runs one target's checks instead.
 struct FuzzCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "fuzz",
@@ -201,8 +207,57 @@ struct FuzzCommand: ParsableCommand {
             throw ExitCode(
                 try LibFuzzer.run(target: target, arguments: libfuzzer.split(separator: " ").map(String.init)))
         }
-        let targets = target == "all" ? FuzzScenario.targets : [target]
-        try finish(try FuzzScenario.run(targets: targets, inputs: inputs, seed: seed, verbose: verbose))
+        let known = FuzzTarget.allCases.map(\.rawValue)
+        guard target == "all" || known.contains(target) else {
+            throw Failure("unknown fuzz target \(target); known: \(known.joined(separator: ", "))")
+        }
+        let targets = FuzzTarget.allCases.filter { target == "all" || $0.rawValue == target }
+        try finish(
+            try FuzzHarness.run(
+                .mutation, targets: targets, scenario: "fuzz", inputs: inputs, seed: seed, timeout: 10, verbose: verbose
+            ))
+    }
+}
+
+/// `kvstress fuzz-grammar`: the same targets and checks with inputs generated from each
+/// grammar as well as mutated, nesting around every limit (``FuzzMode/grammar``). A
+/// rejection must have a kind the parser documents, and what an accepted input gives is
+/// checked further (round trips, the importer's all-or-nothing first pass). A watchdog
+/// thread ends the run with status 2 when one input runs longer than `--timeout` seconds.
+/// Input `i` of a target depends only on the seed, the target and `i`, so `--only i` runs
+/// one input again (the importer's database then starts empty).
+struct FuzzGrammarCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "fuzz-grammar",
+        abstract:
+            "Feed seeded random, generated and mutated inputs to the tuple decoder, the kvrepl command parser, the FTS5 query parser, the schema and keyspace loaders, the JSON-lines importer and the JSON parser."
+    )
+
+    @Option(help: "The target: \(FuzzTarget.allCases.map(\.rawValue).joined(separator: ", ")), or all.") var target =
+        "all"
+    @Option(help: "Inputs per target.") var inputs = 20_000
+    @Option(help: "The seed: the same seed gives the same inputs.") var seed: UInt64 = 1
+    @Option(help: "Run only the input with this index (to reproduce a failure).") var only: Int?
+    @Option(help: "Seconds one input may take before the run counts as hung (exit status 2).") var timeout = 10.0
+    @Flag(help: "Print each target's figures as it finishes, and every failure.") var verbose = false
+
+    func validate() throws {
+        guard target == "all" || FuzzTarget(rawValue: target) != nil else {
+            throw ValidationError(
+                "unknown target \"\(target)\"; expected \(FuzzTarget.allCases.map(\.rawValue).joined(separator: ", ")) or all"
+            )
+        }
+        guard inputs >= 0 else { throw ValidationError("--inputs must be at least 0") }
+        if let only, only < 0 { throw ValidationError("--only must be at least 0") }
+        guard timeout > 0 else { throw ValidationError("--timeout must be positive") }
+    }
+
+    func run() throws {
+        let targets = target == "all" ? FuzzTarget.allCases : FuzzTarget.allCases.filter { $0.rawValue == target }
+        try finish(
+            try FuzzHarness.run(
+                .grammar, targets: targets, scenario: "\(FuzzMode.grammar.command) \(target)", inputs: inputs,
+                only: only, seed: seed, timeout: timeout, verbose: verbose))
     }
 }
 

@@ -1,5 +1,4 @@
 import Foundation
-import KVDocs
 
 #if canImport(Glibc)
 import Glibc
@@ -29,7 +28,7 @@ enum LibFuzzer {
         guard let driver else {
             throw Failure("this kvstress was not built with -sanitize=fuzzer: run scripts/libfuzzer")
         }
-        target = try FuzzScenario.single(name)
+        target = try FuzzHarness.single(name)
         var argv: [UnsafeMutablePointer<CChar>?] = (["kvstress-libfuzzer"] + arguments).map { strdup($0) } + [nil]
         var argc = Int32(arguments.count + 1)
         return argv.withUnsafeMutableBufferPointer { buffer in
