@@ -63,7 +63,7 @@ let package = Package(
             dependencies: ["KVSupport", "KVStorage", "KVKeys"]
         ),
         // Documents in collections: the catalog, schemas, index maintainers, queries,
-        // observation, migrations, layered stores, replication.
+        // observation, migrations, layered stores, the revision trees of replicated collections.
         .target(
             name: "KVDocuments",
             dependencies: [
@@ -71,10 +71,19 @@ let package = Package(
                 .product(name: "HeapModule", package: "swift-collections")
             ]
         ),
+        // The data side of CouchDB's replication protocol over replicated collections: the
+        // changes a replicator reads, revs_diff, open revisions, writes that keep the
+        // revisions they are given (new_edits: false), conflicts and their resolution,
+        // `_local` documents, the store's uuid. The revision trees themselves are the
+        // document layer's (every write to a replicated collection keeps one).
+        .target(
+            name: "KVReplication",
+            dependencies: ["KVSupport", "KVStorage", "KVKeys", "KVDocuments"]
+        ),
         // The umbrella: `import KVDocs` brings every layer; the DocC catalog lives here.
         .target(
             name: "KVDocs",
-            dependencies: ["KVSupport", "KVStorage", "KVKeys", "KVText", "KVGeo", "KVDocuments"]
+            dependencies: ["KVSupport", "KVStorage", "KVKeys", "KVText", "KVGeo", "KVDocuments", "KVReplication"]
         ),
 
         // MARK: - kvrepl

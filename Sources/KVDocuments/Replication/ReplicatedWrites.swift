@@ -20,12 +20,12 @@ extension DocumentRevision {
 
 extension DocumentStore {
     /// The longest id of a replicated document, in UTF-8 bytes.
-    static let maximumReplicatedIDLength = 1024
+    package static let maximumReplicatedIDLength = 1024
 
     /// The id of a document of a replicated collection, checked as CouchDB's
     /// `validate_docid` does (plus a length bound).
     /// - Throws: `.invalidArgument` naming the collection and the id.
-    static func replicatedID(_ value: JSONValue, collection: String) throws -> String {
+    package static func replicatedID(_ value: JSONValue, collection: String) throws -> String {
         guard case .string(let id) = value else {
             throw KVDocsError(
                 .invalidArgument,
@@ -54,7 +54,7 @@ extension DocumentStore {
 
     /// `body` without the `_`-members, `_id` and `_rev` as given.
     /// - Throws: `.invalidArgument` for a `_rev` that is not a revision, or another `_`-member.
-    static func splitReplicated(_ fields: JSONObject, collection: String, id: String) throws -> (
+    package static func splitReplicated(_ fields: JSONObject, collection: String, id: String) throws -> (
         body: JSONObject, rev: DocumentRevision?
     ) {
         var body: [(String, JSONValue)] = []
@@ -196,7 +196,7 @@ extension DocumentStore.WriteContext {
     /// were already there; nothing is written).
     /// - Throws: `.invalidArgument` for an inconsistent history or an edit that would put a
     ///   revision twice in the tree; nothing is added to the batch then.
-    func writeReplicated(
+    package func writeReplicated(
         _ collection: String, id: String, revision: DocumentRevision, history ids: [RevisionID]?, deleted: Bool,
         body: JSONObject
     ) throws -> DocumentChange? {
@@ -269,7 +269,7 @@ extension DocumentStore.WriteContext {
     /// already the only non-deleted leaf; nothing is written then).
     /// - Throws: `.notFound` when the document has no revisions, `.invalidArgument` when
     ///   `keep` is not one of its non-deleted leaves; nothing is added to the batch then.
-    func resolve(_ collection: String, id: String, keep: DocumentRevision) throws -> [DocumentRevision] {
+    package func resolve(_ collection: String, id: String, keep: DocumentRevision) throws -> [DocumentRevision] {
         var made: [DocumentRevision] = []
         _ = try guarded {
             let schema = try catalog.schema.collection(collection)

@@ -476,7 +476,7 @@ package struct RevisionTree: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The value of `revision` (the first one in preorder), or `nil` when the tree lacks it.
-    func value(of revision: DocumentRevision) -> NodeState? {
+    package func value(of revision: DocumentRevision) -> NodeState? {
         preorder().first { nodes[$0].position == revision.position && nodes[$0].id == revision.id }.map {
             nodes[$0].value
         }

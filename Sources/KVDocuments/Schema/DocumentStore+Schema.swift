@@ -184,7 +184,7 @@ extension DocumentStore {
     /// The value of stored bytes: the binary form, or JSON text (written by format 3 and
     /// earlier, which a layered base may still hold), told apart by the first byte.
     /// - Throws: `.decoding` naming where the bytes are damaged.
-    static func parseStored(_ bytes: [UInt8]) throws -> JSONValue {
+    package static func parseStored(_ bytes: [UInt8]) throws -> JSONValue {
         try JSONValue(storedDocument: bytes)
     }
 
@@ -215,7 +215,7 @@ extension DocumentStore {
 
     /// The document stored under `key` (whose id starts at `idOffset`), read.
     /// - Throws: `.corruption` naming the document and its key when its bytes are damaged.
-    func documentValue(_ bytes: [UInt8], collection: String, key: [UInt8], idOffset: Int) throws -> JSONValue {
+    package func documentValue(_ bytes: [UInt8], collection: String, key: [UInt8], idOffset: Int) throws -> JSONValue {
         do {
             return try Self.parseStored(bytes)
         } catch let e as KVDocsError {
@@ -245,7 +245,7 @@ extension DocumentStore {
 
     /// The document of `collection` with primary key `id`, read from its stored `bytes`.
     /// - Throws: `.corruption` naming the document when its bytes are damaged.
-    func documentValue(_ bytes: [UInt8], collection: String, id: TupleElement) throws -> JSONValue {
+    package func documentValue(_ bytes: [UInt8], collection: String, id: TupleElement) throws -> JSONValue {
         do {
             return try Self.parseStored(bytes)
         } catch let e as KVDocsError {

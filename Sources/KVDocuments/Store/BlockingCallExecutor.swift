@@ -41,12 +41,12 @@ package final class BlockingCallExecutor: Sendable {
     static var pendingReads: (running: Int, waiting: Int) { reads.load }
 
     /// Runs `work` on the read pool.
-    func read<R: Sendable>(_ work: @escaping @Sendable () throws -> R) async throws -> R {
+    package func read<R: Sendable>(_ work: @escaping @Sendable () throws -> R) async throws -> R {
         try await Self.run({ Self.reads.submit($0) }, work)
     }
 
     /// Runs `work` on the store's write queue, after the writes submitted before it.
-    func write<R: Sendable>(_ work: @escaping @Sendable () throws -> R) async throws -> R {
+    package func write<R: Sendable>(_ work: @escaping @Sendable () throws -> R) async throws -> R {
         let queue = writes
         return try await Self.run({ queue.async(execute: $0) }, work)
     }

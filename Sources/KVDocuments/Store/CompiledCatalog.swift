@@ -11,7 +11,7 @@ import KVSupport
 /// writer lock, from the latest state.
 package struct CompiledCatalog: Sendable {
     let generation: Int64
-    let schema: DocumentSchema
+    package let schema: DocumentSchema
     package let states: [IndexIdentity: IndexState]
     /// Maintainers by collection, in declaration order.
     let maintainers: [String: [any IndexMaintainer]]

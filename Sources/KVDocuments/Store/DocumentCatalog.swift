@@ -244,7 +244,7 @@ public struct DocumentCatalog: Sendable, Hashable {
         batch.put(datesKey, Tuple([.string(strategy.rawValue)]))
     }
 
-    func putUUID(_ uuid: String, in batch: WriteBatch) {
+    package func putUUID(_ uuid: String, in batch: WriteBatch) {
         batch.put(uuidKey, Tuple([.string(uuid)]))
     }
 

@@ -54,7 +54,7 @@ public final class DocumentStore: Sendable {
     /// `LevelDB` implements; this property is for callers that need the database itself.
     public let database: LevelDB?
     /// What the store reads and writes through: the narrow storage seam (the database).
-    let storage: any KeyValueStore
+    package let storage: any KeyValueStore
     /// How many times a write runs when the storage reports that another writer changed
     /// what it read (``KeyValueStore/transact(attempts:_:)``); LevelDB never does, so there
     /// a write runs once.
@@ -88,7 +88,7 @@ public final class DocumentStore: Sendable {
     /// store open on it.
     package let hub: ChangeHub
     /// Where the async API runs its LevelDB calls (``BlockingCallExecutor``).
-    let executor: BlockingCallExecutor
+    package let executor: BlockingCallExecutor
     /// Over a store that other processes write (``WatchableKeyValueStore``): the watch that
     /// brings their changes to the hub.
     private let following = Locked<(any KeyValueWatch)?>(nil)
@@ -421,7 +421,7 @@ package struct Layout: Sendable {
     /// Every by-sequence entry of a replicated collection.
     package func bySequence(_ collection: String) -> Subspace { root.subspace(["r", .string(collection), "s"]) }
     /// The `_local` document `id` (without `_local/`) of a replicated collection.
-    func localDocument(_ collection: String, _ id: String) -> [UInt8] {
+    package func localDocument(_ collection: String, _ id: String) -> [UInt8] {
         root.pack(["r", .string(collection), "l", .string(id)])
     }
 

@@ -4,7 +4,7 @@ import KVStorage
 import KVSupport
 
 extension DocumentStore {
-    enum WriteMode {
+    package enum WriteMode {
         case insert, upsert, update, delete
     }
 
@@ -13,12 +13,12 @@ extension DocumentStore {
     /// fails after adding part of itself poisons the batch: committing it then throws that
     /// error and writes nothing, so a failed write never leaves part of itself behind.
     /// REQUIRES: used under the exclusive writer lock, on one thread.
-    final class WriteContext {
+    package final class WriteContext {
         let store: DocumentStore
         /// The catalog in force: read under the writer lock from the latest state.
         let catalog: CompiledCatalog
         let indexes: IndexUpdateContext
-        var batch: WriteBatch { indexes.batch }
+        package var batch: WriteBatch { indexes.batch }
         /// Documents written in this batch by key (`nil`: deleted).
         var documents: [ByteKey: JSONValue?] = [:]
         var changes: [DocumentChange] = []
@@ -31,7 +31,7 @@ extension DocumentStore {
         /// Leaf bodies of replicated documents written in this batch, by key (`nil`: deleted).
         var revisionBodies: [ByteKey: JSONObject?] = [:]
         /// The revision the latest interactive edit of a replicated document made.
-        var lastRevision: DocumentRevision?
+        package var lastRevision: DocumentRevision?
         /// The undo journal of the data migration making these writes, if one is.
         var journal: MigrationJournal?
         /// Whether writes record changes in the change feed and take sequence numbers
@@ -43,7 +43,7 @@ extension DocumentStore {
         /// Writes added to the batch (documents written or deleted).
         var writes = 0
         /// The first write of the batch that failed.
-        private(set) var failure: Error?
+        package private(set) var failure: Error?
 
         /// REQUIRES: the exclusive writer lock is held, so the stored sequence and catalog
         /// cannot move until this context commits. Both are read from the database, not from
@@ -57,7 +57,8 @@ extension DocumentStore {
 
         /// Adds one write to the batch. Returns the change, or `nil` for the delete of a
         /// missing document.
-        func write(_ collectionName: String, _ mode: WriteMode, document: JSONValue?, id givenID: JSONValue?) throws
+        package func write(_ collectionName: String, _ mode: WriteMode, document: JSONValue?, id givenID: JSONValue?)
+            throws
             -> DocumentChange?
         {
             try guarded { try perform(collectionName, mode, document: document, id: givenID) }
@@ -223,7 +224,7 @@ extension DocumentStore {
     /// a commit that gave way to another writer runs `body` again with a new context, up to
     /// ``writeAttempts`` times: each attempt reads the catalog, the sequence, documents and
     /// unique entries anew. The changes are published once, after the attempt that committed.
-    func performWrites<R>(sync: Bool = false, _ body: (WriteContext) throws -> R) throws -> R {
+    package func performWrites<R>(sync: Bool = false, _ body: (WriteContext) throws -> R) throws -> R {
         let (result, context, wrote) = try storage.transact(attempts: writeAttempts) {
             let context = try WriteContext(store: self)
             let result = try body(context)

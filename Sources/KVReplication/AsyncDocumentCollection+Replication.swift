@@ -1,3 +1,4 @@
+import KVDocuments
 import KVSupport
 
 // The replication calls of a replicated collection, run on the store's executor as the

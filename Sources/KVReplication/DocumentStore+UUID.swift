@@ -1,3 +1,4 @@
+import KVDocuments
 import KVKeys
 import KVStorage
 import KVSupport

@@ -1,4 +1,5 @@
 import Foundation
+import KVDocuments
 import KVSupport
 
 /// A leaf revision of a document of a replicated collection: the head of one branch of its

@@ -1,4 +1,5 @@
 import Foundation
+import KVDocuments
 import KVKeys
 import KVStorage
 import KVSupport
@@ -50,60 +51,6 @@ public struct RevsDiffEntry: Sendable, Hashable {
     public init(missing: [DocumentRevision], possibleAncestors: [DocumentRevision]) {
         self.missing = missing
         self.possibleAncestors = possibleAncestors
-    }
-}
-
-/// One revision of a document as replication sends it: its body without `_`-members,
-/// whether it is a deletion, and optionally its history.
-public struct ReplicatedDocument: Sendable, Hashable {
-    /// The document's id.
-    public var id: String
-    /// The revision.
-    public var revision: DocumentRevision
-    /// Whether the revision is a deletion.
-    public var deleted: Bool
-    /// The body, without `_id`, `_rev` and the other `_`-members.
-    public var body: JSONObject
-    /// The revision's id and its ancestors' ids, newest first (CouchDB's `_revisions.ids`,
-    /// whose `start` is ``revision``'s position); `nil` for the revision alone.
-    public var history: [RevisionID]?
-
-    /// A revision to store or that was read.
-    /// - Parameters:
-    ///   - id: the document's id.
-    ///   - revision: the revision.
-    ///   - deleted: whether it is a deletion.
-    ///   - body: the body, without `_`-members.
-    ///   - history: the ids of the revision and its ancestors, newest first.
-    public init(
-        id: String, revision: DocumentRevision, deleted: Bool = false, body: JSONObject = [:],
-        history: [RevisionID]? = nil
-    ) {
-        self.id = id
-        self.revision = revision
-        self.deleted = deleted
-        self.body = body
-        self.history = history
-    }
-
-    /// The document as CouchDB sends it: the body with `_id`, `_rev`, `_deleted` when it
-    /// is a deletion, and `_revisions` (`{"start": N, "ids": […]}`) when there is a history.
-    public var json: JSONValue {
-        var fields = Array(body.map { ($0.key, $0.value) })
-        fields.append(("_id", .string(id)))
-        fields.append(("_rev", .string(revision.description)))
-        if deleted { fields.append(("_deleted", true)) }
-        if let history {
-            fields.append(
-                (
-                    "_revisions",
-                    .object([
-                        "start": .int(Int64(revision.position)),
-                        "ids": .array(history.map { .string($0.description) })
-                    ])
-                ))
-        }
-        return .object(JSONObject(fields))
     }
 }
 

@@ -1,14 +1,58 @@
 import Foundation
 import KVSupport
 
-/// What happened to one document of ``DocumentCollection/bulkWriteReplicated(_:sync:)``.
-public enum ReplicatedWriteResult: Sendable, Hashable {
-    /// The revision is in the document's tree: stored now, or already there.
-    case stored(id: String, revision: DocumentRevision)
-    /// The revision was refused, for `reason` (CouchDB's per-document error, with its
-    /// `error` name: `illegal_docid`, `forbidden`, `doc_validation`, `document_too_large`
-    /// or `bad_request`); nothing of it was written.
-    case rejected(id: String, revision: DocumentRevision?, error: String, reason: String)
+/// One revision of a document as replication sends it: its body without `_`-members,
+/// whether it is a deletion, and optionally its history.
+public struct ReplicatedDocument: Sendable, Hashable {
+    /// The document's id.
+    public var id: String
+    /// The revision.
+    public var revision: DocumentRevision
+    /// Whether the revision is a deletion.
+    public var deleted: Bool
+    /// The body, without `_id`, `_rev` and the other `_`-members.
+    public var body: JSONObject
+    /// The revision's id and its ancestors' ids, newest first (CouchDB's `_revisions.ids`,
+    /// whose `start` is ``revision``'s position); `nil` for the revision alone.
+    public var history: [RevisionID]?
+
+    /// A revision to store or that was read.
+    /// - Parameters:
+    ///   - id: the document's id.
+    ///   - revision: the revision.
+    ///   - deleted: whether it is a deletion.
+    ///   - body: the body, without `_`-members.
+    ///   - history: the ids of the revision and its ancestors, newest first.
+    public init(
+        id: String, revision: DocumentRevision, deleted: Bool = false, body: JSONObject = [:],
+        history: [RevisionID]? = nil
+    ) {
+        self.id = id
+        self.revision = revision
+        self.deleted = deleted
+        self.body = body
+        self.history = history
+    }
+
+    /// The document as CouchDB sends it: the body with `_id`, `_rev`, `_deleted` when it
+    /// is a deletion, and `_revisions` (`{"start": N, "ids": […]}`) when there is a history.
+    public var json: JSONValue {
+        var fields = Array(body.map { ($0.key, $0.value) })
+        fields.append(("_id", .string(id)))
+        fields.append(("_rev", .string(revision.description)))
+        if deleted { fields.append(("_deleted", true)) }
+        if let history {
+            fields.append(
+                (
+                    "_revisions",
+                    .object([
+                        "start": .int(Int64(revision.position)),
+                        "ids": .array(history.map { .string($0.description) })
+                    ])
+                ))
+        }
+        return .object(JSONObject(fields))
+    }
 }
 
 extension ReplicatedDocument {
@@ -105,60 +149,5 @@ extension ReplicatedDocument {
         public let error: String
         /// What is wrong, naming the member.
         public let reason: String
-    }
-}
-
-extension DocumentCollection {
-    /// Stores revisions received from another replica (CouchDB's `_bulk_docs` with
-    /// `new_edits: false`): each is merged with its history into its document's tree, in
-    /// one write batch. A revision the tree already has changes nothing. A document that
-    /// cannot be stored (bad id, a `_`-member in its body, a body over
-    /// ``ReplicatedDocument/maximumBodySize``, a history that disagrees with the tree) is
-    /// rejected alone, as CouchDB does; the others are written.
-    /// - Parameters:
-    ///   - documents: the revisions, in order (the same document may come several times).
-    ///   - sync: as for ``insert(_:sync:)``.
-    /// - Returns: one result per document, in order.
-    /// - Throws: `.notSupported` for a collection that is not replicated; storage and
-    ///   corruption errors, and a unique violation (which leaves the batch part-written),
-    ///   write nothing at all.
-    @discardableResult
-    public func bulkWriteReplicated(_ documents: [ReplicatedDocument], sync: Bool = false) throws
-        -> [ReplicatedWriteResult]
-    {
-        guard try store.schema.collection(name).replicated else {
-            throw KVDocsError(.notSupported, "collection \"\(name)\" is not replicated")
-        }
-        return try store.performWrites(sync: sync) { context in
-            try documents.map { document in
-                func rejected(_ error: String, _ reason: String) -> ReplicatedWriteResult {
-                    .rejected(id: document.id, revision: document.revision, error: error, reason: reason)
-                }
-                if let bad = document.body.keys.first(where: { $0.hasPrefix("_") }) {
-                    return bad == "_attachments"
-                        ? rejected("forbidden", "attachments are not supported")
-                        : rejected("doc_validation", "Bad special document member: \(bad)")
-                }
-                do {
-                    _ = try DocumentStore.replicatedID(.string(document.id), collection: name)
-                } catch let e as KVDocsError {
-                    return rejected("illegal_docid", e.message)
-                }
-                let size = try DocumentStore.storedBytes(.object(document.body)).count
-                guard size <= ReplicatedDocument.maximumBodySize else {
-                    return rejected(
-                        "document_too_large",
-                        "the body is \(size) bytes; at most \(ReplicatedDocument.maximumBodySize) are allowed")
-                }
-                do {
-                    _ = try context.writeReplicated(
-                        name, id: document.id, revision: document.revision, history: document.history,
-                        deleted: document.deleted, body: document.body)
-                } catch let e as KVDocsError where e.kind == .invalidArgument && context.failure == nil {
-                    return rejected("bad_request", e.message)
-                }
-                return .stored(id: document.id, revision: document.revision)
-            }
-        }
     }
 }
