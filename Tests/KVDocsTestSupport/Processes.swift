@@ -163,7 +163,7 @@ package final class ServerProcess {
             line.append(chunk)
         }
         guard let end = line.firstIndex(of: 0x0A) else {
-            process.terminate()
+            kill(process.processIdentifier, SIGKILL)
             throw KVDocsError(
                 .ioError,
                 "\(executable) exited before saying where it listens: \(String(decoding: line, as: UTF8.self))")
@@ -179,8 +179,11 @@ package final class ServerProcess {
         return process.terminationStatus
     }
 
-    /// Stops the server without waiting (Foundation reaps the process).
-    deinit { if process.isRunning { process.terminate() } }
+    /// Stops the server without waiting (Foundation reaps the process). SIGKILL: a child
+    /// started by Foundation's `Process` inherits the signal mask of the thread that ran it,
+    /// in which SIGTERM and SIGINT may be blocked, so that a SIGTERM would leave it running
+    /// after the tests (a reference server left behind by every run, seen here).
+    deinit { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
 }
 
 /// The kvrepl binary built by `swift build`.

@@ -164,7 +164,9 @@ import Testing
         try process.run()
         // A bound so that a kvrepl that never reports cannot hang the tests (not a time
         // assertion: the expectations below fail then).
-        let watchdog = DispatchWorkItem { [process] in if process.isRunning { process.terminate() } }
+        let watchdog = DispatchWorkItem { [process] in
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        }
         DispatchQueue.global().asyncAfter(deadline: .now() + 120, execute: watchdog)
         defer { watchdog.cancel() }
         // Wait for the report that it caught up and went idle.

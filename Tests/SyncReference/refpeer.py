@@ -42,6 +42,7 @@ import base64
 import hashlib
 import hmac
 import json
+import signal
 import sys
 import threading
 import time
@@ -1117,6 +1118,9 @@ def main(argv=None):
     r.add_argument("--continuous-seconds", type=float, default=0)
     r.add_argument("--batch-size", type=int, default=100)
     a = ap.parse_args(argv)
+    # A parent may start this process with SIGINT and SIGTERM blocked (Foundation's Process
+    # passes on its thread's signal mask): unblocked, so that a server stops when told to.
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
     if a.cmd == "serve":
         if (a.user is None) != (a.password is None):
             ap.error("--user and --password go together")
