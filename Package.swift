@@ -277,6 +277,13 @@ if withSync {
             ] + (benchSync ? ["KVDocsSync", "KVDocsEtcd"] : []),
             path: "Benchmarks/Sources/kvbench",
             swiftSettings: benchSync ? [.define("KVBENCH_SYNC")] : []
+        ),
+        // One workload of kvbench's documents section, alone, for a profiler (callgrind's
+        // --toggle-collect='*profiledWorkload*'); see its main.swift.
+        .executableTarget(
+            name: "kvprofile",
+            dependencies: ["KVDocs"],
+            path: "Benchmarks/Sources/kvprofile"
         )
     ]
 }

@@ -66,6 +66,9 @@ final class Bench {
     var appAthletes = 18_000
     /// What a run found out besides figures (the plans each side used), by name.
     var notes: [String: String] = [:]
+    /// Only the measurements whose "NAME VARIANT" contains this text run (`--only`): the
+    /// others are skipped, their setup still made. For profiling one workload.
+    var only: String?
 
     init(n: Int, repeats: Int, quick: Bool) throws {
         self.n = n
@@ -91,6 +94,9 @@ final class Bench {
         _ section: String, _ name: String, _ variant: String, repeats: Int? = nil,
         _ body: () throws -> (seconds: Double, operations: Int, extra: [String: Double])
     ) rethrows -> Measurement {
+        if let only, !"\(name) \(variant)".contains(only) {
+            return Measurement(section: section, name: name, variant: variant, operations: 1, seconds: 0, extra: [:])
+        }
         var runs: [(Double, Int, [String: Double])] = []
         for _ in 0..<(repeats ?? self.repeats) { runs.append(try body()) }
         runs.sort { $0.0 < $1.0 }

@@ -41,6 +41,12 @@ struct KVBench: ParsableCommand {
     @Flag(help: "Do not draw charts.")
     var noCharts = false
 
+    @Option(
+        help:
+            "Run only the measurements whose \"NAME VARIANT\" contains this text (their sections' setup still runs): for profiling one workload, as in --only \"get by primary key kvdocs-untyped\"."
+    )
+    var only: String?
+
     func run() throws {
         let bench = try Bench(n: n ?? (quick ? 20_000 : 1_000_000), repeats: max(1, repeats), quick: quick)
         if let textSizes {
@@ -55,6 +61,7 @@ struct KVBench: ParsableCommand {
         // The apps section's athletes: --n when given (at most 100,000, as the documents
         // section), else the size of a real import.
         bench.appAthletes = max(100, min(n ?? (quick ? 2_000 : 18_000), 100_000))
+        bench.only = only
         let wanted = Set(sections.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
         let started = Date()
         try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true)

@@ -1,0 +1,205 @@
+// kvprofile: one document workload of kvbench's documents section, alone, for a profiler.
+//
+// It builds the section's store (N people, the three indexes of kvbench, plain or covering),
+// then runs one workload many times inside `profiledWorkload`, a function that does nothing
+// else, so that a profiler can be told to count only it:
+//
+//   valgrind --tool=callgrind --toggle-collect='*profiledWorkload*' \
+//       .build-prof/release/kvprofile covering-equality --n 20000 --rounds 2000
+//
+// (callgrind counts instructions, the same from run to run whatever else the machine does;
+// valgrind 3.19 cannot read the toolchain's DWARF 5, so build it without debug information:
+// `swift build -c release --product kvprofile --scratch-path .build-prof -debug-info-format none`.)
+// It prints the workload's time per operation and the allocations it made, for a quick look.
+import Foundation
+import KVDocs
+
+struct Person: Codable, Sendable {
+    var id: String
+    var name: String
+    var age: Int
+    var city: String
+    var email: String
+    var score: Double
+
+    static func make(_ i: Int, _ random: inout SplitMix64) -> Person {
+        Person(
+            id: String(format: "p%08d", i), name: "Person \(i)", age: Int(random.next() % 80) + 10,
+            city: "City \(random.next() % 50)", email: "p\(i)@example.org",
+            score: Double(random.next() % 10_000) / 100)
+    }
+
+    var json: JSONValue {
+        [
+            "id": .string(id), "name": .string(name), "age": .int(Int64(age)), "city": .string(city),
+            "email": .string(email), "score": .double(score)
+        ]
+    }
+}
+
+/// The workloads, named as on the command line.
+enum Workload: String, CaseIterable {
+    case getTyped = "get-typed", get
+    case equalityTyped = "equality-typed", equality
+    case rangeTyped = "range-typed", range
+    case coveringEquality = "covering-equality", coveringRange = "covering-range"
+    case insertTyped = "insert-typed", insert
+    case updateTyped = "update-typed", update
+    case deleteTyped = "delete-typed", delete
+    case importLines = "import"
+
+    var covering: Bool { self == .coveringEquality || self == .coveringRange }
+}
+
+/// The schema of kvbench's documents section: by_city, by_age (covering: the whole
+/// document) and the unique by_email.
+func schema(covering: Bool) throws -> DocumentSchema {
+    let include: SecondaryIndexDefinition.Inclusion = covering ? .document : .none
+    return try DocumentSchema(collections: [
+        "person": CollectionSchema(
+            primaryKey: "id",
+            indexes: [
+                SecondaryIndexDefinition(name: "by_city", fields: ["city"], include: include),
+                SecondaryIndexDefinition(name: "by_age", fields: ["age"], include: include),
+                SecondaryIndexDefinition(name: "by_email", fields: ["email"], unique: true)
+            ])
+    ])
+}
+
+/// Runs `body` `rounds` times: the only function a profiler should count.
+@inline(never)
+func profiledWorkload(rounds: Int, _ body: (Int) throws -> Void) rethrows {
+    for round in 0..<rounds { try body(round) }
+}
+
+func run(_ workload: Workload, n: Int, rounds: Int, directory: String) throws {
+    var random = SplitMix64(seed: 12)
+    let people = (0..<n).map { Person.make($0, &random) }
+    let db = try LevelDB(path: directory + "/db")
+    defer { db.close() }
+    let store = try DocumentStore(database: db, schema: try schema(covering: workload.covering))
+    let untyped = try store.collection("person")
+    let typed = try store.collection("person", of: Person.self)
+    let preload: Bool
+    switch workload {
+    case .insertTyped, .insert, .importLines: preload = false
+    default: preload = true
+    }
+    if preload {
+        for start in stride(from: 0, to: n, by: 1000) {
+            try store.write { batch in
+                for p in people[start..<min(start + 1000, n)] { try batch.insert("person", encoding: p) }
+            }
+        }
+        try db.compact()
+    }
+    let lookups = (0..<rounds).map { _ in people[Int(random.next() % UInt64(n))] }
+    let started = Date()
+    var operations = rounds
+    switch workload {
+    case .getTyped:
+        try profiledWorkload(rounds: rounds) { i in _ = try typed.get(id: .string(lookups[i].id)) }
+    case .get:
+        try profiledWorkload(rounds: rounds) { i in _ = try untyped.get(id: .string(lookups[i].id)) }
+    case .equalityTyped, .equality, .coveringEquality:
+        let queries = (0..<rounds).map { DocumentQuery().where("city", .equal(.string("City \($0 % 50)"))).limit(20) }
+        if workload == .equalityTyped {
+            try profiledWorkload(rounds: rounds) { i in _ = try typed.find(queries[i]) }
+        } else {
+            try profiledWorkload(rounds: rounds) { i in _ = try untyped.find(queries[i]) }
+        }
+    case .rangeTyped, .range, .coveringRange:
+        let queries = (0..<rounds).map { (i: Int) -> DocumentQuery in
+            let low = Int64(10 + i % 78)
+            let high: Int64 = low + 2
+            return DocumentQuery().where("age", .greaterOrEqual(.int(low))).where("age", .less(.int(high)))
+                .orderBy("age").limit(50)
+        }
+        if workload == .rangeTyped {
+            try profiledWorkload(rounds: rounds) { i in _ = try typed.find(queries[i]) }
+        } else {
+            try profiledWorkload(rounds: rounds) { i in _ = try untyped.find(queries[i]) }
+        }
+    case .insertTyped, .insert:
+        let batches = stride(from: 0, to: n, by: 1000).map { Array(people[$0..<min($0 + 1000, n)]) }
+        operations = n
+        if workload == .insertTyped {
+            try profiledWorkload(rounds: batches.count) { i in
+                try store.write { batch in for p in batches[i] { try batch.insert("person", encoding: p) } }
+            }
+        } else {
+            let json = batches.map { $0.map(\.json) }
+            try profiledWorkload(rounds: json.count) { i in
+                try store.write { batch in for p in json[i] { try batch.insert("person", p) } }
+            }
+        }
+    case .updateTyped, .update, .deleteTyped, .delete:
+        let chosen = Array(people.shuffled(using: &random).prefix(min(n, rounds * 1000)))
+        let batches = stride(from: 0, to: chosen.count, by: 1000).map {
+            Array(chosen[$0..<min($0 + 1000, chosen.count)])
+        }
+        operations = chosen.count
+        func changed(_ p: Person) -> Person {
+            var q = p
+            q.age = (p.age + 7) % 80 + 10
+            let city = Int(p.city.dropFirst(5)) ?? 0
+            q.city = "City \((city + 3) % 50)"
+            return q
+        }
+        switch workload {
+        case .updateTyped:
+            try profiledWorkload(rounds: batches.count) { i in
+                try store.write { batch in for p in batches[i] { try batch.update("person", encoding: changed(p)) } }
+            }
+        case .update:
+            let json = batches.map { $0.map { changed($0).json } }
+            try profiledWorkload(rounds: json.count) { i in
+                try store.write { batch in for p in json[i] { try batch.update("person", p) } }
+            }
+        default:
+            try profiledWorkload(rounds: batches.count) { i in
+                try store.write { batch in for p in batches[i] { try batch.delete("person", id: .string(p.id)) } }
+            }
+        }
+    case .importLines:
+        let file = directory + "/people.jsonl"
+        let encoder = JSONEncoder()
+        var text = Data()
+        for p in people {
+            text.append(try encoder.encode(p))
+            text.append(0x0A)
+        }
+        try text.write(to: URL(fileURLWithPath: file))
+        operations = n
+        try profiledWorkload(rounds: 1) { _ in _ = try store.importJSONLines(into: "person", path: file) }
+    }
+    let seconds = Date().timeIntervalSince(started)
+    print(
+        String(
+            format: "%@: %d operations, %.3f µs per operation", workload.rawValue, operations,
+            seconds / Double(max(operations, 1)) * 1e6))
+}
+
+let arguments = CommandLine.arguments.dropFirst()
+guard let name = arguments.first, let workload = Workload(rawValue: name) else {
+    FileHandle.standardError.write(
+        Data(
+            "usage: kvprofile WORKLOAD [--n N] [--rounds R]; WORKLOAD: \(Workload.allCases.map(\.rawValue).joined(separator: ", "))\n"
+                .utf8))
+    exit(2)
+}
+func option(_ flag: String, _ fallback: Int) -> Int {
+    guard let i = arguments.firstIndex(of: flag), arguments.index(after: i) < arguments.endIndex,
+        let value = Int(arguments[arguments.index(after: i)])
+    else { return fallback }
+    return value
+}
+let directory = FileManager.default.temporaryDirectory.appendingPathComponent("kvprofile-\(getpid())").path
+try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+defer { try? FileManager.default.removeItem(atPath: directory) }
+do {
+    try run(workload, n: option("--n", 20_000), rounds: option("--rounds", 2_000), directory: directory)
+} catch {
+    FileHandle.standardError.write(Data("kvprofile: \(error)\n".utf8))
+    exit(1)
+}
