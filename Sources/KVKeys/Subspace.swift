@@ -35,6 +35,17 @@ public struct Subspace: Sendable, Hashable, CustomStringConvertible {
     /// The key for `tuple` inside the subspace.
     public func pack(_ tuple: Tuple) -> [UInt8] { prefix + tuple.encoded }
 
+    /// The key for the tuple of `elements` inside the subspace, encoded straight after the
+    /// prefix: one allocation, where `pack(Tuple([...]))` makes three (the elements, their
+    /// encoding, the concatenation). For hot paths (a document's key).
+    package func pack(_ a: TupleElement, _ b: TupleElement, _ c: TupleElement) -> [UInt8] {
+        var encoder = TupleEncoder(prefix: prefix, reserving: 40)
+        encoder.append(a, nested: false)
+        encoder.append(b, nested: false)
+        encoder.append(c, nested: false)
+        return encoder.bytes
+    }
+
     /// The tuple after the prefix of `key`.
     /// - Throws: `.invalidArgument` when `key` is not in the subspace, `.decoding` when the
     ///   rest is not a tuple encoding.

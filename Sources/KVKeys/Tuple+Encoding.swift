@@ -5,6 +5,13 @@ package struct TupleEncoder {
 
     package init() { bytes.reserveCapacity(32) }
 
+    /// An encoder appending to `prefix`, with room for `reserving` more bytes (one
+    /// allocation for a key made of a subspace's prefix and a few elements).
+    package init(prefix: [UInt8], reserving: Int) {
+        bytes.reserveCapacity(prefix.count + reserving)
+        bytes.append(contentsOf: prefix)
+    }
+
     package enum Code {
         static let null: UInt8 = 0x00
         static let bytes: UInt8 = 0x01

@@ -145,6 +145,9 @@ public final class LevelDB: @unchecked Sendable {
     /// The first write that failed with an I/O error or corruption (a full disk, a failed
     /// background compaction); once set, every write of this handle is refused.
     private let writeFailure = Locked<KVDocsError?>(nil)
+    /// Every write through this handle, started and finished: what lets a reader know the
+    /// data has not changed since a state it knows (``WriteCounter``).
+    package let writeCounter = WriteCounter()
     /// The directory's identity, in ``openDirectories`` while the database is open.
     private let openIdentity: DirectoryIdentity?
     /// What runs once the database closes (``whenClosed(_:)``), and whether it has.
@@ -349,6 +352,8 @@ public final class LevelDB: @unchecked Sendable {
                 "an earlier write to \(path) failed (\(failure.message)); this handle takes no more writes: close and reopen the database (after freeing space) to write again",
                 path: path)
         }
+        writeCounter.begin()
+        defer { writeCounter.end() }
         do {
             try body()
         } catch let error as KVDocsError where error.kind == .ioError || error.kind == .corruption {

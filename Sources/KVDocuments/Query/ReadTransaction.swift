@@ -34,13 +34,33 @@ public final class ReadTransaction {
             self.snapshot = snapshot
             self.reader = snapshot.reader
             self.owned = nil
+            self.catalog = try store.catalog(reader, latest: false)
         } else {
+            // Over a LevelDB database, a snapshot taken while no write ran is the state after
+            // the writes counted then: the catalog checked at that count needs no read.
+            let counter = store.writeCounter
+            let before = counter?.quiescentCount
             let made = try store.storage.snapshotReader()
             self.owned = made
             self.reader = made
             self.snapshot = (made as? SnapshotKeyValueReader)?.snapshot
+            do {
+                self.catalog = try store.catalog(made, latest: false, stateCount: counter?.unchanged(since: before))
+            } catch {
+                made.release()
+                throw error
+            }
         }
-        self.catalog = try store.catalog(reader, latest: false)
+    }
+
+    /// Reads the latest state through `reader`, with `catalog` (the one the store checked at
+    /// that state): for a single read, which needs no snapshot to be consistent.
+    init(store: DocumentStore, latest reader: any KeyValueReader, catalog: CompiledCatalog) {
+        self.store = store
+        self.reader = reader
+        self.owned = nil
+        self.snapshot = nil
+        self.catalog = catalog
     }
 
     /// Reads through `reader` (a frozen state the caller keeps and releases).
@@ -196,6 +216,28 @@ extension DocumentStore {
         let transaction = try ReadTransaction(store: self)
         defer { transaction.release() }
         return try body(transaction)
+    }
+
+    /// Runs `body`, which makes one read only (a point read is consistent by itself), as
+    /// ``read(_:)`` does, without a snapshot when it can: over a LevelDB database whose
+    /// catalog was checked at the state now and no write starts while `body` runs. Otherwise
+    /// (a write ran meanwhile, another store) `body` runs again in a transaction.
+    /// REQUIRES: `body` only reads, once, and can run twice.
+    func readOnce<R>(_ body: (ReadTransaction) throws -> R) throws -> R {
+        if let counter = writeCounter, let before = counter.quiescentCount {
+            let (cached, checkedAt) = state.withLock { ($0.catalog, $0.catalogCount) }
+            if checkedAt == before, let database = storage as? LevelDB {
+                let transaction = ReadTransaction(store: self, latest: database, catalog: cached)
+                do {
+                    let result = try body(transaction)
+                    if counter.unchanged(since: before) != nil { return result }
+                } catch {
+                    // An error about the state read stands only if that state held still.
+                    if counter.unchanged(since: before) != nil { throw error }
+                }
+            }
+        }
+        return try read(body)
     }
 
     /// Runs `body` with reads through an existing snapshot of the store's database (which

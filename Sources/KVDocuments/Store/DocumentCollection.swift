@@ -58,7 +58,7 @@ public struct DocumentCollection: Sendable {
 
     /// The document with primary key `id`, or `nil`.
     public func get(id: JSONValue) throws -> JSONValue? {
-        try store.read { try $0.get(name, id: id) }
+        try store.readOnce { try $0.get(name, id: id) }
     }
 
     /// The document whose primary key is `id`, given as a Swift value (`Int`, `String`,
@@ -156,7 +156,7 @@ public struct TypedCollection<T: Codable>: Sendable {
     }
     /// The document with primary key `id`, given as JSON (`.int(7)`), decoded as `T`, or `nil`.
     public func get(id: JSONValue) throws -> T? {
-        try base.store.read { [name = base.name] in try $0.getDecoded(name, id: id, as: T.self) }
+        try base.store.readOnce { [name = base.name] in try $0.getDecoded(name, id: id, as: T.self) }
     }
     /// The documents matching `query`, decoded as `T`, from one snapshot:
     /// `store.fetch(.find(collection, query))` (see ``FindRequest``).

@@ -77,7 +77,14 @@ public final class DocumentStore: Sendable {
 
     package struct State {
         /// The catalog as last read from the latest state of the database.
-        var catalog: CompiledCatalog
+        var catalog: CompiledCatalog {
+            didSet { catalogCount = nil }
+        }
+        /// The number of writes of the store's LevelDB handle (``WriteCounter``) after which
+        /// the data was last seen to hold ``catalog``'s generation: a reader whose state is
+        /// the state after exactly that many writes uses the catalog without reading the
+        /// generation. `nil` when unknown.
+        var catalogCount: UInt64?
         var lastSequence: Int64
         /// A long index build writes its batch part-way once maintainers hold this much
         /// work (``IndexUpdateContext/pendingWork``); tests lower it.
@@ -238,7 +245,8 @@ public final class DocumentStore: Sendable {
             requested: dates, storage: storage, catalog: catalog, existing: format != nil, layout: Layout(root: root))
         self.dateStrategy = strategy
         let loaded = try CompiledCatalog.load(storage, catalog, layout: Layout(root: root))
-        state = Locked(State(catalog: loaded, lastSequence: try catalog.lastSequence(in: storage)))
+        state = Locked(
+            State(catalog: loaded, catalogCount: nil, lastSequence: try catalog.lastSequence(in: storage)))
         try open(
             format: format, schema: schema, finishingBuilds: finishingBuilds, migrator: migrator, progress: progress,
             migrationProgress: migrationProgress)
@@ -322,6 +330,11 @@ public final class DocumentStore: Sendable {
         if let migrator { try runMigrations(migrator, progress: migrationProgress) }
     }
 
+    /// The write counter of the store's LevelDB database, when the store is on one: a
+    /// LevelDB database is written through one handle, so its count tells a reader whether the
+    /// data changed since a state it knows. `nil` over another store (others may write it).
+    var writeCounter: WriteCounter? { (storage as? LevelDB)?.writeCounter }
+
     /// The catalog at the latest state, from the cache when its generation is the one cached.
     package func catalog() throws -> CompiledCatalog {
         try catalog(storage, latest: true)
@@ -329,10 +342,23 @@ public final class DocumentStore: Sendable {
 
     /// The catalog at `reader`'s state (a snapshot's, or the latest when `latest`), from the
     /// cache when its generation is the one cached.
-    func catalog(_ reader: some KeyValueReader, latest: Bool) throws -> CompiledCatalog {
+    ///
+    /// `stateCount`: the number of writes of the store's LevelDB handle after which `reader`'s
+    /// state is known to be, when the caller knows it (``writeCounter``): a state the cache
+    /// was already checked against needs no read of the generation.
+    func catalog(_ reader: some KeyValueReader, latest: Bool, stateCount: UInt64? = nil) throws -> CompiledCatalog {
+        if let stateCount {
+            let (cached, checkedAt) = state.withLock { ($0.catalog, $0.catalogCount) }
+            if checkedAt == stateCount { return cached }
+        }
         let generation = try records.generation(in: reader)
         let cached = state.withLock { $0.catalog }
-        if cached.generation == generation { return cached }
+        if cached.generation == generation {
+            if let stateCount {
+                state.withLock { if $0.catalog.generation == generation { $0.catalogCount = stateCount } }
+            }
+            return cached
+        }
         guard latest else { return try CompiledCatalog.load(reader, records, layout: layout) }
         // The latest state is read through a snapshot, so the schema, the states and the
         // generation they are cached under are of one moment, whatever writers do meanwhile.

@@ -8,7 +8,7 @@ package struct Layout: Sendable {
     package let root: Subspace
 
     package func document(_ collection: String, _ id: TupleElement) -> [UInt8] {
-        root.pack(["d", .string(collection), id])
+        root.pack("d", .string(collection), id)
     }
     package func documents(_ collection: String) -> Subspace { root.subspace(["d", .string(collection)]) }
     package func index(_ collection: String, _ index: String) -> Subspace {
