@@ -19,6 +19,11 @@ public protocol KeyValueReader {
     /// The value stored under `key`, or `nil`.
     func value(forKey key: [UInt8]) throws -> [UInt8]?
 
+    /// Lends the value stored under `key` to `body` (`nil` when the key is missing), valid
+    /// only during `body`: for readers that parse a value in place. By default a copy read
+    /// with ``value(forKey:)``; LevelDB's readers lend the buffer `leveldb_get` returns.
+    func withValue<R>(forKey key: [UInt8], _ body: (UnsafeRawBufferPointer?) throws -> R) throws -> R
+
     /// A cursor over the entries of `range`, in `order`.
     func scan(_ range: KeyRange, order: ScanOrder) throws -> any KeyValueCursor
 
@@ -55,6 +60,20 @@ public protocol KeyValueCursor: AnyObject {
     /// `body`; returns `nil` at the end of the range.
     /// - Throws: a storage error met while moving (never a silent end), or what `body` throws.
     func next<R>(_ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> R) throws -> R?
+
+    /// ``next(_:)`` without a result: calls `body` with the next entry and returns `true`, or
+    /// returns `false` at the end. Not generic, so that a hot loop over an existential
+    /// cursor makes no generic call per entry; by default ``next(_:)``.
+    func step(_ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Void) throws -> Bool
+}
+
+extension KeyValueCursor {
+    /// ``next(_:)``, its result dropped.
+    public func step(_ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Void) throws
+        -> Bool
+    {
+        try next(body) != nil
+    }
 }
 
 extension LevelDBEntries: KeyValueCursor {}
@@ -69,6 +88,12 @@ extension KeyValueReader {
 extension KeyValueReader {
     /// A local store: a point read costs less than a range read.
     public var readsAreRoundTrips: Bool { false }
+
+    /// A copy of the value, read with ``value(forKey:)``, lent to `body`.
+    public func withValue<R>(forKey key: [UInt8], _ body: (UnsafeRawBufferPointer?) throws -> R) throws -> R {
+        guard let value = try value(forKey: key) else { return try body(nil) }
+        return try value.withUnsafeBytes { try body($0) }
+    }
 
     /// One ``value(forKey:)`` after the other.
     public func values(forKeys keys: [[UInt8]]) throws -> [[UInt8]?] {
@@ -185,6 +210,11 @@ extension LevelDB: KeyValueStore {
     /// The value under `key` in the latest state.
     public func value(forKey key: [UInt8]) throws -> [UInt8]? { try get(key) }
 
+    /// Lends the value under `key` in the latest state: LevelDB's own buffer, no copy.
+    public func withValue<R>(forKey key: [UInt8], _ body: (UnsafeRawBufferPointer?) throws -> R) throws -> R {
+        try withValue(forKey: key, options: LevelDBReadOptions(), body)
+    }
+
     /// A cursor over `range` in the latest state.
     public func scan(_ range: KeyRange, order: ScanOrder) throws -> any KeyValueCursor {
         try entries(range, order: order)
@@ -219,6 +249,9 @@ package final class SnapshotKeyValueReader: SnapshotReader {
 
     package var name: String { reader.name }
     package func value(forKey key: [UInt8]) throws -> [UInt8]? { try reader.value(forKey: key) }
+    package func withValue<R>(forKey key: [UInt8], _ body: (UnsafeRawBufferPointer?) throws -> R) throws -> R {
+        try reader.withValue(forKey: key, body)
+    }
     package func scan(_ range: KeyRange, order: ScanOrder) throws -> any KeyValueCursor {
         try reader.scan(range, order: order)
     }
@@ -251,6 +284,13 @@ public struct LevelDBReader: KeyValueReader {
     /// - Throws: `.closed` after ``LevelDB/close()`` or the release of the snapshot; storage errors.
     public func value(forKey key: [UInt8]) throws -> [UInt8]? {
         try database.get(key, options: options)
+    }
+
+    /// Lends the value stored under `key` at the reader's state to `body` (LevelDB's own
+    /// buffer, valid only during `body`), or `nil` when the key is missing.
+    /// - Throws: as ``value(forKey:)``, or what `body` throws.
+    public func withValue<R>(forKey key: [UInt8], _ body: (UnsafeRawBufferPointer?) throws -> R) throws -> R {
+        try database.withValue(forKey: key, options: options, body)
     }
 
     /// A cursor over the entries of `range`, in `order`, at the reader's state.

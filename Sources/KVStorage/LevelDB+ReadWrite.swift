@@ -172,6 +172,7 @@ extension LevelDB {
     /// REQUIRES: called inside `withHandle`.
     func withReadOptions<R>(_ options: LevelDBReadOptions, _ body: (OpaquePointer) throws -> R) throws -> R {
         if options.isDefault { return try body(defaultReadOptions) }
+        if let cached = try options.snapshot?.cachedReadOptions(options, for: self) { return try body(cached) }
         let snapshot = try options.snapshot?.cHandle(for: self)
         return try withCReadOptions(options, snapshot: snapshot, body)
     }

@@ -147,48 +147,81 @@ public final class LevelDBCursor {
 
     /// Positions on the first entry of `range` in `order`. Returns whether there is one.
     func position(in range: KeyRange, order: ScanOrder) throws -> Bool {
-        try withIterator { it in
-            switch order {
-            case .forward:
-                if let lower = range.lower {
-                    lower.key.withUnsafeBytes { leveldb_iter_seek(it, $0.cChars, $0.count) }
-                    // An exclusive lower bound skips an entry equal to it.
-                    if !lower.isIncluded, leveldb_iter_valid(it) != 0,
-                        !range.isAbove(lower: currentKey(it), compare: database.compareKeys)
-                    {
-                        leveldb_iter_next(it)
-                    }
-                } else {
-                    leveldb_iter_seek_to_first(it)
-                }
-            case .reverse:
-                if let upper = range.upper {
-                    upper.key.withUnsafeBytes { leveldb_iter_seek(it, $0.cChars, $0.count) }
-                    if leveldb_iter_valid(it) != 0 {
-                        // Seek lands on the first key >= upper: step back unless it is in range.
-                        if !range.isBelow(upper: currentKey(it), compare: database.compareKeys) {
-                            leveldb_iter_prev(it)
-                        }
-                    } else {
-                        leveldb_iter_seek_to_last(it)
-                    }
-                } else {
-                    leveldb_iter_seek_to_last(it)
-                }
-            }
-            try check(it)
-            return inRange(it, range)
-        }
+        try withIterator { try position(it: $0, in: range, order: order) }
     }
 
     /// Steps once in `order`. Returns whether the new entry is still in `range`.
     func step(in range: KeyRange, order: ScanOrder) throws -> Bool {
-        try withIterator { it in
-            guard leveldb_iter_valid(it) != 0 else { return false }
-            if order == .forward { leveldb_iter_next(it) } else { leveldb_iter_prev(it) }
-            try check(it)
-            return inRange(it, range)
+        try withIterator { try step(it: $0, in: range, order: order) }
+    }
+
+    /// Positions on the first entry of `range` (`first`) or steps once in `order`, and lends
+    /// the entry to `body` when it is in `range`: one lock acquisition for both. `false` when
+    /// the range holds no further entry. Errors of `body` are passed through `callerError`
+    /// (set before they are rethrown), so that the caller tells them from the storage's.
+    func advance(
+        in range: KeyRange, order: ScanOrder, first: Bool, callerError: inout Bool,
+        _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Void
+    ) throws -> Bool {
+        try withIterator { it -> Bool in
+            let found =
+                first ? try position(it: it, in: range, order: order) : try step(it: it, in: range, order: order)
+            guard found else { return false }
+            var keyLength = 0, valueLength = 0
+            let key = leveldb_iter_key(it, &keyLength)
+            let value = leveldb_iter_value(it, &valueLength)
+            do {
+                try body(
+                    UnsafeRawBufferPointer(start: key, count: keyLength),
+                    UnsafeRawBufferPointer(start: value, count: valueLength))
+            } catch {
+                callerError = true
+                throw error
+            }
+            return true
         }
+    }
+
+    @inline(__always)
+    private func position(it: OpaquePointer, in range: KeyRange, order: ScanOrder) throws -> Bool {
+        switch order {
+        case .forward:
+            if let lower = range.lower {
+                lower.key.withUnsafeBytes { leveldb_iter_seek(it, $0.cChars, $0.count) }
+                // An exclusive lower bound skips an entry equal to it.
+                if !lower.isIncluded, leveldb_iter_valid(it) != 0,
+                    !range.isAbove(lower: currentKey(it), compare: database.compareKeys)
+                {
+                    leveldb_iter_next(it)
+                }
+            } else {
+                leveldb_iter_seek_to_first(it)
+            }
+        case .reverse:
+            if let upper = range.upper {
+                upper.key.withUnsafeBytes { leveldb_iter_seek(it, $0.cChars, $0.count) }
+                if leveldb_iter_valid(it) != 0 {
+                    // Seek lands on the first key >= upper: step back unless it is in range.
+                    if !range.isBelow(upper: currentKey(it), compare: database.compareKeys) {
+                        leveldb_iter_prev(it)
+                    }
+                } else {
+                    leveldb_iter_seek_to_last(it)
+                }
+            } else {
+                leveldb_iter_seek_to_last(it)
+            }
+        }
+        try check(it)
+        return inRange(it, range)
+    }
+
+    @inline(__always)
+    private func step(it: OpaquePointer, in range: KeyRange, order: ScanOrder) throws -> Bool {
+        guard leveldb_iter_valid(it) != 0 else { return false }
+        if order == .forward { leveldb_iter_next(it) } else { leveldb_iter_prev(it) }
+        try check(it)
+        return inRange(it, range)
     }
 
     /// Decides, without seeking, where `range` starts when the cursor is at the first entry

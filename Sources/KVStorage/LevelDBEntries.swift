@@ -78,19 +78,42 @@ public final class LevelDBEntries: ThrowingCursor {
     public func next<R>(_ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> R) throws
         -> R?
     {
+        var result: R?
+        guard try step({ result = try body($0, $1) }) else { return nil }
+        return result
+    }
+
+    /// Moves to the next entry and lends its key and value to `body`, returning `true`;
+    /// `false` when the range is exhausted. ``next(_:)`` without a result, not generic.
+    /// - Throws: as ``next(_:)``.
+    public func step(_ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Void) throws
+        -> Bool
+    {
         if let failure { throw failure }
-        do {
-            guard try advance() else { return nil }
-            return try cursor.withEntry { key, value in
-                do {
-                    return try body(key, value)
-                } catch {
-                    throw CallerError(error: error)
-                }
+        if finished { return false }
+        if let limit, yielded >= limit {
+            finished = true
+            return false
+        }
+        let first = !started
+        if first {
+            started = true
+            if range.isEmpty(compare: cursor.database.compareKeys) {
+                finished = true
+                return false
             }
-        } catch let error as CallerError {
-            throw error.error
+        }
+        var callerError = false
+        do {
+            // The entry counts as read before `body` runs, whatever `body` does.
+            let found = try cursor.advance(in: range, order: order, first: first, callerError: &callerError) {
+                yielded += 1
+                try body($0, $1)
+            }
+            if !found { finished = true }
+            return found
         } catch {
+            if callerError { throw error }
             failure = error
             finished = true
             throw error
@@ -102,34 +125,6 @@ public final class LevelDBEntries: ThrowingCursor {
     public func next() throws -> KeyValueEntry? {
         try next { KeyValueEntry(key: Array($0), value: Array($1)) }
     }
-
-    private func advance() throws -> Bool {
-        if finished { return false }
-        if let limit, yielded >= limit {
-            finished = true
-            return false
-        }
-        let found: Bool
-        if !started {
-            started = true
-            found =
-                range.isEmpty(compare: cursor.database.compareKeys)
-                ? false : try cursor.position(in: range, order: order)
-        } else {
-            found = try cursor.step(in: range, order: order)
-        }
-        if !found {
-            finished = true
-            return false
-        }
-        yielded += 1
-        return true
-    }
-}
-
-/// An error thrown by the caller's closure, told apart from the storage's own.
-private struct CallerError: Error {
-    let error: any Error
 }
 
 // Entries wrap a cursor, which stays on one thread.

@@ -19,17 +19,31 @@ public final class LevelDBSnapshot {
     /// The database the snapshot was taken of. Kept alive by the snapshot.
     public let database: LevelDB
     private var handle: OpaquePointer?
+    /// C read options through the snapshot with the default flags, made once for all the
+    /// snapshot's reads (a transaction reads through them many times). Used only while
+    /// ``handle`` is set.
+    private let defaultReadOptions: OpaquePointer
 
     init(database: LevelDB) throws {
         self.database = database
+        let options: OpaquePointer = leveldb_readoptions_create()
+        defaultReadOptions = options
+        // Thrown after every stored property is set, an error still runs deinit, which
+        // destroys the options.
         handle = try database.withHandle { db in
             let snapshot: OpaquePointer = leveldb_create_snapshot(db)
+            leveldb_readoptions_set_verify_checksums(options, 1)
+            leveldb_readoptions_set_fill_cache(options, 1)
+            leveldb_readoptions_set_snapshot(options, snapshot)
             database.register(.snapshot(snapshot), owner: self)
             return snapshot
         }
     }
 
-    deinit { database.free(ownedBy: self) }
+    deinit {
+        database.free(ownedBy: self)
+        leveldb_readoptions_destroy(defaultReadOptions)
+    }
 
     /// Releases the snapshot now. Calling it again does nothing.
     public func release() {
@@ -51,6 +65,14 @@ public final class LevelDBSnapshot {
             throw KVDocsError(.closed, "the snapshot of \(database.path) was released", path: database.path)
         }
         return handle
+    }
+
+    /// The C read options of `options` (which name this snapshot) when they are the
+    /// default flags: made once; `nil` for other flags. REQUIRES: called inside `withHandle`
+    /// of `db`.
+    func cachedReadOptions(_ options: LevelDBReadOptions, for db: LevelDB) throws -> OpaquePointer? {
+        _ = try cHandle(for: db)
+        return options.verifyChecksums && options.fillCache ? defaultReadOptions : nil
     }
 
     /// Read options reading through this snapshot.

@@ -55,6 +55,11 @@ package enum BinaryJSON {
         bytes.first == marker
     }
 
+    /// Whether bytes read in place are in the binary form.
+    package static func isBinary(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        bytes.first == marker
+    }
+
     // MARK: - Writing
 
     /// `value` in the binary form, starting with ``marker``.
@@ -234,7 +239,9 @@ package enum BinaryJSON {
         return try Array(bytes).withUnsafeBufferPointer { try decode(buffer: $0) }
     }
 
-    static func decode(buffer: UnsafeBufferPointer<UInt8>) throws -> JSONValue {
+    /// The value of bytes in the binary form, read in place.
+    /// - Throws: `.decoding` naming the byte offset where the bytes are damaged.
+    package static func decode(buffer: UnsafeBufferPointer<UInt8>) throws -> JSONValue {
         do {
             return try decodeValue(buffer)
         } catch let damage as Damage {

@@ -10,28 +10,76 @@ package struct BinaryJSONDecoder {
     /// Decodes a `T` from `bytes` (starting with ``BinaryJSON/marker``).
     /// - Throws: `DecodingError` as ``JSONValueDecoder``; `.decoding` for damaged bytes.
     package static func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8], dates: DateStrategy) throws -> T {
-        guard BinaryJSON.isBinary(bytes) else {
-            throw BinaryJSON.Reader.damaged("does not start with the binary form's marker", at: 0)
-        }
-        return try Decoder(storage: Storage(bytes), position: 1, codingPath: [], dates: dates).decode(type)
+        try bytes.withUnsafeBufferPointer { try decode(type, from: $0, dates: dates) }
     }
 
-    /// The bytes decoded, shared by every container of one decode: a private copy, so that
-    /// readers point into it without a closure per read, freed with the last container.
-    package final class Storage {
-        let buffer: UnsafeMutableBufferPointer<UInt8>
+    /// Decodes a `T` from `bytes` (starting with ``BinaryJSON/marker``) in place: nothing
+    /// points into `bytes` once the call returns (``Storage/borrowing(_:_:)``).
+    /// - Throws: `DecodingError` as ``JSONValueDecoder``; `.decoding` for damaged bytes.
+    package static func decode<T: Decodable>(
+        _ type: T.Type, from bytes: UnsafeBufferPointer<UInt8>, dates: DateStrategy
+    )
+        throws -> T
+    {
+        guard bytes.first == BinaryJSON.marker else {
+            throw BinaryJSON.Reader.damaged("does not start with the binary form's marker", at: 0)
+        }
+        return try Storage.borrowing(bytes) { storage in
+            try Decoder(storage: storage, position: 1, codingPath: [], dates: dates).decode(type)
+        }
+    }
 
+    /// The bytes decoded, shared by every container of one decode, so that readers point
+    /// into them without a closure per read: a private copy, or bytes lent for the length
+    /// of one call (``borrowing(_:_:)``).
+    package final class Storage {
+        private(set) var buffer: UnsafeBufferPointer<UInt8>
+        /// Whether ``buffer`` is this storage's own copy, freed with it.
+        private var owned: Bool
+
+        /// Storage over a copy of `bytes`.
         package init(_ bytes: [UInt8]) {
-            buffer = .allocate(capacity: bytes.count)
-            _ = buffer.initialize(fromContentsOf: bytes)
+            let copy = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: bytes.count)
+            _ = copy.initialize(fromContentsOf: bytes)
+            buffer = UnsafeBufferPointer(copy)
+            owned = true
         }
 
-        deinit { buffer.deallocate() }
+        private init(lent bytes: UnsafeBufferPointer<UInt8>) {
+            buffer = bytes
+            owned = false
+        }
+
+        deinit {
+            if owned { UnsafeMutableBufferPointer(mutating: buffer).deallocate() }
+        }
+
+        /// Runs `body` with storage over `bytes` themselves, not a copy. A storage still
+        /// referenced when `body` returns (a decoder that what it decoded kept) takes a copy
+        /// of the bytes then, so nothing points into `bytes` after the call.
+        package static func borrowing<R>(_ bytes: UnsafeBufferPointer<UInt8>, _ body: (Storage) throws -> R) rethrows
+            -> R
+        {
+            var storage = Storage(lent: bytes)
+            defer {
+                if !isKnownUniquelyReferenced(&storage) { storage.takeCopy() }
+            }
+            return try body(storage)
+        }
+
+        /// Replaces lent bytes by a copy of them.
+        private func takeCopy() {
+            guard !owned else { return }
+            let copy = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: buffer.count)
+            _ = copy.initialize(fromContentsOf: buffer)
+            buffer = UnsafeBufferPointer(copy)
+            owned = true
+        }
 
         /// A reader at `position`.
         @inline(__always)
         func reader(at position: Int) -> BinaryJSON.Reader {
-            var reader = BinaryJSON.Reader(UnsafeBufferPointer(buffer))
+            var reader = BinaryJSON.Reader(buffer)
             reader.position = position
             return reader
         }

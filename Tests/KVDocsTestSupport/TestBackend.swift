@@ -1,6 +1,5 @@
 import Foundation
 import KVDocs
-import KVDocsTestSupport
 import Testing
 
 #if canImport(KVDocsEtcd)

@@ -69,16 +69,41 @@ struct QueryExecution {
     /// The documents matching the plan's query, in its order, after `offset`, up to `limit`.
     func documents(offset: Int, limit: Int?) throws -> [JSONValue] {
         var documents: [JSONValue] = []
-        try forEach(offset: offset, limit: limit) { documents.append(try value($0)) }
+        if let limit { documents.reserveCapacity(Swift.min(limit, 1024)) }
+        try forEach(offset: offset, limit: limit, transform: value) { documents.append($0) }
         return documents
     }
 
-    /// Calls `body` with each document matching the plan's query, in its order, after
-    /// `offset`, up to `limit`, as the scan finds it: none is held once `body` has it, but
-    /// for an order the scan does not give, the top-k heap holds the first `offset + limit`
-    /// matches (every match without a limit) until the scan ends. A match is handed over as
-    /// read: its stored bytes, unless the residual filter or the order needed its value.
-    func forEach(offset: Int, limit: Int?, _ body: (Match) throws -> Void) throws {
+    /// Calls `body` with what `transform` makes of each document matching the plan's query,
+    /// in its order, after `offset`, up to `limit`, as the scan finds it: none is held once
+    /// `body` has it, but for an order the scan does not give, the top-k heap holds the first
+    /// `offset + limit` matches (every match without a limit) until the scan ends.
+    ///
+    /// `transform` gets a match as read: its stored bytes, unless the residual filter or the
+    /// order needed its value. Where the scan's order is the query's and nothing is checked
+    /// after the index (the common case), those bytes are lent (``Match/lent(_:key:fromIndex:)``):
+    /// an index entry's payload or the buffer of the document's get, read in place, with no
+    /// copy and no array per entry. `transform` must not keep them; `body` runs after it,
+    /// outside every storage call.
+    func forEach<V>(
+        offset: Int, limit: Int?, transform: (Match) throws -> V, _ body: (V) throws -> Void
+    ) throws {
+        if prefetched == nil, plan.filter.isEmpty, !plan.mayRepeat {
+            if plan.index != nil, plan.orderedByScan, plan.tieValues == nil {
+                try streamInPlace(
+                    RangeScan(execution: self, reverse: plan.reverse), offset: offset, limit: limit, transform, body)
+                return
+            }
+            if plan.index == nil, plan.order == nil {
+                try streamDocumentsInPlace(offset: offset, limit: limit, transform, body)
+                return
+            }
+        }
+        try forEachMatch(offset: offset, limit: limit) { try body(try transform($0)) }
+    }
+
+    /// Every other plan's matches: owned bytes or values, handed to `body` one by one.
+    private func forEachMatch(offset: Int, limit: Int?, _ body: (Match) throws -> Void) throws {
         // The output holds `body` only while this call runs.
         try withoutActuallyEscaping(body) { body in
             var output = Output(skip: offset, limit: limit, countOnly: false, sink: body)
@@ -103,6 +128,84 @@ struct QueryExecution {
             } else {
                 try topKByOrder(candidates: RangeScan(execution: self, reverse: false), into: &output)
             }
+        }
+    }
+
+    /// One pass over index entries in the query's order, nothing checked after the index:
+    /// a covering entry's payload is transformed where the cursor lends it; otherwise the id
+    /// is copied into one key buffer reused for every entry and the document transformed in
+    /// the buffer its get lends. Entries the offset skips read no document.
+    private func streamInPlace<V>(
+        _ scan: RangeScan, offset: Int, limit: Int?, _ transform: (Match) throws -> V, _ body: (V) throws -> Void
+    ) throws {
+        var skip = offset
+        var count = 0
+        let prefixCount = documentPrefix.count
+        var key = documentPrefix
+        key.reserveCapacity(prefixCount + 32)
+        let covering = plan.covering
+        while limit.map({ count < $0 }) ?? true {
+            if skip > 0 {
+                guard try scan.next({ _, _ in () }) != nil else { return }
+                skip -= 1
+                continue
+            }
+            if covering {
+                guard
+                    let produced = try scan.next({ id, payload -> V in
+                        key.removeSubrange(prefixCount...)
+                        key.append(contentsOf: id)
+                        return try transform(
+                            .lent(payload ?? UnsafeRawBufferPointer(start: nil, count: 0), key: key, fromIndex: true))
+                    })
+                else { return }
+                try body(produced)
+            } else {
+                guard
+                    try scan.next({ id, _ -> Void in
+                        key.removeSubrange(prefixCount...)
+                        key.append(contentsOf: id)
+                    }) != nil
+                else { return }
+                let produced = try reader.withValue(forKey: key) { bytes -> V? in
+                    try bytes.map { try transform(.lent($0, key: key, fromIndex: false)) }
+                }
+                // A dangling entry (no document) is no match.
+                guard let produced else { continue }
+                try body(produced)
+            }
+            count += 1
+        }
+    }
+
+    /// One pass over the documents in primary-key order (no index, no filter), each
+    /// transformed where the cursor lends it.
+    private func streamDocumentsInPlace<V>(
+        offset: Int, limit: Int?, _ transform: (Match) throws -> V, _ body: (V) throws -> Void
+    ) throws {
+        let cursor = try reader.scan(plan.ranges[0], order: .forward)
+        let prefixLength = plan.keyPrefixLength
+        var skip = offset
+        var count = 0
+        var key: [UInt8] = []
+        while limit.map({ count < $0 }) ?? true {
+            var produced: V?
+            guard
+                try cursor.step({ k, value in
+                    // A document key holds exactly one element after the collection's prefix.
+                    guard try TupleDecoder.lastElementStart(of: k, from: prefixLength) == prefixLength else { return }
+                    if skip > 0 {
+                        skip -= 1
+                        return
+                    }
+                    key.removeAll(keepingCapacity: true)
+                    key.append(contentsOf: k)
+                    produced = try transform(.lent(value, key: key, fromIndex: false))
+                })
+            else { return }
+            guard let produced else { continue }
+            try body(produced)
+            count += 1
         }
     }
 
@@ -159,8 +262,25 @@ struct QueryExecution {
         /// Stored bytes: of the document under `key`, or carried by an entry of the plan's
         /// index for that document (`fromIndex`).
         case stored([UInt8], key: [UInt8], fromIndex: Bool)
+        /// Stored bytes lent only for the call that is handed the match (a cursor's entry,
+        /// a get's buffer): as ``stored(_:key:fromIndex:)``, to be read before that call
+        /// returns and never kept.
+        case lent(UnsafeRawBufferPointer, key: [UInt8], fromIndex: Bool)
         /// A document already read.
         case value(JSONValue)
+    }
+
+    /// Runs `body` with a match's stored bytes (owned or lent), its key and whether they
+    /// are an index entry's payload; `nil` for a value already built.
+    private func withStoredBytes<R>(
+        _ match: Match, _ body: (UnsafeRawBufferPointer, [UInt8], Bool) throws -> R
+    ) rethrows -> R? {
+        switch match {
+        case .value: return nil
+        case .stored(let bytes, let key, let fromIndex):
+            return try bytes.withUnsafeBytes { try body($0, key, fromIndex) }
+        case .lent(let bytes, let key, let fromIndex): return try body(bytes, key, fromIndex)
+        }
     }
 
     /// The document with the id encoded by `idBytes` as stored, or `nil` (a dangling entry).
@@ -194,14 +314,21 @@ struct QueryExecution {
     func value(_ match: Match) throws -> JSONValue {
         switch match {
         case .value(let v): return v
-        case .stored(let bytes, let key, false):
-            return try store.documentValue(bytes, collection: collection, key: key, idOffset: documentPrefix.count)
-        case .stored(let bytes, let key, true):
-            do {
-                return try DocumentStore.parseStored(bytes)
-            } catch let e as KVDocsError {
-                throw damagedPayload(e, key: key)
-            }
+        case .stored(let bytes, let key, let fromIndex):
+            return try bytes.withUnsafeBytes { try value($0, key: key, fromIndex: fromIndex) }
+        case .lent(let bytes, let key, let fromIndex): return try value(bytes, key: key, fromIndex: fromIndex)
+        }
+    }
+
+    private func value(_ bytes: UnsafeRawBufferPointer, key: [UInt8], fromIndex: Bool) throws -> JSONValue {
+        guard fromIndex else {
+            return try store.documentValue(
+                buffer: bytes, collection: collection, key: key, idOffset: documentPrefix.count)
+        }
+        do {
+            return try DocumentStore.parseStored(buffer: bytes)
+        } catch let e as KVDocsError {
+            throw damagedPayload(e, key: key)
         }
     }
 
@@ -209,16 +336,19 @@ struct QueryExecution {
     /// from stored bytes in the binary form, only those fields are read.
     /// - Throws: `.corruption` as ``value(_:)``.
     func projected(_ match: Match, onto selected: [[String]]) throws -> JSONValue {
-        guard case .stored(let bytes, let key, let fromIndex) = match, BinaryJSON.isBinary(bytes) else {
-            return FieldPath.project(try value(match), onto: selected)
+        let projected = try withStoredBytes(match) { bytes, key, fromIndex -> JSONValue? in
+            guard BinaryJSON.isBinary(bytes) else { return nil }
+            do {
+                return try FieldPath.project(binary: bytes, onto: selected)
+            } catch let damage as BinaryJSON.Damage {
+                throw fromIndex
+                    ? damagedPayload(damage.error, key: key)
+                    : store.damagedDocument(
+                        damage.error, collection: collection, key: key, idOffset: documentPrefix.count)
+            }
         }
-        do {
-            return try FieldPath.project(binary: bytes, onto: selected)
-        } catch let damage as BinaryJSON.Damage {
-            throw fromIndex
-                ? damagedPayload(damage.error, key: key)
-                : store.damagedDocument(damage.error, collection: collection, key: key, idOffset: documentPrefix.count)
-        }
+        if let projected, let projected { return projected }
+        return FieldPath.project(try value(match), onto: selected)
     }
 
     /// A match's document decoded as `T`: straight from stored bytes in the binary form.
@@ -227,15 +357,23 @@ struct QueryExecution {
         switch match {
         case .value(let v): return try DocumentStore.decodeStored(type, v, dates: store.dateStrategy)
         case .stored(let bytes, let key, let fromIndex):
-            guard fromIndex else {
-                return try store.decodeDocument(
-                    type, bytes: bytes, collection: collection, key: key, idOffset: documentPrefix.count)
-            }
-            do {
-                return try DocumentStore.decodeStored(type, bytes: bytes, dates: store.dateStrategy)
-            } catch let e as BinaryJSON.Damage {
-                throw damagedPayload(e.error, key: key)
-            }
+            return try bytes.withUnsafeBytes { try decode($0, key: key, fromIndex: fromIndex, as: type) }
+        case .lent(let bytes, let key, let fromIndex):
+            return try decode(bytes, key: key, fromIndex: fromIndex, as: type)
+        }
+    }
+
+    private func decode<T: Decodable>(_ bytes: UnsafeRawBufferPointer, key: [UInt8], fromIndex: Bool, as type: T.Type)
+        throws -> T
+    {
+        guard fromIndex else {
+            return try store.decodeDocument(
+                type, buffer: bytes, collection: collection, key: key, idOffset: documentPrefix.count)
+        }
+        do {
+            return try DocumentStore.decodeStored(type, buffer: bytes, dates: store.dateStrategy)
+        } catch let e as BinaryJSON.Damage {
+            throw damagedPayload(e.error, key: key)
         }
     }
 
@@ -419,6 +557,14 @@ extension QueryExecution {
         }
 
         func nextID() throws -> Candidate? {
+            try next { id, payload in Candidate(id: Array(id), payload: payload.map { Array($0) }) }
+        }
+
+        /// Calls `body` with the next entry's id bytes and (for a covering index) payload,
+        /// lent by the cursor for the length of the call; `nil` at the end.
+        func next<R>(_ body: (_ id: UnsafeRawBufferPointer, _ payload: UnsafeRawBufferPointer?) throws -> R) throws
+            -> R?
+        {
             let ranges = execution.plan.ranges
             let prefixLength = execution.plan.keyPrefixLength
             while true {
@@ -427,26 +573,30 @@ extension QueryExecution {
                     cursor = try execution.reader.scan(ranges[rangeIndex], order: reverse ? .reverse : .forward)
                     rangeIndex += 1
                 }
-                if let candidate = try cursor?.next({ key, value -> Candidate? in
-                    guard let entry = try QueryExecution.entry(key, value, prefixLength: prefixLength, in: execution)
-                    else { return nil }
-                    if let groupValues {
-                        do {
-                            group = Array(
-                                key[
-                                    prefixLength..<(try ValueOrder.end(
-                                        ofValues: groupValues, in: key, from: prefixLength))])
-                        } catch let error as KVDocsError {
-                            throw KVDocsError(
-                                .corruption,
-                                "index \(execution.plan.index ?? "?") of \"\(execution.collection)\" has a malformed entry: \(error.message)",
-                                path: execution.reader.name, key: Array(key))
+                var result: R?
+                if let cursor,
+                    try cursor.step({ key, value in
+                        guard
+                            let parts = try QueryExecution.parts(key, value, prefixLength: prefixLength, in: execution)
+                        else { return }
+                        if let groupValues {
+                            do {
+                                group = Array(
+                                    key[
+                                        prefixLength..<(try ValueOrder.end(
+                                            ofValues: groupValues, in: key, from: prefixLength))])
+                            } catch let error as KVDocsError {
+                                throw KVDocsError(
+                                    .corruption,
+                                    "index \(execution.plan.index ?? "?") of \"\(execution.collection)\" has a malformed entry: \(error.message)",
+                                    path: execution.reader.name, key: Array(key))
+                            }
                         }
-                    }
-                    return entry.candidate
-                }) {
-                    guard let candidate else { continue }
-                    return candidate
+                        result = try body(parts.id, parts.payload)
+                    })
+                {
+                    guard let result else { continue }
+                    return result
                 }
                 cursor = nil
             }
@@ -558,21 +708,42 @@ extension QueryExecution {
         _ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, prefixLength: Int,
         in execution: QueryExecution
     ) throws -> (candidate: Candidate, groupLength: Int)? {
-        let plan = execution.plan
+        try parts(key, value, prefixLength: prefixLength, in: execution).map {
+            (Candidate(id: Array($0.id), payload: $0.payload.map { Array($0) }), $0.groupLength)
+        }
+    }
+
+    /// An index entry's parts, lent from its key and value: see ``entry(_:_:prefixLength:in:)``.
+    struct EntryParts {
+        let id: UnsafeRawBufferPointer
+        let payload: UnsafeRawBufferPointer?
+        let groupLength: Int
+    }
+
+    /// The parts of an index entry, in place; `nil` for an entry that holds no id.
+    @inline(__always)
+    static func parts(
+        _ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, prefixLength: Int,
+        in execution: QueryExecution
+    ) throws -> EntryParts? {
         do {
-            if plan.idInValue {
+            if execution.plan.idInValue {
                 guard !value.isEmpty else { return nil }
                 let idEnd = try TupleDecoder.firstElementEnd(of: value)
-                let payload = plan.covering ? Array(value[idEnd...]) : nil
-                return (Candidate(id: Array(value[..<idEnd]), payload: payload), key.count)
+                return EntryParts(
+                    id: UnsafeRawBufferPointer(rebasing: value[..<idEnd]),
+                    payload: execution.plan.covering ? UnsafeRawBufferPointer(rebasing: value[idEnd...]) : nil,
+                    groupLength: key.count)
             }
             guard let start = try TupleDecoder.lastElementStart(of: key, from: prefixLength), start > prefixLength
             else { return nil }
-            return (Candidate(id: Array(key[start...]), payload: plan.covering ? Array(value) : nil), start)
+            return EntryParts(
+                id: UnsafeRawBufferPointer(rebasing: key[start...]),
+                payload: execution.plan.covering ? value : nil, groupLength: start)
         } catch let error as KVDocsError {
             throw KVDocsError(
                 .corruption,
-                "index \(plan.index ?? "?") of \"\(execution.collection)\" has a malformed entry: \(error.message)",
+                "index \(execution.plan.index ?? "?") of \"\(execution.collection)\" has a malformed entry: \(error.message)",
                 path: execution.reader.name, key: Array(key))
         }
     }

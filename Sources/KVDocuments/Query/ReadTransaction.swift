@@ -111,9 +111,9 @@ public final class ReadTransaction {
         }
         let selected = fields.map(\.wholeField)
         var documents: [JSONValue] = []
-        try execution.forEach(offset: query.offset, limit: query.limit) {
-            documents.append(try execution.projected($0, onto: selected))
-        }
+        try execution.forEach(
+            offset: query.offset, limit: query.limit, transform: { try execution.projected($0, onto: selected) }
+        ) { documents.append($0) }
         return documents
     }
 
@@ -137,9 +137,12 @@ public final class ReadTransaction {
         let plan = try planner.plan(collection, query)
         let selected = query.fields.map { $0.map(\.wholeField) }
         let execution = QueryExecution(transaction: self, collection: collection, plan: plan)
-        try execution.forEach(offset: query.offset, limit: query.limit) { match in
-            try body(try selected.map { try execution.projected(match, onto: $0) } ?? execution.value(match))
-        }
+        try execution.forEach(
+            offset: query.offset, limit: query.limit,
+            transform: { match in
+                try selected.map { try execution.projected(match, onto: $0) } ?? execution.value(match)
+            },
+            body)
     }
 
     /// Calls `body` with each document matching `query` decoded as `T`: straight from the
@@ -154,15 +157,15 @@ public final class ReadTransaction {
         let plan = try planner.plan(collection, query)
         let selected = query.fields.map { $0.map(\.wholeField) }
         let execution = QueryExecution(transaction: self, collection: collection, plan: plan)
-        try execution.forEach(offset: query.offset, limit: query.limit) { match in
-            if let selected {
-                try body(
-                    try DocumentStore.decodeStored(
-                        type, execution.projected(match, onto: selected), dates: store.dateStrategy))
-            } else {
-                try body(try execution.decode(match, as: type))
-            }
-        }
+        try execution.forEach(
+            offset: query.offset, limit: query.limit,
+            transform: { match in
+                if let selected {
+                    return try DocumentStore.decodeStored(
+                        type, execution.projected(match, onto: selected), dates: store.dateStrategy)
+                }
+                return try execution.decode(match, as: type)
+            }, body)
     }
 
     /// The document with primary key `id` decoded as `T` straight from its stored bytes, or `nil`.

@@ -185,7 +185,13 @@ extension DocumentStore {
     /// earlier, which a layered base may still hold), told apart by the first byte.
     /// - Throws: `.decoding` naming where the bytes are damaged.
     package static func parseStored(_ bytes: [UInt8]) throws -> JSONValue {
-        try JSONValue(storedDocument: bytes)
+        try bytes.withUnsafeBytes { try parseStored(buffer: $0) }
+    }
+
+    /// ``parseStored(_:)`` of bytes read in place.
+    package static func parseStored(buffer bytes: UnsafeRawBufferPointer) throws -> JSONValue {
+        guard BinaryJSON.isBinary(bytes) else { return try JSONValue(parsing: bytes) }
+        return try BinaryJSON.decode(buffer: bytes.assumingMemoryBound(to: UInt8.self))
     }
 
     /// A `T` decoded from stored bytes: straight from the binary form, without building a
@@ -193,6 +199,16 @@ extension DocumentStore {
     /// - Throws: `.decoding` when the document does not decode as `T`;
     ///   ``BinaryJSON/Damage`` (or `.decoding`, for JSON text) when its bytes are damaged.
     package static func decodeStored<T: Decodable>(_ type: T.Type, bytes: [UInt8], dates: DateStrategy) throws -> T {
+        try bytes.withUnsafeBytes { try decodeStored(type, buffer: $0, dates: dates) }
+    }
+
+    /// ``decodeStored(_:bytes:dates:)`` of bytes read in place: nothing points into them once
+    /// the call returns.
+    package static func decodeStored<T: Decodable>(
+        _ type: T.Type, buffer bytes: UnsafeRawBufferPointer, dates: DateStrategy
+    )
+        throws -> T
+    {
         guard BinaryJSON.isBinary(bytes) else {
             let value: JSONValue
             do { value = try JSONValue(parsing: bytes) } catch let e as KVDocsError {
@@ -201,7 +217,7 @@ extension DocumentStore {
             return try decodeStored(type, value, dates: dates)
         }
         do {
-            return try BinaryJSONDecoder.decode(T.self, from: bytes, dates: dates)
+            return try BinaryJSONDecoder.decode(T.self, from: bytes.assumingMemoryBound(to: UInt8.self), dates: dates)
         } catch let error as DecodingError {
             throw KVDocsError(.decoding, "stored document does not decode as \(T.self): \(error.summary)")
         } catch let error as KVDocsError {
@@ -216,8 +232,17 @@ extension DocumentStore {
     /// The document stored under `key` (whose id starts at `idOffset`), read.
     /// - Throws: `.corruption` naming the document and its key when its bytes are damaged.
     package func documentValue(_ bytes: [UInt8], collection: String, key: [UInt8], idOffset: Int) throws -> JSONValue {
+        try bytes.withUnsafeBytes {
+            try documentValue(buffer: $0, collection: collection, key: key, idOffset: idOffset)
+        }
+    }
+
+    /// ``documentValue(_:collection:key:idOffset:)`` of bytes read in place.
+    package func documentValue(buffer bytes: UnsafeRawBufferPointer, collection: String, key: [UInt8], idOffset: Int)
+        throws -> JSONValue
+    {
         do {
-            return try Self.parseStored(bytes)
+            return try Self.parseStored(buffer: bytes)
         } catch let e as KVDocsError {
             let id = (try? Tuple(decoding: key[idOffset...]).elements.first).map { "\($0)" } ?? "?"
             throw invalidDocument(e, id: id, collection: collection, key: key)
@@ -230,8 +255,17 @@ extension DocumentStore {
     func decodeDocument<T: Decodable>(_ type: T.Type, bytes: [UInt8], collection: String, key: [UInt8], idOffset: Int)
         throws -> T
     {
+        try bytes.withUnsafeBytes {
+            try decodeDocument(type, buffer: $0, collection: collection, key: key, idOffset: idOffset)
+        }
+    }
+
+    /// ``decodeDocument(_:bytes:collection:key:idOffset:)`` of bytes read in place.
+    func decodeDocument<T: Decodable>(
+        _ type: T.Type, buffer bytes: UnsafeRawBufferPointer, collection: String, key: [UInt8], idOffset: Int
+    ) throws -> T {
         do {
-            return try Self.decodeStored(type, bytes: bytes, dates: dateStrategy)
+            return try Self.decodeStored(type, buffer: bytes, dates: dateStrategy)
         } catch let damage as BinaryJSON.Damage {
             throw damagedDocument(damage.error, collection: collection, key: key, idOffset: idOffset)
         }

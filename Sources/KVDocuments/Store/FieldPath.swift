@@ -133,7 +133,21 @@ extension FieldPath {
     /// no document is built.
     /// - Throws: `BinaryJSON.Damage` when the bytes read are damaged.
     package static func project(binary bytes: [UInt8], onto fields: [[String]]) throws -> JSONValue {
-        let storage = BinaryJSONDecoder.Storage(bytes)
+        try bytes.withUnsafeBufferPointer { buffer in
+            try BinaryJSONDecoder.Storage.borrowing(buffer) { try project(binary: $0, onto: fields) }
+        }
+    }
+
+    /// ``project(binary:onto:)`` of bytes read in place.
+    /// - Throws: `BinaryJSON.Damage` when the bytes read are damaged.
+    package static func project(binary bytes: UnsafeRawBufferPointer, onto fields: [[String]]) throws -> JSONValue {
+        try BinaryJSONDecoder.Storage.borrowing(bytes.assumingMemoryBound(to: UInt8.self)) {
+            try project(binary: $0, onto: fields)
+        }
+    }
+
+    private static func project(binary storage: BinaryJSONDecoder.Storage, onto fields: [[String]]) throws -> JSONValue
+    {
         var result = JSONObject()
         for field in fields {
             guard let first = field.first else { continue }
