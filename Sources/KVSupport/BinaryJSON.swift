@@ -241,16 +241,37 @@ package enum BinaryJSON {
 
     /// The value of bytes in the binary form, read in place.
     /// - Throws: `.decoding` naming the byte offset where the bytes are damaged.
-    package static func decode(buffer: UnsafeBufferPointer<UInt8>) throws -> JSONValue {
+    /// - Parameter keys: member keys of values decoded before (the documents of one request
+    ///   share most of theirs): a key whose bytes match the one read at the same position
+    ///   of the previous decode is that string again, not a new one.
+    package static func decode(buffer: UnsafeBufferPointer<UInt8>, keys: KeyCache? = nil) throws -> JSONValue {
         do {
-            return try decodeValue(buffer)
+            guard let keys else { return try decodeValue(buffer, keys: nil) }
+            return try decodeValue(buffer, keys: keys)
         } catch let damage as Damage {
             throw damage.error
         }
     }
 
-    private static func decodeValue(_ buffer: UnsafeBufferPointer<UInt8>) throws -> JSONValue {
+    /// Member keys by their position in a decode (the n-th key read), for the next decode
+    /// of a value of the same shape (``decode(buffer:keys:)``). Used by one thread at a time.
+    package final class KeyCache {
+        /// The most keys remembered.
+        static let capacity = 256
+        fileprivate var keys: [String] = []
+
+        package init() {}
+    }
+
+    private static func decodeValue(_ buffer: UnsafeBufferPointer<UInt8>, keys: KeyCache?) throws -> JSONValue {
         var reader = Reader(buffer)
+        if let keys {
+            reader.cachesKeys = true
+            swap(&reader.keys, &keys.keys)
+        }
+        defer {
+            if let keys { swap(&reader.keys, &keys.keys) }
+        }
         guard reader.count > 0, reader[0] == marker else {
             throw Reader.damaged("does not start with the binary form's marker", at: 0)
         }
@@ -267,6 +288,12 @@ package enum BinaryJSON {
         let base: UnsafePointer<UInt8>?
         let count: Int
         var position = 0
+        /// Whether member keys are looked up in (and remembered into) ``keys``.
+        var cachesKeys = false
+        /// Member keys by their position among the keys read (see ``KeyCache``).
+        var keys: [String] = []
+        /// The position of the next member key read.
+        var nextKey = 0
 
         init(_ buffer: UnsafeBufferPointer<UInt8>) {
             base = buffer.baseAddress
@@ -332,7 +359,7 @@ package enum BinaryJSON {
         }
 
         /// `bytes` as a string, or `nil` when they are not valid UTF-8. ASCII (most keys
-        /// and many values) takes a fast path.
+        /// and many values) takes a fast path (`String(validating:)` measures slower).
         static func text(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
             var ascii = true
             for b in bytes where b >= 0x80 {
@@ -464,10 +491,34 @@ package enum BinaryJSON {
             if let previous, !Self.less(previous, key) {
                 throw Self.damaged("has object keys out of order", at: keyStart)
             }
+            if cachesKeys {
+                let n = nextKey
+                nextKey += 1
+                // Bytes equal to a valid string's are valid UTF-8.
+                if n < keys.count, Self.equal(keys[n], key) { return (keys[n], key) }
+                guard let name = Self.text(key) else {
+                    throw Self.damaged("has a key that is not valid UTF-8", at: keyStart)
+                }
+                if n < keys.count {
+                    keys[n] = name
+                } else if n < KeyCache.capacity {
+                    keys.append(name)
+                }
+                return (name, key)
+            }
             guard let name = Self.text(key) else {
                 throw Self.damaged("has a key that is not valid UTF-8", at: keyStart)
             }
             return (name, key)
+        }
+
+        /// Whether `string`'s UTF-8 is `bytes`.
+        @inline(__always)
+        static func equal(_ string: String, _ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+            let utf8 = string.utf8
+            guard utf8.count == bytes.count else { return false }
+            if let equal = utf8.withContiguousStorageIfAvailable({ compare($0, bytes) == 0 }) { return equal }
+            return utf8.elementsEqual(bytes)
         }
 
         init(base: UnsafePointer<UInt8>?, count: Int, position: Int) {

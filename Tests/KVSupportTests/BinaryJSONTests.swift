@@ -87,6 +87,45 @@ import Testing
         #expect(try BinaryJSON.decode(BinaryJSON.encode(.uint(UInt64.max))) == .uint(UInt64.max))
     }
 
+    /// A key cache shared by many decodes (as the documents of one request share it) changes
+    /// no value: documents of one shape, of changing shapes, with keys that differ from the
+    /// cached ones only past a common prefix or in length, and damaged bytes after a
+    /// successful decode all decode as they do without it.
+    @Test func decodingWithASharedKeyCacheGivesTheSameValues() throws {
+        var rng = SplitMix64(seed: 23)
+        let cache = BinaryJSON.KeyCache()
+        var shapes: [JSONValue] = [
+            ["id": "a", "name": "Ada", "age": 36, "city": "Oslo"],
+            ["id": "b", "name": "Bo", "age": 41, "city": "Bergen"],
+            ["id": "c", "nam": "Cy", "agee": 1, "city": ["x": "y"]],
+            ["id": "d", "name": ["first": "Di", "last": "Ng"], "nameé": 2],
+            [:],
+            ["k": ["k": ["k": "k"]]]
+        ]
+        for _ in 0..<2000 { shapes.append(Self.randomValue(&rng)) }
+        for (n, value) in shapes.enumerated() {
+            let bytes = try BinaryJSON.encode(value)
+            let cached = try bytes.withUnsafeBufferPointer { try BinaryJSON.decode(buffer: $0, keys: cache) }
+            #expect(cached == value, "value \(n)")
+            #expect(try cached.canonicalBytes() == value.canonicalBytes())
+            // The same value again, now that the cache holds its keys.
+            let again = try bytes.withUnsafeBufferPointer { try BinaryJSON.decode(buffer: $0, keys: cache) }
+            #expect(again == value, "value \(n), decoded again")
+        }
+        // A key whose bytes are not UTF-8 is refused even where the cache has a key of that length.
+        let good = try BinaryJSON.encode(["ab": 1])
+        _ = try good.withUnsafeBufferPointer { try BinaryJSON.decode(buffer: $0, keys: cache) }
+        var bad = good
+        guard let at = bad.firstIndex(of: UInt8(ascii: "a")) else {
+            Issue.record("no key byte")
+            return
+        }
+        bad[at] = 0xFF
+        #expect(throws: KVDocsError.self) {
+            try bad.withUnsafeBufferPointer { try BinaryJSON.decode(buffer: $0, keys: cache) }
+        }
+    }
+
     /// Integers take the fewest bytes that hold them; small objects 1-byte offsets.
     @Test func numbersAndOffsetsTakeTheFewestBytes() throws {
         #expect(try BinaryJSON.encode(.int(-128)).count == 3)

@@ -35,6 +35,8 @@ struct QueryExecution {
     let prefetched: Prefetched?
     /// The most candidates read ahead at once over a network.
     static let readAhead = 256
+    /// The member keys of the documents decoded so far, which the next ones reuse.
+    let keys = BinaryJSON.KeyCache()
 
     init(transaction: ReadTransaction, collection: String, plan: QueryPlan) {
         self.reader = transaction.reader
@@ -323,10 +325,10 @@ struct QueryExecution {
     private func value(_ bytes: UnsafeRawBufferPointer, key: [UInt8], fromIndex: Bool) throws -> JSONValue {
         guard fromIndex else {
             return try store.documentValue(
-                buffer: bytes, collection: collection, key: key, idOffset: documentPrefix.count)
+                buffer: bytes, collection: collection, key: key, idOffset: documentPrefix.count, keys: keys)
         }
         do {
-            return try DocumentStore.parseStored(buffer: bytes)
+            return try DocumentStore.parseStored(buffer: bytes, keys: keys)
         } catch let e as KVDocsError {
             throw damagedPayload(e, key: key)
         }

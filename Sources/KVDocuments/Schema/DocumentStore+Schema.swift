@@ -189,9 +189,13 @@ extension DocumentStore {
     }
 
     /// ``parseStored(_:)`` of bytes read in place.
-    package static func parseStored(buffer bytes: UnsafeRawBufferPointer) throws -> JSONValue {
+    /// - Parameter keys: the member keys of documents decoded before, shared by the
+    ///   documents of one request (``BinaryJSON/decode(buffer:keys:)``).
+    package static func parseStored(buffer bytes: UnsafeRawBufferPointer, keys: BinaryJSON.KeyCache? = nil) throws
+        -> JSONValue
+    {
         guard BinaryJSON.isBinary(bytes) else { return try JSONValue(parsing: bytes) }
-        return try BinaryJSON.decode(buffer: bytes.assumingMemoryBound(to: UInt8.self))
+        return try BinaryJSON.decode(buffer: bytes.assumingMemoryBound(to: UInt8.self), keys: keys)
     }
 
     /// A `T` decoded from stored bytes: straight from the binary form, without building a
@@ -238,11 +242,12 @@ extension DocumentStore {
     }
 
     /// ``documentValue(_:collection:key:idOffset:)`` of bytes read in place.
-    package func documentValue(buffer bytes: UnsafeRawBufferPointer, collection: String, key: [UInt8], idOffset: Int)
-        throws -> JSONValue
-    {
+    package func documentValue(
+        buffer bytes: UnsafeRawBufferPointer, collection: String, key: [UInt8], idOffset: Int,
+        keys: BinaryJSON.KeyCache? = nil
+    ) throws -> JSONValue {
         do {
-            return try Self.parseStored(buffer: bytes)
+            return try Self.parseStored(buffer: bytes, keys: keys)
         } catch let e as KVDocsError {
             let id = (try? Tuple(decoding: key[idOffset...]).elements.first).map { "\($0)" } ?? "?"
             throw invalidDocument(e, id: id, collection: collection, key: key)
