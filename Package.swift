@@ -157,6 +157,13 @@ let package = Package(
             dependencies: ["KVDocs"],
             path: "Tests/KVDocsTestSupport"
         ),
+        // Counts each thread's heap allocations (its malloc replaces the C library's in the
+        // executable that links it): kvbench's allocations per document, and the tests that
+        // bound them on the hot paths. Never a dependency of the library.
+        .target(
+            name: "CAllocationCount",
+            path: "Tests/CAllocationCount"
+        ),
         // A test target per layer of the library, named after it; every one shares
         // KVDocsTestSupport. A layer's suites test what it owns, through the layers above
         // it where that is how it is used (text and geo through documents).
@@ -165,7 +172,7 @@ let package = Package(
         .testTarget(name: "KVKeysTests", dependencies: ["KVDocs", "KVDocsTestSupport"]),
         .testTarget(name: "KVTextTests", dependencies: ["KVDocs", "KVDocsTestSupport"]),
         .testTarget(name: "KVGeoTests", dependencies: ["KVDocs", "KVDocsTestSupport"]),
-        .testTarget(name: "KVDocumentsTests", dependencies: ["KVDocs", "KVDocsTestSupport"])
+        .testTarget(name: "KVDocumentsTests", dependencies: ["KVDocs", "KVDocsTestSupport", "CAllocationCount"])
     ],
     swiftLanguageModes: [.v6]
 )
@@ -271,7 +278,7 @@ if withSync {
         .executableTarget(
             name: "kvbench",
             dependencies: [
-                "CBench", "KVDocs",
+                "CBench", "CAllocationCount", "KVDocs",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser")
             ] + (benchSync ? ["KVDocsSync", "KVDocsEtcd"] : []),
@@ -282,7 +289,7 @@ if withSync {
         // --toggle-collect='*profiledWorkload*'); see its main.swift.
         .executableTarget(
             name: "kvprofile",
-            dependencies: ["KVDocs"],
+            dependencies: ["KVDocs", "CAllocationCount"],
             path: "Benchmarks/Sources/kvprofile"
         )
     ]

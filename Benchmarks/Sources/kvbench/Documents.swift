@@ -1,3 +1,4 @@
+import CAllocationCount
 import CBench
 import Foundation
 import GRDB
@@ -621,6 +622,7 @@ extension Bench {
                 where label.isEmpty || full.startLengths.contains(where: { $0 > 0 }) {
                     var entries: Int32 = 0
                     var error: UnsafeMutablePointer<CChar>?
+                    let allocationsBefore = kv_allocations()
                     let elapsed = p.starts.withUnsafeBufferPointer { starts in
                         p.docs.withUnsafeBufferPointer { docs in
                             p.startLengths.withUnsafeBufferPointer { sl in
@@ -644,6 +646,10 @@ extension Bench {
                     if label.isEmpty {
                         seconds = elapsed
                         extra["index_entries"] = Double(entries)
+                        if kv_allocations_counted() {
+                            extra[Self.allocationsKey] =
+                                Double(kv_allocations() - allocationsBefore) / Double(max(1, p.startLengths.count))
+                        }
                     } else {
                         extra[label] = elapsed * 1e6 / Double(max(1, p.startLengths.count))
                     }

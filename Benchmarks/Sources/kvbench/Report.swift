@@ -9,6 +9,12 @@ struct Report {
         bench.results.first { $0.section == section && $0.name == name && $0.variant == variant }
     }
 
+    /// A measurement's allocations per operation, or "—".
+    static func allocations(_ m: Measurement?) -> String {
+        guard let a = m?.extra[Bench.allocationsKey] else { return "—" }
+        return a >= 100 ? String(format: "%.0f", a) : String(format: "%.1f", a)
+    }
+
     static func us(_ v: Double) -> String {
         v >= 100 ? String(format: "%.0f", v) : (v >= 1 ? String(format: "%.2f", v) : String(format: "%.3f", v))
     }
@@ -77,19 +83,23 @@ struct Report {
             "### Documents: KVDocs against SQLite (C API and GRDB, WAL)", "",
             "kvdocs: typed (`Codable`); kvdocs-untyped: `JSONValue` documents; sqlite-c: SQLite's C API, prepared statements; grdb: GRDB records. Ratios are time per operation (below 1: KVDocs is faster). Indexes: KVDocs `city`, `age` (each entry ordered by id after its value), unique `email`; SQLite (both sides) `(city, id)`, `(age, id)`, unique `(email)`, as a SQLite user declares them for these queries; covering rows: `(city, id, …)` and `(age, id, …)` with every column. The range ordered by id has no natural index on any side: each filters the age range and orders the matches by id. floor: LevelDB's C API alone doing KVDocs' physical work. Reads: on the same database, the reads KVDocs' plan does (a seek and the limit's index entries, then a get per returned document), with no planning, snapshot or parsing. Writes: KVDocs' own write batches of the same run replayed byte for byte on a fresh database with KVDocs' options, one `leveldb_write` per KVDocs batch (each document's record, its index entries put or deleted, its change record; the sequence record), each after the gets KVDocs makes (the document's key; each new unique entry), with no encoding or validation; updates and deletes on a compacted database preloaded with the same documents. results.json also holds each insert floor's batches timed without the gets (`writes_only_us`).",
             "",
-            "| workload | kvdocs µs | untyped µs | sqlite-c µs | grdb µs | floor µs | kvdocs / sqlite-c | untyped / sqlite-c | kvdocs / grdb | untyped / grdb | floor / sqlite-c |",
-            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+            "Allocations: heap allocations per operation made by the measuring thread (its `malloc`, `calloc`, `realloc` and aligned allocations, counted by CAllocationCount; not LevelDB's or SQLite's background threads), as kvdocs / untyped / floor / sqlite-c.",
+            "",
+            "| workload | kvdocs µs | untyped µs | sqlite-c µs | grdb µs | floor µs | kvdocs / floor | untyped / floor | kvdocs / sqlite-c | untyped / sqlite-c | floor / sqlite-c | allocations per op |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
         ]
         var names: [String] = []
         for m in bench.results where m.section == "documents" && !names.contains(m.name) { names.append(m.name) }
         for name in names {
-            let us = variants.map { find("documents", name, $0)?.microsecondsPerOperation }
+            let measured = variants.map { find("documents", name, $0) }
+            let us = measured.map { $0?.microsecondsPerOperation }
             func ratio(_ a: Double?, _ b: Double?) -> String {
                 (a != nil && b != nil) ? String(format: "%.2f×", a! / b!) : "—"
             }
+            let allocations = [0, 1, 4, 2].map { Self.allocations(measured[$0]) }.joined(separator: " / ")
             lines.append(
                 "| \(name) | " + us.map { $0.map(Self.us) ?? "—" }.joined(separator: " | ")
-                    + " | \(ratio(us[0], us[2])) | \(ratio(us[1], us[2])) | \(ratio(us[0], us[3])) | \(ratio(us[1], us[3])) | \(ratio(us[4], us[2])) |"
+                    + " | \(ratio(us[0], us[4])) | \(ratio(us[1], us[4])) | \(ratio(us[0], us[2])) | \(ratio(us[1], us[2])) | \(ratio(us[4], us[2])) | \(allocations) |"
             )
         }
         let sizes = bench.results.filter { $0.section == "documents" && $0.extra["bytes_on_disk"] != nil }
@@ -187,16 +197,19 @@ struct Report {
                 "### Import", "",
                 "leveldb-floor: the import's own write batches (1000 documents each: records, index entries, change records, the sequence record) replayed byte for byte through LevelDB's C API, after a get per document as KVDocs checks for an existing id; no parsing or encoding.",
                 "",
-                "| workload | variant | total seconds | documents/s | µs/document | / sqlite-c |",
-                "|---|---|---:|---:|---:|---:|"
+                "| workload | variant | total seconds | documents/s | µs/document | / sqlite-c | / floor | allocations per document |",
+                "|---|---|---:|---:|---:|---:|---:|---:|"
             ]
             for m in bench.results where m.section == "import" {
-                let sqlite = find("import", m.name, "sqlite-c")
+                let sqlite = find("import", m.name, "sqlite-c"), floor = find("import", m.name, "leveldb-floor")
                 let ratio =
                     sqlite.map { String(format: "%.2f×", m.microsecondsPerOperation / $0.microsecondsPerOperation) }
                     ?? "—"
+                let floorRatio =
+                    floor.map { String(format: "%.2f×", m.microsecondsPerOperation / $0.microsecondsPerOperation) }
+                    ?? "—"
                 lines.append(
-                    "| \(m.name) | \(m.variant) | \(String(format: "%.3f", m.seconds)) | \(Self.ops(m.operationsPerSecond)) | \(Self.us(m.microsecondsPerOperation)) | \(ratio) |"
+                    "| \(m.name) | \(m.variant) | \(String(format: "%.3f", m.seconds)) | \(Self.ops(m.operationsPerSecond)) | \(Self.us(m.microsecondsPerOperation)) | \(ratio) | \(floorRatio) | \(Self.allocations(m)) |"
                 )
             }
             parts.append(lines.joined(separator: "\n"))
@@ -300,8 +313,8 @@ struct Report {
             "",
             "floor: LevelDB's C API alone doing the physical work of KVDocs' operation: for an insert, KVDocs' own write batches replayed byte for byte (each document's record, index entries and change record, the sequence record; one `leveldb_write` per batch of 1000), after a get per document and per unique entry, as KVDocs checks; for a query, on the database KVDocs just queried, the reads of KVDocs' plan (the ranges `explain` reports: a seek and the entries read, then a get per document returned), with no planning, snapshot, decoding or encoding.",
             "",
-            "| workload | kvdocs µs/op | sqlite-c µs/op | kvdocs / sqlite-c | floor µs/op | floor / sqlite-c | operations (kvdocs / sqlite-c) | kvdocs plan |",
-            "|---|---:|---:|---:|---:|---:|---:|---|"
+            "| workload | kvdocs µs/op | sqlite-c µs/op | kvdocs / sqlite-c | floor µs/op | kvdocs / floor | floor / sqlite-c | allocations per op (kvdocs / floor / sqlite-c) | operations (kvdocs / sqlite-c) | kvdocs plan |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"
         ]
         var names: [String] = []
         for m in bench.results where m.section == "apps" && !names.contains(m.name) { names.append(m.name) }
@@ -314,9 +327,13 @@ struct Report {
             let floorRatio =
                 (f != nil && s != nil)
                 ? String(format: "%.2f×", f!.microsecondsPerOperation / s!.microsecondsPerOperation) : "—"
+            let overFloor =
+                (k != nil && f != nil)
+                ? String(format: "%.2f×", k!.microsecondsPerOperation / f!.microsecondsPerOperation) : "—"
+            let allocations = [k, f, s].map(Self.allocations).joined(separator: " / ")
             lines.append(
                 "| \(name) | \(k.map { Self.us($0.microsecondsPerOperation) } ?? "—") | \(s.map { Self.us($0.microsecondsPerOperation) } ?? "—") | \(ratio) | "
-                    + "\(f.map { Self.us($0.microsecondsPerOperation) } ?? "—") | \(floorRatio) | "
+                    + "\(f.map { Self.us($0.microsecondsPerOperation) } ?? "—") | \(overFloor) | \(floorRatio) | \(allocations) | "
                     + "\(k.map { String($0.operations) } ?? "—") / \(s.map { String($0.operations) } ?? "—") | \(bench.notes[Self.appsPlanKey + name] ?? "—") |"
             )
         }

@@ -1,3 +1,4 @@
+import CAllocationCount
 import Foundation
 import KVDocs
 
@@ -98,7 +99,7 @@ final class Bench {
             return Measurement(section: section, name: name, variant: variant, operations: 1, seconds: 0, extra: [:])
         }
         var runs: [(Double, Int, [String: Double])] = []
-        for _ in 0..<(repeats ?? self.repeats) { runs.append(try body()) }
+        for _ in 0..<(repeats ?? self.repeats) { runs.append(try Self.countingAllocations(body)) }
         runs.sort { $0.0 < $1.0 }
         let median = runs[runs.count / 2]
         let m = Measurement(
@@ -119,7 +120,7 @@ final class Bench {
     ) throws {
         var runs = Array(repeating: [(Double, Int, [String: Double])](), count: variants.count)
         for _ in 0..<repeats {
-            for (i, variant) in variants.enumerated() { runs[i].append(try variant.1()) }
+            for (i, variant) in variants.enumerated() { runs[i].append(try Self.countingAllocations(variant.1)) }
         }
         for (i, variant) in variants.enumerated() {
             let sorted = runs[i].sorted { $0.0 < $1.0 }
@@ -135,6 +136,24 @@ final class Bench {
                         m.microsecondsPerOperation
                     ).utf8))
         }
+    }
+
+    /// The key of a measurement's allocations per operation in ``Measurement/extra``.
+    static let allocationsKey = "allocations_per_op"
+
+    /// Runs `body`, adding to its figures the heap allocations per operation that the
+    /// calling thread made during it (CAllocationCount; not LevelDB's background threads),
+    /// unless `body` gave its own (a body that times several passes counts the reported one).
+    static func countingAllocations(
+        _ body: () throws -> (seconds: Double, operations: Int, extra: [String: Double])
+    ) rethrows -> (Double, Int, [String: Double]) {
+        let before = kv_allocations()
+        var run = try body()
+        let allocations = kv_allocations() - before
+        if kv_allocations_counted(), run.extra[allocationsKey] == nil {
+            run.extra[allocationsKey] = Double(allocations) / Double(max(run.operations, 1))
+        }
+        return (run.seconds, run.operations, run.extra)
     }
 
     /// Peak resident memory of a section: reset the high-water mark, run, read it.

@@ -11,6 +11,7 @@
 // valgrind 3.19 cannot read the toolchain's DWARF 5, so build it without debug information:
 // `swift build -c release --product kvprofile --scratch-path .build-prof -debug-info-format none`.)
 // It prints the workload's time per operation and the allocations it made, for a quick look.
+import CAllocationCount
 import Foundation
 import KVDocs
 
@@ -95,6 +96,7 @@ func run(_ workload: Workload, n: Int, rounds: Int, directory: String) throws {
     }
     let lookups = (0..<rounds).map { _ in people[Int(random.next() % UInt64(n))] }
     let started = Date()
+    let allocationsBefore = kv_allocations()
     var operations = rounds
     switch workload {
     case .getTyped:
@@ -174,10 +176,11 @@ func run(_ workload: Workload, n: Int, rounds: Int, directory: String) throws {
         try profiledWorkload(rounds: 1) { _ in _ = try store.importJSONLines(into: "person", path: file) }
     }
     let seconds = Date().timeIntervalSince(started)
+    let allocations = kv_allocations() - allocationsBefore
     print(
         String(
-            format: "%@: %d operations, %.3f µs per operation", workload.rawValue, operations,
-            seconds / Double(max(operations, 1)) * 1e6))
+            format: "%@: %d operations, %.3f µs per operation, %.1f allocations per operation", workload.rawValue,
+            operations, seconds / Double(max(operations, 1)) * 1e6, Double(allocations) / Double(max(operations, 1))))
 }
 
 let arguments = CommandLine.arguments.dropFirst()
