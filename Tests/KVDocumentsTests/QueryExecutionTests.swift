@@ -170,35 +170,3 @@ import Testing
         #expect(SecondaryIndexMaintainer.encodedValues(sparse, document) == expected)
     }
 }
-
-/// The planner's choice is cached per query shape: queries differing only in their operand
-/// values reuse it; operand types, `in` sizes and code points are part of the shape.
-@Suite struct PlanCacheTests {
-    @Test func queriesOfOneShapePlanAlikeAndOtherShapesPlanAfresh() throws {
-        try withPeopleStore { _, people throws in
-            let a = try people.explain(DocumentQuery().where("age", .equal(30)).where("last", .equal("Ng")))
-            let b = try people.explain(DocumentQuery().where("age", .equal(41)).where("last", .equal("Zed")))
-            #expect(a.index == b.index && b.ranges != a.ranges)
-            #expect(
-                QueryShape(collection: "people", query: DocumentQuery().where("age", .equal(1)))
-                    == QueryShape(collection: "people", query: DocumentQuery().where("age", .equal(2))))
-            #expect(
-                QueryShape(
-                    collection: "people", query: DocumentQuery().where("age", .greater(1)).where("age", .greater(2)))
-                    != QueryShape(
-                        collection: "people",
-                        query: DocumentQuery().where("age", .greater(1)).where("age", .greater("a"))))
-            #expect(
-                QueryShape(collection: "people", query: DocumentQuery().where("tags[]", .in([1, 2])))
-                    != QueryShape(collection: "people", query: DocumentQuery().where("tags[]", .in([1]))))
-            #expect(
-                QueryShape(collection: "c", query: DocumentQuery().where(try FieldPath("caf\u{E9}"), .equal(1)))
-                    != QueryShape(
-                        collection: "c", query: DocumentQuery().where(try FieldPath("cafe\u{301}"), .equal(1))))
-            // Same shape, one with types that change the plan's bounds: still answered right.
-            try people.insert(["id": "x", "age": 50])
-            #expect(try people.find(DocumentQuery().where("age", .greater(10)).where("age", .greater(20))).count == 1)
-            #expect(try people.find(DocumentQuery().where("age", .greater(10)).where("age", .greater("a"))).isEmpty)
-        }
-    }
-}

@@ -176,11 +176,14 @@ struct QueryPlanner {
     let layout: Layout
 
     /// Chooses how to answer `query` on `collection`.
+    /// - Parameter cached: whether the choice may come from (and goes to) the catalog's
+    ///   ``PlanCache``; `false` plans from scratch, as the differential tests compare.
     /// - Throws: `.invalidArgument` for an invalid query, `.schema` for an unknown collection.
-    func plan(_ collectionName: String, _ query: DocumentQuery) throws -> QueryPlan {
+    func plan(_ collectionName: String, _ query: DocumentQuery, cached: Bool = true) throws -> QueryPlan {
         try query.validate()
         _ = try catalog.schema.collection(collectionName)
         let maintainers = catalog.maintainers(of: collectionName)
+        guard cached else { return best(collectionName, query, maintainers).plan }
         // The choice of index depends on the query's shape only; the cache remembers it per
         // catalog generation, so only the chosen index computes its ranges.
         let shape = QueryShape(collection: collectionName, query: query)
@@ -190,16 +193,24 @@ struct QueryPlanner {
             }
             if chosen < 0 { return fullScan(collectionName, query) }
         }
-        // Every ready index of the collection may offer a plan; the best score wins, the
-        // first declared among equals.
+        let best = best(collectionName, query, maintainers)
+        catalog.plans.remember(best.position, for: shape)
+        return best.plan
+    }
+
+    /// The plan of the ready index whose candidate scores best (the first declared among
+    /// equals) and its position among `maintainers`, or a full scan (position -1).
+    private func best(_ collectionName: String, _ query: DocumentQuery, _ maintainers: [any IndexMaintainer])
+        -> (plan: QueryPlan, position: Int)
+    {
         var best: (score: Int, plan: QueryPlan, position: Int)?
         for (position, maintainer) in maintainers.enumerated() where catalog.isReady(maintainer.identity) {
             guard let candidate = maintainer.candidatePlan(for: query) else { continue }
             if let current = best, current.score >= candidate.score { continue }
             best = (candidate.score, candidate.plan, position)
         }
-        catalog.plans.remember(best?.position ?? -1, for: shape)
-        return best?.plan ?? fullScan(collectionName, query)
+        guard let best else { return (fullScan(collectionName, query), -1) }
+        return (best.plan, best.position)
     }
 
     /// What would let an index serve `query`, which a full scan answers: an existing index

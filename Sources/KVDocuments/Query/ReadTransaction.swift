@@ -103,8 +103,20 @@ public final class ReadTransaction {
 
     /// The documents matching `query`, in its order, after its offset, up to its limit.
     public func find(_ collection: String, _ query: DocumentQuery = DocumentQuery()) throws -> [JSONValue] {
+        try find(collection, query, cachedPlan: true)
+    }
+
+    /// The plan of `query`, made from scratch (`cachedPlan: false`) or through the catalog's
+    /// plan cache, as ``find(_:_:)`` makes it: for the tests that compare the two.
+    package func plan(_ collection: String, _ query: DocumentQuery, cachedPlan: Bool) throws -> QueryPlan {
+        try planner.plan(collection, query, cached: cachedPlan)
+    }
+
+    /// ``find(_:_:)`` with a plan made from scratch (`cachedPlan: false`) or through the
+    /// catalog's plan cache.
+    package func find(_ collection: String, _ query: DocumentQuery, cachedPlan: Bool) throws -> [JSONValue] {
         recordRead(collection)
-        let plan = try planner.plan(collection, query)
+        let plan = try planner.plan(collection, query, cached: cachedPlan)
         let execution = QueryExecution(transaction: self, collection: collection, plan: plan)
         guard let fields = query.fields else {
             return try execution.documents(offset: query.offset, limit: query.limit)
