@@ -543,12 +543,7 @@ package enum BinaryJSON {
 
         @inline(__always)
         static func compare(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Int {
-            let n = Swift.min(a.count, b.count)
-            if n > 0, let pa = a.baseAddress, let pb = b.baseAddress {
-                let c = memcmpBytes(pa, pb, n)
-                if c != 0 { return c }
-            }
-            return a.count - b.count
+            compareBytes(a, b)
         }
 
         /// Moves past the value at the position without reading it.

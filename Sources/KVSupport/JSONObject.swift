@@ -162,8 +162,13 @@ public struct JSONObject: Sendable, RandomAccessCollection, ExpressibleByDiction
     /// Compares two strings by their UTF-8 bytes, which is code-point order:
     /// negative, zero (the same code points) or positive.
     public static func compareKeys(_ a: String, _ b: String) -> Int {
-        // The UTF-8 views' iterators read small (inline) strings in place, where
-        // `withUTF8` would first copy each to a buffer.
+        // Contiguous UTF-8 (native strings; a small one is copied to the stack, two words)
+        // compares as bytes; callgrind: a third of the byte-by-byte iterators' cost.
+        if let c = a.utf8.withContiguousStorageIfAvailable({ x in
+            b.utf8.withContiguousStorageIfAvailable { y in compareBytes(x, y) }
+        }), let c {
+            return c
+        }
         var x = a.utf8.makeIterator(), y = b.utf8.makeIterator()
         while true {
             switch (x.next(), y.next()) {

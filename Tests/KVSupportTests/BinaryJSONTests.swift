@@ -249,6 +249,23 @@ import Testing
     /// An object built from members in any order holds them in code-point (UTF-8 byte)
     /// order, and of byte-identical keys the last one, like a model that sorts stably and
     /// keeps the last: for small objects (sorted in place) and large ones alike.
+    /// Keys compare by their UTF-8 bytes (code-point order), not by Swift's `<` (canonical
+    /// equivalence): against the bytes' lexicographic order, for random and awkward keys.
+    @Test func keysCompareByTheirUTF8Bytes() {
+        var rng = SplitMix64(seed: 5)
+        var keys = ["", "a", "b", "ab", "é", "e\u{301}", "\u{FFFF}", "😀", "\0", "aaaaaaaaaaaaaaaa", "aaaaaaaaaaaaaaab"]
+        for _ in 0..<300 { keys.append(Self.randomString(&rng)) }
+        for a in keys {
+            for b in keys.prefix(60) {
+                let expected =
+                    Array(a.utf8).lexicographicallyPrecedes(Array(b.utf8))
+                    ? -1 : (Array(a.utf8) == Array(b.utf8) ? 0 : 1)
+                #expect(
+                    JSONObject.compareKeys(a, b).signum() == expected, "\(a.debugDescription) \(b.debugDescription)")
+            }
+        }
+    }
+
     @Test func objectsSortTheirMembersAndKeepTheLastOfEqualKeys() {
         var rng = SplitMix64(seed: 41)
         for _ in 0..<3000 {

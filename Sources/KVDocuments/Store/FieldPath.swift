@@ -75,6 +75,11 @@ public struct FieldPath: Sendable, Hashable, CustomStringConvertible, Expressibl
     /// Calls `body` with each value at the path, in the order of ``values(in:)``, without
     /// collecting them.
     func forEachValue(in document: JSONValue, _ body: (JSONValue) throws -> Void) rethrows {
+        // A top-level field (most indexed paths): one member lookup, no recursion.
+        if segments.count == 1, case .field(let name) = segments[0] {
+            guard case .object(let o) = document, let v = o[name] else { return }
+            return try body(v)
+        }
         try forEachValue(in: document, from: segments[...], body)
     }
 
