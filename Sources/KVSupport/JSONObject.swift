@@ -40,10 +40,9 @@ public struct JSONObject: Sendable, RandomAccessCollection, ExpressibleByDiction
     }
 
     /// Members parsed in document order: sorted (stably) and deduplicated, the last wins.
-    init(parsedMembers: [Element]) {
-        var members = parsedMembers
-        Self.normalize(&members)
-        self.members = members
+    init(parsedMembers: consuming [Element]) {
+        Self.normalize(&parsedMembers)
+        self.members = parsedMembers
     }
 
     /// Members already in strictly increasing code-point order of their keys (the binary

@@ -21,24 +21,25 @@ struct JSONValueEncoder {
             throw EncodingError.invalidValue(
                 value, .init(codingPath: [], debugDescription: "\(T.self) encoded no value"))
         }
-        return node.value
+        return node.take()
     }
 
     /// Values encoded without their own `encode(to:)`, as `JSONEncoder` special-cases them.
-    static func directValue(_ value: Any, path: [any CodingKey], dates: DateStrategy) throws -> JSONValue? {
-        switch value {
-        case let v as JSONValue: return v
-        case let v as Date: return try dates.json(v, path: path)
-        case let v as String: return .string(v)
-        case let v as Bool: return .bool(v)
-        case let v as Int: return .int(Int64(v))
-        case let v as Int64: return .int(v)
-        case let v as Double: return try number(v, path: path)
-        case let v as Data: return .string(v.base64EncodedString())
-        case let v as URL: return .string(v.absoluteString)
-        case let v as Decimal: return try JSONValue(parsing: v.description)
-        default: return nil
-        }
+    /// Chosen by comparing metatypes (a cast to each of the types costs more than encoding
+    /// a small value); `nil` for every other type.
+    static func directValue<T>(_ value: T, path: [any CodingKey], dates: DateStrategy) throws -> JSONValue? {
+        let type = T.self
+        if type == String.self, let v = value as? String { return .string(v) }
+        if type == Int.self, let v = value as? Int { return .int(Int64(v)) }
+        if type == Double.self, let v = value as? Double { return try number(v, path: path) }
+        if type == Bool.self, let v = value as? Bool { return .bool(v) }
+        if type == Int64.self, let v = value as? Int64 { return .int(v) }
+        if type == Date.self, let v = value as? Date { return try dates.json(v, path: path) }
+        if type == JSONValue.self, let v = value as? JSONValue { return v }
+        if type == Data.self, let v = value as? Data { return .string(v.base64EncodedString()) }
+        if type == URL.self, let v = value as? URL { return .string(v.absoluteString) }
+        if type == Decimal.self, let v = value as? Decimal { return try JSONValue(parsing: v.description) }
+        return nil
     }
 
     /// A double as `JSONEncoder` writes it and the parser reads it back.
@@ -65,46 +66,75 @@ struct JSONValueEncoder {
         return try JSONValue(parsing: text)
     }
 
-    /// A value under construction: containers keep references to their children, so that a
-    /// nested container filled later still lands in its parent.
+    /// A value under construction: containers keep references to their nested containers,
+    /// so that a nested container filled later still lands in its parent; scalars are kept
+    /// as values (no node each), appended straight to the container's list.
     final class Node {
-        enum Storage {
-            case value(JSONValue)
-            case object([(String, Node)])
-            case array([Node])
-        }
-        var storage: Storage
-        init(_ storage: Storage) { self.storage = storage }
+        enum Kind { case value, object, array }
+        var kind: Kind
+        /// The value of a ``Kind/value`` node.
+        var scalar: JSONValue = .null
+        /// An object's members, in the order encoded (of duplicate keys, the last wins).
+        var members: [JSONObject.Element] = []
+        /// An array's elements.
+        var elements: [JSONValue] = []
+        /// The nested containers' nodes and the positions (in ``members`` or ``elements``)
+        /// their values take when this node's value is made.
+        var nested: [(position: Int, node: Node)] = []
 
-        var value: JSONValue {
-            switch storage {
-            case .value(let v): return v
-            case .array(let nodes): return .array(nodes.map(\.value))
-            case .object(let members):
-                var object = JSONObject()
-                for (key, node) in members { object[key] = node.value }
-                return .object(object)
+        init(_ kind: Kind, _ scalar: JSONValue = .null) {
+            self.kind = kind
+            self.scalar = scalar
+            // Room for a typical struct's members at once, not four regrowths.
+            if kind == .object { members.reserveCapacity(8) }
+        }
+
+        /// The finished value, taken once, when encoding is done: the node gives up its
+        /// lists (so they are sorted and filled in place, not copied) and is empty after.
+        func take() -> JSONValue {
+            switch kind {
+            case .value: return scalar
+            case .array:
+                var elements: [JSONValue] = []
+                swap(&elements, &self.elements)
+                for (position, node) in nested { elements[position] = node.take() }
+                nested = []
+                return .array(elements)
+            case .object:
+                var members: [JSONObject.Element] = []
+                swap(&members, &self.members)
+                for (position, node) in nested { members[position].value = node.take() }
+                nested = []
+                return .object(JSONObject(parsedMembers: members))
             }
         }
 
+        /// Adds a member.
+        func set(_ key: String, _ value: JSONValue) {
+            guard kind == .object else { return }
+            members.append((key: key, value: value))
+        }
+
+        /// Adds a member that is a nested container's node.
         func set(_ key: String, _ node: Node) {
-            guard case .object(var members) = storage else { return }
-            storage = .value(.null)  // release the array before appending (no copy)
-            members.append((key, node))
-            storage = .object(members)
+            guard kind == .object else { return }
+            nested.append((members.count, node))
+            members.append((key: key, value: .null))
         }
 
+        func append(_ value: JSONValue) {
+            guard kind == .array else { return }
+            elements.append(value)
+        }
+
+        /// Adds an element that is a nested container's node.
         func append(_ node: Node) {
-            guard case .array(var nodes) = storage else { return }
-            storage = .value(.null)
-            nodes.append(node)
-            storage = .array(nodes)
+            guard kind == .array else { return }
+            nested.append((elements.count, node))
+            elements.append(.null)
         }
 
-        var count: Int {
-            if case .array(let nodes) = storage { return nodes.count }
-            return 0
-        }
+        var count: Int { kind == .array ? elements.count : 0 }
     }
 
     final class Encoder: Swift.Encoder {
@@ -118,33 +148,34 @@ struct JSONValueEncoder {
             self.dates = dates
         }
 
-        /// This encoder's node, made as `storage` the first time; a container asked again
-        /// of the same kind shares it.
-        func node(_ make: @autoclosure () -> Node.Storage) -> Node {
+        /// This encoder's node, made of `kind` the first time; a container asked again of
+        /// the same kind shares it.
+        func node(_ kind: Node.Kind) -> Node {
             if let node { return node }
-            let made = Node(make())
+            let made = Node(kind)
             node = made
             return made
         }
 
         func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
-            KeyedEncodingContainer(KeyedContainer<Key>(node: node(.object([])), codingPath: codingPath, dates: dates))
+            KeyedEncodingContainer(KeyedContainer<Key>(node: node(.object), codingPath: codingPath, dates: dates))
         }
 
         func unkeyedContainer() -> any UnkeyedEncodingContainer {
-            UnkeyedContainer(node: node(.array([])), codingPath: codingPath, dates: dates)
+            UnkeyedContainer(node: node(.array), codingPath: codingPath, dates: dates)
         }
 
         func singleValueContainer() -> any SingleValueEncodingContainer { SingleValueContainer(encoder: self) }
     }
 
-    /// The node of any value: direct for the special cases, else through its `encode(to:)`.
-    static func node<T: Encodable>(_ value: T, path: [any CodingKey], dates: DateStrategy) throws -> Node {
-        if let direct = try directValue(value, path: path, dates: dates) { return Node(.value(direct)) }
+    /// Any value: direct for the special cases, else through its `encode(to:)` (a finished
+    /// value either way: the encoder's containers are done when `encode(to:)` returns).
+    static func child<T: Encodable>(_ value: T, path: [any CodingKey], dates: DateStrategy) throws -> JSONValue {
+        if let direct = try directValue(value, path: path, dates: dates) { return direct }
         let encoder = Encoder(path: path, dates: dates)
         try value.encode(to: encoder)
         // A value that encodes nothing is an empty object, as JSONEncoder writes it.
-        return encoder.node ?? Node(.object([]))
+        return encoder.node?.take() ?? .object(JSONObject())
     }
 
     struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
@@ -152,62 +183,62 @@ struct JSONValueEncoder {
         let codingPath: [any CodingKey]
         let dates: DateStrategy
 
-        mutating func encodeNil(forKey key: Key) throws { node.set(key.stringValue, Node(.value(.null))) }
+        mutating func encodeNil(forKey key: Key) throws { node.set(key.stringValue, .null) }
         mutating func encode(_ value: Bool, forKey key: Key) throws {
-            node.set(key.stringValue, Node(.value(.bool(value))))
+            node.set(key.stringValue, .bool(value))
         }
         mutating func encode(_ value: String, forKey key: Key) throws {
-            node.set(key.stringValue, Node(.value(.string(value))))
+            node.set(key.stringValue, .string(value))
         }
         mutating func encode(_ value: Double, forKey key: Key) throws {
-            node.set(key.stringValue, Node(.value(try number(value, path: codingPath + [key]))))
+            node.set(key.stringValue, try number(value, path: codingPath + [key]))
         }
         mutating func encode(_ value: Float, forKey key: Key) throws {
-            node.set(key.stringValue, Node(.value(try number(value, path: codingPath + [key]))))
+            node.set(key.stringValue, try number(value, path: codingPath + [key]))
         }
         mutating func encode(_ value: Int, forKey key: Key) throws {
-            node.set(key.stringValue, Node(.value(.int(Int64(value)))))
+            node.set(key.stringValue, .int(Int64(value)))
         }
         mutating func encode(_ value: Int8, forKey key: Key) throws {
-            node.set(key.stringValue, Node(.value(.int(Int64(value)))))
+            node.set(key.stringValue, .int(Int64(value)))
         }
         mutating func encode(_ value: Int16, forKey key: Key) throws {
-            node.set(key.stringValue, Node(.value(.int(Int64(value)))))
+            node.set(key.stringValue, .int(Int64(value)))
         }
         mutating func encode(_ value: Int32, forKey key: Key) throws {
-            node.set(key.stringValue, Node(.value(.int(Int64(value)))))
+            node.set(key.stringValue, .int(Int64(value)))
         }
         mutating func encode(_ value: Int64, forKey key: Key) throws {
-            node.set(key.stringValue, Node(.value(.int(value))))
+            node.set(key.stringValue, .int(value))
         }
         mutating func encode(_ value: UInt, forKey key: Key) throws {
-            node.set(key.stringValue, Node(.value(unsigned(UInt64(value)))))
+            node.set(key.stringValue, unsigned(UInt64(value)))
         }
         mutating func encode(_ value: UInt8, forKey key: Key) throws {
-            node.set(key.stringValue, Node(.value(.int(Int64(value)))))
+            node.set(key.stringValue, .int(Int64(value)))
         }
         mutating func encode(_ value: UInt16, forKey key: Key) throws {
-            node.set(key.stringValue, Node(.value(.int(Int64(value)))))
+            node.set(key.stringValue, .int(Int64(value)))
         }
         mutating func encode(_ value: UInt32, forKey key: Key) throws {
-            node.set(key.stringValue, Node(.value(.int(Int64(value)))))
+            node.set(key.stringValue, .int(Int64(value)))
         }
         mutating func encode(_ value: UInt64, forKey key: Key) throws {
-            node.set(key.stringValue, Node(.value(unsigned(value))))
+            node.set(key.stringValue, unsigned(value))
         }
         mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
-            node.set(key.stringValue, try JSONValueEncoder.node(value, path: codingPath + [key], dates: dates))
+            node.set(key.stringValue, try JSONValueEncoder.child(value, path: codingPath + [key], dates: dates))
         }
         mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key)
             -> KeyedEncodingContainer<NestedKey>
         {
-            let child = Node(.object([]))
+            let child = Node(.object)
             node.set(key.stringValue, child)
             return KeyedEncodingContainer(
                 KeyedContainer<NestedKey>(node: child, codingPath: codingPath + [key], dates: dates))
         }
         mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
-            let child = Node(.array([]))
+            let child = Node(.array)
             node.set(key.stringValue, child)
             return UnkeyedContainer(node: child, codingPath: codingPath + [key], dates: dates)
         }
@@ -218,7 +249,7 @@ struct JSONValueEncoder {
 
         private func superEncoder(name: String, key: (any CodingKey)?) -> any Swift.Encoder {
             let encoder = Encoder(path: codingPath + [key ?? IndexKey(stringValue: name)], dates: dates)
-            let child = encoder.node(.object([]))
+            let child = encoder.node(.object)
             node.set(name, child)
             return ReferencingEncoder(base: encoder, child: child)
         }
@@ -237,41 +268,41 @@ struct JSONValueEncoder {
             self.dates = dates
         }
 
-        mutating func encodeNil() throws { node.append(Node(.value(.null))) }
-        mutating func encode(_ value: Bool) throws { node.append(Node(.value(.bool(value)))) }
-        mutating func encode(_ value: String) throws { node.append(Node(.value(.string(value)))) }
-        mutating func encode(_ value: Double) throws { node.append(Node(.value(try number(value, path: nextPath)))) }
-        mutating func encode(_ value: Float) throws { node.append(Node(.value(try number(value, path: nextPath)))) }
-        mutating func encode(_ value: Int) throws { node.append(Node(.value(.int(Int64(value))))) }
-        mutating func encode(_ value: Int8) throws { node.append(Node(.value(.int(Int64(value))))) }
-        mutating func encode(_ value: Int16) throws { node.append(Node(.value(.int(Int64(value))))) }
-        mutating func encode(_ value: Int32) throws { node.append(Node(.value(.int(Int64(value))))) }
-        mutating func encode(_ value: Int64) throws { node.append(Node(.value(.int(value)))) }
-        mutating func encode(_ value: UInt) throws { node.append(Node(.value(unsigned(UInt64(value))))) }
-        mutating func encode(_ value: UInt8) throws { node.append(Node(.value(.int(Int64(value))))) }
-        mutating func encode(_ value: UInt16) throws { node.append(Node(.value(.int(Int64(value))))) }
-        mutating func encode(_ value: UInt32) throws { node.append(Node(.value(.int(Int64(value))))) }
-        mutating func encode(_ value: UInt64) throws { node.append(Node(.value(unsigned(value)))) }
+        mutating func encodeNil() throws { node.append(.null) }
+        mutating func encode(_ value: Bool) throws { node.append(.bool(value)) }
+        mutating func encode(_ value: String) throws { node.append(.string(value)) }
+        mutating func encode(_ value: Double) throws { node.append(try number(value, path: nextPath)) }
+        mutating func encode(_ value: Float) throws { node.append(try number(value, path: nextPath)) }
+        mutating func encode(_ value: Int) throws { node.append(.int(Int64(value))) }
+        mutating func encode(_ value: Int8) throws { node.append(.int(Int64(value))) }
+        mutating func encode(_ value: Int16) throws { node.append(.int(Int64(value))) }
+        mutating func encode(_ value: Int32) throws { node.append(.int(Int64(value))) }
+        mutating func encode(_ value: Int64) throws { node.append(.int(value)) }
+        mutating func encode(_ value: UInt) throws { node.append(unsigned(UInt64(value))) }
+        mutating func encode(_ value: UInt8) throws { node.append(.int(Int64(value))) }
+        mutating func encode(_ value: UInt16) throws { node.append(.int(Int64(value))) }
+        mutating func encode(_ value: UInt32) throws { node.append(.int(Int64(value))) }
+        mutating func encode(_ value: UInt64) throws { node.append(unsigned(value)) }
         mutating func encode<T: Encodable>(_ value: T) throws {
-            node.append(try JSONValueEncoder.node(value, path: nextPath, dates: dates))
+            node.append(try JSONValueEncoder.child(value, path: nextPath, dates: dates))
         }
         mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<
             NestedKey
         > {
             let path = nextPath
-            let child = Node(.object([]))
+            let child = Node(.object)
             node.append(child)
             return KeyedEncodingContainer(KeyedContainer<NestedKey>(node: child, codingPath: path, dates: dates))
         }
         mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {
             let path = nextPath
-            let child = Node(.array([]))
+            let child = Node(.array)
             node.append(child)
             return UnkeyedContainer(node: child, codingPath: path, dates: dates)
         }
         mutating func superEncoder() -> any Swift.Encoder {
             let encoder = Encoder(path: nextPath, dates: dates)
-            let child = encoder.node(.object([]))
+            let child = encoder.node(.object)
             node.append(child)
             return ReferencingEncoder(base: encoder, child: child)
         }
@@ -282,7 +313,12 @@ struct JSONValueEncoder {
         var codingPath: [any CodingKey] { encoder.codingPath }
 
         private func set(_ value: JSONValue) {
-            if let node = encoder.node { node.storage = .value(value) } else { encoder.node = Node(.value(value)) }
+            if let node = encoder.node {
+                node.kind = .value
+                node.scalar = value
+            } else {
+                encoder.node = Node(.value, value)
+            }
         }
 
         mutating func encodeNil() throws { set(.null) }
@@ -301,8 +337,7 @@ struct JSONValueEncoder {
         mutating func encode(_ value: UInt32) throws { set(.int(Int64(value))) }
         mutating func encode(_ value: UInt64) throws { set(unsigned(value)) }
         mutating func encode<T: Encodable>(_ value: T) throws {
-            let child = try JSONValueEncoder.node(value, path: codingPath, dates: encoder.dates)
-            if let node = encoder.node { node.storage = child.storage } else { encoder.node = child }
+            set(try JSONValueEncoder.child(value, path: codingPath, dates: encoder.dates))
         }
     }
 
@@ -320,7 +355,7 @@ struct JSONValueEncoder {
             base.container(keyedBy: type)
         }
         func unkeyedContainer() -> any UnkeyedEncodingContainer {
-            if case .object(let m) = child.storage, m.isEmpty { child.storage = .array([]) }
+            if child.kind == .object, child.members.isEmpty { child.kind = .array }
             return base.unkeyedContainer()
         }
         func singleValueContainer() -> any SingleValueEncodingContainer { base.singleValueContainer() }

@@ -162,6 +162,35 @@ import Testing
                 == JSONValue(parsing: JSONEncoder().encode(Derived(x: 2, y: ["a"]))))
     }
 
+    /// Hand-written `encode(to:)` that fills a nested container after adding a later member,
+    /// writes one key twice (the last wins), nests unkeyed in keyed in unkeyed, and encodes a
+    /// scalar through a single-value container inside a keyed one.
+    struct Awkward: Encodable {
+        enum Keys: String, CodingKey { case a, b, c, z }
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: Keys.self)
+            var nested = c.nestedContainer(keyedBy: Keys.self, forKey: .b)
+            try c.encode(1, forKey: .z)
+            try nested.encode("late", forKey: .a)
+            try c.encode("first", forKey: .a)
+            try c.encode("second", forKey: .a)
+            var list = c.nestedUnkeyedContainer(forKey: .c)
+            var inner = list.nestedContainer(keyedBy: Keys.self)
+            try list.encode(2.5)
+            var deeper = inner.nestedUnkeyedContainer(forKey: .z)
+            try deeper.encode(true)
+            try inner.encode(Date(timeIntervalSinceReferenceDate: 5), forKey: .a)
+            try list.encodeNil()
+        }
+    }
+
+    @Test func containersFilledOutOfOrderEncodeAsJSONEncoderWritesThem() throws {
+        let direct = try JSONValue(encoding: Awkward(), dates: .secondsSince2001)
+        let viaFoundation = try JSONValue(parsing: Self.foundationEncoder(.secondsSince2001).encode(Awkward()))
+        #expect(direct == viaFoundation)
+        #expect(direct["a"] == "second" && direct["b"]?["a"] == "late")
+    }
+
     @Test func decodingGivesWhatJSONDecoderGives() throws {
         var rng = SplitMix64(seed: 7)
         for _ in 0..<3000 {
