@@ -177,6 +177,24 @@ import Testing
 }
 
 @Suite struct DocumentBatchTests {
+    /// Ids that Swift's `==` calls equal but whose code points differ (NFC and NFD é) are
+    /// two documents, each with its own index entries, even written one after the other in
+    /// a batch (the maintainers of a document share its encoded id).
+    @Test func idsEqualOnlyUnderCanonicalEquivalenceKeepTheirOwnIndexEntries() throws {
+        try withPeopleStore { store, people throws in
+            try store.write { batch in
+                try batch.insert("people", ["id": "\u{E9}", "age": 30, "email": "nfc@x", "last": "A"])
+                try batch.insert("people", ["id": "e\u{301}", "age": 30, "email": "nfd@x", "last": "B"])
+                try batch.insert("people", ["id": 7, "age": 30, "email": "seven@x", "last": "C"])
+            }
+            #expect(try store.verify().isClean)
+            let byAge = try people.find(DocumentQuery().where("age", .equal(30))).map { $0["last"] ?? .null }
+            #expect(Set(byAge) == ["A", "B", "C"] && byAge.count == 3)
+            #expect(try people.find(DocumentQuery().where("email", .equal("nfd@x"))).first?["id"] == "e\u{301}")
+            #expect(try people.find(DocumentQuery().where("email", .equal("nfc@x"))).first?["id"] == "\u{E9}")
+        }
+    }
+
     @Test func aBatchAppliesAllItsWritesOrNone() throws {
         try withPeopleStore { store, people throws in
             try store.write { batch in

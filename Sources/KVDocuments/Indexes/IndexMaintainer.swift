@@ -138,6 +138,28 @@ public final class IndexUpdateContext {
     public var pendingWork = 0
     /// Per-maintainer state for the batch, by index.
     private var scratch: [IndexIdentity: AnyObject] = [:]
+    /// The last id encoded by ``encodedID(_:)``: the maintainers of one document share it.
+    private var lastID: (element: TupleElement, bytes: [UInt8])?
+
+    /// The tuple encoding of a document's id (`Tuple([id]).encoded`), encoded once for all
+    /// the maintainers that index the document.
+    package func encodedID(_ id: TupleElement) -> [UInt8] {
+        if let lastID, Self.sameEncoding(lastID.element, id) { return lastID.bytes }
+        let bytes = Tuple([id]).encoded
+        lastID = (id, bytes)
+        return bytes
+    }
+
+    /// Whether two ids surely encode alike, decided without encoding them: strings of the
+    /// same code points, equal integers (`==` on elements compares their encodings, which
+    /// costs what encoding does). Other kinds are never the same here.
+    private static func sameEncoding(_ a: TupleElement, _ b: TupleElement) -> Bool {
+        switch (a, b) {
+        case (.string(let x), .string(let y)): JSONObject.compareKeys(x, y) == 0
+        case (.int(let x), .int(let y)): x == y
+        default: false
+        }
+    }
 
     init(storage: any KeyValueStore, batch: WriteBatch) {
         self.storage = storage

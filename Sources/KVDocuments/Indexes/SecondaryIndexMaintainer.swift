@@ -106,7 +106,7 @@ package struct SecondaryIndexMaintainer: IndexMaintainer {
         let newPayload = try new.flatMap { try payload($0) }
         let rewrite = try newPayload != nil && newPayload != old.flatMap { try payload($0) }
         if oldValues == newValues && !rewrite { return }
-        let idBytes = Tuple([id]).encoded
+        let idBytes = context.encodedID(id)
         let value = idInValue ? idBytes + (newPayload ?? []) : (newPayload ?? [])
         let unique = definition.unique ? context.state(for: identity) { UniqueChanges() } : nil
         var key = subspace.prefix
