@@ -1,9 +1,13 @@
 import CBench
 import Foundation
+import GRDB
 import KVDocs
 
-/// An athlete of the apps section, as an app declares it (`Bench.Athlete` is the import section's).
-struct AppAthlete: Codable, Sendable {
+/// An athlete of the apps section, as an app declares it (`Bench.Athlete` is the import
+/// section's); for GRDB, a record of the `athlete` table.
+struct AppAthlete: Codable, Sendable, FetchableRecord, PersistableRecord {
+    static let databaseTableName = "athlete"
+
     var id: Int
     var licence: String
     var name: String
@@ -103,6 +107,32 @@ extension Bench {
             return (seconds, count, [:])
         }
 
+        // GRDB: the same table and index, Codable records, a read or write per request.
+        let grdb = try openSQLite(freshPath("apps-athletes-grdb") + ".sqlite")
+        try grdb.write { db in
+            try db.execute(
+                sql:
+                    "CREATE TABLE athlete (id INTEGER PRIMARY KEY, licence TEXT UNIQUE, name TEXT, country TEXT, club TEXT, points INTEGER, sport TEXT)"
+            )
+            try db.execute(sql: "CREATE INDEX athlete_country_points ON athlete(country, points)")
+        }
+        try measure("apps", "athletes: insert \(label), batches of 1000", "grdb", repeats: 1) {
+            let start = now()
+            for chunk in stride(from: 0, to: count, by: 1000) {
+                try grdb.write { db in for a in people[chunk..<min(chunk + 1000, count)] { try a.insert(db) } }
+            }
+            return (now() - start, count, [:])
+        }
+        func grdbTop(_ country: String) -> QueryInterfaceRequest<AppAthlete> {
+            AppAthlete.filter(Column("country") == country).order(Column("points").desc, Column("id").desc).limit(10)
+        }
+        func grdbInCountry(_ country: String) -> QueryInterfaceRequest<AppAthlete> {
+            AppAthlete.filter(Column("country") == country)
+        }
+        func grdbByLicence(_ licence: String) -> QueryInterfaceRequest<AppAthlete> {
+            AppAthlete.filter(Column("licence") == licence)
+        }
+
         // The queries: one per country in turn, and licences of random athletes.
         let countryNames = AppAthlete.countries
         let queryCountries = CStrings(countryNames)
@@ -148,10 +178,16 @@ extension Bench {
             guard k == s else {
                 throw BenchError("apps: the sides disagree on the top 10 of \(country): kvdocs \(k), sqlite-c \(s)")
             }
+            let g = try grdb.read { db in try grdbTop(country).fetchAll(db).map { Int64($0.id) } }
+            guard k == g else {
+                throw BenchError("apps: the sides disagree on the top 10 of \(country): kvdocs \(k), grdb \(g)")
+            }
             let n = try athletes.count(inCountry(country))
-            guard Int64(n) == cCounts[i] else {
+            let gn = try grdb.read { db in try grdbInCountry(country).fetchCount(db) }
+            guard Int64(n) == cCounts[i], n == gn else {
                 throw BenchError(
-                    "apps: the sides disagree on the count of \(country): kvdocs \(n), sqlite-c \(cCounts[i])")
+                    "apps: the sides disagree on the count of \(country): kvdocs \(n), sqlite-c \(cCounts[i]), grdb \(gn)"
+                )
             }
         }
         let checked = min(lookups.count, 500)
@@ -159,9 +195,10 @@ extension Bench {
         _ = try c { ca_athletes_by_licence(sqlite, lookupStrings.pointer, Int32(checked), &cFound, $0) }
         for i in 0..<checked {
             let k = try athletes.find(byLicence(lookups[i])).first.map { Int64($0.id) } ?? -1
-            guard k == cFound[i], k >= 0 else {
+            let g = try grdb.read { db in try grdbByLicence(lookups[i]).fetchOne(db) }.map { Int64($0.id) } ?? -1
+            guard k == cFound[i], k == g, k >= 0 else {
                 throw BenchError(
-                    "apps: the sides disagree on licence \(lookups[i]): kvdocs \(k), sqlite-c \(cFound[i])")
+                    "apps: the sides disagree on licence \(lookups[i]): kvdocs \(k), sqlite-c \(cFound[i]), grdb \(g)")
             }
         }
 
@@ -186,6 +223,18 @@ extension Bench {
                         let (seconds, operations) = try self.timedPasses(maximum: maximumPasses, budget: budget) {
                             _ = try self.c {
                                 ca_athletes_top(sqlite, queryCountries.pointer, Int32(countryNames.count), 10, nil, $0)
+                            }
+                            return countryNames.count
+                        }
+                        return (seconds, operations, [:])
+                    }
+                ),
+                (
+                    "grdb",
+                    {
+                        let (seconds, operations) = try self.timedPasses(maximum: maximumPasses, budget: budget) {
+                            for country in countryNames {
+                                _ = try grdb.read { db in try grdbTop(country).fetchAll(db) }
                             }
                             return countryNames.count
                         }
@@ -217,6 +266,18 @@ extension Bench {
                         }
                         return (seconds, operations, [:])
                     }
+                ),
+                (
+                    "grdb",
+                    {
+                        let (seconds, operations) = try self.timedPasses(maximum: maximumPasses, budget: budget) {
+                            for country in countryNames {
+                                _ = try grdb.read { db in try grdbInCountry(country).fetchCount(db) }
+                            }
+                            return countryNames.count
+                        }
+                        return (seconds, operations, [:])
+                    }
                 )
             ])
         try measureAlternating(
@@ -238,6 +299,14 @@ extension Bench {
                                 ca_athletes_by_licence(sqlite, lookupStrings.pointer, Int32(lookups.count), nil, $0)
                             }, lookups.count, [:]
                         )
+                    }
+                ),
+                (
+                    "grdb",
+                    {
+                        let start = now()
+                        for licence in lookups { _ = try grdb.read { db in try grdbByLicence(licence).fetchOne(db) } }
+                        return (now() - start, lookups.count, [:])
                     }
                 )
             ])

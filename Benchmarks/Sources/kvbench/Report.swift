@@ -313,14 +313,16 @@ struct Report {
             "",
             "floor: LevelDB's C API alone doing the physical work of KVDocs' operation: for an insert, KVDocs' own write batches replayed byte for byte (each document's record, index entries and change record, the sequence record; one `leveldb_write` per batch of 1000), after a get per document and per unique entry, as KVDocs checks; for a query, on the database KVDocs just queried, the reads of KVDocs' plan (the ranges `explain` reports: a seek and the entries read, then a get per document returned), with no planning, snapshot, decoding or encoding.",
             "",
-            "| workload | kvdocs µs/op | sqlite-c µs/op | kvdocs / sqlite-c | floor µs/op | kvdocs / floor | floor / sqlite-c | allocations per op (kvdocs / floor / sqlite-c) | operations (kvdocs / sqlite-c) | kvdocs plan |",
-            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"
+            "grdb: the same table and index through GRDB (Codable records, a read or write per request; the athletes only).",
+            "",
+            "| workload | kvdocs µs/op | sqlite-c µs/op | grdb µs/op | kvdocs / sqlite-c | kvdocs / grdb | floor µs/op | kvdocs / floor | floor / sqlite-c | allocations per op (kvdocs / floor / sqlite-c / grdb) | operations (kvdocs / sqlite-c) | kvdocs plan |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
         ]
         var names: [String] = []
         for m in bench.results where m.section == "apps" && !names.contains(m.name) { names.append(m.name) }
         for name in names {
             let k = find("apps", name, "kvdocs"), s = find("apps", name, "sqlite-c"),
-                f = find("apps", name, "leveldb-floor")
+                f = find("apps", name, "leveldb-floor"), g = find("apps", name, "grdb")
             let ratio =
                 (k != nil && s != nil)
                 ? String(format: "%.2f×", k!.microsecondsPerOperation / s!.microsecondsPerOperation) : "—"
@@ -330,9 +332,12 @@ struct Report {
             let overFloor =
                 (k != nil && f != nil)
                 ? String(format: "%.2f×", k!.microsecondsPerOperation / f!.microsecondsPerOperation) : "—"
-            let allocations = [k, f, s].map(Self.allocations).joined(separator: " / ")
+            let allocations = [k, f, s, g].map(Self.allocations).joined(separator: " / ")
+            let overGRDB =
+                (k != nil && g != nil)
+                ? String(format: "%.2f×", k!.microsecondsPerOperation / g!.microsecondsPerOperation) : "—"
             lines.append(
-                "| \(name) | \(k.map { Self.us($0.microsecondsPerOperation) } ?? "—") | \(s.map { Self.us($0.microsecondsPerOperation) } ?? "—") | \(ratio) | "
+                "| \(name) | \(k.map { Self.us($0.microsecondsPerOperation) } ?? "—") | \(s.map { Self.us($0.microsecondsPerOperation) } ?? "—") | \(g.map { Self.us($0.microsecondsPerOperation) } ?? "—") | \(ratio) | \(overGRDB) | "
                     + "\(f.map { Self.us($0.microsecondsPerOperation) } ?? "—") | \(overFloor) | \(floorRatio) | \(allocations) | "
                     + "\(k.map { String($0.operations) } ?? "—") / \(s.map { String($0.operations) } ?? "—") | \(bench.notes[Self.appsPlanKey + name] ?? "—") |"
             )
