@@ -44,20 +44,22 @@ extension LevelDB {
         options: LevelDBReadOptions = LevelDBReadOptions(),
         _ body: (UnsafeRawBufferPointer?) throws -> R
     ) throws -> R {
-        try withHandle { db in
+        var length = 0
+        let value = try withHandle { db in
             try withReadOptions(options) { readOptions in
-                var length = 0
-                let value = try key.withBytes { k in
+                try key.withBytes { k in
                     try withLevelDBError(path: path, key: k) {
                         leveldb_get(db, readOptions, k.cChars, k.count, &length, $0)
                     }
                 }
-                guard let value else { return try body(nil) }
-                // leveldb_get returns a malloc'd copy (empty values are non-NULL, length 0).
-                defer { leveldb_free(value) }
-                return try body(UnsafeRawBufferPointer(start: value, count: length))
             }
         }
+        guard let value else { return try body(nil) }
+        // leveldb_get returns a malloc'd copy (empty values are non-NULL, length 0), which is
+        // this call's until it frees it: `body` runs outside the handle's lock, so it may use
+        // the database itself.
+        defer { leveldb_free(value) }
+        return try body(UnsafeRawBufferPointer(start: value, count: length))
     }
 
     /// Stores `value` under `key`, replacing any value there.

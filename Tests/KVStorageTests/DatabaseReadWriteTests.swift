@@ -83,6 +83,27 @@ import Testing
         }
     }
 
+    /// A lent value is the call's own copy, not LevelDB's memory under the handle's lock:
+    /// the database can be used, and even closed from another thread, while `body` holds it.
+    @Test func aLentValueOutlivesTheHandlesLock() throws {
+        try withTemporaryDatabase { db, _ throws in
+            try db.put("k", [1, 2, 3])
+            let seen = try db.withValue(forKey: "k") { bytes throws -> [UInt8]? in
+                #expect(try db.get("k") == [1, 2, 3])
+                let closed = DispatchSemaphore(value: 0)
+                Thread {
+                    db.close()
+                    closed.signal()
+                }.start()
+                // A deadlock guard, not a timing: close() waits for every call holding the lock.
+                #expect(closed.wait(timeout: .now() + 30) == .success)
+                return bytes.map { Array($0) }
+            }
+            #expect(seen == [1, 2, 3])
+            #expect(throws: KVDocsError.self) { try db.get("k") }
+        }
+    }
+
     @Test func borrowingAccessorSeesTheStoredBytes() throws {
         try withTemporaryDatabase { db, _ throws in
             try db.put("k", [9, 8, 7])

@@ -97,8 +97,11 @@ public final class ReadTransaction {
         recordRead(collection)
         let schema = try catalog.schema.collection(collection)
         let element = try DocumentStore.idElement(id, collection: collection, primaryKey: schema.primaryKey)
-        guard let bytes = try reader.value(forKey: store.layout.document(collection, element)) else { return nil }
-        return try store.documentValue(bytes, collection: collection, id: element)
+        // Decoded from the reader's own buffer (LevelDB's), not a copy.
+        return try reader.withValue(forKey: store.layout.document(collection, element)) { bytes in
+            guard let bytes else { return nil }
+            return try store.documentValue(buffer: bytes, collection: collection, id: element)
+        }
     }
 
     /// The documents matching `query`, in its order, after its offset, up to its limit.
@@ -185,11 +188,10 @@ public final class ReadTransaction {
         recordRead(collection)
         let schema = try catalog.schema.collection(collection)
         let element = try DocumentStore.idElement(id, collection: collection, primaryKey: schema.primaryKey)
-        let key = store.layout.document(collection, element)
-        guard let bytes = try reader.value(forKey: key) else { return nil }
-        return try store.decodeDocument(
-            type, bytes: bytes, collection: collection, key: key,
-            idOffset: store.layout.documents(collection).prefix.count)
+        return try reader.withValue(forKey: store.layout.document(collection, element)) { bytes in
+            guard let bytes else { return nil }
+            return try store.decodeDocument(type, buffer: bytes, collection: collection, id: element)
+        }
     }
 
     /// The number of documents matching `query`'s conditions (its limit and offset ignored).

@@ -285,10 +285,32 @@ extension DocumentStore {
     /// The document of `collection` with primary key `id`, read from its stored `bytes`.
     /// - Throws: `.corruption` naming the document when its bytes are damaged.
     package func documentValue(_ bytes: [UInt8], collection: String, id: TupleElement) throws -> JSONValue {
+        try bytes.withUnsafeBytes { try documentValue(buffer: $0, collection: collection, id: id) }
+    }
+
+    /// ``documentValue(_:collection:id:)`` of bytes read in place.
+    package func documentValue(buffer bytes: UnsafeRawBufferPointer, collection: String, id: TupleElement) throws
+        -> JSONValue
+    {
         do {
-            return try Self.parseStored(bytes)
+            return try Self.parseStored(buffer: bytes)
         } catch let e as KVDocsError {
             throw invalidDocument(e, id: "\(id)", collection: collection, key: layout.document(collection, id))
+        }
+    }
+
+    /// The document of `collection` with primary key `id` decoded as `T` from its stored
+    /// bytes, read in place.
+    /// - Throws: `.decoding` when it does not decode as `T`; `.corruption` naming the
+    ///   document and its key when its bytes are damaged.
+    func decodeDocument<T: Decodable>(
+        _ type: T.Type, buffer bytes: UnsafeRawBufferPointer, collection: String, id: TupleElement
+    ) throws -> T {
+        do {
+            return try Self.decodeStored(type, buffer: bytes, dates: dateStrategy)
+        } catch let damage as BinaryJSON.Damage {
+            throw invalidDocument(
+                damage.error, id: "\(id)", collection: collection, key: layout.document(collection, id))
         }
     }
 
