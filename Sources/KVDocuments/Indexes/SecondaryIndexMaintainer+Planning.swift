@@ -27,13 +27,15 @@ extension SecondaryIndexMaintainer {
     /// (no equality, no range) needs a limit.
     package func candidatePlan(for query: DocumentQuery) -> (score: Int, plan: QueryPlan)? {
         let index = definition, collectionName = identity.collection
-        let byField = Dictionary(grouping: query.conditions, by: \.field)
+        // A query has a handful of conditions: scanning them per field costs less than
+        // grouping them in a dictionary (hashing every field path).
+        let conditions = query.conditions
         if index.isSparse {
-            guard index.fields.allSatisfy({ byField[$0] != nil }) else { return nil }
+            guard index.fields.allSatisfy({ field in conditions.contains { $0.field == field } }) else { return nil }
         }
         var bindings = Bindings()
-        bindEqualities(index, byField, &bindings)
-        bindRange(index, byField, &bindings)
+        bindEqualities(index, conditions, &bindings)
+        bindRange(index, conditions, &bindings)
         let scanOrder = ordersByScan(index, query, bindings)
         let ordered = scanOrder != .none
         // Among equals, a covering index wins (it reads no document).
@@ -63,12 +65,13 @@ extension SecondaryIndexMaintainer {
     /// Leading fields with an equality (or non-empty `in`) condition, while the number of
     /// combinations stays within ``maximumRanges``.
     private func bindEqualities(
-        _ index: SecondaryIndexDefinition, _ byField: [FieldPath: [QueryCondition]], _ bindings: inout Bindings
+        _ index: SecondaryIndexDefinition, _ conditions: [QueryCondition], _ bindings: inout Bindings
     ) {
         var combinations = 1
         for field in index.fields {
             guard
-                let condition = byField[field]?.first(where: {
+                let condition = conditions.first(where: {
+                    guard $0.field == field else { return false }
                     if case .equal = $0.op { return true }
                     if case .in(let list) = $0.op { return !list.isEmpty }
                     return false
@@ -93,14 +96,14 @@ extension SecondaryIndexMaintainer {
     /// At most one range condition (or several on one field, tightened) on the field after
     /// the equalities.
     private func bindRange(
-        _ index: SecondaryIndexDefinition, _ byField: [FieldPath: [QueryCondition]], _ bindings: inout Bindings
+        _ index: SecondaryIndexDefinition, _ conditions: [QueryCondition], _ bindings: inout Bindings
     ) {
         let k = bindings.equalities.count
         guard k < index.fields.count else { return }
         let field = index.fields[k]
         // On a multi-valued field, two conditions may hold for different elements,
         // so only one of them can bound the scan.
-        for condition in byField[field] ?? [] where Self.isRange(condition.op) {
+        for condition in conditions where condition.field == field && Self.isRange(condition.op) {
             if field.isMultiValued && bindings.rangeField != nil { break }
             let before = (bindings.lower, bindings.upper, bindings.prefix)
             // A condition joins the range only when the range then guarantees it (the plan
@@ -180,10 +183,18 @@ extension SecondaryIndexMaintainer {
     private func keyRanges(_ subspace: Subspace, _ bindings: Bindings) -> [KeyRange] {
         // A tuple's encoding is its elements' encodings one after another, so each key
         // prefix is the subspace's followed by the values' encodings, built as bytes.
-        var prefixes: [[UInt8]] = [subspace.prefix]
-        for values in bindings.equalities {
-            let encoded = values.map(ValueOrder.key)
-            prefixes = prefixes.flatMap { p in encoded.map { p + $0 } }
+        var prefixes: [[UInt8]]
+        if bindings.equalities.allSatisfy({ $0.count == 1 }) {
+            // One value per field (no `in` list): one key prefix, encoded in place.
+            var encoder = TupleEncoder(prefix: subspace.prefix, reserving: 32)
+            for values in bindings.equalities { ValueOrder.append(values[0], to: &encoder) }
+            prefixes = [encoder.bytes]
+        } else {
+            prefixes = [subspace.prefix]
+            for values in bindings.equalities {
+                let encoded = values.map(ValueOrder.key)
+                prefixes = prefixes.flatMap { p in encoded.map { p + $0 } }
+            }
         }
         return prefixes.map { base in
             if let prefix = bindings.prefix {
