@@ -70,8 +70,8 @@ import Testing
         #expect(kv_allocations() - before >= 100, "\(boxes.count) arrays")
     }
 
-    /// A covering equality query (whole documents in the entries, limit 20): today 337
-    /// allocations per query in a debug build, 16.9 per returned document (release, in
+    /// A covering equality query (whole documents in the entries, limit 20): today 328
+    /// allocations per query in a debug build, 16.4 per returned document (release, in
     /// kvprofile: 5.0, the document's members array and its strings longer than 15 bytes).
     @Test func aCoveringQueryAllocatesLittlePerReturnedDocument() throws {
         try Self.withPeople(covering: true) { store in
@@ -86,7 +86,7 @@ import Testing
     }
 
     /// A typed equality query (an index, then a get per document, decoded straight from the
-    /// stored bytes): today 556 allocations per query in a debug build, 27.8 per returned
+    /// stored bytes): today 547 allocations per query in a debug build, 27.4 per returned
     /// document (release, in kvprofile: 12.9, of which LevelDB's get makes several).
     @Test func aTypedEqualityQueryAllocatesLittlePerReturnedDocument() throws {
         try Self.withPeople(covering: false) { store in

@@ -178,8 +178,10 @@ extension DocumentStore {
         /// The document under `key` as this batch left it, else as stored.
         func current(_ key: [UInt8], _ collection: String, _ id: TupleElement) throws -> JSONValue? {
             if let overlay = documents[ByteKey(key)] { return overlay }
-            guard let bytes = try store.storage.value(forKey: key) else { return nil }
-            return try store.documentValue(bytes, collection: collection, id: id)
+            return try store.storage.withValue(forKey: key) { bytes in
+                guard let bytes else { return nil }
+                return try store.documentValue(buffer: bytes, collection: collection, id: id)
+            }
         }
 
         /// With `sync` and nothing to write (the delete of a missing document), the log is
