@@ -82,7 +82,7 @@ extension DocumentStore {
         private func perform(_ collectionName: String, _ mode: WriteMode, document: JSONValue?, id givenID: JSONValue?)
             throws -> DocumentChange?
         {
-            let schema = try catalog.schema.collection(collectionName)
+            let (schema, maintainers) = try collection(collectionName)
             if schema.replicated {
                 return try performInteractive(collectionName, schema, mode, document: document, id: givenID)
             }
@@ -106,7 +106,6 @@ extension DocumentStore {
                 break
             }
             let stored = try document.map { try DocumentStore.storedBytes($0) }
-            let maintainers = catalog.maintainers(of: collectionName)
             if let document {
                 for maintainer in maintainers { try maintainer.validate(id: id, document: document) }
             }
@@ -132,6 +131,23 @@ extension DocumentStore {
                 sequence: sequence, collection: collectionName, id: idValue, operation: operation)
             changes.append(change)
             return change
+        }
+
+        /// The last collection written and what the catalog says of it (a batch mostly
+        /// writes one collection): its schema and its index maintainers.
+        private var lastCollection: (name: String, schema: CollectionSchema, maintainers: [any IndexMaintainer])?
+
+        /// The schema and maintainers of `name` in ``catalog``: looked up once for the writes
+        /// of a collection that follow one another (the same bytes, so the same answer).
+        /// - Throws: `.schema` for an unknown collection.
+        private func collection(_ name: String) throws -> (CollectionSchema, [any IndexMaintainer]) {
+            if let last = lastCollection, JSONObject.compareKeys(last.name, name) == 0 {
+                return (last.schema, last.maintainers)
+            }
+            let schema = try catalog.schema.collection(name)
+            let maintainers = catalog.maintainers(of: name)
+            lastCollection = (name, schema, maintainers)
+            return (schema, maintainers)
         }
 
         /// The primary key of a write, as given and as a tuple element.
