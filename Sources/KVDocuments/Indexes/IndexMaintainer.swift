@@ -138,6 +138,8 @@ public final class IndexUpdateContext {
     public var pendingWork = 0
     /// Per-maintainer state for the batch, by index.
     private var scratch: [IndexIdentity: AnyObject] = [:]
+    /// The state ``state(for:_:)`` returned last, and its index.
+    private var lastState: (index: IndexIdentity, state: AnyObject)?
     /// The last id encoded by ``encodedID(_:)``: the maintainers of one document share it.
     private var lastID: (element: TupleElement, bytes: [UInt8])?
 
@@ -183,9 +185,16 @@ public final class IndexUpdateContext {
 
     /// The state `index` keeps for this batch, made by `make` on first use.
     public func state<T: AnyObject>(for index: IndexIdentity, _ make: () throws -> T) rethrows -> T {
-        if let existing = scratch[index] as? T { return existing }
+        // The documents of a batch ask one index after the other for the same state: the
+        // last one found is compared (as the dictionary would) before the dictionary is hashed.
+        if let last = lastState, last.index == index, let existing = last.state as? T { return existing }
+        if let existing = scratch[index] as? T {
+            lastState = (index, existing)
+            return existing
+        }
         let created = try make()
         scratch[index] = created
+        lastState = (index, created)
         return created
     }
 }
