@@ -246,7 +246,6 @@ package enum BinaryJSON {
     ///   of the previous decode is that string again, not a new one.
     package static func decode(buffer: UnsafeBufferPointer<UInt8>, keys: KeyCache? = nil) throws -> JSONValue {
         do {
-            guard let keys else { return try decodeValue(buffer, keys: nil) }
             return try decodeValue(buffer, keys: keys)
         } catch let damage as Damage {
             throw damage.error

@@ -37,14 +37,6 @@ package struct BinaryJSONDecoder {
         /// Whether ``buffer`` is this storage's own copy, freed with it.
         private var owned: Bool
 
-        /// Storage over a copy of `bytes`.
-        package init(_ bytes: [UInt8]) {
-            let copy = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: bytes.count)
-            _ = copy.initialize(fromContentsOf: bytes)
-            buffer = UnsafeBufferPointer(copy)
-            owned = true
-        }
-
         private init(lent bytes: UnsafeBufferPointer<UInt8>) {
             buffer = bytes
             owned = false

@@ -37,7 +37,7 @@ package struct GeoIndexMaintainer: IndexMaintainer {
         // Checked here too, so a write that leaves the point alone does not encode the id.
         if before == after { return }
         index.update(
-            idBytes: Tuple([id]).encoded, before: before, after: after,
+            idBytes: context.encodedID(id), before: before, after: after,
             put: { context.put($0, $1) }, delete: { context.delete($0) })
     }
     /// The point `document` holds in the indexed field, `nil` when the field is missing.

@@ -254,18 +254,10 @@ extension DocumentStore {
         }
     }
 
-    /// The document stored under `key` (whose id starts at `idOffset`) decoded as `T`.
+    /// The document stored under `key` (whose id starts at `idOffset`) decoded as `T` from
+    /// its bytes, read in place.
     /// - Throws: `.decoding` when it does not decode as `T`; `.corruption` naming the
     ///   document and its key when its bytes are damaged.
-    func decodeDocument<T: Decodable>(_ type: T.Type, bytes: [UInt8], collection: String, key: [UInt8], idOffset: Int)
-        throws -> T
-    {
-        try bytes.withUnsafeBytes {
-            try decodeDocument(type, buffer: $0, collection: collection, key: key, idOffset: idOffset)
-        }
-    }
-
-    /// ``decodeDocument(_:bytes:collection:key:idOffset:)`` of bytes read in place.
     func decodeDocument<T: Decodable>(
         _ type: T.Type, buffer bytes: UnsafeRawBufferPointer, collection: String, key: [UInt8], idOffset: Int
     ) throws -> T {

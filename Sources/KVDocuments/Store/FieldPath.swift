@@ -138,9 +138,7 @@ extension FieldPath {
     /// no document is built.
     /// - Throws: `BinaryJSON.Damage` when the bytes read are damaged.
     package static func project(binary bytes: [UInt8], onto fields: [[String]]) throws -> JSONValue {
-        try bytes.withUnsafeBufferPointer { buffer in
-            try BinaryJSONDecoder.Storage.borrowing(buffer) { try project(binary: $0, onto: fields) }
-        }
+        try bytes.withUnsafeBytes { try project(binary: $0, onto: fields) }
     }
 
     /// ``project(binary:onto:)`` of bytes read in place.
