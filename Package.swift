@@ -7,8 +7,26 @@ import PackageDescription
 // suites it runs under ThreadSanitizer need none of them.
 let withSync = Context.environment["KVDOCS_WITHOUT_SYNC"] == nil
 
+// Where LevelDB comes from. On Apple hosts (Xcode, `swift build` on a Mac, builds for iOS,
+// watchOS, tvOS and visionOS), or with `KVDOCS_BUNDLED_LEVELDB=1`: the `leveldb` product of
+// firebase/leveldb, which compiles LevelDB's sources (its C API included) for the target, with
+// `HAVE_FULLFSYNC` (a synced write ends in `fcntl(F_FULLFSYNC)`) and without Snappy.
+// Elsewhere: the system library (Debian's libleveldb-dev and libsnappy-dev). scripts/test-bundled
+// builds and tests the bundled branch on Linux, through a mirror to a local stand-in.
+#if os(macOS)
+let bundledLevelDB = Context.environment["KVDOCS_SYSTEM_LEVELDB"] == nil
+#else
+let bundledLevelDB = Context.environment["KVDOCS_BUNDLED_LEVELDB"] != nil
+#endif
+// A build without Snappy: the bundled LevelDB, or `KVDOCS_WITHOUT_SNAPPY=1` over the system
+// library (to test, on Linux, what an Apple build does with Snappy-compressed tables).
+let withoutSnappy = bundledLevelDB || Context.environment["KVDOCS_WITHOUT_SNAPPY"] != nil
+let storageSettings: [SwiftSetting] = withoutSnappy ? [.define("KVDOCS_WITHOUT_SNAPPY")] : []
+
 let package = Package(
     name: "KVDocs",
+    // The oldest releases with Swift 6's Synchronization module (`Atomic`, KVStorage's counters).
+    platforms: [.macOS(.v15), .iOS(.v18), .watchOS(.v11), .tvOS(.v18), .visionOS(.v2)],
     products: [
         .library(name: "KVDocs", targets: ["KVDocs"])
     ],
@@ -18,18 +36,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-collections", from: "1.1.0")
     ],
     targets: [
-        // MARK: - C library
-
-        // LevelDB's C API. Debian ships no leveldb.pc, so the module map links `leveldb` directly
-        // and no pkg-config name is given.
-        .systemLibrary(
-            name: "CLevelDB",
-            providers: [
-                .apt(["libleveldb-dev", "libsnappy-dev"]),
-                .brew(["leveldb"])
-            ]
-        ),
-
         // MARK: - Library
 
         // One target per layer, each depending only on the layers below it, so that the
@@ -45,7 +51,8 @@ let package = Package(
         // repair, backups, layered stores.
         .target(
             name: "KVStorage",
-            dependencies: ["CLevelDB", "KVSupport"]
+            dependencies: ["CLevelDB", "KVSupport"],
+            swiftSettings: storageSettings
         ),
         // The FoundationDB tuple encoding, subspaces, keyspaces and record splitting.
         .target(
@@ -177,6 +184,31 @@ let package = Package(
     swiftLanguageModes: [.v6]
 )
 
+// MARK: - C library
+
+// LevelDB's C API as the module CLevelDB, from either source (`bundledLevelDB` above).
+if bundledLevelDB {
+    package.dependencies.append(
+        .package(url: "https://github.com/firebase/leveldb.git", .upToNextMinor(from: "1.22.2")))
+    package.targets.append(
+        .target(
+            name: "CLevelDB",
+            dependencies: [.product(name: "leveldb", package: "leveldb")],
+            path: "Sources/CLevelDBBundled"
+        ))
+} else {
+    // Debian ships no leveldb.pc, so the module map links `leveldb` directly and no
+    // pkg-config name is given.
+    package.targets.append(
+        .systemLibrary(
+            name: "CLevelDB",
+            providers: [
+                .apt(["libleveldb-dev", "libsnappy-dev"]),
+                .brew(["leveldb", "snappy"])
+            ]
+        ))
+}
+
 // The sync half: the replicator and its HTTP server and client, the shell that offers them,
 // and their tests.
 if withSync {
@@ -272,8 +304,11 @@ if withSync {
         // The same workloads written straight on LevelDB's and SQLite's C APIs: the floors.
         .target(
             name: "CBench",
+            dependencies: bundledLevelDB ? [.product(name: "leveldb", package: "leveldb")] : [],
             path: "Benchmarks/Sources/CBench",
-            linkerSettings: [.linkedLibrary("leveldb"), .linkedLibrary("sqlite3"), .linkedLibrary("m")]
+            linkerSettings: (bundledLevelDB ? [] : [.linkedLibrary("leveldb")]) + [
+                .linkedLibrary("sqlite3"), .linkedLibrary("m")
+            ]
         ),
         .executableTarget(
             name: "kvbench",

@@ -208,7 +208,7 @@ package final class BackupMarker {
 
     /// Lets go of the lock, leaving the file.
     package func release() {
-        if descriptor >= 0 { _ = Glibc.close(descriptor) }
+        if descriptor >= 0 { _ = Foundation.close(descriptor) }
         descriptor = -1
     }
 
@@ -218,7 +218,7 @@ package final class BackupMarker {
         let path = directory + "/" + LevelDB.backupMarkerName
         let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
         guard descriptor >= 0 else { return }
-        defer { _ = Glibc.close(descriptor) }
+        defer { _ = Foundation.close(descriptor) }
         guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else { return }  // a backup is running
         let expected = Array(LevelDB.backupMarkerContents.utf8)
         var buffer = [UInt8](repeating: 0, count: expected.count + 1)

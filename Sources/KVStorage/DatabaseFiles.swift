@@ -60,10 +60,16 @@ package enum DatabaseFiles {
         guard (s.st_mode & S_IFMT) == S_IFREG else {
             throw KVDocsError(.invalidArgument, "\(path) is not a regular file", path: path)
         }
+        // Darwin names the times' fields st_mtimespec and st_ctimespec.
+        #if canImport(Darwin)
+        let (modified, changed) = (s.st_mtimespec, s.st_ctimespec)
+        #else
+        let (modified, changed) = (s.st_mtim, s.st_ctim)
+        #endif
         return DatabaseFile(
             name: name, size: Int(s.st_size), crc32c: 0, device: UInt64(s.st_dev), inode: UInt64(s.st_ino),
-            modified: Int64(s.st_mtim.tv_sec) * 1_000_000_000 + Int64(s.st_mtim.tv_nsec),
-            statusChanged: Int64(s.st_ctim.tv_sec) * 1_000_000_000 + Int64(s.st_ctim.tv_nsec))
+            modified: Int64(modified.tv_sec) * 1_000_000_000 + Int64(modified.tv_nsec),
+            statusChanged: Int64(changed.tv_sec) * 1_000_000_000 + Int64(changed.tv_nsec))
     }
 
     /// The content of every content file of `directory`. A file whose `stat` facts (size,
@@ -173,7 +179,7 @@ package enum DatabaseFiles {
             }
             total += chunk.count
         }
-        guard fsync(output) == 0 else {
+        guard fullSync(output) == 0 else {
             throw KVDocsError(.ioError, "cannot sync \(to): \(String(cString: strerror(errno)))", path: to)
         }
         let after = try status(from, name: name)

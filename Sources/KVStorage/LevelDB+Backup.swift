@@ -136,8 +136,8 @@ extension LevelDB {
             throw KVDocsError(
                 .ioError, "cannot open \(path) to sync it: \(String(cString: strerror(errno)))", path: path)
         }
-        defer { _ = Glibc.close(fd) }
-        guard fsync(fd) == 0 else {
+        defer { _ = Foundation.close(fd) }
+        guard fullSync(fd) == 0 else {
             throw KVDocsError(.ioError, "cannot sync \(path): \(String(cString: strerror(errno)))", path: path)
         }
     }

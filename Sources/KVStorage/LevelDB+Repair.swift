@@ -57,7 +57,9 @@ extension LevelDB {
     /// database there).
     /// - Throws: `.invalidArgument` when `path` holds no `CURRENT`, manifest, log or table
     ///   file; `.locked` naming the holder when another process, or a handle of this
-    ///   process, has it open; `.ioError` or `.corruption` when it cannot be repaired.
+    ///   process, has it open; `.unsupportedCompression`, touching nothing, when this build
+    ///   has no Snappy and a table holds Snappy-compressed blocks (they are not damaged);
+    ///   `.ioError` or `.corruption` when it cannot be repaired.
     @discardableResult
     public static func repair(path: String, options: LevelDBOptions = LevelDBOptions()) throws -> RepairReport {
         let fm = FileManager.default
@@ -76,6 +78,9 @@ extension LevelDB {
             throw KVDocsError(
                 .locked, "the database at \(path) is in use by \(holder): it cannot be repaired while open", path: path)
         }
+        // A build without Snappy reads every compressed block as corrupt, and the repair would
+        // drop them: such a database is refused, untouched, after every table is read.
+        try SnappyTables.refuse("repair", at: path, thorough: true)
         var options = options
         options.paranoidChecks = true
         let c = try COptions(options)

@@ -186,6 +186,12 @@ public final class LevelDB: @unchecked Sendable {
         self.comparator = options.comparator
         let cOptions = try COptions(options)
         try Self.refuseOrphanedTables(at: path)
+        // A build without Snappy: Snappy-compressed tables are refused before LevelDB reads
+        // (or compacts) them; a database another holder has open is left to LevelDB's
+        // `.locked` (its files may be changing). Nothing to do in a build with Snappy.
+        if !LevelDBOptions.Compression.snappyIsAvailable, Self.holder(of: path) == nil {
+            try SnappyTables.refuse("open", at: path, thorough: false)
+        }
         if let lost = ManifestCheck.lostEdits(in: path) { throw KVDocsError(.corruption, lost, path: path) }
         // LevelDB creates the directory and its LOCK file before it notices that the database
         // is missing; refuse first so that a failed open leaves the file system untouched.
@@ -201,6 +207,7 @@ public final class LevelDB: @unchecked Sendable {
                     .ioError, "cannot create the directory \(path): \(error.localizedDescription)", path: path)
             }
         }
+        try Self.applyProtection(options.fileProtection, at: path)
         // A torn tail of the newest log (a power loss after unsynced writes) is cut first;
         // any other damage is left for LevelDB to refuse. Only one thread of the process
         // opens a directory at a time this way: the cut holds a POSIX lock on LOCK, and
@@ -386,6 +393,32 @@ public final class LevelDB: @unchecked Sendable {
                 "cannot open \(path) for writing: the directory or its file system is read-only (\(error.message)); open a private copy with LevelDB.openPrivateCopy(of:) (kvrepl --read-only)",
                 path: path)
         }
+    }
+
+    /// Gives the directory at `path` and its files the protection class `protection`
+    /// (``LevelDBOptions/fileProtection``), where the platform has classes.
+    /// - Throws: `.ioError` naming the file whose class cannot be set.
+    private static func applyProtection(_ protection: LevelDBOptions.FileProtection?, at path: String) throws {
+        #if os(iOS) || os(watchOS) || os(tvOS) || os(visionOS)
+        guard let protection, FileManager.default.fileExists(atPath: path) else { return }
+        let type: FileProtectionType
+        switch protection {
+        case .complete: type = .complete
+        case .completeUnlessOpen: type = .completeUnlessOpen
+        case .completeUntilFirstUserAuthentication: type = .completeUntilFirstUserAuthentication
+        case .unprotected: type = .none
+        }
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
+        for item in [path] + names.map({ path + "/" + $0 }) {
+            do {
+                try FileManager.default.setAttributes([.protectionKey: type], ofItemAtPath: item)
+            } catch {
+                throw KVDocsError(
+                    .ioError, "cannot set the file protection \(protection) of \(item): \(error.localizedDescription)",
+                    path: path)
+            }
+        }
+        #endif
     }
 
     /// LevelDB starts a new, empty database over a directory whose CURRENT file is gone when

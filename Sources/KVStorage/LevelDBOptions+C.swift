@@ -69,8 +69,9 @@ func withLevelDBError<R>(
     if let error {
         let message = String(cString: error)
         leveldb_free(error)
-        var error = KVDocsError(status: message, path: path)
+        var error = KVDocsError(levelDBStatus: message, path: path)
         error.key = key.map { Array($0) }
+        if error.kind == .unsupportedCompression { throw error }
         // LevelDB names the file of an I/O error, not the file whose checksum failed: find it.
         if error.kind == .corruption, let path, !message.contains(path),
             let found = DamageLocator.locate(in: path, status: message)
@@ -80,6 +81,21 @@ func withLevelDBError<R>(
         throw error
     }
     return result
+}
+
+extension KVDocsError {
+    /// The error of a LevelDB status message (``KVDocsError/init(status:path:)``), except
+    /// that a build without Snappy reports LevelDB's "corrupted compressed block contents"
+    /// (`table/format.cc`, which is all it can say of a Snappy-compressed block) as
+    /// `.unsupportedCompression`: the block is sound, this build cannot read it.
+    package init(levelDBStatus message: String, path: String?) {
+        self.init(status: message, path: path)
+        if !LevelDBOptions.Compression.snappyIsAvailable, message.contains("corrupted compressed block contents") {
+            kind = .unsupportedCompression
+            self.message +=
+                " (a Snappy-compressed block, which this build's LevelDB cannot read: it has no Snappy; the data is not damaged, do not repair it)"
+        }
+    }
 }
 
 /// Creates C read options for `options`, calls `body`, destroys them.

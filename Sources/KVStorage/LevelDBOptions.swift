@@ -45,8 +45,13 @@ public struct LevelDBOptions: Sendable {
     public var blockRestartInterval: Int = 16
     /// Bytes written to one table file before a new one is started. Default 2 MiB; 1 MiB–1 GiB.
     public var maxFileSize: Int = 2 << 20
-    /// Block compression. Default `.snappy`.
-    public var compression: Compression = .snappy
+    /// Block compression. Default ``Compression/preferred``: `.snappy` where this build's
+    /// LevelDB has Snappy (the system library: Linux, or macOS with `KVDOCS_SYSTEM_LEVELDB`),
+    /// `.none` where it has not (the bundled LevelDB of Apple platforms), where `.snappy` is
+    /// refused. A database that an app ships for Apple platforms (a base of a
+    /// ``LayeredKeyValueStore``) must be written with `.none`: their LevelDB cannot read a
+    /// Snappy-compressed table.
+    public var compression: Compression = .preferred
     /// Bits per key of a Bloom filter kept with each table, which saves disk reads for
     /// missing keys; `nil` keeps no filter. Default 10 (about 1% false positives), unlike
     /// LevelDB's own default of none: a document store reads single keys that are often
@@ -62,12 +67,52 @@ public struct LevelDBOptions: Sendable {
     /// A database must always be opened with the comparator it was created with.
     public var comparator: LevelDBComparator? = nil
 
+    /// The data protection class of the database's directory and files on iOS, watchOS,
+    /// tvOS and visionOS, which decides whether they can be read while the device is locked;
+    /// `nil` (the default) leaves the class the app's container gives them. Applied when the
+    /// database opens, to the directory and to every file in it; LevelDB's later files (logs,
+    /// tables, manifests) take the directory's class. Ignored on macOS and Linux, which
+    /// have no per-file protection classes.
+    ///
+    /// `.complete` makes the files unreadable while the device is locked: LevelDB then fails
+    /// its background compactions and reads with `.ioError`, so close the database when the
+    /// app moves to the background. `.completeUntilFirstUserAuthentication` (the system's
+    /// default for an app's files) keeps them readable from the first unlock after a restart.
+    public var fileProtection: FileProtection? = nil
+
+    /// Data protection classes (Apple's `FileProtectionType`).
+    public enum FileProtection: Sendable, Hashable {
+        /// Readable only while the device is unlocked.
+        case complete
+        /// Files open when the device locks stay usable; new files can be created while locked.
+        case completeUnlessOpen
+        /// Readable from the first unlock after a restart until the next restart.
+        case completeUntilFirstUserAuthentication
+        /// Always readable (Apple's `FileProtectionType.none`; not `.none`, which would read
+        /// as the option's `nil`).
+        case unprotected
+    }
+
     /// Block compression algorithms.
     public enum Compression: Sendable, Hashable {
         /// No compression.
         case none
         /// Snappy, LevelDB's default: fast, and skipped for blocks it cannot shrink by 12.5%.
         case snappy
+
+        /// Whether this build's LevelDB can read and write Snappy-compressed blocks: `false`
+        /// in a build with the bundled LevelDB (firebase/leveldb, the one of Apple
+        /// platforms), or one made with `KVDOCS_WITHOUT_SNAPPY=1`.
+        public static let snappyIsAvailable: Bool = {
+            #if KVDOCS_WITHOUT_SNAPPY
+            false
+            #else
+            true
+            #endif
+        }()
+
+        /// `.snappy` where ``snappyIsAvailable``, else `.none`: the default of ``LevelDBOptions/compression``.
+        public static let preferred: Compression = snappyIsAvailable ? .snappy : .none
     }
 
     /// LevelDB's defaults, except ``createIfMissing`` (`true`).
@@ -80,7 +125,8 @@ public struct LevelDBOptions: Sendable {
     static let maxFileSizeRange = (1 << 20)...(1 << 30)
 
     /// Checks every value LevelDB would otherwise clamp or misread.
-    /// - Throws: ``KVDocsError`` of kind `.invalidArgument` naming the option and its allowed range.
+    /// - Throws: ``KVDocsError`` of kind `.invalidArgument` naming the option and its allowed
+    ///   range; `.unsupportedCompression` for `.snappy` in a build without Snappy.
     public func validate() throws {
         func check(_ name: String, _ value: Int, _ range: ClosedRange<Int>) throws {
             guard range.contains(value) else {
@@ -97,6 +143,12 @@ public struct LevelDBOptions: Sendable {
         try check("blockRestartInterval", blockRestartInterval, 1...Int(Int32.max))
         if let bits = bloomFilterBitsPerKey { try check("bloomFilterBitsPerKey", bits, 1...1000) }
         if let capacity = blockCacheCapacity { try check("blockCacheCapacity", capacity, 0...Int.max) }
+        if compression == .snappy, !Compression.snappyIsAvailable {
+            throw KVDocsError(
+                .unsupportedCompression,
+                "option compression = .snappy: this build's LevelDB has no Snappy (the bundled LevelDB of Apple platforms); use .none"
+            )
+        }
     }
 }
 

@@ -243,7 +243,7 @@ package enum TornTailRecovery {
                 path: path)
         }
         defer { Foundation.close(fd) }
-        guard ftruncate(fd, off_t(keep)) == 0, fsync(fd) == 0 else {
+        guard ftruncate(fd, off_t(keep)) == 0, fullSync(fd) == 0 else {
             throw KVDocsError(
                 .ioError,
                 "cannot cut \(log) at offset \(keep) (its torn tail is kept in \(saved)): \(String(cString: strerror(errno)))",
@@ -276,7 +276,7 @@ package enum TornTailRecovery {
             }
             done += n
         }
-        guard fsync(fd) == 0 else {
+        guard fullSync(fd) == 0 else {
             throw KVDocsError(.ioError, "cannot sync \(file): \(String(cString: strerror(errno)))", path: path)
         }
     }
@@ -289,7 +289,7 @@ package enum TornTailRecovery {
                 .ioError, "cannot open \(directory) to sync it: \(String(cString: strerror(errno)))", path: path)
         }
         defer { Foundation.close(fd) }
-        guard fsync(fd) == 0 else {
+        guard fullSync(fd) == 0 else {
             throw KVDocsError(.ioError, "cannot sync \(directory): \(String(cString: strerror(errno)))", path: path)
         }
     }

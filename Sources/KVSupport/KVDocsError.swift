@@ -65,6 +65,13 @@ public struct KVDocsError: Error, Sendable, Hashable, CustomStringConvertible {
         /// The store cannot be reached, or has no quorum (etcd: every endpoint failed or timed
         /// out); the message says whether a write's outcome is unknown.
         public static let unavailable = Kind("unavailable")
+        /// A table of the database is compressed with an algorithm this build's LevelDB
+        /// lacks (Snappy, in a build whose LevelDB has none: the one for Apple platforms), or
+        /// an option asks for one. The data is not damaged: open it with a build that has
+        /// Snappy, or rewrite it without compression there (kvrepl's `write-base`, a backup with
+        /// compression `.none`).
+        /// Never a reason to repair or salvage; both refuse such a database.
+        public static let unsupportedCompression = Kind("unsupported compression")
     }
 
     /// What went wrong.
@@ -177,6 +184,8 @@ extension KVDocsError {
     public static let limitExceeded = Kind.limitExceeded
     /// ``Kind/unavailable``, for `catch KVDocsError.unavailable`.
     public static let unavailable = Kind.unavailable
+    /// ``Kind/unsupportedCompression``, for `catch KVDocsError.unsupportedCompression`.
+    public static let unsupportedCompression = Kind.unsupportedCompression
 }
 
 extension KVDocsError.Kind {

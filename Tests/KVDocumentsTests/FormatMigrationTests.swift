@@ -83,7 +83,7 @@ import Testing
     /// posting, keyed by the row id) opens with its text index, and only it, rebuilt with
     /// progress in the blocked layout; searches, scores and verify work on it, and writes
     /// after the migration keep it exact.
-    @Test func aTextIndexOfTheFormerLayoutIsRebuiltInBlocks() throws {
+    @Test(.readsSnappyFixture) func aTextIndexOfTheFormerLayoutIsRebuiltInBlocks() throws {
         let dir = TemporaryDirectory()
         let path = dir.child("db")
         try FileManager.default.copyItem(
@@ -193,7 +193,7 @@ import Testing
     /// The fixture written by format-2 code (documents as JSON text) opens with every
     /// document rewritten in the binary form and its covering indexes rebuilt, with
     /// progress; every document and every covering query reads as that code read them.
-    @Test func aStoreOfTextDocumentsIsRewrittenInTheBinaryFormOnOpen() throws {
+    @Test(.readsSnappyFixture) func aStoreOfTextDocumentsIsRewrittenInTheBinaryFormOnOpen() throws {
         let dir = TemporaryDirectory()
         let path = dir.child("db")
         try FileManager.default.copyItem(
@@ -267,7 +267,7 @@ import Testing
     /// to format 5 with nothing else changed: no index rebuilt, the same documents, index
     /// entries and change records. Its `_id`-keyed collection cannot then be made
     /// replicated (it holds documents); a new replicated collection can be added.
-    @Test func aFormatFourStoreIsMigratedToFiveWithoutChangingItsData() throws {
+    @Test(.readsSnappyFixture) func aFormatFourStoreIsMigratedToFiveWithoutChangingItsData() throws {
         let dir = TemporaryDirectory()
         let path = dir.child("db")
         try FileManager.default.copyItem(

@@ -199,7 +199,7 @@ import Testing
     /// The schema JSON of the built-in kinds is written byte for byte as earlier versions
     /// wrote it: every fixture store's stored schema (from format 2 on) reads back and writes
     /// the same bytes.
-    @Test func storedSchemasOfEarlierVersionsAreWrittenBackByteForByte() throws {
+    @Test(.readsSnappyFixture) func storedSchemasOfEarlierVersionsAreWrittenBackByteForByte() throws {
         let fixtures = packageRoot.appendingPathComponent("Tests/Fixtures")
         let names = try FileManager.default.contentsOfDirectory(atPath: fixtures.path).filter { $0.hasSuffix("-db") }
             .sorted()

@@ -311,7 +311,7 @@ import Testing
     /// missing a field left out) opens with its plain indexes rebuilt, with progress, at
     /// format 3; the unique one is kept; prefix queries then find the documents the old
     /// entries left out.
-    @Test func plainIndexesOfTheFormerLayoutAreRebuiltWithEveryDocument() throws {
+    @Test(.readsSnappyFixture) func plainIndexesOfTheFormerLayoutAreRebuiltWithEveryDocument() throws {
         let dir = TemporaryDirectory()
         let path = dir.child("db")
         try FileManager.default.copyItem(
@@ -387,7 +387,7 @@ import Testing
             Subspace().subspace(["d"]).pack(["athletes", 8]), Array(#"{"country":"NOR","id":8,"name":"Ho"}"#.utf8))
     }
 
-    @Test func aBaseOfTheFormerIndexLayoutIsIndexedWholeOverAndAcrossReplacement() throws {
+    @Test(.readsSnappyFixture) func aBaseOfTheFormerIndexLayoutIsIndexedWholeOverAndAcrossReplacement() throws {
         let dir = TemporaryDirectory("layers")
         try Self.oldBase(dir.child("v1"), extra: false)
         try Self.oldBase(dir.child("v2"), extra: true)

@@ -405,7 +405,7 @@ private func ship(_ from: String, to path: String) throws {
         db.close()
     }
 
-    @Test func aLayersRecordOfFormat1IsMigratedOnOpen() throws {
+    @Test(.readsSnappyFixture) func aLayersRecordOfFormat1IsMigratedOnOpen() throws {
         let dir = TemporaryDirectory("layers-fixture")
         let fixture = packageRoot.appendingPathComponent("Tests/Fixtures/layers1").path
         for name in ["base-db", "user-db", "user-db.layers"] {

@@ -98,5 +98,8 @@ extension ShellCommand {
     static func replaceBase(_ path: String, allowingUnrelated: Bool) -> ShellCommand {
         CommandTable.replaceBase(.init(path: path, allowingUnrelated: allowingUnrelated))
     }
-    static func backup(_ directory: String) -> ShellCommand { CommandTable.backup(directory) }
+    static func backup(_ directory: String, compression: LevelDBOptions.Compression? = nil) -> ShellCommand {
+        CommandTable.backup(.init(path: directory, compression: compression))
+    }
+    static func writeBase(_ directory: String) -> ShellCommand { CommandTable.writeBase(directory) }
 }

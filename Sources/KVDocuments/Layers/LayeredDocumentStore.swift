@@ -335,6 +335,38 @@ public final class LayeredDocumentStore: Sendable {
         try storage.user.backup(to: path, progress: progress)
     }
 
+    /// Writes `database` as a base for apps to ship, in the new directory `path`: a consistent
+    /// copy from one snapshot (``LevelDB/backup(to:options:progress:)``) whose tables are not
+    /// compressed, compacted so that its entries sit in tables rather than a log.
+    ///
+    /// <!-- doc-code: preamble=examples -->
+    /// ```swift
+    /// try LayeredDocumentStore.writeBase(of: db, to: "Resources/stations.db")   // then ship it in the app
+    /// ```
+    ///
+    /// A base for Apple platforms must be written this way (or with
+    /// ``LevelDBOptions/compression`` `.none` from the start): their LevelDB has no Snappy, and
+    /// refuses a Snappy-compressed table with `.unsupportedCompression`.
+    /// - Parameters:
+    ///   - database: the database the base is built in (an app's data pipeline writes it).
+    ///   - path: the base's directory; it must not exist.
+    ///   - progress: called after every batch with the entries copied so far.
+    /// - Throws: what ``LevelDB/backup(to:options:progress:)`` throws; storage errors of the compaction.
+    @discardableResult
+    public static func writeBase(of database: LevelDB, to path: String, progress: ((Int) -> Void)? = nil) throws
+        -> BackupReport
+    {
+        var options = LevelDBOptions()
+        options.compression = .none
+        let report = try database.backup(to: path, options: options, progress: progress)
+        options.createIfMissing = false
+        options.comparator = database.options.comparator
+        let base = try LevelDB(path: report.path, options: options)
+        defer { base.close() }
+        try base.compact()
+        return report
+    }
+
     /// Closes both databases and removes base copies no longer in use.
     public func close() {
         storage.base.close()

@@ -125,9 +125,9 @@ package struct LayersRecord: Equatable {
                 throw KVDocsError(
                     .ioError, "cannot write \(temporary): \(String(cString: strerror(errno)))", path: temporary)
             }
-            let written = data.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-            let synced = fsync(fd)
-            _ = Glibc.close(fd)
+            let written = data.withUnsafeBytes { Foundation.write(fd, $0.baseAddress, $0.count) }
+            let synced = fullSync(fd)
+            _ = Foundation.close(fd)
             guard written == data.count, synced == 0 else {
                 throw KVDocsError(
                     .ioError, "cannot write \(temporary): \(String(cString: strerror(errno)))", path: temporary)

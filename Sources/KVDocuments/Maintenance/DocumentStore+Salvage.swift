@@ -72,12 +72,19 @@ extension DocumentStore {
     ///   - quarantine: the collection that receives unreadable documents.
     ///   - progress: called while indexes are rebuilt.
     /// - Throws: `.schema` when `quarantine` names a collection whose primary key is not
-    ///   `id`; storage errors (`.corruption` when the store's own tables are still damaged:
-    ///   run ``LevelDB/repair(path:options:)`` first).
+    ///   `id`; `.unsupportedCompression`, touching nothing, when this build has no Snappy and
+    ///   a table of the database holds Snappy-compressed blocks (they are not damaged); storage
+    ///   errors (`.corruption` when the store's own tables are still damaged: run
+    ///   ``LevelDB/repair(path:options:)`` first).
     @discardableResult
     public func salvage(quarantine: String = "quarantine", progress: ((IndexBuildProgress) -> Void)? = nil) throws
         -> SalvageReport
     {
+        // A build without Snappy would read every Snappy-compressed block as damage and
+        // quarantine its documents: such a database is refused before anything is read.
+        for path in Self.databasePaths(of: storage) {
+            try SnappyTables.refuse("salvage", at: path, thorough: true)
+        }
         var report = SalvageReport(quarantine: quarantine)
         // Documents moved, a collection added, every index rebuilt: every observer looks again.
         defer { hub.publishToAll() }
@@ -207,12 +214,21 @@ extension DocumentStore {
         database: LevelDB, root: Subspace = Subspace(), quarantine: String = "quarantine",
         progress: ((IndexBuildProgress) -> Void)? = nil
     ) throws -> (DocumentStore, SalvageReport) {
+        try SnappyTables.refuse("salvage", at: database.path, thorough: true)
         let repairs = try repairCatalog(database, root: root)
         let store = try DocumentStore(
             database: database, schema: nil, root: root, finishingBuilds: false, progress: progress)
         var report = try store.salvage(quarantine: quarantine, progress: progress)
         report.catalogRepairs = repairs
         return (store, report)
+    }
+
+    /// The LevelDB directories `storage` reads: the database, or a layered store's user
+    /// database and base copy; none for other stores.
+    private static func databasePaths(of storage: any KeyValueStore) -> [String] {
+        if let database = storage as? LevelDB { return [database.path] }
+        if let layers = storage as? LayeredKeyValueStore { return [layers.user.path, layers.base.path] }
+        return []
     }
 
     /// Repairs the catalog records of the store under `root` that salvage can rebuild and

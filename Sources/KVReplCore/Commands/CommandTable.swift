@@ -14,7 +14,7 @@ enum CommandTable {
         schema, collections, indexes, insert, upsert, doc, remove, importFile, exportFile, find, count, explain,
         search, near, terms, verify, reindex, optimize, salvage, changes,
         conflicts, resolve, revs, replicate, serve,
-        layers, replaceBase, backup,
+        layers, replaceBase, backup, writeBase,
         format, timer, help, quit
     ]
 

@@ -156,4 +156,10 @@ extension ShellCommand {
         var path: String
         var allowingUnrelated: Bool
     }
+
+    /// `backup DIR [--compression none|snappy]`; `nil`: the build's preferred compression.
+    struct Backup: Equatable, Sendable {
+        var path: String
+        var compression: LevelDBOptions.Compression?
+    }
 }
