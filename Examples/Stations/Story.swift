@@ -60,11 +60,11 @@ func printBoard(_ store: DocumentStore, here: GeoPoint, radius: Double, after: D
 }
 
 func runStory(in directory: String) throws {
-    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-    let path = URL(fileURLWithPath: directory).appendingPathComponent("stations.db").path
+    // The iPhone app: the network in Application Support (made again on every run).
+    let (path, options) = try AppPaths.phoneStore()
     if FileManager.default.fileExists(atPath: path) { try FileManager.default.removeItem(atPath: path) }
 
-    let db = try LevelDB(path: path)
+    let db = try LevelDB(path: path, options: options)
     defer { db.close() }
     let store = try DocumentStore(database: db, schema: try DocumentSchema(json: Data(stationsSchemaJSON.utf8)))
     // Typed batch writes: the whole network in one atomic batch.
@@ -78,7 +78,45 @@ func runStory(in directory: String) throws {
     // 07:58 UTC on 2024-05-01.
     let after = Date(timeIntervalSince1970: TimeInterval(Network.firstDeparture + 118 * 60))
     // Near Central (about 220 m away).
-    try printBoard(store, here: try GeoPoint(latitude: 59.9141, longitude: 10.7532), radius: 1500, after: after)
+    let nearCentral = try GeoPoint(latitude: 59.9141, longitude: 10.7532)
+    try printBoard(store, here: nearCentral, radius: 1500, after: after)
     // In the hills north-west of town: no station within 1.5 km.
     try printBoard(store, here: try GeoPoint(latitude: 59.95, longitude: 10.65), radius: 1500, after: after)
+
+    try runWatchStory(from: db, in: directory, here: nearCentral, after: after)
+}
+
+/// The watch app: the timetable as a base shipped in the bundle (written here, as the app's
+/// build would, with `writeBase`), the user's favourites in a user layer over it; the same
+/// board, read from the merged layers in one snapshot.
+func runWatchStory(from phone: LevelDB, in directory: String, here: GeoPoint, after: Date) throws {
+    let built = URL(fileURLWithPath: directory).appendingPathComponent("bundle/stations.db").path
+    if FileManager.default.fileExists(atPath: built) { try FileManager.default.removeItem(atPath: built) }
+    let written = try LayeredDocumentStore.writeBase(of: phone, to: built)
+    print("watch base: \(written.entries) entries, uncompressed")
+
+    let user = try AppPaths.watchUserStore()
+    for leftover in [user, user + ".layers"] where FileManager.default.fileExists(atPath: leftover) {
+        try FileManager.default.removeItem(atPath: leftover)
+    }
+    // The shipped schema, and the user's own collection (in the user layer only).
+    var schema = try DocumentSchema(json: Data(stationsSchemaJSON.utf8))
+    schema.collections["favourites"] = CollectionSchema(primaryKey: "id")
+    let layers = try LayeredDocumentStore(
+        user: user, base: AppPaths.watchBase(built: built), schema: schema, create: true)
+    defer { layers.close() }
+    let board = try board(layers.store, here: here, radius: 1500, after: after)
+    guard let station = board.station else {
+        print("watch: no station near \(here)")
+        return
+    }
+    // The user's favourite goes to the user layer; the base is never written.
+    try layers.store.collection("favourites").upsert(["id": .string(station.value.id)])
+    let favourites = try layers.store.collection("favourites").find().compactMap { document -> String? in
+        if case .string(let id)? = document["id"] { return id }
+        return nil
+    }
+    print(
+        "watch: \(station.value.name), next at \(board.departures.first.map { clock($0.time) } ?? "none"); favourites \(favourites.joined(separator: ", "))"
+    )
 }

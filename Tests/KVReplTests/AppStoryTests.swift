@@ -151,8 +151,23 @@ import Testing
                     "  08:08  line 2 to Docks  (1714550880)",
                     "  08:11  line 1 to Harbour  (1714551060)",
                     "no station within 1.5 km of (59.95, 10.65)",
-                    "  the nearest is Harbour, 5.4 km away"
+                    "  the nearest is Harbour, 5.4 km away",
+                    // 12 stations and 454 departures, each a document, 2 index entries
+                    // per departure (its key; the compound index), 12 × 2 of the geo index
+                    // and the catalog's records.
+                    "watch base: 1405 entries, uncompressed",
+                    "watch: Central, next at 07:58; favourites CENTRAL"
                 ], "run \(run): \(r.stdout)")
+            // Where an app keeps them: DIRECTORY stands for the container (Application
+            // Support is $XDG_DATA_HOME here); the shipped base has no compressed table.
+            for store in ["stations.db", "stations-user.db", "bundle/stations.db"] {
+                #expect(FileManager.default.fileExists(atPath: dir.child(store) + "/CURRENT"), "\(store)")
+            }
+            #expect(SnappyTables.find(in: dir.child("bundle/stations.db"), thorough: true).isEmpty)
+            #expect(
+                try !FileManager.default.contentsOfDirectory(atPath: dir.child("bundle/stations.db")).filter {
+                    $0.hasSuffix(".ldb")
+                }.isEmpty)
         }
     }
 

@@ -3,6 +3,8 @@ import KVDocs
 import KVDocsTestSupport
 import Testing
 
+@testable import KVReplCore
+
 /// kvrepl's `backup DIR`: it writes only DIR, removes only its own leftovers, leaves nothing
 /// behind when it fails, and stays out of a layered database's layers directory.
 @Suite struct KVReplBackupTests {
@@ -68,5 +70,43 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: layers).sorted() == before)
         r = try kvrepl([user, "--base", base, "-c", "count stations"])
         #expect(r.stdout == "59\n", "\(r.stderr)")
+    }
+
+    /// `write-base DIR` writes a base an Apple app can ship: no Snappy block in any table,
+    /// entries in tables (compacted), the same documents; a layered session opens over it.
+    /// `backup --compression` writes what it says, and refuses another word.
+    @Test func writeBaseWritesAnUncompressedCompactedBaseAndBackupTakesACompression() throws {
+        let dir = TemporaryDirectory("kvrepl-base")
+        let db = dir.child("db"), base = dir.child("base")
+        var r = try kvrepl(["--demo", db, "--json", "-c", "write-base \(base)"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.contains(#""compression":"none""#), "\(r.stdout)")
+        #expect(SnappyTables.find(in: base, thorough: true).isEmpty)
+        let tables = try FileManager.default.contentsOfDirectory(atPath: base).filter { $0.hasSuffix(".ldb") }
+        #expect(!tables.isEmpty)
+        r = try kvrepl([dir.child("user"), "--base", base, "--create", "-c", "count stations"])
+        #expect(r.stdout == "60\n", "\(r.stderr)")
+        // The same base from a layered session is refused: it would be the user layer's.
+        r = try kvrepl([dir.child("user"), "--base", base, "-c", "write-base \(dir.child("again"))"])
+        #expect(r.status == 1)
+        #expect(r.stderr.contains("write-base writes a base from a plain database"), "\(r.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: dir.child("again")))
+
+        // A backup's tables are compressed as --compression says (what LevelDB flushes
+        // while copying; the small sample stays in the copy's log), and the copy opens.
+        r = try kvrepl([db, "-c", "backup \(dir.child("plain")) --compression none"])
+        #expect(r.status == 0, "\(r.stderr)")
+        r = try kvrepl([dir.child("plain"), "-c", "count stations"])
+        #expect(r.stdout == "60\n", "\(r.stderr)")
+        #expect(
+            try ShellCommand.parse("backup out --compression none")
+                == .backup("out", compression: LevelDBOptions.Compression.none))
+        #expect(try ShellCommand.parse("backup out --compression snappy") == .backup("out", compression: .snappy))
+        #expect(try ShellCommand.parse("backup out") == .backup("out"))
+        #expect(try ShellCommand.parse("write-base out") == .writeBase("out"))
+        r = try kvrepl([db, "-c", "backup \(dir.child("zstd")) --compression zstd"])
+        #expect(r.status == 1)
+        #expect(r.stderr.contains(#"unknown compression "zstd": expected none or snappy"#), "\(r.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: dir.child("zstd")))
     }
 }
