@@ -141,4 +141,29 @@ import Testing
         #expect(error.message.hasPrefix("Corruption: corrupted compressed block contents"))
         #expect(KVDocsError(levelDBStatus: "Corruption: block checksum mismatch", path: "/db").kind == .corruption)
     }
+
+    /// The quick look reads what a damaged file gives it and never traps: a table cut at
+    /// every length, or with a byte changed anywhere, is named or not, and a file of random
+    /// bytes (no table magic) never is.
+    @Test func theQuickLookSurvivesCutAndDamagedTables() throws {
+        let table = [UInt8](try Data(contentsOf: URL(fileURLWithPath: Self.fixture + "/000005.ldb")))
+        let dir = TemporaryDirectory()
+        let file = dir.child("000001.ldb")
+        var rng = SplitMix64(seed: 7)
+        for round in 0..<300 {
+            var bytes = table
+            if round % 2 == 0 {
+                bytes = Array(bytes.prefix(Int(rng.next() % UInt64(bytes.count))))
+            } else {
+                bytes[Int(rng.next() % UInt64(bytes.count))] ^= UInt8(1 + rng.next() % 255)
+            }
+            try Data(bytes).write(to: URL(fileURLWithPath: file))
+            _ = SnappyTables.find(in: dir.path, thorough: false)
+            _ = SnappyTables.find(in: dir.path, thorough: true)
+        }
+        let random = (0..<5000).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
+        try Data(random).write(to: URL(fileURLWithPath: file))
+        #expect(SnappyTables.find(in: dir.path, thorough: false).isEmpty)
+        #expect(SnappyTables.find(in: dir.path, thorough: true).isEmpty)
+    }
 }
