@@ -304,8 +304,9 @@ if withSync {
         // The same workloads written straight on LevelDB's and SQLite's C APIs: the floors.
         .target(
             name: "CBench",
-            dependencies: bundledLevelDB ? [.product(name: "leveldb", package: "leveldb")] : [],
+            dependencies: bundledLevelDB ? ["CLevelDB"] : [],
             path: "Benchmarks/Sources/CBench",
+            cSettings: bundledLevelDB ? [.define("KVDOCS_BUNDLED_LEVELDB")] : [],
             linkerSettings: (bundledLevelDB ? [] : [.linkedLibrary("leveldb")]) + [
                 .linkedLibrary("sqlite3"), .linkedLibrary("m")
             ]

@@ -1,7 +1,7 @@
 #ifndef KVDOCS_CB_DB_H
 #define KVDOCS_CB_DB_H
 // The handles behind cbench.h's cb_db, shared by the files of this target.
-#include <leveldb/c.h>
+#include "cb_leveldb.h"
 
 struct cb_db {
     leveldb_t *db;

@@ -1,7 +1,7 @@
 #include "cbench.h"
 #include "cb_db.h"
 #include "cb_time.h"
-#include <leveldb/c.h>
+#include "cb_leveldb.h"
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
