@@ -70,8 +70,13 @@ package enum SnappyTables {
         for i in 0..<8 { magic |= UInt64(footer[footerSize - 8 + i]) << (8 * i) }
         guard magic == TableFileCheck.magic else { return nil }
         var p = 0
-        guard let metaindex = handle(footer, &p, limit: footerSize - 8),
-            let index = handle(footer, &p, limit: footerSize - 8),
+        guard
+            let (metaindex, index) = footer.withUnsafeBytes({ bytes in
+                try? (
+                    TableFileCheck.handle(bytes, &p, limit: footerSize - 8),
+                    TableFileCheck.handle(bytes, &p, limit: footerSize - 8)
+                )
+            }),
             index.size >= 4, index.size <= size, index.offset <= size - index.size - 5,
             let indexBlock = read(fd, at: index.offset, count: index.size + 1)
         else { return nil }
@@ -86,7 +91,11 @@ package enum SnappyTables {
             compressed.append("the index block")
             return compressed.joined(separator: ", ")
         }
-        let handles = dataHandles(indexBlock[0..<index.size])
+        // A damaged index leaves no data block to look at (LevelDB reports the damage).
+        let handles =
+            (try? indexBlock.withUnsafeBytes {
+                try TableFileCheck.dataHandles(UnsafeRawBufferPointer(rebasing: $0[0..<index.size]))
+            }) ?? []
         for (which, h) in [("the first data block", handles.first), ("the last data block", handles.last)] {
             guard let h, h.offset >= 0, h.size >= 0, h.offset <= size - h.size - 5 else { continue }
             if read(fd, at: h.offset + h.size, count: 1) == [1] { compressed.append(which) }
@@ -108,50 +117,5 @@ package enum SnappyTables {
             done += n
         }
         return bytes
-    }
-
-    /// The data block handles of an uncompressed index block (entries of a shared length 0 or
-    /// more, unshared and value lengths, key bytes, and a handle as the value).
-    private static func dataHandles(_ block: ArraySlice<UInt8>) -> [(offset: Int, size: Int)] {
-        let bytes = Array(block)
-        guard bytes.count >= 4 else { return [] }
-        var restarts = 0
-        for i in 0..<4 { restarts |= Int(bytes[bytes.count - 4 + i]) << (8 * i) }
-        guard restarts >= 1, restarts <= (bytes.count - 4) / 4 else { return [] }
-        let end = bytes.count - 4 - 4 * restarts
-        var handles: [(offset: Int, size: Int)] = []
-        var p = 0
-        while p < end {
-            guard varint(bytes, &p, limit: end) != nil, let unshared = varint(bytes, &p, limit: end),
-                let valueLength = varint(bytes, &p, limit: end), unshared <= end - p
-            else { break }
-            p += unshared
-            guard valueLength <= end - p else { break }
-            var q = p
-            guard let h = handle(bytes, &q, limit: p + valueLength) else { break }
-            handles.append(h)
-            p += valueLength
-        }
-        return handles
-    }
-
-    private static func handle(_ bytes: [UInt8], _ p: inout Int, limit: Int) -> (offset: Int, size: Int)? {
-        guard let offset = varint(bytes, &p, limit: limit), let size = varint(bytes, &p, limit: limit) else {
-            return nil
-        }
-        return (offset, size)
-    }
-
-    private static func varint(_ bytes: [UInt8], _ p: inout Int, limit: Int) -> Int? {
-        var value: UInt64 = 0
-        var shift: UInt64 = 0
-        while p < limit, shift < 64 {
-            let byte = bytes[p]
-            p += 1
-            value |= UInt64(byte & 0x7F) << shift
-            if byte & 0x80 == 0 { return value <= UInt64(Int.max) ? Int(value) : nil }
-            shift += 7
-        }
-        return nil
     }
 }

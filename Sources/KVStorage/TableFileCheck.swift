@@ -47,43 +47,49 @@ package struct TableFileCheck: Equatable {
         for i in 0..<8 { magic |= UInt64(bytes[bytes.count - 8 + i]) << (8 * i) }
         guard magic == Self.magic else { throw Damage(description: "no table magic number at the end") }
         var position = footer
-        let metaindex = try handle(bytes, &position, limit: bytes.count - 8)
-        let index = try handle(bytes, &position, limit: bytes.count - 8)
+        let metaindex = try Self.handle(bytes, &position, limit: bytes.count - 8)
+        let index = try Self.handle(bytes, &position, limit: bytes.count - 8)
         _ = try block(bytes, metaindex, what: "metaindex")
         guard let indexBlock = try block(bytes, index, what: "index") else { return }
-        // The index block's entries: shared, unshared and value lengths (varint32), the
-        // unshared key bytes, the value (a block handle). Restart offsets and their count end it.
-        try indexBlock.withUnsafeBytes { entries in
-            guard entries.count >= 4 else { throw Damage(description: "index block of \(entries.count) bytes") }
-            var restarts = 0
-            for i in 0..<4 { restarts |= Int(entries[entries.count - 4 + i]) << (8 * i) }
-            guard restarts >= 1, restarts <= (entries.count - 4) / 4 else {
-                throw Damage(description: "index block with \(restarts) restart points")
-            }
-            let end = entries.count - 4 - 4 * restarts
-            var p = 0
-            while p < end {
-                _ = try varint(entries, &p, limit: end)
-                let unshared = try varint(entries, &p, limit: end)
-                let valueLength = try varint(entries, &p, limit: end)
-                guard unshared <= end - p else { throw Damage(description: "index entry past the index block") }
-                p += unshared
-                guard valueLength <= end - p else { throw Damage(description: "index entry past the index block") }
-                var q = p
-                let data = try handle(entries, &q, limit: p + valueLength)
-                p += valueLength
-                if try verified(bytes, data, what: "data") == 1 { snappyBlocks += 1 }
-            }
+        for data in try indexBlock.withUnsafeBytes({ try Self.dataHandles($0) })
+        where try verified(bytes, data, what: "data") == 1 {
+            snappyBlocks += 1
         }
     }
 
+    /// The data block handles of an uncompressed index block. Its entries: shared, unshared
+    /// and value lengths (varint32), the unshared key bytes, the value (a block handle).
+    /// Restart offsets and their count end it.
+    static func dataHandles(_ entries: UnsafeRawBufferPointer) throws -> [(offset: Int, size: Int)] {
+        guard entries.count >= 4 else { throw Damage(description: "index block of \(entries.count) bytes") }
+        var restarts = 0
+        for i in 0..<4 { restarts |= Int(entries[entries.count - 4 + i]) << (8 * i) }
+        guard restarts >= 1, restarts <= (entries.count - 4) / 4 else {
+            throw Damage(description: "index block with \(restarts) restart points")
+        }
+        let end = entries.count - 4 - 4 * restarts
+        var handles: [(offset: Int, size: Int)] = []
+        var p = 0
+        while p < end {
+            _ = try varint(entries, &p, limit: end)
+            let unshared = try varint(entries, &p, limit: end)
+            let valueLength = try varint(entries, &p, limit: end)
+            guard unshared <= end - p else { throw Damage(description: "index entry past the index block") }
+            p += unshared
+            guard valueLength <= end - p else { throw Damage(description: "index entry past the index block") }
+            var q = p
+            handles.append(try handle(entries, &q, limit: p + valueLength))
+            p += valueLength
+        }
+        return handles
+    }
+
     /// A block handle: offset and size, as varints.
-    private func handle(_ bytes: UnsafeRawBufferPointer, _ p: inout Int, limit: Int) throws -> (offset: Int, size: Int)
-    {
+    static func handle(_ bytes: UnsafeRawBufferPointer, _ p: inout Int, limit: Int) throws -> (offset: Int, size: Int) {
         (try varint(bytes, &p, limit: limit), try varint(bytes, &p, limit: limit))
     }
 
-    private func varint(_ bytes: UnsafeRawBufferPointer, _ p: inout Int, limit: Int) throws -> Int {
+    private static func varint(_ bytes: UnsafeRawBufferPointer, _ p: inout Int, limit: Int) throws -> Int {
         var value: UInt64 = 0
         var shift: UInt64 = 0
         while p < limit, shift < 64 {
