@@ -69,7 +69,9 @@ final class SmallFileSystem {
             let error = try #require(failure)
             #expect(error.kind == .ioError, "\(error)")
             #expect(error.message.contains("No space left"), "\(error)")
-            #expect(acknowledged > 100)
+            // Enough writes for table files and compactions first: about 95 documents in a
+            // build without Snappy (tables uncompressed), more with it.
+            #expect(acknowledged > 50)
             // The handle refuses writes now; reads still answer.
             let next = expectError(.ioError) { try store.collection("notes").insert(Self.note(acknowledged)) }
             #expect(next?.message.contains("reopen") == true)
