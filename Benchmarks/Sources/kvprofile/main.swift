@@ -79,6 +79,10 @@ func run(_ workload: Workload, n: Int, rounds: Int, directory: String) throws {
     let db = try LevelDB(path: directory + "/db")
     defer { db.close() }
     let store = try DocumentStore(database: db, schema: try schema(covering: workload.covering))
+    // KVPROFILE_DOCUMENT_CACHE=0: without the decoded-document cache, to compare.
+    if let limit = ProcessInfo.processInfo.environment["KVPROFILE_DOCUMENT_CACHE"].flatMap({ Int($0) }) {
+        store.decodedDocumentCacheLimit = limit
+    }
     let untyped = try store.collection("person")
     let typed = try store.collection("person", of: Person.self)
     let preload: Bool

@@ -328,7 +328,9 @@ struct QueryExecution {
                 buffer: bytes, collection: collection, key: key, idOffset: documentPrefix.count, keys: keys)
         }
         do {
-            return try DocumentStore.parseStored(buffer: bytes, keys: keys)
+            return try store.documentCache.value(key: key, bytes: bytes) {
+                try DocumentStore.parseStored(buffer: bytes, keys: keys)
+            }
         } catch let e as KVDocsError {
             throw damagedPayload(e, key: key)
         }

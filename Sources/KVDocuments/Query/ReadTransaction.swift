@@ -98,9 +98,10 @@ public final class ReadTransaction {
         let schema = try catalog.schema.collection(collection)
         let element = try DocumentStore.idElement(id, collection: collection, primaryKey: schema.primaryKey)
         // Decoded from the reader's own buffer (LevelDB's), not a copy.
-        return try reader.withValue(forKey: store.layout.document(collection, element)) { bytes in
+        let key = store.layout.document(collection, element)
+        return try reader.withValue(forKey: key) { bytes in
             guard let bytes else { return nil }
-            return try store.documentValue(buffer: bytes, collection: collection, id: element)
+            return try store.documentValue(buffer: bytes, collection: collection, id: element, key: key)
         }
     }
 

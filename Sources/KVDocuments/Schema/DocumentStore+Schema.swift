@@ -247,7 +247,7 @@ extension DocumentStore {
         keys: BinaryJSON.KeyCache? = nil
     ) throws -> JSONValue {
         do {
-            return try Self.parseStored(buffer: bytes, keys: keys)
+            return try documentCache.value(key: key, bytes: bytes) { try Self.parseStored(buffer: bytes, keys: keys) }
         } catch let e as KVDocsError {
             let id = (try? Tuple(decoding: key[idOffset...]).elements.first).map { "\($0)" } ?? "?"
             throw invalidDocument(e, id: id, collection: collection, key: key)
@@ -284,10 +284,17 @@ extension DocumentStore {
     package func documentValue(buffer bytes: UnsafeRawBufferPointer, collection: String, id: TupleElement) throws
         -> JSONValue
     {
+        try documentValue(buffer: bytes, collection: collection, id: id, key: layout.document(collection, id))
+    }
+
+    /// ``documentValue(buffer:collection:id:)`` of the document stored under `key`.
+    package func documentValue(
+        buffer bytes: UnsafeRawBufferPointer, collection: String, id: TupleElement, key: [UInt8]
+    ) throws -> JSONValue {
         do {
-            return try Self.parseStored(buffer: bytes)
+            return try documentCache.value(key: key, bytes: bytes) { try Self.parseStored(buffer: bytes) }
         } catch let e as KVDocsError {
-            throw invalidDocument(e, id: "\(id)", collection: collection, key: layout.document(collection, id))
+            throw invalidDocument(e, id: "\(id)", collection: collection, key: key)
         }
     }
 

@@ -94,6 +94,8 @@ public final class DocumentStore: Sendable {
     /// The change streams and observations of this root of the database, shared by every
     /// store open on it.
     package let hub: ChangeHub
+    /// Documents decoded by this store's reads, returned again for the same stored bytes.
+    package let documentCache = DecodedDocumentCache()
     /// Where the async API runs its LevelDB calls (``BlockingCallExecutor``).
     package let executor: BlockingCallExecutor
     /// Over a store that other processes write (``WatchableKeyValueStore``): the watch that
@@ -384,6 +386,21 @@ public final class DocumentStore: Sendable {
     ///   integer; never a stale number in their place.
     public var lastSequence: Int64 {
         get throws { try storedSequence() }
+    }
+
+    /// The most bytes of decoded documents this store keeps, so that an untyped read meeting
+    /// the same stored bytes again (a get, a query, a covering index's entry) returns the
+    /// value already built instead of decoding it: 8 MiB by default, 0 keeps none. Setting
+    /// it drops what is kept.
+    ///
+    /// A kept value is returned only for a read of byte-identical stored bytes under the
+    /// same key, so it is never stale: a document rewritten since, or read in another
+    /// snapshot or layer, has other bytes and is decoded again. Typed reads decode straight
+    /// from the bytes and do not use it. The charge per document is about four times its
+    /// stored size, and a document charged more than an eighth of the limit is not kept.
+    public var decodedDocumentCacheLimit: Int {
+        get { documentCache.limit }
+        set { documentCache.limit = newValue }
     }
 
     /// The last sequence number as stored in the catalog.

@@ -1,0 +1,240 @@
+import Foundation
+import KVSupport
+import Synchronization
+
+/// Documents decoded from their stored bytes, kept so that reading the same bytes again
+/// returns the value already built instead of decoding it a second time.
+///
+/// **Invariant.** An entry holds the key it was read under, the exact bytes it was decoded
+/// from and the value decoding gave. A lookup returns that value only when the key *and*
+/// the bytes now read are byte-identical to the entry's. Decoding is a pure function of the
+/// bytes, so a hit returns exactly what decoding would have; an entry left behind by a
+/// document since rewritten (or read under another snapshot, another store or another
+/// layer) differs in its bytes and is never returned. Nothing needs invalidating: writes,
+/// schema changes and snapshots play no part in correctness, only in the hit rate.
+///
+/// **Bounds.** Entries are charged about what their decoded values occupy (four times their
+/// stored bytes, plus a fixed overhead); the total stays at most ``limit`` bytes, and a
+/// document charged more than an eighth of it is not kept. A hash of the key chooses a set
+/// of four slots: a new entry takes an empty one, else one not read since the set last
+/// took an entry; older entries are dropped in slot order (a clock hand) while the total is
+/// over the limit. A document is kept at its second miss (the first is only remembered, in
+/// a bit per hash), so reads that meet each document once copy nothing. A limit of 0 keeps
+/// nothing.
+///
+/// **Threads.** One lock guards the slots, held only to compare and copy; decoding runs
+/// outside it, and values dropped are released after it.
+package final class DecodedDocumentCache: Sendable {
+    /// The limit of a new store's cache: 8 MiB.
+    package static let defaultLimit = 8 << 20
+
+    /// The slots a key may occupy (a set; the slots come in sets of this many).
+    static let ways = 4
+
+    /// The bits of the doorkeeper (``State/doorkeeper``).
+    static let doorkeeperBits = 1 << 17
+
+    /// What an entry is charged beyond four times its stored bytes and its key (the slot,
+    /// allocation headers, the value's tree).
+    static let entryOverhead = 128
+
+    /// One entry, or an empty slot (`charge` 0).
+    private struct Slot {
+        var hash: UInt64 = 0
+        var keyLength = 0
+        var charge = 0
+        /// Whether it was read since its set last took a new entry.
+        var referenced = false
+        /// The key followed by the stored bytes.
+        var stored: [UInt8] = []
+        var value: JSONValue = .null
+    }
+
+    // @unchecked: the slots' memory is reached only through the state, under its lock.
+    private struct State: @unchecked Sendable {
+        var limit: Int
+        /// Allocated at the first entry kept; a power of two of slots, in sets of ``ways``.
+        /// Owned by the state: freed when it is replaced (``limit``) or the cache goes.
+        var slots = UnsafeMutableBufferPointer<Slot>(start: nil, count: 0)
+        var total = 0
+        var hand = 0
+        /// Keys missed once (a bit per hash, in ``doorkeeperBits`` bits): a document is kept
+        /// at its second miss, so reads that meet each document once (random gets over a
+        /// large collection) copy nothing. Cleared when half its bits are set.
+        var doorkeeper: [UInt64] = []
+        var doorkeeperSet = 0
+        var hits = 0
+        var misses = 0
+
+        /// Empties slot `i`, returning what it held (to release after the lock).
+        mutating func clear(_ i: Int) -> (stored: [UInt8], value: JSONValue) {
+            total -= slots[i].charge
+            var old = Slot()
+            swap(&old, &slots[i])
+            return (old.stored, old.value)
+        }
+
+        /// Frees the slots (and every entry); called with the state no longer shared.
+        func free() {
+            guard let base = slots.baseAddress else { return }
+            base.deinitialize(count: slots.count)
+            base.deallocate()
+        }
+    }
+
+    private let state: Locked<State>
+    /// Whether the limit is above 0: read without the lock, so a cache turned off costs one
+    /// load per read.
+    private let enabled: Atomic<Bool>
+
+    /// A cache holding at most `limit` bytes (0: none).
+    package init(limit: Int = DecodedDocumentCache.defaultLimit) {
+        state = Locked(State(limit: max(0, limit)))
+        enabled = Atomic(limit > 0)
+    }
+
+    deinit { state.withLock { $0.free() } }
+
+    /// The most bytes the entries may be charged; setting it drops every entry.
+    package var limit: Int {
+        get { state.withLock { $0.limit } }
+        set {
+            var old = State(limit: max(0, newValue))
+            state.withLock {
+                swap(&$0, &old)
+                enabled.store(newValue > 0, ordering: .relaxed)
+            }
+            // The old entries are released here, after the lock.
+            old.free()
+        }
+    }
+
+    /// Lookups answered from the cache and lookups that decoded, since the store opened.
+    package var statistics: (hits: Int, misses: Int) { state.withLock { ($0.hits, $0.misses) } }
+
+    /// The bytes the entries are charged now.
+    package var charged: Int { state.withLock { $0.total } }
+
+    /// The value of the document stored as `bytes` under `key`: the cached one when an entry
+    /// holds exactly this key and these bytes, else `decode()`'s (kept for the next read).
+    /// - Throws: what `decode` throws; nothing is kept then.
+    package func value(
+        key: UnsafeRawBufferPointer, bytes: UnsafeRawBufferPointer, decode: () throws -> JSONValue
+    ) rethrows -> JSONValue {
+        guard enabled.load(ordering: .relaxed) else { return try decode() }
+        let hash = Self.hash(key)
+        let found = state.withLock { s -> JSONValue? in
+            guard let slots = s.slots.baseAddress else { return nil }
+            let first = Int(truncatingIfNeeded: hash) & (s.slots.count - Self.ways)
+            for i in first..<first + Self.ways where slots[i].hash == hash && slots[i].charge != 0 {
+                let slot = slots + i
+                guard slot.pointee.keyLength == key.count, slot.pointee.stored.count == key.count + bytes.count,
+                    slot.pointee.stored.withUnsafeBytes({ Self.equal($0, key, bytes) })
+                else { continue }
+                s.hits &+= 1
+                slot.pointee.referenced = true
+                return slot.pointee.value
+            }
+            s.misses &+= 1
+            return nil
+        }
+        if let found { return found }
+        let value = try decode()
+        insert(value, hash: hash, key: key, bytes: bytes)
+        return value
+    }
+
+    /// ``value(key:bytes:decode:)`` with the key as an array.
+    package func value(key: [UInt8], bytes: UnsafeRawBufferPointer, decode: () throws -> JSONValue) rethrows
+        -> JSONValue
+    {
+        try key.withUnsafeBytes { try value(key: $0, bytes: bytes, decode: decode) }
+    }
+
+    private func insert(_ value: JSONValue, hash: UInt64, key: UnsafeRawBufferPointer, bytes: UnsafeRawBufferPointer) {
+        let charge = 4 * bytes.count + key.count + Self.entryOverhead
+        // Values dropped here are released once the lock is no longer held.
+        var dropped: [(stored: [UInt8], value: JSONValue)] = []
+        state.withLock { s in
+            guard s.limit > 0, charge <= s.limit / 8 else { return }
+            // The first miss of a key is only remembered.
+            if s.doorkeeper.isEmpty { s.doorkeeper = Array(repeating: 0, count: Self.doorkeeperBits / 64) }
+            let bit = Int(truncatingIfNeeded: hash >> 40) & (Self.doorkeeperBits - 1)
+            if s.doorkeeper[bit >> 6] & (1 << UInt64(bit & 63)) == 0 {
+                s.doorkeeper[bit >> 6] |= 1 << UInt64(bit & 63)
+                s.doorkeeperSet += 1
+                if s.doorkeeperSet > Self.doorkeeperBits / 2 {
+                    for w in s.doorkeeper.indices { s.doorkeeper[w] = 0 }
+                    s.doorkeeperSet = 0
+                }
+                return
+            }
+            if s.slots.baseAddress == nil {
+                // Slots for documents of about 1 KiB charged, a power of two between 64 and 65,536.
+                var count = 64
+                while count < 65_536 && count * 1024 < s.limit { count *= 2 }
+                s.slots = .allocate(capacity: count)
+                s.slots.initialize(repeating: Slot())
+            }
+            // Of the hash's set: an empty slot, else the first not read since the set last
+            // took an entry, else the first; every mark of the set is cleared.
+            let first = Int(truncatingIfNeeded: hash) & (s.slots.count - Self.ways)
+            var i = first
+            if let empty = (first..<first + Self.ways).first(where: { s.slots[$0].charge == 0 }) {
+                i = empty
+            } else if let unread = (first..<first + Self.ways).first(where: { !s.slots[$0].referenced }) {
+                i = unread
+            }
+            for j in first..<first + Self.ways { s.slots[j].referenced = false }
+            if s.slots[i].charge != 0 { dropped.append(s.clear(i)) }
+            var visited = 0
+            while s.total + charge > s.limit && visited < s.slots.count {
+                if s.slots[s.hand].charge != 0 { dropped.append(s.clear(s.hand)) }
+                s.hand = (s.hand + 1) & (s.slots.count - 1)
+                visited += 1
+            }
+            var stored: [UInt8] = []
+            stored.reserveCapacity(key.count + bytes.count)
+            stored.append(contentsOf: key)
+            stored.append(contentsOf: bytes)
+            s.slots[i] = Slot(hash: hash, keyLength: key.count, charge: charge, stored: stored, value: value)
+            s.total += charge
+        }
+        dropped.removeAll()
+    }
+
+    /// Whether `entry` is `key` followed by `bytes` (lengths already checked equal).
+    @inline(__always)
+    private static func equal(
+        _ entry: UnsafeRawBufferPointer, _ key: UnsafeRawBufferPointer, _ bytes: UnsafeRawBufferPointer
+    ) -> Bool {
+        guard let e = entry.baseAddress else { return key.isEmpty && bytes.isEmpty }
+        if let k = key.baseAddress, memcmp(e, k, key.count) != 0 { return false }
+        guard let b = bytes.baseAddress else { return true }
+        return memcmp(e + key.count, b, bytes.count) == 0
+    }
+
+    /// A hash of `bytes` mixing eight bytes at a time (keys differ mostly in their last
+    /// bytes, the id's, which the final mix spreads over every bit).
+    @inline(__always)
+    static func hash(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
+        var h: UInt64 = 0x9E37_79B9_7F4A_7C15 ^ UInt64(truncatingIfNeeded: bytes.count)
+        var i = 0
+        while i + 8 <= bytes.count {
+            h = (h ^ bytes.loadUnaligned(fromByteOffset: i, as: UInt64.self)) &* 0xFF51_AFD7_ED55_8CCD
+            h ^= h >> 32
+            i += 8
+        }
+        var tail: UInt64 = 0
+        var shift: UInt64 = 0
+        while i < bytes.count {
+            tail |= UInt64(bytes[i]) << shift
+            shift += 8
+            i += 1
+        }
+        h = (h ^ tail) &* 0xC4CE_B9FE_1A85_EC53
+        h ^= h >> 29
+        h = h &* 0xFF51_AFD7_ED55_8CCD
+        return h ^ (h >> 32)
+    }
+}
