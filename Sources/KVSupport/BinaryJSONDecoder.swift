@@ -34,6 +34,10 @@ package struct BinaryJSONDecoder {
     /// of one call (``borrowing(_:_:)``).
     package final class Storage {
         private(set) var buffer: UnsafeBufferPointer<UInt8>
+        /// The object (its offsets' position) and the member index that the last lookup of
+        /// a key found: `Codable` asks for members one after the other, most often in an order
+        /// where the next one asked for is the next one stored, tried first.
+        var lastFound = (object: -1, index: 0)
         /// Whether ``buffer`` is this storage's own copy, freed with it.
         private var owned: Bool
 
@@ -226,11 +230,22 @@ package struct BinaryJSONDecoder {
             var name = name
             return try name.withUTF8 { target in
                 var r = storage.reader(at: 0)
+                // The member after the one found last in this object, when it is the one.
+                if storage.lastFound.object == offsets, storage.lastFound.index + 1 < count {
+                    let next = storage.lastFound.index + 1
+                    if try compareKey(at: next, with: target, &r) == 0 {
+                        storage.lastFound.index = next
+                        return r.position
+                    }
+                }
                 var low = 0, high = count
                 while low < high {
                     let mid = (low + high) / 2
                     let c = try compareKey(at: mid, with: target, &r)
-                    if c == 0 { return r.position }
+                    if c == 0 {
+                        storage.lastFound = (offsets, mid)
+                        return r.position
+                    }
                     if c < 0 { low = mid + 1 } else { high = mid }
                 }
                 return nil
