@@ -142,6 +142,21 @@ public final class IndexUpdateContext {
     private var lastState: (index: IndexIdentity, state: AnyObject)?
     /// The last id encoded by ``encodedID(_:)``: the maintainers of one document share it.
     private var lastID: (element: TupleElement, bytes: [UInt8])?
+    /// Key buffers a maintainer borrows for one update (``withKeyBuffers(_:)``), so that the
+    /// writes of a batch build their entries' keys without allocating them anew.
+    private var keyBuffers: ([UInt8], [UInt8]) = ([], [])
+
+    /// Runs `body` with two key buffers (of unspecified contents) kept for the next update.
+    package func withKeyBuffers<R>(_ body: (inout [UInt8], inout [UInt8]) throws -> R) rethrows -> R {
+        var (a, b) = (([UInt8]()), ([UInt8]()))
+        swap(&a, &keyBuffers.0)
+        swap(&b, &keyBuffers.1)
+        defer {
+            swap(&a, &keyBuffers.0)
+            swap(&b, &keyBuffers.1)
+        }
+        return try body(&a, &b)
+    }
 
     /// The tuple encoding of a document's id (`Tuple([id]).encoded`), encoded once for all
     /// the maintainers that index the document.

@@ -99,6 +99,7 @@ package struct SecondaryIndexMaintainer: IndexMaintainer {
     }
 
     package func update(id: TupleElement, old: JSONValue?, new: JSONValue?, context: IndexUpdateContext) throws {
+        if try updateSingleValued(id: id, old: old, new: new, context: context) { return }
         let oldValues = old.map { Self.encodedValues(definition, $0) } ?? []
         // `validate(id:document:)` has checked the nesting of `new` before any update.
         let newValues = new.map { Self.encodedValues(definition, $0) } ?? []
@@ -149,6 +150,87 @@ package struct SecondaryIndexMaintainer: IndexMaintainer {
                 context.batch.put(key, value)
             }
         }
+    }
+
+    /// The update of an index that carries nothing, when each of its fields holds at most
+    /// one value in both documents (most indexes, most writes): at most one entry removed and
+    /// one added, their keys built in the context's reused buffers. Returns `false`, having
+    /// done nothing, when the general path must run (a covering index, a field holding
+    /// several values).
+    private func updateSingleValued(id: TupleElement, old: JSONValue?, new: JSONValue?, context: IndexUpdateContext)
+        throws -> Bool
+    {
+        guard case .none = definition.include else { return false }
+        return try context.withKeyBuffers { oldKey, newKey -> Bool in
+            var oldEntry = false
+            var newEntry = false
+            if let old {
+                guard let entry = Self.singleEntryKey(definition, old, prefix: subspace.prefix, into: &oldKey) else {
+                    return false
+                }
+                oldEntry = entry
+            }
+            if let new {
+                guard let entry = Self.singleEntryKey(definition, new, prefix: subspace.prefix, into: &newKey) else {
+                    return false
+                }
+                newEntry = entry
+            }
+            if oldEntry && newEntry && oldKey == newKey { return true }
+            let idBytes = context.encodedID(id)
+            if definition.unique {
+                let unique = context.state(for: identity) { UniqueChanges() }
+                if oldEntry {
+                    context.batch.delete(oldKey)
+                    if unique.owners[ByteKey(oldKey)] == idBytes { unique.owners[ByteKey(oldKey)] = nil }
+                    unique.released.insert(ByteKey(oldKey))
+                }
+                if newEntry {
+                    try checkUnique(newKey, id: id, idBytes: idBytes, changes: unique, context: context)
+                    unique.owners[ByteKey(newKey)] = idBytes
+                    context.batch.put(newKey, idBytes)
+                }
+            } else {
+                if oldEntry {
+                    oldKey.append(contentsOf: idBytes)
+                    context.batch.delete(oldKey)
+                }
+                if newEntry {
+                    newKey.append(contentsOf: idBytes)
+                    context.batch.put(newKey, [UInt8]())
+                }
+            }
+            return true
+        }
+    }
+
+    /// The key of `document`'s one entry before its id (`prefix`, then each field's value
+    /// encoding or the ``missingMarker``), written into `key`: `true`, or `false` when a
+    /// sparse index leaves the document out; `nil` when a field holds several values
+    /// (``encodedValues(_:_:)`` gives their combinations).
+    package static func singleEntryKey(
+        _ index: SecondaryIndexDefinition, _ document: JSONValue, prefix: [UInt8], into key: inout [UInt8]
+    ) -> Bool? {
+        var encoder = TupleEncoder()
+        swap(&encoder.bytes, &key)
+        defer { swap(&encoder.bytes, &key) }
+        encoder.bytes.removeAll(keepingCapacity: true)
+        encoder.bytes.append(contentsOf: prefix)
+        for field in index.fields {
+            var first: JSONValue?
+            var several = false
+            field.forEachValue(in: document) { value in
+                if first == nil { first = value } else { several = true }
+            }
+            if several { return nil }
+            guard let first else {
+                if index.isSparse { return false }
+                encoder.bytes.append(contentsOf: missingMarker)
+                continue
+            }
+            ValueOrder.append(first, to: &encoder)
+        }
+        return true
     }
 
     /// Throws when another document holds the unique entry `key`: one taken earlier in this
