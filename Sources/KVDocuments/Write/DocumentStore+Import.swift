@@ -92,8 +92,10 @@ extension DocumentStore {
         into collection: String, path: String, mode: ImportMode, batchSize: Int, maximumLineLength: Int,
         sync: Bool, stagingBudget: Int, progress: ((ImportProgress) -> Void)?
     ) throws -> Int {
-        let schema = try self.schema.collection(collection)
-        let maintainers = try catalog().maintainers(of: collection)
+        let checkedCatalog = try catalog()
+        let schema = try checkedCatalog.schema.collection(collection)
+        let maintainers = checkedCatalog.maintainers(of: collection)
+        let checkedGeneration = checkedCatalog.generation
         guard batchSize >= 1 else { throw KVDocsError(.invalidArgument, "batchSize must be at least 1") }
         let totalBytes = ((try? FileManager.default.attributesOfItem(atPath: path)[.size]) as? NSNumber)?.intValue ?? 0
         let reportEvery = (lines: 10_000, bytes: 16 << 20)
@@ -214,8 +216,11 @@ extension DocumentStore {
                         do {
                             // A replicated collection's lines with `_rev` keep their revisions.
                             if try !(replicated && context.writeImported(collection, document)) {
+                                // Checked in the first pass against these maintainers (the
+                                // writer lock holds the catalog still), when staged from it.
                                 _ = try context.write(
-                                    collection, mode == .insert ? .insert : .upsert, document: document, id: nil)
+                                    collection, mode == .insert ? .insert : .upsert, document: document, id: nil,
+                                    validated: staged != nil && context.catalog.generation == checkedGeneration)
                             }
                         } catch let e as KVDocsError {
                             throw KVDocsError(

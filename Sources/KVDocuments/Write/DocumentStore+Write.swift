@@ -57,11 +57,19 @@ extension DocumentStore {
 
         /// Adds one write to the batch. Returns the change, or `nil` for the delete of a
         /// missing document.
-        package func write(_ collectionName: String, _ mode: WriteMode, document: JSONValue?, id givenID: JSONValue?)
+        /// - Parameter validated: whether every maintainer of the collection has validated
+        ///   `document` already (an import checks each line before it writes any), so the
+        ///   check is not made twice.
+        package func write(
+            _ collectionName: String, _ mode: WriteMode, document: JSONValue?, id givenID: JSONValue?,
+            validated: Bool = false
+        )
             throws
             -> DocumentChange?
         {
-            try guarded { try perform(collectionName, mode, document: document, id: givenID) }
+            try guarded {
+                try perform(collectionName, mode, document: document, id: givenID, validated: validated)
+            }
         }
 
         /// Runs one write, poisoning the batch when it fails after adding to it.
@@ -79,7 +87,9 @@ extension DocumentStore {
             }
         }
 
-        private func perform(_ collectionName: String, _ mode: WriteMode, document: JSONValue?, id givenID: JSONValue?)
+        private func perform(
+            _ collectionName: String, _ mode: WriteMode, document: JSONValue?, id givenID: JSONValue?, validated: Bool
+        )
             throws -> DocumentChange?
         {
             let (schema, maintainers) = try collection(collectionName)
@@ -106,7 +116,7 @@ extension DocumentStore {
                 break
             }
             let stored = try document.map { try DocumentStore.storedBytes($0) }
-            if let document {
+            if let document, !validated {
                 for maintainer in maintainers { try maintainer.validate(id: id, document: document) }
             }
             for maintainer in maintainers {
