@@ -52,7 +52,46 @@ public struct JSONObject: Sendable, RandomAccessCollection, ExpressibleByDiction
     }
 
     private static func normalize(_ members: inout [Element]) {
-        // Stored documents are canonical, so their members arrive already sorted.
+        let count = members.count
+        guard count > 1 else { return }
+        if count <= 32 {
+            // Small objects (most): each key's first eight bytes as a number order most pairs
+            // without comparing the strings; a stable insertion sort orders positions (not
+            // members) on the stack, and the sorted members are copied once, the last of
+            // byte-identical keys (adjacent, in document order) kept.
+            var result: [Element]?
+            withUnsafeTemporaryAllocation(of: UInt64.self, capacity: count) { prefixes in
+                withUnsafeTemporaryAllocation(of: Int.self, capacity: count) { order in
+                    members.withUnsafeBufferPointer { m in
+                        for i in 0..<count { prefixes[i] = keyPrefix(m[i].key) }
+                        func compare(_ a: Int, _ b: Int) -> Int {
+                            if prefixes[a] != prefixes[b] { return prefixes[a] < prefixes[b] ? -1 : 1 }
+                            return JSONObject.compareKeys(m[a].key, m[b].key)
+                        }
+                        // Stored documents are canonical, so their members arrive already sorted.
+                        var i = 1
+                        while i < count, compare(i - 1, i) < 0 { i += 1 }
+                        if i == count { return }
+                        for i in 0..<count { order[i] = i }
+                        for i in 1..<count {
+                            var j = i
+                            while j > 0, compare(order[j - 1], order[j]) > 0 {
+                                order.swapAt(j - 1, j)
+                                j -= 1
+                            }
+                        }
+                        var sorted: [Element] = []
+                        sorted.reserveCapacity(count)
+                        for k in 0..<count where k + 1 == count || compare(order[k], order[k + 1]) != 0 {
+                            sorted.append(m[order[k]])
+                        }
+                        result = sorted
+                    }
+                }
+            }
+            if let result { members = result }
+            return
+        }
         var sorted = true
         var i = 1
         while i < members.count {
@@ -63,30 +102,6 @@ public struct JSONObject: Sendable, RandomAccessCollection, ExpressibleByDiction
             i += 1
         }
         if sorted { return }
-        if members.count <= 32 {
-            // Small objects (most): a stable insertion sort in place, without allocating;
-            // byte-identical keys end up adjacent in document order, and the last one stays.
-            for i in 1..<members.count {
-                let member = members[i]
-                var j = i
-                while j > 0, JSONObject.compareKeys(members[j - 1].key, member.key) > 0 {
-                    members[j] = members[j - 1]
-                    j -= 1
-                }
-                members[j] = member
-            }
-            var kept = 0
-            for i in members.indices {
-                if kept > 0, JSONObject.compareKeys(members[kept - 1].key, members[i].key) == 0 {
-                    members[kept - 1] = members[i]
-                } else {
-                    members[kept] = members[i]
-                    kept += 1
-                }
-            }
-            members.removeLast(members.count - kept)
-            return
-        }
         // Stable sort keeps document order among equal keys, so the last one is the last.
         let order = members.indices.sorted { a, b in
             let c = JSONObject.compareKeys(members[a].key, members[b].key)
@@ -156,6 +171,24 @@ public struct JSONObject: Sendable, RandomAccessCollection, ExpressibleByDiction
             if c < 0 { low = mid + 1 } else { high = mid }
         }
         return (low, false)
+    }
+
+    /// The first eight UTF-8 bytes of `key`, big-endian, zero-padded: keys whose prefixes
+    /// differ are in the prefixes' order (bytewise, a shorter key sorts first, as padding
+    /// does); equal prefixes say nothing.
+    @inline(__always)
+    static func keyPrefix(_ key: String) -> UInt64 {
+        func prefix(_ bytes: some Sequence<UInt8>) -> UInt64 {
+            var prefix: UInt64 = 0
+            var shift: UInt64 = 56
+            for byte in bytes {
+                prefix |= UInt64(byte) << shift
+                if shift == 0 { break }
+                shift &-= 8
+            }
+            return prefix
+        }
+        return key.utf8.withContiguousStorageIfAvailable { prefix($0) } ?? prefix(key.utf8)
     }
 
     /// Compares two strings by their UTF-8 bytes, which is code-point order:

@@ -109,7 +109,10 @@ struct JSONParser {
                 }
                 stack.append(.object([], key: ""))
                 let key = try parseKey()
-                stack[stack.count - 1] = .object([], key: key)
+                // Room for the members of most objects, so they grow without reallocating.
+                var members: [JSONObject.Element] = []
+                members.reserveCapacity(8)
+                stack[stack.count - 1] = .object(members, key: key)
                 continue
             case UInt8(ascii: "["):
                 try enter()
