@@ -5,6 +5,9 @@ package struct TupleEncoder {
 
     package init() { bytes.reserveCapacity(32) }
 
+    /// An encoder appending to `bytes` (nothing reserved: give it a buffer being reused).
+    package init(bytes: [UInt8]) { self.bytes = bytes }
+
     /// An encoder appending to `prefix`, with room for `reserving` more bytes (one
     /// allocation for a key made of a subspace's prefix and a few elements).
     package init(prefix: [UInt8], reserving: Int) {

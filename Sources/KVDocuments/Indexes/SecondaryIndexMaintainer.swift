@@ -211,7 +211,7 @@ package struct SecondaryIndexMaintainer: IndexMaintainer {
     package static func singleEntryKey(
         _ index: SecondaryIndexDefinition, _ document: JSONValue, prefix: [UInt8], into key: inout [UInt8]
     ) -> Bool? {
-        var encoder = TupleEncoder()
+        var encoder = TupleEncoder(bytes: [])
         swap(&encoder.bytes, &key)
         defer { swap(&encoder.bytes, &key) }
         encoder.bytes.removeAll(keepingCapacity: true)
