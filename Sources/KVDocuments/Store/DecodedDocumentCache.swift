@@ -66,6 +66,22 @@ package final class DecodedDocumentCache: Sendable {
         var hits = 0
         var misses = 0
 
+        /// Whether a missed key is kept now: at its second miss. The first is only
+        /// remembered (a bit per hash), so reads that meet each document once copy nothing.
+        mutating func admits(_ hash: UInt64) -> Bool {
+            guard limit > 0 else { return false }
+            if doorkeeper.isEmpty { doorkeeper = Array(repeating: 0, count: DecodedDocumentCache.doorkeeperBits / 64) }
+            let bit = Int(truncatingIfNeeded: hash >> 40) & (DecodedDocumentCache.doorkeeperBits - 1)
+            if doorkeeper[bit >> 6] & (1 << UInt64(bit & 63)) != 0 { return true }
+            doorkeeper[bit >> 6] |= 1 << UInt64(bit & 63)
+            doorkeeperSet += 1
+            if doorkeeperSet > DecodedDocumentCache.doorkeeperBits / 2 {
+                for w in doorkeeper.indices { doorkeeper[w] = 0 }
+                doorkeeperSet = 0
+            }
+            return false
+        }
+
         /// Empties slot `i`, returning what it held (to release after the lock).
         mutating func clear(_ i: Int) -> (stored: [UInt8], value: JSONValue) {
             total -= slots[i].charge
@@ -123,25 +139,38 @@ package final class DecodedDocumentCache: Sendable {
     ) rethrows -> JSONValue {
         guard enabled.load(ordering: .relaxed) else { return try decode() }
         let hash = Self.hash(key)
-        let found = state.withLock { s -> JSONValue? in
-            guard let slots = s.slots.baseAddress else { return nil }
-            let first = Int(truncatingIfNeeded: hash) & (s.slots.count - Self.ways)
-            for i in first..<first + Self.ways where slots[i].hash == hash && slots[i].charge != 0 {
-                let slot = slots + i
-                guard slot.pointee.keyLength == key.count, slot.pointee.stored.count == key.count + bytes.count,
-                    slot.pointee.stored.withUnsafeBytes({ Self.equal($0, key, bytes) })
-                else { continue }
-                s.hits &+= 1
-                slot.pointee.referenced = true
-                return slot.pointee.value
+        let charge = 4 * bytes.count + key.count + Self.entryOverhead
+        // One critical section for the lookup and, on a miss, the doorkeeper's answer.
+        let found = state.withLock { s -> Lookup in
+            if let slots = s.slots.baseAddress {
+                let first = Int(truncatingIfNeeded: hash) & (s.slots.count - Self.ways)
+                for i in first..<first + Self.ways where slots[i].hash == hash && slots[i].charge != 0 {
+                    let slot = slots + i
+                    guard slot.pointee.keyLength == key.count, slot.pointee.stored.count == key.count + bytes.count,
+                        slot.pointee.stored.withUnsafeBytes({ Self.equal($0, key, bytes) })
+                    else { continue }
+                    s.hits &+= 1
+                    slot.pointee.referenced = true
+                    return .hit(slot.pointee.value)
+                }
             }
             s.misses &+= 1
-            return nil
+            guard charge <= s.limit / 8 else { return .miss(keep: false) }
+            return .miss(keep: s.admits(hash))
         }
-        if let found { return found }
-        let value = try decode()
-        insert(value, hash: hash, key: key, bytes: bytes)
-        return value
+        switch found {
+        case .hit(let value): return value
+        case .miss(let keep):
+            let value = try decode()
+            if keep { insert(value, hash: hash, charge: charge, key: key, bytes: bytes) }
+            return value
+        }
+    }
+
+    /// What a lookup found: the value, or a miss and whether to keep the value decoded.
+    private enum Lookup {
+        case hit(JSONValue)
+        case miss(keep: Bool)
     }
 
     /// ``value(key:bytes:decode:)`` with the key as an array.
@@ -151,24 +180,14 @@ package final class DecodedDocumentCache: Sendable {
         try key.withUnsafeBytes { try value(key: $0, bytes: bytes, decode: decode) }
     }
 
-    private func insert(_ value: JSONValue, hash: UInt64, key: UnsafeRawBufferPointer, bytes: UnsafeRawBufferPointer) {
-        let charge = 4 * bytes.count + key.count + Self.entryOverhead
+    private func insert(
+        _ value: JSONValue, hash: UInt64, charge: Int, key: UnsafeRawBufferPointer, bytes: UnsafeRawBufferPointer
+    ) {
         // Values dropped here are released once the lock is no longer held.
         var dropped: [(stored: [UInt8], value: JSONValue)] = []
         state.withLock { s in
+            // The limit may have changed since the lookup.
             guard s.limit > 0, charge <= s.limit / 8 else { return }
-            // The first miss of a key is only remembered.
-            if s.doorkeeper.isEmpty { s.doorkeeper = Array(repeating: 0, count: Self.doorkeeperBits / 64) }
-            let bit = Int(truncatingIfNeeded: hash >> 40) & (Self.doorkeeperBits - 1)
-            if s.doorkeeper[bit >> 6] & (1 << UInt64(bit & 63)) == 0 {
-                s.doorkeeper[bit >> 6] |= 1 << UInt64(bit & 63)
-                s.doorkeeperSet += 1
-                if s.doorkeeperSet > Self.doorkeeperBits / 2 {
-                    for w in s.doorkeeper.indices { s.doorkeeper[w] = 0 }
-                    s.doorkeeperSet = 0
-                }
-                return
-            }
             if s.slots.baseAddress == nil {
                 // Slots for documents of about 1 KiB charged, a power of two between 64 and 65,536.
                 var count = 64
