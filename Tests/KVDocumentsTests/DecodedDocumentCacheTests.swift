@@ -63,6 +63,31 @@ import Testing
         }
     }
 
+    /// Documents read often stay kept while reads spread over many more documents than the
+    /// cache holds go by: a newcomer replaces an entry only when read more often lately.
+    @Test func readsSpreadOverManyDocumentsDoNotEvictTheOnesReadOften() {
+        let cache = DecodedDocumentCache(limit: 64 << 10)
+        func read(_ i: Int) -> Bool {
+            let before = cache.statistics.hits
+            let bytes = [UInt8(truncatingIfNeeded: i), UInt8(truncatingIfNeeded: i >> 8), 1, 2, 3]
+            let value = bytes.withUnsafeBytes { b in cache.value(key: Array("k\(i)".utf8), bytes: b) { Self.decoded(b) }
+            }
+            #expect(value == bytes.withUnsafeBytes { Self.decoded($0) })
+            return cache.statistics.hits > before
+        }
+        let hot = Array(0..<40)
+        for _ in 0..<8 { for i in hot { _ = read(i) } }
+        #expect(hot.allSatisfy { read($0) })
+        // 20,000 other documents, each read twice: about 60 times what the cache holds.
+        for round in 0..<2 {
+            for i in 1000..<21_000 {
+                _ = read(i)
+                _ = round
+            }
+        }
+        #expect(hot.filter { read($0) }.count >= 36, "the often-read documents were evicted")
+    }
+
     @Test func settingTheLimitDropsWhatIsKept() {
         let cache = DecodedDocumentCache(limit: 1 << 20)
         for _ in 0..<2 {

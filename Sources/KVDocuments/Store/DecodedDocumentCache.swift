@@ -16,11 +16,16 @@ import Synchronization
 /// **Bounds.** Entries are charged about what their decoded values occupy (four times their
 /// stored bytes, plus a fixed overhead); the total stays at most ``limit`` bytes, and a
 /// document charged more than an eighth of it is not kept. A hash of the key chooses a set
-/// of four slots: a new entry takes an empty one, else one not read since the set last
-/// took an entry; older entries are dropped in slot order (a clock hand) while the total is
-/// over the limit. A document is kept at its second miss (the first is only remembered, in
-/// a bit per hash), so reads that meet each document once copy nothing. A limit of 0 keeps
-/// nothing.
+/// of four slots; older entries are dropped in slot order (a clock hand) while the total is
+/// over the limit. A limit of 0 keeps nothing.
+///
+/// **Admission** (after TinyLFU): every read is counted in a small frequency sketch. A
+/// document read once lately is not kept, so reads that meet each document once copy
+/// nothing; one read again takes an empty slot of its set, else replaces the slot not read
+/// since the set last took an entry, but only when the newcomer has been read more often
+/// lately than the entry it would replace. Random reads spread over more documents than the
+/// cache holds so leave it mostly as it is, where replacing an entry at every miss would
+/// cost a copy and an eviction per read (measured: 15–20% slower random gets).
 ///
 /// **Threads.** One lock guards the slots, held only to compare and copy; decoding runs
 /// outside it, and values dropped are released after it.
@@ -31,8 +36,14 @@ package final class DecodedDocumentCache: Sendable {
     /// The slots a key may occupy (a set; the slots come in sets of this many).
     static let ways = 4
 
-    /// The bits of the doorkeeper (``State/doorkeeper``).
-    static let doorkeeperBits = 1 << 17
+    /// The counters of the frequency sketch (``State/sketch``).
+    static let sketchSize = 1 << 16
+
+    /// A key's two counters in the sketch, from two independent parts of its hash.
+    @inline(__always)
+    static func sketchIndices(_ hash: UInt64) -> (Int, Int) {
+        (Int(truncatingIfNeeded: hash >> 40) & (sketchSize - 1), Int(truncatingIfNeeded: hash >> 20) & (sketchSize - 1))
+    }
 
     /// What an entry is charged beyond four times its stored bytes and its key (the slot,
     /// allocation headers, the value's tree).
@@ -56,35 +67,43 @@ package final class DecodedDocumentCache: Sendable {
         /// Allocated at the first entry kept; a power of two of slots, in sets of ``ways``.
         /// Owned by the state: freed when it is replaced (``limit``) or the cache goes.
         var slots = UnsafeMutableBufferPointer<Slot>(start: nil, count: 0)
+        /// Per slot, its hash with the lowest bit set (0: empty), apart from the slots so
+        /// that a lookup that misses reads one cache line of its set, not four slots.
+        var tags = UnsafeMutableBufferPointer<UInt64>(start: nil, count: 0)
         var total = 0
         var hand = 0
-        /// Keys missed once (a bit per hash, in ``doorkeeperBits`` bits): a document is kept
-        /// at its second miss, so reads that meet each document once (random gets over a
-        /// large collection) copy nothing. Cleared when half its bits are set.
-        var doorkeeper: [UInt64] = []
-        var doorkeeperSet = 0
+        /// How often keys were read lately, by hash: two saturating 4-bit counts per key (in
+        /// ``sketchSize`` counters; the estimate is the lower), all halved after
+        /// ``sketchSize`` × 8 reads, so the counts follow what is read now.
+        var sketch: [UInt8] = []
+        var sketchReads = 0
         var hits = 0
         var misses = 0
 
-        /// Whether a missed key is kept now: at its second miss. The first is only
-        /// remembered (a bit per hash), so reads that meet each document once copy nothing.
-        mutating func admits(_ hash: UInt64) -> Bool {
-            guard limit > 0 else { return false }
-            if doorkeeper.isEmpty { doorkeeper = Array(repeating: 0, count: DecodedDocumentCache.doorkeeperBits / 64) }
-            let bit = Int(truncatingIfNeeded: hash >> 40) & (DecodedDocumentCache.doorkeeperBits - 1)
-            if doorkeeper[bit >> 6] & (1 << UInt64(bit & 63)) != 0 { return true }
-            doorkeeper[bit >> 6] |= 1 << UInt64(bit & 63)
-            doorkeeperSet += 1
-            if doorkeeperSet > DecodedDocumentCache.doorkeeperBits / 2 {
-                for w in doorkeeper.indices { doorkeeper[w] = 0 }
-                doorkeeperSet = 0
+        /// Counts a read of the key with this hash.
+        mutating func count(_ hash: UInt64) {
+            if sketch.isEmpty { sketch = Array(repeating: 0, count: DecodedDocumentCache.sketchSize) }
+            let (a, b) = DecodedDocumentCache.sketchIndices(hash)
+            if sketch[a] < 15 { sketch[a] += 1 }
+            if sketch[b] < 15 { sketch[b] += 1 }
+            sketchReads += 1
+            if sketchReads >= DecodedDocumentCache.sketchSize * 8 {
+                for i in sketch.indices { sketch[i] >>= 1 }
+                sketchReads = 0
             }
-            return false
+        }
+
+        /// The estimated reads of the key with this hash since the counts were last halved.
+        func frequency(_ hash: UInt64) -> UInt8 {
+            guard !sketch.isEmpty else { return 0 }
+            let (a, b) = DecodedDocumentCache.sketchIndices(hash)
+            return min(sketch[a], sketch[b])
         }
 
         /// Empties slot `i`, returning what it held (to release after the lock).
         mutating func clear(_ i: Int) -> (stored: [UInt8], value: JSONValue) {
             total -= slots[i].charge
+            tags[i] = 0
             var old = Slot()
             swap(&old, &slots[i])
             return (old.stored, old.value)
@@ -93,6 +112,7 @@ package final class DecodedDocumentCache: Sendable {
         /// Frees the slots (and every entry); called with the state no longer shared.
         func free() {
             guard let base = slots.baseAddress else { return }
+            tags.deallocate()
             base.deinitialize(count: slots.count)
             base.deallocate()
         }
@@ -140,11 +160,13 @@ package final class DecodedDocumentCache: Sendable {
         guard enabled.load(ordering: .relaxed) else { return try decode() }
         let hash = Self.hash(key)
         let charge = 4 * bytes.count + key.count + Self.entryOverhead
-        // One critical section for the lookup and, on a miss, the doorkeeper's answer.
+        // One critical section for the lookup, the count of the read and, on a miss, whether
+        // the value is worth keeping.
         let found = state.withLock { s -> Lookup in
-            if let slots = s.slots.baseAddress {
+            s.count(hash)
+            if let slots = s.slots.baseAddress, let tags = s.tags.baseAddress {
                 let first = Int(truncatingIfNeeded: hash) & (s.slots.count - Self.ways)
-                for i in first..<first + Self.ways where slots[i].hash == hash && slots[i].charge != 0 {
+                for i in first..<first + Self.ways where tags[i] == hash | 1 {
                     let slot = slots + i
                     guard slot.pointee.keyLength == key.count, slot.pointee.stored.count == key.count + bytes.count,
                         slot.pointee.stored.withUnsafeBytes({ Self.equal($0, key, bytes) })
@@ -155,8 +177,9 @@ package final class DecodedDocumentCache: Sendable {
                 }
             }
             s.misses &+= 1
-            guard charge <= s.limit / 8 else { return .miss(keep: false) }
-            return .miss(keep: s.admits(hash))
+            // A key read once lately is not kept (reads that meet each document once copy
+            // nothing); the set's victim decides the rest, in `insert`.
+            return .miss(keep: s.limit > 0 && charge <= s.limit / 8 && s.frequency(hash) >= 2)
         }
         switch found {
         case .hit(let value): return value
@@ -194,6 +217,8 @@ package final class DecodedDocumentCache: Sendable {
                 while count < 65_536 && count * 1024 < s.limit { count *= 2 }
                 s.slots = .allocate(capacity: count)
                 s.slots.initialize(repeating: Slot())
+                s.tags = .allocate(capacity: count)
+                s.tags.initialize(repeating: 0)
             }
             // Of the hash's set: an empty slot, else the first not read since the set last
             // took an entry, else the first; every mark of the set is cleared.
@@ -201,8 +226,12 @@ package final class DecodedDocumentCache: Sendable {
             var i = first
             if let empty = (first..<first + Self.ways).first(where: { s.slots[$0].charge == 0 }) {
                 i = empty
-            } else if let unread = (first..<first + Self.ways).first(where: { !s.slots[$0].referenced }) {
-                i = unread
+            } else {
+                if let unread = (first..<first + Self.ways).first(where: { !s.slots[$0].referenced }) { i = unread }
+                // A full set takes the new entry only when it is read more often lately than
+                // the one it would replace: reads spread over more documents than the cache
+                // holds then leave it as it is instead of replacing an entry at every miss.
+                guard s.frequency(hash) > s.frequency(s.slots[i].hash) else { return }
             }
             for j in first..<first + Self.ways { s.slots[j].referenced = false }
             if s.slots[i].charge != 0 { dropped.append(s.clear(i)) }
@@ -217,6 +246,7 @@ package final class DecodedDocumentCache: Sendable {
             stored.append(contentsOf: key)
             stored.append(contentsOf: bytes)
             s.slots[i] = Slot(hash: hash, keyLength: key.count, charge: charge, stored: stored, value: value)
+            s.tags[i] = hash | 1
             s.total += charge
         }
         dropped.removeAll()
