@@ -72,8 +72,8 @@ package final class DecodedDocumentCache: Sendable {
         var tags = UnsafeMutableBufferPointer<UInt64>(start: nil, count: 0)
         var total = 0
         var hand = 0
-        /// How often keys were read lately, by hash: two saturating 4-bit counts per key (in
-        /// ``sketchSize`` counters; the estimate is the lower), all halved after
+        /// How often keys were read lately, by hash: two counts per key, saturating at 15
+        /// (in ``sketchSize`` counters; the estimate is the lower), all halved after
         /// ``sketchSize`` × 8 reads, so the counts follow what is read now.
         var sketch: [UInt8] = []
         var sketchReads = 0
