@@ -177,13 +177,15 @@ package struct TupleDecoder {
     }
 
     private mutating func skipEscaped(start: Int) throws {
-        while position < input.count {
-            let b = input[position]
-            position += 1
-            if b == 0x00 {
+        // `memchr` finds each `00` (the end, or an escaped `00 FF`) without a loop per byte.
+        if let base = input.baseAddress {
+            while position < input.count {
+                guard let zero = memchr(base + position, 0, input.count - position) else { break }
+                position = base.distance(to: UnsafeRawPointer(zero)) + 1
                 if position < input.count && input[position] == 0xFF { position += 1 } else { return }
             }
         }
+        position = input.count
         throw failure("string is not terminated by 0x00", at: start)
     }
 
