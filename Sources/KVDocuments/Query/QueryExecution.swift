@@ -325,7 +325,8 @@ struct QueryExecution {
     private func value(_ bytes: UnsafeRawBufferPointer, key: [UInt8], fromIndex: Bool) throws -> JSONValue {
         guard fromIndex else {
             return try store.documentValue(
-                buffer: bytes, collection: collection, key: key, idOffset: documentPrefix.count, keys: keys)
+                buffer: bytes, collection: collection, key: key, idOffset: documentPrefix.count, keys: keys,
+                cached: true)
         }
         do {
             return try store.documentCache.value(key: key, bytes: bytes) {
@@ -409,7 +410,7 @@ struct QueryExecution {
                 continue
             }
             let document = try store.documentValue(
-                bytes, collection: collection, key: key, idOffset: documentPrefix.count)
+                bytes, collection: collection, key: key, idOffset: documentPrefix.count, cached: true)
             guard passes(document) else { continue }
             try output.take { .value(document) }
         }
@@ -698,7 +699,8 @@ extension QueryExecution {
             return (
                 id,
                 try execution.store.documentValue(
-                    bytes, collection: execution.collection, key: key, idOffset: execution.documentPrefix.count)
+                    bytes, collection: execution.collection, key: key, idOffset: execution.documentPrefix.count,
+                    cached: true)
             )
         }
     }

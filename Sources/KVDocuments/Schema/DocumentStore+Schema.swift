@@ -234,19 +234,24 @@ extension DocumentStore {
     }
 
     /// The document stored under `key` (whose id starts at `idOffset`), read.
+    /// - Parameter cached: whether the read goes through ``documentCache`` (a request's
+    ///   reads); reads that visit every document once (builds, migrations) do not.
     /// - Throws: `.corruption` naming the document and its key when its bytes are damaged.
-    package func documentValue(_ bytes: [UInt8], collection: String, key: [UInt8], idOffset: Int) throws -> JSONValue {
+    package func documentValue(
+        _ bytes: [UInt8], collection: String, key: [UInt8], idOffset: Int, cached: Bool = false
+    ) throws -> JSONValue {
         try bytes.withUnsafeBytes {
-            try documentValue(buffer: $0, collection: collection, key: key, idOffset: idOffset)
+            try documentValue(buffer: $0, collection: collection, key: key, idOffset: idOffset, cached: cached)
         }
     }
 
-    /// ``documentValue(_:collection:key:idOffset:)`` of bytes read in place.
+    /// ``documentValue(_:collection:key:idOffset:cached:)`` of bytes read in place.
     package func documentValue(
         buffer bytes: UnsafeRawBufferPointer, collection: String, key: [UInt8], idOffset: Int,
-        keys: BinaryJSON.KeyCache? = nil
+        keys: BinaryJSON.KeyCache? = nil, cached: Bool = false
     ) throws -> JSONValue {
         do {
+            guard cached else { return try Self.parseStored(buffer: bytes, keys: keys) }
             return try documentCache.value(key: key, bytes: bytes) { try Self.parseStored(buffer: bytes, keys: keys) }
         } catch let e as KVDocsError {
             let id = (try? Tuple(decoding: key[idOffset...]).elements.first).map { "\($0)" } ?? "?"
@@ -284,10 +289,15 @@ extension DocumentStore {
     package func documentValue(buffer bytes: UnsafeRawBufferPointer, collection: String, id: TupleElement) throws
         -> JSONValue
     {
-        try documentValue(buffer: bytes, collection: collection, id: id, key: layout.document(collection, id))
+        do {
+            return try Self.parseStored(buffer: bytes)
+        } catch let e as KVDocsError {
+            throw invalidDocument(e, id: "\(id)", collection: collection, key: layout.document(collection, id))
+        }
     }
 
-    /// ``documentValue(buffer:collection:id:)`` of the document stored under `key`.
+    /// ``documentValue(buffer:collection:id:)`` of the document stored under `key`, through
+    /// ``documentCache`` (a get, a write's read of the document it replaces).
     package func documentValue(
         buffer bytes: UnsafeRawBufferPointer, collection: String, id: TupleElement, key: [UInt8]
     ) throws -> JSONValue {

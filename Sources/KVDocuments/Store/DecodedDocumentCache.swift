@@ -51,7 +51,6 @@ package final class DecodedDocumentCache: Sendable {
 
     /// One entry, or an empty slot (`charge` 0).
     private struct Slot {
-        var hash: UInt64 = 0
         var keyLength = 0
         var charge = 0
         /// Whether it was read since its set last took a new entry.
@@ -67,8 +66,9 @@ package final class DecodedDocumentCache: Sendable {
         /// Allocated at the first entry kept; a power of two of slots, in sets of ``ways``.
         /// Owned by the state: freed when it is replaced (``limit``) or the cache goes.
         var slots = UnsafeMutableBufferPointer<Slot>(start: nil, count: 0)
-        /// Per slot, its hash with the lowest bit set (0: empty), apart from the slots so
-        /// that a lookup that misses reads one cache line of its set, not four slots.
+        /// Per slot, its key's hash with the lowest bit set (0: empty), apart from the slots
+        /// so that a lookup that misses reads one cache line of its set, not four slots (the
+        /// sketch reads bits 20 and up, which the lowest bit leaves as they were).
         var tags = UnsafeMutableBufferPointer<UInt64>(start: nil, count: 0)
         var total = 0
         var hand = 0
@@ -231,7 +231,7 @@ package final class DecodedDocumentCache: Sendable {
                 // A full set takes the new entry only when it is read more often lately than
                 // the one it would replace: reads spread over more documents than the cache
                 // holds then leave it as it is instead of replacing an entry at every miss.
-                guard s.frequency(hash) > s.frequency(s.slots[i].hash) else { return }
+                guard s.frequency(hash) > s.frequency(s.tags[i]) else { return }
             }
             for j in first..<first + Self.ways { s.slots[j].referenced = false }
             if s.slots[i].charge != 0 { dropped.append(s.clear(i)) }
@@ -245,7 +245,7 @@ package final class DecodedDocumentCache: Sendable {
             stored.reserveCapacity(key.count + bytes.count)
             stored.append(contentsOf: key)
             stored.append(contentsOf: bytes)
-            s.slots[i] = Slot(hash: hash, keyLength: key.count, charge: charge, stored: stored, value: value)
+            s.slots[i] = Slot(keyLength: key.count, charge: charge, stored: stored, value: value)
             s.tags[i] = hash | 1
             s.total += charge
         }

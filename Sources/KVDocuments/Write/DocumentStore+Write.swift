@@ -206,7 +206,7 @@ extension DocumentStore {
             if let overlay = documents[ByteKey(key)] { return overlay }
             return try store.storage.withValue(forKey: key) { bytes in
                 guard let bytes else { return nil }
-                return try store.documentValue(buffer: bytes, collection: collection, id: id)
+                return try store.documentValue(buffer: bytes, collection: collection, id: id, key: key)
             }
         }
 
