@@ -72,6 +72,22 @@ package struct TupleEncoder {
         }
     }
 
+    /// Appends the string whose UTF-8 bytes are `utf8`: the bytes `.string(s)` appends for
+    /// `s.utf8 == utf8`, without making the `String`. `utf8` must be valid UTF-8.
+    package mutating func appendString(utf8: UnsafeBufferPointer<UInt8>) {
+        bytes.append(Code.string)
+        appendEscaped(utf8)
+    }
+
+    /// Appends the integer `value`: the bytes of `.int(Int64(value))`.
+    package mutating func appendInteger(_ value: Int) {
+        if value >= 0 {
+            appendInteger(negative: false, magnitude: UInt64(value))
+        } else {
+            appendInteger(negative: true, magnitude: UInt64(value.magnitude))
+        }
+    }
+
     /// Bytes followed by `00`, each embedded `00` written `00 FF`.
     private mutating func appendEscaped<S: Sequence>(_ source: S) where S.Element == UInt8 {
         // Contiguous bytes (a native string's UTF-8, an array) are copied in runs between

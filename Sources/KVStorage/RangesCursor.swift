@@ -13,6 +13,9 @@ final class RangesCursor: KeyValueCursor {
     private var started = false
     private var failure: (any Error)?
 
+    /// How many entries between two ranges are stepped over before a seek is made instead.
+    static let stepsBeforeSeek = 8
+
     /// REQUIRES: `ranges` in increasing order and disjoint.
     init(database: LevelDB, ranges: [KeyRange], options: LevelDBReadOptions) throws {
         self.cursor = try LevelDBCursor(database: database, options: options)
@@ -40,9 +43,9 @@ final class RangesCursor: KeyValueCursor {
                 positioned = true
                 if range.isEmpty(compare: cursor.database.compareKeys) {
                     found = false
-                } else if started, let decided = try cursor.resume(in: range) {
-                    // The entry past the last range already tells: no seek (ranges often
-                    // follow one another with nothing between them).
+                } else if started, let decided = try cursor.resume(in: range, steps: Self.stepsBeforeSeek) {
+                    // The entry past the last range, or one a few steps on, already tells:
+                    // no seek (ranges often follow one another with little between them).
                     found = decided
                 } else {
                     started = true

@@ -310,24 +310,7 @@ struct JSONParser {
         return value
     }
 
-    private mutating func appendUTF8(_ scalar: UInt32) {
-        switch scalar {
-        case 0..<0x80:
-            scratch.append(UInt8(scalar))
-        case 0x80..<0x800:
-            scratch.append(UInt8(0xC0 | scalar >> 6))
-            scratch.append(UInt8(0x80 | scalar & 0x3F))
-        case 0x800..<0x10000:
-            scratch.append(UInt8(0xE0 | scalar >> 12))
-            scratch.append(UInt8(0x80 | scalar >> 6 & 0x3F))
-            scratch.append(UInt8(0x80 | scalar & 0x3F))
-        default:
-            scratch.append(UInt8(0xF0 | scalar >> 18))
-            scratch.append(UInt8(0x80 | scalar >> 12 & 0x3F))
-            scratch.append(UInt8(0x80 | scalar >> 6 & 0x3F))
-            scratch.append(UInt8(0x80 | scalar & 0x3F))
-        }
-    }
+    private mutating func appendUTF8(_ scalar: UInt32) { UTF8Bytes.appendUTF8(scalar, to: &scratch) }
 
     /// Checks well-formed UTF-8 (no overlong forms, no surrogates, nothing past U+10FFFF).
     private mutating func validateUTF8(_ run: UnsafeBufferPointer<UInt8>, at offset: Int) throws {

@@ -8,8 +8,8 @@ import KVSupport
 /// same terms at the same places are equal, since the order of first occurrences follows
 /// from the places.
 package struct TextDocument: Equatable {
-    /// The distinct terms, in the order of their first occurrence.
-    package private(set) var terms: [TextTerm] = []
+    /// The distinct terms' bytes, numbered in the order of their first occurrence.
+    private var table: TermTable
     /// Occurrences grouped by term; group `i` is `occurrences[starts[i]..<starts[i + 1]]`.
     private var occurrences: [UInt64] = []
     private var starts: [Int] = [0]
@@ -18,33 +18,38 @@ package struct TextDocument: Equatable {
 
     package var totalTokens: Int { lengths.reduce(0, +) }
 
+    /// The distinct terms, in the order of their first occurrence.
+    package var terms: [TextTerm] {
+        (0..<table.count).map { TextTerm(String(decoding: table.bytes($0), as: UTF8.self)) }
+    }
+
+    /// How many distinct terms the row has.
+    package var termCount: Int { table.count }
+
+    /// Calls `body` with the UTF-8 bytes of term `i` of ``terms`` (valid only during the call).
+    func withTerm<R>(_ i: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
+        try table.withTerm(i, body)
+    }
+
     package init(tokenizer: TextTokenizer, texts: [String]) {
         // Each token's term number, then a counting sort groups the occurrences by term.
-        let columns = texts.map { tokenizer.tokens($0) }
-        lengths = columns.map(\.count)
-        let total = lengths.reduce(0, +)
-        var numbers: [TextTerm: Int] = [:]
-        numbers.reserveCapacity(total)
-        terms.reserveCapacity(total)
+        var table = TermTable(capacity: 64)
         var tokens: [(term: Int, occurrence: UInt64)] = []
-        tokens.reserveCapacity(total)
-        for (column, found) in columns.enumerated() {
-            for token in found {
-                let term = TextTerm(token.term)
-                let number: Int
-                if let known = numbers[term] {
-                    number = known
-                } else {
-                    number = terms.count
-                    numbers[term] = number
-                    terms.append(term)
-                }
-                tokens.append((number, UInt64(column) << 32 | UInt64(UInt32(truncatingIfNeeded: token.position))))
+        var lengths: [Int] = []
+        lengths.reserveCapacity(texts.count)
+        for (column, text) in texts.enumerated() {
+            let before = tokens.count
+            tokenizer.forEachToken(in: text) { term, position, _, _ in
+                tokens.append(
+                    (table.number(of: term), UInt64(column) << 32 | UInt64(UInt32(truncatingIfNeeded: position))))
             }
+            lengths.append(tokens.count - before)
         }
-        var counts = [Int](repeating: 0, count: terms.count + 1)
+        self.lengths = lengths
+        self.table = table
+        var counts = [Int](repeating: 0, count: table.count + 1)
         for token in tokens { counts[token.term + 1] += 1 }
-        for i in terms.indices { counts[i + 1] += counts[i] }
+        for i in 0..<table.count { counts[i + 1] += counts[i] }
         starts = counts
         var next = Array(counts.dropLast())
         occurrences = [UInt64](repeating: 0, count: tokens.count)
@@ -52,6 +57,11 @@ package struct TextDocument: Equatable {
             occurrences[next[token.term]] = token.occurrence
             next[token.term] += 1
         }
+    }
+
+    package static func == (a: TextDocument, b: TextDocument) -> Bool {
+        a.lengths == b.lengths && a.starts == b.starts && a.occurrences == b.occurrences
+            && a.table.ends == b.table.ends && a.table.arena == b.table.arena
     }
 
     /// How many times term `i` of ``terms`` occurs.
@@ -65,6 +75,12 @@ package struct TextDocument: Equatable {
     /// The stored occurrences of term `i` of ``terms`` (``encode(_:positions:)``'s form).
     package func encodedOccurrences(ofTerm i: Int, positions withPositions: Bool) -> [UInt8] {
         var out: [UInt8] = []
+        appendOccurrences(ofTerm: i, positions: withPositions, to: &out)
+        return out
+    }
+
+    /// Appends ``encodedOccurrences(ofTerm:positions:)`` to `out`.
+    func appendOccurrences(ofTerm i: Int, positions withPositions: Bool, to out: inout [UInt8]) {
         var k = starts[i]
         let end = starts[i + 1]
         while k < end {
@@ -83,7 +99,6 @@ package struct TextDocument: Equatable {
             }
             k = last + 1
         }
-        return out
     }
 
     /// The stored occurrences of a term: for each column with hits, varints `column,

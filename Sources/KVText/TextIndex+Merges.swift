@@ -177,11 +177,15 @@ extension TextIndex {
         var ranges: [KeyRange] = [], occurrenceRanges: [KeyRange] = []
         var owners: [(term: Int, segment: Int, prefix: Int)] = []
         for (t, entry) in terms.enumerated() {
-            let termEnd = layout.postingsPrefix(entry.term).count
-            for segment in entry.segments {
-                ranges.append(.prefix(layout.tombstones(entry.term, segment)))
-                occurrenceRanges.append(.prefix(layout.subspace.pack(["x", .string(entry.term), .int(Int64(segment))])))
-                owners.append((t, segment, termEnd))
+            let utf8 = Array(entry.term.utf8)
+            utf8.withUnsafeBufferPointer { term in
+                // The posting prefix ends after the term: the key of its tombstones less the segment.
+                let termEnd = layout.postingKey(utf8: term, 0, nil).count - 1
+                for segment in entry.segments {
+                    ranges.append(.prefix(layout.postingKey(utf8: term, segment, nil)))
+                    occurrenceRanges.append(.prefix(layout.postingKey(occurrences: true, utf8: term, segment, nil)))
+                    owners.append((t, segment, termEnd))
+                }
             }
         }
         var entries = Array(repeating: [TextEntry](), count: terms.count)
@@ -190,7 +194,7 @@ extension TextIndex {
         let blocks = try reader.scan(ranges: ranges)
         let occurrenceBlocks = detail == .none ? nil : try reader.scan(ranges: occurrenceRanges)
         var owner = 0
-        while let (key, value) = try blocks.next({ k, v in (Array(k), Array(v)) }) {
+        while try blocks.next({ key, value -> Void in
             // The range this key came from: the first at or after the current one it starts with.
             while owner < ranges.count, !ranges[owner].contains(key) { owner += 1 }
             guard owner < owners.count else {
@@ -198,25 +202,33 @@ extension TextIndex {
             }
             let (t, segment, termEnd) = owners[owner]
             let term = terms[t].term
-            let parsed = try key.withUnsafeBytes { try TextIndexLayout.postingKey($0, at: termEnd) }
+            let parsed = try TextIndexLayout.postingKey(key, at: termEnd)
             guard parsed.segment == segment else {
                 throw KVDocsError(
                     .corruption, "text term \"\(term)\" has a key of segment \(parsed.segment) under \(segment)")
             }
-            delete(key)
+            delete(Array(key))
             guard let first = parsed.first else {
-                let docs = try value.withUnsafeBytes { try TextTombstones.decode($0) }
+                let docs = try TextTombstones.decode(value)
                 read[t] += docs.count
                 tombstones[t].formUnion(docs)
-                continue
+                return
             }
-            let block = try value.withUnsafeBytes { try PostingBlockHeader(firstDoc: first, $0).decode($0) }
+            let block = try PostingBlockHeader(firstDoc: first, value).decode(value)
             read[t] += block.count
             var occurrences: [ArraySlice<UInt8>] = []
             if let occurrenceBlocks {
-                let expected = layout.occurrences(term, segment, first)
-                guard let (stored, bytes) = try occurrenceBlocks.next({ k, v in (Array(k), Array(v)) }),
-                    stored == expected
+                // The occurrence key is the posting key with "x" for "p" (the byte after the
+                // tag's string code).
+                let tag = layout.subspace.prefix.count + 1
+                guard
+                    let found = try occurrenceBlocks.next({ k, v -> [UInt8]? in
+                        guard k.count == key.count, k[tag] == 0x78,
+                            k[..<tag].elementsEqual(key[..<tag]), k[(tag + 1)...].elementsEqual(key[(tag + 1)...])
+                        else { return nil }
+                        delete(Array(k))
+                        return Array(v)
+                    }), let bytes = found
                 else {
                     throw KVDocsError(
                         .corruption,
@@ -224,7 +236,6 @@ extension TextIndex {
                     )
                 }
                 occurrences = try OccurrenceBlock.decode(bytes, count: block.count).entries
-                delete(stored)
             }
             for (e, doc) in block.docs.enumerated() {
                 entries[t].append(
@@ -233,7 +244,7 @@ extension TextIndex {
                         length: TextLengths.length(ofNorm: block.norms[e]),
                         occurrences: occurrences.isEmpty ? [] : occurrences[e]))
             }
-        }
+        }) != nil {}
         if let occurrenceBlocks, let extra = try occurrenceBlocks.next({ k, _ in Array(k) }) {
             throw KVDocsError(
                 .corruption,
@@ -252,7 +263,9 @@ extension TextIndex {
             }
             let kept = tombstones[t].isEmpty ? list : list.filter { !tombstones[t].contains($0.doc) }
             let left = bottom ? [] : tombstones[t].subtracting(list.map(\.doc)).sorted()
-            writeTerm(terms[t].term, segment: output, entries: kept, tombstones: left, put: put)
+            Array(terms[t].term.utf8).withUnsafeBufferPointer {
+                writeTerm($0, segment: output, entries: kept, tombstones: left, put: put)
+            }
             result.append((read[t], kept.count, left.count))
         }
         return result

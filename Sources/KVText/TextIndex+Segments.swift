@@ -23,18 +23,23 @@ extension TextIndex {
         OccurrenceBlock.encode(chunk.lazy.map(\.occurrences))
     }
 
-    /// Writes the postings in `segment` for `term`: tombstones, then blocks of
-    /// ``PostingBlock/capacity`` entries (sorted by document).
+    /// Writes the postings in `segment` for `term` (its UTF-8 bytes): tombstones, then
+    /// blocks of ``PostingBlock/capacity`` entries (sorted by document).
     func writeTerm(
-        _ term: String, segment: Int, entries: [TextEntry], tombstones: [Int], put: ([UInt8], [UInt8]) -> Void
+        _ term: UnsafeBufferPointer<UInt8>, segment: Int, entries: [TextEntry], tombstones: [Int],
+        put: ([UInt8], [UInt8]) -> Void
     ) {
-        if !tombstones.isEmpty { put(layout.tombstones(term, segment), TextTombstones.encode(tombstones)) }
+        if !tombstones.isEmpty {
+            put(layout.postingKey(utf8: term, segment, nil), TextTombstones.encode(tombstones))
+        }
         var start = 0
         while start < entries.count {
             let chunk = entries[start..<min(start + PostingBlock.capacity, entries.count)]
             let firstDoc = chunk[chunk.startIndex].doc
-            put(layout.block(term, segment, firstDoc), Self.encodedBlock(chunk))
-            if detail != .none { put(layout.occurrences(term, segment, firstDoc), Self.encodedOccurrences(chunk)) }
+            put(layout.postingKey(utf8: term, segment, firstDoc), Self.encodedBlock(chunk))
+            if detail != .none {
+                put(layout.postingKey(occurrences: true, utf8: term, segment, firstDoc), Self.encodedOccurrences(chunk))
+            }
             start += chunk.count
         }
     }
@@ -43,7 +48,7 @@ extension TextIndex {
     /// term list (nothing when no term changed).
     func writeSegment(_ changes: TextIndexChanges, reader: some KeyValueReader, put: ([UInt8], [UInt8]) -> Void) throws
     {
-        guard !changes.terms.isEmpty else { return }
+        guard !changes.records.isEmpty else { return }
         if changes.structure == nil { changes.structure = try TextStructure.load(layout, reader) }
         let id = changes.nextSegment
         guard id < TextSegment.maximumID else {
@@ -51,56 +56,71 @@ extension TextIndex {
         }
         changes.nextSegment += 1
         changes.statisticsChanged = true
-        var terms: [(bytes: [UInt8], term: String, changes: [(Int, TextIndexChanges.Change)])] = changes.terms.map {
-            (Array($0.key.text.utf8), $0.key.text, $0.value)
+        let table = changes.table
+        let records = changes.records
+        // The records grouped by term (a counting sort, keeping the recorded order within a
+        // term), and the terms in byte order.
+        var starts = [Int](repeating: 0, count: table.count + 1)
+        for r in records { starts[Int(r.term) + 1] += 1 }
+        for t in 0..<table.count { starts[t + 1] += starts[t] }
+        var grouped = [Int](repeating: 0, count: records.count)
+        var next = Array(starts.dropLast())
+        for (i, r) in records.enumerated() {
+            grouped[next[Int(r.term)]] = i
+            next[Int(r.term)] += 1
         }
-        terms.sort { Self.termPrecedes($0.bytes, $1.bytes) }
+        let order = table.arena.withUnsafeBufferPointer { arena -> [Int] in
+            (0..<table.count).sorted { a, b in
+                let x = UnsafeBufferPointer(rebasing: arena[table.start(a)..<table.ends[a]])
+                let y = UnsafeBufferPointer(rebasing: arena[table.start(b)..<table.ends[b]])
+                return x.lexicographicallyPrecedes(y)
+            }
+        }
+        let occurrences = changes.occurrences
+        func entry(_ r: TextIndexChanges.Record) -> TextEntry {
+            TextEntry(
+                doc: r.doc, frequency: Int(r.frequency), norm: TextLengths.norm(r.length), length: r.length,
+                occurrences: occurrences[r.occurrencesStart..<r.occurrencesEnd])
+        }
         var listed: [[UInt8]] = []
         var postings = 0, tombstoneCount = 0
-        for (bytes, term, recorded) in terms {
-            var entries: [TextEntry] = []
+        var entries: [TextEntry] = []
+        for t in order {
+            let group = grouped[starts[t]..<starts[t + 1]]
+            entries.removeAll(keepingCapacity: true)
             var tombstones: [Int] = []
             // The usual case, a build: only puts, of numbers given in increasing order.
             var ascendingPuts = true
             var previous = -1
-            for (doc, change) in recorded {
-                guard case .put = change, doc > previous else {
+            for i in group {
+                let r = records[i]
+                guard r.frequency > 0, r.doc > previous else {
                     ascendingPuts = false
                     break
                 }
-                previous = doc
+                previous = r.doc
             }
             if ascendingPuts {
-                entries.reserveCapacity(recorded.count)
-                for case let (doc, .put(p)) in recorded {
-                    entries.append(
-                        TextEntry(
-                            doc: doc, frequency: p.frequency, norm: TextLengths.norm(p.length), length: p.length,
-                            occurrences: p.occurrences[...]))
-                }
+                entries.reserveCapacity(group.count)
+                for i in group { entries.append(entry(records[i])) }
             } else {
                 // A number is put at most once (rows get new numbers when they change), so a
                 // removal of a number put in this batch cancels it; other removals are tombstones.
-                var puts: [Int: TextIndexChanges.Posting] = [:]
+                var puts: [Int: Int] = [:]
                 var removed: [Int] = []
-                for (doc, change) in recorded {
-                    switch change {
-                    case .put(let p): puts[doc] = p
-                    case .remove: removed.append(doc)
-                    }
+                for i in group {
+                    let r = records[i]
+                    if r.frequency > 0 { puts[r.doc] = i } else { removed.append(r.doc) }
                 }
                 for doc in removed where puts.removeValue(forKey: doc) == nil { tombstones.append(doc) }
                 tombstones.sort()
-                entries = puts.sorted { $0.key < $1.key }.map {
-                    TextEntry(
-                        doc: $0.key, frequency: $0.value.frequency, norm: TextLengths.norm($0.value.length),
-                        length: $0.value.length,
-                        occurrences: $0.value.occurrences[...])
-                }
+                entries = puts.sorted { $0.key < $1.key }.map { entry(records[$0.value]) }
             }
             guard !entries.isEmpty || !tombstones.isEmpty else { continue }
-            writeTerm(term, segment: id, entries: entries, tombstones: tombstones, put: put)
-            listed.append(bytes)
+            table.withTerm(t) { term in
+                writeTerm(term, segment: id, entries: entries, tombstones: tombstones, put: put)
+            }
+            listed.append(Array(table.bytes(t)))
             postings += entries.count
             tombstoneCount += tombstones.count
         }

@@ -91,7 +91,7 @@ package struct TextIndex: Sendable {
                 throw KVDocsError(
                     .corruption, "text index \(layout.subspace) has no document number for row \(id); reindex it")
             }
-            for term in before.terms { changes.record(term, doc, .remove) }
+            for i in 0..<before.termCount { before.withTerm(i) { changes.recordRemoval($0, doc) } }
             changes.lengths[doc] = 0
             delete(layout.row(doc))
             if after == nil || newLength == 0 {
@@ -109,13 +109,13 @@ package struct TextIndex: Sendable {
             put(layout.number(id), Tuple([.int(Int64(doc))]).encoded)
             put(layout.row(doc), idKey.bytes)
             changes.numbers[idKey] = doc
-            for (i, term) in after.terms.enumerated() {
-                changes.record(
-                    term, doc,
-                    .put(
-                        TextIndexChanges.Posting(
-                            frequency: after.frequency(ofTerm: i), length: newLength,
-                            occurrences: occurrences(of: after, term: i))))
+            let detail = detail
+            for i in 0..<after.termCount {
+                after.withTerm(i) { term in
+                    changes.recordPut(term, doc, frequency: after.frequency(ofTerm: i), length: newLength) { out in
+                        if detail != .none { after.appendOccurrences(ofTerm: i, positions: detail == .full, to: &out) }
+                    }
+                }
             }
             changes.lengths[doc] = newLength
         }
@@ -140,7 +140,7 @@ package struct TextIndex: Sendable {
         delete: ([UInt8]) -> Void
     ) throws {
         try writeSegment(changes, reader: reader, put: put)
-        changes.terms.removeAll(keepingCapacity: true)
+        changes.removeRecords()
         var byBlock: [Int: [(Int, Int)]] = [:]
         for (doc, length) in changes.lengths {
             byBlock[doc / TextLengths.blockSize, default: []].append((doc % TextLengths.blockSize, length))

@@ -3,17 +3,18 @@ import KVSupport
 /// What one write batch changes in a text index, collected document by document and
 /// applied once per term at the end of the batch (or when a long build flushes).
 package final class TextIndexChanges {
-    /// A row's occurrences of one term: its frequency, the row's length (for the block's
-    /// impacts) and the stored occurrences.
-    struct Posting {
-        var frequency: Int
+    /// One recorded change of a term's posting: a row's occurrences put under document
+    /// `doc` (``frequency`` > 0) or the posting of `doc` removed (``frequency`` 0).
+    struct Record {
+        /// The term's number in ``TextIndexChanges/table``.
+        var term: Int32
+        var frequency: Int32
+        var doc: Int
+        /// The row's length, for the block's impacts.
         var length: Int
-        var occurrences: [UInt8]
-    }
-
-    enum Change {
-        case put(Posting)
-        case remove
+        /// Its stored occurrences: ``TextIndexChanges/occurrences``[occurrencesStart..<occurrencesEnd].
+        var occurrencesStart: Int
+        var occurrencesEnd: Int
     }
 
     var documents: Int
@@ -30,8 +31,11 @@ package final class TextIndexChanges {
     /// Document numbers given or taken in this batch, by the row id's tuple encoding
     /// (`.some(nil)`: the row lost its number).
     var numbers: [ByteKey: Int?] = [:]
-    /// Term → its changes in the order recorded (document, change).
-    var terms: [TextTerm: [(Int, Change)]] = [:]
+    /// The terms changed by the batch, and every change in the order recorded.
+    var table = TermTable(capacity: 4096)
+    var records: [Record] = []
+    /// The stored occurrences of every recorded put, one after the other.
+    var occurrences: [UInt8] = []
     /// Document → its new length (0: gone).
     var lengths: [Int: Int] = [:]
     /// Postings recorded since the last apply (to decide when a long build flushes).
@@ -48,8 +52,35 @@ package final class TextIndexChanges {
         TextStatistics(documents: documents, tokens: tokens, nextDoc: nextDoc, nextSegment: nextSegment)
     }
 
-    func record(_ term: TextTerm, _ doc: Int, _ change: Change) {
-        terms[term, default: []].append((doc, change))
+    /// Records that the posting of `doc` for `term` is removed.
+    func recordRemoval(_ term: UnsafeBufferPointer<UInt8>, _ doc: Int) {
+        let number = Int32(truncatingIfNeeded: table.number(of: term))
+        let end = occurrences.count
+        records.append(
+            Record(term: number, frequency: 0, doc: doc, length: 0, occurrencesStart: end, occurrencesEnd: end))
         pending += 1
+    }
+
+    /// Records that `doc` holds `term` `frequency` times (at least once), in a row of
+    /// `length` tokens, with the stored occurrences `appendOccurrences` appends.
+    func recordPut(
+        _ term: UnsafeBufferPointer<UInt8>, _ doc: Int, frequency: Int, length: Int,
+        _ appendOccurrences: (inout [UInt8]) -> Void
+    ) {
+        let number = Int32(truncatingIfNeeded: table.number(of: term))
+        let start = occurrences.count
+        appendOccurrences(&occurrences)
+        records.append(
+            Record(
+                term: number, frequency: Int32(clamping: max(1, frequency)), doc: doc, length: length,
+                occurrencesStart: start, occurrencesEnd: occurrences.count))
+        pending += 1
+    }
+
+    /// Forgets the recorded postings (once written), keeping the storage.
+    func removeRecords() {
+        table.removeAll()
+        records.removeAll(keepingCapacity: true)
+        occurrences.removeAll(keepingCapacity: true)
     }
 }

@@ -44,6 +44,23 @@ package struct TextIndexLayout: Sendable {
     package func occurrences(_ term: String, _ segment: Int, _ firstDoc: Int) -> [UInt8] {
         subspace.pack(["x", .string(term), .int(Int64(segment)), .int(Int64(firstDoc))])
     }
+    /// ``tombstones(_:_:)``, ``block(_:_:_:)`` and ``occurrences(_:_:_:)`` for a term given
+    /// as its UTF-8 bytes (`first` nil: the tombstones' key): the same bytes, without
+    /// making the `String` or a `Tuple`.
+    func postingKey(
+        occurrences: Bool = false, utf8 term: UnsafeBufferPointer<UInt8>, _ segment: Int, _ firstDoc: Int?
+    ) -> [UInt8] {
+        var encoder = TupleEncoder(prefix: subspace.prefix, reserving: term.count + 24)
+        // ("p" or "x") as a tuple string: 02 70 00 or 02 78 00.
+        encoder.bytes.append(0x02)
+        encoder.bytes.append(occurrences ? 0x78 : 0x70)
+        encoder.bytes.append(0x00)
+        encoder.appendString(utf8: term)
+        encoder.appendInteger(segment)
+        if let firstDoc { encoder.appendInteger(firstDoc) }
+        return encoder.bytes
+    }
+
     /// Every posting block of every term starting with `prefix` (bytewise).
     func postings(prefix: String) -> KeyRange {
         let encoded = subspace.pack(["p", .string(prefix)])

@@ -1,3 +1,5 @@
+import KVSupport
+
 /// A token of text: its folded form, its position among the column's tokens, and the
 /// UTF-8 byte range it came from (for highlights and snippets).
 public struct TextToken: Sendable, Hashable {
@@ -54,37 +56,97 @@ public struct TextTokenizer: Sendable {
 
     /// The tokens of `text`.
     public func tokens(_ text: String) -> [TextToken] {
-        if kind == .trigram { return trigrams(text) }
         var result: [TextToken] = []
+        forEachToken(in: text) { term, position, start, end in
+            result.append(
+                TextToken(term: String(decoding: term, as: UTF8.self), position: position, start: start, end: end))
+        }
+        return result
+    }
+
+    /// Calls `body` with each token of `text` in order: its term's UTF-8 bytes (valid only
+    /// during the call), its position among the tokens, and the UTF-8 byte range it came
+    /// from. Reads the text's UTF-8 in place and makes no `String` per token: what
+    /// ``tokens(_:)`` returns, without the tokens.
+    package func forEachToken(
+        in text: String, _ body: (_ term: UnsafeBufferPointer<UInt8>, _ position: Int, _ start: Int, _ end: Int) -> Void
+    ) {
+        var text = text
+        text.withUTF8 { utf8 in
+            if kind == .trigram {
+                trigrams(utf8, body)
+            } else {
+                words(utf8, body)
+            }
+        }
+    }
+
+    /// The code point of the valid UTF-8 sequence starting at `i`, and its width.
+    @inline(__always)
+    private static func scalar(_ utf8: UnsafeBufferPointer<UInt8>, at i: Int) -> (value: UInt32, width: Int) {
+        let b0 = UInt32(utf8[i])
+        if b0 < 0x80 { return (b0, 1) }
+        if b0 < 0xE0 { return ((b0 & 0x1F) << 6 | UInt32(utf8[i + 1] & 0x3F), 2) }
+        if b0 < 0xF0 {
+            return ((b0 & 0x0F) << 12 | UInt32(utf8[i + 1] & 0x3F) << 6 | UInt32(utf8[i + 2] & 0x3F), 3)
+        }
+        return (
+            (b0 & 0x07) << 18 | UInt32(utf8[i + 1] & 0x3F) << 12 | UInt32(utf8[i + 2] & 0x3F) << 6
+                | UInt32(utf8[i + 3] & 0x3F), 4
+        )
+    }
+
+    /// Appends the UTF-8 encoding of `value`, a code point (not a surrogate).
+    @inline(__always)
+    private static func appendUTF8(_ value: UInt32, to out: inout [UInt8]) { UTF8Bytes.appendUTF8(value, to: &out) }
+
+    /// Whether `value` is a Unicode scalar (at most 0x10FFFF, not a surrogate).
+    @inline(__always)
+    private static func isScalar(_ value: UInt32) -> Bool { value < 0xD800 || (value >= 0xE000 && value <= 0x10FFFF) }
+
+    /// The `unicode61` and `porter` tokens: maximal runs of token characters.
+    private func words(
+        _ utf8: UnsafeBufferPointer<UInt8>, _ body: (UnsafeBufferPointer<UInt8>, Int, Int, Int) -> Void
+    ) {
         var term: [UInt8] = []
+        term.reserveCapacity(64)
+        var position = 0
         var start = -1
         var end = 0
-        var offset = 0
         func finish() {
             guard start >= 0 else { return }
-            let bytes = kind == .porter ? PorterStemmer.stem(term) : term
-            result.append(
-                TextToken(term: String(decoding: bytes, as: UTF8.self), position: result.count, start: start, end: end))
+            if kind == .porter {
+                PorterStemmer.stem(term).withUnsafeBufferPointer { body($0, position, start, end) }
+            } else {
+                term.withUnsafeBufferPointer { body($0, position, start, end) }
+            }
+            position += 1
             term.removeAll(keepingCapacity: true)
             start = -1
         }
-        for scalar in text.unicodeScalars {
-            let width = UTF8.width(scalar)
-            let value = scalar.value
-            let cls: UInt8
-            if value < 0x80 {
-                cls = Self.isASCIITokenChar(value) ? 1 : 0
-            } else {
-                cls = Unicode61.shared.characterClass(value)
+        var offset = 0
+        let count = utf8.count
+        while offset < count {
+            let byte = utf8[offset]
+            if byte < 0x80 {
+                // ASCII: letters and digits are token characters, folded to lower case.
+                let v = UInt32(byte)
+                if Self.isASCIITokenChar(v) {
+                    if start < 0 { start = offset }
+                    term.append(byte >= 0x41 && byte <= 0x5A ? byte + 32 : byte)
+                    end = offset + 1
+                } else {
+                    finish()
+                }
+                offset += 1
+                continue
             }
+            let (value, width) = Self.scalar(utf8, at: offset)
+            let cls = Unicode61.shared.characterClass(value)
             if cls == 1 || (cls == 2 && start >= 0) {
                 if start < 0 { start = offset }
-                if value < 0x80 {
-                    term.append(UInt8(value >= 0x41 && value <= 0x5A ? value + 32 : value))
-                } else {
-                    let folded = Unicode61.shared.fold(value)
-                    if folded != 0, let s = Unicode.Scalar(folded) { term.append(contentsOf: String(s).utf8) }
-                }
+                let folded = Unicode61.shared.fold(value)
+                if folded != 0, Self.isScalar(folded) { Self.appendUTF8(folded, to: &term) }
                 end = offset + width
             } else {
                 finish()
@@ -92,18 +154,23 @@ public struct TextTokenizer: Sendable {
             offset += width
         }
         finish()
-        return result
     }
 
-    /// The trigram tokens of `text`: one per window of three characters.
-    private func trigrams(_ text: String) -> [TextToken] {
-        var result: [TextToken] = []
-        // The last three characters: their folded UTF-8 and where each starts.
-        var window: [(bytes: [UInt8], start: Int)] = []
-        var offset = 0
+    /// The trigram tokens: one per window of three characters.
+    private func trigrams(
+        _ utf8: UnsafeBufferPointer<UInt8>, _ body: (UnsafeBufferPointer<UInt8>, Int, Int, Int) -> Void
+    ) {
+        // The last three characters, folded, and where each starts.
+        var window: (UInt32, UInt32, UInt32) = (0, 0, 0)
+        var starts: (Int, Int, Int) = (0, 0, 0)
+        var seen = 0
+        var position = 0
         var term: [UInt8] = []
-        for scalar in text.unicodeScalars {
-            var value = scalar.value
+        term.reserveCapacity(12)
+        var offset = 0
+        while offset < utf8.count {
+            let (scalar, width) = Self.scalar(utf8, at: offset)
+            var value = scalar
             if !caseSensitive {
                 if value >= 0x41 && value <= 0x5A {
                     value += 32
@@ -111,20 +178,20 @@ public struct TextTokenizer: Sendable {
                     value = TrigramFolds.shared.fold(value)
                 }
             }
-            let folded = Unicode.Scalar(value) ?? scalar
-            window.append((Array(String(folded).utf8), offset))
-            offset += UTF8.width(scalar)
-            if window.count > 3 { window.removeFirst() }
-            if window.count == 3 {
+            if !Self.isScalar(value) { value = scalar }
+            window = (window.1, window.2, value)
+            starts = (starts.1, starts.2, offset)
+            seen += 1
+            offset += width
+            if seen >= 3 {
                 term.removeAll(keepingCapacity: true)
-                for c in window { term += c.bytes }
-                result.append(
-                    TextToken(
-                        term: String(decoding: term, as: UTF8.self), position: result.count, start: window[0].start,
-                        end: offset))
+                Self.appendUTF8(window.0, to: &term)
+                Self.appendUTF8(window.1, to: &term)
+                Self.appendUTF8(window.2, to: &term)
+                term.withUnsafeBufferPointer { body($0, position, starts.0, offset) }
+                position += 1
             }
         }
-        return result
     }
 
     /// The terms of `text`, folded (and stemmed with `porter`).

@@ -48,6 +48,7 @@ enum Workload: String, CaseIterable {
     case updateTyped = "update-typed", update
     case deleteTyped = "delete-typed", delete
     case importLines = "import"
+    case textBuild = "text-build"
 
     var covering: Bool { self == .coveringEquality || self == .coveringRange }
 }
@@ -73,7 +74,79 @@ func profiledWorkload(rounds: Int, _ body: (Int) throws -> Void) rethrows {
     for round in 0..<rounds { try body(round) }
 }
 
+/// A text corpus in the manner of kvbench's text section: words drawn from a Zipf
+/// distribution over a vocabulary of 50,000 made of syllables, a title and a body per note.
+func notes(_ n: Int) -> [(title: String, body: String)] {
+    var random = SplitMix64(seed: 21)
+    let syllables = ["ka", "lo", "mi", "ra", "te", "su", "no", "vi", "pe", "da", "ri", "zo", "fu", "ne", "ba", "sto"]
+    var words: [String] = []
+    var seen = Set<String>()
+    while words.count < 50_000 {
+        let length = 1 + Int(random.next() % UInt64(2 + min(4, words.count / 100)))
+        let word = (0..<length).map { _ in syllables[Int(random.next() % UInt64(syllables.count))] }.joined()
+        if seen.insert(word).inserted { words.append(word) }
+    }
+    var weights: [Double] = []
+    var sum = 0.0
+    for rank in 1...words.count {
+        sum += 1 / Double(rank)
+        weights.append(sum)
+    }
+    func word() -> String {
+        let u = Double(random.next() % 1_000_000) / 1_000_000 * sum
+        let i = weights.partitioningIndex(where: { $0 > u })
+        return words[min(i, words.count - 1)]
+    }
+    return (0..<n).map { _ in
+        let title = (0..<(2 + Int(random.next() % 11))).map { _ in word() }.joined(separator: " ")
+        let long = random.next() % 10 == 0
+        let length = long ? 150 + Int(random.next() % 350) : 8 + Int(random.next() % 70)
+        return (title, (0..<length).map { _ in word() }.joined(separator: " "))
+    }
+}
+
+extension Array {
+    /// The first index whose element satisfies `predicate`, for a predicate false then true.
+    func partitioningIndex(where predicate: (Element) -> Bool) -> Int {
+        var lo = 0, hi = count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if predicate(self[mid]) { hi = mid } else { lo = mid + 1 }
+        }
+        return lo
+    }
+}
+
+/// Builds a text index over `n` notes, 1000 per write, as kvbench's text section does.
+func runTextBuild(n: Int, directory: String) throws {
+    let corpus = notes(n)
+    let db = try LevelDB(path: directory + "/text")
+    defer { db.close() }
+    let store = try DocumentStore(
+        database: db,
+        schema: try DocumentSchema(
+            json: Data(
+                #"{"collections": {"notes": {"primaryKey": "id", "text": [{"name": "t", "fields": ["title", "body"]}]}}}"#
+                    .utf8)))
+    let batches = stride(from: 0, to: n, by: 1000).map { first in
+        (first..<min(first + 1000, n)).map { i -> JSONValue in
+            ["id": .int(Int64(i)), "title": .string(corpus[i].title), "body": .string(corpus[i].body)]
+        }
+    }
+    let started = Date()
+    let allocationsBefore = kv_allocations()
+    try profiledWorkload(rounds: batches.count) { i in
+        try store.write { batch in for note in batches[i] { try batch.insert("notes", note) } }
+    }
+    let seconds = Date().timeIntervalSince(started)
+    print(
+        String(
+            format: "text-build: %d notes, %.3f µs per note, %.1f allocations per note", n,
+            seconds / Double(max(n, 1)) * 1e6, Double(kv_allocations() - allocationsBefore) / Double(max(n, 1))))
+}
+
 func run(_ workload: Workload, n: Int, rounds: Int, directory: String) throws {
+    if workload == .textBuild { return try runTextBuild(n: n, directory: directory) }
     var random = SplitMix64(seed: 12)
     let people = (0..<n).map { Person.make($0, &random) }
     let db = try LevelDB(path: directory + "/db")
@@ -167,6 +240,8 @@ func run(_ workload: Workload, n: Int, rounds: Int, directory: String) throws {
                 try store.write { batch in for p in batches[i] { try batch.delete("person", id: .string(p.id)) } }
             }
         }
+    case .textBuild:
+        return
     case .importLines:
         let file = directory + "/people.jsonl"
         let encoder = JSONEncoder()

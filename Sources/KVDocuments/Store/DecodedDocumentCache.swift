@@ -263,27 +263,7 @@ package final class DecodedDocumentCache: Sendable {
         return memcmp(e + key.count, b, bytes.count) == 0
     }
 
-    /// A hash of `bytes` mixing eight bytes at a time (keys differ mostly in their last
-    /// bytes, the id's, which the final mix spreads over every bit).
+    /// A hash of `bytes` (``ByteHash/hash(_:)``).
     @inline(__always)
-    static func hash(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
-        var h: UInt64 = 0x9E37_79B9_7F4A_7C15 ^ UInt64(truncatingIfNeeded: bytes.count)
-        var i = 0
-        while i + 8 <= bytes.count {
-            h = (h ^ bytes.loadUnaligned(fromByteOffset: i, as: UInt64.self)) &* 0xFF51_AFD7_ED55_8CCD
-            h ^= h >> 32
-            i += 8
-        }
-        var tail: UInt64 = 0
-        var shift: UInt64 = 0
-        while i < bytes.count {
-            tail |= UInt64(bytes[i]) << shift
-            shift += 8
-            i += 1
-        }
-        h = (h ^ tail) &* 0xC4CE_B9FE_1A85_EC53
-        h ^= h >> 29
-        h = h &* 0xFF51_AFD7_ED55_8CCD
-        return h ^ (h >> 32)
-    }
+    static func hash(_ bytes: UnsafeRawBufferPointer) -> UInt64 { ByteHash.hash(bytes) }
 }
