@@ -168,6 +168,29 @@ final class TermPostings {
         return lo
     }
 
+    /// Reads the occurrence blocks of every block with one scan of the term's occurrence
+    /// keys, for an evaluation that visits every row (a column filter on one term) and
+    /// would otherwise read them one lookup at a time. Blocks whose occurrences are
+    /// missing are left to ``occurrences(block:entry:layout:reader:)``, which reports them.
+    /// - Throws: storage errors, `.corruption` for damaged keys or occurrence blocks.
+    func prefetchOccurrences(layout: TextIndexLayout, reader: any KeyValueReader) throws {
+        guard occurrenceBlocks.contains(where: { $0 == nil }) else { return }
+        var blockOf: [Int: [Int: Int]] = [:]
+        for (b, source) in sources.enumerated() where occurrenceBlocks[b] == nil {
+            blockOf[source.segment, default: [:]][source.first] = b
+        }
+        let prefix = layout.subspace.pack(["x", .string(term)])
+        let scan = try reader.scan(.prefix(prefix), order: .forward)
+        while try scan.next({ k, v -> Void in
+            let key = try TextIndexLayout.postingKey(k, at: prefix.count)
+            guard let first = key.first, let b = blockOf[key.segment]?[first] else { return }
+            let bytes = Array(v)
+            occurrenceBlocks[b] = (
+                bytes, try bytes.withUnsafeBytes { try OccurrenceBlock.ranges($0, count: sources[b].stored) }
+            )
+        }) != nil {}
+    }
+
     /// The stored occurrences of entry `entry` of block `b`.
     func occurrences(block b: Int, entry: Int, layout: TextIndexLayout, reader: any KeyValueReader) throws
         -> ArraySlice<UInt8>

@@ -501,6 +501,10 @@ extension TextSearcher {
         if needPositions && !full { return [] }
         let allowed = ColumnMask(phrase.columns)
         var walker = PhraseWalker(phrase)
+        if !needPositions && allowed != nil {
+            // Every row of the term is visited: its occurrences are read with one scan.
+            for list in sources[0] { try list.prefetchOccurrences(layout: layout, reader: reader) }
+        }
         var entries: [ArraySlice<UInt8>] = []
         var bounds: [Int] = []
         var result: [(doc: Int, frequency: Int)] = []

@@ -10,6 +10,10 @@ package struct TextSearcher {
     var layout: TextIndexLayout { index.layout }
     /// Lengths blocks read so far.
     private var lengthBlocks: [Int: [Int]] = [:]
+    private var lengthMisses = 0
+    private var lengthScan: (any KeyValueCursor)?
+    /// The block the scan reads next.
+    private var lengthScanNext = 0
     /// Row ids by document number, read so far (tuple encodings, for ties and results).
     private var rowIDs: [Int: [UInt8]] = [:]
     /// What the last search did: rows scored exactly, and candidates and runs of rows
@@ -70,15 +74,58 @@ package struct TextSearcher {
     }
 
     /// The token count of document `doc`.
+    ///
+    /// Rows are scored in increasing order, so after a few blocks of lengths read one
+    /// lookup at a time, later blocks are read by a forward scan that steps over the blocks
+    /// between (a step costs a fraction of a lookup); a block far ahead, or behind, is
+    /// looked up (and the scan starts again there).
     mutating func length(_ doc: Int) throws -> Int {
         let block = doc / TextLengths.blockSize
         if lengthBlocks[block] == nil {
-            lengthBlocks[block] =
-                try reader.value(forKey: layout.lengths(block)).map { try TextLengths.decode($0) } ?? []
+            lengthBlocks[block] = try readLengths(block)
         }
         let slot = doc % TextLengths.blockSize
         guard let lengths = lengthBlocks[block], slot < lengths.count else { return 0 }
         return lengths[slot]
+    }
+
+    /// Blocks of lengths looked up before the scan takes over.
+    static let lengthLookups = 4
+    /// The most blocks a scan steps over to reach the one asked for.
+    static let lengthSteps = 16
+
+    private mutating func readLengths(_ block: Int) throws -> [Int] {
+        lengthMisses += 1
+        if reader.readsAreRoundTrips || lengthMisses <= Self.lengthLookups {
+            return try reader.value(forKey: layout.lengths(block)).map { try TextLengths.decode($0) } ?? []
+        }
+        if lengthScan == nil || block < lengthScanNext || block > lengthScanNext + Self.lengthSteps {
+            lengthScan = try reader.scan(
+                KeyRange(lower: .included(layout.lengths(block)), upper: layout.allLengths.range.upper),
+                order: .forward)
+            lengthScanNext = block
+        }
+        let base = layout.allLengths.prefix.count
+        while let scan = lengthScan {
+            guard
+                let (number, lengths) = try scan.next({ k, v -> (Int, [Int]) in
+                    var offset = base
+                    let number = try TextIndexLayout.readNumber(k, at: &offset)
+                    return (number, number < block ? [] : try TextLengths.decode(Array(v)))
+                })
+            else {
+                lengthScan = nil
+                break
+            }
+            lengthScanNext = number + 1
+            if number > block {
+                // The block has no lengths; the one read is kept for later rows.
+                lengthBlocks[number] = lengths
+                return []
+            }
+            if number == block { return lengths }
+        }
+        return []
     }
 
     /// The rows one range read fetches when reads are round trips.

@@ -49,6 +49,7 @@ enum Workload: String, CaseIterable {
     case deleteTyped = "delete-typed", delete
     case importLines = "import"
     case textBuild = "text-build"
+    case textColumn = "text-column", textPhrase = "text-phrase"
 
     var covering: Bool { self == .coveringEquality || self == .coveringRange }
 }
@@ -76,7 +77,7 @@ func profiledWorkload(rounds: Int, _ body: (Int) throws -> Void) rethrows {
 
 /// A text corpus in the manner of kvbench's text section: words drawn from a Zipf
 /// distribution over a vocabulary of 50,000 made of syllables, a title and a body per note.
-func notes(_ n: Int) -> [(title: String, body: String)] {
+func notes(_ n: Int) -> (notes: [(title: String, body: String)], words: [String]) {
     var random = SplitMix64(seed: 21)
     let syllables = ["ka", "lo", "mi", "ra", "te", "su", "no", "vi", "pe", "da", "ri", "zo", "fu", "ne", "ba", "sto"]
     var words: [String] = []
@@ -97,12 +98,13 @@ func notes(_ n: Int) -> [(title: String, body: String)] {
         let i = weights.partitioningIndex(where: { $0 > u })
         return words[min(i, words.count - 1)]
     }
-    return (0..<n).map { _ in
+    let notes = (0..<n).map { _ in
         let title = (0..<(2 + Int(random.next() % 11))).map { _ in word() }.joined(separator: " ")
         let long = random.next() % 10 == 0
         let length = long ? 150 + Int(random.next() % 350) : 8 + Int(random.next() % 70)
         return (title, (0..<length).map { _ in word() }.joined(separator: " "))
     }
+    return (notes, words)
 }
 
 extension Array {
@@ -117,9 +119,11 @@ extension Array {
     }
 }
 
-/// Builds a text index over `n` notes, 1000 per write, as kvbench's text section does.
-func runTextBuild(n: Int, directory: String) throws {
-    let corpus = notes(n)
+/// Builds a text index over `n` notes, 1000 per write, as kvbench's text section does;
+/// then, for `text-column` and `text-phrase`, runs `rounds` queries of that kind on it
+/// (as kvbench's: `title: w` for a word w of rank below 500; two adjacent words of a body).
+func runTextBuild(_ workload: Workload, n: Int, rounds: Int, directory: String) throws {
+    let (corpus, words) = notes(n)
     let db = try LevelDB(path: directory + "/text")
     defer { db.close() }
     let store = try DocumentStore(
@@ -132,6 +136,26 @@ func runTextBuild(n: Int, directory: String) throws {
         (first..<min(first + 1000, n)).map { i -> JSONValue in
             ["id": .int(Int64(i)), "title": .string(corpus[i].title), "body": .string(corpus[i].body)]
         }
+    }
+    if workload != .textBuild {
+        for batch in batches { try store.write { b in for note in batch { try b.insert("notes", note) } } }
+        var random = SplitMix64(seed: 5)
+        let queries = (0..<rounds).map { _ -> String in
+            if workload == .textColumn { return "title: " + words[Int(random.next() % 500)] }
+            let body = corpus[Int(random.next() % UInt64(n))].body.split(separator: " ")
+            let at = Int(random.next() % UInt64(max(1, body.count - 1)))
+            return body.count < 2 ? String(body.first ?? "a") : "\"\(body[at]) \(body[at + 1])\""
+        }
+        let notes = try store.collection("notes")
+        let started = Date()
+        try profiledWorkload(rounds: rounds) { i in
+            _ = try notes.search(queries[i], options: SearchOptions(limit: 10, includeDocuments: false))
+        }
+        print(
+            String(
+                format: "%@: %.3f µs per query", workload.rawValue,
+                Date().timeIntervalSince(started) / Double(rounds) * 1e6))
+        return
     }
     let started = Date()
     let allocationsBefore = kv_allocations()
@@ -146,7 +170,11 @@ func runTextBuild(n: Int, directory: String) throws {
 }
 
 func run(_ workload: Workload, n: Int, rounds: Int, directory: String) throws {
-    if workload == .textBuild { return try runTextBuild(n: n, directory: directory) }
+    switch workload {
+    case .textBuild, .textColumn, .textPhrase:
+        return try runTextBuild(workload, n: n, rounds: rounds, directory: directory)
+    default: break
+    }
     var random = SplitMix64(seed: 12)
     let people = (0..<n).map { Person.make($0, &random) }
     let db = try LevelDB(path: directory + "/db")
@@ -240,7 +268,7 @@ func run(_ workload: Workload, n: Int, rounds: Int, directory: String) throws {
                 try store.write { batch in for p in batches[i] { try batch.delete("person", id: .string(p.id)) } }
             }
         }
-    case .textBuild:
+    case .textBuild, .textColumn, .textPhrase:
         return
     case .importLines:
         let file = directory + "/people.jsonl"
