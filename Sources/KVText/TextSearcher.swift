@@ -10,7 +10,8 @@ package struct TextSearcher {
     var layout: TextIndexLayout { index.layout }
     /// Lengths blocks read so far.
     private var lengthBlocks: [Int: [Int]] = [:]
-    private var lengthMisses = 0
+    /// The block of lengths read last.
+    private var lastLengthBlock: Int?
     private var lengthScan: (any KeyValueCursor)?
     /// The block the scan reads next.
     private var lengthScanNext = 0
@@ -75,10 +76,10 @@ package struct TextSearcher {
 
     /// The token count of document `doc`.
     ///
-    /// Rows are scored in increasing order, so after a few blocks of lengths read one
-    /// lookup at a time, later blocks are read by a forward scan that steps over the blocks
-    /// between (a step costs a fraction of a lookup); a block far ahead, or behind, is
-    /// looked up (and the scan starts again there).
+    /// Rows are scored in increasing order: when a block of lengths is needed close after
+    /// the last one read (rows are dense), the blocks are read by a forward scan that steps
+    /// over the blocks between (a step costs a fraction of a lookup); a block far from the
+    /// last one is looked up.
     mutating func length(_ doc: Int) throws -> Int {
         let block = doc / TextLengths.blockSize
         if lengthBlocks[block] == nil {
@@ -89,17 +90,18 @@ package struct TextSearcher {
         return lengths[slot]
     }
 
-    /// Blocks of lengths looked up before the scan takes over.
-    static let lengthLookups = 4
-    /// The most blocks a scan steps over to reach the one asked for.
+    /// The most blocks a scan of lengths steps over to reach the one asked for.
     static let lengthSteps = 16
 
     private mutating func readLengths(_ block: Int) throws -> [Int] {
-        lengthMisses += 1
-        if reader.readsAreRoundTrips || lengthMisses <= Self.lengthLookups {
-            return try reader.value(forKey: layout.lengths(block)).map { try TextLengths.decode($0) } ?? []
-        }
-        if lengthScan == nil || block < lengthScanNext || block > lengthScanNext + Self.lengthSteps {
+        defer { lastLengthBlock = block }
+        let scanReaches = lengthScan != nil && block >= lengthScanNext && block <= lengthScanNext + Self.lengthSteps
+        if !scanReaches {
+            lengthScan = nil
+            let dense = lastLengthBlock.map { block > $0 && block - $0 <= Self.lengthSteps } ?? false
+            guard dense, !reader.readsAreRoundTrips else {
+                return try reader.value(forKey: layout.lengths(block)).map { try TextLengths.decode($0) } ?? []
+            }
             lengthScan = try reader.scan(
                 KeyRange(lower: .included(layout.lengths(block)), upper: layout.allLengths.range.upper),
                 order: .forward)
