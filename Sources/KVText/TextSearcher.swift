@@ -10,8 +10,10 @@ package struct TextSearcher {
     var layout: TextIndexLayout { index.layout }
     /// Lengths blocks read so far.
     private var lengthBlocks: [Int: [Int]] = [:]
-    /// The block of lengths read last.
+    /// The block of lengths read last, and how many blocks in a row were read close
+    /// after the one before.
     private var lastLengthBlock: Int?
+    private var closeLookups = 0
     private var lengthScan: (any KeyValueCursor)?
     /// The block the scan reads next.
     private var lengthScanNext = 0
@@ -76,8 +78,8 @@ package struct TextSearcher {
 
     /// The token count of document `doc`.
     ///
-    /// Rows are scored in increasing order: when a block of lengths is needed close after
-    /// the last one read (rows are dense), the blocks are read by a forward scan that steps
+    /// Rows are scored in increasing order: once blocks of lengths are needed each close
+    /// after the one before (rows are dense), the blocks are read by a forward scan that steps
     /// over the blocks between (a step costs a fraction of a lookup); a block far from the
     /// last one is looked up.
     mutating func length(_ doc: Int) throws -> Int {
@@ -92,14 +94,18 @@ package struct TextSearcher {
 
     /// The most blocks a scan of lengths steps over to reach the one asked for.
     static let lengthSteps = 16
+    /// Lookups of blocks each close after the one before that open a scan.
+    static let lookupsBeforeScan = 3
 
     private mutating func readLengths(_ block: Int) throws -> [Int] {
         defer { lastLengthBlock = block }
         let scanReaches = lengthScan != nil && block >= lengthScanNext && block <= lengthScanNext + Self.lengthSteps
         if !scanReaches {
             lengthScan = nil
-            let dense = lastLengthBlock.map { block > $0 && block - $0 <= Self.lengthSteps } ?? false
-            guard dense, !reader.readsAreRoundTrips else {
+            let close = lastLengthBlock.map { block > $0 && block - $0 <= Self.lengthSteps } ?? false
+            closeLookups = close ? closeLookups + 1 : 0
+            // A scan costs more to open than a lookup: only for rows seen to be dense.
+            guard closeLookups >= Self.lookupsBeforeScan, !reader.readsAreRoundTrips else {
                 return try reader.value(forKey: layout.lengths(block)).map { try TextLengths.decode($0) } ?? []
             }
             lengthScan = try reader.scan(

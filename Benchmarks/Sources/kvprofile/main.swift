@@ -1,8 +1,10 @@
-// kvprofile: one document workload of kvbench's documents section, alone, for a profiler.
+// kvprofile: one document workload of kvbench's documents section (or a text build or
+// text query of its text section), alone, for a profiler.
 //
-// It builds the section's store (N people, the three indexes of kvbench, plain or covering),
-// then runs one workload many times inside `profiledWorkload`, a function that does nothing
-// else, so that a profiler can be told to count only it:
+// It builds the section's store (N people, the three indexes of kvbench, plain or covering;
+// for `text-*`, N notes with one text index), then runs one workload many times inside
+// `profiledWorkload`, a function that does nothing else, so that a profiler can be told to
+// count only it:
 //
 //   valgrind --tool=callgrind --toggle-collect='*profiledWorkload*' \
 //       .build-prof/release/kvprofile covering-equality --n 20000 --rounds 2000
