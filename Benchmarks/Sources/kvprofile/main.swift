@@ -51,7 +51,7 @@ enum Workload: String, CaseIterable {
     case deleteTyped = "delete-typed", delete
     case importLines = "import"
     case textBuild = "text-build"
-    case textColumn = "text-column", textPhrase = "text-phrase"
+    case textColumn = "text-column", textPhrase = "text-phrase", textPrefix = "text-prefix"
 
     var covering: Bool { self == .coveringEquality || self == .coveringRange }
 }
@@ -122,8 +122,9 @@ extension Array {
 }
 
 /// Builds a text index over `n` notes, 1000 per write, as kvbench's text section does;
-/// then, for `text-column` and `text-phrase`, runs `rounds` queries of that kind on it
-/// (as kvbench's: `title: w` for a word w of rank below 500; two adjacent words of a body).
+/// then, for `text-column`, `text-phrase` and `text-prefix`, runs `rounds` queries of that kind on it
+/// (as kvbench's: `title: w` for a word w of rank below 500; two adjacent words of a body;
+/// the first four letters of a body's word and `*`).
 func runTextBuild(_ workload: Workload, n: Int, rounds: Int, directory: String) throws {
     let (corpus, words) = notes(n)
     let db = try LevelDB(path: directory + "/text")
@@ -145,6 +146,7 @@ func runTextBuild(_ workload: Workload, n: Int, rounds: Int, directory: String) 
         let queries = (0..<rounds).map { _ -> String in
             if workload == .textColumn { return "title: " + words[Int(random.next() % 500)] }
             let body = corpus[Int(random.next() % UInt64(n))].body.split(separator: " ")
+            if workload == .textPrefix { return String((body.first ?? "ka").prefix(4)) + "*" }
             let at = Int(random.next() % UInt64(max(1, body.count - 1)))
             return body.count < 2 ? String(body.first ?? "a") : "\"\(body[at]) \(body[at + 1])\""
         }
@@ -173,7 +175,7 @@ func runTextBuild(_ workload: Workload, n: Int, rounds: Int, directory: String) 
 
 func run(_ workload: Workload, n: Int, rounds: Int, directory: String) throws {
     switch workload {
-    case .textBuild, .textColumn, .textPhrase:
+    case .textBuild, .textColumn, .textPhrase, .textPrefix:
         return try runTextBuild(workload, n: n, rounds: rounds, directory: directory)
     default: break
     }
@@ -270,7 +272,7 @@ func run(_ workload: Workload, n: Int, rounds: Int, directory: String) throws {
                 try store.write { batch in for p in batches[i] { try batch.delete("person", id: .string(p.id)) } }
             }
         }
-    case .textBuild, .textColumn, .textPhrase:
+    case .textBuild, .textColumn, .textPhrase, .textPrefix:
         return
     case .importLines:
         let file = directory + "/people.jsonl"
