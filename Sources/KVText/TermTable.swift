@@ -68,12 +68,7 @@ package struct TermTable {
     }
 
     private func equals(_ i: Int, _ term: UnsafeBufferPointer<UInt8>) -> Bool {
-        let from = start(i), to = ends[i]
-        guard to - from == term.count else { return false }
-        return arena.withUnsafeBufferPointer { stored in
-            guard let s = stored.baseAddress, let t = term.baseAddress else { return term.isEmpty }
-            return memcmpBytes(s + from, t, term.count)
-        }
+        withTerm(i) { compareBytes($0, term) == 0 }
     }
 
     private mutating func grow() {
@@ -89,23 +84,4 @@ package struct TermTable {
 
     /// A 64-bit hash of `bytes` (``ByteHash/hash(_:)``).
     static func hash(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 { ByteHash.hash(UnsafeRawBufferPointer(bytes)) }
-}
-
-/// Whether the `count` bytes at `a` and `b` are equal.
-@inline(__always)
-private func memcmpBytes(_ a: UnsafePointer<UInt8>, _ b: UnsafePointer<UInt8>, _ count: Int) -> Bool {
-    var i = 0
-    while i + 8 <= count {
-        if UnsafeRawPointer(a + i).loadUnaligned(as: UInt64.self)
-            != UnsafeRawPointer(b + i).loadUnaligned(as: UInt64.self)
-        {
-            return false
-        }
-        i += 8
-    }
-    while i < count {
-        if a[i] != b[i] { return false }
-        i += 1
-    }
-    return true
 }

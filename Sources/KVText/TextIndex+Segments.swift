@@ -71,9 +71,9 @@ extension TextIndex {
         }
         let order = table.arena.withUnsafeBufferPointer { arena -> [Int] in
             (0..<table.count).sorted { a, b in
-                let x = UnsafeBufferPointer(rebasing: arena[table.start(a)..<table.ends[a]])
-                let y = UnsafeBufferPointer(rebasing: arena[table.start(b)..<table.ends[b]])
-                return x.lexicographicallyPrecedes(y)
+                compareBytes(
+                    UnsafeBufferPointer(rebasing: arena[table.start(a)..<table.ends[a]]),
+                    UnsafeBufferPointer(rebasing: arena[table.start(b)..<table.ends[b]])) < 0
             }
         }
         let occurrences = changes.occurrences

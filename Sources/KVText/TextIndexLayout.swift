@@ -34,15 +34,11 @@ package struct TextIndexLayout: Sendable {
     /// The key prefix of a term's posting blocks and tombstones, in every segment.
     func postingsPrefix(_ term: String) -> [UInt8] { subspace.pack(["p", .string(term)]) }
     package func postings(_ term: String) -> KeyRange { .prefix(postingsPrefix(term)) }
-    /// A term's tombstones in a segment; also the key prefix of its blocks there.
-    func tombstones(_ term: String, _ segment: Int) -> [UInt8] {
-        subspace.pack(["p", .string(term), .int(Int64(segment))])
-    }
     package func block(_ term: String, _ segment: Int, _ firstDoc: Int) -> [UInt8] {
-        subspace.pack(["p", .string(term), .int(Int64(segment)), .int(Int64(firstDoc))])
+        Array(term.utf8).withUnsafeBufferPointer { postingKey(utf8: $0, segment, firstDoc) }
     }
     package func occurrences(_ term: String, _ segment: Int, _ firstDoc: Int) -> [UInt8] {
-        subspace.pack(["x", .string(term), .int(Int64(segment)), .int(Int64(firstDoc))])
+        Array(term.utf8).withUnsafeBufferPointer { postingKey(occurrences: true, utf8: $0, segment, firstDoc) }
     }
     /// ``tombstones(_:_:)``, ``block(_:_:_:)`` and ``occurrences(_:_:_:)`` for a term given
     /// as its UTF-8 bytes (`first` nil: the tombstones' key): the same bytes, without
