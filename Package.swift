@@ -69,12 +69,20 @@ let package = Package(
             name: "KVGeo",
             dependencies: ["KVSupport", "KVStorage", "KVKeys"]
         ),
+        // Vectors: metrics, the packed blocks a vector index stores, float32 SIMD distances
+        // with error bounds, the exact top-k selection.
+        .target(
+            name: "KVVector",
+            dependencies: [
+                "KVSupport", "KVStorage", "KVKeys", .product(name: "HeapModule", package: "swift-collections")
+            ]
+        ),
         // Documents in collections: the catalog, schemas, index maintainers, queries,
         // observation, migrations, layered stores, the revision trees of replicated collections.
         .target(
             name: "KVDocuments",
             dependencies: [
-                "KVSupport", "KVStorage", "KVKeys", "KVText", "KVGeo",
+                "KVSupport", "KVStorage", "KVKeys", "KVText", "KVGeo", "KVVector",
                 .product(name: "HeapModule", package: "swift-collections")
             ]
         ),
@@ -90,7 +98,9 @@ let package = Package(
         // The umbrella: `import KVDocs` brings every layer; the DocC catalog lives here.
         .target(
             name: "KVDocs",
-            dependencies: ["KVSupport", "KVStorage", "KVKeys", "KVText", "KVGeo", "KVDocuments", "KVReplication"]
+            dependencies: [
+                "KVSupport", "KVStorage", "KVKeys", "KVText", "KVGeo", "KVVector", "KVDocuments", "KVReplication"
+            ]
         ),
 
         // MARK: - kvrepl
@@ -179,6 +189,7 @@ let package = Package(
         .testTarget(name: "KVKeysTests", dependencies: ["KVDocs", "KVDocsTestSupport"]),
         .testTarget(name: "KVTextTests", dependencies: ["KVDocs", "KVDocsTestSupport"]),
         .testTarget(name: "KVGeoTests", dependencies: ["KVDocs", "KVDocsTestSupport"]),
+        .testTarget(name: "KVVectorTests", dependencies: ["KVDocs", "KVDocsTestSupport"]),
         .testTarget(name: "KVDocumentsTests", dependencies: ["KVDocs", "KVDocsTestSupport", "CAllocationCount"])
     ],
     swiftLanguageModes: [.v6]

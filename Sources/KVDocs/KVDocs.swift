@@ -9,3 +9,4 @@
 @_exported import KVStorage
 @_exported import KVSupport
 @_exported import KVText
+@_exported import KVVector

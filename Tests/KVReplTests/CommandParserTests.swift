@@ -191,7 +191,7 @@ import Testing
         ("find people sideways", "column 13: unexpected \"sideways\": expected where, and, order by, limit or offset"),
         (
             "explain people",
-            "column 9: expected \"find\" or \"near\" after explain (explain find COLLECTION …, explain near COLLECTION …)"
+            "column 9: expected \"find\", \"near\" or \"knn\" after explain (explain find COLLECTION …, explain near COLLECTION …, explain knn COLLECTION …)"
         ),
         ("search notes", "column 13: expected a search query (quoted)"),
         ("search notes \"x\" sometimes", "column 18: expected \"limit N\" or \"highlight\""),

@@ -96,7 +96,7 @@ import Testing
         #expect(s.session.completions(for: "p", line: "find p") == ["people"])
         #expect(s.session.completions(for: "o", line: "find people o") == ["order", "offset"])
         #expect(s.session.completions(for: "o", line: "sync o") == ["on", "off"])
-        #expect(s.session.completions(for: "", line: "explain ") == ["find", "near"])
+        #expect(s.session.completions(for: "", line: "explain ") == ["find", "near", "knn"])
         #expect(s.session.completions(for: "p", line: "explain find p") == ["people"])
         #expect(s.session.completions(for: "", line: "reindex people ") == ["by_age"])
         #expect(s.session.completions(for: "user", line: "get user") == ["user:1"])

@@ -46,7 +46,7 @@ import Testing
         ("near stations (0, 0) limit 1 limit 2", "limit is given twice"),
         ("near stations (0, 0) order by zone", "it takes no order by"),
         ("near stations (0, 0) sideways", "expected within, using, where, limit or offset"),
-        ("explain stations", "expected \"find\" or \"near\" after explain")
+        ("explain stations", "expected \"find\", \"near\" or \"knn\" after explain")
     ])
     func malformedNearCommandsSayWhatWasExpected(line: String, message: String) {
         #expect(throws: ShellCommandError.self) { try ShellCommand.parse(line) }

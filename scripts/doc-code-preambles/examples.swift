@@ -22,6 +22,7 @@ let runs = try store.collection("runs")
 let imported: [Athlete] = []
 let group = Group(id: 12, members: ["s1"])
 let here = try GeoPoint(latitude: -31.9505, longitude: 115.8605)
+let embedding: [Float] = [0.12, -0.5, 0.33]
 var migrator = DocumentMigrator()
 let documentsPath = NSTemporaryDirectory(), downloadedPath = path + ".download"
 let bundledPath = path + ".bundled", userPath = path + ".user"

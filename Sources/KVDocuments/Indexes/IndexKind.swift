@@ -59,7 +59,8 @@ extension IndexKind {
 }
 
 /// The kinds of index this process knows: the three built-in kinds (secondary, text and
-/// geo, whose typed definitions the schema holds) and those registered.
+/// geo, whose typed definitions the schema holds) and those registered: the library's vector
+/// kind (``VectorIndexDefinition``), registered from the start, and any an app registers.
 ///
 /// Registration is process-wide, because schemas are read without a store
 /// (``DocumentSchema/init(json:file:)``). A schema, stored or in a file, that declares a
@@ -68,7 +69,8 @@ public enum IndexKindRegistry {
     /// The built-in kinds, in the order their indexes are kept.
     static let builtIn: [IndexIdentity.Kind] = [.secondary, .text, .geo]
 
-    private static let kinds = Locked<[any IndexKind]>([])
+    /// The registered kinds; the library's own registered kind, vector, from the start.
+    private static let kinds = Locked<[any IndexKind]>([VectorIndexKind()])
 
     /// Catalog names a registered kind cannot take: the built-in kinds' and the catalog's
     /// other records'.

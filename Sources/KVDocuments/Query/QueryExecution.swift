@@ -285,6 +285,17 @@ struct QueryExecution {
         }
     }
 
+    /// The id (tuple-encoded) of a match's document; `nil` for a value without its primary key.
+    func idBytes(_ match: Match, collection: String, primaryKey: String) throws -> [UInt8]? {
+        switch match {
+        case .stored(_, let key, _): return Array(key.dropFirst(documentPrefix.count))
+        case .lent(_, let key, _): return Array(key.dropFirst(documentPrefix.count))
+        case .value(let document):
+            guard case .object(let o) = document, let id = o[primaryKey] else { return nil }
+            return Tuple([try DocumentStore.idElement(id, collection: collection, primaryKey: primaryKey)]).encoded
+        }
+    }
+
     /// The document with the id encoded by `idBytes` as stored, or `nil` (a dangling entry).
     func fetchMatch(_ idBytes: some Collection<UInt8>) throws -> Match? {
         let key = documentPrefix + idBytes

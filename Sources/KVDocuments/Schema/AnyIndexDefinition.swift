@@ -84,6 +84,12 @@ public struct AnyIndexDefinition: Sendable, Hashable {
         self.init(name: name, kind: kind, options: options, builtIn: builtIn)
     }
 
+    /// A definition of a kind registered from the start (vector), whose options its kind
+    /// checks when the definition becomes part of a schema.
+    init(registered name: String, kind: IndexIdentity.Kind, options: JSONObject) {
+        self.init(name: name, kind: kind, options: options, builtIn: nil)
+    }
+
     private init(name: String, kind: IndexIdentity.Kind, options: JSONObject, builtIn: BuiltIn?) {
         self.name = name
         self.kind = kind

@@ -6,6 +6,7 @@ import KVDocs
 extension CommandTable {
     typealias ScanOptions = ShellCommand.ScanOptions
     typealias Near = ShellCommand.Near
+    typealias Knn = ShellCommand.Knn
 
     static func path(_ s: inout LineScanner) throws -> String {
         s.skipSpaces()
@@ -75,12 +76,7 @@ extension CommandTable {
         let collection = try s.expectWord("a collection name")
         let center = try point(&s)
         var near = Near(collection: collection, center: center)
-        var seen = Set<String>()
-        while !s.atEnd {
-            s.skipSpaces()
-            let start = s.position
-            guard let word = s.word()?.lowercased() else { break }
-            guard seen.insert(word).inserted else { throw s.fail("\(word) is given twice", at: start) }
+        try clauses(&s) { word, start, s in
             switch word {
             case "within":
                 s.skipSpaces()
@@ -104,6 +100,59 @@ extension CommandTable {
             }
         }
         return near
+    }
+
+    /// `knn COLLECTION INDEX VECTOR K [where COND [and COND]…] [exact]`, after the command's name.
+    static func knn(_ s: inout LineScanner) throws -> Knn {
+        let collection = try s.expectWord("a collection name")
+        let index = try s.expectWord("a vector index name")
+        s.skipSpaces()
+        let at = s.position
+        let value = try s.jsonValue("the query vector, a JSON array of numbers")
+        guard case .array(let elements) = value, !elements.isEmpty else {
+            throw s.fail("the query vector must be a JSON array of numbers, not \(value.compactDescription)", at: at)
+        }
+        var vector: [Float] = []
+        vector.reserveCapacity(elements.count)
+        for (i, element) in elements.enumerated() {
+            guard let d = number(element), d.isFinite, Float(d).isFinite else {
+                throw s.fail(
+                    "element \(i) of the query vector is \(element.compactDescription), not a finite number", at: at)
+            }
+            vector.append(Float(d))
+        }
+        let k = try s.expectCount("K, how many nearest")
+        var knn = Knn(collection: collection, index: index, vector: vector, k: k)
+        try clauses(&s) { word, start, s in
+            switch word {
+            case "where":
+                repeat { knn.query.conditions.append(try condition(&s)) } while s.accept("and")
+            case "exact": knn.exact = true
+            case "limit", "offset", "order":
+                throw s.fail("knn returns the K nearest, nearest first; it takes no \(word)", at: start)
+            default:
+                throw s.fail("unexpected \"\(word)\": expected where or exact", at: start)
+            }
+        }
+        guard s.atEnd else { throw s.fail("expected where or exact") }
+        return knn
+    }
+
+    /// Reads the clauses that follow a command's arguments, each a keyword (lower-cased) given
+    /// at most once: `body` gets the keyword, where it starts and the scanner, and reads the
+    /// rest of the clause. Stops at the end of the line or at something that is not a word.
+    /// - Throws: a keyword given twice, or what `body` throws.
+    static func clauses(
+        _ s: inout LineScanner, _ body: (String, Int, inout LineScanner) throws -> Void
+    ) throws {
+        var seen = Set<String>()
+        while !s.atEnd {
+            s.skipSpaces()
+            let start = s.position
+            guard let word = s.word()?.lowercased() else { break }
+            guard seen.insert(word).inserted else { throw s.fail("\(word) is given twice", at: start) }
+            try body(word, start, &s)
+        }
     }
 
     /// The number a JSON literal holds.

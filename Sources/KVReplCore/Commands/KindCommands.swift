@@ -25,12 +25,7 @@ extension CommandTable {
                 }
                 var invocation = KindInvocation(
                     collection: collection, values: values, index: nil, query: DocumentQuery())
-                var seen = Set<String>()
-                while !s.atEnd {
-                    s.skipSpaces()
-                    let start = s.position
-                    guard let word = s.word()?.lowercased() else { break }
-                    guard seen.insert(word).inserted else { throw s.fail("\(word) is given twice", at: start) }
+                try clauses(&s) { word, start, s in
                     switch word {
                     case "using": invocation.index = try s.expectWord("an index name after using")
                     case "where":

@@ -38,18 +38,24 @@ extension CommandTable {
     }
 
     static let explain = CommandDefinition<ShellCommand.Explain>(
-        "explain", usage: "explain find … | explain near …",
-        summary: "the index and key ranges a find would use; the cells and ranges a near reads", access: .read,
-        completion: [.words(["find", "near"]), .collection], keywords: queryKeywords,
+        "explain", usage: "explain find … | explain near … | explain knn …",
+        summary:
+            "the index and key ranges a find would use; the cells and ranges a near reads; how a knn finds its candidates",
+        access: .read,
+        completion: [.words(["find", "near", "knn"]), .collection], keywords: queryKeywords,
         displayName: {
-            if case .near = $0 { return "explain near" }
-            return "explain find"
+            switch $0 {
+            case .near: "explain near"
+            case .knn: "explain knn"
+            case .find: "explain find"
+            }
         },
         parse: { s in
             if s.accept("near") { return .near(try near(&s)) }
+            if s.accept("knn") { return .knn(try knn(&s)) }
             guard s.accept("find") else {
                 throw s.fail(
-                    "expected \"find\" or \"near\" after explain (explain find COLLECTION …, explain near COLLECTION …)"
+                    "expected \"find\", \"near\" or \"knn\" after explain (explain find COLLECTION …, explain near COLLECTION …, explain knn COLLECTION …)"
                 )
             }
             return .find(try collectionQuery(&s))
@@ -58,6 +64,7 @@ extension CommandTable {
         switch arguments {
         case .find(let find): try session.explainFind(find)
         case .near(let near): try session.explainNear(near)
+        case .knn(let knn): try session.explainKnn(knn)
         }
     }
 
@@ -100,6 +107,13 @@ extension CommandTable {
             "documents by distance from a point (degrees), nearest first, from a geo index; METERS is a radius, limit N alone the N nearest",
         access: .read, completion: [.collection], keywords: nearKeywords, parse: { s in try near(&s) }
     ) { session, near in try session.near(near) }
+
+    static let knn = CommandDefinition<ShellCommand.Knn>(
+        "knn", usage: "knn COLLECTION INDEX VECTOR K [where …] [exact]",
+        summary:
+            "the K documents whose vectors are nearest to VECTOR (a JSON array of numbers) in a vector index, nearest first, with their distances; exact",
+        access: .read, completion: [.collection], keywords: ["where", "and", "exact"], parse: { s in try knn(&s) }
+    ) { session, knn in try session.knn(knn) }
 
     static let terms = CommandDefinition<ShellCommand.Terms>(
         "terms", usage: "terms COLLECTION [INDEX] [PREFIX] [limit N]",
@@ -214,6 +228,51 @@ extension ShellSession {
                 "plan": .string(plan.description)
             ],
             plan.description)
+    }
+
+    func explainKnn(_ knn: ShellCommand.Knn) throws {
+        let plan = try reading {
+            try $0.explainNearest(knn.collection, to: knn.vector, k: knn.k, query: knn.query, index: knn.index)
+        }
+        let strategy: String
+        var through: JSONValue = .null
+        switch plan.strategy {
+        case .scan: strategy = "scan"
+        case .scanWithFilter: strategy = "scan_with_filter"
+        case .candidates(let index):
+            strategy = "prefilter"
+            through = .string(index)
+        }
+        emit(
+            [
+                "collection": .string(plan.collection), "index": .string(plan.index),
+                "metric": .string(plan.metric.rawValue), "k": .int(Int64(plan.k)), "exact": true,
+                "strategy": .string(strategy), "prefilter_index": through,
+                "filter": .array(plan.filter.map { .string($0.description) }),
+                "vectors": .int(Int64(plan.vectors)), "candidates": plan.candidates.map { .int(Int64($0)) } ?? .null,
+                "blocks_read": .int(Int64(plan.blocksRead)), "vectors_scanned": .int(Int64(plan.vectorsScanned)),
+                "exact_distances": .int(Int64(plan.exactDistances)),
+                "documents_checked": .int(Int64(plan.documentsChecked)), "hits": .int(Int64(plan.hits)),
+                "plan": .string(plan.description)
+            ],
+            plan.description)
+    }
+
+    func knn(_ knn: ShellCommand.Knn) throws {
+        let hits = try reading {
+            try $0.nearest(knn.collection, to: knn.vector, k: knn.k, query: knn.query, index: knn.index)
+        }
+        let primaryKey = try documents().schema.collection(knn.collection).primaryKey
+        leadingColumns = [primaryKey, "distance"]
+        for hit in hits {
+            var row: JSONObject = [primaryKey: hit.id]
+            if case .object(let fields) = hit.document { row = fields }
+            row["distance"] = .double(hit.distance)
+            emitRow(
+                ["id": hit.id, "distance": .double(hit.distance), "document": hit.document],
+                "\(ShellDisplay.compactJSON(hit.id))  \(hit.distance)  \(ShellDisplay.compactJSON(hit.document))",
+                row: .object(row))
+        }
     }
 
     func search(_ search: ShellCommand.Search) throws {

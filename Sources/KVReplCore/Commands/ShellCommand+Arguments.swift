@@ -99,6 +99,18 @@ extension ShellCommand {
     enum Explain: Equatable, Sendable {
         case find(CollectionQuery)
         case near(Near)
+        case knn(Knn)
+    }
+
+    /// `knn COLLECTION INDEX VECTOR K [where …] [exact]`.
+    struct Knn: Equatable, Sendable {
+        var collection: String
+        var index: String
+        var vector: [Float]
+        var k: Int
+        var query = DocumentQuery()
+        /// Whether `exact` was given (every search is exact so far).
+        var exact = false
     }
 
     /// `search COLLECTION "QUERY" [limit N] [highlight]`.

@@ -1,5 +1,3 @@
-import KVSupport
-
 /// LEB128 variable-length unsigned integers.
 package enum Varint {
     package static func append(_ value: Int, to out: inout [UInt8]) {
@@ -24,6 +22,6 @@ package enum Varint {
             shift += 7
             if shift > 56 { break }
         }
-        throw KVDocsError(.corruption, "truncated or overlong varint in a text posting")
+        throw KVDocsError(.corruption, "a truncated or overlong varint")
     }
 }

@@ -1,0 +1,143 @@
+import Foundation
+import KVKeys
+import KVStorage
+import KVSupport
+import KVVector
+
+/// A vector index of a collection: keeps a ``VectorIndex`` (packed blocks of float32
+/// vectors in id order) with the vector of every document whose field holds one.
+///
+/// **Invariants.** A document has a vector in the index if and only if its field holds an
+/// array of exactly ``VectorIndexDefinition/dimensions`` finite numbers, and the index holds
+/// those numbers rounded to float32. A write whose field holds anything else (but `null`,
+/// which counts as absent) throws before anything is written. The changes of one batch are
+/// applied to the blocks when the batch is finished (or flushed by a long build), in the
+/// same atomic write.
+package struct VectorIndexMaintainer: IndexMaintainer {
+    package let identity: IndexIdentity
+    package let definition: VectorIndexDefinition
+    package let index: VectorIndex
+
+    init(identity: IndexIdentity, definition: VectorIndexDefinition, subspace: Subspace) {
+        self.identity = identity
+        self.definition = definition
+        self.index = VectorIndex(
+            subspace: subspace, dimensions: definition.dimensions, metric: definition.metric,
+            name: "vector index \(definition.name) of \"\(identity.collection)\"")
+    }
+
+    package var definitionJSON: JSONValue { definition.json }
+    /// 1: `("b", first id)` → packed float32 blocks, `("n",)` → the count.
+    package var formatVersion: Int64 { 1 }
+    package var keyRange: KeyRange { index.keyRange }
+    /// Blocks hold many documents' vectors: a layered store's user layer derives them whole.
+    package var derivation: IndexDerivation { .whole }
+
+    package func validate(id: TupleElement, document: JSONValue) throws {
+        _ = try vector(in: document, id: id)
+    }
+
+    /// The vector `document` holds in the indexed field; `nil` when the field is missing or
+    /// `null`.
+    /// - Throws: `.invalidArgument` naming the index, the field, the document and what is
+    ///   wrong with the value.
+    func vector(in document: JSONValue, id: TupleElement) throws -> [Float]? {
+        guard let value = definition.field.values(in: document).first, value != .null else { return nil }
+        switch VectorValue.parse(value, dimensions: definition.dimensions) {
+        case .success(let values): return values
+        case .failure(let problem):
+            throw KVDocsError(
+                .invalidArgument,
+                "vector index \(definition.name) of collection \"\(identity.collection)\": field \(definition.field) of document \(DocumentStore.idValue(id).compactDescription) holds \(problem.reason)"
+            )
+        }
+    }
+
+    package func update(id: TupleElement, old: JSONValue?, new: JSONValue?, context: IndexUpdateContext) throws {
+        let after = try new.flatMap { try vector(in: $0, id: id) }
+        let before = old.flatMap { try? vector(in: $0, id: id) }
+        // A write that leaves the vector alone rewrites no block.
+        if before == after { return }
+        let changes = context.state(for: identity) { VectorChanges() }
+        changes.pending[ByteKey(context.encodedID(id))] = .some(after)
+        context.pendingWork += definition.dimensions
+    }
+
+    package func flush(context: IndexUpdateContext) throws {
+        guard let changes = context.existingState(for: identity, as: VectorChanges.self) else { return }
+        try index.apply(changes, reader: context.storage, put: { context.put($0, $1) }, delete: { context.delete($0) })
+    }
+
+    package func finish(context: IndexUpdateContext) throws {
+        try flush(context: context)
+    }
+
+    // MARK: - Verification
+
+    /// The key of one vector in the normalized form verify compares (`("v", id)` under the
+    /// index's subspace; never stored).
+    func verificationKey(_ id: [UInt8]) -> [UInt8] { index.subspace.pack(["v"]) + id }
+
+    /// One entry per stored vector (`("v", id)` → its float32 bytes) and the count, read
+    /// from the blocks: what ``makeVerifier()`` expects, whatever the blocks' boundaries.
+    /// - Throws: `.corruption` for a damaged block, blocks whose ids overlap or a key outside
+    ///   the layout.
+    package func verificationEntries(_ reader: any KeyValueReader) throws -> [([UInt8], [UInt8])] {
+        var result: [([UInt8], [UInt8])] = []
+        var lastID: [UInt8]?
+        let cursor = try reader.scan(index.keyRange, order: .forward)
+        while let (key, value) = try cursor.next({ k, v in (Array(k), Array(v)) }) {
+            if key == index.countKey {
+                result.append((key, value))
+                continue
+            }
+            guard key.starts(with: index.blockPrefix) else {
+                throw KVDocsError(.corruption, "\(index.name): a key outside its layout", key: key)
+            }
+            let entries = try index.entries(key, value)
+            guard entries.count <= index.capacity else {
+                throw KVDocsError(
+                    .corruption, "\(index.name): a block of \(entries.count) vectors (at most \(index.capacity))",
+                    key: key)
+            }
+            if let lastID, let first = entries.first, compareBytes(lastID, first.id) >= 0 {
+                throw KVDocsError(
+                    .corruption, "\(index.name): a block whose ids overlap the previous block's", key: key)
+            }
+            for entry in entries {
+                result.append((verificationKey(entry.id), entry.values.withUnsafeBytes { Array($0) }))
+            }
+            lastID = entries.last?.id
+        }
+        return result
+    }
+
+    package func describe(key: [UInt8]) -> String? {
+        if key == index.countKey { return "the vector count of \(index.name)" }
+        guard key.starts(with: index.blockPrefix),
+            let id = try? Tuple(decoding: key.dropFirst(index.blockPrefix.count)).elements.first
+        else { return nil }
+        return "the block of \(index.name) from document \(DocumentStore.idValue(id).compactDescription)"
+    }
+
+    package func makeVerifier() -> any IndexVerifier { Verifier(maintainer: self) }
+
+    struct Verifier: IndexVerifier {
+        let maintainer: VectorIndexMaintainer
+        var entries: [[UInt8]: [UInt8]] = [:]
+        var count = 0
+
+        mutating func add(id: TupleElement, document: JSONValue) {
+            // A document whose field holds no vector has none (a write could not store one).
+            guard let values = try? maintainer.vector(in: document, id: id) else { return }
+            entries[maintainer.verificationKey(Tuple([id]).encoded)] = values.withUnsafeBytes { Array($0) }
+            count += 1
+        }
+
+        func expectedEntries() -> [[UInt8]: [UInt8]] {
+            var all = entries
+            if count > 0 { all[maintainer.index.countKey] = Tuple([.int(Int64(count))]).encoded }
+            return all
+        }
+    }
+}

@@ -1,0 +1,248 @@
+import Foundation
+import KVKeys
+import KVStorage
+import KVSupport
+import KVVector
+
+/// One hit of a nearest-neighbour query.
+public struct NearestHit: Sendable, Equatable {
+    /// The primary key of the document.
+    public let id: JSONValue
+    /// The distance from the query vector in the index's metric (``VectorMetric``), exact.
+    public let distance: Double
+    /// The document (only the query's selected fields with ``DocumentQuery/select(_:)``), or
+    /// `null` when the query asked for no documents.
+    public let document: JSONValue
+}
+
+/// One hit of a nearest-neighbour query whose document is decoded as `T`.
+public struct TypedNearestHit<T> {
+    /// The primary key of the document.
+    public let id: JSONValue
+    /// The distance from the query vector in the index's metric.
+    public let distance: Double
+    /// The document, decoded.
+    public let value: T
+
+    /// The hit `hit` with its document decoded as `T`.
+    /// - Parameters:
+    ///   - hit: an untyped hit, with its document.
+    ///   - dates: how the document's dates were written: the store's
+    ///     ``DocumentStore/dateStrategy``.
+    /// - Throws: `.decoding` when the document does not decode as `T`.
+    public init(decoding hit: NearestHit, dates: DateStrategy) throws where T: Decodable {
+        self.id = hit.id
+        self.distance = hit.distance
+        self.value = try hit.document.decode(T.self, dates: dates)
+    }
+}
+
+extension TypedNearestHit: Sendable where T: Sendable {}
+
+/// How a nearest-neighbour query read its vector index (see
+/// ``ReadTransaction/explainNearest(_:to:k:query:index:)``).
+public struct VectorPlan: Sendable, CustomStringConvertible {
+    /// How the candidates were found.
+    public enum Strategy: Sendable, Hashable {
+        /// Every vector of the index scanned (the query has no condition).
+        case scan
+        /// Every vector scanned; the conditions checked on documents in order of distance
+        /// until k matched (no index serves them, or the one that does matches too many).
+        case scanWithFilter
+        /// Pre-filter: the documents matching the conditions read through `index` (a
+        /// secondary index), and only their vectors read.
+        case candidates(index: String)
+    }
+
+    /// The collection queried.
+    public let collection: String
+    /// The vector index read.
+    public let index: String
+    /// Its metric.
+    public let metric: VectorMetric
+    /// How many nearest were asked for.
+    public let k: Int
+    /// How the candidates were found.
+    public let strategy: Strategy
+    /// The query's conditions.
+    public let filter: [QueryCondition]
+    /// The vectors in the index at this snapshot.
+    public let vectors: Int
+    /// Documents matching the conditions found through the pre-filter's index
+    /// (``Strategy/candidates(index:)``), else `nil`.
+    public let candidates: Int?
+    /// Blocks of vectors read.
+    public let blocksRead: Int
+    /// Vectors whose distance bound the scan computed.
+    public let vectorsScanned: Int
+    /// Exact distances computed.
+    public let exactDistances: Int
+    /// Documents read to check the conditions (``Strategy/scanWithFilter``).
+    public let documentsChecked: Int
+    /// Hits returned.
+    public let hits: Int
+
+    public var description: String {
+        var lines = ["nearest \(k) in \(collection) using vector index \(index) (\(metric.rawValue), exact)"]
+        switch strategy {
+        case .scan:
+            lines.append("scan: every vector of the index")
+        case .scanWithFilter:
+            lines.append("scan with filter: every vector, the conditions checked on documents nearest first")
+        case .candidates(let name):
+            lines.append(
+                "pre-filter: \(candidates ?? 0) documents matching the conditions through index \(name), only their vectors read"
+            )
+        }
+        if !filter.isEmpty { lines.append("filter: " + filter.map(\.description).joined(separator: " and ")) }
+        lines.append(
+            "\(vectors) vectors, \(blocksRead) blocks read, \(vectorsScanned) scanned, \(exactDistances) exact distances, \(documentsChecked) documents checked, \(hits) hits"
+        )
+        return lines.joined(separator: "\n")
+    }
+}
+
+extension ReadTransaction {
+    /// The `k` documents of `collection` whose vectors are nearest to `vector`, nearest first,
+    /// ties broken by primary key, read from a vector index through this transaction's
+    /// snapshot: exact, with `query`'s conditions as a filter.
+    ///
+    /// Distances are exact in the index's metric (``VectorMetric``), computed in double
+    /// precision from the stored float32 values. With conditions, the result is the k nearest
+    /// among the documents that match them (fewer only when fewer match): when an index
+    /// serves the conditions and matches few documents, only their vectors are read
+    /// (pre-filter); otherwise every vector is scanned and the conditions are checked on
+    /// documents nearest first. ``explainNearest(_:to:k:query:index:)`` says which.
+    ///
+    /// - Parameters:
+    ///   - collection: the collection.
+    ///   - vector: the query vector: the index's dimensions, finite values.
+    ///   - k: how many nearest (0 or more).
+    ///   - query: conditions, and the fields to return (``DocumentQuery/select(_:)``); no
+    ///     order, limit or offset (k says how many; hits come by distance).
+    ///   - index: the vector index to read; `nil` for the collection's only one.
+    ///   - includeDocuments: whether hits carry their documents.
+    /// - Throws: `.invalidArgument` for a vector of the wrong length or with a value that is
+    ///   not finite, a negative k, or a query with an order, a limit or an offset; `.schema` for
+    ///   a collection without a vector index, an unknown index, several and none named, or an
+    ///   index being built; `.corruption` for a damaged block, naming its key.
+    public func nearest(
+        _ collection: String, to vector: [Float], k: Int, query: DocumentQuery = DocumentQuery(),
+        index: String? = nil, includeDocuments: Bool = true
+    ) throws -> [NearestHit] {
+        try runNearest(collection, vector, k: k, query: query, index: index, includeDocuments: includeDocuments).hits
+    }
+
+    /// How ``nearest(_:to:k:query:index:includeDocuments:)`` reads the index for these
+    /// arguments: the query is run, and its strategy and counts reported.
+    public func explainNearest(
+        _ collection: String, to vector: [Float], k: Int, query: DocumentQuery = DocumentQuery(),
+        index: String? = nil
+    ) throws -> VectorPlan {
+        try runNearest(collection, vector, k: k, query: query, index: index, includeDocuments: false).plan
+    }
+
+    private func runNearest(
+        _ collection: String, _ vector: [Float], k: Int, query: DocumentQuery, index name: String?,
+        includeDocuments: Bool
+    ) throws -> (hits: [NearestHit], plan: VectorPlan) {
+        try query.validate()
+        guard k >= 0 else { throw KVDocsError(.invalidArgument, "k must not be negative (got \(k))") }
+        guard k <= Self.maximumNearest else {
+            throw KVDocsError(.invalidArgument, "k must be at most \(Self.maximumNearest) (got \(k))")
+        }
+        if query.order != nil || query.limit != nil || query.offset != 0 {
+            throw KVDocsError(
+                .invalidArgument,
+                "nearest returns the k nearest, nearest first: its query takes conditions and selected fields, no order, limit or offset"
+            )
+        }
+        let reader = try self.index(name, of: collection, as: VectorIndexMaintainer.self)
+        let maintainer = reader.maintainer
+        var search = try VectorSearch(index: maintainer.index, query: vector)
+        let vectors = try maintainer.index.count(self.reader)
+        let documentPrefix = store.layout.documents(collection).prefix
+        var documents: [ByteKey: JSONValue] = [:]
+        var checked = 0
+        func document(_ id: [UInt8]) throws -> JSONValue? {
+            if let known = documents[ByteKey(id)] { return known }
+            let key = documentPrefix + id
+            guard let bytes = try self.reader.value(forKey: key) else { return nil }
+            let value = try store.documentValue(bytes, collection: collection, key: key, idOffset: documentPrefix.count)
+            documents[ByteKey(id)] = value
+            return value
+        }
+        var strategy = VectorPlan.Strategy.scan
+        var candidateCount: Int?
+        var results: [NearestSelection.Result]
+        if query.conditions.isEmpty {
+            results = try search.scan(k: k, reader: self.reader)
+        } else {
+            var filterOnly = query
+            filterOnly.fields = nil
+            let plan = try planner.plan(collection, filterOnly)
+            // Pre-filter when an index serves the conditions and finds at most √(k·n) documents
+            // (n vectors). A pre-filter reads its m documents and at most as many blocks as a
+            // scan; a scan with the filter reads every block and checks about k·n/m documents
+            // (nearest first, until k match): the two read as many documents at m = √(k·n).
+            var ids: [[UInt8]]?
+            if let served = plan.index {
+                let cap = max(k, Int((Double(k) * Double(vectors)).squareRoot()))
+                let found = try matchingIDs(collection, plan: plan, limit: cap + 1)
+                if found.count <= cap {
+                    ids = found
+                    strategy = .candidates(index: served)
+                    candidateCount = found.count
+                }
+            }
+            if let ids {
+                results = try search.lookUp(ids, k: k, reader: self.reader)
+            } else {
+                strategy = .scanWithFilter
+                results = try search.scan(
+                    k: k,
+                    accept: { id in
+                        checked += 1
+                        guard let value = try document(id) else { return false }
+                        return query.matches(value)
+                    }, reader: self.reader)
+            }
+        }
+        let selected = query.fields.map { $0.map(\.wholeField) }
+        var hits: [NearestHit] = []
+        hits.reserveCapacity(results.count)
+        for result in results {
+            let id = try Tuple(decoding: result.id).elements.first.map(DocumentStore.idValue) ?? .null
+            var value = JSONValue.null
+            if includeDocuments {
+                guard let stored = try document(result.id) else { continue }
+                value = selected.map { FieldPath.project(stored, onto: $0) } ?? stored
+            }
+            hits.append(
+                NearestHit(id: id, distance: search.kernel.distance(score: result.score), document: value))
+        }
+        let plan = VectorPlan(
+            collection: collection, index: maintainer.definition.name, metric: maintainer.definition.metric, k: k,
+            strategy: strategy, filter: query.conditions, vectors: vectors, candidates: candidateCount,
+            blocksRead: search.blocksRead, vectorsScanned: search.vectorsScanned,
+            exactDistances: search.exactComputed, documentsChecked: checked, hits: hits.count)
+        return (hits, plan)
+    }
+
+    /// The largest k a nearest-neighbour query takes.
+    static let maximumNearest = 100_000
+
+    /// The ids (tuple-encoded) of the documents matching `plan`'s query, at most `limit`.
+    func matchingIDs(_ collection: String, plan: QueryPlan, limit: Int) throws -> [[UInt8]] {
+        let execution = QueryExecution(transaction: self, collection: collection, plan: plan)
+        let primaryKey = try catalog.schema.collection(collection).primaryKey
+        var ids: [[UInt8]] = []
+        try execution.forEach(
+            offset: 0, limit: limit,
+            transform: { match in try execution.idBytes(match, collection: collection, primaryKey: primaryKey) }
+        ) { id in
+            if let id { ids.append(id) }
+        }
+        return ids
+    }
+}

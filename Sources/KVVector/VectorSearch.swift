@@ -1,0 +1,170 @@
+import KVKeys
+import KVStorage
+import KVSupport
+
+/// The exact k nearest vectors of a ``VectorIndex`` to a query, read through one reader
+/// (a snapshot): by a scan of every block, or by looking up a set of candidate ids.
+///
+/// A scan computes each vector's float32 lower bound over the block's bytes in place, then
+/// exact double-precision distances in order of those bounds until the top k is settled
+/// (``NearestSelection``); a filter on documents (`accept`) is asked in that order too, so
+/// a scan with a filter reads only the documents that could be results.
+package struct VectorSearch {
+    package let index: VectorIndex
+    package let kernel: VectorKernel
+    /// Blocks read by the last search.
+    package private(set) var blocksRead = 0
+    /// Vectors whose lower bound the last search computed.
+    package private(set) var vectorsScanned = 0
+    /// Exact distances the last search computed.
+    package private(set) var exactComputed = 0
+    /// Candidates the last search took in order of their bounds (exact, or refused by `accept`).
+    package private(set) var candidatesTaken = 0
+
+    /// - Throws: `.invalidArgument` for a query of the wrong dimensions or with a value that
+    ///   is not finite.
+    package init(index: VectorIndex, query: [Float]) throws {
+        guard query.count == index.dimensions else {
+            throw KVDocsError(
+                .invalidArgument,
+                "\(index.name) holds vectors of \(index.dimensions) values; the query has \(query.count)")
+        }
+        if let bad = query.firstIndex(where: { !$0.isFinite }) {
+            throw KVDocsError(
+                .invalidArgument, "the query vector's element \(bad) is \(query[bad]), not a finite number")
+        }
+        self.index = index
+        self.kernel = VectorKernel(metric: index.metric, query: query)
+    }
+
+    /// The k nearest vectors (those whose id is in `only`, when given) that `accept` takes,
+    /// nearest first, ties by id.
+    /// - Parameters:
+    ///   - k: how many.
+    ///   - only: the ids (tuple-encoded) the results are taken from; `nil`: every vector.
+    ///   - accept: whether a vector's document is a result, asked with its id in order of
+    ///     the vectors' lower bounds; `nil`: every one is.
+    ///   - reader: the snapshot.
+    /// - Throws: `.corruption` for a damaged block, naming its key; what `accept` throws.
+    package mutating func scan(
+        k: Int, only: Set<ByteKey>? = nil, accept: (([UInt8]) throws -> Bool)? = nil, reader: some KeyValueReader
+    ) throws -> [NearestSelection.Result] {
+        blocksRead = 0
+        vectorsScanned = 0
+        guard k > 0 else { return [] }
+        var keys: [[UInt8]] = []
+        var candidates: [NearestSelection.Candidate] = []
+        let cursor = try reader.scan(index.blocks, order: .forward)
+        let kernel = self.kernel
+        let dimensions = index.dimensions
+        let name = index.name
+        var scanned = 0
+        while try cursor.step({ key, value in
+            let ordinal = Int32(truncatingIfNeeded: keys.count)
+            let view: VectorBlock.View
+            do {
+                view = try VectorBlock.View(value, dimensions: dimensions)
+            } catch let error as KVDocsError {
+                throw KVDocsError(.corruption, "\(name): \(error.message)", key: Array(key))
+            }
+            keys.append(Array(key))
+            if let only {
+                try view.forEachID { slot, id in
+                    if only.contains(ByteKey(Array(id))) {
+                        candidates.append(
+                            .init(
+                                lower: kernel.lowerBound(view.vector(slot), norm: view.norm(slot)), block: ordinal,
+                                slot: Int32(slot)))
+                        scanned += 1
+                    }
+                    return true
+                }
+            } else {
+                for slot in 0..<view.count {
+                    candidates.append(
+                        .init(
+                            lower: kernel.lowerBound(view.vector(slot), norm: view.norm(slot)), block: ordinal,
+                            slot: Int32(slot)))
+                }
+                scanned += view.count
+            }
+        }) {}
+        blocksRead = keys.count
+        vectorsScanned = scanned
+        // The block last read again for exact distances, by ordinal.
+        var cached: (ordinal: Int32, bytes: [UInt8])?
+        func withBlock<R>(_ c: NearestSelection.Candidate, _ body: (VectorBlock.View) throws -> R) throws -> R? {
+            if cached?.ordinal != c.block {
+                let key = keys[Int(c.block)]
+                guard let bytes = try reader.value(forKey: key) else { return nil }
+                cached = (c.block, bytes)
+            }
+            guard let cached else { return nil }
+            return try cached.bytes.withUnsafeBytes { raw in
+                do {
+                    let view = try VectorBlock.View(raw, dimensions: dimensions)
+                    guard Int(c.slot) < view.count else { return nil }
+                    return try body(view)
+                } catch let error as KVDocsError {
+                    throw KVDocsError(.corruption, "\(name): \(error.message)", key: keys[Int(c.block)])
+                }
+            }
+        }
+        var selection = NearestSelection()
+        let results = try selection.select(
+            candidates, k: k,
+            accept: accept.map { accept in
+                { c in
+                    guard let id = try withBlock(c, { try $0.id(Int(c.slot)) }) else { return false }
+                    return try accept(id)
+                }
+            },
+            exact: { c in
+                try withBlock(c) { view in
+                    NearestSelection.Result(
+                        score: kernel.exactScore(view.vector(Int(c.slot))), id: try view.id(Int(c.slot)))
+                }
+            })
+        exactComputed = selection.exactComputed
+        candidatesTaken = selection.taken
+        return results
+    }
+
+    /// The k nearest of the vectors of `ids` (tuple-encoded, any order; ids without a vector
+    /// are skipped), nearest first, ties by id: each looked up in its block, for a candidate
+    /// set much smaller than the index.
+    /// - Throws: `.corruption` for a damaged block, naming its key.
+    package mutating func lookUp(_ ids: [[UInt8]], k: Int, reader: some KeyValueReader) throws
+        -> [NearestSelection.Result]
+    {
+        blocksRead = 0
+        vectorsScanned = 0
+        exactComputed = 0
+        guard k > 0 else { return [] }
+        let sorted = ids.sorted { compareBytes($0, $1) < 0 }
+        var results: [NearestSelection.Result] = []
+        // The block read last, and the first id of the block after it (nil: the last block).
+        var current: (key: [UInt8], entries: [VectorBlock.Entry], upper: [UInt8]?)?
+        for id in sorted {
+            if let c = current, compareBytes(c.key, index.blockKey(id)) <= 0,
+                c.upper.map({ compareBytes(id, $0) < 0 }) ?? true
+            {
+            } else {
+                guard let (key, value) = try index.block(holding: id, reader) else { continue }
+                let entries = try index.entries(key, value)
+                let after = KeyRange(lower: .excluded(key), upper: index.blocks.upper)
+                let upper = try reader.scan(after, order: .forward).next { k, _ in
+                    Array(k.dropFirst(index.blockPrefix.count))
+                }
+                current = (key, entries, upper)
+                blocksRead += 1
+            }
+            guard let entry = current?.entries.first(where: { $0.id == id }) else { continue }
+            let score = entry.values.withUnsafeBytes { kernel.exactScore($0.baseAddress.unsafelyUnwrapped) }
+            results.append(NearestSelection.Result(score: score, id: id))
+            exactComputed += 1
+        }
+        vectorsScanned = exactComputed
+        return NearestSelection.top(results, k: k)
+    }
+}

@@ -1,0 +1,53 @@
+import KVSupport
+
+/// Reading a vector out of a document's JSON: exactly `dimensions` finite numbers, each
+/// representable as a float32.
+public enum VectorValue {
+    /// The most dimensions an index may declare.
+    public static let maximumDimensions = 8192
+
+    /// Why a JSON value is not a vector of a given length.
+    public struct Problem: Error, Equatable, Sendable {
+        /// What is wrong, for a message that names the document and the field before it.
+        public let reason: String
+    }
+
+    /// The float32 values of `value`, a JSON array of exactly `dimensions` numbers.
+    /// - Returns: `.failure` saying what is wrong: not an array, the wrong length, an element
+    ///   that is not a number (a string, an array, `null`), a NaN or an infinity, or a number
+    ///   beyond float32's range.
+    public static func parse(_ value: JSONValue, dimensions: Int) -> Result<[Float], Problem> {
+        guard case .array(let elements) = value else {
+            return .failure(Problem(reason: "a \(value.typeName), not an array of \(dimensions) numbers"))
+        }
+        guard elements.count == dimensions else {
+            return .failure(
+                Problem(reason: "an array of \(elements.count) elements, not \(dimensions) (the index's dimensions)"))
+        }
+        var floats = [Float](repeating: 0, count: dimensions)
+        for (i, element) in elements.enumerated() {
+            let d: Double
+            switch element {
+            case .int(let v): d = Double(v)
+            case .uint(let v): d = Double(v)
+            case .double(let v): d = v
+            default:
+                return .failure(Problem(reason: "element \(i) is a \(element.typeName), not a number"))
+            }
+            guard d.isFinite else {
+                return .failure(Problem(reason: "element \(i) is \(d), not a finite number"))
+            }
+            let f = Float(d)
+            guard f.isFinite else {
+                return .failure(Problem(reason: "element \(i), \(d), is beyond float32's range (±3.4e38)"))
+            }
+            floats[i] = f
+        }
+        return .success(floats)
+    }
+
+    /// The JSON array of a stored vector's values.
+    public static func json(_ values: [Float]) -> JSONValue {
+        .array(values.map { .double(Double($0)) })
+    }
+}

@@ -1,0 +1,90 @@
+import Foundation
+import KVDocs
+import KVDocsTestSupport
+import Testing
+
+@testable import KVReplCore
+
+/// The `knn` command: its grammar, its text and `--json` output, and `explain knn`.
+@Suite struct KVReplKnnTests {
+    @Test func theKnnGrammarTakesAVectorKAndItsClauses() throws {
+        #expect(
+            try ShellCommand.parse("knn notes by_embedding [1, 0, 0.5] 10")
+                == .knn(.init(collection: "notes", index: "by_embedding", vector: [1, 0, 0.5], k: 10)))
+        #expect(
+            try ShellCommand.parse("KNN notes by_embedding [1,2] 3 exact where folder = \"work\" and rank < 5")
+                == .knn(
+                    .init(
+                        collection: "notes", index: "by_embedding", vector: [1, 2], k: 3,
+                        query: DocumentQuery().where("folder", .equal("work")).where("rank", .less(5)), exact: true)))
+        #expect(
+            try ShellCommand.parse("explain knn notes v [1e2] 1")
+                == .explainKnn(.init(collection: "notes", index: "v", vector: [100], k: 1)))
+    }
+
+    @Test(arguments: [
+        ("knn", "expected a collection name"),
+        ("knn notes", "expected a vector index name"),
+        ("knn notes v", "the query vector"),
+        ("knn notes v 3 3", "the query vector must be a JSON array of numbers, not 3"),
+        ("knn notes v [] 3", "the query vector must be a JSON array of numbers, not []"),
+        ("knn notes v [1, \"a\"] 3", "element 1 of the query vector is \"a\", not a finite number"),
+        ("knn notes v [1, 1e39] 3", "element 1 of the query vector is 1e+39, not a finite number"),
+        ("knn notes v [1] -3", "K, how many nearest"),
+        ("knn notes v [1] 3 limit 4", "it takes no limit"),
+        ("knn notes v [1] 3 exact exact", "exact is given twice"),
+        ("knn notes v [1] 3 sideways", "expected where or exact")
+    ])
+    func malformedKnnCommandsSayWhatWasExpected(line: String, message: String) {
+        #expect(throws: ShellCommandError.self) { try ShellCommand.parse(line) }
+        do { _ = try ShellCommand.parse(line) } catch {
+            #expect("\(error)".contains(message), "\(error)")
+        }
+    }
+
+    @Test func knnPrintsEachHitWithItsDistanceAndDocumentAndExplainsItsStrategy() throws {
+        let dir = TemporaryDirectory("kvrepl-knn")
+        let db = dir.child("db")
+        let schema = dir.child("schema.json")
+        try #"""
+        {"collections": {"notes": {"primaryKey": "id", "indexes": [
+          {"name": "by_folder", "fields": ["folder"]},
+          {"name": "by_embedding", "type": "vector", "fields": ["embedding"], "dimensions": 2, "metric": "l2"}]}}}
+        """#.write(toFile: schema, atomically: true, encoding: .utf8)
+        var r = try kvrepl([
+            "--create", db, "-c", "schema load \(schema)",
+            "-c", #"insert notes {"id": "a", "folder": "work", "embedding": [0, 0]}"#,
+            "-c", #"insert notes {"id": "b", "folder": "home", "embedding": [3, 4]}"#,
+            "-c", #"insert notes {"id": "c", "folder": "work", "embedding": [6, 8]}"#,
+            "-c", #"insert notes {"id": "d", "folder": "work"}"#
+        ])
+        #expect(r.status == 0, "\(r.stderr)")
+        r = try kvrepl([db, "--json", "-c", #"knn notes by_embedding [0, 0] 2"#])
+        #expect(r.status == 0, "\(r.stderr)")
+        let lines = try jsonLines(r.stdout)
+        #expect(
+            lines == [
+                ["id": "a", "distance": 0.0, "document": ["id": "a", "folder": "work", "embedding": [0, 0]]],
+                ["id": "b", "distance": 5.0, "document": ["id": "b", "folder": "home", "embedding": [3, 4]]]
+            ])
+        r = try kvrepl([db, "-c", #"knn notes by_embedding [0, 0] 5 where folder = "work" exact"#])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(
+            r.stdout.split(separator: "\n") == [
+                #""a"  0.0  {"embedding":[0,0],"folder":"work","id":"a"}"#,
+                #""c"  10.0  {"embedding":[6,8],"folder":"work","id":"c"}"#
+            ])
+        r = try kvrepl([db, "--json", "-c", #"explain knn notes by_embedding [0, 0] 1 where folder = "home""#])
+        #expect(r.status == 0, "\(r.stderr)")
+        let plan = try jsonLines(r.stdout).first
+        #expect(plan?["strategy"] == "prefilter")
+        #expect(plan?["prefilter_index"] == "by_folder")
+        #expect(plan?["candidates"] == 1)
+        #expect(plan?["hits"] == 1)
+        #expect(plan?["exact"] == true)
+        // A query vector of the wrong length is an error naming the index's dimensions.
+        r = try kvrepl([db, "-c", #"knn notes by_embedding [0, 0, 0] 1"#])
+        #expect(r.status == 1)
+        #expect(r.stderr.contains("holds vectors of 2 values; the query has 3"), "\(r.stderr)")
+    }
+}
