@@ -65,6 +65,8 @@ final class Bench {
     var geoPoints = 1_000_000
     /// The athletes of the apps section.
     var appAthletes = 18_000
+    /// The vectors of the vector section.
+    var vectorCount = 100_000
     /// What a run found out besides figures (the plans each side used), by name.
     var notes: [String: String] = [:]
     /// Only the measurements whose "NAME VARIANT" contains this text run (`--only`): the

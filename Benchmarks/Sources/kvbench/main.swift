@@ -22,9 +22,12 @@ struct KVBench: ParsableCommand {
 
     @Option(
         help:
-            "Sections to run: raw, tuning, documents, text, import, scaling, geo, layers, apps, sync, etcd (comma-separated; etcd uses the cluster at KVDOCS_ETCD_ENDPOINTS, else starts one with scripts/etcd-cluster)."
+            "Sections to run: raw, tuning, documents, text, import, scaling, geo, vector, layers, apps, sync, etcd (comma-separated; etcd uses the cluster at KVDOCS_ETCD_ENDPOINTS, else starts one with scripts/etcd-cluster; vector runs numpy, sqlite-vec and hnswlib from .venv, which scripts/install-deps makes)."
     )
-    var sections = "raw,tuning,documents,text,import,scaling,geo,layers,apps,sync,etcd"
+    var sections = "raw,tuning,documents,text,import,scaling,geo,vector,layers,apps,sync,etcd"
+
+    @Option(help: "Vectors of the vector section, 384 dimensions each (default 100,000; --quick 5,000).")
+    var vectorCount: Int?
 
     @Option(help: "Points of the geo section (default 1,000,000; --quick 20,000).")
     var geoPoints: Int?
@@ -58,6 +61,7 @@ struct KVBench: ParsableCommand {
             bench.textSizeOverride = sizes
         }
         bench.geoPoints = geoPoints ?? (quick ? 20_000 : 1_000_000)
+        bench.vectorCount = max(100, vectorCount ?? (quick ? 5_000 : 100_000))
         // The apps section's athletes: --n when given (at most 100,000, as the documents
         // section), else the size of a real import.
         bench.appAthletes = max(100, min(n ?? (quick ? 2_000 : 18_000), 100_000))
@@ -69,6 +73,7 @@ struct KVBench: ParsableCommand {
         var runs: [(String, () throws -> Void)] = [
             ("raw", bench.runRaw), ("tuning", bench.runTuning), ("documents", bench.runDocuments),
             ("text", bench.runText), ("import", bench.runImport), ("scaling", bench.runScaling), ("geo", bench.runGeo),
+            ("vector", bench.runVector),
             ("layers", bench.runLayers),
             ("apps", bench.runApps)
         ]
