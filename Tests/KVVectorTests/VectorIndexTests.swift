@@ -425,4 +425,104 @@ private func makeNotes(_ rng: inout SplitMix64, count: Int, dimensions: Int) -> 
         #expect(work.map(\.id) == [1, "a", "b"])
         #expect(abs(work[0].distance - (1 - 1 / 1.04.squareRoot())) < 1e-7)
     }
+
+    /// In a layered store the nearest are those of the merged documents (the user's edits
+    /// and deletes over the base), and they follow a replaced base.
+    @Test func aLayeredStoreAnswersOverTheMergedDocumentsAndFollowsANewBase() throws {
+        let dir = TemporaryDirectory("vector-layers")
+        let dimensions = 40
+        let schema = try schema(dimensions: dimensions, metric: .cosine)
+        var rng = SplitMix64(seed: 52)
+        func makeBase(_ path: String, count: Int) throws -> [String: Note] {
+            let notes = makeNotes(&rng, count: count, dimensions: dimensions)
+            let db = try LevelDB(path: path)
+            defer { db.close() }
+            let store = try DocumentStore(database: db, schema: schema)
+            try store.write { batch in for n in notes { try batch.insert("notes", n.document) } }
+            return Dictionary(notes.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+        }
+        let base = try makeBase(dir.child("base"), count: 300)
+        let layers = try LayeredDocumentStore(user: dir.child("user"), base: dir.child("base"), create: true)
+        defer { layers.close() }
+        var user: [String: Note?] = [:]
+        for other in makeNotes(&rng, count: 150, dimensions: dimensions) {
+            // Ids n1000… as the base's: edits of base notes, deletes, and new ones.
+            if rng.next() % 4 == 0 {
+                _ = try layers.store.collection("notes").delete(id: .string(other.id))
+                user[other.id] = .some(nil)
+            } else {
+                try layers.store.collection("notes").upsert(other.document)
+                user[other.id] = .some(other)
+            }
+        }
+        func merged(_ base: [String: Note]) -> [Note] {
+            var all = base
+            for (id, note) in user { all[id] = note }
+            return Array(all.values)
+        }
+        func check(_ base: [String: Note], _ context: String) throws {
+            for round in 0..<20 {
+                let query = (0..<dimensions).map { _ in Float(Double(rng.next() % 2000) / 1000 - 1) }
+                let filter = round % 2 == 0 ? DocumentQuery() : DocumentQuery().where("folder", .equal("home"))
+                let hits = try layers.store.read { try $0.nearest("notes", to: query, k: 12, query: filter) }
+                expectNearest(
+                    hits, merged(base), query: query, k: 12, metric: .cosine,
+                    keep: { round % 2 == 0 || $0.folder == "home" }, "\(context) round \(round)")
+            }
+            #expect(try layers.store.verify().isClean)
+        }
+        try check(base, "over the first base")
+        let next = try makeBase(dir.child("base2"), count: 200)
+        try layers.replaceBase(with: dir.child("base2"))
+        try check(next, "over the new base")
+    }
+
+    /// An observed nearest request is woken by writes to its collection and follows them.
+    @Test func anObservedNearestRequestFollowsWrites() async throws {
+        let dir = TemporaryDirectory()
+        let db = try LevelDB(path: dir.child("db"))
+        defer { db.close() }
+        let store = try DocumentStore(database: db, schema: try schema(dimensions: 2, metric: .l2))
+        try store.collection("notes").insert(["id": "a", "embedding": [0, 0]])
+        var values = store.observe(NearestRequest("notes", to: [1, 1], k: 1)).makeAsyncIterator()
+        #expect(try await values.next()?.map(\.id) == ["a"])
+        try store.collection("notes").insert(["id": "b", "embedding": [1, 1]])
+        #expect(try await values.next()?.map(\.id) == ["b"])
+        try store.collection("notes").update(["id": "b", "embedding": [9, 9]])
+        #expect(try await values.next()?.map(\.id) == ["a"])
+    }
+
+    /// A replicated collection's vector index follows its revisions: an edit, a deletion and
+    /// a conflict's winner.
+    @Test func aReplicatedCollectionKeepsItsVectorIndexExact() throws {
+        let schema = try DocumentSchema(
+            json: Data(
+                #"""
+                {"collections": {"notes": {"replicated": true, "indexes": [
+                  {"name": "by_embedding", "type": "vector", "fields": ["embedding"], "dimensions": 2}]}}}
+                """#.utf8))
+        try withTemporaryDatabase { db, _ throws in
+            let store = try DocumentStore(database: db, schema: schema)
+            let notes = try store.collection("notes")
+            try notes.insert(["_id": "a", "embedding": [0, 0]])
+            try notes.insert(["_id": "b", "embedding": [5, 5]])
+            guard let b = try notes.get(id: "b") else {
+                Issue.record("b was not stored")
+                return
+            }
+            var edited = b
+            if case .object(var o) = b {
+                o["embedding"] = [1, 1]
+                edited = .object(o)
+            }
+            try notes.update(edited)
+            var hits = try store.read { try $0.nearest("notes", to: [1, 1], k: 2) }
+            #expect(hits.map(\.id) == ["b", "a"])
+            #expect(hits.first?.distance == 0)
+            _ = try notes.delete(id: "b")
+            hits = try store.read { try $0.nearest("notes", to: [1, 1], k: 2) }
+            #expect(hits.map(\.id) == ["a"])
+            #expect(try store.verify().isClean)
+        }
+    }
 }
