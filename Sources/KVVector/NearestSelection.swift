@@ -61,10 +61,14 @@ package struct NearestSelection {
     ///   - accept: whether a candidate is a result at all (a filter checked on its
     ///     document), asked in order of lower bounds; `nil` takes every one.
     ///   - exact: the exact score and id of a candidate (`nil`: it vanished).
+    ///   - prepare: called with each chunk of candidates, in order, before any of them is
+    ///     taken (to read their blocks and documents in one request); the chunks grow from
+    ///     k + 16 candidates, doubling, to at most 1024.
     package mutating func select(
         _ candidates: [Candidate], k: Int,
         accept: ((Candidate) throws -> Bool)?,
-        exact: (Candidate) throws -> Result?
+        exact: (Candidate) throws -> Result?,
+        prepare: (([Candidate]) throws -> Void)? = nil
     ) throws -> [Result] {
         exactComputed = 0
         taken = 0
@@ -72,7 +76,20 @@ package struct NearestSelection {
         var heap = Heap(candidates)
         var best: [Result] = []  // sorted, nearest first, at most k
         best.reserveCapacity(k + 1)
-        while let next = heap.popMin() {
+        var chunk: [Candidate] = []
+        var position = 0
+        var chunkSize = k + 16
+        while true {
+            if position == chunk.count {
+                chunk.removeAll(keepingCapacity: true)
+                while chunk.count < chunkSize, let c = heap.popMin() { chunk.append(c) }
+                position = 0
+                chunkSize = min(1024, chunkSize * 2)
+                if chunk.isEmpty { break }
+                try prepare?(chunk)
+            }
+            let next = chunk[position]
+            position += 1
             if best.count == k, let worst = best.last, Double(next.lower) > worst.score { break }
             taken += 1
             if let accept, try !accept(next) { continue }

@@ -46,8 +46,12 @@ package struct VectorSearch {
     ///     the vectors' lower bounds; `nil`: every one is.
     ///   - reader: the snapshot.
     /// - Throws: `.corruption` for a damaged block, naming its key; what `accept` throws.
+    ///   - prefetch: called, before `accept` is asked about them, with the ids of the next
+    ///     candidates in order (a reader whose reads are round trips fetches their documents
+    ///     in one request).
     package mutating func scan(
-        k: Int, only: Set<ByteKey>? = nil, accept: (([UInt8]) throws -> Bool)? = nil, reader: some KeyValueReader
+        k: Int, only: Set<ByteKey>? = nil, accept: (([UInt8]) throws -> Bool)? = nil,
+        prefetch: (([[UInt8]]) throws -> Void)? = nil, reader: some KeyValueReader
     ) throws -> [NearestSelection.Result] {
         blocksRead = 0
         vectorsScanned = 0
@@ -91,16 +95,26 @@ package struct VectorSearch {
         }) {}
         blocksRead = keys.count
         vectorsScanned = scanned
-        // The block last read again for exact distances, by ordinal.
-        var cached: (ordinal: Int32, bytes: [UInt8])?
-        func withBlock<R>(_ c: NearestSelection.Candidate, _ body: (VectorBlock.View) throws -> R) throws -> R? {
-            if cached?.ordinal != c.block {
-                let key = keys[Int(c.block)]
-                guard let bytes = try reader.value(forKey: key) else { return nil }
-                cached = (c.block, bytes)
+        // The blocks read again for exact distances and ids, by ordinal: read a chunk of
+        // candidates at a time (one request where reads are round trips), at most 256 kept.
+        var cached: [Int32: [UInt8]] = [:]
+        func load(_ chunk: [NearestSelection.Candidate]) throws {
+            var wanted: [Int32] = []
+            for c in chunk where cached[c.block] == nil && !wanted.contains(c.block) { wanted.append(c.block) }
+            guard !wanted.isEmpty else { return }
+            if cached.count + wanted.count > 256 { cached.removeAll(keepingCapacity: true) }
+            let values =
+                reader.readsAreRoundTrips
+                ? try reader.values(forKeys: wanted.map { keys[Int($0)] })
+                : try wanted.map { try reader.value(forKey: keys[Int($0)]) }
+            for (ordinal, value) in zip(wanted, values) {
+                if let value { cached[ordinal] = value }
             }
-            guard let cached else { return nil }
-            return try cached.bytes.withUnsafeBytes { raw in
+        }
+        func withBlock<R>(_ c: NearestSelection.Candidate, _ body: (VectorBlock.View) throws -> R) throws -> R? {
+            if cached[c.block] == nil { try load([c]) }
+            guard let bytes = cached[c.block] else { return nil }
+            return try bytes.withUnsafeBytes { raw in
                 do {
                     let view = try VectorBlock.View(raw, dimensions: dimensions)
                     guard Int(c.slot) < view.count else { return nil }
@@ -124,6 +138,11 @@ package struct VectorSearch {
                     NearestSelection.Result(
                         score: kernel.exactScore(view.vector(Int(c.slot))), id: try view.id(Int(c.slot)))
                 }
+            },
+            prepare: { chunk in
+                try load(chunk)
+                guard let prefetch, accept != nil else { return }
+                try prefetch(chunk.compactMap { c in try withBlock(c) { try $0.id(Int(c.slot)) } })
             })
         exactComputed = selection.exactComputed
         candidatesTaken = selection.taken

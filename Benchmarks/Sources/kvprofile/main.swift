@@ -52,6 +52,7 @@ enum Workload: String, CaseIterable {
     case importLines = "import"
     case textBuild = "text-build"
     case textColumn = "text-column", textPhrase = "text-phrase", textPrefix = "text-prefix"
+    case vectorScan = "vector-scan", vectorBuild = "vector-build"
 
     var covering: Bool { self == .coveringEquality || self == .coveringRange }
 }
@@ -173,10 +174,68 @@ func runTextBuild(_ workload: Workload, n: Int, rounds: Int, directory: String) 
             seconds / Double(max(n, 1)) * 1e6, Double(kv_allocations() - allocationsBefore) / Double(max(n, 1))))
 }
 
+/// Builds a vector index of `n` clustered unit vectors of 384 dimensions (cosine), 1000 per
+/// write, as kvbench's vector section does (`vector-build` profiles the writes); then, for
+/// `vector-scan`, runs `rounds` exact top-10 queries without documents.
+func runVector(_ workload: Workload, n: Int, rounds: Int, directory: String) throws {
+    let dimensions = 384
+    var random = SplitMix64(seed: 5050)
+    func normal() -> Double {
+        let u = (Double(random.next() >> 11) + 1) / Double(1 << 53)
+        let v = Double(random.next() >> 11) / Double(1 << 53)
+        return (-2 * log(u)).squareRoot() * cos(2 * Double.pi * v)
+    }
+    func unit(_ values: [Double]) -> [Double] {
+        let norm = values.reduce(0) { $0 + $1 * $1 }.squareRoot()
+        return values.map { $0 / norm }
+    }
+    let centres = (0..<100).map { _ in unit((0..<dimensions).map { _ in normal() }) }
+    func draw() -> [Double] { unit(centres[Int(random.next() % 100)].map { $0 + 0.03 * normal() }) }
+    let db = try LevelDB(path: directory + "/vectors")
+    defer { db.close() }
+    let store = try DocumentStore(
+        database: db,
+        schema: try DocumentSchema(
+            json: Data(
+                #"{"collections": {"items": {"indexes": [{"name": "v", "type": "vector", "fields": ["embedding"], "dimensions": 384, "metric": "cosine"}]}}}"#
+                    .utf8)))
+    let batches = stride(from: 0, to: n, by: 1000).map { first in
+        (first..<min(first + 1000, n)).map { i -> JSONValue in
+            ["id": .int(Int64(i)), "embedding": .array(draw().map { .double($0) })]
+        }
+    }
+    let started = Date()
+    if workload == .vectorBuild {
+        try profiledWorkload(rounds: batches.count) { i in
+            try store.write { batch in for item in batches[i] { try batch.insert("items", item) } }
+        }
+        print(
+            String(
+                format: "vector-build: %d vectors, %.3f µs per vector", n,
+                Date().timeIntervalSince(started) / Double(max(n, 1)) * 1e6))
+        return
+    }
+    for batch in batches { try store.write { b in for item in batch { try b.insert("items", item) } } }
+    try db.compact()
+    let queries = (0..<rounds).map { _ in draw().map { Float($0) } }
+    let queryStarted = Date()
+    try store.read { tx in
+        try profiledWorkload(rounds: rounds) { i in
+            _ = try tx.nearest("items", to: queries[i], k: 10, includeDocuments: false)
+        }
+    }
+    print(
+        String(
+            format: "vector-scan: %d vectors, %.3f ms per query", n,
+            Date().timeIntervalSince(queryStarted) / Double(max(rounds, 1)) * 1e3))
+}
+
 func run(_ workload: Workload, n: Int, rounds: Int, directory: String) throws {
     switch workload {
     case .textBuild, .textColumn, .textPhrase, .textPrefix:
         return try runTextBuild(workload, n: n, rounds: rounds, directory: directory)
+    case .vectorScan, .vectorBuild:
+        return try runVector(workload, n: n, rounds: rounds, directory: directory)
     default: break
     }
     var random = SplitMix64(seed: 12)
@@ -272,7 +331,7 @@ func run(_ workload: Workload, n: Int, rounds: Int, directory: String) throws {
                 try store.write { batch in for p in batches[i] { try batch.delete("person", id: .string(p.id)) } }
             }
         }
-    case .textBuild, .textColumn, .textPhrase, .textPrefix:
+    case .textBuild, .textColumn, .textPhrase, .textPrefix, .vectorScan, .vectorBuild:
         return
     case .importLines:
         let file = directory + "/people.jsonl"

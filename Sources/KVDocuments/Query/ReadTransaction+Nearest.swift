@@ -199,13 +199,34 @@ extension ReadTransaction {
                 results = try search.lookUp(ids, k: k, reader: self.reader)
             } else {
                 strategy = .scanWithFilter
+                // Over a network, each chunk of candidates' documents in one request.
+                let prefetch: (([[UInt8]]) throws -> Void)? =
+                    self.reader.readsAreRoundTrips
+                    ? { ids in
+                        let missing = ids.filter { documents[ByteKey($0)] == nil }
+                        let values = try self.reader.values(forKeys: missing.map { documentPrefix + $0 })
+                        for (id, bytes) in zip(missing, values) {
+                            guard let bytes else { continue }
+                            documents[ByteKey(id)] = try self.store.documentValue(
+                                bytes, collection: collection, key: documentPrefix + id, idOffset: documentPrefix.count)
+                        }
+                    } : nil
                 results = try search.scan(
                     k: k,
                     accept: { id in
                         checked += 1
                         guard let value = try document(id) else { return false }
                         return query.matches(value)
-                    }, reader: self.reader)
+                    }, prefetch: prefetch, reader: self.reader)
+            }
+        }
+        if includeDocuments && self.reader.readsAreRoundTrips {
+            // Over a network, the hits' documents in one request.
+            let missing = results.map(\.id).filter { documents[ByteKey($0)] == nil }
+            for (id, bytes) in zip(missing, try self.reader.values(forKeys: missing.map { documentPrefix + $0 })) {
+                guard let bytes else { continue }
+                documents[ByteKey(id)] = try store.documentValue(
+                    bytes, collection: collection, key: documentPrefix + id, idOffset: documentPrefix.count)
             }
         }
         let selected = query.fields.map { $0.map(\.wholeField) }
