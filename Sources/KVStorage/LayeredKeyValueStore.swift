@@ -204,6 +204,13 @@ final class LayeredSnapshotReader: SnapshotReader {
             userName: name, userOnly: userOnly)
     }
 
+    func scanWithoutChecksums(_ range: KeyRange, order: ScanOrder) throws -> any KeyValueCursor {
+        try MergedCursor(
+            base: base.reader.scanWithoutChecksums(range, order: order),
+            user: user.reader.scanWithoutChecksums(range, order: order), order: order, userName: name,
+            userOnly: userOnly)
+    }
+
     func release() {
         base.release()
         user.release()

@@ -1,3 +1,4 @@
+import HeapModule
 import KVKeys
 import KVStorage
 import KVSupport
@@ -58,11 +59,32 @@ package struct VectorSearch {
         guard k > 0 else { return [] }
         var keys: [[UInt8]] = []
         var candidates: [NearestSelection.Candidate] = []
-        let cursor = try reader.scan(index.blocks, order: .forward)
+        // Blocks are derived data read whole: see KeyValueReader.scanWithoutChecksums(_:order:).
+        let cursor = try reader.scanWithoutChecksums(index.blocks, order: .forward)
         let kernel = self.kernel
         let dimensions = index.dimensions
         let name = index.name
         var scanned = 0
+        // The candidates of smallest bounds, with copies of their vectors and ids: those the
+        // selection takes first, computed exactly without reading their blocks again.
+        let keptCount = accept == nil ? k + 32 : 2 * k + 64
+        var kept = Heap<NearestSelection.Candidate>()
+        var copies: [Int64: (id: [UInt8], values: [Float])] = [:]
+        func keep(_ c: NearestSelection.Candidate, _ view: VectorBlock.View) throws {
+            if kept.count >= keptCount {
+                guard let worst = kept.max, c < worst else { return }
+                _ = kept.replaceMax(with: c)
+                copies[Self.slotKey(worst)] = nil
+            } else {
+                kept.insert(c)
+            }
+            // Copied as bytes: a stored vector need not be aligned.
+            var values = [Float](repeating: 0, count: dimensions)
+            values.withUnsafeMutableBytes {
+                $0.copyMemory(from: UnsafeRawBufferPointer(start: view.vector(Int(c.slot)), count: dimensions * 4))
+            }
+            copies[Self.slotKey(c)] = (try view.id(Int(c.slot)), values)
+        }
         while try cursor.step({ key, value in
             let ordinal = Int32(truncatingIfNeeded: keys.count)
             let view: VectorBlock.View
@@ -75,20 +97,22 @@ package struct VectorSearch {
             if let only {
                 try view.forEachID { slot, id in
                     if only.contains(ByteKey(Array(id))) {
-                        candidates.append(
-                            .init(
-                                lower: kernel.lowerBound(view.vector(slot), norm: view.norm(slot)), block: ordinal,
-                                slot: Int32(slot)))
+                        let c = NearestSelection.Candidate(
+                            lower: kernel.lowerBound(view.vector(slot), norm: view.norm(slot)), block: ordinal,
+                            slot: Int32(slot))
+                        candidates.append(c)
+                        try keep(c, view)
                         scanned += 1
                     }
                     return true
                 }
             } else {
                 for slot in 0..<view.count {
-                    candidates.append(
-                        .init(
-                            lower: kernel.lowerBound(view.vector(slot), norm: view.norm(slot)), block: ordinal,
-                            slot: Int32(slot)))
+                    let c = NearestSelection.Candidate(
+                        lower: kernel.lowerBound(view.vector(slot), norm: view.norm(slot)), block: ordinal,
+                        slot: Int32(slot))
+                    candidates.append(c)
+                    if kept.count < keptCount || kept.max.map({ c < $0 }) == true { try keep(c, view) }
                 }
                 scanned += view.count
             }
@@ -100,7 +124,9 @@ package struct VectorSearch {
         var cached: [Int32: [UInt8]] = [:]
         func load(_ chunk: [NearestSelection.Candidate]) throws {
             var wanted: [Int32] = []
-            for c in chunk where cached[c.block] == nil && !wanted.contains(c.block) { wanted.append(c.block) }
+            for c in chunk where copies[Self.slotKey(c)] == nil && cached[c.block] == nil && !wanted.contains(c.block) {
+                wanted.append(c.block)
+            }
             guard !wanted.isEmpty else { return }
             if cached.count + wanted.count > 256 { cached.removeAll(keepingCapacity: true) }
             let values =
@@ -129,12 +155,17 @@ package struct VectorSearch {
             candidates, k: k,
             accept: accept.map { accept in
                 { c in
+                    if let copy = copies[Self.slotKey(c)] { return try accept(copy.id) }
                     guard let id = try withBlock(c, { try $0.id(Int(c.slot)) }) else { return false }
                     return try accept(id)
                 }
             },
             exact: { c in
-                try withBlock(c) { view in
+                if let copy = copies[Self.slotKey(c)] {
+                    let score = copy.values.withUnsafeBytes { kernel.exactScore($0.baseAddress.unsafelyUnwrapped) }
+                    return NearestSelection.Result(score: score, id: copy.id)
+                }
+                return try withBlock(c) { view in
                     NearestSelection.Result(
                         score: kernel.exactScore(view.vector(Int(c.slot))), id: try view.id(Int(c.slot)))
                 }
@@ -142,12 +173,17 @@ package struct VectorSearch {
             prepare: { chunk in
                 try load(chunk)
                 guard let prefetch, accept != nil else { return }
-                try prefetch(chunk.compactMap { c in try withBlock(c) { try $0.id(Int(c.slot)) } })
+                try prefetch(
+                    chunk.compactMap { c in try copies[Self.slotKey(c)]?.id ?? withBlock(c) { try $0.id(Int(c.slot)) } }
+                )
             })
         exactComputed = selection.exactComputed
         candidatesTaken = selection.taken
         return results
     }
+
+    /// A candidate's block and slot as one key.
+    static func slotKey(_ c: NearestSelection.Candidate) -> Int64 { Int64(c.block) << 32 | Int64(c.slot) }
 
     /// The k nearest of the vectors of `ids` (tuple-encoded, any order; ids without a vector
     /// are skipped), nearest first, ties by id: each looked up in its block, for a candidate

@@ -191,7 +191,11 @@ func runVector(_ workload: Workload, n: Int, rounds: Int, directory: String) thr
     }
     let centres = (0..<100).map { _ in unit((0..<dimensions).map { _ in normal() }) }
     func draw() -> [Double] { unit(centres[Int(random.next() % 100)].map { $0 + 0.03 * normal() }) }
-    let db = try LevelDB(path: directory + "/vectors")
+    var options = LevelDBOptions()
+    if let mb = ProcessInfo.processInfo.environment["KVPROFILE_CACHE_MB"].flatMap(Int.init) {
+        options.blockCacheCapacity = mb << 20
+    }
+    let db = try LevelDB(path: directory + "/vectors", options: options)
     defer { db.close() }
     let store = try DocumentStore(
         database: db,
