@@ -182,6 +182,14 @@ package struct VectorSearch {
         return results
     }
 
+    /// Bytewise order of an id and one read in place.
+    static func compare(_ a: [UInt8], _ b: UnsafeRawBufferPointer) -> Int {
+        a.withUnsafeBufferPointer { a in
+            compareBytes(
+                a, UnsafeBufferPointer(start: b.baseAddress?.assumingMemoryBound(to: UInt8.self), count: b.count))
+        }
+    }
+
     /// A candidate's block and slot as one key.
     static func slotKey(_ c: NearestSelection.Candidate) -> Int64 { Int64(c.block) << 32 | Int64(c.slot) }
 
@@ -198,28 +206,48 @@ package struct VectorSearch {
         guard k > 0 else { return [] }
         let sorted = ids.sorted { compareBytes($0, $1) < 0 }
         var results: [NearestSelection.Result] = []
-        // The block read last, and the first id of the block after it (nil: the last block).
-        var current: (key: [UInt8], entries: [VectorBlock.Entry], upper: [UInt8]?)?
-        for id in sorted {
-            if let c = current, compareBytes(c.key, index.blockKey(id)) <= 0,
-                c.upper.map({ compareBytes(id, $0) < 0 }) ?? true
-            {
-            } else {
-                guard let (key, value) = try index.block(holding: id, reader) else { continue }
-                let entries = try index.entries(key, value)
-                let after = KeyRange(lower: .excluded(key), upper: index.blocks.upper)
-                let upper = try reader.scan(after, order: .forward).next { k, _ in
-                    Array(k.dropFirst(index.blockPrefix.count))
+        let kernel = self.kernel
+        let dimensions = index.dimensions
+        var i = 0
+        var lastBlock: [UInt8]?
+        while i < sorted.count {
+            // The block holding sorted[i], if any, read in place; its ids walked beside the
+            // sorted ones (both ascending), each match's distance computed in place.
+            let range = KeyRange(lower: .included(index.blockPrefix), upper: .included(index.blockKey(sorted[i])))
+            let cursor = try reader.scanWithoutChecksums(range, order: .reverse)
+            let start = i
+            let key = try cursor.next { key, value -> [UInt8] in
+                let key = Array(key)
+                let view: VectorBlock.View
+                do {
+                    view = try VectorBlock.View(value, dimensions: dimensions)
+                } catch let error as KVDocsError {
+                    throw KVDocsError(.corruption, "\(index.name): \(error.message)", key: key)
                 }
-                current = (key, entries, upper)
-                blocksRead += 1
+                try view.forEachID { slot, id in
+                    while i < sorted.count, Self.compare(sorted[i], id) < 0 { i += 1 }
+                    guard i < sorted.count else { return false }
+                    if Self.compare(sorted[i], id) == 0 {
+                        results.append(
+                            NearestSelection.Result(score: kernel.exactScore(view.vector(slot)), id: sorted[i]))
+                        i += 1
+                    }
+                    return true
+                }
+                return key
             }
-            guard let entry = current?.entries.first(where: { $0.id == id }) else { continue }
-            let score = entry.values.withUnsafeBytes { kernel.exactScore($0.baseAddress.unsafelyUnwrapped) }
-            results.append(NearestSelection.Result(score: score, id: id))
-            exactComputed += 1
+            guard let key else {
+                i += 1
+                continue
+            }  // below every block: no vector
+            // An id past the block's last one and before the next block's first has no
+            // vector: the block found again, it is skipped.
+            if i == start, key == lastBlock { i += 1 }
+            if key != lastBlock { blocksRead += 1 }
+            lastBlock = key
         }
-        vectorsScanned = exactComputed
+        exactComputed = results.count
+        vectorsScanned = results.count
         return NearestSelection.top(results, k: k)
     }
 }
