@@ -66,25 +66,36 @@ package struct VectorSearch {
         let name = index.name
         var scanned = 0
         // The candidates of smallest bounds, with copies of their vectors and ids: those the
-        // selection takes first, computed exactly without reading their blocks again.
-        let keptCount = accept == nil ? k + 32 : 2 * k + 64
+        // selection takes first, computed exactly without reading their blocks again. The
+        // copies live in slots of one arena, reused as candidates are pushed out.
+        // With a filter, the selection takes about k / (the share that passes) candidates.
+        let keptCount = accept == nil ? k + 32 : 4 * k + 64
         var kept = Heap<NearestSelection.Candidate>()
-        var copies: [Int64: (id: [UInt8], values: [Float])] = [:]
+        var copySlot: [Int64: Int] = [:]
+        var arena = [Float](repeating: 0, count: keptCount * dimensions)
+        var arenaIDs = [[UInt8]](repeating: [], count: keptCount)
+        var freeSlots = Array((0..<keptCount).reversed())
         func keep(_ c: NearestSelection.Candidate, _ view: VectorBlock.View) throws {
             if kept.count >= keptCount {
                 guard let worst = kept.max, c < worst else { return }
                 _ = kept.replaceMax(with: c)
-                copies[Self.slotKey(worst)] = nil
+                if let freed = copySlot.removeValue(forKey: Self.slotKey(worst)) { freeSlots.append(freed) }
             } else {
                 kept.insert(c)
             }
+            guard let slot = freeSlots.popLast() else { return }
             // Copied as bytes: a stored vector need not be aligned.
-            var values = [Float](repeating: 0, count: dimensions)
-            values.withUnsafeMutableBytes {
-                $0.copyMemory(from: UnsafeRawBufferPointer(start: view.vector(Int(c.slot)), count: dimensions * 4))
+            arena.withUnsafeMutableBytes {
+                ($0.baseAddress.unsafelyUnwrapped + slot * dimensions * 4).copyMemory(
+                    from: view.vector(Int(c.slot)), byteCount: dimensions * 4)
             }
-            copies[Self.slotKey(c)] = (try view.id(Int(c.slot)), values)
+            try view.forEachID { s, id in
+                if s == Int(c.slot) { arenaIDs[slot].replaceSubrange(arenaIDs[slot].indices, with: id) }
+                return s < Int(c.slot)
+            }
+            copySlot[Self.slotKey(c)] = slot
         }
+        func copy(_ c: NearestSelection.Candidate) -> Int? { copySlot[Self.slotKey(c)] }
         while try cursor.step({ key, value in
             let ordinal = Int32(truncatingIfNeeded: keys.count)
             let view: VectorBlock.View
@@ -124,15 +135,22 @@ package struct VectorSearch {
         var cached: [Int32: [UInt8]] = [:]
         func load(_ chunk: [NearestSelection.Candidate]) throws {
             var wanted: [Int32] = []
-            for c in chunk where copies[Self.slotKey(c)] == nil && cached[c.block] == nil && !wanted.contains(c.block) {
+            for c in chunk where copy(c) == nil && cached[c.block] == nil && !wanted.contains(c.block) {
                 wanted.append(c.block)
             }
             guard !wanted.isEmpty else { return }
             if cached.count + wanted.count > 256 { cached.removeAll(keepingCapacity: true) }
+            // Read as the scan read them, without LevelDB's checksums (a get would verify the
+            // CRC of the whole block again).
             let values =
                 reader.readsAreRoundTrips
                 ? try reader.values(forKeys: wanted.map { keys[Int($0)] })
-                : try wanted.map { try reader.value(forKey: keys[Int($0)]) }
+                : try wanted.map { ordinal in
+                    let key = keys[Int(ordinal)]
+                    return try reader.scanWithoutChecksums(KeyRange(from: key, through: key), order: .forward).next {
+                        _, value in Array(value)
+                    }
+                }
             for (ordinal, value) in zip(wanted, values) {
                 if let value { cached[ordinal] = value }
             }
@@ -155,15 +173,17 @@ package struct VectorSearch {
             candidates, k: k,
             accept: accept.map { accept in
                 { c in
-                    if let copy = copies[Self.slotKey(c)] { return try accept(copy.id) }
+                    if let slot = copy(c) { return try accept(arenaIDs[slot]) }
                     guard let id = try withBlock(c, { try $0.id(Int(c.slot)) }) else { return false }
                     return try accept(id)
                 }
             },
             exact: { c in
-                if let copy = copies[Self.slotKey(c)] {
-                    let score = copy.values.withUnsafeBytes { kernel.exactScore($0.baseAddress.unsafelyUnwrapped) }
-                    return NearestSelection.Result(score: score, id: copy.id)
+                if let slot = copy(c) {
+                    let score = arena.withUnsafeBytes {
+                        kernel.exactScore($0.baseAddress.unsafelyUnwrapped + slot * dimensions * 4)
+                    }
+                    return NearestSelection.Result(score: score, id: arenaIDs[slot])
                 }
                 return try withBlock(c) { view in
                     NearestSelection.Result(
@@ -174,7 +194,8 @@ package struct VectorSearch {
                 try load(chunk)
                 guard let prefetch, accept != nil else { return }
                 try prefetch(
-                    chunk.compactMap { c in try copies[Self.slotKey(c)]?.id ?? withBlock(c) { try $0.id(Int(c.slot)) } }
+                    chunk.compactMap { c in try copy(c).map { arenaIDs[$0] } ?? withBlock(c) { try $0.id(Int(c.slot)) }
+                    }
                 )
             })
         exactComputed = selection.exactComputed

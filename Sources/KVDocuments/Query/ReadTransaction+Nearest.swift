@@ -181,13 +181,14 @@ extension ReadTransaction {
             var filterOnly = query
             filterOnly.fields = nil
             let plan = try planner.plan(collection, filterOnly)
-            // Pre-filter when an index serves the conditions and finds at most √(k·n) documents
-            // (n vectors). A pre-filter reads its m documents and at most as many blocks as a
-            // scan; a scan with the filter reads every block and checks about k·n/m documents
-            // (nearest first, until k match): the two read as many documents at m = √(k·n).
+            // Pre-filter when an index serves the conditions and finds at most max(n/32, √(k·n))
+            // documents (n vectors). A pre-filter looks up the blocks of its m documents (one
+            // seek each: about the cost of the bounds of 32 vectors, measured); a scan with the
+            // filter computes n bounds and checks about k·n/m documents (nearest first, until
+            // k match), as many as the pre-filter reads at m = √(k·n).
             var ids: [[UInt8]]?
             if let served = plan.index {
-                let cap = max(k, Int((Double(k) * Double(vectors)).squareRoot()))
+                let cap = max(k, vectors / 32, Int((Double(k) * Double(vectors)).squareRoot()))
                 let found = try matchingIDs(collection, plan: plan, limit: cap + 1)
                 if found.count <= cap {
                     ids = found
@@ -199,24 +200,40 @@ extension ReadTransaction {
                 results = try search.lookUp(ids, k: k, reader: self.reader)
             } else {
                 strategy = .scanWithFilter
-                // Over a network, each chunk of candidates' documents in one request.
+                // The conditions read only their fields from the stored bytes (no document
+                // built); over a network, each chunk of candidates' documents in one request.
+                let fields = query.conditions.map(\.field.wholeField)
+                var stored: [ByteKey: [UInt8]] = [:]
+                func matches(_ id: [UInt8], _ bytes: UnsafeRawBufferPointer) throws -> Bool {
+                    let key = documentPrefix + id
+                    do {
+                        guard BinaryJSON.isBinary(bytes) else { return query.matches(try JSONValue(parsing: bytes)) }
+                        return query.matches(try FieldPath.project(binary: bytes, onto: fields))
+                    } catch let error as KVDocsError {
+                        throw KVDocsError(
+                            .corruption, "document of \"\(collection)\" is damaged: \(error.message)", key: key)
+                    } catch {
+                        throw KVDocsError(.corruption, "document of \"\(collection)\" is damaged: \(error)", key: key)
+                    }
+                }
                 let prefetch: (([[UInt8]]) throws -> Void)? =
                     self.reader.readsAreRoundTrips
                     ? { ids in
-                        let missing = ids.filter { documents[ByteKey($0)] == nil }
+                        let missing = ids.filter { stored[ByteKey($0)] == nil }
                         let values = try self.reader.values(forKeys: missing.map { documentPrefix + $0 })
                         for (id, bytes) in zip(missing, values) {
-                            guard let bytes else { continue }
-                            documents[ByteKey(id)] = try self.store.documentValue(
-                                bytes, collection: collection, key: documentPrefix + id, idOffset: documentPrefix.count)
+                            if let bytes { stored[ByteKey(id)] = bytes }
                         }
                     } : nil
                 results = try search.scan(
                     k: k,
                     accept: { id in
                         checked += 1
-                        guard let value = try document(id) else { return false }
-                        return query.matches(value)
+                        if let bytes = stored[ByteKey(id)] { return try bytes.withUnsafeBytes { try matches(id, $0) } }
+                        return try self.reader.withValue(forKey: documentPrefix + id) { bytes in
+                            guard let bytes else { return false }
+                            return try matches(id, bytes)
+                        }
                     }, prefetch: prefetch, reader: self.reader)
             }
         }
@@ -256,6 +273,17 @@ extension ReadTransaction {
     /// The ids (tuple-encoded) of the documents matching `plan`'s query, at most `limit`.
     func matchingIDs(_ collection: String, plan: QueryPlan, limit: Int) throws -> [[UInt8]] {
         let execution = QueryExecution(transaction: self, collection: collection, plan: plan)
+        if plan.index != nil, plan.filter.isEmpty {
+            // The index's entries are the matches: their ids, no document read.
+            let scan = QueryExecution.RangeScan(execution: execution, reverse: false)
+            var seen = Set<ByteKey>()
+            var ids: [[UInt8]] = []
+            while ids.count < limit, let candidate = try scan.nextID() {
+                if plan.mayRepeat, !seen.insert(ByteKey(candidate.id)).inserted { continue }
+                ids.append(candidate.id)
+            }
+            return ids
+        }
         let primaryKey = try catalog.schema.collection(collection).primaryKey
         var ids: [[UInt8]] = []
         try execution.forEach(
