@@ -74,9 +74,13 @@ let package = Package(
         .target(
             name: "KVVector",
             dependencies: [
-                "KVSupport", "KVStorage", "KVKeys", .product(name: "HeapModule", package: "swift-collections")
+                "KVSupport", "KVStorage", "KVKeys", "CVectorKernels",
+                .product(name: "HeapModule", package: "swift-collections")
             ]
         ),
+        // The float32 kernels of vector scans for x86-64 processors with AVX2 and FMA,
+        // chosen at run time (KVVector's Swift SIMD kernels everywhere else).
+        .target(name: "CVectorKernels"),
         // Documents in collections: the catalog, schemas, index maintainers, queries,
         // observation, migrations, layered stores, the revision trees of replicated collections.
         .target(

@@ -1,3 +1,5 @@
+import CVectorKernels
+
 #if _endian(big)
 #error("KVVector stores float32 values little-endian and reads them in place: a big-endian host is not supported")
 #endif
@@ -28,7 +30,12 @@ package struct VectorKernel {
     /// What float32's gradual underflow may add to a sum of `dimensions` terms, at most.
     let tiny: Double
 
-    package init(metric: VectorMetric, query: [Float]) {
+    /// Whether the float32 sums run on the AVX2 and FMA kernels (x86-64 processors that
+    /// have them, checked once), else on the Swift SIMD ones below.
+    let avx2: Bool
+
+    package init(metric: VectorMetric, query: [Float], allowAVX2: Bool = true) {
+        self.avx2 = allowAVX2 && Self.avx2Available
         self.metric = metric
         self.dimensions = query.count
         self.query = query
@@ -55,17 +62,17 @@ package struct VectorKernel {
         case .l2:
             // An estimate that overflowed bounds nothing: the vector is then ranked first, so
             // that its exact distance is computed.
-            let q = Double(Self.squaredDistance(query, vector, dimensions))
+            let q = Double(squaredDistance(vector))
             guard q.isFinite else { return -.infinity }
             return Float(q * (1 - 2 * gamma) - tiny).nextDown
         case .dot:
-            let q = -Double(Self.dot(query, vector, dimensions))
+            let q = -Double(dot(vector))
             guard q.isFinite else { return -.infinity }
             return Float(q - 2 * gamma * Double(norm) * queryNorm - tiny).nextDown
         case .cosine:
             let denominator = Double(norm) * queryNorm
             guard denominator > 0 else { return 1 }
-            let q = 1 - Double(Self.dot(query, vector, dimensions)) / denominator
+            let q = 1 - Double(dot(vector)) / denominator
             guard q.isFinite else { return -.infinity }
             return Float(q - 4 * gamma - 0x1p-60).nextDown
         }
@@ -112,6 +119,21 @@ package struct VectorKernel {
     /// the score itself otherwise.
     package func distance(score: Double) -> Double {
         metric == .l2 ? max(0, score).squareRoot() : score
+    }
+
+    /// Whether this processor runs CVectorKernels' AVX2 and FMA kernels.
+    package static let avx2Available = kv_vector_avx2_available() != 0
+
+    @inline(__always)
+    func dot(_ vector: UnsafeRawPointer) -> Float {
+        if avx2 { return query.withUnsafeBufferPointer { kv_vector_dot_avx2($0.baseAddress, vector, dimensions) } }
+        return Self.dot(query, vector, dimensions)
+    }
+
+    @inline(__always)
+    func squaredDistance(_ vector: UnsafeRawPointer) -> Float {
+        if avx2 { return query.withUnsafeBufferPointer { kv_vector_l2sq_avx2($0.baseAddress, vector, dimensions) } }
+        return Self.squaredDistance(query, vector, dimensions)
     }
 
     // MARK: - float32 SIMD

@@ -175,7 +175,7 @@ private func makeNotes(_ rng: inout SplitMix64, count: Int, dimensions: Int) -> 
     /// answers those of the brute force, and the same as after a rebuild.
     @Test func maintenanceUnderRandomWritesEqualsARebuiltIndex() throws {
         var rng = SplitMix64(seed: 51)
-        // 512 dimensions: 15 vectors to a block, so that writes split, empty and rename blocks.
+        // 512 dimensions: 31 vectors to a block, so that writes split, empty and rename blocks.
         let dimensions = 512
         var model: [String: Note] = [:]
         try withTemporaryDatabase { db, _ throws in
