@@ -22,6 +22,33 @@ import Testing
                 == .explainKnn(.init(collection: "notes", index: "v", vector: [100], k: 1)))
     }
 
+    @Test func theHybridGrammarTakesTextAVectorConditionsAndARadius() throws {
+        #expect(
+            try ShellCommand.parse(#"hybrid notes 5 text "train OR bus" vector [1, 0]"#)
+                == .hybrid(.init(collection: "notes", k: 5, text: "train OR bus", vector: [1, 0])))
+        #expect(
+            try ShellCommand.parse(
+                #"hybrid notes 3 vector [0.5] using v where folder = "work" near (0, 0) within 1500 text 'night'"#)
+                == .hybrid(
+                    .init(
+                        collection: "notes", k: 3, text: "night", vector: [0.5], vectorIndex: "v",
+                        query: DocumentQuery().where("folder", .equal("work")),
+                        center: try GeoPoint(latitude: 0, longitude: 0), radius: 1500)))
+        for (line, message) in [
+            ("hybrid notes 3", "hybrid takes text \"QUERY\", vector [..] or both"),
+            ("hybrid notes 3 text train", "text takes a quoted FTS5 query"),
+            ("hybrid notes 3 vector [1] near (0, 0)", "near (LAT, LON) takes within METERS"),
+            ("hybrid notes 3 vector [1] vector [2]", "vector is given twice")
+        ] {
+            do {
+                _ = try ShellCommand.parse(line)
+                Issue.record("\(line) parsed")
+            } catch {
+                #expect("\(error)".contains(message), "\(line): \(error)")
+            }
+        }
+    }
+
     @Test(arguments: [
         ("knn", "expected a collection name"),
         ("knn notes", "expected a vector index name"),

@@ -68,6 +68,7 @@ extension ShellCommand {
     static func near(_ near: Near) -> ShellCommand { CommandTable.near(near) }
     static func explainNear(_ near: Near) -> ShellCommand { CommandTable.explain(.near(near)) }
     static func knn(_ knn: Knn) -> ShellCommand { CommandTable.knn(knn) }
+    static func hybrid(_ hybrid: Hybrid) -> ShellCommand { CommandTable.hybrid(hybrid) }
     static func explainKnn(_ knn: Knn) -> ShellCommand { CommandTable.explain(.knn(knn)) }
     static func terms(_ collection: String, index: String?, prefix: String, limit: Int?) -> ShellCommand {
         CommandTable.terms(.init(collection: collection, index: index, prefix: prefix, limit: limit))

@@ -7,6 +7,7 @@ extension CommandTable {
     typealias ScanOptions = ShellCommand.ScanOptions
     typealias Near = ShellCommand.Near
     typealias Knn = ShellCommand.Knn
+    typealias Hybrid = ShellCommand.Hybrid
 
     static func path(_ s: inout LineScanner) throws -> String {
         s.skipSpaces()
@@ -102,10 +103,8 @@ extension CommandTable {
         return near
     }
 
-    /// `knn COLLECTION INDEX VECTOR K [where COND [and COND]…] [exact]`, after the command's name.
-    static func knn(_ s: inout LineScanner) throws -> Knn {
-        let collection = try s.expectWord("a collection name")
-        let index = try s.expectWord("a vector index name")
+    /// The query vector of `knn` and `hybrid`: a non-empty JSON array of finite numbers.
+    static func queryVector(_ s: inout LineScanner) throws -> [Float] {
         s.skipSpaces()
         let at = s.position
         let value = try s.jsonValue("the query vector, a JSON array of numbers")
@@ -121,6 +120,14 @@ extension CommandTable {
             }
             vector.append(Float(d))
         }
+        return vector
+    }
+
+    /// `knn COLLECTION INDEX VECTOR K [where COND [and COND]…] [exact]`, after the command's name.
+    static func knn(_ s: inout LineScanner) throws -> Knn {
+        let collection = try s.expectWord("a collection name")
+        let index = try s.expectWord("a vector index name")
+        let vector = try queryVector(&s)
         let k = try s.expectCount("K, how many nearest")
         var knn = Knn(collection: collection, index: index, vector: vector, k: k)
         try clauses(&s) { word, start, s in
@@ -136,6 +143,46 @@ extension CommandTable {
         }
         guard s.atEnd else { throw s.fail("expected where or exact") }
         return knn
+    }
+
+    /// `hybrid COLLECTION K [text "QUERY"] [vector [..]] [using INDEX] [where …] [near (LAT, LON)
+    /// within M]`, after the command's name.
+    static func hybrid(_ s: inout LineScanner) throws -> Hybrid {
+        let collection = try s.expectWord("a collection name")
+        let k = try s.expectCount("K, how many hits")
+        var hybrid = Hybrid(collection: collection, k: k)
+        try clauses(&s) { word, start, s in
+            switch word {
+            case "text":
+                s.skipSpaces()
+                switch s.current {
+                case UInt8(ascii: "\"")?: hybrid.text = String(decoding: try s.quoted(), as: UTF8.self)
+                case UInt8(ascii: "'")?: hybrid.text = try s.singleQuoted()
+                default: throw s.fail("text takes a quoted FTS5 query")
+                }
+            case "vector": hybrid.vector = try queryVector(&s)
+            case "using": hybrid.vectorIndex = try s.expectWord("a vector index name after using")
+            case "where":
+                repeat { hybrid.query.conditions.append(try condition(&s)) } while s.accept("and")
+            case "near":
+                hybrid.center = try point(&s)
+                guard s.accept("within") else { throw s.fail("near (LAT, LON) takes within METERS") }
+                s.skipSpaces()
+                let at = s.position
+                let value = try s.jsonValue("a distance in metres after within")
+                guard let metres = number(value), metres.isFinite, metres >= 0 else {
+                    throw s.fail("within takes a distance in metres (a number, at least 0)", at: at)
+                }
+                hybrid.radius = metres
+            default:
+                throw s.fail("unexpected \"\(word)\": expected text, vector, using, where or near", at: start)
+            }
+        }
+        guard s.atEnd else { throw s.fail("expected text, vector, using, where or near") }
+        guard hybrid.text != nil || hybrid.vector != nil else {
+            throw s.fail("hybrid takes text \"QUERY\", vector [..] or both")
+        }
+        return hybrid
     }
 
     /// Reads the clauses that follow a command's arguments, each a keyword (lower-cased) given

@@ -12,7 +12,7 @@ enum CommandTable {
         get, put, del, scan, delrange, stats, property, size, compact, snapshot, release, dump, load, keyspaces,
         sync, repair,
         schema, collections, indexes, insert, upsert, doc, remove, importFile, exportFile, find, count, explain,
-        search, near, knn, terms, verify, reindex, optimize, salvage, changes,
+        search, near, knn, hybrid, terms, verify, reindex, optimize, salvage, changes,
         conflicts, resolve, revs, replicate, serve,
         layers, replaceBase, backup, writeBase,
         format, timer, help, quit

@@ -115,6 +115,16 @@ extension CommandTable {
         access: .read, completion: [.collection], keywords: ["where", "and", "exact"], parse: { s in try knn(&s) }
     ) { session, knn in try session.knn(knn) }
 
+    static let hybrid = CommandDefinition<ShellCommand.Hybrid>(
+        "hybrid",
+        usage:
+            "hybrid COLLECTION K [text \"QUERY\"] [vector [..]] [using INDEX] [where …] [near (LAT, LON) within METERS]",
+        summary:
+            "the K best documents by reciprocal rank fusion (constant 60) of a text query (BM25) and a vector query, among those meeting the conditions",
+        access: .read, completion: [.collection],
+        keywords: ["text", "vector", "using", "where", "and", "near", "within"], parse: { s in try hybrid(&s) }
+    ) { session, hybrid in try session.hybrid(hybrid) }
+
     static let terms = CommandDefinition<ShellCommand.Terms>(
         "terms", usage: "terms COLLECTION [INDEX] [PREFIX] [limit N]",
         summary: "a text index's statistics, then its terms with the documents holding each", access: .read,
@@ -256,6 +266,29 @@ extension ShellSession {
                 "plan": .string(plan.description)
             ],
             plan.description)
+    }
+
+    func hybrid(_ hybrid: ShellCommand.Hybrid) throws {
+        var query = HybridQuery(text: hybrid.text, vector: hybrid.vector, k: hybrid.k, conditions: hybrid.query)
+        query.vectorIndex = hybrid.vectorIndex
+        if let center = hybrid.center, let radius = hybrid.radius { query.near = (center, radius) }
+        let hits = try reading { try $0.hybrid(hybrid.collection, query) }
+        let primaryKey = try documents().schema.collection(hybrid.collection).primaryKey
+        leadingColumns = [primaryKey, "score"]
+        for hit in hits {
+            let text = hit.textRank.map { .int(Int64($0)) } ?? JSONValue.null
+            let vector = hit.vectorRank.map { .int(Int64($0)) } ?? JSONValue.null
+            var row: JSONObject = [primaryKey: hit.id]
+            if case .object(let fields) = hit.document { row = fields }
+            row["score"] = .double(hit.score)
+            emitRow(
+                [
+                    "id": hit.id, "score": .double(hit.score), "text_rank": text, "vector_rank": vector,
+                    "distance": hit.distance.map { .double($0) } ?? .null, "document": hit.document
+                ],
+                "\(ShellDisplay.compactJSON(hit.id))  \(String(format: "%.6f", hit.score))  text \(hit.textRank.map(String.init) ?? "-")  vector \(hit.vectorRank.map(String.init) ?? "-")  \(ShellDisplay.compactJSON(hit.document))",
+                row: .object(row))
+        }
     }
 
     func knn(_ knn: ShellCommand.Knn) throws {

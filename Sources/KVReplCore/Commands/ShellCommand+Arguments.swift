@@ -102,6 +102,18 @@ extension ShellCommand {
         case knn(Knn)
     }
 
+    /// `hybrid COLLECTION K [text "QUERY"] [vector [..]] [using INDEX] [where …] [near (LAT, LON) within M]`.
+    struct Hybrid: Equatable, Sendable {
+        var collection: String
+        var k: Int
+        var text: String?
+        var vector: [Float]?
+        var vectorIndex: String?
+        var query = DocumentQuery()
+        var center: GeoPoint?
+        var radius: Double?
+    }
+
     /// `knn COLLECTION INDEX VECTOR K [where …] [exact]`.
     struct Knn: Equatable, Sendable {
         var collection: String
