@@ -1,4 +1,4 @@
-import CVectorKernels
+internal import CVectorKernels
 
 #if _endian(big)
 #error("KVVector stores float32 values little-endian and reads them in place: a big-endian host is not supported")
