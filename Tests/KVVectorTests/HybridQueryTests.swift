@@ -117,3 +117,22 @@ import Testing
         }
     }
 }
+
+extension HybridQueryTests {
+    /// A hybrid request is fetched by every reader and observed: a write that changes the
+    /// fused order wakes it.
+    @Test func anObservedHybridRequestFollowsWrites() async throws {
+        let dir = TemporaryDirectory()
+        let db = try LevelDB(path: dir.child("db"))
+        defer { db.close() }
+        let store = try DocumentStore(database: db, schema: try DocumentSchema(json: Data(Self.schemaJSON.utf8)))
+        let notes = try store.collection("notes")
+        try notes.insert(["id": "a", "body": "night train", "embedding": [1, 0, 0, 0, 0, 0]])
+        let request = HybridRequest("notes", HybridQuery(text: "train", vector: [0, 1, 0, 0, 0, 0], k: 2))
+        #expect(try await store.fetch(request).map(\.id) == ["a"])
+        var values = store.observe(request).makeAsyncIterator()
+        #expect(try await values.next()?.map(\.id) == ["a"])
+        try notes.insert(["id": "b", "body": "train train", "embedding": [0, 1, 0, 0, 0, 0]])
+        #expect(try await values.next()?.map(\.id) == ["b", "a"])
+    }
+}

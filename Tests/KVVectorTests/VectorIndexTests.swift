@@ -526,3 +526,60 @@ private func makeNotes(_ rng: inout SplitMix64, count: Int, dimensions: Int) -> 
         }
     }
 }
+
+extension VectorIndexTests {
+    /// A vector index goes where the store goes: a dump loaded into a new database answers
+    /// the same; a salvage quarantines a damaged document and rebuilds the index without its
+    /// vector; a data migration's writes maintain it.
+    @Test func dumpLoadSalvageAndMigrationsKeepTheIndexExact() throws {
+        let dir = TemporaryDirectory("vector-everywhere")
+        var rng = SplitMix64(seed: 55)
+        let notes = makeNotes(&rng, count: 200, dimensions: 16)
+        let schema = try schema(dimensions: 16, metric: .l2)
+        let query = (0..<16).map { _ in Float(Double(rng.next() % 2000) / 1000 - 1) }
+        let db = try LevelDB(path: dir.child("db"))
+        let store = try DocumentStore(database: db, schema: schema)
+        try store.write { batch in for n in notes { try batch.insert("notes", n.document) } }
+        let before = try store.read { try $0.nearest("notes", to: query, k: 15) }
+        expectNearest(before, notes, query: query, k: 15, metric: .l2, "before")
+
+        // Dump and load.
+        try db.dump(to: dir.child("dump.jsonl"))
+        let copy = try LevelDB(path: dir.child("copy"))
+        try copy.load(from: dir.child("dump.jsonl"))
+        let loaded = try DocumentStore(database: copy)
+        #expect(try loaded.read { try $0.nearest("notes", to: query, k: 15) } == before)
+        #expect(try loaded.verify().isClean)
+        copy.close()
+
+        // A damaged document: quarantined by a salvage, its vector gone from the index.
+        guard case .string(let victim) = before[0].id else {
+            Issue.record("the nearest has no string id")
+            return
+        }
+        try db.put(Layout(root: Subspace()).document("notes", .string(victim)), Array("not a document".utf8))
+        let report = try store.salvage()
+        #expect(report.quarantined.count == 1)
+        let salvaged = try store.read { try $0.nearest("notes", to: query, k: 15) }
+        expectNearest(salvaged, notes.filter { $0.id != victim }, query: query, k: 15, metric: .l2, "after salvage")
+        #expect(try store.verify().isClean)
+        db.close()
+
+        // A data migration that removes every vector of the "home" folder.
+        var migrator = DocumentMigrator()
+        try migrator.register("no vectors at home") { migration in
+            for document in try migration.fetch(.find("notes", DocumentQuery().where("folder", .equal("home")))) {
+                guard case .object(var o) = document else { continue }
+                o["embedding"] = nil
+                try migration.upsert("notes", .object(o))
+            }
+        }
+        let reopened = try LevelDB(path: dir.child("db"))
+        defer { reopened.close() }
+        let migrated = try DocumentStore(database: reopened, migrator: migrator)
+        let after = try migrated.read { try $0.nearest("notes", to: query, k: 15) }
+        let remaining = notes.filter { $0.id != victim && $0.folder != "home" }
+        expectNearest(after, remaining, query: query, k: 15, metric: .l2, "after the migration")
+        #expect(try migrated.verify().isClean)
+    }
+}

@@ -129,3 +129,27 @@ extension DocumentRequest {
         NearestRequest(collection.base.name, to: vector, k: k, query: query, index: index, as: T.self)
     }
 }
+
+/// A hybrid query of a collection (``ReadTransaction/hybrid(_:_:)``) as a request: fetched
+/// by any reader, or observed (woken by every write to the collection).
+public struct HybridRequest: DocumentRequest {
+    /// The collection read.
+    public let collection: String
+    /// The query.
+    public var query: HybridQuery
+
+    /// The hybrid query `query` of `collection`.
+    /// - Parameters:
+    ///   - collection: the collection's name.
+    ///   - query: the text, the vector, the conditions and k.
+    public init(_ collection: String, _ query: HybridQuery) {
+        self.collection = collection
+        self.query = query
+    }
+
+    /// Reads the hits through `transaction` (``ReadTransaction/hybrid(_:_:)``).
+    /// - Throws: as ``ReadTransaction/hybrid(_:_:)``.
+    public func fetch(from transaction: ReadTransaction) throws -> [HybridHit] {
+        try transaction.hybrid(collection, query)
+    }
+}
