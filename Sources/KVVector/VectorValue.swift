@@ -24,26 +24,47 @@ public enum VectorValue {
             return .failure(
                 Problem(reason: "an array of \(elements.count) elements, not \(dimensions) (the index's dimensions)"))
         }
-        var floats = [Float](repeating: 0, count: dimensions)
-        for (i, element) in elements.enumerated() {
+        // Read through the array's buffer: no copy of each element (a copy of a JSONValue
+        // retains and releases; this loop runs for every number of every vector written).
+        var bad: Int?
+        let floats = [Float](unsafeUninitializedCapacity: dimensions) { out, initialized in
+            elements.withUnsafeBufferPointer { values in
+                for i in 0..<dimensions {
+                    let d: Double
+                    switch values[i] {
+                    case .double(let v): d = v
+                    case .int(let v): d = Double(v)
+                    case .uint(let v): d = Double(v)
+                    default: d = .nan
+                    }
+                    let f = Float(d)
+                    guard d.isFinite, f.isFinite else {
+                        bad = i
+                        break
+                    }
+                    out[i] = f
+                    initialized = i + 1
+                }
+            }
+        }
+        guard let bad else { return .success(floats) }
+        let element = elements[bad]
+        switch element {
+        case .int, .uint, .double:
             let d: Double
             switch element {
             case .int(let v): d = Double(v)
             case .uint(let v): d = Double(v)
             case .double(let v): d = v
-            default:
-                return .failure(Problem(reason: "element \(i) is a \(element.typeName), not a number"))
+            default: d = .nan
             }
             guard d.isFinite else {
-                return .failure(Problem(reason: "element \(i) is \(d), not a finite number"))
+                return .failure(Problem(reason: "element \(bad) is \(d), not a finite number"))
             }
-            let f = Float(d)
-            guard f.isFinite else {
-                return .failure(Problem(reason: "element \(i), \(d), is beyond float32's range (±3.4e38)"))
-            }
-            floats[i] = f
+            return .failure(Problem(reason: "element \(bad), \(d), is beyond float32's range (±3.4e38)"))
+        default:
+            return .failure(Problem(reason: "element \(bad) is a \(element.typeName), not a number"))
         }
-        return .success(floats)
     }
 
     /// The JSON array of a stored vector's values.
