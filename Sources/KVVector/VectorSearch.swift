@@ -191,6 +191,9 @@ package struct VectorSearch {
                 }
             },
             prepare: { chunk in
+                // Over a network, a chunk's blocks and documents in one request each; locally
+                // a block is read when a candidate needs it (most chunks are cut short).
+                guard reader.readsAreRoundTrips else { return }
                 try load(chunk)
                 guard let prefetch, accept != nil else { return }
                 try prefetch(

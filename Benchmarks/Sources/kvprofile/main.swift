@@ -52,7 +52,7 @@ enum Workload: String, CaseIterable {
     case importLines = "import"
     case textBuild = "text-build"
     case textColumn = "text-column", textPhrase = "text-phrase", textPrefix = "text-prefix"
-    case vectorScan = "vector-scan", vectorBuild = "vector-build"
+    case vectorScan = "vector-scan", vectorBuild = "vector-build", vectorFilter = "vector-filter"
 
     var covering: Bool { self == .coveringEquality || self == .coveringRange }
 }
@@ -176,7 +176,9 @@ func runTextBuild(_ workload: Workload, n: Int, rounds: Int, directory: String) 
 
 /// Builds a vector index of `n` clustered unit vectors of 384 dimensions (cosine), 1000 per
 /// write, as kvbench's vector section does (`vector-build` profiles the writes); then, for
-/// `vector-scan`, runs `rounds` exact top-10 queries without documents.
+/// `vector-scan`, runs `rounds` exact top-10 queries without documents, and for
+/// `vector-filter` the same with the condition `bucket < 10` (a tenth of the vectors: a scan
+/// that checks documents nearest first).
 func runVector(_ workload: Workload, n: Int, rounds: Int, directory: String) throws {
     let dimensions = 384
     var random = SplitMix64(seed: 5050)
@@ -201,11 +203,11 @@ func runVector(_ workload: Workload, n: Int, rounds: Int, directory: String) thr
         database: db,
         schema: try DocumentSchema(
             json: Data(
-                #"{"collections": {"items": {"indexes": [{"name": "v", "type": "vector", "fields": ["embedding"], "dimensions": 384, "metric": "cosine"}]}}}"#
+                #"{"collections": {"items": {"indexes": [{"name": "by_bucket", "fields": ["bucket"]}, {"name": "v", "type": "vector", "fields": ["embedding"], "dimensions": 384, "metric": "cosine"}]}}}"#
                     .utf8)))
     let batches = stride(from: 0, to: n, by: 1000).map { first in
         (first..<min(first + 1000, n)).map { i -> JSONValue in
-            ["id": .int(Int64(i)), "embedding": .array(draw().map { .double($0) })]
+            ["id": .int(Int64(i)), "bucket": .int(Int64(i * 37 % 100)), "embedding": .array(draw().map { .double($0) })]
         }
     }
     let started = Date()
@@ -222,15 +224,20 @@ func runVector(_ workload: Workload, n: Int, rounds: Int, directory: String) thr
     for batch in batches { try store.write { b in for item in batch { try b.insert("items", item) } } }
     try db.compact()
     let queries = (0..<rounds).map { _ in draw().map { Float($0) } }
+    let filter = workload == .vectorFilter ? DocumentQuery().where("bucket", .less(10)) : DocumentQuery()
+    // The plan of the first query, for a look at what the workload reads.
+    if let first = queries.first {
+        print(try store.read { try $0.explainNearest("items", to: first, k: 10, query: filter) })
+    }
     let queryStarted = Date()
     try store.read { tx in
         try profiledWorkload(rounds: rounds) { i in
-            _ = try tx.nearest("items", to: queries[i], k: 10, includeDocuments: false)
+            _ = try tx.nearest("items", to: queries[i], k: 10, query: filter, includeDocuments: false)
         }
     }
     print(
         String(
-            format: "vector-scan: %d vectors, %.3f ms per query", n,
+            format: "%@: %d vectors, %.3f ms per query", workload.rawValue, n,
             Date().timeIntervalSince(queryStarted) / Double(max(rounds, 1)) * 1e3))
 }
 
@@ -238,7 +245,7 @@ func run(_ workload: Workload, n: Int, rounds: Int, directory: String) throws {
     switch workload {
     case .textBuild, .textColumn, .textPhrase, .textPrefix:
         return try runTextBuild(workload, n: n, rounds: rounds, directory: directory)
-    case .vectorScan, .vectorBuild:
+    case .vectorScan, .vectorBuild, .vectorFilter:
         return try runVector(workload, n: n, rounds: rounds, directory: directory)
     default: break
     }
@@ -335,7 +342,7 @@ func run(_ workload: Workload, n: Int, rounds: Int, directory: String) throws {
                 try store.write { batch in for p in batches[i] { try batch.delete("person", id: .string(p.id)) } }
             }
         }
-    case .textBuild, .textColumn, .textPhrase, .textPrefix, .vectorScan, .vectorBuild:
+    case .textBuild, .textColumn, .textPhrase, .textPrefix, .vectorScan, .vectorBuild, .vectorFilter:
         return
     case .importLines:
         let file = directory + "/people.jsonl"
