@@ -49,8 +49,6 @@ package struct NearestSelection {
 
     /// How many exact scores the last ``select(_:k:accept:exact:)`` computed.
     package private(set) var exactComputed = 0
-    /// How many candidates it took (exact or refused by `accept`).
-    package private(set) var taken = 0
 
     package init() {}
 
@@ -71,7 +69,6 @@ package struct NearestSelection {
         prepare: (([Candidate]) throws -> Void)? = nil
     ) throws -> [Result] {
         exactComputed = 0
-        taken = 0
         guard k > 0, !candidates.isEmpty else { return [] }
         var heap = Heap(candidates)
         var best: [Result] = []  // sorted, nearest first, at most k
@@ -91,7 +88,6 @@ package struct NearestSelection {
             let next = chunk[position]
             position += 1
             if best.count == k, let worst = best.last, Double(next.lower) > worst.score { break }
-            taken += 1
             if let accept, try !accept(next) { continue }
             guard let result = try exact(next) else { continue }
             exactComputed += 1

@@ -63,13 +63,6 @@ package struct VectorIndex: Sendable {
         return try reader.scan(range, order: .reverse).next { k, v in (Array(k), Array(v)) }
     }
 
-    /// The vector of document `id` (tuple-encoded), or `nil`.
-    /// - Throws: `.corruption` for a damaged block, naming its key.
-    package func vector(of id: [UInt8], _ reader: some KeyValueReader) throws -> [Float]? {
-        guard let (key, value) = try block(holding: id, reader) else { return nil }
-        return try entries(key, value).first(where: { $0.id == id })?.values
-    }
-
     /// The entries of a stored block.
     /// - Throws: `.corruption` naming the key for bytes that are not a block, or a block
     ///   whose first id is not its key's.

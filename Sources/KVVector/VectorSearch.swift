@@ -19,8 +19,6 @@ package struct VectorSearch {
     package private(set) var vectorsScanned = 0
     /// Exact distances the last search computed.
     package private(set) var exactComputed = 0
-    /// Candidates the last search took in order of their bounds (exact, or refused by `accept`).
-    package private(set) var candidatesTaken = 0
 
     /// - Throws: `.invalidArgument` for a query of the wrong dimensions or with a value that
     ///   is not finite.
@@ -38,11 +36,9 @@ package struct VectorSearch {
         self.kernel = VectorKernel(metric: index.metric, query: query)
     }
 
-    /// The k nearest vectors (those whose id is in `only`, when given) that `accept` takes,
-    /// nearest first, ties by id.
+    /// The k nearest vectors that `accept` takes, nearest first, ties by id.
     /// - Parameters:
     ///   - k: how many.
-    ///   - only: the ids (tuple-encoded) the results are taken from; `nil`: every vector.
     ///   - accept: whether a vector's document is a result, asked with its id in order of
     ///     the vectors' lower bounds; `nil`: every one is.
     ///   - reader: the snapshot.
@@ -51,7 +47,7 @@ package struct VectorSearch {
     ///     candidates in order (a reader whose reads are round trips fetches their documents
     ///     in one request).
     package mutating func scan(
-        k: Int, only: Set<ByteKey>? = nil, accept: (([UInt8]) throws -> Bool)? = nil,
+        k: Int, accept: (([UInt8]) throws -> Bool)? = nil,
         prefetch: (([[UInt8]]) throws -> Void)? = nil, reader: some KeyValueReader
     ) throws -> [NearestSelection.Result] {
         blocksRead = 0
@@ -105,28 +101,14 @@ package struct VectorSearch {
                 throw KVDocsError(.corruption, "\(name): \(error.message)", key: Array(key))
             }
             keys.append(Array(key))
-            if let only {
-                try view.forEachID { slot, id in
-                    if only.contains(ByteKey(Array(id))) {
-                        let c = NearestSelection.Candidate(
-                            lower: kernel.lowerBound(view.vector(slot), norm: view.norm(slot)), block: ordinal,
-                            slot: Int32(slot))
-                        candidates.append(c)
-                        try keep(c, view)
-                        scanned += 1
-                    }
-                    return true
-                }
-            } else {
-                for slot in 0..<view.count {
-                    let c = NearestSelection.Candidate(
-                        lower: kernel.lowerBound(view.vector(slot), norm: view.norm(slot)), block: ordinal,
-                        slot: Int32(slot))
-                    candidates.append(c)
-                    if kept.count < keptCount || kept.max.map({ c < $0 }) == true { try keep(c, view) }
-                }
-                scanned += view.count
+            for slot in 0..<view.count {
+                let c = NearestSelection.Candidate(
+                    lower: kernel.lowerBound(view.vector(slot), norm: view.norm(slot)), block: ordinal,
+                    slot: Int32(slot))
+                candidates.append(c)
+                try keep(c, view)
             }
+            scanned += view.count
         }) {}
         blocksRead = keys.count
         vectorsScanned = scanned
@@ -202,7 +184,6 @@ package struct VectorSearch {
                 )
             })
         exactComputed = selection.exactComputed
-        candidatesTaken = selection.taken
         return results
     }
 

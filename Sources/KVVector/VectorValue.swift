@@ -67,8 +67,4 @@ public enum VectorValue {
         }
     }
 
-    /// The JSON array of a stored vector's values.
-    public static func json(_ values: [Float]) -> JSONValue {
-        .array(values.map { .double(Double($0)) })
-    }
 }

@@ -125,6 +125,7 @@ extension ReadTransaction {
         // The text list: matches by BM25 meeting the conditions (and within the radius),
         // read in growing prefixes until `depth` meet them or the matches end.
         var textList: [[UInt8]] = []
+        let fields = conditions.conditions.map(\.field.wholeField)
         if let text = hybrid.text {
             let maintainer = try textMaintainer(collection, hybrid.textIndex)
             var limit = hybrid.depth * 4
@@ -133,9 +134,17 @@ extension ReadTransaction {
                 textList = []
                 for entry in ranking.hits where textList.count < hybrid.depth {
                     let id = Tuple([entry.id]).encoded
-                    if let within, !within.contains(ByteKey(id)) { continue }
-                    if !conditions.conditions.isEmpty {
-                        guard let value = try document(id), conditions.matches(value) else { continue }
+                    // The documents within the radius were found with the conditions.
+                    if let within {
+                        guard within.contains(ByteKey(id)) else { continue }
+                    } else if !conditions.conditions.isEmpty {
+                        let key = documentPrefix + id
+                        let meets = try reader.withValue(forKey: key) { bytes in
+                            try bytes.map {
+                                try storedDocument($0, key: key, of: collection, matches: conditions, fields: fields)
+                            } ?? false
+                        }
+                        guard meets else { continue }
                     }
                     textList.append(id)
                 }

@@ -157,8 +157,7 @@ extension ReadTransaction {
                 "nearest returns the k nearest, nearest first: its query takes conditions and selected fields, no order, limit or offset"
             )
         }
-        let reader = try self.index(name, of: collection, as: VectorIndexMaintainer.self)
-        let maintainer = reader.maintainer
+        let maintainer = try self.index(name, of: collection, as: VectorIndexMaintainer.self).maintainer
         var search = try VectorSearch(index: maintainer.index, query: vector)
         let vectors = try maintainer.index.count(self.reader)
         let documentPrefix = store.layout.documents(collection).prefix
@@ -204,18 +203,6 @@ extension ReadTransaction {
                 // built); over a network, each chunk of candidates' documents in one request.
                 let fields = query.conditions.map(\.field.wholeField)
                 var stored: [ByteKey: [UInt8]] = [:]
-                func matches(_ id: [UInt8], _ bytes: UnsafeRawBufferPointer) throws -> Bool {
-                    let key = documentPrefix + id
-                    do {
-                        guard BinaryJSON.isBinary(bytes) else { return query.matches(try JSONValue(parsing: bytes)) }
-                        return query.matches(try FieldPath.project(binary: bytes, onto: fields))
-                    } catch let error as KVDocsError {
-                        throw KVDocsError(
-                            .corruption, "document of \"\(collection)\" is damaged: \(error.message)", key: key)
-                    } catch {
-                        throw KVDocsError(.corruption, "document of \"\(collection)\" is damaged: \(error)", key: key)
-                    }
-                }
                 let prefetch: (([[UInt8]]) throws -> Void)? =
                     self.reader.readsAreRoundTrips
                     ? { ids in
@@ -229,10 +216,16 @@ extension ReadTransaction {
                     k: k,
                     accept: { id in
                         checked += 1
-                        if let bytes = stored[ByteKey(id)] { return try bytes.withUnsafeBytes { try matches(id, $0) } }
-                        return try self.reader.withValue(forKey: documentPrefix + id) { bytes in
+                        let key = documentPrefix + id
+                        if let bytes = stored[ByteKey(id)] {
+                            return try bytes.withUnsafeBytes {
+                                try self.storedDocument($0, key: key, of: collection, matches: query, fields: fields)
+                            }
+                        }
+                        return try self.reader.withValue(forKey: key) { bytes in
                             guard let bytes else { return false }
-                            return try matches(id, bytes)
+                            return try self.storedDocument(
+                                bytes, key: key, of: collection, matches: query, fields: fields)
                         }
                     }, prefetch: prefetch, reader: self.reader)
             }
@@ -265,6 +258,24 @@ extension ReadTransaction {
             blocksRead: search.blocksRead, vectorsScanned: search.vectorsScanned,
             exactDistances: search.exactComputed, documentsChecked: checked, hits: hits.count)
         return (hits, plan)
+    }
+
+    /// Whether the document stored as `bytes` under `key` meets `query`'s conditions, read
+    /// from the bytes: only the conditions' `fields` (their whole fields) of the binary form,
+    /// no document built (JSON text, which a layered base may hold, is parsed).
+    /// - Throws: `.corruption` naming the key for damaged bytes.
+    func storedDocument(
+        _ bytes: UnsafeRawBufferPointer, key: [UInt8], of collection: String, matches query: DocumentQuery,
+        fields: [[String]]
+    ) throws -> Bool {
+        do {
+            guard BinaryJSON.isBinary(bytes) else { return query.matches(try JSONValue(parsing: bytes)) }
+            return query.matches(try FieldPath.project(binary: bytes, onto: fields))
+        } catch let error as KVDocsError {
+            throw KVDocsError(.corruption, "document of \"\(collection)\" is damaged: \(error.message)", key: key)
+        } catch {
+            throw KVDocsError(.corruption, "document of \"\(collection)\" is damaged: \(error)", key: key)
+        }
     }
 
     /// The largest k a nearest-neighbour query takes.
