@@ -193,7 +193,7 @@ let package = Package(
         .testTarget(name: "KVKeysTests", dependencies: ["KVDocs", "KVDocsTestSupport"]),
         .testTarget(name: "KVTextTests", dependencies: ["KVDocs", "KVDocsTestSupport"]),
         .testTarget(name: "KVGeoTests", dependencies: ["KVDocs", "KVDocsTestSupport"]),
-        .testTarget(name: "KVVectorTests", dependencies: ["KVDocs", "KVDocsTestSupport"]),
+        .testTarget(name: "KVVectorTests", dependencies: ["KVDocs", "KVDocsTestSupport", "KVDocuments", "KVVector"]),
         .testTarget(name: "KVDocumentsTests", dependencies: ["KVDocs", "KVDocsTestSupport", "CAllocationCount"])
     ],
     swiftLanguageModes: [.v6]

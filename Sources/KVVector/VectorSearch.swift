@@ -46,17 +46,16 @@ package struct VectorSearch {
     ///   - prefetch: called, before `accept` is asked about them, with the ids of the next
     ///     candidates in order (a reader whose reads are round trips fetches their documents
     ///     in one request).
+    ///   - ranges: the blocks to read: every vector's (the default), or some lists'.
     package mutating func scan(
         k: Int, accept: (([UInt8]) throws -> Bool)? = nil,
-        prefetch: (([[UInt8]]) throws -> Void)? = nil, reader: some KeyValueReader
+        prefetch: (([[UInt8]]) throws -> Void)? = nil, ranges: [KeyRange]? = nil, reader: some KeyValueReader
     ) throws -> [NearestSelection.Result] {
         blocksRead = 0
         vectorsScanned = 0
         guard k > 0 else { return [] }
         var keys: [[UInt8]] = []
         var candidates: [NearestSelection.Candidate] = []
-        // Blocks are derived data read whole: see KeyValueReader.scanWithoutChecksums(_:order:).
-        let cursor = try reader.scanWithoutChecksums(index.blocks, order: .forward)
         let kernel = self.kernel
         let dimensions = index.dimensions
         let name = index.name
@@ -92,24 +91,28 @@ package struct VectorSearch {
             copySlot[Self.slotKey(c)] = slot
         }
         func copy(_ c: NearestSelection.Candidate) -> Int? { copySlot[Self.slotKey(c)] }
-        while try cursor.step({ key, value in
-            let ordinal = Int32(truncatingIfNeeded: keys.count)
-            let view: VectorBlock.View
-            do {
-                view = try VectorBlock.View(value, dimensions: dimensions)
-            } catch let error as KVDocsError {
-                throw KVDocsError(.corruption, "\(name): \(error.message)", key: Array(key))
-            }
-            keys.append(Array(key))
-            for slot in 0..<view.count {
-                let c = NearestSelection.Candidate(
-                    lower: kernel.lowerBound(view.vector(slot), norm: view.norm(slot)), block: ordinal,
-                    slot: Int32(slot))
-                candidates.append(c)
-                try keep(c, view)
-            }
-            scanned += view.count
-        }) {}
+        // Blocks are derived data read whole: see KeyValueReader.scanWithoutChecksums(_:order:).
+        for range in ranges ?? [index.blocks] {
+            let cursor = try reader.scanWithoutChecksums(range, order: .forward)
+            while try cursor.step({ key, value in
+                let ordinal = Int32(truncatingIfNeeded: keys.count)
+                let view: VectorBlock.View
+                do {
+                    view = try VectorBlock.View(value, dimensions: dimensions)
+                } catch let error as KVDocsError {
+                    throw KVDocsError(.corruption, "\(name): \(error.message)", key: Array(key))
+                }
+                keys.append(Array(key))
+                for slot in 0..<view.count {
+                    let c = NearestSelection.Candidate(
+                        lower: kernel.lowerBound(view.vector(slot), norm: view.norm(slot)), block: ordinal,
+                        slot: Int32(slot))
+                    candidates.append(c)
+                    try keep(c, view)
+                }
+                scanned += view.count
+            }) {}
+        }
         blocksRead = keys.count
         vectorsScanned = scanned
         // The blocks read again for exact distances and ids, by ordinal: read a chunk of
@@ -185,6 +188,39 @@ package struct VectorSearch {
             })
         exactComputed = selection.exactComputed
         return results
+    }
+
+    /// Lists read by the last approximate search (`nil`: it scanned every vector).
+    package private(set) var listsRead: Int?
+
+    /// The k nearest vectors that `accept` takes, approximately: those of the `probes` lists
+    /// whose centroids are nearest the query, nearest first, ties by id, with exact
+    /// distances. With a filter, a search that finds fewer than k reads 4× as many lists,
+    /// then every vector, so that it returns k whenever k match. An index without lists
+    /// (fewer than ``VectorIndex/trainingThreshold`` vectors when last trained) is scanned
+    /// whole: exact.
+    /// - Throws: `.corruption` for damaged centroids or blocks, naming the key; what
+    ///   `accept` throws.
+    package mutating func approximate(
+        k: Int, probes: Int, accept: (([UInt8]) throws -> Bool)? = nil,
+        prefetch: (([[UInt8]]) throws -> Void)? = nil, reader: some KeyValueReader
+    ) throws -> [NearestSelection.Result] {
+        listsRead = nil
+        guard k > 0, let centroids = try index.centroids(reader) else {
+            return try scan(k: k, accept: accept, prefetch: prefetch, reader: reader)
+        }
+        var probes = max(1, probes)
+        while probes < centroids.count {
+            let lists = centroids.nearestLists(kernel, probes: probes)
+            let results = try scan(
+                k: k, accept: accept, prefetch: prefetch, ranges: lists.map { .prefix(index.listPrefix($0)) },
+                reader: reader)
+            listsRead = lists.count
+            if results.count >= k || accept == nil { return results }
+            probes *= 4
+        }
+        listsRead = nil
+        return try scan(k: k, accept: accept, prefetch: prefetch, reader: reader)
     }
 
     /// Bytewise order of an id and one read in place.

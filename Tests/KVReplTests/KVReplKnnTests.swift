@@ -16,7 +16,13 @@ import Testing
                 == .knn(
                     .init(
                         collection: "notes", index: "by_embedding", vector: [1, 2], k: 3,
-                        query: DocumentQuery().where("folder", .equal("work")).where("rank", .less(5)), exact: true)))
+                        query: DocumentQuery().where("folder", .equal("work")).where("rank", .less(5)), search: .exact)))
+        #expect(
+            try ShellCommand.parse("knn notes v [1] 2 probes 7 where a = 1")
+                == .knn(
+                    .init(
+                        collection: "notes", index: "v", vector: [1], k: 2, query: DocumentQuery().where("a", .equal(1)),
+                        search: .approximate(probes: 7))))
         #expect(
             try ShellCommand.parse("explain knn notes v [1e2] 1")
                 == .explainKnn(.init(collection: "notes", index: "v", vector: [100], k: 1)))
@@ -60,7 +66,10 @@ import Testing
         ("knn notes v [1] -3", "K, how many nearest"),
         ("knn notes v [1] 3 limit 4", "it takes no limit"),
         ("knn notes v [1] 3 exact exact", "exact is given twice"),
-        ("knn notes v [1] 3 sideways", "expected where or exact")
+        ("knn notes v [1] 3 sideways", "expected where, exact or probes"),
+        ("knn notes v [1] 3 probes", "N, how many lists"),
+        ("knn notes v [1] 3 probes 0", "probes must be at least 1"),
+        ("knn notes v [1] 3 exact probes 2", "knn takes one of exact and probes N, once")
     ])
     func malformedKnnCommandsSayWhatWasExpected(line: String, message: String) {
         #expect(throws: ShellCommandError.self) { try ShellCommand.parse(line) }

@@ -240,10 +240,24 @@ private func makeNotes(_ rng: inout SplitMix64, count: Int, dimensions: Int) -> 
                 }
             }
             let query: [Float] = [2500, 0, 0, 1]
-            let plain = try store.read { try $0.explainNearest("notes", to: query, k: 3) }
+            let plain = try store.read { try $0.explainNearest("notes", to: query, k: 3, search: .exact) }
             #expect(plain.strategy == .scan)
             #expect(plain.vectorsScanned == 5000)
             #expect(plain.hits == 3)
+            #expect(plain.listsRead == nil)
+            #expect(plain.description.contains("(l2, exact)"))
+            // Approximate: the lists nearest the query (70 lists: trained on 5,000 vectors).
+            let approximate = try store.read {
+                try $0.explainNearest("notes", to: query, k: 3, search: .approximate(probes: 2))
+            }
+            #expect(approximate.strategy == .scan)
+            #expect(approximate.lists == 70)
+            #expect(approximate.listsRead == 2)
+            #expect(approximate.vectorsScanned < 1000)
+            #expect(approximate.description.contains("approximate: 2 of 70 lists read"))
+            #expect(
+                try store.read { try $0.nearest("notes", to: query, k: 3, search: .approximate(probes: 2)) }
+                    .map(\.id) == ["n2500", "n2499", "n2501"])
             let rare = try store.read {
                 try $0.explainNearest("notes", to: query, k: 3, query: DocumentQuery().where("folder", .equal("rare")))
             }
@@ -403,9 +417,10 @@ private func makeNotes(_ rng: inout SplitMix64, count: Int, dimensions: Int) -> 
         }
     }
 
-    /// The fixture written by the first vector layout (format 1) opens without a rebuild of
-    /// its vector index, verifies clean, and answers as the code that wrote it did.
-    @Test func theFormatOneFixtureOpensUnchangedAndAnswersAsItsWriterDid() throws {
+    /// The fixture written by the first vector layout (format 1, no lists) is rebuilt when
+    /// it opens (its index to format 2), verifies clean, and answers as the code that wrote
+    /// it did.
+    @Test func theFormatOneFixtureIsRebuiltOnOpenAndAnswersAsItsWriterDid() throws {
         let dir = TemporaryDirectory()
         let path = dir.child("db")
         try FileManager.default.copyItem(
@@ -414,7 +429,7 @@ private func makeNotes(_ rng: inout SplitMix64, count: Int, dimensions: Int) -> 
         defer { db.close() }
         var built: [String] = []
         let store = try DocumentStore(database: db) { built.append("\($0.collection)/\($0.index)") }
-        #expect(built.isEmpty)
+        #expect(Set(built) == ["notes/by_embedding"])
         #expect(try store.verify().isClean)
         let all = try store.read { try $0.nearest("notes", to: [1, 0.2, 0, 0], k: 10) }
         #expect(all.map(\.id) == [2, 1, "a", "b", 5])

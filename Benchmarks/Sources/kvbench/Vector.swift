@@ -110,7 +110,7 @@ extension Bench {
         try db.compact()
         let build = now() - started
         let layout = try store.read { tx in
-            try tx.explainNearest("items", to: data.query(0), k: 1)
+            try tx.explainNearest("items", to: data.query(0), k: 1, search: .approximate(probes: 1))
         }
         let indexRange = KeyRange.prefix(Subspace().pack(["x", "vector", "items", "by_embedding"]))
         let indexBytes = Double(try db.approximateSize(of: indexRange))
@@ -151,13 +151,56 @@ extension Bench {
                 let start = now()
                 try store.read { tx in
                     for q in queries {
-                        let hits = try tx.nearest("items", to: q, k: k, query: filter.query, includeDocuments: false)
+                        let hits = try tx.nearest(
+                            "items", to: q, k: k, query: filter.query, search: .exact, includeDocuments: false)
                         found.append(hits.map { if case .int(let id) = $0.id { Int(id) } else { -1 } })
                     }
                 }
                 let seconds = now() - start
-                plan = try store.read { try $0.explainNearest("items", to: queries[0], k: k, query: filter.query) }
+                plan = try store.read {
+                    try $0.explainNearest("items", to: queries[0], k: k, query: filter.query, search: .exact)
+                }
                 return (seconds, queryCount, ["recall": Self.recall(found, exact[filter.name] ?? [])])
+            }
+            if let plan { notes["vector plan " + name] = plan.description }
+        }
+
+        // Approximate: the lists nearest the query, at several probes (unfiltered), and at the
+        // default probes with each filter; "fewest hits" is the smallest count any query got.
+        let lists = layout.lists ?? 0
+        let defaultProbes = VectorSearchMode.defaultProbes(lists: lists)
+        var runs: [(filter: Int, probes: Int?)] = [1, 2, 4, 8, 16, 32].filter { $0 < lists }.map { (0, $0) }
+        runs += [(0, nil), (1, nil), (2, nil), (3, nil)]
+        for (f, probes) in runs {
+            let filter = filters[f]
+            var name = "approximate top \(k), \(label)"
+            if !filter.name.isEmpty { name += ", filter \(filter.name)" }
+            name += probes.map { ", probes \($0)" } ?? ", default probes (\(defaultProbes))"
+            var found: [[Int]] = []
+            var plan: VectorPlan?
+            try measure("vector", name, "kvdocs") {
+                found = []
+                let start = now()
+                try store.read { tx in
+                    for q in queries {
+                        let hits = try tx.nearest(
+                            "items", to: q, k: k, query: filter.query, search: .approximate(probes: probes),
+                            includeDocuments: false)
+                        found.append(hits.map { if case .int(let id) = $0.id { Int(id) } else { -1 } })
+                    }
+                }
+                let seconds = now() - start
+                plan = try store.read {
+                    try $0.explainNearest(
+                        "items", to: queries[0], k: k, query: filter.query, search: .approximate(probes: probes))
+                }
+                return (
+                    seconds, queryCount,
+                    [
+                        "recall": Self.recall(found, exact[filter.name] ?? []),
+                        "fewest hits": Double(found.map(\.count).min() ?? 0), "lists": Double(lists)
+                    ]
+                )
             }
             if let plan { notes["vector plan " + name] = plan.description }
         }

@@ -27,8 +27,10 @@ package struct VectorIndexMaintainer: IndexMaintainer {
     }
 
     package var definitionJSON: JSONValue { definition.json }
-    /// 1: `("b", first id)` → packed float32 blocks, `("n",)` → the count.
-    package var formatVersion: Int64 { 1 }
+    /// 1: `("b", first id)` → packed float32 blocks, `("n",)` → the count. 2: and the lists
+    /// of an approximate search, `("c",)` → centroids, `("p", list, first id)` → blocks (an
+    /// index of format 1 is rebuilt when the store opens).
+    package var formatVersion: Int64 { 2 }
     package var keyRange: KeyRange { index.keyRange }
     /// Blocks hold many documents' vectors: a layered store's user layer derives them whole.
     package var derivation: IndexDerivation { .whole }
@@ -65,7 +67,9 @@ package struct VectorIndexMaintainer: IndexMaintainer {
 
     package func flush(context: IndexUpdateContext) throws {
         guard let changes = context.existingState(for: identity, as: VectorChanges.self) else { return }
-        try index.apply(changes, reader: context.storage, put: { context.put($0, $1) }, delete: { context.delete($0) })
+        try index.apply(
+            changes, reader: context.storage, maximumOperations: context.storage.maximumBatchCount,
+            put: { context.put($0, $1) }, delete: { context.delete($0) })
     }
 
     package func finish(context: IndexUpdateContext) throws {
@@ -78,17 +82,42 @@ package struct VectorIndexMaintainer: IndexMaintainer {
     /// index's subspace; never stored).
     func verificationKey(_ id: [UInt8]) -> [UInt8] { index.subspace.pack(["v"]) + id }
 
+    /// The key of a vector the lists misplace, in the normalized form (`("x", id)`; never
+    /// stored, and implied by no document, so that verify reports it).
+    func misplacedKey(_ id: [UInt8]) -> [UInt8] { index.subspace.pack(["x"]) + id }
+
     /// One entry per stored vector (`("v", id)` → its float32 bytes) and the count, read
-    /// from the blocks: what ``makeVerifier()`` expects, whatever the blocks' boundaries.
-    /// - Throws: `.corruption` for a damaged block, blocks whose ids overlap or a key outside
-    ///   the layout.
+    /// from the blocks: what ``makeVerifier()`` expects, whatever the blocks' boundaries;
+    /// and `("x", id)` for each vector the lists misplace (missing from the list of its
+    /// nearest centroid, in another, twice, with other values, or in a list of an index
+    /// without centroids).
+    /// - Throws: `.corruption` for a damaged block or centroids, blocks whose ids overlap or
+    ///   a key outside the layout.
     package func verificationEntries(_ reader: any KeyValueReader) throws -> [([UInt8], [UInt8])] {
         var result: [([UInt8], [UInt8])] = []
+        var vectors: [([UInt8], [Float])] = []
+        var listed: [ByteKey: (list: Int, values: [Float])] = [:]
+        var misplaced = Set<ByteKey>()
         var lastID: [UInt8]?
+        let centroids = try index.centroids(reader)
         let cursor = try reader.scan(index.keyRange, order: .forward)
         while let (key, value) = try cursor.next({ k, v in (Array(k), Array(v)) }) {
             if key == index.countKey {
                 result.append((key, value))
+                continue
+            }
+            if key == index.centroidsKey { continue }
+            if key.starts(with: index.listsPrefix) {
+                guard let tuple = try? Tuple(decoding: key.dropFirst(index.subspace.prefix.count)), tuple.count == 3,
+                    case .int(let list) = tuple[1], list >= 0, list < Int64(centroids?.count ?? Int(Int32.max))
+                else {
+                    throw KVDocsError(.corruption, "\(index.name): a list key outside its layout", key: key)
+                }
+                for entry in try index.entries(key, value, prefix: index.listPrefix(Int(list))) {
+                    if listed.updateValue((Int(list), entry.values), forKey: ByteKey(entry.id)) != nil {
+                        misplaced.insert(ByteKey(entry.id))
+                    }
+                }
                 continue
             }
             guard key.starts(with: index.blockPrefix) else {
@@ -106,14 +135,34 @@ package struct VectorIndexMaintainer: IndexMaintainer {
             }
             for entry in entries {
                 result.append((verificationKey(entry.id), entry.values.withUnsafeBytes { Array($0) }))
+                vectors.append((entry.id, entry.values))
             }
             lastID = entries.last?.id
+        }
+        if let centroids {
+            for (id, values) in vectors {
+                let inList = listed.removeValue(forKey: ByteKey(id))
+                if inList?.list != centroids.list(of: values) || inList?.values != values {
+                    misplaced.insert(ByteKey(id))
+                }
+            }
+        }
+        misplaced.formUnion(listed.keys)
+        for id in misplaced.map(\.bytes).sorted(by: { compareBytes($0, $1) < 0 }) {
+            result.append((misplacedKey(id), []))
         }
         return result
     }
 
     package func describe(key: [UInt8]) -> String? {
         if key == index.countKey { return "the vector count of \(index.name)" }
+        let misplaced = index.subspace.pack(["x"])
+        if key.starts(with: misplaced),
+            let id = try? Tuple(decoding: key.dropFirst(misplaced.count)).elements.first
+        {
+            return
+                "the place of document \(DocumentStore.idValue(id).compactDescription) in the lists of \(index.name) (it must be once in the list of its nearest centroid, with its vector)"
+        }
         guard key.starts(with: index.blockPrefix),
             let id = try? Tuple(decoding: key.dropFirst(index.blockPrefix.count)).elements.first
         else { return nil }

@@ -26,6 +26,8 @@ public struct NearestRequest<Hit>: DocumentRequest {
     public var query: DocumentQuery
     /// The vector index to read; `nil` for the collection's only one.
     public var index: String?
+    /// Exact or approximate (the default).
+    public var search: VectorSearchMode = .approximate()
     /// Whether hits carry their documents. A typed request reads them whatever this says.
     public var includeDocuments: Bool
     let decoder: any RequestDecoder<NearestHit, Hit>
@@ -42,7 +44,7 @@ public struct NearestRequest<Hit>: DocumentRequest {
 
     private func fetchWithStoredHits(_ transaction: ReadTransaction) throws -> (value: [Hit], stored: [NearestHit]) {
         let hits = try transaction.nearest(
-            collection, to: vector, k: k, query: query, index: index,
+            collection, to: vector, k: k, query: query, index: index, search: search,
             includeDocuments: includeDocuments || needsDocuments)
         let dates = transaction.store.dateStrategy
         return (try hits.map { try decoder.decode($0, dates: dates) }, hits)
@@ -72,13 +74,14 @@ extension NearestRequest where Hit == NearestHit {
     ///   - k: how many nearest.
     ///   - query: conditions and the fields returned.
     ///   - index: the vector index to read; `nil` for the collection's only one.
+    ///   - search: exact or approximate (``VectorSearchMode``).
     ///   - includeDocuments: whether hits carry their documents.
     public init(
         _ collection: String, to vector: [Float], k: Int, query: DocumentQuery = DocumentQuery(),
-        index: String? = nil, includeDocuments: Bool = true
+        index: String? = nil, search: VectorSearchMode = .approximate(), includeDocuments: Bool = true
     ) {
         self.init(
-            collection: collection, vector: vector, k: k, query: query, index: index,
+            collection: collection, vector: vector, k: k, query: query, index: index, search: search,
             includeDocuments: includeDocuments, decoder: UntypedDecoder(), needsDocuments: false)
     }
 }
@@ -91,13 +94,15 @@ extension NearestRequest {
     ///   - k: how many nearest.
     ///   - query: conditions and the fields returned.
     ///   - index: the vector index to read; `nil` for the collection's only one.
+    ///   - search: exact or approximate (``VectorSearchMode``).
     ///   - type: the type to decode.
     public init<T: Decodable>(
         _ collection: String, to vector: [Float], k: Int, query: DocumentQuery = DocumentQuery(),
-        index: String? = nil, as type: T.Type
+        index: String? = nil, search: VectorSearchMode = .approximate(), as type: T.Type
     ) where Hit == TypedNearestHit<T> {
         self.init(
-            collection: collection, vector: vector, k: k, query: query, index: index, includeDocuments: true,
+            collection: collection, vector: vector, k: k, query: query, index: index, search: search,
+            includeDocuments: true,
             decoder: NearestHitDecoder<T>(), needsDocuments: true)
     }
 }
@@ -107,26 +112,28 @@ extension DocumentRequest {
     /// ``NearestRequest``.
     public static func nearest(
         _ collection: String, to vector: [Float], k: Int, query: DocumentQuery = DocumentQuery(),
-        index: String? = nil, includeDocuments: Bool = true
+        index: String? = nil, search: VectorSearchMode = .approximate(), includeDocuments: Bool = true
     ) -> Self where Self == NearestRequest<NearestHit> {
-        NearestRequest(collection, to: vector, k: k, query: query, index: index, includeDocuments: includeDocuments)
+        NearestRequest(
+            collection, to: vector, k: k, query: query, index: index, search: search,
+            includeDocuments: includeDocuments)
     }
 
     /// The `k` documents of `collection` nearest to `vector`, decoded as `T`: a
     /// ``NearestRequest``.
     public static func nearest<T: Decodable>(
         _ collection: String, to vector: [Float], k: Int, query: DocumentQuery = DocumentQuery(),
-        index: String? = nil, as type: T.Type
+        index: String? = nil, search: VectorSearchMode = .approximate(), as type: T.Type
     ) -> Self where Self == NearestRequest<TypedNearestHit<T>> {
-        NearestRequest(collection, to: vector, k: k, query: query, index: index, as: type)
+        NearestRequest(collection, to: vector, k: k, query: query, index: index, search: search, as: type)
     }
 
     /// The `k` values of the typed `collection` nearest to `vector`, decoded.
     public static func nearest<T>(
         _ collection: TypedCollection<T>, to vector: [Float], k: Int, query: DocumentQuery = DocumentQuery(),
-        index: String? = nil
+        index: String? = nil, search: VectorSearchMode = .approximate()
     ) -> Self where Self == NearestRequest<TypedNearestHit<T>> {
-        NearestRequest(collection.base.name, to: vector, k: k, query: query, index: index, as: T.self)
+        NearestRequest(collection.base.name, to: vector, k: k, query: query, index: index, search: search, as: T.self)
     }
 }
 

@@ -39,6 +39,28 @@ public struct TypedNearestHit<T> {
 
 extension TypedNearestHit: Sendable where T: Sendable {}
 
+/// How a nearest-neighbour query searches its vector index.
+///
+/// A vector index keeps, beside its id-ordered blocks, an inverted file once it holds
+/// 1,024 vectors: about √n lists (k-means centroids trained on a sample, retrained in the
+/// write that makes the index 4× larger than at the last training), each vector in the list
+/// of its nearest centroid.
+public enum VectorSearchMode: Sendable, Hashable {
+    /// Every vector scanned (or, with a selective condition another index serves, every
+    /// matching one looked up): the exact k nearest.
+    case exact
+    /// The `probes` lists whose centroids are nearest the query, read with the same exact
+    /// distances; `nil`: ``defaultProbes(lists:)``. Recall, the share of the exact k found,
+    /// rises with `probes` (kvbench's vector section measures it). With conditions, a search
+    /// that finds fewer than k reads 4× as many lists, up to every vector, so it returns k
+    /// whenever k documents match. An index without lists is scanned whole (exact).
+    case approximate(probes: Int? = nil)
+
+    /// The lists an approximate search reads by default for an index of `lists` lists:
+    /// one in 16, at least 4 (recall@10 0.99 on kvbench's clustered 100,000 × 384).
+    public static func defaultProbes(lists: Int) -> Int { max(4, lists / 16) }
+}
+
 /// How a nearest-neighbour query read its vector index (see
 /// ``ReadTransaction/explainNearest(_:to:k:query:index:)``).
 public struct VectorPlan: Sendable, CustomStringConvertible {
@@ -62,8 +84,15 @@ public struct VectorPlan: Sendable, CustomStringConvertible {
     public let metric: VectorMetric
     /// How many nearest were asked for.
     public let k: Int
+    /// The search asked for.
+    public let search: VectorSearchMode
     /// How the candidates were found.
     public let strategy: Strategy
+    /// The lists of the index's inverted file (`nil`: it has none, under 1,024 vectors).
+    public let lists: Int?
+    /// The lists an approximate search read (`nil`: it read every vector, or looked up the
+    /// pre-filter's candidates).
+    public let listsRead: Int?
     /// The query's conditions.
     public let filter: [QueryCondition]
     /// The vectors in the index at this snapshot.
@@ -83,12 +112,17 @@ public struct VectorPlan: Sendable, CustomStringConvertible {
     public let hits: Int
 
     public var description: String {
-        var lines = ["nearest \(k) in \(collection) using vector index \(index) (\(metric.rawValue), exact)"]
+        let how =
+            if let listsRead, let lists { "approximate: \(listsRead) of \(lists) lists read" } else { "exact" }
+        var lines = ["nearest \(k) in \(collection) using vector index \(index) (\(metric.rawValue), \(how))"]
         switch strategy {
         case .scan:
-            lines.append("scan: every vector of the index")
+            lines.append(listsRead == nil ? "scan: every vector of the index" : "scan: the vectors of the lists read")
         case .scanWithFilter:
-            lines.append("scan with filter: every vector, the conditions checked on documents nearest first")
+            lines.append(
+                listsRead == nil
+                    ? "scan with filter: every vector, the conditions checked on documents nearest first"
+                    : "scan with filter: the lists' vectors, the conditions checked on documents nearest first")
         case .candidates(let name):
             lines.append(
                 "pre-filter: \(candidates ?? 0) documents matching the conditions through index \(name), only their vectors read"
@@ -105,14 +139,16 @@ public struct VectorPlan: Sendable, CustomStringConvertible {
 extension ReadTransaction {
     /// The `k` documents of `collection` whose vectors are nearest to `vector`, nearest first,
     /// ties broken by primary key, read from a vector index through this transaction's
-    /// snapshot: exact, with `query`'s conditions as a filter.
+    /// snapshot, with `query`'s conditions as a filter: approximate (the lists of an inverted
+    /// file nearest the query) or exact, as `search` asks.
     ///
     /// Distances are exact in the index's metric (``VectorMetric``), computed in double
-    /// precision from the stored float32 values. With conditions, the result is the k nearest
-    /// among the documents that match them (fewer only when fewer match): when an index
-    /// serves the conditions and matches few documents, only their vectors are read
-    /// (pre-filter); otherwise every vector is scanned and the conditions are checked on
-    /// documents nearest first. ``explainNearest(_:to:k:query:index:)`` says which.
+    /// precision from the stored float32 values; an approximate search may miss some of the
+    /// exact k (``VectorSearchMode``). With conditions, the result is the k nearest among the
+    /// documents that match them (fewer only when fewer match): when an index serves the
+    /// conditions and matches few documents, only their vectors are read (pre-filter, always
+    /// exact); otherwise the vectors are scanned and the conditions checked on documents
+    /// nearest first. ``explainNearest(_:to:k:query:index:search:)`` says which.
     ///
     /// - Parameters:
     ///   - collection: the collection.
@@ -121,33 +157,43 @@ extension ReadTransaction {
     ///   - query: conditions, and the fields to return (``DocumentQuery/select(_:)``); no
     ///     order, limit or offset (k says how many; hits come by distance).
     ///   - index: the vector index to read; `nil` for the collection's only one.
+    ///   - search: ``VectorSearchMode/exact`` or ``VectorSearchMode/approximate(probes:)``
+    ///     (the default, with the default probes).
     ///   - includeDocuments: whether hits carry their documents.
     /// - Throws: `.invalidArgument` for a vector of the wrong length or with a value that is
-    ///   not finite, a negative k, or a query with an order, a limit or an offset; `.schema` for
+    ///   not finite, a negative k or probes below 1, or a query with an order, a limit or an
+    ///   offset; `.schema` for
     ///   a collection without a vector index, an unknown index, several and none named, or an
     ///   index being built; `.corruption` for a damaged block, naming its key.
     public func nearest(
         _ collection: String, to vector: [Float], k: Int, query: DocumentQuery = DocumentQuery(),
-        index: String? = nil, includeDocuments: Bool = true
+        index: String? = nil, search: VectorSearchMode = .approximate(), includeDocuments: Bool = true
     ) throws -> [NearestHit] {
-        try runNearest(collection, vector, k: k, query: query, index: index, includeDocuments: includeDocuments).hits
+        try runNearest(
+            collection, vector, k: k, query: query, index: index, search: search, includeDocuments: includeDocuments
+        ).hits
     }
 
-    /// How ``nearest(_:to:k:query:index:includeDocuments:)`` reads the index for these
-    /// arguments: the query is run, and its strategy and counts reported.
+    /// How ``nearest(_:to:k:query:index:search:includeDocuments:)`` reads the index for
+    /// these arguments: the query is run, and its strategy and counts reported.
     public func explainNearest(
         _ collection: String, to vector: [Float], k: Int, query: DocumentQuery = DocumentQuery(),
-        index: String? = nil
+        index: String? = nil, search: VectorSearchMode = .approximate()
     ) throws -> VectorPlan {
-        try runNearest(collection, vector, k: k, query: query, index: index, includeDocuments: false).plan
+        try runNearest(
+            collection, vector, k: k, query: query, index: index, search: search, includeDocuments: false
+        ).plan
     }
 
     private func runNearest(
         _ collection: String, _ vector: [Float], k: Int, query: DocumentQuery, index name: String?,
-        includeDocuments: Bool
+        search mode: VectorSearchMode, includeDocuments: Bool
     ) throws -> (hits: [NearestHit], plan: VectorPlan) {
         try query.validate()
         guard k >= 0 else { throw KVDocsError(.invalidArgument, "k must not be negative (got \(k))") }
+        if case .approximate(let probes?) = mode, probes < 1 {
+            throw KVDocsError(.invalidArgument, "probes must be at least 1 (got \(probes))")
+        }
         guard k <= Self.maximumNearest else {
             throw KVDocsError(.invalidArgument, "k must be at most \(Self.maximumNearest) (got \(k))")
         }
@@ -160,6 +206,12 @@ extension ReadTransaction {
         let maintainer = try self.index(name, of: collection, as: VectorIndexMaintainer.self).maintainer
         var search = try VectorSearch(index: maintainer.index, query: vector)
         let vectors = try maintainer.index.count(self.reader)
+        let lists = try maintainer.index.centroids(self.reader)?.count
+        // The lists an approximate search reads; nil: exact.
+        var probes: Int?
+        if case .approximate(let asked) = mode, let lists {
+            probes = asked ?? VectorSearchMode.defaultProbes(lists: lists)
+        }
         let documentPrefix = store.layout.documents(collection).prefix
         var documents: [ByteKey: JSONValue] = [:]
         var checked = 0
@@ -175,7 +227,9 @@ extension ReadTransaction {
         var candidateCount: Int?
         var results: [NearestSelection.Result]
         if query.conditions.isEmpty {
-            results = try search.scan(k: k, reader: self.reader)
+            results =
+                try probes.map { try search.approximate(k: k, probes: $0, reader: self.reader) }
+                ?? search.scan(k: k, reader: self.reader)
         } else {
             var filterOnly = query
             filterOnly.fields = nil
@@ -212,22 +266,25 @@ extension ReadTransaction {
                             if let bytes { stored[ByteKey(id)] = bytes }
                         }
                     } : nil
-                results = try search.scan(
-                    k: k,
-                    accept: { id in
-                        checked += 1
-                        let key = documentPrefix + id
-                        if let bytes = stored[ByteKey(id)] {
-                            return try bytes.withUnsafeBytes {
-                                try self.storedDocument($0, key: key, of: collection, matches: query, fields: fields)
-                            }
+                let accept: ([UInt8]) throws -> Bool = { id in
+                    checked += 1
+                    let key = documentPrefix + id
+                    if let bytes = stored[ByteKey(id)] {
+                        return try bytes.withUnsafeBytes {
+                            try self.storedDocument($0, key: key, of: collection, matches: query, fields: fields)
                         }
-                        return try self.reader.withValue(forKey: key) { bytes in
-                            guard let bytes else { return false }
-                            return try self.storedDocument(
-                                bytes, key: key, of: collection, matches: query, fields: fields)
-                        }
-                    }, prefetch: prefetch, reader: self.reader)
+                    }
+                    return try self.reader.withValue(forKey: key) { bytes in
+                        guard let bytes else { return false }
+                        return try self.storedDocument(
+                            bytes, key: key, of: collection, matches: query, fields: fields)
+                    }
+                }
+                results =
+                    try probes.map {
+                        try search.approximate(
+                            k: k, probes: $0, accept: accept, prefetch: prefetch, reader: self.reader)
+                    } ?? search.scan(k: k, accept: accept, prefetch: prefetch, reader: self.reader)
             }
         }
         if includeDocuments && self.reader.readsAreRoundTrips {
@@ -254,7 +311,8 @@ extension ReadTransaction {
         }
         let plan = VectorPlan(
             collection: collection, index: maintainer.definition.name, metric: maintainer.definition.metric, k: k,
-            strategy: strategy, filter: query.conditions, vectors: vectors, candidates: candidateCount,
+            search: mode, strategy: strategy, lists: lists, listsRead: probes == nil ? nil : search.listsRead,
+            filter: query.conditions, vectors: vectors, candidates: candidateCount,
             blocksRead: search.blocksRead, vectorsScanned: search.vectorsScanned,
             exactDistances: search.exactComputed, documentsChecked: checked, hits: hits.count)
         return (hits, plan)

@@ -123,7 +123,8 @@ extension CommandTable {
         return vector
     }
 
-    /// `knn COLLECTION INDEX VECTOR K [where COND [and COND]…] [exact]`, after the command's name.
+    /// `knn COLLECTION INDEX VECTOR K [where COND [and COND]…] [exact | probes N]`, after the
+    /// command's name.
     static func knn(_ s: inout LineScanner) throws -> Knn {
         let collection = try s.expectWord("a collection name")
         let index = try s.expectWord("a vector index name")
@@ -134,14 +135,21 @@ extension CommandTable {
             switch word {
             case "where":
                 repeat { knn.query.conditions.append(try condition(&s)) } while s.accept("and")
-            case "exact": knn.exact = true
+            case "exact", "probes":
+                guard knn.search == .approximate() else {
+                    throw s.fail("knn takes one of exact and probes N, once", at: start)
+                }
+                knn.search = word == "exact" ? .exact : .approximate(probes: try s.expectCount("N, how many lists"))
+                if knn.search == .approximate(probes: 0) {
+                    throw s.fail("probes must be at least 1", at: start)
+                }
             case "limit", "offset", "order":
                 throw s.fail("knn returns the K nearest, nearest first; it takes no \(word)", at: start)
             default:
-                throw s.fail("unexpected \"\(word)\": expected where or exact", at: start)
+                throw s.fail("unexpected \"\(word)\": expected where, exact or probes", at: start)
             }
         }
-        guard s.atEnd else { throw s.fail("expected where or exact") }
+        guard s.atEnd else { throw s.fail("expected where, exact or probes") }
         return knn
     }
 

@@ -109,10 +109,11 @@ extension CommandTable {
     ) { session, near in try session.near(near) }
 
     static let knn = CommandDefinition<ShellCommand.Knn>(
-        "knn", usage: "knn COLLECTION INDEX VECTOR K [where …] [exact]",
+        "knn", usage: "knn COLLECTION INDEX VECTOR K [where …] [exact | probes N]",
         summary:
-            "the K documents whose vectors are nearest to VECTOR (a JSON array of numbers) in a vector index, nearest first, with their distances; exact",
-        access: .read, completion: [.collection], keywords: ["where", "and", "exact"], parse: { s in try knn(&s) }
+            "the K documents whose vectors are nearest to VECTOR (a JSON array of numbers) in a vector index, nearest first, with their distances; approximate (N lists of the index's inverted file read) unless exact",
+        access: .read, completion: [.collection], keywords: ["where", "and", "exact", "probes"],
+        parse: { s in try knn(&s) }
     ) { session, knn in try session.knn(knn) }
 
     static let hybrid = CommandDefinition<ShellCommand.Hybrid>(
@@ -242,7 +243,8 @@ extension ShellSession {
 
     func explainKnn(_ knn: ShellCommand.Knn) throws {
         let plan = try reading {
-            try $0.explainNearest(knn.collection, to: knn.vector, k: knn.k, query: knn.query, index: knn.index)
+            try $0.explainNearest(
+                knn.collection, to: knn.vector, k: knn.k, query: knn.query, index: knn.index, search: knn.search)
         }
         let strategy: String
         var through: JSONValue = .null
@@ -256,7 +258,10 @@ extension ShellSession {
         emit(
             [
                 "collection": .string(plan.collection), "index": .string(plan.index),
-                "metric": .string(plan.metric.rawValue), "k": .int(Int64(plan.k)), "exact": true,
+                "metric": .string(plan.metric.rawValue), "k": .int(Int64(plan.k)),
+                "exact": .bool(plan.listsRead == nil),
+                "lists": plan.lists.map { .int(Int64($0)) } ?? .null,
+                "lists_read": plan.listsRead.map { .int(Int64($0)) } ?? .null,
                 "strategy": .string(strategy), "prefilter_index": through,
                 "filter": .array(plan.filter.map { .string($0.description) }),
                 "vectors": .int(Int64(plan.vectors)), "candidates": plan.candidates.map { .int(Int64($0)) } ?? .null,
@@ -293,7 +298,8 @@ extension ShellSession {
 
     func knn(_ knn: ShellCommand.Knn) throws {
         let hits = try reading {
-            try $0.nearest(knn.collection, to: knn.vector, k: knn.k, query: knn.query, index: knn.index)
+            try $0.nearest(
+                knn.collection, to: knn.vector, k: knn.k, query: knn.query, index: knn.index, search: knn.search)
         }
         let primaryKey = try documents().schema.collection(knn.collection).primaryKey
         leadingColumns = [primaryKey, "distance"]

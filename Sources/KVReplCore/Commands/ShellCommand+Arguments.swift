@@ -114,15 +114,15 @@ extension ShellCommand {
         var radius: Double?
     }
 
-    /// `knn COLLECTION INDEX VECTOR K [where …] [exact]`.
+    /// `knn COLLECTION INDEX VECTOR K [where …] [exact | probes N]`.
     struct Knn: Equatable, Sendable {
         var collection: String
         var index: String
         var vector: [Float]
         var k: Int
         var query = DocumentQuery()
-        /// Whether `exact` was given (every search is exact so far).
-        var exact = false
+        /// Approximate with the default probes unless `exact` or `probes N` was given.
+        var search = VectorSearchMode.approximate()
     }
 
     /// `search COLLECTION "QUERY" [limit N] [highlight]`.
