@@ -10,6 +10,11 @@ package enum Varint {
     }
 
     /// The varint at `i` of `bytes` (raw bytes or a slice of stored ones); moves `i` past it.
+    ///
+    /// Inlinable so that each caller gets it specialized to its collection: called generically
+    /// from another module, it went through witness tables for every byte (about 200
+    /// instructions a varint, measured in a vector search's id walks).
+    @inlinable
     package static func read<Bytes: RandomAccessCollection>(_ bytes: Bytes, _ i: inout Int) throws -> Int
     where Bytes.Element == UInt8, Bytes.Index == Int {
         var value: UInt64 = 0

@@ -12,7 +12,11 @@ import KVSupport
 /// The stored layout (version 1), integers varints:
 ///
 ///     01  count  dimensions  trainedOn
+///     8 bytes                            the fingerprint: FNV-1a (64 bits) of the values' bytes
 ///     count × dimensions × 4 bytes       the centroids, float32 little-endian
+///
+/// The fingerprint tells a search whether the centroids it decoded before are still the
+/// stored ones (``VectorIndex/centroids(_:)`` keeps the last decoded), without decoding them.
 package struct VectorCentroids: Sendable, Equatable {
     package let metric: VectorMetric
     package let dimensions: Int
@@ -24,6 +28,8 @@ package struct VectorCentroids: Sendable, Equatable {
     package let values: [Float]
     /// Each centroid's norm, as blocks store norms (rounded up).
     let norms: [Float]
+    /// FNV-1a of the values' little-endian bytes.
+    package let fingerprint: UInt64
 
     static let version: UInt8 = 1
 
@@ -40,28 +46,53 @@ package struct VectorCentroids: Sendable, Equatable {
                 VectorKernel.storedNorm(UnsafeBufferPointer(rebasing: $0[(c * dimensions)..<((c + 1) * dimensions)]))
             }
         }
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for v in values {
+            withUnsafeBytes(of: v.bitPattern.littleEndian) {
+                for byte in $0 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+            }
+        }
+        self.fingerprint = hash
     }
+
+    /// The header of stored centroids, read in place: their fingerprint and where their
+    /// values start.
+    /// - Throws: `.corruption` for a header that is not one.
+    static func header(_ raw: UnsafeRawBufferPointer) throws -> (
+        count: Int, dimensions: Int, trainedOn: Int, fingerprint: UInt64, valuesStart: Int
+    ) {
+        guard raw.first == Self.version else {
+            throw KVDocsError(.corruption, "damaged vector centroids: unknown layout version")
+        }
+        var i = 1
+        let count = try Varint.read(raw, &i)
+        let dimensions = try Varint.read(raw, &i)
+        let trainedOn = try Varint.read(raw, &i)
+        guard i + 8 <= raw.count else { throw KVDocsError(.corruption, "damaged vector centroids: too short") }
+        let fingerprint = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: i, as: UInt64.self))
+        return (count, dimensions, trainedOn, fingerprint, i + 8)
+    }
+
+    /// The fingerprint of stored centroids, read in place.
+    /// - Throws: `.corruption` for a header that is not one.
+    package static func fingerprint(_ raw: UnsafeRawBufferPointer) throws -> UInt64 { try header(raw).fingerprint }
 
     /// Stored centroids.
     /// - Throws: `.corruption` (without a location: the caller names the key) for bytes that
     ///   are not centroids of `dimensions` values.
-    package init(decoding bytes: [UInt8], dimensions expected: Int, metric: VectorMetric) throws {
+    package init(decoding bytes: UnsafeRawBufferPointer, dimensions expected: Int, metric: VectorMetric) throws {
         func damaged(_ what: String) -> KVDocsError { KVDocsError(.corruption, "damaged vector centroids: \(what)") }
-        guard bytes.first == Self.version else { throw damaged("unknown layout version") }
-        let (count, dimensions, trainedOn, start) = try bytes.withUnsafeBytes { raw in
-            var i = 1
-            return (try Varint.read(raw, &i), try Varint.read(raw, &i), try Varint.read(raw, &i), i)
-        }
+        let header = try Self.header(bytes)
+        let (count, dimensions, start) = (header.count, header.dimensions, header.valuesStart)
         guard dimensions == expected else { throw damaged("they have \(dimensions) values, the index \(expected)") }
         guard count > 0, count <= 1 << 16 else { throw damaged("their count is out of range") }
         guard bytes.count - start == count * dimensions * 4 else { throw damaged("their length is wrong") }
         var values = [Float](repeating: 0, count: count * dimensions)
-        values.withUnsafeMutableBytes { out in
-            bytes.withUnsafeBytes { out.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[start...])) }
-        }
+        values.withUnsafeMutableBytes { out in out.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[start...])) }
         for i in values.indices { values[i] = Float(bitPattern: UInt32(littleEndian: values[i].bitPattern)) }
         guard values.allSatisfy(\.isFinite) else { throw damaged("a value is not finite") }
-        self.init(values: values, dimensions: dimensions, metric: metric, trainedOn: trainedOn)
+        self.init(values: values, dimensions: dimensions, metric: metric, trainedOn: header.trainedOn)
+        guard fingerprint == header.fingerprint else { throw damaged("their fingerprint does not match their values") }
     }
 
     /// The stored bytes.
@@ -70,6 +101,7 @@ package struct VectorCentroids: Sendable, Equatable {
         Varint.append(count, to: &out)
         Varint.append(dimensions, to: &out)
         Varint.append(trainedOn, to: &out)
+        withUnsafeBytes(of: fingerprint.littleEndian) { out.append(contentsOf: $0) }
         out.reserveCapacity(out.count + values.count * 4)
         for v in values { withUnsafeBytes(of: v.bitPattern.littleEndian) { out.append(contentsOf: $0) } }
         return out

@@ -196,13 +196,32 @@ package struct VectorIndex: Sendable {
     /// The stored centroids, `nil` when the index has no lists.
     /// - Throws: `.corruption` naming the key for damaged centroids.
     package func centroids(_ reader: some KeyValueReader) throws -> VectorCentroids? {
-        guard let bytes = try reader.value(forKey: centroidsKey) else { return nil }
         do {
-            return try VectorCentroids(decoding: bytes, dimensions: dimensions, metric: metric)
+            // Read in place without LevelDB's checksums (a get copies the value and checks the
+            // CRC of its whole block: most of a small search's time); a fingerprint that does
+            // not match the values is reported as damage when they are decoded.
+            let cursor = try reader.scanWithoutChecksums(
+                KeyRange(from: centroidsKey, through: centroidsKey), order: .forward)
+            return try cursor.next { _, bytes -> VectorCentroids? in
+                // The last decoded, while the stored ones have its fingerprint and length.
+                let fingerprint = try VectorCentroids.fingerprint(bytes)
+                if let cached = decoded.withLock({ $0 }), cached.fingerprint == fingerprint,
+                    cached.length == bytes.count
+                {
+                    return cached.centroids
+                }
+                let centroids = try VectorCentroids(decoding: bytes, dimensions: dimensions, metric: metric)
+                decoded.withLock { $0 = (fingerprint, bytes.count, centroids) }
+                return centroids
+            } ?? nil
         } catch let error as KVDocsError {
             throw KVDocsError(.corruption, "\(name): \(error.message)", key: centroidsKey)
         }
     }
+
+    /// The centroids decoded last, with the fingerprint and length of their stored bytes:
+    /// decoding them (a copy, the norms) costs more than a small approximate search.
+    private let decoded = Locked<(fingerprint: UInt64, length: Int, centroids: VectorCentroids)?>(nil)
 
     func shouldTrain(_ total: Int, _ centroids: VectorCentroids?) -> Bool {
         guard let centroids else { return total >= Self.trainingThreshold }

@@ -70,7 +70,10 @@ package struct VectorSearch {
         var arena = [Float](repeating: 0, count: keptCount * dimensions)
         var arenaIDs = [[UInt8]](repeating: [], count: keptCount)
         var freeSlots = Array((0..<keptCount).reversed())
-        func keep(_ c: NearestSelection.Candidate, _ view: VectorBlock.View) throws {
+        // The arena slots given to this block's candidates, in slot order: their ids are
+        // copied in one walk of the block's ids once its bounds are computed.
+        var idsWanted: [(slot: Int32, arenaSlot: Int)] = []
+        func keep(_ c: NearestSelection.Candidate, _ view: VectorBlock.View) {
             if kept.count >= keptCount {
                 guard let worst = kept.max, c < worst else { return }
                 _ = kept.replaceMax(with: c)
@@ -84,10 +87,7 @@ package struct VectorSearch {
                 ($0.baseAddress.unsafelyUnwrapped + slot * dimensions * 4).copyMemory(
                     from: view.vector(Int(c.slot)), byteCount: dimensions * 4)
             }
-            try view.forEachID { s, id in
-                if s == Int(c.slot) { arenaIDs[slot].replaceSubrange(arenaIDs[slot].indices, with: id) }
-                return s < Int(c.slot)
-            }
+            idsWanted.append((c.slot, slot))
             copySlot[Self.slotKey(c)] = slot
         }
         func copy(_ c: NearestSelection.Candidate) -> Int? { copySlot[Self.slotKey(c)] }
@@ -108,7 +108,24 @@ package struct VectorSearch {
                         lower: kernel.lowerBound(view.vector(slot), norm: view.norm(slot)), block: ordinal,
                         slot: Int32(slot))
                     candidates.append(c)
-                    try keep(c, view)
+                    keep(c, view)
+                }
+                if !idsWanted.isEmpty {
+                    // Only the copies still held (a later candidate of the block may have
+                    // taken an earlier one's slot).
+                    var w = 0
+                    try view.forEachID { s, id in
+                        while w < idsWanted.count, Int(idsWanted[w].slot) == s {
+                            let (slot, arenaSlot) = idsWanted[w]
+                            let c = NearestSelection.Candidate(lower: 0, block: ordinal, slot: slot)
+                            if copySlot[Self.slotKey(c)] == arenaSlot {
+                                arenaIDs[arenaSlot].replaceSubrange(arenaIDs[arenaSlot].indices, with: id)
+                            }
+                            w += 1
+                        }
+                        return w < idsWanted.count
+                    }
+                    idsWanted.removeAll(keepingCapacity: true)
                 }
                 scanned += view.count
             }) {}
@@ -201,12 +218,13 @@ package struct VectorSearch {
     /// whole: exact.
     /// - Throws: `.corruption` for damaged centroids or blocks, naming the key; what
     ///   `accept` throws.
+    ///   - centroids: the index's, read through `reader` (``VectorIndex/centroids(_:)``).
     package mutating func approximate(
-        k: Int, probes: Int, accept: (([UInt8]) throws -> Bool)? = nil,
+        k: Int, probes: Int, centroids: VectorCentroids?, accept: (([UInt8]) throws -> Bool)? = nil,
         prefetch: (([[UInt8]]) throws -> Void)? = nil, reader: some KeyValueReader
     ) throws -> [NearestSelection.Result] {
         listsRead = nil
-        guard k > 0, let centroids = try index.centroids(reader) else {
+        guard k > 0, let centroids else {
             return try scan(k: k, accept: accept, prefetch: prefetch, reader: reader)
         }
         var probes = max(1, probes)

@@ -16,12 +16,14 @@ import Testing
                 == .knn(
                     .init(
                         collection: "notes", index: "by_embedding", vector: [1, 2], k: 3,
-                        query: DocumentQuery().where("folder", .equal("work")).where("rank", .less(5)), search: .exact)))
+                        query: DocumentQuery().where("folder", .equal("work")).where("rank", .less(5)), search: .exact))
+        )
         #expect(
             try ShellCommand.parse("knn notes v [1] 2 probes 7 where a = 1")
                 == .knn(
                     .init(
-                        collection: "notes", index: "v", vector: [1], k: 2, query: DocumentQuery().where("a", .equal(1)),
+                        collection: "notes", index: "v", vector: [1], k: 2,
+                        query: DocumentQuery().where("a", .equal(1)),
                         search: .approximate(probes: 7))))
         #expect(
             try ShellCommand.parse("explain knn notes v [1e2] 1")

@@ -314,8 +314,10 @@ private func makeNotes(_ rng: inout SplitMix64, count: Int, dimensions: Int) -> 
                 #expect(try store.read { try $0.get("notes", id: "fine") } == nil)
             }
             // NaN and infinities (which JSON cannot spell, only a Swift value) are refused by
-            // every write, before any index sees them.
-            for value: JSONValue in [[1, .double(.nan), 3], [1, 2, .double(-.infinity)]] {
+            // every write, before any index sees them, naming the document and the element.
+            for (value, field): (JSONValue, String) in [
+                ([1, .double(.nan), 3], "field embedding[1]"), ([1, 2, .double(-.infinity)], "field embedding[2]")
+            ] {
                 let error = expectError(.invalidArgument) {
                     try store.write { batch in
                         try batch.insert("notes", ["id": "fine", "embedding": [0, 0, 1]])
@@ -323,6 +325,8 @@ private func makeNotes(_ rng: inout SplitMix64, count: Int, dimensions: Int) -> 
                     }
                 }
                 #expect(error?.message.contains("not a finite number") == true, "\(error?.message ?? "")")
+                #expect(error?.message.contains("document \"bad\"") == true, "\(error?.message ?? "")")
+                #expect(error?.message.contains(field) == true, "\(error?.message ?? "")")
                 #expect(try store.read { try $0.get("notes", id: "fine") } == nil)
             }
             // An import with one bad line writes nothing.

@@ -168,14 +168,13 @@ extension Bench {
         // Approximate: the lists nearest the query, at several probes (unfiltered), and at the
         // default probes with each filter; "fewest hits" is the smallest count any query got.
         let lists = layout.lists ?? 0
-        let defaultProbes = VectorSearchMode.defaultProbes(lists: lists)
         var runs: [(filter: Int, probes: Int?)] = [1, 2, 4, 8, 16, 32].filter { $0 < lists }.map { (0, $0) }
         runs += [(0, nil), (1, nil), (2, nil), (3, nil)]
         for (f, probes) in runs {
             let filter = filters[f]
             var name = "approximate top \(k), \(label)"
             if !filter.name.isEmpty { name += ", filter \(filter.name)" }
-            name += probes.map { ", probes \($0)" } ?? ", default probes (\(defaultProbes))"
+            name += probes.map { ", probes \($0)" } ?? ", default probes"
             var found: [[Int]] = []
             var plan: VectorPlan?
             try measure("vector", name, "kvdocs") {
@@ -198,7 +197,8 @@ extension Bench {
                     seconds, queryCount,
                     [
                         "recall": Self.recall(found, exact[filter.name] ?? []),
-                        "fewest hits": Double(found.map(\.count).min() ?? 0), "lists": Double(lists)
+                        "fewest hits": Double(found.map(\.count).min() ?? 0), "lists": Double(lists),
+                        "lists read": Double(plan?.listsRead ?? 0)
                     ]
                 )
             }

@@ -53,6 +53,7 @@ enum Workload: String, CaseIterable {
     case textBuild = "text-build"
     case textColumn = "text-column", textPhrase = "text-phrase", textPrefix = "text-prefix"
     case vectorScan = "vector-scan", vectorBuild = "vector-build", vectorFilter = "vector-filter"
+    case vectorApproximate = "vector-approximate"
 
     var covering: Bool { self == .coveringEquality || self == .coveringRange }
 }
@@ -178,7 +179,8 @@ func runTextBuild(_ workload: Workload, n: Int, rounds: Int, directory: String) 
 /// write, as kvbench's vector section does (`vector-build` profiles the writes); then, for
 /// `vector-scan`, runs `rounds` exact top-10 queries without documents, and for
 /// `vector-filter` the same with the condition `bucket < 10` (a tenth of the vectors: a scan
-/// that checks documents nearest first).
+/// that checks documents nearest first); `vector-approximate` runs approximate queries reading
+/// `KVPROFILE_PROBES` lists (default 2).
 func runVector(_ workload: Workload, n: Int, rounds: Int, directory: String) throws {
     let dimensions = 384
     var random = SplitMix64(seed: 5050)
@@ -225,14 +227,18 @@ func runVector(_ workload: Workload, n: Int, rounds: Int, directory: String) thr
     try db.compact()
     let queries = (0..<rounds).map { _ in draw().map { Float($0) } }
     let filter = workload == .vectorFilter ? DocumentQuery().where("bucket", .less(10)) : DocumentQuery()
+    let search: VectorSearchMode =
+        workload == .vectorApproximate
+        ? .approximate(probes: ProcessInfo.processInfo.environment["KVPROFILE_PROBES"].flatMap(Int.init) ?? 2)
+        : .exact
     // The plan of the first query, for a look at what the workload reads.
     if let first = queries.first {
-        print(try store.read { try $0.explainNearest("items", to: first, k: 10, query: filter) })
+        print(try store.read { try $0.explainNearest("items", to: first, k: 10, query: filter, search: search) })
     }
     let queryStarted = Date()
     try store.read { tx in
         try profiledWorkload(rounds: rounds) { i in
-            _ = try tx.nearest("items", to: queries[i], k: 10, query: filter, includeDocuments: false)
+            _ = try tx.nearest("items", to: queries[i], k: 10, query: filter, search: search, includeDocuments: false)
         }
     }
     print(
@@ -245,7 +251,7 @@ func run(_ workload: Workload, n: Int, rounds: Int, directory: String) throws {
     switch workload {
     case .textBuild, .textColumn, .textPhrase, .textPrefix:
         return try runTextBuild(workload, n: n, rounds: rounds, directory: directory)
-    case .vectorScan, .vectorBuild, .vectorFilter:
+    case .vectorScan, .vectorBuild, .vectorFilter, .vectorApproximate:
         return try runVector(workload, n: n, rounds: rounds, directory: directory)
     default: break
     }
@@ -342,7 +348,8 @@ func run(_ workload: Workload, n: Int, rounds: Int, directory: String) throws {
                 try store.write { batch in for p in batches[i] { try batch.delete("person", id: .string(p.id)) } }
             }
         }
-    case .textBuild, .textColumn, .textPhrase, .textPrefix, .vectorScan, .vectorBuild, .vectorFilter:
+    case .textBuild, .textColumn, .textPhrase, .textPrefix, .vectorScan, .vectorBuild, .vectorFilter,
+        .vectorApproximate:
         return
     case .importLines:
         let file = directory + "/people.jsonl"

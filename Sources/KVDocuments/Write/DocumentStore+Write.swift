@@ -87,6 +87,23 @@ extension DocumentStore {
             }
         }
 
+        /// The path (`embedding[1]`, `a.b`) of the first number in `value` that is not finite.
+        static func nonFiniteField(_ value: JSONValue, _ path: String = "") -> String? {
+            switch value {
+            case .double(let d) where !d.isFinite: return path.isEmpty ? "(the document)" : path
+            case .array(let elements):
+                for (i, element) in elements.enumerated() {
+                    if let found = nonFiniteField(element, "\(path)[\(i)]") { return found }
+                }
+            case .object(let members):
+                for (name, member) in members {
+                    if let found = nonFiniteField(member, path.isEmpty ? name : "\(path).\(name)") { return found }
+                }
+            default: break
+            }
+            return nil
+        }
+
         private func perform(
             _ collectionName: String, _ mode: WriteMode, document: JSONValue?, id givenID: JSONValue?, validated: Bool
         )
@@ -115,7 +132,18 @@ extension DocumentStore {
             default:
                 break
             }
-            let stored = try document.map { try DocumentStore.storedBytes($0) }
+            let stored = try document.map { document in
+                do {
+                    return try DocumentStore.storedBytes(document)
+                } catch let error as KVDocsError where error.kind == .invalidArgument {
+                    // Name the document and, for a number that is not finite, its field.
+                    let field = Self.nonFiniteField(document).map { "field \($0) holds a number that is not finite: " }
+                    throw KVDocsError(
+                        .invalidArgument,
+                        "collection \"\(collectionName)\": document \(idValue.compactDescription) cannot be stored: \(field ?? "")\(error.message)",
+                        key: key)
+                }
+            }
             if let document, !validated {
                 for maintainer in maintainers { try maintainer.validate(id: id, document: document) }
             }
