@@ -73,9 +73,72 @@ __attribute__((target("avx2,fma"))) float kv_vector_l2sq_avx2(const float *a, co
     return sum;
 }
 
+int kv_vector_f16c_available(void) {
+    static int known = -1;
+    if (known < 0) {
+        __builtin_cpu_init();
+        known = kv_vector_avx2_available() && __builtin_cpu_supports("f16c") ? 1 : 0;
+    }
+    return known;
+}
+
+__attribute__((target("avx2,fma,f16c"))) float kv_vector_dot_f16_avx2(const float *a, const void *b_, long n) {
+    const unsigned char *b = (const unsigned char *)b_;
+    __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps();
+    long i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m256 x0 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(b + 2 * i)));
+        __m256 x1 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(b + 2 * i + 16)));
+        s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), x0, s0);
+        s1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 8), x1, s1);
+    }
+    for (; i + 8 <= n; i += 8) {
+        s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(b + 2 * i))), s0);
+    }
+    float sum = horizontal_sum(_mm256_add_ps(s0, s1));
+    for (; i < n; i++) {
+        unsigned short h;
+        memcpy(&h, b + 2 * i, 2);
+        sum += a[i] * _cvtsh_ss(h);
+    }
+    return sum;
+}
+
+__attribute__((target("avx2,fma"))) float kv_vector_dot_i8_avx2(const float *a, const void *b_, long n) {
+    const signed char *b = (const signed char *)b_;
+    __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps();
+    long i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m128i bytes = _mm_loadu_si128((const __m128i *)(b + i));
+        __m256 x0 = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(bytes));
+        __m256 x1 = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(bytes, 8)));
+        s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), x0, s0);
+        s1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 8), x1, s1);
+    }
+    float sum = horizontal_sum(_mm256_add_ps(s0, s1));
+    for (; i < n; i++) sum += a[i] * (float)b[i];
+    return sum;
+}
+
 #else
 
 int kv_vector_avx2_available(void) { return 0; }
+
+int kv_vector_f16c_available(void) { return 0; }
+
+float kv_vector_dot_f16_avx2(const float *a, const void *b, long n) {
+    (void)a;
+    (void)b;
+    (void)n;
+    return 0;
+}
+
+float kv_vector_dot_i8_avx2(const float *a, const void *b, long n) {
+    (void)a;
+    (void)b;
+    (void)n;
+    return 0;
+}
 
 float kv_vector_dot_avx2(const float *a, const void *b, long n) {
     (void)a;

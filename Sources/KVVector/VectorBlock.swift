@@ -12,6 +12,11 @@ import KVSupport
 ///
 /// `idBytes` is the length of the ids' part, so that the vectors are found without reading
 /// the ids.
+///
+/// A list of an index with a quantized ``VectorStorage`` holds blocks of layout version 2:
+/// `02 count dimensions idBytes storage` (storage 1 float16, 2 int8, 3 bit), then the parts
+/// of version 1, then `count × codeBytes` of codes (``VectorCodes``) and `count × 12` bytes
+/// of each vector's scale, ‖x̂‖ and ‖x − x̂‖ (float32, the last two rounded up).
 package struct VectorBlock {
     /// One vector and the id (tuple-encoded) of its document.
     package struct Entry: Equatable {
@@ -25,18 +30,32 @@ package struct VectorBlock {
     }
 
     static let version: UInt8 = 1
+    static let codedVersion: UInt8 = 2
 
-    /// The bytes of a block of `entries` (ascending ids, each of `dimensions` values).
-    package static func encode(_ entries: some Collection<Entry>, dimensions: Int) -> [UInt8] {
+    static func storageCode(_ storage: VectorStorage) -> UInt8 {
+        switch storage {
+        case .float32: 0
+        case .float16: 1
+        case .int8: 2
+        case .bit: 3
+        }
+    }
+
+    /// The bytes of a block of `entries` (ascending ids, each of `dimensions` values): layout
+    /// 1 for float32, 2 (with codes) for a quantized storage.
+    package static func encode(
+        _ entries: some Collection<Entry>, dimensions: Int, storage: VectorStorage = .float32
+    ) -> [UInt8] {
         var ids: [UInt8] = []
         for e in entries {
             Varint.append(e.id.count, to: &ids)
             ids.append(contentsOf: e.id)
         }
-        var out: [UInt8] = [version]
+        var out: [UInt8] = [storage == .float32 ? version : codedVersion]
         Varint.append(entries.count, to: &out)
         Varint.append(dimensions, to: &out)
         Varint.append(ids.count, to: &out)
+        if storage != .float32 { out.append(storageCode(storage)) }
         out.reserveCapacity(out.count + ids.count + entries.count * (dimensions + 1) * 4)
         out.append(contentsOf: ids)
         for e in entries {
@@ -45,6 +64,14 @@ package struct VectorBlock {
         for e in entries {
             let norm = e.values.withUnsafeBufferPointer { VectorKernel.storedNorm($0) }
             withUnsafeBytes(of: norm.bitPattern.littleEndian) { out.append(contentsOf: $0) }
+        }
+        guard storage != .float32 else { return out }
+        let codes = entries.map { VectorCodes.encode($0.values, storage) }
+        for c in codes { out.append(contentsOf: c.code) }
+        for c in codes {
+            for f in [c.scale, c.codedNorm, c.error] {
+                withUnsafeBytes(of: f.bitPattern.littleEndian) { out.append(contentsOf: $0) }
+            }
         }
         return out
     }
@@ -58,16 +85,33 @@ package struct VectorBlock {
         let idsStart: Int
         let vectorsStart: Int
         let normsStart: Int
+        /// The codes' storage: float32 for a block of layout 1 (which has none).
+        package let storage: VectorStorage
+        let codeBytes: Int
+        let codesStart: Int
+        let auxStart: Int
 
         /// - Throws: `.corruption` (without a location: the caller names the key) for bytes
         ///   that are not a block of vectors of `dimensions` values.
         package init(_ bytes: UnsafeRawBufferPointer, dimensions expected: Int) throws {
             func damaged(_ what: String) -> KVDocsError { KVDocsError(.corruption, "a damaged vector block: \(what)") }
-            guard bytes.first == VectorBlock.version else { throw damaged("unknown layout version") }
+            guard bytes.first == VectorBlock.version || bytes.first == VectorBlock.codedVersion else {
+                throw damaged("unknown layout version")
+            }
             var i = 1
             let count = try Varint.read(bytes, &i)
             let dimensions = try Varint.read(bytes, &i)
             let idBytes = try Varint.read(bytes, &i)
+            var storage = VectorStorage.float32
+            if bytes.first == VectorBlock.codedVersion {
+                guard i < bytes.count,
+                    let s = VectorStorage.allCases.first(where: { VectorBlock.storageCode($0) == bytes[i] }),
+                    s != .float32
+                else { throw damaged("unknown code storage") }
+                storage = s
+                i += 1
+            }
+            let codeBytes = storage == .float32 ? 0 : VectorCodes.codeBytes(storage, dimensions: dimensions)
             guard dimensions == expected else {
                 throw damaged("it holds vectors of \(dimensions) values, the index \(expected)")
             }
@@ -75,7 +119,8 @@ package struct VectorBlock {
                 throw damaged("its counts are out of range")
             }
             let vectorsStart = i + idBytes
-            let (size, overflow) = count.multipliedReportingOverflow(by: (dimensions + 1) * 4)
+            let perVector = (dimensions + 1) * 4 + (storage == .float32 ? 0 : codeBytes + 12)
+            let (size, overflow) = count.multipliedReportingOverflow(by: perVector)
             guard !overflow, vectorsStart + size == bytes.count else { throw damaged("its length is wrong") }
             self.bytes = bytes
             self.count = count
@@ -83,6 +128,28 @@ package struct VectorBlock {
             self.idsStart = i
             self.vectorsStart = vectorsStart
             self.normsStart = vectorsStart + count * dimensions * 4
+            self.storage = storage
+            self.codeBytes = codeBytes
+            self.codesStart = normsStart + count * 4
+            self.auxStart = codesStart + count * codeBytes
+        }
+
+        /// The code of the vector in `slot`, in place (a block of layout 2).
+        @inline(__always)
+        package func code(_ slot: Int) -> UnsafeRawPointer {
+            bytes.baseAddress.unsafelyUnwrapped + codesStart + slot * codeBytes
+        }
+
+        /// The scale, ‖x̂‖ and ‖x − x̂‖ of the code in `slot` (a block of layout 2).
+        @inline(__always)
+        package func codeBounds(_ slot: Int) -> (scale: Float, codedNorm: Float, error: Float) {
+            func float(_ k: Int) -> Float {
+                Float(
+                    bitPattern: UInt32(
+                        littleEndian: bytes.loadUnaligned(fromByteOffset: auxStart + slot * 12 + k * 4, as: UInt32.self)
+                    ))
+            }
+            return (float(0), float(1), float(2))
         }
 
         /// The float32 values of the vector in `slot`, in place.

@@ -32,10 +32,16 @@ package struct VectorIndex: Sendable {
     /// is a format change (``VectorIndexMaintainer/verificationEntries(_:)`` checks it).
     package static let targetBlockBytes = 64 * 1024
 
-    package init(subspace: Subspace, dimensions: Int, metric: VectorMetric, name: String) {
+    /// How the lists hold their vectors (the id-ordered blocks are always float32).
+    package let storage: VectorStorage
+
+    package init(
+        subspace: Subspace, dimensions: Int, metric: VectorMetric, storage: VectorStorage = .float32, name: String
+    ) {
         self.subspace = subspace
         self.dimensions = dimensions
         self.metric = metric
+        self.storage = storage
         self.name = name
         self.blockPrefix = subspace.pack(["b"])
         self.countKey = subspace.pack(["n"])
@@ -43,6 +49,14 @@ package struct VectorIndex: Sendable {
 
     /// The most vectors a block holds.
     package var capacity: Int { max(1, Self.targetBlockBytes / (dimensions * 4 + 4)) }
+    /// The most vectors a block of a list holds (with their codes, for a quantized storage).
+    package var listCapacity: Int {
+        storage == .float32
+            ? capacity
+            : max(
+                1,
+                Self.targetBlockBytes / (dimensions * 4 + 16 + VectorCodes.codeBytes(storage, dimensions: dimensions)))
+    }
     package let blockPrefix: [UInt8]
     package let countKey: [UInt8]
     package var blocks: KeyRange { .prefix(blockPrefix) }
@@ -95,7 +109,9 @@ package struct VectorIndex: Sendable {
         let sorted = ids.map { ($0, changes.pending[ByteKey($0)] ?? nil) }
         let centroids = try self.centroids(reader)
         var listChanges: [Int: [(id: [UInt8], values: [Float]?)]] = [:]
-        let delta = try merge(sorted, into: blockPrefix, reader: reader, put: put, delete: delete) { id, old, new in
+        let delta = try merge(
+            sorted, into: blockPrefix, capacity: capacity, storage: .float32, reader: reader, put: put, delete: delete
+        ) { id, old, new in
             guard let centroids else { return }
             let from = old.map { centroids.list(of: $0) }
             let to = new.map { centroids.list(of: $0) }
@@ -111,7 +127,9 @@ package struct VectorIndex: Sendable {
             try train(total, sorted, reader: reader, put: put, delete: delete)
         } else {
             for (list, entries) in listChanges.sorted(by: { $0.key < $1.key }) {
-                _ = try merge(entries, into: listPrefix(list), reader: reader, put: put, delete: delete)
+                _ = try merge(
+                    entries, into: listPrefix(list), capacity: listCapacity, storage: storage, reader: reader, put: put,
+                    delete: delete)
             }
         }
         changes.pending.removeAll(keepingCapacity: true)
@@ -122,7 +140,8 @@ package struct VectorIndex: Sendable {
     /// the change in their vector count. `moved` is told each changed id with its stored
     /// vector (if any) and its new one.
     private func merge(
-        _ changes: [(id: [UInt8], values: [Float]?)], into prefix: [UInt8], reader: some KeyValueReader,
+        _ changes: [(id: [UInt8], values: [Float]?)], into prefix: [UInt8], capacity: Int, storage: VectorStorage,
+        reader: some KeyValueReader,
         put: ([UInt8], [UInt8]) -> Void, delete: ([UInt8]) -> Void,
         moved: (([UInt8], [Float]?, [Float]?) -> Void)? = nil
     ) throws -> Int {
@@ -172,7 +191,7 @@ package struct VectorIndex: Sendable {
                 let chunk = merged[start..<min(merged.count, start + capacity)]
                 let key = prefix + chunk[chunk.startIndex].id
                 if key == located?.0 { rewritten = true }
-                put(key, VectorBlock.encode(chunk, dimensions: dimensions))
+                put(key, VectorBlock.encode(chunk, dimensions: dimensions, storage: storage))
                 start += capacity
             }
             if let (key, _) = located, !rewritten { delete(key) }
@@ -262,14 +281,14 @@ package struct VectorIndex: Sendable {
         func write(_ list: Int) {
             guard let first = pending[list].first else { return }
             let key = listPrefix(list) + first.id
-            put(key, VectorBlock.encode(pending[list], dimensions: dimensions))
+            put(key, VectorBlock.encode(pending[list], dimensions: dimensions, storage: storage))
             written.insert(ByteKey(key))
             pending[list].removeAll(keepingCapacity: true)
         }
         try forEachVector(after: changes, reader: reader) { id, values in
             let list = centroids.list(of: values)
             pending[list].append(VectorBlock.Entry(id: id, values: values))
-            if pending[list].count == capacity { write(list) }
+            if pending[list].count == listCapacity { write(list) }
         }
         for list in pending.indices { write(list) }
         let old = try reader.scan(.prefix(listsPrefix), order: .forward)

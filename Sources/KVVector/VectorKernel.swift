@@ -34,8 +34,41 @@ package struct VectorKernel {
     /// have them, checked once), else on the Swift SIMD ones below.
     let avx2: Bool
 
-    package init(metric: VectorMetric, query: [Float], allowAVX2: Bool = true) {
+    /// The codes this kernel bounds (``codedLowerBound(_:_:)``): float32 for none.
+    package let storage: VectorStorage
+    /// `Σ |qᵢ|`, in double precision (the bit codes' error bound).
+    let queryL1: Double
+    /// `Σ qᵢ` in float32 (the bit codes' dot products).
+    let querySum: Float
+    /// For bit codes: for each byte of a code and each of its 256 values, the float32 sum of
+    /// the query values whose bits are set.
+    let bitTable: [Float]
+    /// Whether the half-precision codes run on CVectorKernels' F16C kernel.
+    let f16c: Bool
+
+    package init(metric: VectorMetric, query: [Float], allowAVX2: Bool = true, storage: VectorStorage = .float32) {
         self.avx2 = allowAVX2 && Self.avx2Available
+        self.f16c = allowAVX2 && Self.f16cAvailable
+        self.storage = storage
+        var l1 = 0.0
+        for v in query { l1 += Double(abs(v)) }
+        self.queryL1 = l1
+        self.querySum = query.reduce(0, +)
+        var table: [Float] = []
+        if storage == .bit {
+            let codeBytes = (query.count + 7) / 8
+            table = [Float](repeating: 0, count: codeBytes * 256)
+            for byte in 0..<codeBytes {
+                for value in 1..<256 {
+                    // value's lowest set bit added to the sum of the others.
+                    let bit = value.trailingZeroBitCount
+                    let index = byte * 8 + bit
+                    let q = index < query.count ? query[index] : 0
+                    table[byte * 256 + value] = table[byte * 256 + (value & (value - 1))] + q
+                }
+            }
+        }
+        self.bitTable = table
         self.metric = metric
         self.dimensions = query.count
         self.query = query
@@ -75,6 +108,83 @@ package struct VectorKernel {
             let q = 1 - Double(dot(vector)) / denominator
             guard q.isFinite else { return -.infinity }
             return Float(q - 4 * gamma - 0x1p-60).nextDown
+        }
+    }
+
+    /// A lower bound of the exact score of the vector in `slot` of a block of codes (layout
+    /// 2, of this kernel's ``storage``), from its code and its stored bounds: with x̂ the
+    /// values the code stands for and e ≥ ‖x − x̂‖, `q·x` lies within `q·x̂ ± (‖q‖ e + ρ)`
+    /// (ρ the float32 sum's rounding), and ‖q − x‖ ≥ ‖q − x̂‖ − e.
+    @inline(__always)
+    package func codedLowerBound(_ view: VectorBlock.View, _ slot: Int) -> Float {
+        let (scale, codedNorm, error) = view.codeBounds(slot)
+        let code = view.code(slot)
+        let approximate = codedDot(code, scale: scale)
+        let xHat = Double(codedNorm)
+        // The rounding of the float32 sum (and of the scaling), bounded generously.
+        let rounding =
+            storage == .bit
+            ? 4 * gamma * Double(scale) * queryL1 + abs(approximate) * 0x1p-22 + Double(scale) * tiny
+            : 2 * gamma * queryNorm * xHat + abs(approximate) * 0x1p-22 + Double(scale) * tiny + tiny
+        let spread = queryNorm * Double(error) + rounding
+        let upper = approximate + spread
+        let bound: Double
+        switch metric {
+        case .dot:
+            bound = -upper
+        case .cosine:
+            let norm = Double(view.norm(slot))
+            guard norm > 0, queryNorm > 0 else { return 1 }
+            // The stored norm is rounded up; the true one is at least this.
+            let low = norm * (1 - 0x1p-20)
+            let cosine = min(1, upper > 0 ? upper / (queryNorm * low) : upper / (queryNorm * norm))
+            bound = 1 - cosine - 0x1p-40
+        case .l2:
+            // ‖q − x̂‖² = ‖q‖² + ‖x̂‖² − 2 q·x̂, with ‖x̂‖ at least its rounded-up value's lower neighbour.
+            let xLow = xHat * (1 - 0x1p-20)
+            let squared = queryNorm * queryNorm * (1 - 0x1p-40) + xLow * xLow - 2 * (approximate + rounding)
+            let distance = max(0, squared).squareRoot() - Double(error)
+            bound = distance > 0 ? distance * distance * (1 - 0x1p-30) : 0
+        }
+        guard bound.isFinite else { return -.infinity }
+        return Float(bound).nextDown
+    }
+
+    /// `q·x̂`: a float32 sum, times the scale in double precision (so that a tiny scale does
+    /// not underflow), for a code of this kernel's ``storage``.
+    @inline(__always)
+    func codedDot(_ code: UnsafeRawPointer, scale: Float) -> Double {
+        switch storage {
+        case .float32:
+            return Double(dot(code))
+        case .float16:
+            if f16c {
+                let sum = query.withUnsafeBufferPointer { kv_vector_dot_f16_avx2($0.baseAddress, code, dimensions) }
+                return Double(sum)
+            }
+            var sum: Float = 0
+            for i in 0..<dimensions {
+                let h = UInt16(littleEndian: code.loadUnaligned(fromByteOffset: i * 2, as: UInt16.self))
+                sum += query[i] * VectorCodes.float(fromHalf: h)
+            }
+            return Double(sum)
+        case .int8:
+            if avx2 {
+                return Double(scale)
+                    * Double(query.withUnsafeBufferPointer { kv_vector_dot_i8_avx2($0.baseAddress, code, dimensions) })
+            }
+            var sum: Float = 0
+            for i in 0..<dimensions { sum += query[i] * Float(code.load(fromByteOffset: i, as: Int8.self)) }
+            return Double(scale) * Double(sum)
+        case .bit:
+            // q·x̂ = scale · (Σ over set bits − Σ over clear bits) = scale · (2 Σset − Σq).
+            var set: Float = 0
+            bitTable.withUnsafeBufferPointer { table in
+                for byte in 0..<((dimensions + 7) / 8) {
+                    set += table[byte * 256 + Int(code.load(fromByteOffset: byte, as: UInt8.self))]
+                }
+            }
+            return Double(scale) * Double(2 * set - querySum)
         }
     }
 
@@ -123,6 +233,8 @@ package struct VectorKernel {
 
     /// Whether this processor runs CVectorKernels' AVX2 and FMA kernels.
     package static let avx2Available = kv_vector_avx2_available() != 0
+    /// Whether this processor also runs the F16C kernel.
+    package static let f16cAvailable = kv_vector_f16c_available() != 0
 
     @inline(__always)
     func dot(_ vector: UnsafeRawPointer) -> Float {

@@ -18,12 +18,24 @@ public enum VectorMetric: String, Sendable, Hashable, CaseIterable {
     case dot
 }
 
-/// How a vector index stores its vectors.
+/// How a vector index stores the vectors of its lists, the copies an approximate search
+/// scans (``VectorSearchMode``).
 ///
-/// Only `float32` is built so far: each value is an IEEE 754 binary32, little-endian, packed
-/// many vectors to a stored value. The quantized forms the schema names (`float16`, `int8`,
-/// `bit`) are refused with a clear error until they are built.
+/// Every index keeps each vector as float32 (IEEE 754 binary32, little-endian) in its
+/// id-ordered blocks, which exact searches and pre-filters read. With `float32` the lists
+/// hold float32 copies too. With a quantized form the lists hold a smaller code of each
+/// vector **and its float32 values**: a search computes each vector's lower bound from its
+/// code and a stored bound of the quantization error (‖x − x̂‖), and exact distances from
+/// the float32 values for the candidates it takes, in order of those bounds. So results and
+/// distances are those of float32 within the lists read; the code saves the bytes a scan
+/// reads, not the bytes stored (a list's vector takes its code beside its float32 values).
 public enum VectorStorage: String, Sendable, Hashable, CaseIterable {
-    /// IEEE 754 binary32 values, four bytes each.
+    /// Four bytes a value.
     case float32
+    /// IEEE 754 binary16: two bytes a value.
+    case float16
+    /// A signed byte a value, times one scale per vector (the largest magnitude / 127).
+    case int8
+    /// One bit a value (its sign), times one scale per vector (the mean magnitude).
+    case bit
 }

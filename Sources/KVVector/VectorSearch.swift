@@ -33,7 +33,7 @@ package struct VectorSearch {
                 .invalidArgument, "the query vector's element \(bad) is \(query[bad]), not a finite number")
         }
         self.index = index
-        self.kernel = VectorKernel(metric: index.metric, query: query)
+        self.kernel = VectorKernel(metric: index.metric, query: query, storage: index.storage)
     }
 
     /// The k nearest vectors that `accept` takes, nearest first, ties by id.
@@ -103,10 +103,19 @@ package struct VectorSearch {
                     throw KVDocsError(.corruption, "\(name): \(error.message)", key: Array(key))
                 }
                 keys.append(Array(key))
+                let coded = view.storage != .float32
+                if coded, view.storage != index.storage {
+                    throw KVDocsError(
+                        .corruption,
+                        "\(name): a block of \(view.storage.rawValue) codes in an index of \(index.storage.rawValue) ones",
+                        key: Array(key))
+                }
                 for slot in 0..<view.count {
-                    let c = NearestSelection.Candidate(
-                        lower: kernel.lowerBound(view.vector(slot), norm: view.norm(slot)), block: ordinal,
-                        slot: Int32(slot))
+                    let lower =
+                        coded
+                        ? kernel.codedLowerBound(view, slot)
+                        : kernel.lowerBound(view.vector(slot), norm: view.norm(slot))
+                    let c = NearestSelection.Candidate(lower: lower, block: ordinal, slot: Int32(slot))
                     candidates.append(c)
                     keep(c, view)
                 }

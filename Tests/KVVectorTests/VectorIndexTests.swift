@@ -362,7 +362,15 @@ private func makeNotes(_ rng: inout SplitMix64, count: Int, dimensions: Int) -> 
         #expect(declare(#""fields": ["e"], "dimensions": 9000"#)?.message.contains("from 1 to 8192") == true)
         #expect(declare(#""fields": ["e"]"#)?.message.contains("\"dimensions\"") == true)
         #expect(declare(#""fields": ["e"], "dimensions": 3, "metric": "hamming""#)?.message.contains("metric") == true)
-        #expect(declare(#""fields": ["e"], "dimensions": 3, "storage": "int8""#)?.message.contains("not built") == true)
+        for storage in VectorStorage.allCases {
+            _ = try DocumentSchema(
+                json: Data(
+                    #"{"collections": {"c": {"indexes": [{"name": "v", "type": "vector", "fields": ["e"], "dimensions": 3, "storage": "\#(storage.rawValue)"}]}}}"#
+                        .utf8))
+        }
+        #expect(
+            declare(#""fields": ["e"], "dimensions": 3, "storage": "int4""#)?.message.contains(
+                #""storage" must be "float32", "float16", "int8" or "bit""#) == true)
         #expect(declare(#""fields": ["e[]"], "dimensions": 3"#)?.message.contains("[]") == true)
         #expect(declare(#""fields": ["e"], "dimensions": 3, "size": 2"#)?.message.contains("\"size\"") == true)
         try withTemporaryDatabase { db, _ throws in

@@ -20,6 +20,16 @@ float kv_vector_dot_avx2(const float *a, const void *b, long n);
 /// kv_vector_avx2_available().
 float kv_vector_l2sq_avx2(const float *a, const void *b, long n);
 
+/// 1 when this processor also converts half-precision values (F16C), else 0.
+int kv_vector_f16c_available(void);
+
+/// Σ a[i]·b[i] over n values, `b` IEEE 754 binary16 (little-endian, unaligned). REQUIRES:
+/// kv_vector_f16c_available().
+float kv_vector_dot_f16_avx2(const float *a, const void *b, long n);
+
+/// Σ a[i]·b[i] over n values, `b` signed 8-bit integers. REQUIRES: kv_vector_avx2_available().
+float kv_vector_dot_i8_avx2(const float *a, const void *b, long n);
+
 #ifdef __cplusplus
 }
 #endif

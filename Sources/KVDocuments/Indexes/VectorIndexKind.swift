@@ -12,7 +12,9 @@ import KVVector
 ///      "dimensions": 384, "metric": "cosine", "storage": "float32"}
 ///
 /// `"metric"` is `"cosine"`, `"l2"` or `"dot"` (``VectorMetric``; default `"l2"`);
-/// `"storage"` is `"float32"` (the default; the quantized forms are not built yet).
+/// `"storage"` is `"float32"` (the default), `"float16"`, `"int8"` or `"bit"`: how the lists of
+/// an approximate search hold the vectors they scan (``VectorStorage``: a quantized form
+/// keeps the float32 values too, and distances are always computed from them).
 ///
 /// In Swift, ``CollectionSchema/definitions`` takes `AnyIndexDefinition(definition)`.
 ///
@@ -110,11 +112,9 @@ public struct VectorIndexDefinition: Sendable, Hashable {
                 throw KVDocsError(.schema, "\"storage\" must be a string (got \(s.compactDescription))")
             }
             guard let parsed = VectorStorage(rawValue: name) else {
-                if ["float16", "int8", "bit"].contains(name) {
-                    throw KVDocsError(
-                        .schema, "\"storage\": \"\(name)\" is not built yet; vector indexes store \"float32\"")
-                }
-                throw KVDocsError(.schema, "\"storage\" must be \"float32\" (got \(s.compactDescription))")
+                throw KVDocsError(
+                    .schema,
+                    "\"storage\" must be \"float32\", \"float16\", \"int8\" or \"bit\" (got \(s.compactDescription))")
             }
             storage = parsed
         }

@@ -23,6 +23,7 @@ package struct VectorIndexMaintainer: IndexMaintainer {
         self.definition = definition
         self.index = VectorIndex(
             subspace: subspace, dimensions: definition.dimensions, metric: definition.metric,
+            storage: definition.storage,
             name: "vector index \(definition.name) of \"\(identity.collection)\"")
     }
 
@@ -113,7 +114,13 @@ package struct VectorIndexMaintainer: IndexMaintainer {
                 else {
                     throw KVDocsError(.corruption, "\(index.name): a list key outside its layout", key: key)
                 }
-                for entry in try index.entries(key, value, prefix: index.listPrefix(Int(list))) {
+                let entries = try index.entries(key, value, prefix: index.listPrefix(Int(list)))
+                // The codes (and the layout) are those the values make.
+                let exact =
+                    entries.count <= index.listCapacity
+                    && VectorBlock.encode(entries, dimensions: index.dimensions, storage: index.storage) == value
+                for entry in entries {
+                    if !exact { misplaced.insert(ByteKey(entry.id)) }
                     if listed.updateValue((Int(list), entry.values), forKey: ByteKey(entry.id)) != nil {
                         misplaced.insert(ByteKey(entry.id))
                     }
