@@ -66,11 +66,11 @@ private func bruteForce(
     func approximateSearchFindsMostOfTheExactNearestAndEveryListGivesTheExactOnes(backend: TestBackend) throws {
         var rng = SplitMix64(seed: 500)
         for (metric, dimensions) in [(VectorMetric.cosine, 24), (.l2, 17), (.dot, 9)] {
-            let items = clustered(&rng, count: 2400, dimensions: dimensions, clusters: 30)
+            let items = clustered(&rng, count: 1500, dimensions: dimensions, clusters: 30)
             try backend.withStore(schema: try schema(dimensions: dimensions, metric: metric)) { store throws in
-                for start in stride(from: 0, to: items.count, by: 600) {
+                for start in stride(from: 0, to: items.count, by: 300) {
                     try store.write { batch in
-                        for item in items[start..<(start + 600)] { try batch.insert("items", document(item)) }
+                        for item in items[start..<(start + 300)] { try batch.insert("items", document(item)) }
                     }
                 }
                 let plan = try store.read { try $0.explainNearest("items", to: items[0].vector, k: 10) }
@@ -81,7 +81,7 @@ private func bruteForce(
                 #expect(plan.description.contains("approximate: 4 of 34 lists read"))
                 var found = 0
                 var wanted = 0
-                for round in 0..<30 {
+                for round in 0..<(backend == .etcd ? 12 : 24) {
                     let base = items[Int(rng.next() % UInt64(items.count))].vector
                     let query = base.map { $0 + Float(Double(rng.next() % 1000) / 10000 - 0.05) }
                     let k = 10

@@ -307,15 +307,32 @@ struct Report {
 
     func vectorTable() -> String {
         var lines = [
-            "### Vectors: KVDocs' exact k-nearest against numpy's brute force and sqlite-vec (same run)", "",
-            "384-dimensional unit vectors in 100 clusters, cosine, k = 10, one thread. numpy: the floor, one matrix-vector product and an argpartition per query (OpenBLAS on one thread). sqlite-vec: its `vec0` virtual table, brute force, the bucket a metadata column. hnswlib (M 16, ef_construction 200): approximate, for scale (KVDocs has no approximate search yet). Recall: the share of the exact top 10 (double precision) returned. Build: µs per vector inserted (KVDocs: the documents, their bucket index and the vector index, then a compaction).",
+            "### Vectors: KVDocs' exact and approximate k-nearest against numpy's brute force, sqlite-vec and hnswlib (same run)",
+            "",
+            "384-dimensional unit vectors in 100 clusters, cosine, k = 10, one thread. numpy: the floor, one matrix-vector product and an argpartition per query (OpenBLAS on one thread). sqlite-vec: its `vec0` virtual table, brute force, the bucket a metadata column. hnswlib (M 16, ef_construction 200): approximate (HNSW). KVDocs approximate: the inverted file's lists nearest the query (probes), float32 lists unless the variant names a quantized storage. Recall: the share of the exact top 10 (double precision) returned. Build: µs per vector inserted (KVDocs: the documents, their bucket index and the vector index with its lists, then a compaction).",
             "",
             "| workload | kvdocs | numpy | sqlite-vec | hnswlib | kvdocs / numpy | kvdocs / sqlite-vec | recall (kvdocs / sqlite-vec / hnswlib) |",
             "|---|---:|---:|---:|---:|---:|---:|---:|"
         ]
         var names: [String] = []
         for m in bench.results where m.section == "vector" && !names.contains(m.name) { names.append(m.name) }
+        var variants: [String] = []
+        for m in bench.results
+        where m.section == "vector" && m.variant.hasPrefix("kvdocs") && !variants.contains(m.variant) {
+            variants.append(m.variant)
+        }
         for name in names {
+            for variant in variants.dropFirst() {
+                guard let q = find("vector", name, variant) else { continue }
+                let recall = q.extra["recall"].map { String(format: "%.3f", $0) } ?? "—"
+                let value =
+                    name.hasPrefix("build")
+                    ? String(format: "%.1f µs", q.microsecondsPerOperation)
+                    : String(format: "%.3f ms", q.microsecondsPerOperation / 1000)
+                lines.append(
+                    "| \(name), \(variant.dropFirst("kvdocs ".count)) lists | \(value) | — | — | — | — | — | \(name.hasPrefix("build") ? "—" : "\(recall) / — / —") |"
+                )
+            }
             let k = find("vector", name, "kvdocs"), n = find("vector", name, "numpy")
             let v = find("vector", name, "sqlite-vec"), h = find("vector", name, "hnswlib")
             let build = name.hasPrefix("build")
@@ -336,15 +353,17 @@ struct Report {
                 "| \(name) | \(cell(k)) | \(cell(n)) | \(cell(v)) | \(cell(h)) | \(ratio(k, n)) | \(ratio(k, v)) | \(build ? "—" : "\(recall(k)) / \(recall(v)) / \(recall(h))") |"
             )
         }
-        if let b = find("vector", names.first { $0.hasPrefix("build") } ?? "", "kvdocs"),
-            let index = b.extra["index bytes per vector"], let raw = b.extra["raw bytes per vector"]
-        {
-            lines.append("")
-            lines.append(
-                String(
-                    format:
-                        "Size: the vector index takes %.0f bytes per vector on disk (after compaction), the raw float32 vector %.0f.",
-                    index, raw))
+        for variant in variants {
+            if let b = find("vector", names.first { $0.hasPrefix("build") } ?? "", variant),
+                let index = b.extra["index bytes per vector"], let raw = b.extra["raw bytes per vector"]
+            {
+                lines.append("")
+                lines.append(
+                    String(
+                        format:
+                            "Size (%@): the vector index takes %.0f bytes per vector on disk (after compaction), the raw float32 vector %.0f.",
+                        variant, index, raw))
+            }
         }
         let plans = bench.notes.filter { $0.key.hasPrefix("vector plan ") }.sorted { $0.key < $1.key }
         if !plans.isEmpty {

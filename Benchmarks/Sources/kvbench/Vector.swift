@@ -80,48 +80,54 @@ extension Bench {
         let data = VectorBenchData(count: count, dimensions: dimensions, queries: queryCount, seed: 5050)
         let label = count >= 1_000_000 ? "\(count / 1_000_000)M" : "\(count / 1000)k"
 
-        // KVDocs: the documents hold an id, a bucket (indexed) and the embedding.
-        let path = freshPath("vector-kvdocs")
-        let db = try LevelDB(path: path)
-        defer { db.close() }
-        let schema = try DocumentSchema(
-            json: Data(
-                #"""
-                {"collections": {"items": {"indexes": [{"name": "by_bucket", "fields": ["bucket"]},
-                  {"name": "by_embedding", "type": "vector", "fields": ["embedding"], "dimensions": \#(dimensions), "metric": "cosine"}]}}}
-                """#.utf8))
-        let store = try DocumentStore(database: db, schema: schema)
-        let started = now()
-        var i = 0
-        while i < count {
-            let end = min(count, i + 1000)
-            try store.write { batch in
-                for j in i..<end {
-                    try batch.insert(
-                        "items",
-                        [
-                            "id": .int(Int64(j)), "bucket": .int(Int64(data.buckets[j])),
-                            "embedding": .array(data.vector(j).map { .double(Double($0)) })
-                        ])
+        // KVDocs: the documents hold an id, a bucket (indexed) and the embedding; an index of
+        // float32 lists, then one of each quantized storage (built after the float32 rows).
+        func build(_ storage: VectorStorage) throws -> (LevelDB, DocumentStore, VectorPlan) {
+            let path = freshPath("vector-kvdocs-\(storage.rawValue)")
+            let db = try LevelDB(path: path)
+            let schema = try DocumentSchema(
+                json: Data(
+                    #"""
+                    {"collections": {"items": {"indexes": [{"name": "by_bucket", "fields": ["bucket"]},
+                      {"name": "by_embedding", "type": "vector", "fields": ["embedding"], "dimensions": \#(dimensions), "metric": "cosine", "storage": "\#(storage.rawValue)"}]}}}
+                    """#.utf8))
+            let store = try DocumentStore(database: db, schema: schema)
+            let started = now()
+            var i = 0
+            while i < count {
+                let end = min(count, i + 1000)
+                try store.write { batch in
+                    for j in i..<end {
+                        try batch.insert(
+                            "items",
+                            [
+                                "id": .int(Int64(j)), "bucket": .int(Int64(data.buckets[j])),
+                                "embedding": .array(data.vector(j).map { .double(Double($0)) })
+                            ])
+                    }
                 }
+                i = end
             }
-            i = end
+            try db.compact()
+            let build = now() - started
+            let layout = try store.read { tx in
+                try tx.explainNearest("items", to: data.query(0), k: 1, search: .approximate(probes: 1))
+            }
+            let indexRange = KeyRange.prefix(Subspace().pack(["x", "vector", "items", "by_embedding"]))
+            let indexBytes = Double(try db.approximateSize(of: indexRange))
+            let variant = storage == .float32 ? "kvdocs" : "kvdocs \(storage.rawValue)"
+            results.append(
+                Measurement(
+                    section: "vector", name: "build \(label) × \(dimensions)", variant: variant, operations: count,
+                    seconds: build,
+                    extra: [
+                        "index bytes per vector": indexBytes / Double(count),
+                        "raw bytes per vector": Double(dimensions * 4), "vectors": Double(layout.vectors)
+                    ]))
+            return (db, store, layout)
         }
-        try db.compact()
-        let build = now() - started
-        let layout = try store.read { tx in
-            try tx.explainNearest("items", to: data.query(0), k: 1, search: .approximate(probes: 1))
-        }
-        let indexRange = KeyRange.prefix(Subspace().pack(["x", "vector", "items", "by_embedding"]))
-        let indexBytes = Double(try db.approximateSize(of: indexRange))
-        results.append(
-            Measurement(
-                section: "vector", name: "build \(label) × \(dimensions)", variant: "kvdocs", operations: count,
-                seconds: build,
-                extra: [
-                    "index bytes per vector": indexBytes / Double(count),
-                    "raw bytes per vector": Double(dimensions * 4), "vectors": Double(layout.vectors)
-                ]))
+        let (db, store, layout) = try build(.float32)
+        defer { db.close() }
 
         // The references, on the same vectors.
         let files = freshPath("vector-files")
@@ -167,42 +173,53 @@ extension Bench {
 
         // Approximate: the lists nearest the query, at several probes (unfiltered), and at the
         // default probes with each filter; "fewest hits" is the smallest count any query got.
+        func approximate(_ store: DocumentStore, _ runs: [(filter: Int, probes: Int?)], variant: String) throws {
+            for (f, probes) in runs {
+                let filter = filters[f]
+                var name = "approximate top \(k), \(label)"
+                if !filter.name.isEmpty { name += ", filter \(filter.name)" }
+                name += probes.map { ", probes \($0)" } ?? ", default probes"
+                var found: [[Int]] = []
+                var plan: VectorPlan?
+                try measure("vector", name, variant) {
+                    found = []
+                    let start = now()
+                    try store.read { tx in
+                        for q in queries {
+                            let hits = try tx.nearest(
+                                "items", to: q, k: k, query: filter.query, search: .approximate(probes: probes),
+                                includeDocuments: false)
+                            found.append(hits.map { if case .int(let id) = $0.id { Int(id) } else { -1 } })
+                        }
+                    }
+                    let seconds = now() - start
+                    plan = try store.read {
+                        try $0.explainNearest(
+                            "items", to: queries[0], k: k, query: filter.query, search: .approximate(probes: probes))
+                    }
+                    return (
+                        seconds, queryCount,
+                        [
+                            "recall": Self.recall(found, exact[filter.name] ?? []),
+                            "fewest hits": Double(found.map(\.count).min() ?? 0), "lists": Double(plan?.lists ?? 0),
+                            "lists read": Double(plan?.listsRead ?? 0)
+                        ]
+                    )
+                }
+                if let plan { notes["vector plan \(variant) " + name] = plan.description }
+            }
+        }
         let lists = layout.lists ?? 0
         var runs: [(filter: Int, probes: Int?)] = [1, 2, 4, 8, 16, 32].filter { $0 < lists }.map { (0, $0) }
         runs += [(0, nil), (1, nil), (2, nil), (3, nil)]
-        for (f, probes) in runs {
-            let filter = filters[f]
-            var name = "approximate top \(k), \(label)"
-            if !filter.name.isEmpty { name += ", filter \(filter.name)" }
-            name += probes.map { ", probes \($0)" } ?? ", default probes"
-            var found: [[Int]] = []
-            var plan: VectorPlan?
-            try measure("vector", name, "kvdocs") {
-                found = []
-                let start = now()
-                try store.read { tx in
-                    for q in queries {
-                        let hits = try tx.nearest(
-                            "items", to: q, k: k, query: filter.query, search: .approximate(probes: probes),
-                            includeDocuments: false)
-                        found.append(hits.map { if case .int(let id) = $0.id { Int(id) } else { -1 } })
-                    }
-                }
-                let seconds = now() - start
-                plan = try store.read {
-                    try $0.explainNearest(
-                        "items", to: queries[0], k: k, query: filter.query, search: .approximate(probes: probes))
-                }
-                return (
-                    seconds, queryCount,
-                    [
-                        "recall": Self.recall(found, exact[filter.name] ?? []),
-                        "fewest hits": Double(found.map(\.count).min() ?? 0), "lists": Double(lists),
-                        "lists read": Double(plan?.listsRead ?? 0)
-                    ]
-                )
+        try approximate(store, runs, variant: "kvdocs")
+        // The quantized lists: the same searches read fewer bytes (and keep the float32 values).
+        if !quick {
+            for storage in [VectorStorage.float16, .int8, .bit] {
+                let (db, store, _) = try build(storage)
+                defer { db.close() }
+                try approximate(store, [(0, 2), (0, nil), (2, nil)], variant: "kvdocs \(storage.rawValue)")
             }
-            if let plan { notes["vector plan " + name] = plan.description }
         }
 
         // Python: numpy, sqlite-vec and (but in --quick) hnswlib.
