@@ -214,7 +214,8 @@ extension Bench {
         runs += [(0, nil), (1, nil), (2, nil), (3, nil)]
         try approximate(store, runs, variant: "kvdocs")
         // The quantized lists: the same searches read fewer bytes (and keep the float32 values).
-        if !quick {
+        // (Not at a million vectors: three more builds of several minutes each.)
+        if !quick, count < 1_000_000 {
             for storage in [VectorStorage.float16, .int8, .bit] {
                 let (db, store, _) = try build(storage)
                 defer { db.close() }
