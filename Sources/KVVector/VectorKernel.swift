@@ -150,6 +150,23 @@ package struct VectorKernel {
         return Float(bound).nextDown
     }
 
+    /// An estimate of the score of the vector in `slot` of a block of codes: the score of
+    /// x̂, the values its code stands for (not a bound; a rescored search ranks by it).
+    @inline(__always)
+    package func codedEstimate(_ view: VectorBlock.View, _ slot: Int) -> Float {
+        let (scale, codedNorm, _) = view.codeBounds(slot)
+        let dot = codedDot(view.code(slot), scale: scale)
+        let n = Double(codedNorm)
+        let estimate: Double
+        switch metric {
+        case .dot: estimate = -dot
+        case .cosine: estimate = n > 0 && queryNorm > 0 ? 1 - dot / (queryNorm * n) : 1
+        case .l2: estimate = queryNorm * queryNorm + n * n - 2 * dot
+        }
+        // Ranked first when it cannot be computed, so that its exact score is.
+        return estimate.isFinite ? Float(estimate) : -.infinity
+    }
+
     /// `q·x̂`: a float32 sum, times the scale in double precision (so that a tiny scale does
     /// not underflow), for a code of this kernel's ``storage``.
     @inline(__always)

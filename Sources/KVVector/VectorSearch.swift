@@ -64,7 +64,12 @@ package struct VectorSearch {
         // selection takes first, computed exactly without reading their blocks again. The
         // copies live in slots of one arena, reused as candidates are pushed out.
         // With a filter, the selection takes about k / (the share that passes) candidates.
-        let keptCount = accept == nil ? k + 32 : 4 * k + 64
+        // Lists of quantized codes without a filter are rescored: the candidates of smallest
+        // estimates (from the codes) get exact distances from their float32 values, and the
+        // k nearest of them are the result (approximate within the lists read; with a filter
+        // the codes give lower bounds instead, and the selection is exact).
+        let rescore = ranges != nil && index.storage != .float32 && accept == nil
+        let keptCount = rescore ? Self.rescored(k: k) : accept == nil ? k + 32 : 4 * k + 64
         var kept = Heap<NearestSelection.Candidate>()
         var copySlot: [Int64: Int] = [:]
         var arena = [Float](repeating: 0, count: keptCount * dimensions)
@@ -112,9 +117,9 @@ package struct VectorSearch {
                 }
                 for slot in 0..<view.count {
                     let lower =
-                        coded
-                        ? kernel.codedLowerBound(view, slot)
-                        : kernel.lowerBound(view.vector(slot), norm: view.norm(slot))
+                        !coded
+                        ? kernel.lowerBound(view.vector(slot), norm: view.norm(slot))
+                        : rescore ? kernel.codedEstimate(view, slot) : kernel.codedLowerBound(view, slot)
                     let c = NearestSelection.Candidate(lower: lower, block: ordinal, slot: Int32(slot))
                     candidates.append(c)
                     keep(c, view)
@@ -179,6 +184,17 @@ package struct VectorSearch {
                 }
             }
         }
+        if rescore {
+            let exact = kept.unordered.compactMap { c -> NearestSelection.Result? in
+                guard let slot = copy(c) else { return nil }
+                let score = arena.withUnsafeBytes {
+                    kernel.exactScore($0.baseAddress.unsafelyUnwrapped + slot * dimensions * 4)
+                }
+                return NearestSelection.Result(score: score, id: arenaIDs[slot])
+            }
+            exactComputed = exact.count
+            return NearestSelection.top(exact, k: k)
+        }
         var selection = NearestSelection()
         let results = try selection.select(
             candidates, k: k,
@@ -215,6 +231,10 @@ package struct VectorSearch {
         exactComputed = selection.exactComputed
         return results
     }
+
+    /// How many candidates of quantized lists a search without a filter rescores with their
+    /// float32 values, for k results.
+    package static func rescored(k: Int) -> Int { max(4 * k, k + 64) }
 
     /// Lists read by the last approximate search (`nil`: it scanned every vector).
     package private(set) var listsRead: Int?

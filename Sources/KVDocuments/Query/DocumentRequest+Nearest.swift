@@ -5,7 +5,7 @@ import KVVector
 /// The k documents of a collection whose vectors are nearest to a query vector, nearest
 /// first, read from a vector index: ``NearestHit``s with their JSON documents, or
 /// ``TypedNearestHit``s whose documents are decoded. The arguments are those of
-/// ``ReadTransaction/nearest(_:to:k:query:index:includeDocuments:)``.
+/// ``ReadTransaction/nearest(_:to:k:query:index:search:includeDocuments:)``.
 ///
 /// <!-- doc-code: preamble=examples -->
 /// ```swift
@@ -34,10 +34,10 @@ public struct NearestRequest<Hit>: DocumentRequest {
     let needsDocuments: Bool
 
     /// Reads the hits through `transaction`
-    /// (``ReadTransaction/nearest(_:to:k:query:index:includeDocuments:)``), each decoded
+    /// (``ReadTransaction/nearest(_:to:k:query:index:search:includeDocuments:)``), each decoded
     /// unless it is untyped.
     /// - Throws: `.decoding` when a document does not decode; otherwise as
-    ///   ``ReadTransaction/nearest(_:to:k:query:index:includeDocuments:)``.
+    ///   ``ReadTransaction/nearest(_:to:k:query:index:search:includeDocuments:)``.
     public func fetch(from transaction: ReadTransaction) throws -> [Hit] {
         try fetchWithStoredHits(transaction).value
     }

@@ -79,13 +79,13 @@ extension ReadTransaction {
     /// Each list is exact and filtered before it is cut: the text list is the text query's
     /// matches by BM25 that meet the conditions, the first `depth` of them; the vector list
     /// is the `depth` nearest among the documents that meet them
-    /// (``nearest(_:to:k:query:index:includeDocuments:)``). With a radius, both lists are
+    /// (``nearest(_:to:k:query:index:search:includeDocuments:)``). With a radius, both lists are
     /// taken from the documents within it. A document's score is the sum, over the lists it
     /// is in, of `1 / (rrfConstant + rank)`.
     ///
     /// - Throws: `.invalidArgument` for a query with neither text nor vector, a negative k, a
     ///   negative or non-finite radius, or conditions with an order, limit or offset;
-    ///   otherwise what ``search(_:_:options:)``, ``nearest(_:to:k:query:index:includeDocuments:)``
+    ///   otherwise what ``search(_:_:options:)``, ``nearest(_:to:k:query:index:search:includeDocuments:)``
     ///   and ``near(_:_:within:query:index:includeDocuments:)`` throw.
     public func hybrid(_ collection: String, _ hybrid: HybridQuery) throws -> [HybridHit] {
         recordRead(collection)
@@ -167,7 +167,7 @@ extension ReadTransaction {
             } else {
                 vectorList = try nearest(
                     collection, to: vector, k: hybrid.depth, query: conditions, index: hybrid.vectorIndex,
-                    includeDocuments: false
+                    search: .exact, includeDocuments: false
                 ).map { (try encoded($0.id), $0.distance) }
             }
         }

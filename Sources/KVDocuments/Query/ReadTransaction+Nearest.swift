@@ -63,7 +63,7 @@ public enum VectorSearchMode: Sendable, Hashable {
 }
 
 /// How a nearest-neighbour query read its vector index (see
-/// ``ReadTransaction/explainNearest(_:to:k:query:index:)``).
+/// ``ReadTransaction/explainNearest(_:to:k:query:index:search:)``).
 public struct VectorPlan: Sendable, CustomStringConvertible {
     /// How the candidates were found.
     public enum Strategy: Sendable, Hashable {
@@ -240,10 +240,15 @@ extension ReadTransaction {
             // documents (n vectors). A pre-filter looks up the blocks of its m documents (one
             // seek each: about the cost of the bounds of 32 vectors, measured); a scan with the
             // filter computes n bounds and checks about k·n/m documents (nearest first, until
-            // k match), as many as the pre-filter reads at m = √(k·n).
+            // k match), as many as the pre-filter reads at m = √(k·n). An approximate search
+            // scans only its lists, so the n bounds drop out: it checks about k·n/m documents
+            // (a get each, like a pre-filter's seek), and the pre-filter wins below m = √(k·n)
+            // only (measured at a million vectors, 1%: a pre-filter of 10,000 documents 101 ms,
+            // the scan of 16 lists with the filter a few).
             var ids: [[UInt8]]?
             if let served = plan.index {
-                let cap = max(k, vectors / 32, Int((Double(k) * Double(vectors)).squareRoot()))
+                let balance = Int((Double(k) * Double(vectors)).squareRoot())
+                let cap = probes == nil ? max(k, vectors / 32, balance) : max(k, balance)
                 let found = try matchingIDs(collection, plan: plan, limit: cap + 1)
                 if found.count <= cap {
                     ids = found
