@@ -252,7 +252,7 @@ package struct VectorIndex: Sendable {
     func fitsTraining(_ total: Int, _ before: Int, _ maximumOperations: Int?) -> Bool {
         guard let maximumOperations else { return true }
         let lists = VectorTraining.listCount(for: total)
-        let estimate = 2 * (lists + (total + before) / capacity) + 16
+        let estimate = 2 * (lists + (total + before) / listCapacity) + 16
         return estimate <= maximumOperations / 2
     }
 

@@ -241,8 +241,8 @@ package struct VectorSearch {
 
     /// The k nearest vectors that `accept` takes, approximately: those of the `probes` lists
     /// whose centroids are nearest the query, nearest first, ties by id, with exact
-    /// distances. With a filter, a search that finds fewer than k reads 4× as many lists,
-    /// then every vector, so that it returns k whenever k match. An index without lists
+    /// distances. With a filter, a search that finds fewer than k reads 4× as many lists, up
+    /// to every list (every vector is in one), so that it returns k whenever k match. An index without lists
     /// (fewer than ``VectorIndex/trainingThreshold`` vectors when last trained) is scanned
     /// whole: exact.
     /// - Throws: `.corruption` for damaged centroids or blocks, naming the key; what
@@ -256,18 +256,18 @@ package struct VectorSearch {
         guard k > 0, let centroids else {
             return try scan(k: k, accept: accept, prefetch: prefetch, reader: reader)
         }
-        var probes = max(1, probes)
-        while probes < centroids.count {
+        // Every vector is in one list, so reading every list reads every vector (through the
+        // lists, so that quantized ones are read as any probe reads them).
+        var probes = min(max(1, probes), centroids.count)
+        while true {
             let lists = centroids.nearestLists(kernel, probes: probes)
             let results = try scan(
                 k: k, accept: accept, prefetch: prefetch, ranges: lists.map { .prefix(index.listPrefix($0)) },
                 reader: reader)
             listsRead = lists.count
-            if results.count >= k || accept == nil { return results }
-            probes *= 4
+            if results.count >= k || accept == nil || probes == centroids.count { return results }
+            probes = min(probes * 4, centroids.count)
         }
-        listsRead = nil
-        return try scan(k: k, accept: accept, prefetch: prefetch, reader: reader)
     }
 
     /// Bytewise order of an id and one read in place.
